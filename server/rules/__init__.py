@@ -1,0 +1,1 @@
+"""The rules engine: I/O-free, deterministic under a seeded random.Random."""

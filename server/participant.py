@@ -1,0 +1,44 @@
+"""The seam between the network layer and the tables.
+
+A table never sees a socket: it talks to participants. The network layer's
+session object implements `Participant`; tests use a list-backed fake. This keeps
+tables drivable without sockets, and lets reconnection swap the transport under
+a participant without the table noticing (issue 4).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+Message = dict[str, Any]
+
+
+class Participant(Protocol):
+    """A person (or remote bot client) known to the server, connected or not."""
+
+    @property
+    def player_id(self) -> str:
+        """Stable for the life of the session (survives reconnection)."""
+        ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def connected(self) -> bool:
+        """False while the connection is lost and the grace period runs."""
+        ...
+
+    def send(self, msg: Message) -> None:
+        """Queue one server→client message; dropped silently while disconnected."""
+        ...
+
+
+class TableError(Exception):
+    """A refused table command; `code` is a stable protocol error code."""
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra

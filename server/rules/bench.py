@@ -1,0 +1,134 @@
+"""Engine speed benchmark: random legal play for a fixed time, one JSON line out.
+
+Bots search with this engine, so moves per second is the bots' strength. The loop is
+what a search rollout does — `legal_moves`, a random choice, `apply` — through the
+public API only. A move is one decision of a seat: a play, a draw, a pass, a pick.
+
+With ``--openspiel`` (needs ``pip install open_spiel``) the same loop drives
+OpenSpiel's C++ ``crazy_eights`` from Python for comparison, its chance events
+(dealing, the card drawn) sampled but not counted. Run both in one invocation on a
+noisy machine: the ratio is the figure that means something. See docs/bench.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pisyedili.server.rules import Options, apply, legal_moves, new_deal
+
+
+def run_engine(rules: str, players: int, seconds: float, seed: int) -> dict[str, Any]:
+    """Play random deals until `seconds` have passed; count deals and moves."""
+    rng = random.Random(seed)
+    choice = rng.choice
+    options = Options.make(rules, players)
+    deals = moves = 0
+    dealer = 0
+    clock = time.perf_counter
+    start = clock()
+    deadline = start + seconds
+    while True:
+        deal = new_deal(options, dealer, rng)
+        while not deal.over:
+            apply(deal, choice(legal_moves(deal, deal.to_act)))  # type: ignore[arg-type]
+            moves += 1
+        deals += 1
+        dealer = (dealer + 1) % players
+        if clock() >= deadline:
+            break
+    elapsed = clock() - start
+    return {
+        "rules": rules,
+        "players": players,
+        "deals": deals,
+        "moves": moves,
+        "seconds": round(elapsed, 3),
+        "deals_per_s": round(deals / elapsed, 1),
+        "moves_per_s": round(moves / elapsed, 1),
+    }
+
+
+def run_openspiel(players: int, seconds: float, seed: int) -> dict[str, Any]:
+    """The reference: OpenSpiel's C++ crazy_eights, random legal actions from Python."""
+    try:
+        pyspiel: Any = importlib.import_module("pyspiel")
+    except ImportError as exc:
+        raise SystemExit("--openspiel needs the open_spiel package: pip install open_spiel") from exc
+    game = pyspiel.load_game("crazy_eights", {"players": players})
+    rng = random.Random(seed)
+    choice = rng.choice
+    games = decisions = 0
+    clock = time.perf_counter
+    start = clock()
+    deadline = start + seconds
+    while True:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                # Every chance node of crazy_eights is uniform (checked when written).
+                state.apply_action(choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(choice(state.legal_actions()))
+                decisions += 1
+        games += 1
+        if clock() >= deadline:
+            break
+    elapsed = clock() - start
+    return {
+        "game": "openspiel:crazy_eights",
+        "players": players,
+        "deals": games,
+        "moves": decisions,
+        "seconds": round(elapsed, 3),
+        "deals_per_s": round(games / elapsed, 1),
+        "moves_per_s": round(decisions / elapsed, 1),
+    }
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Play random legal moves for N seconds and print one JSON line of figures.",
+    )
+    parser.add_argument("--rules", choices=("classic", "cardiva"), default="classic")
+    parser.add_argument("--players", type=int, default=4, help="seats at the table (default 4)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="how long to play (default 5)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the random player (default 1)")
+    parser.add_argument(
+        "--openspiel",
+        action="store_true",
+        help="also time OpenSpiel's crazy_eights in the same run and print the ratio",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = build_parser(prog).parse_args(argv)
+    if args.seconds <= 0:
+        print("--seconds must be positive", file=sys.stderr)
+        return 2
+    try:
+        Options.make(args.rules, args.players)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ours = run_engine(args.rules, args.players, args.seconds, args.seed)
+    if not args.openspiel:
+        print(json.dumps(ours))
+        return 0
+    ref = run_openspiel(args.players, args.seconds, args.seed)
+    print(json.dumps(ref))
+    ours["ratio_to_openspiel"] = round(ours["moves_per_s"] / ref["moves_per_s"], 3)
+    print(json.dumps(ours))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

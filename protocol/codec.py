@@ -1,0 +1,160 @@
+"""Frame bodies: one msgpack map each, decoded under hard limits.
+
+Only the body is handled here; the 4-byte big-endian length prefix is Twisted's
+`Int32StringReceiver` on both ends (with `MAX_LENGTH` set from `limits`). Decoding leans
+on msgpack's own limits so a hostile length header never allocates; nothing is parsed
+by hand. Every refusal is a `ProtocolError` with a stable code, never another exception.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+
+from .errors import ProtocolError
+from .limits import CLIENT_LIMITS, SERVER_LIMITS, Limits
+from .schema import Direction, validate
+
+_PREFIX = struct.Struct(">I")
+
+
+class _ExtRefused(Exception):
+    """Raised from msgpack's ext_hook to abort decoding at the first extension value."""
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise _ExtRefused(code)
+
+
+# The Python types msgpack yields for the value kinds the protocol allows. Anything else
+# (msgpack.Timestamp, which bypasses ext_hook) is an extension and is refused.
+_SCALARS = (str, int, float, bool, bytes, type(None))
+
+
+def encode(msg: Mapping[str, Any], limits: Limits | None = None) -> bytes:
+    """The frame body for `msg`.
+
+    With `limits`, refuses (`frame_too_large`) a body the receiver would refuse, so a
+    sender finds out before the peer does. Values must be msgpack-native (str, int,
+    float, bool, None, lists, str-keyed dicts); anything else is a programming error and
+    raises `TypeError`.
+    """
+    if not isinstance(msg.get("type"), str):
+        raise TypeError("a message needs a string 'type'")
+    body: bytes = msgpack.packb(msg, use_bin_type=True, datetime=False)
+    if limits is not None and len(body) > limits.frame:
+        raise ProtocolError(
+            "frame_too_large", f"{len(body)}-byte body is over the {limits.frame}-byte limit"
+        )
+    return body
+
+
+def frame(msg: Mapping[str, Any], limits: Limits | None = None) -> bytes:
+    """`msg` with its 4-byte big-endian length prefix: for tests and non-Twisted peers."""
+    body = encode(msg, limits)
+    return _PREFIX.pack(len(body)) + body
+
+
+def decode(body: bytes, limits: Limits = CLIENT_LIMITS) -> dict[str, Any]:
+    """The map in one frame body, with a string `type`; raises ProtocolError otherwise.
+
+    Does not check the message against the schema: see `schema.validate`.
+    """
+    if len(body) > limits.frame:
+        raise ProtocolError(
+            "frame_too_large", f"{len(body)}-byte body is over the {limits.frame}-byte limit"
+        )
+    try:
+        value = msgpack.unpackb(
+            body,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            timestamp=0,
+            ext_hook=_refuse_ext,
+            max_str_len=limits.str_len,
+            max_bin_len=limits.bin_len,
+            max_array_len=limits.array_len,
+            max_map_len=limits.map_len,
+            max_ext_len=limits.frame,
+        )
+    except _ExtRefused:
+        raise ProtocolError("ext_not_allowed", "extension types are not allowed") from None
+    except UnicodeDecodeError:
+        raise ProtocolError("invalid_utf8", "a string is not valid UTF-8") from None
+    except (msgpack.exceptions.StackError, RecursionError):
+        raise ProtocolError("too_deep", f"nesting is deeper than {limits.depth}") from None
+    except msgpack.exceptions.ExtraData:
+        raise ProtocolError("malformed_frame", "bytes follow the first value") from None
+    except ValueError as exc:
+        # msgpack reports its length limits as "<n> exceeds max_<kind>_len(<limit>)";
+        # everything else it raises is a format error.
+        text = str(exc)
+        if "exceeds max_" in text:
+            raise ProtocolError("value_too_large", text) from None
+        if "map key" in text:
+            raise ProtocolError("bad_key", "map keys must be strings") from None
+        raise ProtocolError("malformed_frame", "not a well-formed msgpack value") from None
+    except Exception:
+        # msgpack may raise other errors on absurd input (e.g. an unhashable map key);
+        # the contract is ProtocolError and nothing else.
+        raise ProtocolError("malformed_frame", "not a well-formed msgpack value") from None
+    if not isinstance(value, dict):
+        if not isinstance(value, (*_SCALARS, list)):
+            raise ProtocolError("ext_not_allowed", "extension types are not allowed")
+        raise ProtocolError("not_a_map", f"the frame holds {_kind(value)}, not a map")
+    _check_tree(value, limits.depth)
+    if not isinstance(value.get("type"), str):
+        raise ProtocolError("missing_type", "the map has no string 'type'")
+    return value
+
+
+def limits_for(direction: Direction) -> Limits:
+    """The limits a receiver applies to frames travelling in `direction`."""
+    return CLIENT_LIMITS if direction is Direction.TO_SERVER else SERVER_LIMITS
+
+
+def decode_message(body: bytes, direction: Direction) -> dict[str, Any]:
+    """Decode a frame body travelling in `direction` under its limits, then validate it.
+
+    The server calls this with TO_SERVER, the client with TO_CLIENT. A server reading
+    the first message should `decode` and `parse_hello` instead, so that a newer
+    version's `hello` gets `unsupported_version` rather than a schema error.
+    """
+    return validate(decode(body, limits_for(direction)), direction)
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes):
+        return "a binary"
+    if value is None:
+        return "nil"
+    return "a number"
+
+
+def _check_tree(root: dict[str, Any], max_depth: int) -> None:
+    """Depth, key and leaf checks, iteratively: the tree may be as deep as msgpack allows."""
+    stack: list[tuple[object, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > max_depth:
+                raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    if not isinstance(key, str):
+                        raise ProtocolError("bad_key", "map keys must be strings")
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in node)
+        elif not isinstance(node, _SCALARS):
+            raise ProtocolError("ext_not_allowed", "extension types are not allowed")

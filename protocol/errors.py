@@ -1,0 +1,115 @@
+"""Every stable error code the protocol can carry, as data.
+
+Clients branch on `code`, never on the human `message`, so a code once published is
+never renamed or reused. `docs/protocol.md` has a table of these codes; a test checks
+that the table and this registry agree, so add a code here and in the doc together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One error code: its meaning, and whether the server closes after sending it."""
+
+    code: str
+    meaning: str
+    closes: bool = False
+
+
+_ERRORS: tuple[ErrorCode, ...] = (
+    # Framing and decoding (codec.py). A length prefix over the limit cannot be answered
+    # in-stream: the server closes the connection (after sending this code if it can).
+    ErrorCode("frame_too_large", "The frame's length prefix is over the receiver's frame limit.",
+              closes=True),
+    ErrorCode("malformed_frame", "The frame body is not exactly one well-formed msgpack value."),
+    ErrorCode("not_a_map", "The frame body is valid msgpack but not a map."),
+    ErrorCode("missing_type", "The map has no `type` field, or `type` is not a string."),
+    ErrorCode("invalid_utf8", "A msgpack string is not valid UTF-8."),
+    ErrorCode("bad_key", "A map key is not a string."),
+    ErrorCode("ext_not_allowed", "The frame holds a msgpack extension type (timestamps included)."),
+    ErrorCode("too_deep", "Maps and arrays are nested deeper than the depth limit."),
+    ErrorCode("value_too_large", "A string, binary, array or map is longer than its limit."),
+    # Schema validation (schema.py).
+    ErrorCode("unknown_type", "No message of this `type` exists in this direction; the "
+              "connection stays open."),
+    ErrorCode("missing_field", "A required field is absent (`field` names it)."),
+    ErrorCode("bad_field", "A field has the wrong type, is out of range or too long "
+              "(`field` names it)."),
+    # Handshake and session.
+    ErrorCode("unsupported_version", "The server does not speak the `protocol` version of "
+              "`hello`; `versions` lists those it does.", closes=True),
+    ErrorCode("hello_required", "The first message of a connection must be `hello`.",
+              closes=True),
+    ErrorCode("already_welcomed", "`hello` was sent again on a connection already welcomed."),
+    ErrorCode("bad_name", "The player name is refused (blank, or reserved).", closes=True),
+    ErrorCode("bad_token", "The resume token is unknown or has expired; send `hello` "
+              "without a token to start afresh.", closes=True),
+    ErrorCode("handshake_timeout", "No `hello` arrived in time after connecting.", closes=True),
+    ErrorCode("idle_timeout", "Nothing arrived for too long (not even `pong`).", closes=True),
+    ErrorCode("server_full", "The server has reached its connection limit.", closes=True),
+    ErrorCode("too_many_connections", "Too many connections from this address.", closes=True),
+    ErrorCode("rate_limited", "Too many messages too fast; `retry_after` says how many seconds "
+              "to wait. The message was ignored."),
+    ErrorCode("shutting_down", "The server is shutting down.", closes=True),
+    ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
+              "did not list."),
+    ErrorCode("internal_error", "The server failed to handle the request; nothing changed."),
+    # Lobby and tables.
+    ErrorCode("no_such_table", "No table with that id or invite code (private tables are "
+              "joined by code only)."),
+    ErrorCode("already_at_table", "You are already at a table; leave it first."),
+    ErrorCode("not_at_table", "The request needs you to be at a table."),
+    ErrorCode("too_many_tables", "You already host as many open tables as the server allows."),
+    ErrorCode("bad_options", "The table options are refused (`message` says which and why)."),
+    ErrorCode("no_such_seat", "The table has no seat with that number."),
+    ErrorCode("seat_taken", "The seat is not open."),
+    ErrorCode("not_seated", "The request needs you to hold a seat."),
+    ErrorCode("not_a_bot", "The seat does not hold a bot."),
+    ErrorCode("not_host", "Only the table's host may do this."),
+    ErrorCode("table_not_ready", "Not every seat is filled and ready yet."),
+    ErrorCode("game_in_progress", "The table is playing a match; seats cannot change now."),
+    ErrorCode("no_game", "The table is not playing a deal."),
+    ErrorCode("match_not_over", "A rematch can only be agreed once the match is over."),
+    # Moves, refused by the rules engine; `rule` names the rule (e.g. "C6").
+    ErrorCode("not_your_turn", "It is not your seat's decision."),
+    ErrorCode("illegal_card", "That card cannot be played now (`rule` says why)."),
+    ErrorCode("illegal_move", "That move is not allowed now (`rule` says why)."),
+    ErrorCode("deal_over", "The deal is over; no more moves."),
+)
+
+ERRORS: dict[str, ErrorCode] = {e.code: e for e in _ERRORS}
+
+# Keys a ProtocolError's extras may not use: they are the error message's own fields.
+_RESERVED = frozenset({"type", "code", "message", "id"})
+
+
+class ProtocolError(Exception):
+    """A refusal with a stable `code`; `extra` becomes extra fields of the `error` message."""
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        if code not in ERRORS:
+            raise ValueError(f"unregistered error code {code!r}")
+        clash = _RESERVED.intersection(extra)
+        if clash:
+            raise ValueError(f"error extras may not use {sorted(clash)}")
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    @property
+    def closes(self) -> bool:
+        """Whether the server closes the connection after sending this error."""
+        return ERRORS[self.code].closes
+
+    def to_message(self, id: int | None = None) -> dict[str, Any]:
+        """The `error` message for this refusal, answering request `id` if given."""
+        msg: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
+        if id is not None:
+            msg["id"] = id
+        msg.update(self.extra)
+        return msg

@@ -1,0 +1,49 @@
+"""Size limits of frames and values, one set per direction.
+
+The server decodes client frames with `CLIENT_LIMITS` and sets its
+`Int32StringReceiver.MAX_LENGTH` to `MAX_CLIENT_FRAME`; the client does the same with
+`SERVER_LIMITS`. Server frames may be larger: a table snapshot carries a whole view and a
+lobby may list many tables. Per-field limits (names, chat) live in the schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a decoder accepts in one frame body."""
+
+    frame: int  # bytes in the body (the 4-byte prefix excluded)
+    depth: int  # nesting of maps and arrays; the top-level map is depth 1
+    str_len: int  # bytes in one msgpack string
+    bin_len: int  # bytes in one msgpack binary (no message uses binaries)
+    array_len: int  # items in one array
+    map_len: int  # pairs in one map
+
+    def to_wire(self) -> dict[str, int]:
+        return asdict(self)
+
+
+MAX_CLIENT_FRAME = 64 * 1024
+MAX_SERVER_FRAME = 1024 * 1024
+
+CLIENT_LIMITS = Limits(
+    frame=MAX_CLIENT_FRAME, depth=6, str_len=4096, bin_len=1024, array_len=64, map_len=64
+)
+SERVER_LIMITS = Limits(
+    frame=MAX_SERVER_FRAME, depth=16, str_len=16384, bin_len=1024, array_len=4096,
+    map_len=1024,
+)
+
+# Per-field limits, counted in characters (Unicode code points), used by the schema and
+# announced in `welcome.limits`.
+MAX_NAME = 24  # player names
+MAX_TABLE_NAME = 40
+MAX_CHAT = 300
+MAX_TOKEN = 128
+MAX_CODE = 16  # invite codes
+MAX_LABEL = 64  # client name, version strings, feature names
+MAX_FEATURES = 32
+MAX_ID = 2**53 - 1  # request ids: safe integers in every language

@@ -1,0 +1,392 @@
+"""Every message of the protocol, as data, and `validate` that checks a decoded map.
+
+This table is the source of truth: `docs/protocol.md` documents each message with the
+field table `render_fields` produces, and a test fails when the two disagree. Unknown
+fields are ignored everywhere, so a newer peer may add fields freely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from . import limits as L
+from .errors import ProtocolError
+from .types import (
+    BoolT,
+    DictT,
+    Field,
+    FieldType,
+    FloatT,
+    IntT,
+    ListT,
+    MapT,
+    NullableT,
+    StrT,
+    TaggedT,
+    check_fields,
+)
+
+
+class Direction(StrEnum):
+    TO_SERVER = "to_server"
+    TO_CLIENT = "to_client"
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    """One message type in one direction.
+
+    `feature`: the optional feature (version.FEATURES) this message belongs to; it is
+    only exchanged on connections whose `welcome.features` lists it.
+    `answer`: what the server sends back (client requests only), for the docs.
+    """
+
+    type: str
+    direction: Direction
+    fields: tuple[Field, ...]
+    doc: str
+    one_of: tuple[str, ...] = ()
+    feature: str | None = None
+    answer: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        return {"type": self.type, "direction": str(self.direction), "doc": self.doc,
+                "fields": [f.to_data() for f in self.fields], "one_of": list(self.one_of),
+                "feature": self.feature, "answer": self.answer}
+
+
+def req(name: str, type_: FieldType, doc: str) -> Field:
+    return Field(name, type_, True, doc)
+
+
+def opt(name: str, type_: FieldType, doc: str) -> Field:
+    return Field(name, type_, False, doc)
+
+
+# --- Shared shapes -------------------------------------------------------------------
+
+MAX_SEATS = 6
+MAX_CARDS = 104  # two decks (K1)
+RULE_SETS = ("classic", "cardiva")
+BOT_LEVELS = ("easy", "medium", "hard")
+TABLE_PHASES = ("waiting", "playing", "over")
+SEAT_KINDS = ("open", "human", "bot")
+
+SEAT = IntT(0, MAX_SEATS - 1)
+ID = IntT(0, L.MAX_ID)
+TABLE_ID = IntT(0, L.MAX_ID)
+PLAYER_ID = IntT(0, L.MAX_ID)
+POINTS = IntT(-(2**31), 2**31 - 1)
+NAME = StrT(L.MAX_NAME, text=True)
+LABEL = StrT(L.MAX_LABEL)
+
+CARD = StrT(3, pattern=r"(?i)(?:10|[2-9tjqka])[cdhs]", name="card")
+SUIT = StrT(1, choices=("c", "d", "h", "s"), name="suit")
+
+MOVE = TaggedT(
+    "kind",
+    {
+        "play": (req("card", CARD, "the card played"),
+                 opt("suit", SUIT, "the suit a jack names (C5, K8); only with a jack")),
+        "draw": (),
+        "pass": (),
+        "pick": (req("position", IntT(0, MAX_CARDS - 1),
+                     "muamele (K14): a position in the face-down spread, from 0"),),
+    },
+    name="move",
+)
+
+OPTIONS = MapT(
+    (
+        opt("ten", StrT(8, choices=("reverse", "bounce")), "what a 10 does (C10, K9)"),
+        opt("empty_stock", StrT(10, choices=("end_deal", "reshuffle")),
+            "what happens when the stock runs out (C15, K6)"),
+        opt("match_end", StrT(12, pattern=r"deals:[1-9][0-9]?|points:[1-9][0-9]{0,3}",
+                              name="match_end"),
+            "`deals:N` (C16) or `points:N` (K15)"),
+        opt("decks", IntT(1, 2), "number of 52-card decks (K1)"),
+        opt("turn_seconds", IntT(0, 3600), "seconds per decision, 0 = untimed (turn_timer)"),
+    ),
+    name="options",
+    max_len=32,
+)
+
+SEAT_INFO = MapT(
+    (
+        req("seat", SEAT, "seat number, 0-based; play goes up the numbers (C3)"),
+        req("kind", StrT(5, choices=SEAT_KINDS), "who holds the seat"),
+        opt("name", NAME, "player or bot name (not for open seats)"),
+        opt("player", PLAYER_ID, "the player id of a human"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
+        req("ready", BoolT(), "ready to start (bots always are)"),
+        req("connected", BoolT(), "false while a human's connection is lost"),
+    ),
+    name="seat_info",
+)
+
+TABLE_INFO = MapT(
+    (
+        req("id", TABLE_ID, "table id"),
+        req("name", StrT(L.MAX_TABLE_NAME), "table name"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the table's options, every one filled in"),
+        req("host", NullableT(PLAYER_ID), "player id of the host, nil if none"),
+        req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
+        req("private", BoolT(), "joined only by invite code"),
+        opt("code", StrT(L.MAX_CODE), "invite code (sent to the table's members only)"),
+        req("seats", ListT(SEAT_INFO, MAX_SEATS, 2), "every seat, in seat order"),
+        req("spectators", ListT(NAME, 4096), "names of the spectators"),
+    ),
+    name="table_info",
+)
+
+TABLE_SUMMARY = MapT(
+    (
+        req("id", TABLE_ID, "table id"),
+        req("name", StrT(L.MAX_TABLE_NAME), "table name"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the table's options"),
+        req("seats", IntT(2, MAX_SEATS), "number of seats"),
+        req("taken", IntT(0, MAX_SEATS), "seats held by players or bots"),
+        req("bots", IntT(0, MAX_SEATS), "seats held by bots"),
+        req("spectators", IntT(0, L.MAX_ID), "number of spectators"),
+        req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
+        req("private", BoolT(), "joined only by invite code"),
+        opt("host", NAME, "the host's name"),
+    ),
+    name="table_summary",
+)
+
+YOU = MapT(
+    (
+        req("seat", NullableT(SEAT), "your seat, nil if you hold none"),
+        req("spectator", BoolT(), "you watch without a seat"),
+        req("host", BoolT(), "you are the host"),
+    ),
+    name="you",
+)
+
+MATCH_INFO = MapT(
+    (
+        req("deal_no", IntT(0, 100000), "deals started so far (1 = the first deal)"),
+        req("totals", ListT(POINTS, MAX_SEATS), "match totals per seat"),
+    ),
+    name="match_info",
+)
+
+VIEW = MapT(name="view")  # the engine's per-seat view; keys in docs/protocol.md
+EVENT = MapT((req("event", StrT(32), "event name"),), name="event")
+RESULT = MapT(name="result")  # the engine's deal result; keys in docs/protocol.md
+
+TOTALS = ListT(POINTS, MAX_SEATS)
+REQUEST_ID = opt("id", ID, "request id, echoed in the replies")
+REPLY_ID = opt("id", ID, "the `id` of the request this answers")
+
+
+# --- Messages ------------------------------------------------------------------------
+
+_S = Direction.TO_SERVER
+_C = Direction.TO_CLIENT
+
+_MESSAGES: tuple[MessageSpec, ...] = (
+    # Client to server.
+    MessageSpec("hello", _S, (
+        req("protocol", IntT(0, 2**31 - 1), "protocol version the client speaks"),
+        req("name", NAME, "player name"),
+        opt("token", StrT(L.MAX_TOKEN), "resume token from an earlier `welcome`"),
+        opt("client", LABEL, "client program name"),
+        opt("version", LABEL, "client program version"),
+        opt("features", ListT(LABEL, L.MAX_FEATURES), "optional features the client wants"),
+        REQUEST_ID,
+    ), "First message of every connection.", answer="`welcome`, or `error` and close"),
+    MessageSpec("ping", _S, (REQUEST_ID,), "Liveness check.", answer="`pong`"),
+    MessageSpec("pong", _S, (REPLY_ID,), "Answer to the server's `ping`.", answer="nothing"),
+    MessageSpec("lobby_subscribe", _S, (REQUEST_ID,), "Start receiving the table list.",
+                answer="`lobby`, then `lobby_update` as tables change"),
+    MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving lobby updates.",
+                answer="`ok`"),
+    MessageSpec("create_table", _S, (
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("seats", IntT(2, MAX_SEATS), "2-4 seats (2-6 for classic)"),
+        opt("options", OPTIONS, "options; absent ones take the rule set's defaults"),
+        opt("name", StrT(L.MAX_TABLE_NAME, text=True), "table name"),
+        opt("private", BoolT(), "joined only by invite code (default false)"),
+        REQUEST_ID,
+    ), "Open a table; you join it as host, without a seat.", answer="`table`"),
+    MessageSpec("join_table", _S, (
+        opt("table", TABLE_ID, "table id (public tables)"),
+        opt("code", StrT(L.MAX_CODE), "invite code (any table)"),
+        opt("spectate", BoolT(), "watch only (default false)"),
+        REQUEST_ID,
+    ), "Join a table, by exactly one of `table` or `code`.", one_of=("table", "code"),
+        answer="`table`"),
+    MessageSpec("leave_table", _S, (REQUEST_ID,), "Leave your table (and your seat).",
+                answer="`ok`"),
+    MessageSpec("sit", _S, (req("seat", SEAT, "an open seat"), REQUEST_ID),
+                "Take an open seat (or move to another).", answer="`ok`"),
+    MessageSpec("stand", _S, (REQUEST_ID,), "Give up your seat, staying at the table.",
+                answer="`ok`"),
+    MessageSpec("add_bot", _S, (
+        req("seat", SEAT, "an open seat"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "bot level (default easy)"),
+        REQUEST_ID,
+    ), "Host only: put a bot on an open seat.", answer="`ok`"),
+    MessageSpec("remove_bot", _S, (req("seat", SEAT, "a bot's seat"), REQUEST_ID),
+                "Host only: remove a bot.", answer="`ok`"),
+    MessageSpec("ready", _S, (req("ready", BoolT(), "ready or not"), REQUEST_ID),
+                "Say whether your seat is ready to start.", answer="`ok`"),
+    MessageSpec("start", _S, (REQUEST_ID,),
+                "Host only: start the match once every seat is filled and ready.",
+                answer="`ok`"),
+    MessageSpec("move", _S, (req("move", MOVE, "one of the legal moves of `turn`"),
+                             REQUEST_ID),
+                "Make a move in the current deal.", answer="`ok`, or `error` naming the rule"),
+    MessageSpec("chat", _S, (
+        req("text", StrT(L.MAX_CHAT, text=True), "the line to say"),
+        opt("scope", StrT(5, choices=("lobby", "table")),
+            "default: `table` when at a table, else `lobby`"),
+        REQUEST_ID,
+    ), "Say something in the lobby or at your table.", feature="chat",
+        answer="`ok`; the line comes back as `chat`"),
+    MessageSpec("rematch", _S, (req("agree", BoolT(), "agree to play again"), REQUEST_ID),
+                "After the match, agree (or not) to a new one with the same seats.",
+                feature="rematch", answer="`ok`"),
+    # Server to client.
+    MessageSpec("welcome", _C, (
+        req("protocol", IntT(0, 2**31 - 1), "the protocol version of this connection"),
+        req("server", LABEL, "server name"),
+        req("version", LABEL, "server program version"),
+        req("player", PLAYER_ID, "your player id"),
+        req("name", NAME, "your player name"),
+        req("token", StrT(L.MAX_TOKEN), "secret token to resume this session"),
+        req("limits", DictT(IntT(0, 2**53 - 1), 64, name="limits"),
+            "the server's limits (see Limits)"),
+        req("features", ListT(LABEL, L.MAX_FEATURES), "the features agreed on"),
+        opt("resumed", BoolT(), "true when `hello.token` resumed a session"),
+        REPLY_ID,
+    ), "Accepts `hello`."),
+    MessageSpec("error", _C, (
+        req("code", StrT(64), "stable error code (see Errors)"),
+        req("message", StrT(1000), "human-readable explanation"),
+        opt("rule", StrT(8), "the rule that refused a move, e.g. `C6`"),
+        opt("field", StrT(200), "the offending field, e.g. `move.card`"),
+        opt("versions", ListT(IntT(0, 2**31 - 1), 64), "versions the server speaks"),
+        opt("retry_after", FloatT(0, 3600), "seconds to wait (`rate_limited`)"),
+        REPLY_ID,
+    ), "A refusal; nothing changed."),
+    MessageSpec("ok", _C, (REPLY_ID,), "A request succeeded."),
+    MessageSpec("ping", _C, (opt("id", ID, "echo it in `pong`"),),
+                "Heartbeat: answer with `pong` carrying the same `id`."),
+    MessageSpec("pong", _C, (REPLY_ID,), "Answer to `ping`."),
+    MessageSpec("lobby", _C, (
+        req("tables", ListT(TABLE_SUMMARY, 4096), "every table you may see"),
+        REPLY_ID,
+    ), "The lobby's table list."),
+    MessageSpec("lobby_update", _C, (
+        req("op", StrT(6, choices=("add", "update", "remove")), "what happened"),
+        req("table", TABLE_ID, "the table's id"),
+        opt("summary", TABLE_SUMMARY, "the table as it is now (`add` and `update`)"),
+    ), "One table of the lobby changed."),
+    MessageSpec("table", _C, (
+        req("table", TABLE_INFO, "the table"),
+        req("you", YOU, "where you are at it"),
+        req("view", NullableT(VIEW), "your view of the current deal, nil before the first"),
+        req("match", NullableT(MATCH_INFO), "the match so far, nil before it starts"),
+        REPLY_ID,
+    ), "Full snapshot of your table, on joining and whenever you need to resync."),
+    MessageSpec("table_update", _C, (req("table", TABLE_INFO, "the table"),),
+                "Seats, readiness, host, phase or spectators changed."),
+    MessageSpec("event", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("event", EVENT, "what happened, with your private part if any"),
+        req("view", VIEW, "your view after it"),
+    ), "Something happened in the deal."),
+    MessageSpec("turn", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("seat", SEAT, "your seat, which must decide now"),
+        req("moves", ListT(MOVE, 1024, 1), "the legal moves"),
+        opt("deadline", FloatT(0, 86400), "seconds left to decide (turn_timer)"),
+    ), "Your seat must decide: pick one of `moves`."),
+    MessageSpec("deal_end", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("deal_no", IntT(1, 100000), "which deal ended"),
+        req("result", RESULT, "every hand revealed, points, multiplier, winner, reason"),
+        req("totals", TOTALS, "match totals per seat after this deal"),
+    ), "A deal is over."),
+    MessageSpec("match_end", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("totals", TOTALS, "final totals per seat"),
+        req("winners", ListT(SEAT, MAX_SEATS, 1), "the winning seats (ties share)"),
+    ), "The match is over."),
+    MessageSpec("chat", _C, (
+        req("scope", StrT(5, choices=("lobby", "table")), "where it was said"),
+        req("name", NAME, "who said it"),
+        req("text", StrT(L.MAX_CHAT, text=True), "what was said"),
+        opt("table", TABLE_ID, "the table (scope `table`)"),
+        opt("seat", NullableT(SEAT), "the speaker's seat, nil if none"),
+        req("spectator", BoolT(), "the speaker is a spectator"),
+    ), "A chat line.", feature="chat"),
+    MessageSpec("rematch", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("agreed", ListT(SEAT, MAX_SEATS), "seats that agreed so far"),
+    ), "Rematch agreement changed; when every human seat agrees a new match starts.",
+        feature="rematch"),
+    MessageSpec("timeout", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("seat", SEAT, "the seat whose time ran out"),
+    ), "A seat ran out of time; the server moves for it (the events follow).",
+        feature="turn_timer"),
+    MessageSpec("replaced", _C, (
+        opt("message", StrT(1000), "human-readable explanation"),
+    ), "Another connection resumed this session; the server closes this one."),
+)
+
+MESSAGES: dict[tuple[Direction, str], MessageSpec] = {
+    (m.direction, m.type): m for m in _MESSAGES
+}
+
+
+def spec(type_: str, direction: Direction) -> MessageSpec:
+    """The spec of `type_` in `direction`; `unknown_type` if there is none."""
+    found = MESSAGES.get((direction, type_))
+    if found is None:
+        raise ProtocolError("unknown_type", f"unknown message type {type_[:64]!r}")
+    return found
+
+
+def validate(msg: Mapping[str, Any], direction: Direction) -> dict[str, Any]:
+    """Checks a decoded message against its spec and returns it (as a dict).
+
+    Raises ProtocolError: `missing_type`, `unknown_type`, `missing_field`, `bad_field`
+    (with `field` naming the offending field, dotted: `move.card`).
+    """
+    type_ = msg.get("type")
+    if not isinstance(type_, str):
+        raise ProtocolError("missing_type", "the map has no string 'type'")
+    s = spec(type_, direction)
+    check_fields(msg, s.fields, s.one_of, "")
+    return dict(msg)
+
+
+def request_id(msg: Mapping[str, Any]) -> int | None:
+    """The message's `id` if it is a valid one: usable even when validation failed."""
+    value = msg.get("id")
+    try:
+        ID.check(value, "id")
+    except ProtocolError:
+        return None
+    assert isinstance(value, int)
+    return value
+
+
+def schema_data() -> dict[str, Any]:
+    """The whole schema as plain data (JSON-serialisable), for tools in any language."""
+    return {
+        "messages": [m.to_data() for m in _MESSAGES],
+        "shapes": {t.name: t.to_data() for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO,
+                                                  TABLE_SUMMARY, YOU, MATCH_INFO, VIEW,
+                                                  EVENT, RESULT)},
+    }

@@ -1,0 +1,409 @@
+"""What the player typed → a wire message, a move, or a local action.
+
+Pure functions: they see only the text and a `Context` (the hand as shown, the legal
+moves the server sent, whether it is our turn), never a socket.  Moves are read
+forgivingly (`7h`, `10S`, `ts`, `js h`, `j` then a suit, a hand index, `d`, `p`);
+legality stays the server's call — a well-formed move the server did not list is
+still sent, so the player gets the server's reason and rule rather than ours.
+
+Seats, hand indices and muamele positions are 1-based on screen and 0-based on the
+wire; the conversion lives here and in `render`, nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import cards
+
+WireMove = Mapping[str, Any]
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the parser may know about the game at the moment of typing."""
+
+    hand: Sequence[str] = ()
+    """The hand in display order (`cards.sort_hand`), so index 1 is the first shown."""
+    legal: Sequence[WireMove] = ()
+    my_turn: bool = False
+    at_table: bool = False
+
+
+@dataclass(frozen=True)
+class Move:
+    """A move to send as `{"type": "move", "move": ...}`."""
+
+    move: WireMove
+
+
+@dataclass(frozen=True)
+class NeedSuit:
+    """A jack was chosen without a suit to name (C5, K8): ask, then send."""
+
+    card: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """A lobby or table request, ready to send (the connection adds the `id`)."""
+
+    msg: Message
+
+
+@dataclass(frozen=True)
+class Local:
+    """A command the client answers itself (`help`, `rules`, `quit`, `moves`)."""
+
+    name: str
+    arg: str = ""
+
+
+@dataclass(frozen=True)
+class Chat:
+    text: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Input we cannot turn into anything; `message` tells the player what to type."""
+
+    message: str
+
+
+Parsed = Move | NeedSuit | Request | Local | Chat | Invalid
+
+
+# --------------------------------------------------------------------------- moves
+
+_JACK_SUIT = re.compile(r"^(?P<card>\S+?)\s*(?:[\s>:/=-]|\s*->)\s*(?P<suit>\S+)$")
+
+
+def is_pick_phase(legal: Sequence[WireMove]) -> bool:
+    """Muamele (K14): the only decisions offered are positions in the spread."""
+    return bool(legal) and all(m.get("kind") == "pick" for m in legal)
+
+
+def _is_jack(card: str) -> bool:
+    return cards.rank_of(card) == "J"
+
+
+def _play(card: str, suit: str | None, ctx: Context) -> Parsed:
+    if ctx.hand and card not in ctx.hand:
+        return Invalid(f"You do not hold {card}.")
+    if _is_jack(card):
+        if suit is None:
+            return NeedSuit(card)
+        return Move({"kind": "play", "card": card, "suit": suit})
+    if suit is not None:
+        return Invalid("Only a jack names a suit (C5, K8).")
+    return Move({"kind": "play", "card": card})
+
+
+def _legal_cards(ctx: Context) -> set[str]:
+    return {
+        cards.normalise(m.get("card"))
+        for m in ctx.legal
+        if m.get("kind") == "play" and m.get("card") is not None
+    }
+
+
+def _resolve_rank(rank: str, ctx: Context) -> str | Invalid:
+    """A bare rank (`q`, `j`): the one card of that rank the player means."""
+    held = sorted({c for c in ctx.hand if cards.rank_of(c) == rank}, key=cards.display_key)
+    if not held:
+        return Invalid(f"You hold no {rank}." if ctx.hand else "Say which suit, e.g. qd.")
+    legal = [c for c in held if c in _legal_cards(ctx)]
+    # Jacks differ only by the suit they carry, never by what they do: any legal one will do.
+    if len(legal) == 1 or (legal and rank == "J"):
+        return legal[0]
+    if not legal and (len(held) == 1 or rank == "J"):
+        return held[0]  # not legal: the server will say why, with the rule
+    return Invalid(f"Which one? {' '.join(legal or held)}")
+
+
+def _parse_card_or_rank(text: str, ctx: Context) -> str | Invalid | None:
+    card = cards.parse_card(text)
+    if card is not None:
+        return card
+    rank = cards.parse_rank(text)
+    if rank is not None and not text.strip().isdigit():
+        return _resolve_rank(rank, ctx)
+    return None
+
+
+def _parse_number(n: int, suit: str | None, ctx: Context) -> Parsed:
+    if is_pick_phase(ctx.legal):
+        positions = sorted(int(m["position"]) for m in ctx.legal if "position" in m)
+        if suit is not None:
+            return Invalid("A muamele pick is a position number, e.g. 3 (K14).")
+        if positions and (n - 1) not in positions:
+            return Invalid(f"Pick a position from {positions[0] + 1} to {positions[-1] + 1}.")
+        return Move({"kind": "pick", "position": n - 1})
+    if not ctx.hand:
+        return Invalid("No hand to choose from.")
+    if not 1 <= n <= len(ctx.hand):
+        return Invalid(f"Card numbers go from 1 to {len(ctx.hand)}.")
+    return _play(ctx.hand[n - 1], suit, ctx)
+
+
+def parse_move(text: str, ctx: Context) -> Parsed | None:
+    """A move from its short form, or None if the text does not look like a move."""
+    t = text.strip().lower()
+    if t in ("d", "draw"):
+        return Move({"kind": "draw"})
+    if t in ("p", "pass"):
+        return Move({"kind": "pass"})
+    m = re.fullmatch(r"(?:pick\s+)?(\d+)", t)
+    if m:
+        return _parse_number(int(m.group(1)), None, ctx)
+
+    # A whole card (`7h`, `js`) or a bare rank (`j`, `q`) ...
+    card = _parse_card_or_rank(t, ctx)
+    if isinstance(card, Invalid):
+        return card
+    if card is not None:
+        return _play(card, None, ctx)
+
+    # ... optionally followed by a suit to name: `js h`, `js>h`, `j h`, `3 h`, `jsh`.
+    m = _JACK_SUIT.match(t)
+    parts = (m.group("card"), m.group("suit")) if m else (t[:-1], t[-1:]) if len(t) > 2 else None
+    if parts is None:
+        return None
+    head, tail = parts
+    suit = cards.parse_suit(tail)
+    if suit is None:
+        return None
+    if head.isdigit():
+        return _parse_number(int(head), suit, ctx)
+    card = _parse_card_or_rank(head, ctx)
+    if isinstance(card, Invalid):
+        return card
+    if card is None:
+        return None
+    return _play(card, suit, ctx)
+
+
+def move_input(move: WireMove) -> str:
+    """How the player would type a wire move: the completion text for it."""
+    kind = move.get("kind")
+    if kind == "play":
+        card = cards.normalise(move.get("card")).lower()
+        suit = move.get("suit")
+        return f"{card} {suit}" if suit else card
+    if kind == "pick":
+        return f"pick {int(move.get('position', 0)) + 1}"
+    return str(kind)
+
+
+def move_inputs(legal: Sequence[WireMove]) -> list[str]:
+    """Completion texts for exactly the legal moves the server sent, without repeats."""
+    seen: dict[str, None] = {}
+    for m in legal:
+        seen.setdefault(move_input(m), None)
+    return list(seen)
+
+
+# ------------------------------------------------------------------------ commands
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    usage: str
+    example: str
+    about: str
+    build: Callable[[list[str], Context], Parsed] = field(repr=False)
+
+
+def _seat(text: str) -> int | None:
+    return int(text) - 1 if text.isdigit() and int(text) >= 1 else None
+
+
+def _create(args: list[str], ctx: Context) -> Parsed:
+    usage = Invalid(
+        "Usage: /create classic|cardiva SEATS [--private] [--name NAME] [--ten reverse|bounce]"
+        " [--empty-stock end_deal|reshuffle] [--match-end deals:4|points:101] [--decks 1|2]"
+        " [--turn SECONDS]"
+    )
+    if len(args) < 2 or args[0].lower() not in ("classic", "cardiva") or not args[1].isdigit():
+        return usage
+    msg: Message = {"type": "create_table", "rules": args[0].lower(), "seats": int(args[1])}
+    options: dict[str, Any] = {}
+    flags = {
+        "--ten": "ten",
+        "--empty-stock": "empty_stock",
+        "--match-end": "match_end",
+        "--decks": "decks",
+        "--turn": "turn_seconds",
+    }
+    rest = args[2:]
+    while rest:
+        flag = rest.pop(0).lower()
+        if flag == "--private":
+            msg["private"] = True
+        elif flag in ("--name", *flags) and rest:
+            value = rest.pop(0)
+            if flag == "--name":
+                msg["name"] = value
+            elif flag in ("--decks", "--turn"):
+                if not value.isdigit():
+                    return Invalid(f"{flag} takes a number.")
+                options[flags[flag]] = int(value)
+            else:
+                options[flags[flag]] = value.lower()
+        else:
+            return usage
+    if options:
+        msg["options"] = options
+    return Request(msg)
+
+
+def _join(spectate: bool) -> Callable[[list[str], Context], Parsed]:
+    def build(args: list[str], ctx: Context) -> Parsed:
+        if len(args) != 1:
+            return Invalid(f"Usage: /{'watch' if spectate else 'join'} TABLE-ID or INVITE-CODE")
+        arg = args[0]
+        msg: Message = {"type": "join_table"}
+        if arg.isdigit():
+            msg["table"] = int(arg)
+        else:
+            msg["code"] = arg
+        if spectate:
+            msg["spectate"] = True
+        return Request(msg)
+
+    return build
+
+
+def _sit(args: list[str], ctx: Context) -> Parsed:
+    seat = _seat(args[0]) if len(args) == 1 else None
+    if seat is None:
+        return Invalid("Usage: /sit SEAT (seats are numbered from 1)")
+    return Request({"type": "sit", "seat": seat})
+
+
+def _bot(add: bool) -> Callable[[list[str], Context], Parsed]:
+    def build(args: list[str], ctx: Context) -> Parsed:
+        seat = _seat(args[0]) if args else None
+        level = args[1].lower() if len(args) > 1 else None
+        if seat is None or len(args) > (2 if add else 1):
+            return Invalid("Usage: /bot SEAT [easy|medium|hard]" if add else "Usage: /unbot SEAT")
+        if level is not None and level not in ("easy", "medium", "hard"):
+            return Invalid("Bot levels: easy, medium, hard.")
+        msg: Message = {"type": "add_bot" if add else "remove_bot", "seat": seat}
+        if level is not None:
+            msg["level"] = level
+        return Request(msg)
+
+    return build
+
+
+def _simple(msg: Message) -> Callable[[list[str], Context], Parsed]:
+    def build(args: list[str], ctx: Context) -> Parsed:
+        return Request(dict(msg))
+
+    return build
+
+
+def _rematch(args: list[str], ctx: Context) -> Parsed:
+    agree = not (args and args[0].lower() in ("no", "n", "off", "false"))
+    return Request({"type": "rematch", "agree": agree})
+
+
+def _say(args: list[str], ctx: Context) -> Parsed:
+    return Invalid("Usage: /say TEXT")  # replaced by the raw-text path in parse_input
+
+
+def _local(name: str) -> Callable[[list[str], Context], Parsed]:
+    def build(args: list[str], ctx: Context) -> Parsed:
+        return Local(name, " ".join(args))
+
+    return build
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("create", "/create RULES SEATS [--private] [options]",
+                "/create classic 4 --private", "open a table (you host it)", _create),
+    CommandSpec("join", "/join TABLE|CODE", "/join 3", "join a table by id or invite code",
+                _join(False)),
+    CommandSpec("watch", "/watch TABLE|CODE", "/watch 3", "spectate a table", _join(True)),
+    CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit),
+    CommandSpec("stand", "/stand", "/stand", "give up your seat, stay at the table",
+                _simple({"type": "stand"})),
+    CommandSpec("bot", "/bot SEAT [LEVEL]", "/bot 3 hard", "host: put a bot on an open seat",
+                _bot(True)),
+    CommandSpec("unbot", "/unbot SEAT", "/unbot 3", "host: remove a bot", _bot(False)),
+    CommandSpec("ready", "/ready", "/ready", "mark yourself ready",
+                _simple({"type": "ready", "ready": True})),
+    CommandSpec("unready", "/unready", "/unready", "take your ready back",
+                _simple({"type": "ready", "ready": False})),
+    CommandSpec("start", "/start", "/start", "host: start the match once all are ready",
+                _simple({"type": "start"})),
+    CommandSpec("say", "/say TEXT", "/say good luck", "chat (plain text works when it is "
+                "not your turn)", _say),
+    CommandSpec("leave", "/leave", "/leave", "leave the table for the lobby",
+                _simple({"type": "leave_table"})),
+    CommandSpec("rematch", "/rematch [no]", "/rematch", "agree (or not) to play again",
+                _rematch),
+    CommandSpec("lobby", "/lobby", "/lobby", "list the tables again",
+                _simple({"type": "lobby_subscribe"})),
+    CommandSpec("moves", "/moves", "/moves", "list your legal moves", _local("moves")),
+    CommandSpec("rules", "/rules", "/rules", "summarise this table's rule set", _local("rules")),
+    CommandSpec("help", "/help", "/help", "this list", _local("help")),
+    CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D works too)", _local("quit")),
+)
+
+_BY_NAME = {c.name: c for c in COMMANDS}
+_ALIASES = {"q": "quit", "exit": "quit", "h": "help", "?": "help", "spectate": "watch",
+            "part": "leave", "chat": "say", "add": "bot"}
+
+
+def parse_command(text: str, ctx: Context) -> Parsed:
+    """A slash command (`text` starts with `/`)."""
+    body = text.strip()[1:]
+    name, _, rest = body.partition(" ")
+    name = _ALIASES.get(name.lower(), name.lower())
+    spec = _BY_NAME.get(name)
+    if spec is None:
+        return Invalid(f"Unknown command /{name}; /help lists them.")
+    if name == "say":
+        if not rest.strip():
+            return Invalid("Usage: /say TEXT")
+        return Chat(rest.strip())
+    try:
+        args = shlex.split(rest)
+    except ValueError as exc:
+        return Invalid(f"Cannot read that: {exc}.")
+    return spec.build(args, ctx)
+
+
+MOVE_HELP = (
+    "Type a card (7h, 10s, qd), its number in your hand, js h to play a jack naming hearts,"
+    " d to draw, p to pass; /say to chat."
+)
+
+
+def parse_input(text: str, ctx: Context) -> Parsed | None:
+    """Anything typed at the prompt; None for an empty line."""
+    if not text.strip():
+        return None
+    if text.lstrip().startswith("/"):
+        return parse_command(text, ctx)
+    move = parse_move(text, ctx) if ctx.at_table else None
+    if ctx.my_turn:
+        return move if move is not None else Invalid(f"Not a move. {MOVE_HELP}")
+    if move is not None:
+        # It reads as a move (or a mistyped one): saying "7h" to the table is unlikely.
+        return Invalid("It is not your turn (use /say to chat).")
+    return Chat(text.strip())
+
+
+def parse_suit_answer(text: str) -> str | None:
+    """The answer to "which suit?" after a bare jack."""
+    return cards.parse_suit(text)

@@ -1,0 +1,168 @@
+"""What the player sees: cards, the status area, the event log, results, help."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pisyedili.client import render
+from pisyedili.client.parse import COMMANDS
+from pisyedili.client.render import Look, plain
+from pisyedili.client.state import ClientState
+
+UNI = Look(unicode=True, color=True)
+ASCII = Look(unicode=False, color=False)
+NAMES = {0: "you", 1: "ayse", 2: "bot 3"}
+
+VIEW: dict[str, Any] = {
+    "rules": "classic", "players": 3, "dealer": 2, "phase": "play", "turn": 0,
+    "direction": 1, "hand": ["Qd", "7h", "2c", "Js"], "hand_counts": [4, 6, 1],
+    "top": "9h", "named_suit": None, "stock": 23, "penalty": 0, "scores": [12, 40, 0],
+    "deal_no": 2,
+}
+
+
+def test_hearts_and_diamonds_are_red_clubs_and_spades_are_not() -> None:
+    assert render.card("7h", UNI) == [("class:red", "7♥")]
+    assert render.card("Qd", UNI) == [("class:red", "Q♦")]
+    assert render.card("10s", UNI) == [("class:black", "10♠")]
+    assert render.card(0, UNI) == [("class:black", "2♣")], "engine ints are understood too"
+
+
+def test_ascii_look_has_no_suit_symbols() -> None:
+    assert plain(render.card_list(["7h", "10s", "Jc", "Ad"], ASCII)) == "7h 10s Jc Ad"
+
+
+def test_no_color_style_has_no_colours() -> None:
+    coloured = render.make_style(Look(color=True))
+    bare = render.make_style(Look(color=False))
+    assert "#e03030" in str(coloured.style_rules)
+    assert all("#" not in rule for _, rule in bare.style_rules)
+
+
+def test_status_shows_everything_a_player_needs() -> None:
+    legal = [{"kind": "play", "card": "7h"}, {"kind": "draw"}]
+    lines = [plain(f) for f in render.status(VIEW, NAMES, 0, UNI, legal, clock="12s")]
+    text = "\n".join(lines)
+    assert "top 9♥" in text and "stock 23" in text and "deal 2" in text
+    assert "▶ you: 4 cards, 12 pts (12s)" in text
+    assert "ayse: 6 cards, 40 pts" in text and "bot 3: 1 cards, 0 pts" in text
+    # The hand, sorted with colours alternating, numbered as typed.
+    assert "hand 1:2♣  2:7♥  3:J♠  4:Q♦" in text
+    assert "your move: 7♥  draw" in text
+
+
+@pytest.mark.rule("C6")
+@pytest.mark.rule("C11")
+def test_status_shows_named_suit_and_pending_penalty() -> None:
+    view = {**VIEW, "top": "Js", "named_suit": "h", "penalty": 6, "turn": 1}
+    text = "\n".join(plain(f) for f in render.status(view, NAMES, 0, UNI))
+    assert "top J♠ named ♥" in text
+    assert "7s penalty 6" in text
+    assert "waiting for ayse" in text
+
+
+def test_playable_cards_are_marked_in_the_hand() -> None:
+    frags = render.hand(["2c", "7h"], UNI, [{"kind": "play", "card": "7h"}])
+    styles = {text: style for style, text in frags}
+    assert "underline" in styles["7♥"] and "underline" not in styles["2♣"]
+
+
+@pytest.mark.rule("C5")
+def test_legal_hint_folds_a_jack_offered_for_every_suit() -> None:
+    legal = [{"kind": "play", "card": "Js", "suit": s} for s in "cdhs"] + [{"kind": "draw"}]
+    assert plain(render.legal_hint(legal, UNI)) == "J♠+suit  draw"
+
+
+@pytest.mark.rule("K14")
+def test_muamele_hint_and_spread() -> None:
+    legal = [{"kind": "pick", "position": p} for p in range(5)]
+    assert "type a number 1-5" in plain(render.legal_hint(legal, UNI))
+    spread = plain(render.spread({"seat": 1, "picks": 3, "spread": 5}, NAMES, ASCII))
+    assert "ayse picks 3 more" in spread and "5#" in spread
+
+
+@pytest.mark.parametrize(
+    ("event", "text"),
+    [
+        ({"event": "play", "seat": 1, "card": "7h"}, "ayse played 7♥"),
+        ({"event": "play", "seat": 0, "card": "Js", "suit": "d"}, "you played J♠, naming ♦"),
+        ({"event": "penalty", "seat": 2, "count": 6}, "bot 3 must draw 6"),
+        ({"event": "draw", "seat": 0, "count": 1, "reason": "draw", "cards": ["Kc"]},
+         "you drew 1 card: K♣"),
+        ({"event": "draw", "seat": 1, "count": 3, "reason": "penalty"}, "ayse drew 3 cards"),
+        ({"event": "skip", "seat": 2}, "bot 3 is skipped (8, C9)"),
+        ({"event": "bounce", "seat": 1}, "bounces back to ayse (K9)"),
+        ({"event": "reverse", "direction": -1}, "reversed (C10)"),
+        ({"event": "pass", "seat": 2}, "bot 3 passed"),
+        ({"event": "pick", "seat": 1, "position": 0, "card": "7c", "picks": 5},
+         "ayse picked card 1: 7♣ (5 picks left)"),
+        ({"event": "something_new", "seat": 1, "x": 2}, "ayse: something new (x 2)"),
+    ],
+)
+def test_event_log_lines(event: dict[str, Any], text: str) -> None:
+    assert text in plain(render.event(event, NAMES, UNI))
+
+
+@pytest.mark.rule("C13")
+@pytest.mark.rule("C14")
+def test_deal_result_reveals_every_hand_and_the_points() -> None:
+    result = {"reason": "out", "winner": 1, "multiplier": 2, "points": [30, 0, 50],
+              "hands": [["Qd", "Jc"], [], ["7h", "7s", "Kd"]]}
+    lines = [plain(f) for f in render.deal_result(result, [42, 40, 50], NAMES, UNI)]
+    assert lines[0] == "deal over: ayse won (out), penalties ×2"
+    assert "J♣ Q♦" in lines[1] and "+30 → 42" in lines[1]
+    assert "(out)" in lines[2]
+    assert "7♥ 7♠ K♦" in lines[3]
+
+
+@pytest.mark.rule("C16")
+def test_match_result_lists_totals_lowest_first_and_offers_a_rematch() -> None:
+    lines = [plain(f) for f in render.match_result([80, 35, 120], [1], NAMES)]
+    assert lines[0] == "match over: ayse won"
+    assert [ln.split()[0] for ln in lines[1:4]] == ["ayse", "you", "bot"]
+    assert "/rematch" in lines[-1]
+
+
+def test_lobby_rows() -> None:
+    rows = [plain(f) for f in render.lobby([
+        {"id": 3, "name": "friday", "rules": "cardiva", "seats": 4, "taken": 2, "bots": 1,
+         "phase": "waiting", "private": True}])]
+    assert "#3" in rows[1] and "cardiva" in rows[1] and "2/4 seats (1 bot)" in rows[1]
+    assert "private" in rows[1]
+    assert "No tables" in plain(render.lobby([])[0])
+
+
+def test_help_lists_every_command_with_an_example() -> None:
+    text = "\n".join(plain(f) for f in render.help_lines())
+    for c in COMMANDS:
+        assert c.example in text
+
+
+@pytest.mark.parametrize("rules", ["classic", "cardiva"])
+def test_rules_summary_cites_rule_numbers(rules: str) -> None:
+    text = "\n".join(plain(f) for f in render.rules_lines(rules, {"ten": "bounce"}))
+    prefix = "C" if rules == "classic" else "K"
+    assert f"{prefix}11" in text and f"{prefix}1" in text and "ten bounce" in text
+
+
+def test_state_follows_a_deal_from_messages() -> None:
+    st = ClientState(look=UNI)
+    table = {"id": 1, "rules": "classic", "seats": [
+        {"seat": 0, "kind": "human", "name": "me"},
+        {"seat": 1, "kind": "human", "name": "ayse"},
+        {"seat": 2, "kind": "bot", "name": "bot 3", "level": "easy"}]}
+    st.handle({"type": "table", "table": table, "you": {"seat": 0, "spectator": False},
+               "view": VIEW}, now=0.0)
+    st.handle({"type": "turn", "table": 1, "seat": 0, "deadline": 30,
+               "moves": [{"kind": "play", "card": "7h"}, {"kind": "draw"}]}, now=100.0)
+    assert st.my_turn and st.context().hand == ("2c", "7h", "Js", "Qd")
+    assert "(28s)" in plain(st.status(now=102.0)[1])
+    log = st.handle({"type": "event", "table": 1,
+                     "event": {"event": "play", "seat": 0, "card": "7h"},
+                     "view": {**VIEW, "turn": 1, "hand": ["Qd", "2c", "Js"]}}, now=103.0)
+    assert plain(log[0]) == "you played 7♥"
+    assert not st.my_turn, "the moves offered are gone once the turn moved on"
+    err = st.handle({"type": "error", "code": "illegal_card", "rule": "C4",
+                     "message": "9c matches neither the suit nor the rank of 7h"}, now=104.0)
+    assert plain(err[0]).startswith("9c matches neither") and "(C4)" in plain(err[0])

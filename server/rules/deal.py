@@ -1,0 +1,582 @@
+"""The deal state machine: dealing, turns, special cards, the end of a deal, muamele.
+
+A ``Deal`` is mutable and flat (``__slots__``, hands as lists of card ints, moves as
+ints) because the bots search by copying and replaying it many thousand times a second.
+Every refusal is checked before anything changes, so a refused move leaves no trace.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from .cards import ACE, CARD_STR, CLUBS, EIGHT, JACK, SEVEN, SUITS, TEN, deck
+from .errors import DealOver, IllegalCard, IllegalMove, NotYourTurn
+from .moves import DRAW, JACK_BASE, MOVE_CARD, PASS, PICK, Move
+from .options import Options
+from .records import DealRecord
+from .result import REASON_OUT, REASON_STOCK_OUT, DealResult, out_multiplier, score
+from .rulesets import RuleSet
+from .tables import CTX_NAMED, CTX_OPENING, CTX_PENALTY, Table, play_table
+
+Event = dict[str, Any]
+
+HAND_SIZE = 7  # C1, K2
+
+PLAY, MUAMELE, OVER = 0, 1, 2
+PHASE_NAMES = ("play", "muamele", "over")
+
+NO_FOLLOW, FOLLOW_ACE, FOLLOW_PISTI = 0, 1, 2
+FOLLOW_NAMES = (None, "ace", "pisti")
+
+_NOT_ORDINARY = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
+
+
+class Deal:
+    """One deal's full state. Read it through ``view``; change it only through ``apply``."""
+
+    __slots__ = (
+        "bounce",
+        "dealer",
+        "deck",
+        "direction",
+        "drew",
+        "first_left",
+        "follow",
+        "hands",
+        "moves",
+        "multiplier",
+        "n",
+        "named",
+        "options",
+        "out_seat",
+        "penalty",
+        "phase",
+        "picks",
+        "pile",
+        "queue",
+        "reshuffle",
+        "reshuffles",
+        "result",
+        "rs",
+        "seed",
+        "stock",
+        "table",
+        "turn",
+        "twins",
+    )
+
+    options: Options
+    rs: RuleSet
+    n: int
+    table: Table
+    bounce: bool
+    reshuffle: bool
+    twins: bool
+    dealer: int
+    hands: list[list[int]]
+    stock: list[int]
+    """Face down; the next card drawn is the last one."""
+    pile: list[int]
+    """The discards, bottom to top."""
+    turn: int
+    """The seat to decide now, -1 once the deal is over."""
+    direction: int
+    named: int
+    """The suit a jack on top named (C6, K8), -1 if none."""
+    penalty: int
+    """Cards the seat to act must draw unless it answers with a 7 (C11, K7)."""
+    first_left: int
+    """Opening turns still to play (C2: one, K3: one lap)."""
+    follow: int
+    """A follow-up card is owed after an ace (C12, K10) or a pişti (K11)."""
+    drew: bool
+    phase: int
+    result: DealResult | None
+    out_seat: int
+    multiplier: int
+    picks: int
+    """Muamele picks left for the picking seat (K14)."""
+    queue: list[tuple[int, int]]
+    """Seats still to pick in the muamele, with their picks (K14)."""
+    seed: int
+    reshuffles: int
+    deck: tuple[int, ...]
+    moves: list[Move]
+
+    @property
+    def to_act(self) -> int | None:
+        return None if self.phase == OVER else self.turn
+
+    @property
+    def over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def top(self) -> int | None:
+        return self.pile[-1] if self.pile else None
+
+    @property
+    def record(self) -> DealRecord:
+        return DealRecord(self.options, self.dealer, self.deck, self.seed, tuple(self.moves))
+
+    def copy(self) -> Deal:
+        new = Deal.__new__(Deal)
+        for name in Deal.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.hands = [h[:] for h in self.hands]
+        new.stock = self.stock[:]
+        new.pile = self.pile[:]
+        new.queue = self.queue[:]
+        new.moves = self.moves[:]
+        return new
+
+    def __repr__(self) -> str:
+        return (
+            f"<Deal {self.options.rules} {self.n}p phase={PHASE_NAMES[self.phase]} "
+            f"turn={self.turn} top={CARD_STR[self.pile[-1]] if self.pile else None} "
+            f"stock={len(self.stock)} hands={[len(h) for h in self.hands]}>"
+        )
+
+
+def _blank(options: Options, dealer: int, seed: int, deck_order: tuple[int, ...]) -> Deal:
+    if type(dealer) is not int or not 0 <= dealer < options.players:
+        raise ValueError(f"dealer must be a seat 0-{options.players - 1}, not {dealer!r}")
+    d = Deal.__new__(Deal)
+    d.options = options
+    d.rs = rs = options.ruleset
+    d.n = options.players
+    d.table = play_table(rs)
+    d.bounce = options.ten == "bounce"
+    d.reshuffle = options.empty_stock == "reshuffle"
+    d.twins = options.decks > 1
+    d.dealer = dealer
+    d.hands = [[] for _ in range(d.n)]
+    d.stock = []
+    d.pile = []
+    d.turn = (dealer + 1) % d.n  # C2, K3: the dealer's left opens
+    d.direction = 1  # C3: clockwise, to the left
+    d.named = -1
+    d.penalty = 0
+    d.first_left = d.n if rs.opening_lap else 1
+    d.follow = NO_FOLLOW
+    d.drew = False
+    d.phase = PLAY
+    d.result = None
+    d.out_seat = -1
+    d.multiplier = 1
+    d.picks = 0
+    d.queue = []
+    d.seed = seed
+    d.reshuffles = 0
+    d.deck = deck_order
+    d.moves = []
+    return d
+
+
+def deal_from_deck(options: Options, dealer: int, deck_order: list[int], seed: int = 0) -> Deal:
+    """Deal 7 each, one at a time from the dealer's left (C1, K2); the rest is the stock."""
+    full = sorted(deck(options.decks))
+    if sorted(deck_order) != full:
+        raise ValueError("deck_order is not a full pack for these options")
+    d = _blank(options, dealer, seed, tuple(deck_order))
+    n = d.n
+    for i in range(HAND_SIZE * n):
+        d.hands[(dealer + 1 + i) % n].append(deck_order[i])
+    d.stock = deck_order[HAND_SIZE * n :][::-1]
+    return d
+
+
+def new_deal(options: Options, dealer: int, rng: random.Random) -> Deal:
+    """Shuffle with ``rng`` (production: ``secrets.SystemRandom()``) and deal."""
+    order = deck(options.decks)
+    rng.shuffle(order)
+    return deal_from_deck(options, dealer, order, rng.getrandbits(64))
+
+
+def replay(record: DealRecord) -> Deal:
+    """Rebuild a deal from its record; every state along the way is reproduced exactly."""
+    d = deal_from_deck(record.options, record.dealer, list(record.deck), record.seed)
+    for move in record.moves:
+        apply(d, move)
+    return d
+
+
+# --- legal moves --------------------------------------------------------------------
+
+
+def _context(d: Deal) -> int:
+    if d.penalty:
+        return CTX_PENALTY
+    if d.first_left:
+        return CTX_OPENING
+    if d.named >= 0:
+        return CTX_NAMED + d.named
+    return d.pile[-1]
+
+
+def _plays(d: Deal, hand: list[int]) -> list[Move]:
+    row = d.table[_context(d)]
+    moves = [m for c in hand for m in row[c]]
+    if d.twins and len(moves) > 1:
+        moves = list(dict.fromkeys(moves))  # twins give the same move twice
+    if len(hand) == 1 and moves and d.rs.ace_not_last and hand[0] % 13 == ACE:
+        return []  # K10: an ace may not be the last card
+    return moves
+
+
+def _mandatory_follow(d: Deal) -> bool:
+    return d.follow == FOLLOW_PISTI or d.rs.ace_follow_mandatory
+
+
+def legal_moves(d: Deal, seat: int) -> list[Move]:
+    """Every legal move for ``seat``; empty unless it is that seat's decision."""
+    if seat != d.turn:
+        return []
+    if d.phase:
+        return list(range(PICK, PICK + len(d.stock)))  # K14: any position of the spread
+    moves = _plays(d, d.hands[seat])
+    if d.penalty:
+        moves.append(DRAW)  # C11, K7: answer with a 7 or take the penalty
+    elif d.first_left:
+        if not moves:
+            moves.append(DRAW)  # C2, K3: draw until a club comes; no pass
+    elif d.follow:
+        if _mandatory_follow(d):
+            if d.drew:
+                moves.append(PASS)  # K10, K11: the drawn card may be played, or pass
+            elif not moves:
+                moves.append(DRAW)
+        else:
+            moves.append(PASS)  # C12: end the turn without drawing
+    elif d.drew:
+        if not d.rs.draw_limit:
+            moves.append(DRAW)  # C7: draw again
+        moves.append(PASS)  # C7, K5: pass after at least one draw
+    else:
+        moves.append(DRAW)  # C7, K5: draw instead of playing
+    return moves
+
+
+# --- applying moves -----------------------------------------------------------------
+
+
+def apply_for(d: Deal, seat: int, move: Move) -> list[Event]:
+    """``apply`` after checking that ``seat`` is the one to act."""
+    if d.phase == OVER:
+        raise DealOver("the deal is over")
+    if seat != d.turn:
+        raise NotYourTurn(f"it is seat {d.turn}'s turn, not seat {seat}'s", d.rs.cite("turn"))
+    return apply(d, move)
+
+
+def apply(d: Deal, move: Move) -> list[Event]:
+    """Apply ``move`` for the seat to act; return the events, in wire form."""
+    phase = d.phase
+    if phase:
+        if phase == OVER:
+            raise DealOver("the deal is over")
+        events = _pick(d, move)
+    elif type(move) is not int:
+        raise IllegalMove(f"not a move: {move!r}")
+    elif 0 <= move < DRAW:
+        events = _play(d, d.turn, move)
+    elif move == DRAW:
+        events = _draw(d, d.turn)
+    elif move == PASS:
+        events = _pass(d, d.turn)
+    elif move >= PICK:
+        raise IllegalMove("there is nothing to pick: no muamele is under way", d.rs.cite("muamele"))
+    else:
+        raise IllegalMove(f"not a move: {move!r}")
+    d.moves.append(move)
+    return events
+
+
+def _end_turn(d: Deal, nxt: int) -> None:
+    d.turn = nxt
+    d.drew = False
+    d.follow = NO_FOLLOW
+    if d.first_left:
+        d.first_left -= 1
+
+
+def _play(d: Deal, seat: int, move: Move) -> list[Event]:
+    hand = d.hands[seat]
+    card = MOVE_CARD[move]
+    if card not in hand:
+        raise IllegalMove(f"{CARD_STR[card]} is not in your hand", code="card_not_in_hand")
+    ctx = _context(d)
+    if move not in d.table[ctx][card]:
+        raise _why_illegal(d, ctx, move)
+    rs = d.rs
+    rank = card % 13
+    if rank == ACE and len(hand) == 1 and rs.ace_not_last:
+        raise IllegalCard("you may not go out on an ace", rs.cite("ace"))
+    pile = d.pile
+    top = pile[-1] if pile else -1
+    hand.remove(card)
+    pile.append(card)
+    first = d.first_left
+    ev: Event = {"event": "play", "seat": seat, "card": CARD_STR[card]}
+    events = [ev]
+    if move >= JACK_BASE:
+        d.named = named = (move - JACK_BASE) % 4  # C5, K8
+        ev["suit"] = SUITS[named]
+    elif rank == JACK:
+        d.named = CLUBS  # C2: an opening jack of clubs names nothing; clubs stay asked
+    else:
+        d.named = -1
+    if not hand:
+        _go_out(d, seat, card, events)
+        return events
+    n = d.n
+    step = d.direction
+    if first:
+        _end_turn(d, (seat + step) % n)  # C2, K3: no effect in the opening
+    elif rank == SEVEN:
+        d.penalty += 3  # C11, K7: stacking sevens add 3 each
+        nxt = (seat + step) % n
+        events.append({"event": "penalty", "seat": nxt, "count": d.penalty})
+        _end_turn(d, nxt)
+    elif rank == EIGHT and rs.eight_skips:
+        events.append({"event": "skip", "seat": (seat + step) % n})  # C9, C12a
+        _end_turn(d, (seat + 2 * step) % n)
+    elif rank == TEN:
+        if d.bounce:
+            nxt = (seat - step) % n  # K9: back one seat; the direction stays
+            events.append({"event": "bounce", "seat": nxt})
+        else:
+            d.direction = step = -step  # C10
+            nxt = (seat + step) % n
+            events.append({"event": "reverse", "direction": step})
+        _end_turn(d, nxt)
+    elif rank == ACE:
+        d.follow = FOLLOW_ACE  # C12, K10
+        d.drew = False
+        if rs.ace_others_draw:  # K10: every other player draws 1
+            for k in range(1, n):
+                if not _draw_cards(d, (seat + k * step) % n, 1, "ace", events):
+                    break
+    elif card == top and rs.pisti and d.twins and rank not in _NOT_ORDINARY:
+        d.follow = FOLLOW_PISTI  # K11
+        d.drew = False
+        events.append({"event": "pisti", "seat": seat})
+    else:
+        _end_turn(d, (seat + step) % n)
+    return events
+
+
+def _why_illegal(d: Deal, ctx: int, move: Move) -> IllegalCard:
+    """Name the rule a refused card breaks (slow path, refusals only)."""
+    rs = d.rs
+    card = MOVE_CARD[move]
+    name = CARD_STR[card]
+    if ctx == CTX_PENALTY:
+        msg = f"only a 7 answers a 7: play a 7 or draw {d.penalty}"
+        return IllegalCard(msg, rs.cite("penalty"))
+    if ctx == CTX_OPENING:
+        if card // 13 != CLUBS:
+            return IllegalCard("the opening play must be a club", rs.cite("opening"))
+        return IllegalCard(f"{name} may not be played in the first round", rs.cite("opening"))
+    if card % 13 == JACK and move < JACK_BASE:
+        return IllegalCard("a jack must name a suit", rs.cite("jack"))
+    if ctx >= CTX_NAMED:
+        suit = SUITS[ctx - CTX_NAMED]
+        if card % 13 == JACK:
+            return IllegalCard("a jack may not be played on a jack", rs.cite("jack_top"))
+        return IllegalCard(f"the jack on top asks for {suit}", rs.cite("jack_top"))
+    return IllegalCard(
+        f"{name} matches neither the suit nor the rank of {CARD_STR[ctx]}", rs.cite("match")
+    )
+
+
+def _refill(d: Deal, events: list[Event]) -> None:
+    """Shuffle the discards under the top card into a new stock (C15, K6 option; K14)."""
+    pile = d.pile
+    cards = pile[:-1]
+    del pile[:-1]
+    random.Random(d.seed * 131 + d.reshuffles).shuffle(cards)
+    d.reshuffles += 1
+    d.stock = cards
+    events.append({"event": "reshuffle", "count": len(cards)})
+
+
+def _draw_cards(d: Deal, seat: int, count: int, reason: str, events: list[Event]) -> bool:
+    """Move ``count`` cards from the stock to ``seat``; False if the stock ran out (deal over)."""
+    stock = d.stock
+    hand = d.hands[seat]
+    if count <= len(stock):  # the common case
+        got = stock[len(stock) - count :]
+        del stock[len(stock) - count :]
+        got.reverse()
+        hand.extend(got)
+        events.append(
+            {
+                "event": "draw",
+                "seat": seat,
+                "count": count,
+                "reason": reason,
+                "cards": [CARD_STR[c] for c in got],
+            }
+        )
+        return True
+    drawn: list[int] = []
+    ok = True
+    for _ in range(count):
+        if not d.stock:
+            if drawn:
+                _draw_event(seat, drawn, reason, events)
+                drawn = []
+            if d.reshuffle and len(d.pile) > 1:
+                _refill(d, events)
+            else:
+                ok = False
+                break
+        c = d.stock.pop()
+        hand.append(c)
+        drawn.append(c)
+    if drawn:
+        _draw_event(seat, drawn, reason, events)
+    if not ok:
+        events.append({"event": "stock_out", "seat": seat})  # C15, K6
+        _finish(d, REASON_STOCK_OUT, None, 1, events)
+    return ok
+
+
+def _draw_event(seat: int, cards: list[int], reason: str, events: list[Event]) -> None:
+    events.append(
+        {
+            "event": "draw",
+            "seat": seat,
+            "count": len(cards),
+            "reason": reason,
+            "cards": [CARD_STR[c] for c in cards],
+        }
+    )
+
+
+def _draw(d: Deal, seat: int) -> list[Event]:
+    rs = d.rs
+    events: list[Event] = []
+    penalty = d.penalty
+    if penalty:
+        d.penalty = 0
+        if _draw_cards(d, seat, penalty, "penalty", events):
+            if rs.penalty_ends_turn:
+                _end_turn(d, (seat + d.direction) % d.n)  # C11: the turn ends
+            # K7: otherwise the taker plays their own turn on the 7 as an ordinary card
+        return events
+    if d.first_left:
+        if _plays(d, d.hands[seat]):
+            raise IllegalMove("you hold a club you may open with: play it", rs.cite("opening"))
+    elif d.follow:
+        topic = "ace" if d.follow == FOLLOW_ACE else "pisti"
+        if not _mandatory_follow(d):
+            raise IllegalMove("after an ace, play one more card or pass; no draw", rs.cite(topic))
+        if d.drew:
+            raise IllegalMove("you have drawn: play the card if you can, or pass", rs.cite(topic))
+        if _plays(d, d.hands[seat]):
+            raise IllegalMove("you must play another card", rs.cite(topic))
+    elif d.drew and rs.draw_limit:
+        raise IllegalMove("only one draw per turn: play or pass", rs.cite("draw"))
+    if _draw_cards(d, seat, 1, "draw", events):
+        d.drew = True
+    return events
+
+
+def _pass(d: Deal, seat: int) -> list[Event]:
+    rs = d.rs
+    if d.penalty:
+        raise IllegalMove(f"answer with a 7 or draw the penalty of {d.penalty}", rs.cite("penalty"))
+    if d.first_left:
+        raise IllegalMove(
+            "the opening play cannot be passed: draw until a club comes", rs.cite("opening")
+        )
+    if d.follow:
+        if _mandatory_follow(d) and not d.drew:
+            topic = "ace" if d.follow == FOLLOW_ACE else "pisti"
+            raise IllegalMove("you must play another card, or draw if you cannot", rs.cite(topic))
+    elif not d.drew:
+        raise IllegalMove("you may pass only after drawing", rs.cite("draw"))
+    _end_turn(d, (seat + d.direction) % d.n)
+    return [{"event": "pass", "seat": seat}]
+
+
+# --- the end of a deal --------------------------------------------------------------
+
+
+def _go_out(d: Deal, seat: int, card: int, events: list[Event]) -> None:
+    d.out_seat = seat
+    d.multiplier = out_multiplier(card)  # C14, K13
+    if d.rs.muamele:
+        _start_muamele(d, events)
+    else:
+        _finish(d, REASON_OUT, seat, d.multiplier, events)
+
+
+def _finish(d: Deal, reason: str, winner: int | None, multiplier: int, events: list[Event]) -> None:
+    d.result = score(d.rs, d.hands, reason, winner, multiplier)
+    d.phase = OVER
+    d.turn = -1
+    d.penalty = 0
+    d.follow = NO_FOLLOW
+    events.append({"event": "deal_end", "result": d.result.to_wire()})
+
+
+def _start_muamele(d: Deal, events: list[Event]) -> None:
+    """K14: each seat with sevens picks 3 face-down cards per seven, clockwise from the
+    winner's left."""
+    d.penalty = 0
+    d.follow = NO_FOLLOW
+    n = d.n
+    for k in range(1, n):
+        seat = (d.out_seat + k) % n
+        sevens = sum(1 for c in d.hands[seat] if c % 13 == SEVEN)
+        if sevens:
+            d.queue.append((seat, 3 * sevens))
+    _next_picker(d, events)
+
+
+def _spread_ready(d: Deal, events: list[Event]) -> bool:
+    if d.stock:
+        return True
+    if len(d.pile) > 1:
+        _refill(d, events)  # K14: from the discards under the top card, shuffled
+        return True
+    return False
+
+
+def _next_picker(d: Deal, events: list[Event]) -> None:
+    while d.queue and _spread_ready(d, events):
+        seat, picks = d.queue.pop(0)
+        d.phase = MUAMELE
+        d.turn = seat
+        d.picks = picks
+        events.append({"event": "muamele", "seat": seat, "picks": picks, "spread": len(d.stock)})
+        return
+    d.queue.clear()
+    d.picks = 0
+    _finish(d, REASON_OUT, d.out_seat, d.multiplier, events)
+
+
+def _pick(d: Deal, move: Move) -> list[Event]:
+    stock = d.stock
+    if type(move) is not int or not PICK <= move < PICK + len(stock):
+        raise IllegalMove(
+            f"muamele: pick a position 0-{len(stock) - 1} of the face-down spread",
+            d.rs.cite("muamele"),
+        )
+    seat = d.turn
+    pos = move - PICK
+    card = stock.pop(len(stock) - 1 - pos)
+    d.hands[seat].append(card)
+    d.picks -= 1
+    if card % 13 == SEVEN:
+        d.picks += 3  # K14: a picked 7 gives 3 more picks
+    events: list[Event] = [
+        {"event": "pick", "seat": seat, "position": pos, "card": CARD_STR[card], "picks": d.picks}
+    ]
+    if not d.picks or not _spread_ready(d, events):
+        _next_picker(d, events)
+    return events

@@ -1,0 +1,71 @@
+"""The outcome of a deal: points per seat, multiplier, winner, reason."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .cards import CARD_STR, JACK, SEVEN
+from .rulesets import RuleSet
+
+REASON_OUT = "out"
+"""Someone got rid of all their cards (C13, K12)."""
+REASON_STOCK_OUT = "stock_out"
+"""A draw found the stock empty (C15, K6)."""
+
+
+def hand_points(rs: RuleSet, hand: Iterable[int]) -> int:
+    """Penalty points of a hand, before any multiplier (C13, K12)."""
+    values = rs.values
+    return sum(values[c % 13] for c in hand)
+
+
+def out_multiplier(card: int) -> int:
+    """Going out on a 7 triples, on a jack doubles the others' penalties (C14, K13)."""
+    rank = card % 13
+    return 3 if rank == SEVEN else 2 if rank == JACK else 1
+
+
+@dataclass(frozen=True)
+class DealResult:
+    reason: str
+    winner: int | None
+    multiplier: int
+    points: tuple[int, ...]
+    hands: tuple[tuple[int, ...], ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "winner": self.winner,
+            "multiplier": self.multiplier,
+            "points": list(self.points),
+            "hands": [[CARD_STR[c] for c in sorted(h)] for h in self.hands],
+        }
+
+
+def score(
+    rs: RuleSet,
+    hands: Sequence[Sequence[int]],
+    reason: str,
+    out_seat: int | None,
+    multiplier: int,
+) -> DealResult:
+    """Score every hand; on a stock-out the lowest hand may win (C15) or nobody (K6)."""
+    raw = [hand_points(rs, h) for h in hands]
+    winner = out_seat
+    if reason == REASON_STOCK_OUT:
+        multiplier = 1
+        winner = None
+        if rs.stock_out_has_winner:
+            low = min(raw)
+            if raw.count(low) == 1:  # a tie for lowest names no winner
+                winner = raw.index(low)
+    return DealResult(
+        reason=reason,
+        winner=winner,
+        multiplier=multiplier,
+        points=tuple(p * multiplier for p in raw),
+        hands=tuple(tuple(h) for h in hands),
+    )

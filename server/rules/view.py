@@ -1,0 +1,152 @@
+"""Per-seat views (exactly what a seat may know) and their inverse for the bots.
+
+``view`` is what the server sends and what a bot decides from; ``deal_from_view`` turns
+a view plus a guess of the hidden cards (a determinization) back into a playable
+``Deal``. Keeping both here keeps them in step: every public field a rebuilt deal needs
+is in the view.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .cards import CARD_STR, SUITS, deck, parse_card, parse_suit
+from .deal import (
+    FOLLOW_NAMES,
+    MUAMELE,
+    OVER,
+    PHASE_NAMES,
+    Deal,
+    _blank,
+)
+from .match import Match
+from .options import Options
+from .result import DealResult
+
+
+def _check_seat(seat: int | None, players: int) -> None:
+    if seat is not None and (type(seat) is not int or not 0 <= seat < players):
+        raise ValueError(f"seat must be None (spectator) or 0-{players - 1}, not {seat!r}")
+
+
+def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
+    """What ``seat`` may know now (``None`` = a spectator, who sees no hand)."""
+    if isinstance(game, Match):
+        d = game.deal
+        scores = list(game.totals)
+        deal_no = game.deal_no
+    else:
+        d = game
+        scores = [0] * d.n
+        deal_no = 1
+    _check_seat(seat, d.n)
+    muamele = None
+    if d.phase == MUAMELE:
+        muamele = {
+            "seat": d.turn,
+            "picks": d.picks,
+            "spread": len(d.stock),
+            "queue": [[s, p] for s, p in d.queue],
+            "winner": d.out_seat,
+            "multiplier": d.multiplier,
+        }
+    return {
+        "rules": d.options.rules,
+        "options": d.options.to_wire(),
+        "players": d.n,
+        "seat": seat,
+        "dealer": d.dealer,
+        "phase": PHASE_NAMES[d.phase],
+        "turn": d.to_act,
+        "direction": d.direction,
+        "hand": None if seat is None else [CARD_STR[c] for c in sorted(d.hands[seat])],
+        "hand_counts": [len(h) for h in d.hands],
+        "top": CARD_STR[d.pile[-1]] if d.pile else None,
+        "named_suit": SUITS[d.named] if d.named >= 0 else None,
+        "pile": [CARD_STR[c] for c in d.pile],
+        "stock": len(d.stock),
+        "penalty": d.penalty,
+        "first_round": d.first_left,
+        "must_follow": FOLLOW_NAMES[d.follow],
+        "drew": d.drew,
+        "scores": scores,
+        "deal_no": deal_no,
+        "muamele": muamele,
+        "result": d.result.to_wire() if d.result is not None else None,
+    }
+
+
+def unseen_cards(v: Mapping[str, Any]) -> list[int]:
+    """The cards ``v``'s seat cannot see (other hands and the stock), as a sorted multiset."""
+    seen = Counter(parse_card(c) for c in v["pile"])
+    if v.get("hand"):
+        seen.update(parse_card(c) for c in v["hand"])
+    left = Counter(deck(int(v["options"]["decks"])))
+    left.subtract(seen)
+    return sorted(left.elements())
+
+
+def deal_from_view(
+    v: Mapping[str, Any],
+    hands: Sequence[Sequence[int] | None],
+    stock: Sequence[int],
+    seed: int = 0,
+) -> Deal:
+    """A full playable ``Deal`` from a view plus an assignment of the hidden cards.
+
+    ``hands[s]`` is seat ``s``'s hand as card ints (``None`` for the viewing seat: its
+    hand comes from the view); ``stock[0]`` is the next card to be drawn; ``seed`` drives
+    later reshuffles. Raises ``ValueError`` if the cards do not add up to the pack.
+    The rebuilt deal has no replayable record (its deck order is unknown).
+    """
+    options = Options.from_wire(v["options"])
+    n = options.players
+    if len(hands) != n:
+        raise ValueError(f"hands must have {n} entries, one per seat")
+    seat = v.get("seat")
+    full: list[list[int]] = []
+    for s in range(n):
+        h = hands[s]
+        if h is None:
+            if s != seat or v.get("hand") is None:
+                raise ValueError(f"seat {s}'s hand is hidden in this view: give it")
+            h = [parse_card(c) for c in v["hand"]]
+        if len(h) != v["hand_counts"][s]:
+            raise ValueError(f"seat {s} holds {v['hand_counts'][s]} cards, not {len(h)}")
+        full.append(list(h))
+    if len(stock) != v["stock"]:
+        raise ValueError(f"the stock holds {v['stock']} cards, not {len(stock)}")
+    pile = [parse_card(c) for c in v["pile"]]
+    everything = [c for h in full for c in h] + list(stock) + pile
+    if sorted(everything) != sorted(deck(options.decks)):
+        raise ValueError("hands, stock and pile do not make up the pack")
+    d = _blank(options, int(v["dealer"]), seed, ())
+    d.hands = full
+    d.stock = list(reversed(stock))
+    d.pile = pile
+    d.phase = PHASE_NAMES.index(v["phase"])
+    d.turn = -1 if v["turn"] is None else int(v["turn"])
+    d.direction = int(v["direction"])
+    d.named = -1 if v["named_suit"] is None else parse_suit(v["named_suit"])
+    d.penalty = int(v["penalty"])
+    d.first_left = int(v["first_round"])
+    d.follow = FOLLOW_NAMES.index(v["must_follow"])
+    d.drew = bool(v["drew"])
+    mu = v.get("muamele")
+    if d.phase == MUAMELE and mu is not None:
+        d.picks = int(mu["picks"])
+        d.queue = [(int(s), int(p)) for s, p in mu["queue"]]
+        d.out_seat = int(mu["winner"])
+        d.multiplier = int(mu["multiplier"])
+    if d.phase == OVER and v.get("result") is not None:
+        r = v["result"]
+        d.result = DealResult(
+            reason=r["reason"],
+            winner=r["winner"],
+            multiplier=r["multiplier"],
+            points=tuple(r["points"]),
+            hands=tuple(tuple(h) for h in full),
+        )
+    return d

@@ -36,7 +36,7 @@ def parse_hello(msg: Mapping[str, Any]) -> Hello:
     if msg.get("type") != "hello":
         raise ProtocolError("hello_required", "the first message must be 'hello'")
     protocol = msg.get("protocol")
-    if isinstance(protocol, bool) or protocol not in SUPPORTED_VERSIONS:
+    if type(protocol) is not int or protocol not in SUPPORTED_VERSIONS:
         raise unsupported_version(protocol)
     valid = validate(msg, Direction.TO_SERVER)
     features = valid.get("features")

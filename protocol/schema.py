@@ -75,11 +75,12 @@ BOT_LEVELS = ("easy", "medium", "hard")
 TABLE_PHASES = ("waiting", "playing", "over")
 SEAT_KINDS = ("open", "human", "bot")
 
-SEAT = IntT(0, MAX_SEATS - 1)
-ID = IntT(0, L.MAX_ID)
-TABLE_ID = IntT(0, L.MAX_ID)
-PLAYER_ID = IntT(0, L.MAX_ID)
-POINTS = IntT(-(2**31), 2**31 - 1)
+SEAT = IntT(0, MAX_SEATS - 1, name="seat")
+ID = IntT(0, L.MAX_ID, name="id")
+TABLE_ID = ID
+PLAYER_ID = ID
+POINTS = IntT(-(2**31), 2**31 - 1, name="points")
+VERSION = IntT(0, 2**31 - 1, name="version")
 NAME = StrT(L.MAX_NAME, text=True)
 LABEL = StrT(L.MAX_LABEL)
 
@@ -194,7 +195,7 @@ _C = Direction.TO_CLIENT
 _MESSAGES: tuple[MessageSpec, ...] = (
     # Client to server.
     MessageSpec("hello", _S, (
-        req("protocol", IntT(0, 2**31 - 1), "protocol version the client speaks"),
+        req("protocol", VERSION, "protocol version the client speaks"),
         req("name", NAME, "player name"),
         opt("token", StrT(L.MAX_TOKEN), "resume token from an earlier `welcome`"),
         opt("client", LABEL, "client program name"),
@@ -256,13 +257,13 @@ _MESSAGES: tuple[MessageSpec, ...] = (
                 feature="rematch", answer="`ok`"),
     # Server to client.
     MessageSpec("welcome", _C, (
-        req("protocol", IntT(0, 2**31 - 1), "the protocol version of this connection"),
+        req("protocol", VERSION, "the protocol version of this connection"),
         req("server", LABEL, "server name"),
         req("version", LABEL, "server program version"),
         req("player", PLAYER_ID, "your player id"),
         req("name", NAME, "your player name"),
         req("token", StrT(L.MAX_TOKEN), "secret token to resume this session"),
-        req("limits", DictT(IntT(0, 2**53 - 1), 64, name="limits"),
+        req("limits", DictT(IntT(0, L.MAX_ID), 64, name="limits"),
             "the server's limits (see Limits)"),
         req("features", ListT(LABEL, L.MAX_FEATURES), "the features agreed on"),
         opt("resumed", BoolT(), "true when `hello.token` resumed a session"),
@@ -273,7 +274,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("message", StrT(1000), "human-readable explanation"),
         opt("rule", StrT(8), "the rule that refused a move, e.g. `C6`"),
         opt("field", StrT(200), "the offending field, e.g. `move.card`"),
-        opt("versions", ListT(IntT(0, 2**31 - 1), 64), "versions the server speaks"),
+        opt("versions", ListT(VERSION, 64), "versions the server speaks"),
         opt("retry_after", FloatT(0, 3600), "seconds to wait (`rate_limited`)"),
         REPLY_ID,
     ), "A refusal; nothing changed."),

@@ -28,6 +28,7 @@ def _bad(path: str, why: str) -> ProtocolError:
 class IntT:
     lo: int
     hi: int
+    name: str = ""
 
     def check(self, value: object, path: str) -> None:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -36,10 +37,13 @@ class IntT:
             raise _bad(path, f"must be in {self.lo}..{self.hi}")
 
     def describe(self) -> str:
-        return f"int {self.lo}..{self.hi}"
+        return self.name or f"int {self.lo}..{self.hi}"
 
     def to_data(self) -> dict[str, Any]:
-        return {"kind": "int", "min": self.lo, "max": self.hi}
+        data: dict[str, Any] = {"kind": "int", "min": self.lo, "max": self.hi}
+        if self.name:
+            data["name"] = self.name
+        return data
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,84 @@
+"""One valid example of every message in each direction, shared by the schema tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pisyedili.protocol import Direction
+
+OPTIONS = {"ten": "reverse", "empty_stock": "end_deal", "match_end": "deals:4", "decks": 1,
+           "turn_seconds": 30}
+SEATS = [
+    {"seat": 0, "kind": "human", "name": "Ayşe", "player": 1, "ready": True,
+     "connected": True},
+    {"seat": 1, "kind": "bot", "name": "Bot 1", "level": "easy", "ready": True,
+     "connected": True},
+    {"seat": 2, "kind": "open", "ready": False, "connected": False},
+]
+TABLE = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS, "host": 1,
+         "phase": "waiting", "private": True, "code": "K7QX2M", "seats": SEATS,
+         "spectators": ["Mehmet"]}
+SUMMARY = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS,
+           "seats": 3, "taken": 2, "bots": 1, "spectators": 1, "phase": "waiting",
+           "private": False, "host": "Ayşe"}
+VIEW = {"rules": "classic", "phase": "play", "turn": 0, "hand": ["7h", "Jc"], "top": "7s"}
+
+TO_SERVER: dict[str, dict[str, Any]] = {
+    "hello": {"type": "hello", "protocol": 1, "name": "Ayşe", "token": "abc",
+              "client": "pisyedili", "version": "0.1.0", "features": ["chat", "resume"]},
+    "ping": {"type": "ping", "id": 1},
+    "pong": {"type": "pong", "id": 9},
+    "lobby_subscribe": {"type": "lobby_subscribe", "id": 2},
+    "lobby_unsubscribe": {"type": "lobby_unsubscribe"},
+    "create_table": {"type": "create_table", "id": 3, "rules": "cardiva", "seats": 4,
+                     "options": {"ten": "reverse", "match_end": "points:101"},
+                     "name": "Friday", "private": True},
+    "join_table": {"type": "join_table", "code": "K7QX2M", "spectate": True},
+    "leave_table": {"type": "leave_table"},
+    "sit": {"type": "sit", "seat": 2},
+    "stand": {"type": "stand"},
+    "add_bot": {"type": "add_bot", "seat": 1, "level": "hard"},
+    "remove_bot": {"type": "remove_bot", "seat": 1},
+    "ready": {"type": "ready", "ready": True},
+    "start": {"type": "start", "id": 5},
+    "move": {"type": "move", "id": 6, "move": {"kind": "play", "card": "Jh", "suit": "s"}},
+    "chat": {"type": "chat", "text": "iyi oyunlar!", "scope": "table"},
+    "rematch": {"type": "rematch", "agree": True},
+}
+
+TO_CLIENT: dict[str, dict[str, Any]] = {
+    "welcome": {"type": "welcome", "protocol": 1, "server": "pisyedili", "version": "0.1.0",
+                "player": 1, "name": "Ayşe", "token": "abc", "limits": {"frame": 65536},
+                "features": ["chat"], "resumed": False},
+    "error": {"type": "error", "code": "illegal_card", "message": "follow the jack's suit",
+              "rule": "C6", "id": 6},
+    "ok": {"type": "ok", "id": 5},
+    "ping": {"type": "ping", "id": 9},
+    "pong": {"type": "pong", "id": 1},
+    "lobby": {"type": "lobby", "tables": [SUMMARY], "id": 2},
+    "lobby_update": {"type": "lobby_update", "op": "update", "table": 3, "summary": SUMMARY},
+    "table": {"type": "table", "table": TABLE, "you": {"seat": 0, "spectator": False,
+                                                       "host": True},
+              "view": None, "match": None},
+    "table_update": {"type": "table_update", "table": TABLE},
+    "event": {"type": "event", "table": 3, "event": {"event": "play", "seat": 0, "card": "7h"},
+              "view": VIEW},
+    "turn": {"type": "turn", "table": 3, "seat": 1,
+             "moves": [{"kind": "draw"}, {"kind": "play", "card": "7h"},
+                       {"kind": "play", "card": "Jc", "suit": "d"}],
+             "deadline": 29.5},
+    "deal_end": {"type": "deal_end", "table": 3, "deal_no": 1,
+                 "result": {"winner": 0, "points": [0, 35], "multiplier": 1},
+                 "totals": [0, 35]},
+    "match_end": {"type": "match_end", "table": 3, "totals": [40, 35], "winners": [1]},
+    "chat": {"type": "chat", "scope": "table", "table": 3, "name": "Ayşe", "seat": 0,
+             "spectator": False, "text": "iyi oyunlar!"},
+    "rematch": {"type": "rematch", "table": 3, "agreed": [0]},
+    "timeout": {"type": "timeout", "table": 3, "seat": 1},
+    "replaced": {"type": "replaced", "message": "resumed from another connection"},
+}
+
+EXAMPLES: dict[Direction, dict[str, dict[str, Any]]] = {
+    Direction.TO_SERVER: TO_SERVER,
+    Direction.TO_CLIENT: TO_CLIENT,
+}

@@ -1,0 +1,225 @@
+"""Schema validation: every message in both directions, good and bad examples."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from pisyedili.protocol import (
+    MESSAGES,
+    Direction,
+    ProtocolError,
+    request_id,
+    schema_data,
+    spec,
+    validate,
+)
+from protocol_examples import EXAMPLES, TO_CLIENT, TO_SERVER
+
+S, C = Direction.TO_SERVER, Direction.TO_CLIENT
+ALL = [(d, t) for d, table in EXAMPLES.items() for t in table]
+
+
+def code_of(msg: dict[str, Any], direction: Direction) -> tuple[str, str | None]:
+    with pytest.raises(ProtocolError) as info:
+        validate(msg, direction)
+    return info.value.code, info.value.extra.get("field")
+
+
+def test_every_message_type_has_an_example() -> None:
+    assert set(MESSAGES) == {(d, t) for d, t in ALL}
+
+
+@pytest.mark.parametrize(("direction", "type_"), ALL)
+def test_good_examples_validate(direction: Direction, type_: str) -> None:
+    msg = EXAMPLES[direction][type_]
+    assert validate(msg, direction) == msg
+
+
+@pytest.mark.parametrize(("direction", "type_"), ALL)
+def test_unknown_fields_are_ignored(direction: Direction, type_: str) -> None:
+    msg = {**EXAMPLES[direction][type_], "x_future": {"any": [1, 2]}}
+    assert validate(msg, direction) == msg
+
+
+@pytest.mark.parametrize(("direction", "type_"), ALL)
+def test_every_required_field_is_required(direction: Direction, type_: str) -> None:
+    for f in spec(type_, direction).fields:
+        if f.required:
+            msg = {k: v for k, v in EXAMPLES[direction][type_].items() if k != f.name}
+            assert code_of(msg, direction) == ("missing_field", f.name)
+
+
+@pytest.mark.parametrize(("direction", "type_"), ALL)
+def test_every_field_refuses_a_wrong_type(direction: Direction, type_: str) -> None:
+    for f in spec(type_, direction).fields:
+        data = f.type.to_data()
+        kind = data["inner"]["kind"] if data["kind"] == "nullable" else data["kind"]
+        wrong: object = "a string" if kind in ("map", "dict", "tagged") else {"a": 1}
+        msg = {**EXAMPLES[direction][type_], f.name: wrong}
+        assert code_of(msg, direction) == ("bad_field", f.name)
+
+
+def test_unknown_type_is_refused_in_either_direction() -> None:
+    assert code_of({"type": "teleport"}, S)[0] == "unknown_type"
+    assert code_of({"type": "welcome"}, S)[0] == "unknown_type"  # server-only type
+    assert code_of({"type": "hello", "protocol": 1, "name": "a"}, C)[0] == "unknown_type"
+    assert code_of({"id": 1}, S)[0] == "missing_type"
+
+
+@pytest.mark.parametrize(
+    ("msg", "field"),
+    [
+        ({"type": "hello", "protocol": "1", "name": "a"}, "protocol"),
+        ({"type": "hello", "protocol": 1, "name": ""}, "name"),
+        ({"type": "hello", "protocol": 1, "name": "   "}, "name"),
+        ({"type": "hello", "protocol": 1, "name": "x" * 25}, "name"),
+        ({"type": "hello", "protocol": 1, "name": "a\nb"}, "name"),
+        ({"type": "hello", "protocol": 1, "name": "evil\u202egnp.exe"}, "name"),  # bidi
+        ({"type": "hello", "protocol": 1, "name": "a", "features": ["chat", 3]}, "features[1]"),
+        ({"type": "hello", "protocol": 1, "name": "a", "features": ["f"] * 33}, "features"),
+        ({"type": "hello", "protocol": True, "name": "a"}, "protocol"),  # bool is no int
+        ({"type": "ping", "id": -1}, "id"),
+        ({"type": "ping", "id": 2**53}, "id"),
+        ({"type": "ping", "id": 1.0}, "id"),
+        ({"type": "sit", "seat": 6}, "seat"),
+        ({"type": "sit", "seat": -1}, "seat"),
+        ({"type": "create_table", "rules": "poker", "seats": 4}, "rules"),
+        ({"type": "create_table", "rules": "classic", "seats": 7}, "seats"),
+        ({"type": "create_table", "rules": "classic", "seats": 1}, "seats"),
+        ({"type": "create_table", "rules": "classic", "seats": 2,
+          "options": {"ten": "sideways"}}, "options.ten"),
+        ({"type": "create_table", "rules": "classic", "seats": 2,
+          "options": {"match_end": "deals:0"}}, "options.match_end"),
+        ({"type": "create_table", "rules": "classic", "seats": 2,
+          "options": {"match_end": "forever"}}, "options.match_end"),
+        ({"type": "create_table", "rules": "classic", "seats": 2,
+          "options": {"decks": 3}}, "options.decks"),
+        ({"type": "add_bot", "seat": 1, "level": "godlike"}, "level"),
+        ({"type": "ready", "ready": 1}, "ready"),
+        ({"type": "move", "move": {"kind": "play"}}, "move.card"),
+        ({"type": "move", "move": {"kind": "play", "card": "1h"}}, "move.card"),
+        ({"type": "move", "move": {"kind": "play", "card": "7x"}}, "move.card"),
+        ({"type": "move", "move": {"kind": "play", "card": "10"}}, "move.card"),
+        ({"type": "move", "move": {"kind": "play", "card": "Jh", "suit": "x"}}, "move.suit"),
+        ({"type": "move", "move": {"kind": "play", "card": "Jh", "suit": "hs"}}, "move.suit"),
+        ({"type": "move", "move": {"kind": "pick"}}, "move.position"),
+        ({"type": "move", "move": {"kind": "pick", "position": 104}}, "move.position"),
+        ({"type": "move", "move": {"kind": "fly"}}, "move.kind"),
+        ({"type": "move", "move": {}}, "move.kind"),
+        ({"type": "move", "move": ["play", "7h"]}, "move"),
+        ({"type": "chat", "text": "x" * 301}, "text"),
+        ({"type": "chat", "text": "hi\x1b[2J"}, "text"),  # terminal escape
+        ({"type": "chat", "text": "hi", "scope": "world"}, "scope"),
+        ({"type": "rematch", "agree": "yes"}, "agree"),
+    ],
+)
+def test_bad_client_messages_name_the_field(msg: dict[str, Any], field: str) -> None:
+    code, named = code_of(msg, S)
+    assert named == field
+    assert code in {"bad_field", "missing_field"}
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        {"kind": "play", "card": "7h"},
+        {"kind": "play", "card": "10d"},
+        {"kind": "play", "card": "Td"},
+        {"kind": "play", "card": "qs"},
+        {"kind": "play", "card": "Jh", "suit": "s"},
+        {"kind": "draw"},
+        {"kind": "pass"},
+        {"kind": "pick", "position": 0},
+    ],
+)
+def test_wire_moves_validate(move: dict[str, Any]) -> None:
+    validate({"type": "move", "move": move}, S)
+
+
+def test_join_table_takes_exactly_one_of_table_or_code() -> None:
+    validate({"type": "join_table", "table": 3}, S)
+    validate({"type": "join_table", "code": "ABC"}, S)
+    assert code_of({"type": "join_table"}, S) == ("missing_field", "table")
+    assert code_of({"type": "join_table", "table": 3, "code": "ABC"}, S) == (
+        "missing_field", "table")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        (("table", "seats", 0, "kind"), "robot", "table.seats[0].kind"),
+        (("table", "seats", 1, "ready"), None, "table.seats[1].ready"),
+        (("table", "host"), "Ayşe", "table.host"),
+        (("table", "phase"), "lunch", "table.phase"),
+        (("you", "seat"), 9, "you.seat"),
+        (("view",), [], "view"),
+    ],
+)
+def test_nested_server_shapes_are_checked(path: tuple[Any, ...], value: object,
+                                          field: str) -> None:
+    msg = copy.deepcopy(TO_CLIENT["table"])
+    node: Any = msg
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    assert code_of(msg, C) == ("bad_field", field)
+
+
+def test_table_needs_two_seats_at_least() -> None:
+    msg = copy.deepcopy(TO_CLIENT["table_update"])
+    msg["table"]["seats"] = msg["table"]["seats"][:1]
+    assert code_of(msg, C) == ("bad_field", "table.seats")
+
+
+def test_turn_needs_a_legal_move_and_valid_ones() -> None:
+    msg = {**TO_CLIENT["turn"], "moves": []}
+    assert code_of(msg, C) == ("bad_field", "moves")
+    msg = {**TO_CLIENT["turn"], "moves": [{"kind": "play", "card": "Zz"}]}
+    assert code_of(msg, C) == ("bad_field", "moves[0].card")
+    msg = {**TO_CLIENT["turn"], "deadline": float("nan")}
+    assert code_of(msg, C) == ("bad_field", "deadline")
+
+
+def test_event_needs_its_name() -> None:
+    msg = {**TO_CLIENT["event"], "event": {"seat": 1}}
+    assert code_of(msg, C) == ("missing_field", "event.event")
+
+
+def test_welcome_limits_are_integers() -> None:
+    msg = {**TO_CLIENT["welcome"], "limits": {"frame": "big"}}
+    assert code_of(msg, C) == ("bad_field", "limits.frame")
+
+
+def test_request_id_survives_a_failed_validation() -> None:
+    msg = {"type": "move", "id": 12, "move": "nonsense"}
+    assert code_of(msg, S)[0] == "bad_field"
+    assert request_id(msg) == 12
+    assert request_id({"type": "move", "id": "12"}) is None
+    assert request_id({"type": "move", "id": True}) is None
+
+
+def test_validate_returns_a_copy() -> None:
+    msg = dict(TO_SERVER["sit"])
+    out = validate(msg, S)
+    out["seat"] = 5
+    assert msg["seat"] == 2
+
+
+def test_schema_data_is_json_and_covers_every_message() -> None:
+    data = json.loads(json.dumps(schema_data()))
+    assert {(m["direction"], m["type"]) for m in data["messages"]} == {
+        (str(d), t) for d, t in MESSAGES}
+    move = data["shapes"]["move"]
+    assert set(move["variants"]) == {"play", "draw", "pass", "pick"}
+
+
+def test_feature_gated_messages_name_real_features() -> None:
+    from pisyedili.protocol import FEATURES
+
+    gated = {m.feature for m in MESSAGES.values() if m.feature}
+    assert gated <= set(FEATURES)
+    assert spec("chat", S).feature == spec("chat", C).feature == "chat"
+    assert spec("timeout", C).feature == "turn_timer"

@@ -1,0 +1,113 @@
+"""What a seat's view says, parsed once per decision into plain ints.
+
+A bot is given its seat's view and the legal moves, nothing else (docs/architecture.md,
+"Bots"). Moves are opaque engine values; `Action` is their meaning, read through the
+engine's own `move_to_wire`, so the bots never depend on the move encoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..rules import move_to_wire
+from .cards import parse_card, parse_suit
+
+Move = Any
+View = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """The meaning of one legal move: `kind` is play, draw, pass or pick."""
+
+    kind: str
+    card: int = -1
+    suit: int = -1  # the suit a jack names (C5, K8); -1 otherwise
+    position: int = -1  # a muamele pick (K14)
+
+
+_ACTIONS: dict[Any, Action] = {}
+
+
+def action_of(move: Move) -> Action:
+    """Decode a move once; cached, since the search decodes the same few moves often."""
+    try:
+        return _ACTIONS[move]
+    except (KeyError, TypeError):
+        pass
+    wire = move_to_wire(move)
+    kind = str(wire["kind"])
+    action = Action(
+        kind=kind,
+        card=parse_card(wire["card"]) if "card" in wire else -1,
+        suit=s if (s := parse_suit(wire.get("suit"))) is not None else -1,
+        position=int(wire.get("position", -1)),
+    )
+    try:
+        _ACTIONS[move] = action
+    except TypeError:  # an unhashable move encoding: decode every time
+        pass
+    return action
+
+
+@dataclass(slots=True)
+class Situation:
+    """The decision-relevant parts of a view, with cards as ints."""
+
+    rules: str
+    players: int
+    seat: int
+    hand: list[int]
+    hand_counts: list[int]
+    top: int  # -1 when the pile is empty
+    named_suit: int  # -1 unless a jack named one (C6, K8)
+    penalty: int  # cards to draw unless a 7 answers (C11, K7)
+    first_round: bool
+    must_follow: bool
+    drew: bool
+    direction: int
+    stock: int
+    pile: list[int]
+
+    @property
+    def next_seat(self) -> int:
+        return (self.seat + self.direction) % self.players
+
+    def opponents(self) -> list[int]:
+        return [s for s in range(self.players) if s != self.seat]
+
+
+def _seat_of(view: View) -> int:
+    you = view.get("seat", view.get("you"))
+    if isinstance(you, int):
+        return you
+    turn = view.get("turn")
+    if isinstance(turn, int):
+        return turn
+    raise ValueError("view names no seat")
+
+
+def situation_of(view: View) -> Situation:
+    """Parse a seat's view (raises ValueError/KeyError on a view without the keys)."""
+    pile = [parse_card(c) for c in view.get("pile") or []]
+    top_raw = view.get("top")
+    top = parse_card(top_raw) if top_raw is not None else (pile[-1] if pile else -1)
+    named = parse_suit(view.get("named_suit"))
+    direction = view.get("direction", 1)
+    return Situation(
+        rules=str(view["rules"]),
+        players=int(view["players"]) if isinstance(view["players"], int) else len(view["players"]),
+        seat=_seat_of(view),
+        hand=[parse_card(c) for c in view.get("hand") or []],
+        hand_counts=[int(n) for n in view["hand_counts"]],
+        top=top,
+        named_suit=-1 if named is None else named,
+        penalty=int(view.get("penalty") or 0),
+        first_round=bool(view.get("first_round")),
+        must_follow=bool(view.get("must_follow")),
+        drew=bool(view.get("drew")),
+        direction=1 if direction in (1, "cw", "clockwise", None) else -1,
+        stock=int(view.get("stock") or 0),
+        pile=pile,
+    )

@@ -52,15 +52,16 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("idle_timeout", "Nothing arrived for too long (not even `pong`).", closes=True),
     ErrorCode("server_full", "The server has reached its connection limit.", closes=True),
     ErrorCode("too_many_connections", "Too many connections from this address.", closes=True),
-    ErrorCode("rate_limited", "Too many messages too fast; `retry_after` says how many seconds "
-              "to wait. The message was ignored."),
+    ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
+              "(`retry_after`, if present, says how many seconds to wait); a client that "
+              "keeps flooding is disconnected."),
     ErrorCode("shutting_down", "The server is shutting down.", closes=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list."),
     ErrorCode("internal_error", "The server failed to handle the request; nothing changed."),
     # Lobby and tables.
-    ErrorCode("no_such_table", "No table with that id or invite code (private tables are "
-              "joined by code only)."),
+    ErrorCode("no_such_table", "No table with that id or invite code."),
+    ErrorCode("private_table", "The table is private: join it with its invite code."),
     ErrorCode("already_at_table", "You are already at a table; leave it first."),
     ErrorCode("not_at_table", "The request needs you to be at a table."),
     ErrorCode("too_many_tables", "You already host as many open tables as the server allows."),

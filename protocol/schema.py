@@ -105,9 +105,10 @@ OPTIONS = MapT(
         opt("ten", StrT(8, choices=("reverse", "bounce")), "what a 10 does (C10, K9)"),
         opt("empty_stock", StrT(10, choices=("end_deal", "reshuffle")),
             "what happens when the stock runs out (C15, K6)"),
-        opt("match_end", StrT(12, pattern=r"deals:[1-9][0-9]?|points:[1-9][0-9]{0,3}",
+        opt("match_end", StrT(12, pattern=r"deals:(?:[1-9][0-9]?|100)"
+                                          r"|points:(?:[1-9][0-9]{0,3}|10000)",
                               name="match_end"),
-            "`deals:N` (C16) or `points:N` (K15)"),
+            "`deals:N`, N 1-100 (C16), or `points:N`, N 1-10000 (K15)"),
         opt("decks", IntT(1, 2), "number of 52-card decks (K1)"),
         opt("turn_seconds", IntT(0, 3600), "seconds per decision, 0 = untimed (turn_timer)"),
     ),
@@ -124,6 +125,9 @@ SEAT_INFO = MapT(
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
         req("ready", BoolT(), "ready to start (bots always are)"),
         req("connected", BoolT(), "false while a human's connection is lost"),
+        opt("held_by_bot", StrT(12, choices=("disconnected", "idle")),
+            "a stand-in bot plays for this human, and why"),
+        opt("rematch", BoolT(), "after the match: agreed to a rematch (false: declined)"),
     ),
     name="seat_info",
 )
@@ -135,6 +139,7 @@ TABLE_INFO = MapT(
         req("rules", StrT(7, choices=RULE_SETS), "rule set"),
         req("options", OPTIONS, "the table's options, every one filled in"),
         req("host", NullableT(PLAYER_ID), "player id of the host, nil if none"),
+        opt("host_name", NullableT(NAME), "the host's name, nil if none"),
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
         req("private", BoolT(), "joined only by invite code"),
         opt("code", StrT(L.MAX_CODE), "invite code (sent to the table's members only)"),
@@ -152,6 +157,7 @@ TABLE_SUMMARY = MapT(
         req("options", OPTIONS, "the table's options"),
         req("seats", IntT(2, MAX_SEATS), "number of seats"),
         req("taken", IntT(0, MAX_SEATS), "seats held by players or bots"),
+        opt("free", IntT(0, MAX_SEATS), "open seats"),
         req("bots", IntT(0, MAX_SEATS), "seats held by bots"),
         req("spectators", IntT(0, L.MAX_ID), "number of spectators"),
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
@@ -183,6 +189,13 @@ EVENT = MapT((req("event", StrT(32), "event name"),), name="event")
 RESULT = MapT(name="result")  # the engine's deal result; keys in docs/protocol.md
 
 TOTALS = ListT(POINTS, MAX_SEATS)
+TURN_FIELDS = (
+    req("table", TABLE_ID, "the table's id"),
+    req("seat", SEAT, "your seat, which must decide now"),
+    req("moves", ListT(MOVE, 1024, 1), "the legal moves"),
+    opt("deadline", FloatT(0, 86400), "seconds left to decide (turn_timer)"),
+)
+TURN = MapT(TURN_FIELDS, name="turn")
 REQUEST_ID = opt("id", ID, "request id, echoed in the replies")
 REPLY_ID = opt("id", ID, "the `id` of the request this answers")
 
@@ -276,6 +289,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("field", StrT(200), "the offending field, e.g. `move.card`"),
         opt("versions", ListT(VERSION, 64), "versions the server speaks"),
         opt("retry_after", FloatT(0, 3600), "seconds to wait (`rate_limited`)"),
+        opt("limit", IntT(0, L.MAX_ID), "the limit that was exceeded"),
         REPLY_ID,
     ), "A refusal; nothing changed."),
     MessageSpec("ok", _C, (REPLY_ID,), "A request succeeded."),
@@ -296,6 +310,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("you", YOU, "where you are at it"),
         req("view", NullableT(VIEW), "your view of the current deal, nil before the first"),
         req("match", NullableT(MATCH_INFO), "the match so far, nil before it starts"),
+        opt("turn", TURN, "your pending decision, as the `turn` message would give it"),
         REPLY_ID,
     ), "Full snapshot of your table, on joining and whenever you need to resync."),
     MessageSpec("table_update", _C, (req("table", TABLE_INFO, "the table"),),
@@ -305,12 +320,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("event", EVENT, "what happened, with your private part if any"),
         req("view", VIEW, "your view after it"),
     ), "Something happened in the deal."),
-    MessageSpec("turn", _C, (
-        req("table", TABLE_ID, "the table's id"),
-        req("seat", SEAT, "your seat, which must decide now"),
-        req("moves", ListT(MOVE, 1024, 1), "the legal moves"),
-        opt("deadline", FloatT(0, 86400), "seconds left to decide (turn_timer)"),
-    ), "Your seat must decide: pick one of `moves`."),
+    MessageSpec("turn", _C, TURN_FIELDS, "Your seat must decide: pick one of `moves`."),
     MessageSpec("deal_end", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("deal_no", IntT(1, 100000), "which deal ended"),
@@ -333,11 +343,15 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("rematch", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("agreed", ListT(SEAT, MAX_SEATS), "seats that agreed so far"),
+        opt("declined", ListT(SEAT, MAX_SEATS), "seats that declined"),
     ), "Rematch agreement changed; when every human seat agrees a new match starts.",
         feature="rematch"),
     MessageSpec("timeout", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("seat", SEAT, "the seat whose time ran out"),
+        opt("move", MOVE, "the move the server made for it"),
+        opt("count", IntT(1, 10000), "timeouts in a row for this seat"),
+        opt("bot", BoolT(), "true: a stand-in bot now plays for the seat"),
     ), "A seat ran out of time; the server moves for it (the events follow).",
         feature="turn_timer"),
     MessageSpec("replaced", _C, (
@@ -388,6 +402,6 @@ def schema_data() -> dict[str, Any]:
     return {
         "messages": [m.to_data() for m in _MESSAGES],
         "shapes": {t.name: t.to_data() for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO,
-                                                  TABLE_SUMMARY, YOU, MATCH_INFO, VIEW,
+                                                  TABLE_SUMMARY, YOU, MATCH_INFO, TURN, VIEW,
                                                   EVENT, RESULT)},
     }

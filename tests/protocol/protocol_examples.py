@@ -10,16 +10,17 @@ OPTIONS = {"ten": "reverse", "empty_stock": "end_deal", "match_end": "deals:4", 
            "turn_seconds": 30}
 SEATS = [
     {"seat": 0, "kind": "human", "name": "Ayşe", "player": 1, "ready": True,
-     "connected": True},
+     "connected": False, "held_by_bot": "disconnected", "rematch": True},
     {"seat": 1, "kind": "bot", "name": "Bot 1", "level": "easy", "ready": True,
      "connected": True},
     {"seat": 2, "kind": "open", "ready": False, "connected": False},
 ]
 TABLE = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS, "host": 1,
+         "host_name": "Ayşe",
          "phase": "waiting", "private": True, "code": "K7QX2M", "seats": SEATS,
          "spectators": ["Mehmet"]}
 SUMMARY = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS,
-           "seats": 3, "taken": 2, "bots": 1, "spectators": 1, "phase": "waiting",
+           "seats": 3, "taken": 2, "free": 1, "bots": 1, "spectators": 1, "phase": "waiting",
            "private": False, "host": "Ayşe"}
 VIEW = {"rules": "classic", "phase": "play", "turn": 0, "hand": ["7h", "Jc"], "top": "7s"}
 
@@ -73,8 +74,9 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
     "match_end": {"type": "match_end", "table": 3, "totals": [40, 35], "winners": [1]},
     "chat": {"type": "chat", "scope": "table", "table": 3, "name": "Ayşe", "seat": 0,
              "spectator": False, "text": "iyi oyunlar!"},
-    "rematch": {"type": "rematch", "table": 3, "agreed": [0]},
-    "timeout": {"type": "timeout", "table": 3, "seat": 1},
+    "rematch": {"type": "rematch", "table": 3, "agreed": [0], "declined": [2]},
+    "timeout": {"type": "timeout", "table": 3, "seat": 1, "move": {"kind": "draw"},
+                "count": 1, "bot": False},
     "replaced": {"type": "replaced", "message": "resumed from another connection"},
 }
 

@@ -16,7 +16,7 @@ from pisyedili.protocol import (
     spec,
     validate,
 )
-from protocol_examples import EXAMPLES, TO_CLIENT, TO_SERVER
+from protocol_examples import EXAMPLES, TO_CLIENT, TO_SERVER, VIEW
 
 S, C = Direction.TO_SERVER, Direction.TO_CLIENT
 ALL = [(d, t) for d, table in EXAMPLES.items() for t in table]
@@ -223,3 +223,12 @@ def test_feature_gated_messages_name_real_features() -> None:
     assert gated <= set(FEATURES)
     assert spec("chat", S).feature == spec("chat", C).feature == "chat"
     assert spec("timeout", C).feature == "turn_timer"
+
+
+def test_a_snapshot_may_carry_the_pending_turn() -> None:
+    turn = {k: v for k, v in TO_CLIENT["turn"].items() if k != "type"}
+    msg = {**TO_CLIENT["table"], "view": VIEW, "match": {"deal_no": 1, "totals": [0, 0]},
+           "turn": turn}
+    validate(msg, C)
+    msg["turn"] = {**turn, "moves": []}
+    assert code_of(msg, C) == ("bad_field", "turn.moves")

@@ -569,9 +569,10 @@ class Table:
         takeover = seat.timeouts >= self.settings.max_timeouts_before_bot
         log.info("table {table}: seat {seat} timed out ({n} in a row)", table=self.id,
                  seat=index, n=seat.timeouts)
+        # The move itself is told by the events that follow: naming it here, before
+        # it is played, would show a card still in the hand.
         self._send_all({"type": "timeout", "table": self.id, "seat": index,
-                        "move": engine.move_to_wire(move), "count": seat.timeouts,
-                        "bot": takeover})
+                        "count": seat.timeouts, "bot": takeover})
         if takeover:
             seat.held = "idle"
             self._changed()

@@ -145,8 +145,11 @@ class ClientState:
         self.legal = []
         self.turn_seat = (self.view or {}).get("turn")
         self.deadline_at = None
-        self.match_over = False
-        return render.table_summary(self.table or {}, self.my_seat)
+        self.match_over = (self.table or {}).get("phase") == "over"
+        lines = render.table_summary(self.table or {}, self.my_seat)
+        if isinstance(msg.get("turn"), Mapping):  # the pending prompt rides in the snapshot
+            self._on_turn(msg["turn"], now)
+        return lines
 
     def _on_table_update(self, msg: Message, now: float) -> list[Fragments]:
         before = self.table

@@ -1,0 +1,127 @@
+"""`pisyedili play`: an embedded server on loopback, a table full of bots, play at once.
+
+The server is the real one (`server.tap.make_factory`), listening on
+`tcp:0:interface=127.0.0.1` on the same reactor and the same asyncio loop as the
+client, so offline play exercises exactly the code a networked game does.  A small
+autopilot then types, in effect, what a host would: create the table, sit, add the
+bots, ready, start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pisyedili.server.clock import Clock
+from pisyedili.server.table import TableSettings
+from pisyedili.server.tap import make_factory
+from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
+from twisted.internet.interfaces import IStreamClientEndpoint
+
+from .app import ClientApp
+from .connection import Connection
+
+LOOPBACK = "tcp:0:interface=127.0.0.1"
+
+MAX_BOTS = {"classic": 5, "cardiva": 3}
+"""Seats are 2-6 in classic (C1), 2-4 in cardiva (K1): one is yours."""
+
+
+@dataclass(frozen=True)
+class OfflineOptions:
+    rules: str = "classic"
+    bots: int = 3
+    seed: int | None = None
+    level: str | None = None
+    turn_seconds: float = 0.0
+    """Offline, a person may think as long as they like (0: no turn timer)."""
+    bot_delay: float = 0.8
+
+
+async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
+    """The embedded server, listening on an ephemeral loopback port."""
+    settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay)
+    factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
+                           settings=settings)
+    endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
+    return await endpoint.listen(factory)  # an IListeningPort
+
+
+class Autopilot:
+    """Hosts one table for the player: create, sit, bots, ready, start — then gets out of
+    the way.  Driven by the replies to its own requests, so it never races the server."""
+
+    def __init__(self, app: ClientApp, opts: OfflineOptions) -> None:
+        self.app = app
+        self.opts = opts
+        self.steps: list[dict[str, Any]] = []
+        self.waiting: int | None = None
+        self.done = False
+
+    def plan(self, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+        """The requests that turn a fresh table into a started match."""
+        seats = snapshot.get("table", {}).get("seats", [])
+        open_seats = [int(s["seat"]) for s in seats if s.get("kind") == "open"]
+        steps: list[dict[str, Any]] = []
+        if snapshot.get("you", {}).get("seat") is None and open_seats:
+            steps.append({"type": "sit", "seat": open_seats.pop(0)})
+        bot: dict[str, Any] = {"type": "add_bot"}
+        if self.opts.level:
+            bot["level"] = self.opts.level
+        steps += [{**bot, "seat": s} for s in open_seats]
+        steps += [{"type": "ready", "ready": True}, {"type": "start"}]
+        return steps
+
+    def on_message(self, msg: dict[str, Any]) -> None:
+        """Called before the app sees each message."""
+        if self.done:
+            return
+        kind = msg.get("type")
+        if kind == "welcome" and self.waiting is None:
+            self._send({"type": "create_table", "rules": self.opts.rules,
+                        "seats": self.opts.bots + 1, "name": "offline", "private": True})
+        elif msg.get("id") is not None and msg.get("id") == self.waiting:
+            if kind == "error":
+                self.done = True  # the app shows the error; the player can take over
+                return
+            if kind == "table" and not self.steps:
+                self.steps = self.plan(msg)
+            if self.steps:
+                self._send(self.steps.pop(0))
+            else:
+                self.done = True
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        conn = self.app.conn
+        self.waiting = conn.send(msg) if conn is not None else None
+
+
+def wire(app: ClientApp, reactor: Any, host: str, port: int, name: str,
+         before: Callable[[dict[str, Any]], None] | None = None) -> Connection:
+    """Connect `app` to host:port; `before` sees each message before the app does."""
+
+    def on_message(msg: dict[str, Any]) -> None:
+        if before is not None:
+            before(msg)
+        app.on_message(msg)
+
+    endpoint = cast(IStreamClientEndpoint, TCP4ClientEndpoint(reactor, host, port, timeout=10))
+    conn = Connection(endpoint, name, on_message, app.on_status, clock=reactor)
+    app.attach(conn)
+    return conn
+
+
+async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) -> None:
+    """Run a whole offline session: server up, table hosted, the prompt until quit."""
+    port = await start_server(reactor, opts)
+    if opts.seed is not None:
+        app.on_status(f"--seed {opts.seed}: the shuffles are predictable (tests and demos)")
+    pilot = Autopilot(app, opts)
+    app.subscribe_lobby = False
+    conn = wire(app, reactor, "127.0.0.1", port.getHost().port, name, before=pilot.on_message)
+    conn.start()
+    try:
+        await app.run()
+    finally:
+        await port.stopListening()

@@ -378,7 +378,9 @@ def _why_illegal(d: Deal, ctx: int, move: Move) -> IllegalCard:
     if ctx == CTX_OPENING:
         if card // 13 != CLUBS:
             return IllegalCard("the opening play must be a club", rs.cite("opening"))
-        return IllegalCard(f"{name} may not be played in the first round", rs.cite("opening"))
+        if card % 13 in rs.opening_banned:
+            return IllegalCard(f"{name} may not be played in the first round", rs.cite("opening"))
+        return IllegalCard("an opening jack has no effect: it names no suit", rs.cite("opening"))
     if card % 13 == JACK and move < JACK_BASE:
         return IllegalCard("a jack must name a suit", rs.cite("jack"))
     if ctx >= CTX_NAMED:

@@ -56,5 +56,6 @@ class BotPlayer:
                 log.failure("bot policy {bot_level} failed to observe", bot_level=self.level)
 
 
-def make_bot(level: str, rng: random.Random) -> BotPlayer:
-    return BotPlayer(level, make_policy(level), rng)
+def make_bot(level: str, rng: random.Random, budget_s: float | None = None) -> BotPlayer:
+    """A seat's bot; `budget_s` bounds a `hard` search per decision."""
+    return BotPlayer(level, make_policy(level, budget_s=budget_s), rng)

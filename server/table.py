@@ -27,9 +27,11 @@ from pisyedili.server.bot_seat import BotPlayer, make_bot
 from pisyedili.server.default_move import default_move
 from pisyedili.server.participant import Message, Participant, TableError
 from pisyedili.server.seats import BOT_LEVELS, Seat, wire_player_id
-from pisyedili.server.timers import DelayedCall, as_scheduler, cancel
+from pisyedili.server.timers import DelayedCall, Scheduler, as_scheduler, cancel
 from twisted.internet.interfaces import IReactorTime
+from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 log = Logger()
 
@@ -56,6 +58,11 @@ class TableSettings:
     stand_in_level: str = "medium"
     """Level of the bots that hold seats for idle, disconnected or departed players."""
     chat_max_chars: int = MAX_CHAT
+    bot_thread: bool = False
+    """Run `hard` bots' searches in the reactor's thread pool (production: True);
+    False runs them inline, which tests with `task.Clock` need."""
+    hard_budget_s: float | None = None
+    """Search time per `hard` decision; None: the bots' own default."""
 
     def __post_init__(self) -> None:
         if self.turn_seconds < 0 or self.grace_seconds < 0:
@@ -79,7 +86,7 @@ class Table:
         seats: int,
         private: bool,
         host: Participant,
-        clock: IReactorTime,
+        clock: IReactorTime | Scheduler,
         rng: random.Random,
         settings: TableSettings,
         on_change: Callable[[Table], None],
@@ -108,6 +115,7 @@ class Table:
         self._members: dict[str, Participant] = {}  # player id -> participant
         self._spectators: list[str] = []  # player ids, in arrival order
         self._bots: dict[int, BotPlayer] = {}
+        self._thinking: BotPlayer | None = None  # a bot searching in a thread
         self._match: Any = None
         self._turn_serial = 0  # bumps on every prompt: stale timers/bot calls are ignored
         self._deadline: float | None = None
@@ -585,20 +593,52 @@ class Table:
         deal = self._match.deal
         index = deal.to_act
         legal = engine.legal_moves(deal, index)
-        move = self._bot_for(index).choose(engine.view(self._match, index), legal)
+        bot = self._bot_for(index)
+        seat_view = engine.view(self._match, index)
+        if self.settings.bot_thread and bot.level == "hard":
+            # A search spends its whole budget; in a thread it does not stall the
+            # reactor (other tables, heartbeats). The answer counts only if nothing
+            # moved meanwhile (`serial`): a reclaiming player wins over a late bot.
+            self._thinking = bot
+            d = deferToThread(bot.choose, seat_view, legal)
+            d.addCallback(self._bot_chose, serial, index, bot)
+            d.addErrback(self._bot_failed, serial, index, bot)
+            return
+        self._apply(index, bot.choose(seat_view, legal))
+
+    def _bot_chose(self, move: Any, serial: int, index: int, bot: BotPlayer) -> None:
+        if self._thinking is bot:
+            self._thinking = None
+        if serial != self._turn_serial or self.closed or self._match is None:
+            return
         self._apply(index, move)
+
+    def _bot_failed(self, failure: Failure, serial: int, index: int, bot: BotPlayer) -> None:
+        log.failure("table {table}: bot thread failed", failure, table=self.id)
+        if self._thinking is bot:
+            self._thinking = None
+        if serial != self._turn_serial or self.closed or self._match is None:
+            return
+        self._apply(index, default_move(engine.legal_moves(self._match.deal, index),
+                                        engine.move_to_wire))
 
     def _bot_for(self, index: int) -> BotPlayer:
         bot = self._bots.get(index)
         seat = self._seats[index]
         level = seat.level if seat.kind == "bot" and seat.level else self.settings.stand_in_level
         if bot is None or bot.level != level:
-            bot = make_bot(level, self._bot_rng)
+            bot = make_bot(level, self._bot_rng,
+                           self.settings.hard_budget_s if level == "hard" else None)
             self._bots[index] = bot
         return bot
 
     def _observe(self, events: list[dict[str, Any]]) -> None:
-        for index, bot in self._bots.items():
+        for index, bot in list(self._bots.items()):
+            if bot is self._thinking:
+                # Still searching in its thread (its answer is stale now): never
+                # touch it concurrently; the seat gets a fresh bot when next needed.
+                del self._bots[index]
+                continue
             bot.observe(engine.events_for(events, index))
 
     # -- presence: idle and disconnected players (issue 4) ----------------------------

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 import pytest
+from pisyedili.server import table as table_module
 from pisyedili.server.participant import TableError
 from pisyedili.server.rules import view
-from test_table_kit import Fake, make_table, play_out, run_clock, seated
+from test_table_kit import FAST, Fake, make_table, play_out, run_clock, seated
+from twisted.internet.defer import Deferred
 
 
 @pytest.mark.parametrize(
@@ -156,3 +161,60 @@ def test_snapshot_while_playing_holds_view_match_and_pending_turn() -> None:
     t.join(watcher)  # a match is running: joins as a spectator
     snap = watcher.last("table")
     assert snap["you"]["spectator"] and snap["view"]["hand"] is None and "turn" not in snap
+
+
+def test_hard_bots_think_in_a_thread_and_late_answers_are_dropped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    thinking: list[tuple[Deferred[Any], Callable[..., Any], tuple[Any, ...]]] = []
+
+    def defer_to_thread(f: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        d: Deferred[Any] = Deferred()
+        thinking.append((d, f, args))
+        return d
+
+    monkeypatch.setattr(table_module, "deferToThread", defer_to_thread)
+    settings = replace(FAST, bot_thread=True, hard_budget_s=0.005)
+    rig = make_table("classic", 2, settings=settings)
+    (human,) = seated(rig, ["h", "b"], level="hard")
+    t = rig.table
+    t.start(human)
+    bot_moves = 0
+    for _ in range(12):
+        run_clock(rig.clock)
+        if t.phase != "playing":
+            break
+        if t.match.deal.to_act == 1:
+            assert len(thinking) == 1, "the search runs off the reactor"
+            d, f, args = thinking.pop()
+            before = len(human.inbox)
+            d.callback(f(*args))
+            assert len(human.inbox) > before
+            bot_moves += 1
+        else:
+            assert not thinking
+            t.move(human, human.last("turn")["moves"][0])
+    assert bot_moves
+    # A failing search still moves the seat (the timeout rule); a late one after
+    # the table closed changes nothing.
+    for _ in range(30):
+        run_clock(rig.clock)
+        if t.match.deal.to_act == 1:
+            break
+        t.move(human, human.last("turn")["moves"][0])
+    d, f, args = thinking.pop()
+    before = len(human.inbox)
+    d.errback(RuntimeError("search crashed"))
+    assert any(m["type"] == "event" and m["event"].get("seat") == 1
+               for m in human.inbox[before:]), "the failed search's seat still moved"
+    for _ in range(30):
+        run_clock(rig.clock)
+        if t.match.deal.to_act == 1:
+            break
+        t.move(human, human.last("turn")["moves"][0])
+    d, f, args = thinking.pop()
+    assert not thinking
+    t.leave(human)
+    assert t.closed
+    count = len(human.inbox)
+    d.callback(f(*args))
+    assert len(human.inbox) == count

@@ -28,6 +28,7 @@ from pisyedili.server.default_move import default_move
 from pisyedili.server.participant import Message, Participant, TableError
 from pisyedili.server.seats import BOT_LEVELS, Seat, wire_player_id
 from pisyedili.server.timers import DelayedCall, Scheduler, as_scheduler, cancel
+from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
@@ -116,7 +117,7 @@ class Table:
         self._spectators: list[str] = []  # player ids, in arrival order
         self._bots: dict[int, BotPlayer] = {}
         self._thinking: BotPlayer | None = None  # a bot searching in a thread
-        self._match: Any = None
+        self._match: engine.Match | None = None
         self._turn_serial = 0  # bumps on every prompt: stale timers/bot calls are ignored
         self._deadline: float | None = None
         self._turn_call: DelayedCall | None = None
@@ -127,9 +128,22 @@ class Table:
     # -- reading -------------------------------------------------------------------
 
     @property
-    def match(self) -> Any:
+    def match(self) -> engine.Match | None:
         """The engine `Match` in play (None before the first start). Read-only use."""
         return self._match
+
+    def _live(self) -> engine.Match:
+        """The match, where the table's phase guarantees there is one."""
+        if self._match is None:
+            raise RuntimeError(f"table {self.id} has no match")
+        return self._match
+
+    def _to_act(self) -> int:
+        """The seat that must decide now, where a deal is known to be running."""
+        seat = self._live().deal.to_act
+        if seat is None:
+            raise RuntimeError(f"table {self.id}: the deal is over")
+        return seat
 
     @property
     def host(self) -> Participant | None:
@@ -209,7 +223,7 @@ class Table:
         return msg
 
     def _totals(self) -> list[int]:
-        return [int(t) for t in self._match.totals]
+        return [int(t) for t in self._live().totals]
 
     # -- membership ------------------------------------------------------------------
 
@@ -432,14 +446,14 @@ class Table:
             seen = engine.events_for(events, seat)
             if not seen:
                 continue
-            view = engine.view(self._match, seat)
+            view = engine.view(self._live(), seat)
             for event in seen:
                 member.send({"type": "event", "table": self.id, "event": event, "view": view})
 
     def _announce(self, event: dict[str, Any]) -> None:
         """A table event that holds nothing private (timeouts, stand-ins, deal start)."""
         for member in list(self._members.values()):
-            view = engine.view(self._match, self.seat_of(member))
+            view = engine.view(self._live(), self.seat_of(member))
             member.send({"type": "event", "table": self.id, "event": event, "view": view})
 
     # -- playing -------------------------------------------------------------------------
@@ -461,7 +475,7 @@ class Table:
         self._seats[index].timeouts = 0
         self._apply(index, move)
 
-    def _current_deal(self) -> Any:
+    def _current_deal(self) -> engine.Deal:
         if self.phase != "playing" or self._match is None:
             raise TableError("no_game", "the table is not playing a deal")
         return self._match.deal
@@ -469,7 +483,7 @@ class Table:
     def _apply(self, seat: int, move: Any) -> None:
         """Apply `move` for `seat` (the seat to act), fan out, then move the game on."""
         try:
-            events = self._match.apply(move)
+            events = self._live().apply(move)
         except engine.RuleError as e:
             raise TableError(e.code, str(e), rule=e.rule) from None
         self._cancel_turn()
@@ -478,26 +492,26 @@ class Table:
         self._after_move()
 
     def _after_move(self) -> None:
-        deal = self._match.deal
-        if deal.over:
+        if self._live().deal.over:
             self._end_deal()
         else:
             self._prompt_current()
 
     def _begin_deal(self) -> None:
         """Announce a fresh deal (every seat its own view) and prompt the first seat."""
-        deal = self._match.deal
-        self._announce({"event": "deal_start", "deal_no": self._match.deal_no,
-                        "dealer": getattr(deal, "dealer", None)})
+        match = self._live()
+        self._announce({"event": "deal_start", "deal_no": match.deal_no,
+                        "dealer": match.deal.dealer})
         self._prompt_current()
 
     def _end_deal(self) -> None:
         self._cancel_turn()
-        public = engine.view(self._match, None)
-        self._send_all({"type": "deal_end", "table": self.id, "deal_no": self._match.deal_no,
-                        "result": public.get("result"), "totals": self._totals()})
-        log.info("table {table}: deal {deal} over", table=self.id, deal=self._match.deal_no)
-        if self._match.over:
+        match = self._live()
+        public = engine.view(match, None)
+        self._send_all({"type": "deal_end", "table": self.id, "deal_no": match.deal_no,
+                        "result": public["result"], "totals": self._totals()})
+        log.info("table {table}: deal {deal} over", table=self.id, deal=match.deal_no)
+        if match.over:
             self._end_match()
         else:
             self._deal_call = self._clock.callLater(self.settings.deal_pause, self._next_deal)
@@ -506,11 +520,11 @@ class Table:
         self._deal_call = None
         if self.closed or self.phase != "playing":
             return
-        self._match.next_deal()
+        self._live().next_deal()
         self._begin_deal()
 
     def _end_match(self) -> None:
-        winners = [int(w) for w in self._match.winners]
+        winners = [int(w) for w in self._live().winners]
         self.phase = "over"
         for seat in self._seats:
             seat.ready = seat.kind == "bot"
@@ -545,7 +559,7 @@ class Table:
             return
         self._turn_serial += 1
         serial = self._turn_serial
-        seat = self._seats[self._match.deal.to_act]
+        seat = self._seats[self._to_act()]
         if seat.bot_decides:
             self._bot_call = self._clock.callLater(self.settings.bot_delay, self._bot_turn,
                                                    serial)
@@ -570,7 +584,7 @@ class Table:
         if serial != self._turn_serial or self.closed or self._match is None:
             return
         deal = self._match.deal
-        index = deal.to_act
+        index = self._to_act()
         seat = self._seats[index]
         move = default_move(engine.legal_moves(deal, index), engine.move_to_wire)
         seat.timeouts += 1
@@ -591,7 +605,7 @@ class Table:
         if serial != self._turn_serial or self.closed or self._match is None:
             return
         deal = self._match.deal
-        index = deal.to_act
+        index = self._to_act()
         legal = engine.legal_moves(deal, index)
         bot = self._bot_for(index)
         seat_view = engine.view(self._match, index)
@@ -600,7 +614,7 @@ class Table:
             # reactor (other tables, heartbeats). The answer counts only if nothing
             # moved meanwhile (`serial`): a reclaiming player wins over a late bot.
             self._thinking = bot
-            d = deferToThread(bot.choose, seat_view, legal)
+            d: Deferred[Any] = deferToThread(bot.choose, seat_view, legal)
             d.addCallback(self._bot_chose, serial, index, bot)
             d.addErrback(self._bot_failed, serial, index, bot)
             return
@@ -660,8 +674,13 @@ class Table:
         seat.held = None
         log.info("table {table}: seat {seat} reclaimed", table=self.id, seat=index)
         self._changed()
-        if self.phase == "playing" and self._match.deal.to_act == index:
+        if self._acting(index):
             self._prompt_current()
+
+    def _acting(self, index: int | None) -> bool:
+        """True if seat `index` must decide now in a running deal."""
+        return (index is not None and self.phase == "playing" and self._match is not None
+                and self._match.deal.to_act == index)
 
     def disconnected(self, p: Participant) -> None:
         """The table goes on under the turn timer; after the grace period a bot sits in."""
@@ -689,7 +708,7 @@ class Table:
             log.info("table {table}: a bot holds seat {seat} for {player}", table=self.id,
                      seat=index, player=player_id)
             self._changed()
-            if self._match.deal.to_act == index:
+            if self._acting(index):
                 self._prompt_current()
         else:
             seat.clear()  # no match to hold the seat for: free it, keep them watching
@@ -712,7 +731,7 @@ class Table:
             self._seats[index].timeouts = 0
         self._changed(exclude=p)
         self._send_snapshot(p)
-        if reclaim and self.phase == "playing" and self._match.deal.to_act == index:
+        if reclaim and self._acting(index):
             self._prompt_current()
 
     # -- chat and rematch ---------------------------------------------------------------

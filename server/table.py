@@ -333,7 +333,10 @@ class Table:
             raise TableError("seat_taken", f"seat {seat} is not open", seat=seat)
         target.seat_bot(level)
         self._bots.pop(seat, None)
-        self._changed()
+        if self.phase == "over":
+            target.rematch = True  # bots always agree
+        if not self._maybe_rematch():
+            self._changed()
 
     def remove_bot(self, p: Participant, seat: int) -> None:
         self._present(p)
@@ -763,7 +766,17 @@ class Table:
             "agreed": [s.index for s in self._seats if s.rematch],
             "declined": [s.index for s in self._seats if s.rematch is False],
         })
-        if all(s.kind == "bot" or (s.kind == "human" and s.rematch) for s in self._seats):
-            self._start_match()
-        else:
+        if not self._maybe_rematch():
             self._changed()
+
+    def _maybe_rematch(self) -> bool:
+        """Start the rematch once every seat is filled and every human in one agreed."""
+        if self.phase != "over":
+            return False
+        humans = [s for s in self._seats if s.kind == "human"]
+        if not humans or any(s.kind == "open" for s in self._seats) \
+                or not all(s.rematch for s in humans):
+            return False
+        log.info("table {table}: rematch agreed", table=self.id)
+        self._start_match()
+        return True

@@ -285,3 +285,17 @@ def test_rematch_refused_to_spectators_and_before_the_end() -> None:
     with pytest.raises(TableError) as info:
         t.rematch(w, True)
     assert info.value.code == "not_seated"
+
+
+def test_rematch_after_a_player_left_waits_for_the_seat_to_be_filled() -> None:
+    rig = make_table("classic", 2, match_end="deals:1")
+    a, b = seated(rig, ["h", "h"])
+    t = rig.table
+    t.start(a)
+    play_out(rig, [a, b], random.Random(6))
+    t.rematch(a, True)
+    t.leave(b)
+    assert t.phase == "over", "an open seat: no rematch yet"
+    t.add_bot(a, 1, "easy")
+    assert t.phase == "playing", "the bot agrees, so everyone has"
+    assert a.last("table_update")["table"]["seats"][1]["kind"] == "bot"

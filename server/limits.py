@@ -1,0 +1,118 @@
+"""Abuse limits: how much one connection, one address and the whole server may take.
+
+Kept apart from the network code so that the numbers an operator tunes live in one
+dataclass, and the two mechanisms (a token bucket per connection, a connection
+counter per address) can be tested with a `task.Clock` and no sockets (issue 4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from pisyedili.server.clock import Clock
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Operator-tunable limits; every field is documented in docs/operating.md."""
+
+    max_connections: int = 1000
+    max_per_address: int = 16
+    handshake_seconds: float = 10.0
+    """A connection that has not said `hello` by then is told so and closed."""
+    ping_seconds: float = 30.0
+    """After this much silence from a client the server sends it a `ping`."""
+    idle_seconds: float = 90.0
+    """After this much silence (a `pong` counts as traffic) the connection is closed."""
+    rate: float = 20.0
+    """Requests per second a connection may sustain (token bucket refill rate)."""
+    burst: int = 40
+    """Requests a connection may send at once before the rate applies."""
+    flood_close: int = 200
+    """Refused requests in a row after which a flooding connection is closed."""
+    max_tables_per_player: int = 3
+    """Open tables one player may host at once."""
+
+    def __post_init__(self) -> None:
+        for field in ("max_connections", "max_per_address", "burst", "flood_close",
+                      "max_tables_per_player"):
+            if getattr(self, field) < 1:
+                raise ValueError(f"{field} must be at least 1")
+        for field in ("handshake_seconds", "ping_seconds", "idle_seconds", "rate"):
+            if getattr(self, field) <= 0:
+                raise ValueError(f"{field} must be positive")
+        if self.idle_seconds <= self.ping_seconds:
+            raise ValueError("idle_seconds must be longer than ping_seconds")
+
+    def to_wire(self) -> dict[str, int]:
+        """The policy limits a client should know about, for `welcome.limits` (integers)."""
+        return {
+            "rate": max(1, int(self.rate)),
+            "burst": self.burst,
+            "ping_seconds": math.ceil(self.ping_seconds),
+            "idle_seconds": int(self.idle_seconds),
+            "tables_per_player": self.max_tables_per_player,
+        }
+
+
+class TokenBucket:
+    """A classic token bucket: `burst` tokens, refilled at `rate` per second.
+
+    Time comes from the injected clock, so tests step it with `task.Clock`.
+    """
+
+    def __init__(self, rate: float, burst: int, clock: Clock) -> None:
+        self._rate = rate
+        self._burst = float(burst)
+        self._clock = clock
+        self._tokens = float(burst)
+        self._stamp = clock.seconds()
+
+    def take(self) -> bool:
+        """Spend one token if there is one; False means the request is over the limit."""
+        now = self._clock.seconds()
+        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        return False
+
+    def retry_after(self) -> float:
+        """Seconds until the next token, for the `rate_limited` error."""
+        return max(0.0, (1.0 - self._tokens) / self._rate)
+
+
+class ConnectionCounter:
+    """Counts live connections in total and per remote address."""
+
+    def __init__(self, max_total: int, max_per_address: int) -> None:
+        self._max_total = max_total
+        self._max_per_address = max_per_address
+        self._per_address: Counter[str] = Counter()
+        self._total = 0
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def admit(self, address: str) -> str | None:
+        """Count a new connection, or return the error code that refuses it."""
+        if self._total >= self._max_total:
+            return "server_full"
+        if self._per_address[address] >= self._max_per_address:
+            return "too_many_connections"
+        self._total += 1
+        self._per_address[address] += 1
+        return None
+
+    def release(self, address: str) -> None:
+        """Forget one admitted connection from `address`."""
+        if self._per_address[address] <= 0:
+            return
+        self._total -= 1
+        self._per_address[address] -= 1
+        if not self._per_address[address]:
+            del self._per_address[address]

@@ -1,0 +1,178 @@
+"""The lobby: the registry of tables, how they are found, and who hears of changes.
+
+Tables live here from creation to close. The lobby validates what a `create_table`
+asks for (rule set, seat count, the options of RULES.md) before a table exists, so a
+table is never built from bad input; it keeps invite codes private (a private table
+is listed, but joined only with its code); and it pushes `lobby_update` deltas to
+subscribed clients, only when a table's lobby row really changed (issue 3).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, cast
+
+from pisyedili.protocol.limits import MAX_TABLE_NAME
+from pisyedili.server.clock import Clock
+from pisyedili.server.limits import Limits
+from pisyedili.server.participant import Message, TableError
+from pisyedili.server.rules import Options
+from pisyedili.server.session import Session
+from pisyedili.server.table import Table, TableSettings
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+
+log = Logger()
+
+SEAT_RANGE = {"classic": (2, 6), "cardiva": (2, 4)}
+"""Seats a table of each rule set may have (C1: the product seats 2-6; K1: 2-4)."""
+
+ENGINE_OPTIONS = frozenset({"ten", "empty_stock", "match_end", "decks"})
+"""Table options that are rules (RULES.md, "Options a table may set")."""
+
+TURN_SECONDS_MAX = 3600
+
+
+class Lobby:
+    """Tables by id and by invite code, lobby subscribers and lobby chat."""
+
+    def __init__(self, clock: Clock, rng_factory: Callable[[], random.Random],
+                 settings: TableSettings, limits: Limits) -> None:
+        self._clock = clock
+        self._rng_factory = rng_factory
+        self._settings = settings
+        self._limits = limits
+        self._tables: dict[int, Table] = {}
+        self._hosts: dict[int, str] = {}
+        self._by_code: dict[str, Table] = {}
+        self._rows: dict[int, dict[str, Any]] = {}
+        self._subscribers: dict[str, Session] = {}
+        self._ids = itertools.count(1)
+
+    # -- tables -------------------------------------------------------------------
+
+    def tables(self) -> list[Table]:
+        return list(self._tables.values())
+
+    def create(self, host: Session, rules: Any, seats: Any,
+               options: Mapping[str, Any] | None = None, name: str | None = None,
+               private: bool = False) -> Table:
+        """Validate a table request and open the table; the host is not yet seated."""
+        hosted = sum(1 for owner in self._hosts.values() if owner == host.player_id)
+        if hosted >= self._limits.max_tables_per_player:
+            raise TableError("too_many_tables",
+                             f"you may host at most {self._limits.max_tables_per_player}"
+                             " open tables", limit=self._limits.max_tables_per_player)
+        engine_options, settings = self._validate(rules, seats, dict(options or {}))
+        if name is None or not name.strip():
+            name = f"{host.name}'s table"
+        name = name.strip()[:MAX_TABLE_NAME]
+        table_id = next(self._ids)
+        table = Table(table_id, name, engine_options, seats, private, host,
+                      cast("IReactorTime", self._clock),
+                      self._rng_factory(), settings, self._on_change, self._on_close)
+        self._tables[table_id] = table
+        self._hosts[table_id] = host.player_id
+        if table.code is not None:
+            self._by_code[table.code] = table
+        log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
+                 table=table_id, player=host.player_id, rules=rules, seats=seats,
+                 private=private)
+        self._push_row(table)
+        return table
+
+    def _validate(self, rules: Any, seats: Any,
+                  options: dict[str, Any]) -> tuple[Options, TableSettings]:
+        if rules not in SEAT_RANGE:
+            raise TableError("bad_options", f"unknown rule set {rules!r}",
+                             field="rules", choices=sorted(SEAT_RANGE))
+        low, high = SEAT_RANGE[rules]
+        if not isinstance(seats, int) or isinstance(seats, bool) or not low <= seats <= high:
+            raise TableError("bad_options", f"{rules} tables have {low} to {high} seats",
+                             field="seats")
+        settings = self._settings
+        turn_seconds = options.pop("turn_seconds", None)
+        if turn_seconds is not None:
+            if (not isinstance(turn_seconds, int) or isinstance(turn_seconds, bool)
+                    or not 0 <= turn_seconds <= TURN_SECONDS_MAX):
+                raise TableError("bad_options",
+                                 f"turn_seconds must be 0 (untimed) to {TURN_SECONDS_MAX}",
+                                 field="turn_seconds")
+            settings = replace(settings, turn_seconds=float(turn_seconds))
+        unknown = sorted(set(options) - ENGINE_OPTIONS)
+        if unknown:
+            raise TableError("bad_options", f"unknown table option {unknown[0]!r}",
+                             field=unknown[0])
+        try:
+            engine_options = Options.make(rules, seats, **options)
+        except (ValueError, TypeError) as e:
+            raise TableError("bad_options", str(e)) from None
+        return engine_options, settings
+
+    def find(self, table_id: Any = None, code: Any = None) -> Table:
+        """The table a `join_table` names: by invite code, or by id if public."""
+        if isinstance(code, str) and code:
+            table = self._by_code.get(code.strip().upper()) or self._by_code.get(code.strip())
+            if table is None:
+                raise TableError("no_such_table", "no table has that invite code")
+            return table
+        if not isinstance(table_id, int) or isinstance(table_id, bool):
+            raise TableError("bad_request", "join_table needs a table id or an invite code")
+        table = self._tables.get(table_id)
+        if table is None:
+            raise TableError("no_such_table", f"there is no table {table_id}")
+        if table.code is not None:
+            raise TableError("private_table", "this table is private: join it with its code")
+        return table
+
+    # -- lobby view and deltas ------------------------------------------------------
+
+    def snapshot(self) -> Message:
+        return {"type": "lobby", "tables": [t.summary() for t in self._tables.values()]}
+
+    def subscribe(self, session: Session) -> Message:
+        self._subscribers[session.player_id] = session
+        return self.snapshot()
+
+    def unsubscribe(self, session: Session) -> None:
+        self._subscribers.pop(session.player_id, None)
+
+    def _broadcast(self, msg: Message) -> None:
+        for session in list(self._subscribers.values()):
+            session.send(msg)
+
+    def _push_row(self, table: Table) -> None:
+        row = table.summary()
+        old = self._rows.get(table.id)
+        if old == row:
+            return
+        self._rows[table.id] = row
+        self._broadcast({"type": "lobby_update", "op": "add" if old is None else "update",
+                         "table": table.id, "summary": row})
+
+    def _on_change(self, table: Table) -> None:
+        if table.id in self._tables:
+            self._push_row(table)
+
+    def _on_close(self, table: Table) -> None:
+        if self._tables.pop(table.id, None) is None:
+            return
+        self._hosts.pop(table.id, None)
+        self._rows.pop(table.id, None)
+        if table.code is not None:
+            self._by_code.pop(table.code, None)
+        log.info("table {table} closed", table=table.id)
+        self._broadcast({"type": "lobby_update", "op": "remove", "table": table.id})
+
+    # -- chat -------------------------------------------------------------------------
+
+    def chat(self, session: Session, text: str) -> None:
+        """Lobby chat goes to every subscriber (and the speaker, as an echo)."""
+        msg: Message = {"type": "chat", "scope": "lobby", "name": session.name,
+                        "spectator": False, "text": text}
+        self._broadcast(msg)
+        if session.player_id not in self._subscribers:
+            session.send(msg)

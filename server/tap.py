@@ -1,0 +1,255 @@
+"""Running the server: one set of options for `pisyedili-server` and `twistd pisyedili`.
+
+`Options` and `makeService` are what a twistd plugin needs (the dropin in
+`twisted/plugins/pisyedili_server.py` points here); `main` is the console script,
+which does what twistd would do without daemonising: start logging in the chosen
+format, start the service, run the reactor. Listening is on Twisted endpoint strings
+(`tcp:`, `ssl:`, `unix:`, `systemd:`), so TLS and socket activation are options,
+not code. docs/operating.md documents every option.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from typing import IO, Any, ClassVar, cast
+
+from pisyedili.server.clock import Clock
+from pisyedili.server.limits import Limits
+from pisyedili.server.lobby import Lobby
+from pisyedili.server.net import ServerFactory, server_version
+from pisyedili.server.session import Sessions
+from pisyedili.server.table import TableSettings
+from twisted.application.service import IServiceCollection, Service
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.endpoints import serverFromString
+from twisted.logger import (
+    ILogObserver,
+    Logger,
+    globalLogBeginner,
+    jsonFileLogObserver,
+    textFileLogObserver,
+)
+from twisted.python import usage
+from twisted.python.failure import Failure
+
+log = Logger()
+
+DEFAULT_ENDPOINT = "tcp:7707"
+DEFAULT_NAME = "Pis Yedili"
+LOG_FORMATS = ("text", "json")
+
+_LIMITS = Limits()
+_SETTINGS = TableSettings()
+
+
+def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def coerce(text: str) -> float:
+        value = kind(text)
+        if value < 0:
+            raise ValueError("must not be negative")
+        return value
+    coerce.coerceDoc = "Must not be negative."  # type: ignore[attr-defined]
+    return coerce
+
+
+_float = _positive(float)
+_int = _positive(int)
+
+
+class Options(usage.Options):
+    """The server's command line (shared by the console script and the twistd plugin)."""
+
+    synopsis = "[--listen ENDPOINT]... [options]"
+    longdesc = ("Host a Pis Yedili (Dirty Seven) game server: a lobby, tables, seats, "
+                "bots and chat, over a msgpack protocol (docs/protocol.md). "
+                "See docs/operating.md for deployment.")
+
+    optParameters: ClassVar[list[list[Any]]] = [
+        ["name", None, DEFAULT_NAME, "Server name shown to clients in `welcome`."],
+        ["log-format", None, "text", "Log format: text (one line per event) or json "
+         "(one JSON object per line, for log shippers)."],
+        ["seed", None, None, "Seed every shuffle, for tests and demos ONLY: games become "
+         "predictable. Never use on a public server.", int],
+        ["turn-seconds", None, _SETTINGS.turn_seconds,
+         "Default seconds per decision before the server moves for a seat (0: untimed); "
+         "tables may set their own.", _float],
+        ["grace-seconds", None, _SETTINGS.grace_seconds,
+         "Seconds a dropped player keeps their seat before a bot holds it.", _float],
+        ["bot-delay", None, _SETTINGS.bot_delay,
+         "Seconds a bot waits before moving, so people can follow.", _float],
+        ["max-connections", None, _LIMITS.max_connections,
+         "Most connections the server accepts at once.", _int],
+        ["max-per-address", None, _LIMITS.max_per_address,
+         "Most connections from one IP address at once.", _int],
+        ["max-tables", None, _LIMITS.max_tables_per_player,
+         "Most open tables one player may host.", _int],
+        ["handshake-seconds", None, _LIMITS.handshake_seconds,
+         "Seconds a new connection has to send `hello`.", _float],
+        ["ping-seconds", None, _LIMITS.ping_seconds,
+         "Seconds of client silence before the server sends `ping`.", _float],
+        ["idle-seconds", None, _LIMITS.idle_seconds,
+         "Seconds of client silence before the connection is closed.", _float],
+        ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
+         _float],
+        ["burst", None, _LIMITS.burst, "Requests one connection may send in a burst.", _int],
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self["listen"] = []
+
+    def opt_listen(self, endpoint: str) -> None:
+        """Listen on a Twisted endpoint string, e.g. tcp:7707, ssl:7708:privateKey=key.pem,
+        systemd:domain=INET:index=0 (repeatable; default tcp:7707)."""
+        self["listen"].append(endpoint)
+
+    opt_l = opt_listen
+
+    def postOptions(self) -> None:
+        if not self["listen"]:
+            self["listen"] = [DEFAULT_ENDPOINT]
+        if self["log-format"] not in LOG_FORMATS:
+            raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
+        try:
+            self["limits"] = Limits(
+                max_connections=int(self["max-connections"]),
+                max_per_address=int(self["max-per-address"]),
+                max_tables_per_player=int(self["max-tables"]),
+                handshake_seconds=float(self["handshake-seconds"]),
+                ping_seconds=float(self["ping-seconds"]),
+                idle_seconds=float(self["idle-seconds"]),
+                rate=float(self["rate"]),
+                burst=int(self["burst"]),
+            )
+            self["settings"] = TableSettings(
+                turn_seconds=float(self["turn-seconds"]),
+                grace_seconds=float(self["grace-seconds"]),
+                bot_delay=float(self["bot-delay"]),
+            )
+        except ValueError as e:
+            raise usage.UsageError(str(e)) from None
+
+
+def rng_factory(seed: int | None) -> Callable[[], random.Random]:
+    """Where each table's randomness comes from: the OS (`secrets`), or a seeded chain."""
+    if seed is None:
+        return secrets.SystemRandom
+    master = random.Random(seed)
+    return lambda: random.Random(master.getrandbits(64))
+
+
+def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = None,
+                 limits: Limits | None = None,
+                 settings: TableSettings | None = None) -> ServerFactory:
+    """The whole server state (lobby, sessions, limits) behind one protocol factory."""
+    limits = limits or Limits()
+    settings = settings or TableSettings()
+    lobby = Lobby(clock, rng_factory(seed), settings, limits)
+    sessions = Sessions(clock, settings.grace_seconds)
+    return ServerFactory(name, lobby, sessions, limits, clock)
+
+
+def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
+    if fmt == "json":
+        return cast(ILogObserver, jsonFileLogObserver(out))
+    return cast(ILogObserver, textFileLogObserver(out))
+
+
+class ServerService(Service):
+    """Listens on every endpoint; on stop, tells clients and closes the listeners.
+
+    `ready` fires once every endpoint listens, or fails with the first that could not:
+    a server that cannot listen where it was told must not run quietly.
+    """
+
+    def __init__(self, factory: ServerFactory, endpoints: Sequence[str], clock: Any,
+                 seed: int | None = None, log_format: str = "text") -> None:
+        self.factory = factory
+        self.descriptions = list(endpoints)
+        self.seed = seed
+        self.log_format = log_format
+        self._reactor = clock
+        self.ports: list[Any] = []  # IListeningPort
+        self.ready: Deferred[Any] | None = None
+        self.failed = False
+
+    def setServiceParent(self, parent: IServiceCollection) -> None:
+        """Under twistd, `--log-format json` replaces twistd's text log (stdout)."""
+        super().setServiceParent(parent)  # type: ignore[no-untyped-call]
+        set_component = getattr(parent, "setComponent", None)
+        if self.log_format == "json" and set_component is not None:
+            set_component(ILogObserver, make_observer("json", sys.stdout))
+
+    def startService(self) -> None:
+        super().startService()  # type: ignore[no-untyped-call]
+        log.info("Pis Yedili server {version} ({name!r}) starting", version=server_version(),
+                 name=self.factory.name)
+        if self.seed is not None:
+            log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
+                     "tests and demos only, never on a server people play on. !!!",
+                     seed=self.seed)
+        listening = []
+        for desc in self.descriptions:
+            endpoint: Any = serverFromString(self._reactor, desc)  # type: ignore[no-untyped-call]
+            d = endpoint.listen(self.factory)
+            d.addCallback(self._listening, desc)
+            listening.append(d)
+        self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
+        self.ready.addErrback(self._cannot_listen)
+
+    def _listening(self, port: Any, desc: str) -> Any:
+        self.ports.append(port)
+        log.info("listening on {endpoint} ({address})", endpoint=desc,
+                 address=str(port.getHost()))
+        return port
+
+    def _cannot_listen(self, failure: Failure) -> None:
+        """Log why, and stop: better no server than one that is not where it was told."""
+        sub = getattr(failure.value, "subFailure", failure)
+        log.critical("cannot listen: {error}", error=sub.getErrorMessage())
+        self.failed = True
+        if self._reactor.running:
+            self._reactor.stop()
+
+    def stopService(self) -> Deferred[Any] | None:
+        super().stopService()  # type: ignore[no-untyped-call]
+        self.factory.shutdown()
+        ports, self.ports = self.ports, []
+        return DeferredList([d for d in (p.stopListening() for p in ports) if d is not None])
+
+
+def makeService(options: Options) -> ServerService:
+    """The twistd entry point (and the console script's): the server as a Service."""
+    from twisted.internet import reactor
+
+    factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
+                           limits=options["limits"], settings=options["settings"])
+    return ServerService(factory, options["listen"], reactor, seed=options["seed"],
+                         log_format=options["log-format"])
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`pisyedili-server`: run in the foreground, logging to stdout."""
+    options = Options()
+    try:
+        options.parseOptions(  # type: ignore[no-untyped-call]
+            list(argv) if argv is not None else None)
+    except usage.UsageError as e:
+        print(f"{sys.argv[0]}: {e}", file=sys.stderr)
+        print(f"Try '{sys.argv[0]} --help'.", file=sys.stderr)
+        raise SystemExit(2) from None
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
+    globalLogBeginner.beginLoggingTo([make_observer(options["log-format"], sys.stdout)],
+                                     redirectStandardIO=False)
+    service = makeService(options)
+    reactor.callWhenRunning(service.startService)
+    reactor.addSystemEventTrigger(
+        "before", "shutdown", lambda: service.stopService() if service.running else None)
+    reactor.run()
+    if service.failed:
+        raise SystemExit(1)

@@ -1,0 +1,191 @@
+"""A small protocol client and server harness for the network tests (real sockets).
+
+`WireClient` speaks the wire protocol with nothing but Twisted's `Int32StringReceiver`
+and `pisyedili.protocol`'s codec, as a third-party client would; it records every frame
+it receives (the hidden-information tests read them all) and validates each one
+against the schema, so a server message the schema refuses fails the test.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pisyedili.protocol.codec import decode, encode
+from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
+from pisyedili.protocol.schema import Direction, validate
+from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+from pisyedili.server.limits import Limits
+from pisyedili.server.net import ServerFactory
+from pisyedili.server.table import TableSettings
+from pisyedili.server.tap import make_factory
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
+from twisted.protocols.basic import Int32StringReceiver
+from twisted.python.failure import Failure
+
+Msg = dict[str, Any]
+Pred = Callable[[Msg], bool]
+
+TIMEOUT = 10.0
+FAST = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
+
+
+class WireClient(Int32StringReceiver):
+    MAX_LENGTH = MAX_SERVER_FRAME
+
+    def __init__(self, auto_pong: bool = True) -> None:
+        self.received: list[Msg] = []
+        self.invalid: list[tuple[Msg, str]] = []
+        self.cursor = 0
+        self.auto_pong = auto_pong
+        self.closed: Deferred[None] = Deferred()
+        self.is_closed = False
+        self.welcome: Msg = {}
+        self._ids = itertools.count(1)
+        self._waiters: list[tuple[Pred, Deferred[Msg]]] = []
+
+    # -- wire ---------------------------------------------------------------------------
+
+    def stringReceived(self, string: bytes) -> None:
+        msg = decode(string, SERVER_LIMITS)
+        try:
+            validate(msg, Direction.TO_CLIENT)
+        except Exception as e:  # recorded; tests assert there are none
+            self.invalid.append((msg, str(e)))
+        self.received.append(msg)
+        if self.auto_pong and msg["type"] == "ping":
+            self.send({"type": "pong", **({"id": msg["id"]} if "id" in msg else {})})
+        for waiter in list(self._waiters):
+            pred, d = waiter
+            if pred(msg) and not d.called:
+                self._waiters.remove(waiter)
+                d.callback(msg)
+
+    def connectionLost(self, reason: Failure | None = None) -> None:
+        self.is_closed = True
+        self.closed.callback(None)
+        for _, d in self._waiters:
+            if not d.called:
+                d.errback(ConnectionError(f"closed while waiting; got {self.types()}"))
+        self._waiters.clear()
+
+    def send(self, msg: Msg) -> None:
+        self.sendString(encode(msg))
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(data)
+
+    # -- waiting ------------------------------------------------------------------------
+
+    def wait(self, pred: Pred, timeout: float = TIMEOUT) -> Deferred[Msg]:
+        """The next message from the cursor on that matches `pred` (moves the cursor)."""
+        for i in range(self.cursor, len(self.received)):
+            if pred(self.received[i]):
+                self.cursor = i + 1
+                d: Deferred[Msg] = Deferred()
+                d.callback(self.received[i])
+                return d
+        self.cursor = len(self.received)
+        if self.is_closed:
+            d = Deferred()
+            d.errback(ConnectionError(f"closed; got {self.types()}"))
+            return d
+        d = Deferred()
+
+        def advance(msg: Msg) -> Msg:
+            self.cursor = len(self.received)
+            return msg
+
+        d.addCallback(advance)
+        self._waiters.append((pred, d))
+        d.addTimeout(timeout, reactor)
+        return d
+
+    def wait_type(self, type_: str, timeout: float = TIMEOUT, **match: Any) -> Deferred[Msg]:
+        return self.wait(lambda m: m["type"] == type_
+                         and all(m.get(k) == v for k, v in match.items()), timeout)
+
+    def request(self, type_: str, **fields: Any) -> Deferred[Msg]:
+        """Send a request with a fresh id; fires with the first reply carrying that id."""
+        rid = next(self._ids)
+        self.send({"type": type_, "id": rid, **fields})
+        return self.wait_for_id(rid)
+
+    def wait_for_id(self, rid: int) -> Deferred[Msg]:
+        for m in self.received:
+            if m.get("id") == rid and m["type"] != "ping":
+                d: Deferred[Msg] = Deferred()
+                d.callback(m)
+                return d
+        d = Deferred()
+        self._waiters.append((lambda m: m.get("id") == rid and m["type"] != "ping", d))
+        d.addTimeout(TIMEOUT, reactor)
+        return d
+
+    async def ok(self, type_: str, **fields: Any) -> Msg:
+        """A request that must succeed (anything but `error`)."""
+        reply = await self.request(type_, **fields)
+        assert reply["type"] != "error", reply
+        return reply
+
+    def types(self) -> list[str]:
+        return [m["type"] for m in self.received]
+
+    def errors(self) -> list[Msg]:
+        return [m for m in self.received if m["type"] == "error"]
+
+    def close(self) -> Deferred[None]:
+        if not self.is_closed and self.transport is not None:
+            self.transport.loseConnection()
+        return self.closed
+
+
+@dataclass
+class Server:
+    """A real server on a loopback port, and the clients connected to it."""
+
+    factory: ServerFactory
+    port: Any
+    clients: list[WireClient] = field(default_factory=list)
+
+    @classmethod
+    async def start(cls, clock: Any = None, settings: TableSettings = FAST,
+                    limits: Limits | None = None, seed: int | None = 7) -> Server:
+        factory = make_factory(clock or reactor, name="test server", seed=seed,
+                               limits=limits or Limits(), settings=settings)
+        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(factory)
+        return cls(factory, port)
+
+    async def connect(self, name: str | None = None, features: list[str] | None = None,
+                      auto_pong: bool = True, token: str | None = None) -> WireClient:
+        """A connected client; with `name`, it has said hello and got `welcome`."""
+        endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", self.port.getHost().port)
+        client = await connectProtocol(endpoint, WireClient(auto_pong))
+        self.clients.append(client)
+        if name is not None:
+            hello: Msg = {"protocol": PROTOCOL_VERSION, "name": name,
+                          "features": sorted(FEATURES) if features is None else features}
+            if token is not None:
+                hello["token"] = token
+            welcome = await client.request("hello", **hello)
+            assert welcome["type"] == "welcome", welcome
+            client.welcome = welcome
+        return client
+
+    async def stop(self) -> None:
+        for client in self.clients:
+            await client.close()
+        self.factory.shutdown()
+        for table in self.factory.lobby.tables():
+            table.close()
+        for session in self.factory.sessions.each():
+            if session.expiry is not None and session.expiry.active():
+                session.expiry.cancel()
+        await self.port.stopListening()
+        bad = [(c, m) for c in self.clients for m in c.invalid]
+        assert not bad, f"server sent messages the schema refuses: {bad[:3]}"

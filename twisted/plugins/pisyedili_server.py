@@ -1,0 +1,10 @@
+"""The twistd dropin: `twistd pisyedili` runs the server (see pisyedili.server.tap)."""
+
+from twisted.application.service import ServiceMaker
+
+pisyedili = ServiceMaker(
+    "Pis Yedili server",
+    "pisyedili.server.tap",
+    "A Pis Yedili (Dirty Seven) card game server.",
+    "pisyedili",
+)

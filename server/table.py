@@ -38,6 +38,7 @@ log = Logger()
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud to friends
 CODE_LENGTH = 6
+SPECTATOR_NAMES_SHOWN = 50
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,11 @@ class Table:
             "phase": self.phase,
             "private": self.private,
             "seats": [s.to_wire() for s in self._seats],
-            "spectators": [self._members[pid].name for pid in self._spectators],
+            # Names of the first spectators only: the message goes to every member on
+            # every change, so its size must not grow with a crowd.
+            "spectators": [self._members[pid].name
+                           for pid in self._spectators[:SPECTATOR_NAMES_SHOWN]],
+            "spectator_count": len(self._spectators),
         }
         if self.code is not None:
             info["code"] = self.code  # members only: the lobby row never has it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.participant import TableError
+from pisyedili.server.table import SPECTATOR_NAMES_SHOWN
 from test_table_kit import Fake, make_table
 
 
@@ -175,3 +176,15 @@ def test_rejoin_resends_snapshot_without_duplicating() -> None:
     t.join(rig.host)
     assert len(rig.host.of_type("table")) == 2
     assert len(t.members()) == 1 and t.seat_of(rig.host) == 0
+
+
+def test_a_crowd_of_spectators_does_not_grow_every_update() -> None:
+    rig = make_table("classic", 2)
+    t = rig.table
+    t.join(rig.host)
+    crowd = [Fake(f"W{i}") for i in range(SPECTATOR_NAMES_SHOWN + 10)]
+    for w in crowd:
+        t.join(w, spectate=True)
+    info = rig.host.last("table_update")["table"]
+    assert len(info["spectators"]) == SPECTATOR_NAMES_SHOWN
+    assert info["spectator_count"] == len(crowd) == t.summary()["spectators"]

@@ -79,6 +79,7 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("not_your_turn", "It is not your seat's decision."),
     ErrorCode("illegal_card", "That card cannot be played now (`rule` says why)."),
     ErrorCode("illegal_move", "That move is not allowed now (`rule` says why)."),
+    ErrorCode("card_not_in_hand", "The card played is not in your hand."),
     ErrorCode("deal_over", "The deal is over; no more moves."),
 )
 

@@ -81,6 +81,7 @@ TABLE_ID = ID
 PLAYER_ID = ID
 POINTS = IntT(-(2**31), 2**31 - 1, name="points")
 VERSION = IntT(0, 2**31 - 1, name="version")
+COUNT = IntT(0, L.MAX_ID, name="count")
 NAME = StrT(L.MAX_NAME, text=True)
 LABEL = StrT(L.MAX_LABEL)
 
@@ -159,7 +160,7 @@ TABLE_SUMMARY = MapT(
         req("taken", IntT(0, MAX_SEATS), "seats held by players or bots"),
         opt("free", IntT(0, MAX_SEATS), "open seats"),
         req("bots", IntT(0, MAX_SEATS), "seats held by bots"),
-        req("spectators", IntT(0, L.MAX_ID), "number of spectators"),
+        req("spectators", COUNT, "number of spectators"),
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
         req("private", BoolT(), "joined only by invite code"),
         opt("host", NAME, "the host's name"),
@@ -229,14 +230,15 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("name", StrT(L.MAX_TABLE_NAME, text=True), "table name"),
         opt("private", BoolT(), "joined only by invite code (default false)"),
         REQUEST_ID,
-    ), "Open a table; you join it as host, without a seat.", answer="`table`"),
+    ), "Open a table; you join it as its host and take seat 0.", answer="`table`"),
     MessageSpec("join_table", _S, (
         opt("table", TABLE_ID, "table id (public tables)"),
         opt("code", StrT(L.MAX_CODE), "invite code (any table)"),
         opt("spectate", BoolT(), "watch only (default false)"),
         REQUEST_ID,
-    ), "Join a table, by exactly one of `table` or `code`.", one_of=("table", "code"),
-        answer="`table`"),
+    ), "Join a table by exactly one of `table` or `code`. You take the first open seat, "
+       "unless you ask to spectate, no seat is open or a match is being played: then you "
+       "watch.", one_of=("table", "code"), answer="`table`"),
     MessageSpec("leave_table", _S, (REQUEST_ID,), "Leave your table (and your seat).",
                 answer="`ok`"),
     MessageSpec("sit", _S, (req("seat", SEAT, "an open seat"), REQUEST_ID),
@@ -245,16 +247,16 @@ _MESSAGES: tuple[MessageSpec, ...] = (
                 answer="`ok`"),
     MessageSpec("add_bot", _S, (
         req("seat", SEAT, "an open seat"),
-        opt("level", StrT(6, choices=BOT_LEVELS), "bot level (default easy)"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "bot level (default medium)"),
         REQUEST_ID,
     ), "Host only: put a bot on an open seat.", answer="`ok`"),
     MessageSpec("remove_bot", _S, (req("seat", SEAT, "a bot's seat"), REQUEST_ID),
                 "Host only: remove a bot.", answer="`ok`"),
     MessageSpec("ready", _S, (req("ready", BoolT(), "ready or not"), REQUEST_ID),
-                "Say whether your seat is ready to start.", answer="`ok`"),
+                "Seated players: say whether you are ready to start.", answer="`ok`"),
     MessageSpec("start", _S, (REQUEST_ID,),
-                "Host only: start the match once every seat is filled and ready.",
-                answer="`ok`"),
+                "Host only: start the match. Every seat must be filled and every human but "
+                "the host ready (the host's `start` is its ready).", answer="`ok`"),
     MessageSpec("move", _S, (req("move", MOVE, "one of the legal moves of `turn`"),
                              REQUEST_ID),
                 "Make a move in the current deal.", answer="`ok`, or `error` naming the rule"),
@@ -264,7 +266,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
             "default: `table` when at a table, else `lobby`"),
         REQUEST_ID,
     ), "Say something in the lobby or at your table.", feature="chat",
-        answer="`ok`; the line comes back as `chat`"),
+        answer="no `ok`: the line comes back as `chat` to everyone in scope, you included"),
     MessageSpec("rematch", _S, (req("agree", BoolT(), "agree to play again"), REQUEST_ID),
                 "After the match, agree (or not) to a new one with the same seats.",
                 feature="rematch", answer="`ok`"),
@@ -290,6 +292,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("versions", ListT(VERSION, 64), "versions the server speaks"),
         opt("retry_after", FloatT(0, 3600), "seconds to wait (`rate_limited`)"),
         opt("limit", IntT(0, L.MAX_ID), "the limit that was exceeded"),
+        opt("seat", SEAT, "the seat the refusal is about"),
+        opt("feature", LABEL, "the feature to ask for (`feature_not_negotiated`)"),
         REPLY_ID,
     ), "A refusal; nothing changed."),
     MessageSpec("ok", _C, (REPLY_ID,), "A request succeeded."),
@@ -397,11 +401,17 @@ def request_id(msg: Mapping[str, Any]) -> int | None:
     return value
 
 
+# The named shapes messages share, each documented once in docs/protocol.md.
+SHAPES: dict[str, MapT | TaggedT] = {
+    t.name: t
+    for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO, TURN,
+              VIEW, EVENT, RESULT)
+}
+
+
 def schema_data() -> dict[str, Any]:
     """The whole schema as plain data (JSON-serialisable), for tools in any language."""
     return {
         "messages": [m.to_data() for m in _MESSAGES],
-        "shapes": {t.name: t.to_data() for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO,
-                                                  TABLE_SUMMARY, YOU, MATCH_INFO, TURN, VIEW,
-                                                  EVENT, RESULT)},
+        "shapes": {name: t.to_data() for name, t in SHAPES.items()},
     }

@@ -306,6 +306,7 @@ class Table:
     def sit(self, p: Participant, seat: int) -> None:
         self._present(p)
         self._check_changeable()
+        self._require_member(p)
         target = self._seat(seat)
         if target.kind != "open":
             raise TableError("seat_taken", f"seat {seat} is not open", seat=seat)

@@ -82,6 +82,9 @@ def test_seat_refusals() -> None:
     stranger = Fake("S")
     refused("not_at_table", t.set_ready, stranger, True)
     refused("not_at_table", t.chat, stranger, "hi")
+    refused("not_at_table", t.sit, stranger, 1)
+    refused("not_at_table", t.stand, stranger)
+    refused("not_at_table", t.move, stranger, {"kind": "draw"})
 
 
 def test_sit_moves_and_stand_watches() -> None:

@@ -158,7 +158,8 @@ class ClientApp:
         if kind == "ok" and asked is not None and asked.get("type") == "leave_table":
             self.state.left_table()
             self.show([("class:dim", "you left the table")])
-            self._send({"type": "lobby_subscribe"})  # back in the lobby: show the tables
+            if not self._quit:
+                self._send({"type": "lobby_subscribe"})  # back in the lobby: show the tables
         lines = self.state.handle(msg, self.now())
         for line in lines:
             self.show(line)
@@ -236,7 +237,7 @@ class ClientApp:
             try:
                 text = await self.session.prompt_async()
             except (EOFError, KeyboardInterrupt):
-                break
+                self._quit = True
             self.submit(text)
         await self.close()
 
@@ -247,4 +248,4 @@ class ClientApp:
         if self.conn.connected and self.state.at_table:
             self._send({"type": "leave_table"})
             await asyncio.sleep(0.05)  # let the request reach the socket before closing
-        await self.conn.stop()
+        await self.conn.stop().asFuture(asyncio.get_running_loop())

@@ -9,6 +9,7 @@ bots, ready, start.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -45,7 +46,7 @@ async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
     factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
                            settings=settings)
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
-    return await endpoint.listen(factory)  # an IListeningPort
+    return await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
 
 
 class Autopilot:
@@ -124,4 +125,6 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
     try:
         await app.run()
     finally:
-        await port.stopListening()
+        stopped = port.stopListening()
+        if stopped is not None:
+            await stopped.asFuture(asyncio.get_running_loop())

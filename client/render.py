@@ -144,17 +144,56 @@ def legal_hint(legal: Sequence[Dict], look: Look) -> Fragments:
 
 
 def seat_names(table: Dict | None, my_seat: int | None) -> dict[int, str]:
-    """Seat number → what the log calls that seat ("you" for ours)."""
+    """Seat number → what the log calls that seat: "you", a player's name, "bot 3".
+
+    Bots are named by seat (the server may call every bot the same); players who share
+    a name get their seat number added, so the log is never ambiguous.
+    """
+    seats = [s for s in (table or {}).get("seats", []) or [] if isinstance(s, Mapping)]
+    humans = [str(s.get("name", "")) for s in seats if s.get("kind") == "human"]
     names: dict[int, str] = {}
-    for s in (table or {}).get("seats", []) or []:
-        n = int(s.get("seat", len(names)))
+    for i, s in enumerate(seats):
+        n = int(s.get("seat", i))
+        name = str(s.get("name") or "")
         if n == my_seat:
             names[n] = "you"
         elif s.get("kind") == "bot":
-            names[n] = s.get("name") or f"bot {n + 1}"
+            names[n] = f"bot {n + 1}"
+        elif s.get("kind") == "human" and name:
+            names[n] = name if humans.count(name) == 1 else f"{name} ({n + 1})"
         else:
-            names[n] = s.get("name") or f"seat {n + 1}"
+            names[n] = f"seat {n + 1}"
     return names
+
+
+def seat_changes(before: Dict | None, after: Dict, my_seat: int | None) -> list[Fragments]:
+    """What changed at a table between two `table_update`s, one short line each."""
+    old = {int(s.get("seat", 0)): s for s in (before or {}).get("seats", []) or []}
+    lines: list[Fragments] = []
+    names = seat_names(after, my_seat)
+    for s in after.get("seats", []) or []:
+        n = int(s.get("seat", 0))
+        was = old.get(n, {})
+        who = names.get(n, f"seat {n + 1}")
+        kind = s.get("kind")
+        if kind != was.get("kind") or s.get("name") != was.get("name"):
+            if kind == "open":
+                lines.append([("", f"seat {n + 1} is open")])
+            elif kind == "bot":
+                level = f" ({s['level']})" if s.get("level") else ""
+                lines.append([("", f"{who}{level} takes seat {n + 1}")])
+            else:
+                lines.append([("", f"{s.get('name', who)} sits at seat {n + 1}")])
+        elif kind == "human":
+            if s.get("ready") != was.get("ready"):
+                be = _be(who) if s.get("ready") else _be(who) + " not"
+                lines.append([("", f"{who} {be} ready")])
+            if s.get("connected") != was.get("connected") and "connected" in was:
+                lines.append([("class:dim", f"{who} " + (
+                    "is back" if s.get("connected") else "lost the connection"))])
+    if before is not None and after.get("phase") != before.get("phase"):
+        lines.append([("class:title", f"table is now {after.get('phase')}")])
+    return lines
 
 
 def _who(seat: object, names: Mapping[int, str]) -> str:
@@ -164,6 +203,10 @@ def _who(seat: object, names: Mapping[int, str]) -> str:
 
 
 # --------------------------------------------------------------------------- events
+
+
+def _be(who: str) -> str:
+    return "are" if who == "you" else "is"
 
 
 def _plural(n: int, word: str) -> str:
@@ -197,7 +240,7 @@ def event(e: Dict, names: Mapping[int, str], look: Look) -> Fragments:
         count = e.get("count", "?")
         return [("class:red", f"{who} must draw {count} or answer with a 7 (C11, K7)")]
     if kind == "skip":
-        return [("", f"{who} is skipped (8, C9)")]
+        return [("", f"{who} {_be(who)} skipped (8, C9)")]
     if kind == "reverse":
         return [("", "10: the direction of play is reversed (C10)")]
     if kind == "bounce":
@@ -222,6 +265,10 @@ def event(e: Dict, names: Mapping[int, str], look: Look) -> Fragments:
         return out
     if kind == "deal_end":
         return []  # the `deal_end` message that follows shows the whole result
+    if kind == "deal_start":
+        dealer = _who(e.get("dealer"), names)
+        return [("class:title", f"— deal {e.get('deal_no', '')} —" if look.unicode
+                 else f"-- deal {e.get('deal_no', '')} --"), ("", f" {dealer} dealt")]
     details = ", ".join(f"{k} {v}" for k, v in e.items() if k not in ("event", "seat"))
     return [("", f"{who}: {kind.replace('_', ' ')}" + (f" ({details})" if details else ""))]
 
@@ -230,12 +277,17 @@ def deal_result(result: Dict, totals: Sequence[Any], names: Mapping[int, str],
                 look: Look) -> list[Fragments]:
     """End of a deal: every hand revealed, each seat's points, the totals (C13-C15, K12-K14)."""
     winner = result.get("winner")
-    reason = str(result.get("reason", "") or "").replace("_", " ")
+    who = _who(winner, names)
+    if result.get("reason") == "stock_out":  # C15, K6
+        head = "deal over: the stock ran out; " + (
+            f"{who} {'have' if who == 'you' else 'has'} the lowest hand" if winner is not None
+            else "no winner")
+    elif winner is not None:
+        head = f"deal over: {who} went out"
+    else:
+        head = "deal over"
     mult = result.get("multiplier", 1)
-    head = "deal over: " + (f"{_who(winner, names)} won" if winner is not None else "no winner")
-    if reason:
-        head += f" ({reason})"
-    if mult and mult != 1:
+    if mult and mult != 1:  # C14, K13
         head += f", penalties ×{mult}" if look.unicode else f", penalties x{mult}"
     lines: list[Fragments] = [[("class:title", head)]]
     hands = result.get("hands") or []
@@ -305,8 +357,8 @@ def table_summary(table: Dict, my_seat: int | None) -> list[Fragments]:
         n = int(s.get("seat", 0))
         kind = s.get("kind", "open")
         label = "(open)" if kind == "open" else str(s.get("name", kind))
-        if kind == "bot" and s.get("level"):
-            label += f" [bot, {s['level']}]"
+        if kind == "bot":
+            label = f"bot {n + 1}" + (f" ({s['level']})" if s.get("level") else "")
         if s.get("ready") and kind != "open":
             label += " ready"
         if kind == "human" and s.get("connected") is False:

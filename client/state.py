@@ -92,6 +92,8 @@ class ClientState:
         self.token = msg.get("token") or self.token
         self.name = msg.get("name") or self.name
         self.server = f"{msg.get('server', '')} {msg.get('version', '')}".strip()
+        if msg.get("resumed"):
+            return [[("class:good", "reconnected: your session and seat are back")]]
         return [[("class:good", f"connected to {self.server or 'server'} as {self.name}")]]
 
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:
@@ -159,10 +161,7 @@ class ClientState:
             for s in self.table.get("seats", []) or []:
                 if s.get("player") == self.player:
                     self.my_seat = s.get("seat")
-        if before is None or before.get("seats") != (self.table or {}).get("seats"):
-            if self.view is None:
-                return render.table_summary(self.table or {}, self.my_seat)
-        return []
+        return render.seat_changes(before, self.table or {}, self.my_seat)
 
     def _on_event(self, msg: Message, now: float) -> list[Fragments]:
         if msg.get("view"):

@@ -110,13 +110,21 @@ def test_deal_result_reveals_every_hand_and_the_points() -> None:
     result = {"reason": "out", "winner": 1, "multiplier": 2, "points": [30, 0, 50],
               "hands": [["Qd", "Jc"], [], ["7h", "7s", "Kd"]]}
     lines = [plain(f) for f in render.deal_result(result, [42, 40, 50], NAMES, UNI)]
-    assert lines[0] == "deal over: ayse won (out), penalties ×2"
+    assert lines[0] == "deal over: ayse went out, penalties ×2"
     assert "J♣ Q♦" in lines[1] and "+30 → 42" in lines[1]
     assert "(out)" in lines[2]
     assert "7♥ 7♠ K♦" in lines[3]
 
 
 @pytest.mark.rule("C16")
+@pytest.mark.rule("C15")
+def test_a_stock_out_names_the_lowest_hand() -> None:
+    result = {"reason": "stock_out", "winner": 0, "multiplier": 1, "points": [3, 20, 9],
+              "hands": [["3c"], ["7h"], ["9d"]]}
+    head = plain(render.deal_result(result, [3, 20, 9], NAMES, UNI)[0])
+    assert head == "deal over: the stock ran out; you have the lowest hand"
+
+
 def test_match_result_lists_totals_lowest_first_and_offers_a_rematch() -> None:
     lines = [plain(f) for f in render.match_result([80, 35, 120], [1], NAMES)]
     assert lines[0] == "match over: ayse won"

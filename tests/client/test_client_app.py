@@ -1,0 +1,147 @@
+"""The prompt_toolkit client against the real server on loopback, in this process.
+
+The app reads from a pipe (what a person would type) and writes to a dummy output; the
+server is the embedded one of `pisyedili play`, on an asyncio reactor instance of its
+own (pytest-twisted has installed a different global reactor), sharing one loop with
+the client exactly as the real command does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import pytest
+from pisyedili.client import cards
+from pisyedili.client.app import ClientApp
+from pisyedili.client.offline import OfflineOptions, play
+from pisyedili.client.parse import move_inputs
+from pisyedili.client.render import Look
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from twisted.internet.asyncioreactor import AsyncioSelectorReactor
+
+TIMEOUT = 20.0
+
+
+@pytest.fixture
+def pipe() -> Iterator[PipeInput]:
+    with create_pipe_input() as p:
+        yield p
+
+
+def run(scenario: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
+    """Run `scenario(reactor)` on a fresh loop with an asyncio reactor bound to it."""
+    loop = asyncio.new_event_loop()
+    try:
+        reactor = AsyncioSelectorReactor(loop)
+        loop.run_until_complete(asyncio.wait_for(scenario(reactor), TIMEOUT))
+        reactor.removeAll()
+    finally:
+        loop.close()
+
+
+async def until(app: ClientApp, ready: Callable[[], bool], what: str) -> None:
+    """Wait for server messages until `ready()` holds."""
+    async with asyncio.timeout(TIMEOUT / 2):
+        while not ready():
+            app.changed.clear()
+            await app.changed.wait()
+    assert ready(), what
+
+
+def in_log(app: ClientApp, text: str) -> bool:
+    return any(text in line for line in app.log)
+
+
+def start(app: ClientApp, reactor: Any, opts: OfflineOptions) -> asyncio.Task[None]:
+    return asyncio.get_running_loop().create_task(play(app, reactor, "tester", opts))
+
+
+@pytest.mark.rule("C13")
+@pytest.mark.rule("C4")
+def test_a_whole_deal_played_by_typed_moves(pipe: PipeInput) -> None:
+    app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                    output=DummyOutput())
+    opts = OfflineOptions(rules="classic", bots=2, seed=7, bot_delay=0.0)
+    typed: list[str] = []
+
+    def refusals() -> int:
+        return sum("[illegal_" in line for line in app.log)
+
+    def grew(before: int) -> Callable[[], bool]:
+        return lambda: len(app.log) > before
+
+    async def scenario(reactor: Any) -> None:
+        task = start(app, reactor, opts)
+        refused_once = by_index_once = False
+        while True:
+            await until(app, lambda: app.state.my_turn or in_log(app, "deal over"),
+                        "our turn or the deal's end")
+            if in_log(app, "deal over"):
+                break
+            legal, hand = app.state.legal, [c.lower() for c in app.state.hand()]
+            assert "your move:" in app.status_text(), "the status shows what we may do"
+            offered = move_inputs(legal)
+            illegal = [c for c in hand if c not in offered and not c.startswith("j")]
+            if not refused_once and illegal and "draw" in offered:
+                # A held card the server did not offer: its refusal names the rule (C4).
+                refused_once, before = True, refusals()
+                pipe.send_text(illegal[0] + "\r")
+                await until(app, lambda b=before: refusals() > b, "a refusal")  # type: ignore[misc]
+                assert app.state.my_turn, "after a refused move the prompt stays"
+                continue
+            choice = offered[0]
+            before = len(app.log)
+            if not by_index_once and choice in hand:
+                by_index_once = True
+                pipe.send_text(f"{hand.index(choice) + 1}\r")  # the card's number as shown
+                await until(app, grew(before), "the move's event")
+                assert f"you played {cards.parse_card(choice)}" in app.log[before]
+            else:
+                pipe.send_text(choice + "\r")
+                await until(app, grew(before), "the move's event")
+            typed.append(choice)
+        pipe.send_text("/quit\r")
+        await task
+
+    run(scenario)
+    assert typed, "we made moves"
+    assert refusals() == 1
+    assert in_log(app, "you played") or in_log(app, "you drew"), "our moves reached the log"
+    result = [ln for ln in app.log if "deal over" in ln]
+    assert len(result) == 1
+    # Every hand is revealed with its points and total, one line per seat (C13).
+    rows = app.log[app.log.index(result[0]) + 1:][:3]
+    assert all("->" in row for row in rows), rows
+    assert any(ln.startswith("  you ") for ln in rows)
+
+
+@pytest.mark.rule("C7")
+def test_reconnection_resumes_the_seat_with_the_same_hand(pipe: PipeInput) -> None:
+    app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                    output=DummyOutput())
+    opts = OfflineOptions(rules="classic", bots=1, seed=11, bot_delay=0.0)
+
+    async def scenario(reactor: Any) -> None:
+        task = start(app, reactor, opts)
+        await until(app, lambda: app.state.my_turn, "our first turn")
+        hand, seat = app.state.hand(), app.state.my_seat
+        assert app.conn is not None
+        app.conn.drop()
+        await until(app, lambda: in_log(app, "connection to the server lost"), "the drop")
+        assert "reconnecting" in app.log[-1] or in_log(app, "reconnecting")
+        await until(app, lambda: app.conn is not None and app.conn.connected
+                    and app.state.my_turn, "resumed with our turn")
+        assert app.state.my_seat == seat
+        assert app.state.hand() == hand, "the snapshot gives back the same hand"
+        # And the game goes on: a move is accepted.
+        before = len(app.log)
+        pipe.send_text(move_inputs(app.state.legal)[0] + "\r")
+        await until(app, lambda: len(app.log) > before, "the move's event")
+        assert not any("[" in ln and "]" in ln for ln in app.log[before:]), app.log[before:]
+        pipe.send_text("/quit\r")
+        await task
+
+    run(scenario)

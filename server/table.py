@@ -438,7 +438,12 @@ class Table:
             member.send(msg)
 
     def _send_snapshot(self, p: Participant) -> None:
-        p.send(self.snapshot_for(p))
+        """The snapshot, then (if `p` must act) the `turn` it holds, for clients that
+        only act on `turn` messages."""
+        snapshot = self.snapshot_for(p)
+        p.send(snapshot)
+        if "turn" in snapshot:
+            p.send(snapshot["turn"])
 
     def _changed(self, exclude: Participant | None = None) -> None:
         """Seats, members or phase changed: members get `table_update`, the lobby a call."""
@@ -561,8 +566,11 @@ class Table:
             prompt["deadline"] = round(max(0.0, self._deadline - self._clock.seconds()), 3)
         return prompt
 
-    def _prompt_current(self) -> None:
-        """Whoever must decide now is asked: a human by `turn`, a bot via the clock."""
+    def _prompt_current(self, send: bool = True) -> None:
+        """Whoever must decide now is asked: a human by `turn`, a bot via the clock.
+
+        With `send` False the timers start but the caller delivers the prompt (in a
+        snapshot)."""
         self._cancel_turn()
         if self.closed or self._match is None or self._match.deal.over:
             return
@@ -578,7 +586,7 @@ class Table:
             self._turn_call = self._clock.callLater(self.settings.turn_seconds,
                                                     self._expire, serial)
         prompt = self._prompt_for(seat.index)
-        if prompt is not None and seat.player is not None:
+        if send and prompt is not None and seat.player is not None:
             seat.player.send(prompt)
 
     def _cancel_turn(self) -> None:
@@ -739,9 +747,9 @@ class Table:
             self._seats[index].held = None
             self._seats[index].timeouts = 0
         self._changed(exclude=p)
-        self._send_snapshot(p)
         if reclaim and self._acting(index):
-            self._prompt_current()
+            self._prompt_current(send=False)  # a fresh deadline, told in the snapshot
+        self._send_snapshot(p)
 
     # -- chat and rematch ---------------------------------------------------------------
 

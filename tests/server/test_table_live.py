@@ -299,3 +299,40 @@ def test_rematch_after_a_player_left_waits_for_the_seat_to_be_filled() -> None:
     t.add_bot(a, 1, "easy")
     assert t.phase == "playing", "the bot agrees, so everyone has"
     assert a.last("table_update")["table"]["seats"][1]["kind"] == "bot"
+
+
+def test_reconnecting_seat_to_act_gets_snapshot_then_its_turn() -> None:
+    rig, a, b = two_humans(turn_seconds=30.0, grace_seconds=10.0, max_timeouts_before_bot=5)
+    t = rig.table
+    gone = actor_of(rig, a, b)
+    gone.connected = False
+    t.disconnected(gone)
+    rig.clock.advance(4)
+    gone.connected = True
+    t.reconnected(gone)  # within grace: the clock kept running
+    snap, turn = gone.inbox[-2:]
+    assert (snap["type"], turn["type"]) == ("table", "turn")
+    assert turn["deadline"] == snap["turn"]["deadline"] == 26.0
+
+
+
+def test_reclaiming_from_a_stand_in_gives_a_fresh_deadline() -> None:
+    rig, a, b = two_humans(turn_seconds=30.0, grace_seconds=10.0, bot_delay=5.0)
+    t = rig.table
+    gone = actor_of(rig, a, b)
+    seat = t.seat_of(gone)
+    gone.connected = False
+    t.disconnected(gone)
+    rig.clock.advance(10)  # grace over: the stand-in will move after its delay
+    assert seat_info(b if gone is a else a, seat)["held_by_bot"] == "disconnected"
+    rig.clock.advance(2)
+    assert t.match.deal.to_act == seat
+    gone.connected = True
+    t.reconnected(gone)
+    snap, turn = gone.inbox[-2:]
+    assert (snap["type"], turn["type"]) == ("table", "turn")
+    assert turn["deadline"] == snap["turn"]["deadline"] == 30.0
+    assert "held_by_bot" not in snap["table"]["seats"][seat]
+    rig.clock.advance(29)  # the stand-in's pending move was called off
+    assert t.match.deal.to_act == seat
+    t.move(gone, turn["moves"][0])

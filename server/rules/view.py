@@ -23,7 +23,7 @@ from .deal import (
 )
 from .match import Match
 from .options import Options
-from .result import DealResult
+from .result import REASON_OUT, DealResult
 
 
 def _check_seat(seat: int | None, players: int) -> None:
@@ -149,4 +149,7 @@ def deal_from_view(
             points=tuple(r["points"]),
             hands=tuple(tuple(h) for h in full),
         )
+        if d.result.reason == REASON_OUT and d.result.winner is not None:
+            d.out_seat = d.result.winner
+            d.multiplier = d.result.multiplier
     return d

@@ -346,12 +346,16 @@ def lobby(tables: Iterable[Dict]) -> list[Fragments]:
             [("class:dim", "/join ID to sit down, /watch ID to spectate, /create to open one")]]
 
 
-def table_summary(table: Dict, my_seat: int | None) -> list[Fragments]:
+def sep(look: Look) -> str:
+    return " · " if look.unicode else " | "
+
+
+def table_summary(table: Dict, my_seat: int | None, look: Look = Look()) -> list[Fragments]:
     """Who sits where at a table that is not playing yet."""
     head = f"table #{table.get('id', '?')} {table.get('name', '')}".rstrip()
-    head += f" · {table.get('rules', '?')} · {table.get('phase', '')}"
+    head += f"{sep(look)}{table.get('rules', '?')}{sep(look)}{table.get('phase', '')}"
     if table.get("code"):
-        head += f" · invite code {table['code']}"
+        head += f"{sep(look)}invite code {table['code']}"
     lines: list[Fragments] = [[("class:title", head)]]
     for s in table.get("seats", []) or []:
         n = int(s.get("seat", 0))
@@ -395,16 +399,17 @@ def status(
     rules = view.get("rules", "")
     deal_no = view.get("deal_no")
     line1: Fragments = [("class:title", f"{rules}"), ("", f" deal {deal_no}" if deal_no else "")]
-    line1 += [("", " · top ")] + (card(top, look) if top else [("class:dim", "none")])
+    line1 += [("", f"{sep(look)}top ")] + (card(top, look) if top else [("class:dim", "none")])
     if view.get("named_suit"):
         line1 += [("", " named "), *suit(view["named_suit"], look)]
     if view.get("penalty"):
-        line1 += [("class:red", f" · 7s penalty {view['penalty']}")]
-    line1 += [("", f" · stock {view.get('stock', '?')}")]
+        line1 += [("class:red", f"{sep(look)}7s penalty {view['penalty']}")]
+    line1 += [("", f"{sep(look)}stock {view.get('stock', '?')}")]
     direction = view.get("direction")
     if direction in (1, -1):
-        line1 += [("class:dim", " · play goes " + ("→" if direction == 1 else "←")
-                   if look.unicode else " · dir " + ("+" if direction == 1 else "-"))]
+        arrow = ("→" if direction == 1 else "←") if look.unicode else (
+            "->" if direction == 1 else "<-")
+        line1 += [("class:dim", f"{sep(look)}play goes {arrow}")]
 
     turn = view.get("turn") if turn_seat is None else turn_seat
     counts = view.get("hand_counts") or []
@@ -446,7 +451,7 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
                       ("", f" {_who(muamele.get('seat'), names)} picks "
                            f"{muamele.get('picks_left', muamele.get('picks', '?'))} more: ")]
     for i in range(size):
-        out.append(("class:dim" if i in taken else "", f"{i + 1}{'·' if i in taken else back} "))
+        out.append(("class:dim" if i in taken else "", f"{i + 1}{'x' if i in taken else back} "))
     picked = muamele.get("picked") or []
     if picked:
         out += [("", "picked "), *card_list(picked, look)]

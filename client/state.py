@@ -66,8 +66,8 @@ class ClientState:
     def status(self, now: float) -> list[Fragments]:
         if self.view is None:
             if self.table is not None:
-                return render.table_summary(self.table, self.my_seat)
-            return [[("class:dim", f"lobby · {len(self.lobby)} tables · /help for commands")]]
+                return render.table_summary(self.table, self.my_seat, self.look)
+            return [[("class:dim", f"lobby: {len(self.lobby)} tables; /help for commands")]]
         return render.status(self.view, self.names(), self.my_seat, self.look, self.legal,
                              self.turn_seat, render.time_left(self.deadline_at, now))
 
@@ -148,7 +148,7 @@ class ClientState:
         self.turn_seat = (self.view or {}).get("turn")
         self.deadline_at = None
         self.match_over = (self.table or {}).get("phase") == "over"
-        lines = render.table_summary(self.table or {}, self.my_seat)
+        lines = render.table_summary(self.table or {}, self.my_seat, self.look)
         if isinstance(msg.get("turn"), Mapping):  # the pending prompt rides in the snapshot
             self._on_turn(msg["turn"], now)
         return lines

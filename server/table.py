@@ -21,7 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CHAT
+from pisyedili.protocol.types import StrT
 from pisyedili.server import rules as engine
 from pisyedili.server.bot_seat import BotPlayer, make_bot
 from pisyedili.server.default_move import default_move
@@ -757,12 +759,11 @@ class Table:
         self._present(p)
         self._check_open()
         self._require_member(p)
-        if not isinstance(text, str) or not text.strip():
-            raise TableError("bad_field", "chat text must not be empty", field="text")
-        if len(text) > self.settings.chat_max_chars:
-            raise TableError("bad_field",
-                             f"chat text is limited to {self.settings.chat_max_chars} characters",
-                             field="text", limit=self.settings.chat_max_chars)
+        try:  # the schema's rule for text shown to others: one line, no controls
+            StrT(self.settings.chat_max_chars, text=True).check(text, "text")
+        except ProtocolError as e:
+            raise TableError("bad_field", f"chat {e.message}", field="text",
+                             limit=self.settings.chat_max_chars) from None
         seat = self.seat_of(p)
         self._send_all({"type": "chat", "scope": "table", "table": self.id, "name": p.name,
                         "seat": seat, "spectator": seat is None, "text": text.strip()})

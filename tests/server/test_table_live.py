@@ -243,9 +243,11 @@ def test_chat_marks_players_and_spectators_and_limits_length() -> None:
     with pytest.raises(TableError) as info:
         t.chat(w, "x" * (FAST.chat_max_chars + 1))
     assert info.value.code == "bad_field"
-    with pytest.raises(TableError) as info:
-        t.chat(w, "   ")
-    assert info.value.code == "bad_field"
+    for bad in ("   ", "bell\x07", "two\nlines", "\u202eevil"):
+        with pytest.raises(TableError) as info:
+            t.chat(w, bad)
+        assert info.value.code == "bad_field"
+    assert len(w.of_type("chat")) == 2, "refused lines reach no one"
 
 
 # -- rematch --------------------------------------------------------------------------

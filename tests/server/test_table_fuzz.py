@@ -1,0 +1,136 @@
+"""Any sequence of commands, sensible or not, leaves a table consistent (issue 3:
+bad input never crashes anything; refusals are `TableError`s with registered codes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pisyedili.protocol.errors import ERRORS
+from pisyedili.server.participant import TableError
+from test_table_kit import Fake, Rig, make_table, run_clock
+
+PEOPLE = 4
+MOVES: list[Any] = [
+    {"kind": "draw"}, {"kind": "pass"}, {"kind": "pick", "position": 0},
+    {"kind": "play", "card": "7h"}, {"kind": "play", "card": "Jc", "suit": "h"},
+    {"kind": "play", "card": "nope"}, {"kind": "jump"}, "draw", None, 7,
+]
+
+command = st.one_of(
+    st.tuples(st.just("join"), st.integers(0, PEOPLE - 1), st.booleans()),
+    st.tuples(st.just("leave"), st.integers(0, PEOPLE - 1)),
+    st.tuples(st.just("sit"), st.integers(0, PEOPLE - 1), st.integers(-1, 4)),
+    st.tuples(st.just("stand"), st.integers(0, PEOPLE - 1)),
+    st.tuples(st.just("add_bot"), st.integers(0, PEOPLE - 1), st.integers(0, 3),
+              st.sampled_from(["easy", "medium", "nope"])),
+    st.tuples(st.just("remove_bot"), st.integers(0, PEOPLE - 1), st.integers(0, 3)),
+    st.tuples(st.just("ready"), st.integers(0, PEOPLE - 1), st.booleans()),
+    st.tuples(st.just("start"), st.integers(0, PEOPLE - 1)),
+    st.tuples(st.just("move"), st.integers(0, PEOPLE - 1), st.integers(0, len(MOVES))),
+    st.tuples(st.just("chat"), st.integers(0, PEOPLE - 1), st.text(max_size=5)),
+    st.tuples(st.just("rematch"), st.integers(0, PEOPLE - 1), st.booleans()),
+    st.tuples(st.just("drop"), st.integers(0, PEOPLE - 1)),
+    st.tuples(st.just("back"), st.integers(0, PEOPLE - 1)),
+    st.tuples(st.just("wait"), st.sampled_from([0.0, 1.0, 31.0, 61.0])),
+    # Macros that reach play often enough to matter.
+    st.tuples(st.just("fill_and_start"), st.integers(0, PEOPLE - 1)),
+    st.tuples(st.just("play"), st.integers(0, 5)),
+)
+
+
+def step(rig: Rig, people: list[Fake], cmd: tuple[Any, ...]) -> None:
+    t = rig.table
+    kind = cmd[0]
+    if kind == "wait":
+        rig.clock.advance(cmd[1])
+        run_clock(rig.clock)
+        return
+    if kind == "play":
+        for _ in range(cmd[1] * 10):
+            actor = next((q for q in people if t.match is not None and not t.match.deal.over
+                          and t.seat_of(q) == t.match.deal.to_act and q.of_type("turn")), None)
+            if actor is None or t.phase != "playing":
+                break
+            t.move(actor, actor.last("turn")["moves"][0])
+            run_clock(rig.clock)
+        return
+    p = people[cmd[1]]
+    if kind == "fill_and_start":
+        for seat in range(len(t.snapshot_for(p)["table"]["seats"])):
+            if t.snapshot_for(p)["table"]["seats"][seat]["kind"] == "open":
+                t.add_bot(p, seat, "easy")
+        t.start(p)
+    elif kind == "join":
+        t.join(p, spectate=cmd[2])
+    elif kind == "leave":
+        t.leave(p)
+    elif kind == "sit":
+        t.sit(p, cmd[2])
+    elif kind == "stand":
+        t.stand(p)
+    elif kind == "add_bot":
+        t.add_bot(p, cmd[2], cmd[3])
+    elif kind == "remove_bot":
+        t.remove_bot(p, cmd[2])
+    elif kind == "ready":
+        t.set_ready(p, cmd[2])
+    elif kind == "start":
+        t.start(p)
+    elif kind == "move":
+        prompt = p.of_type("turn")
+        wire = prompt[-1]["moves"][0] if cmd[2] == len(MOVES) and prompt else \
+            MOVES[cmd[2] % len(MOVES)]
+        t.move(p, wire)
+    elif kind == "chat":
+        t.chat(p, cmd[2])
+    elif kind == "rematch":
+        t.rematch(p, cmd[2])
+    elif kind == "drop" and p.connected:
+        p.connected = False
+        t.disconnected(p)
+    elif kind == "back" and not p.connected:
+        p.connected = True
+        t.reconnected(p)
+    run_clock(rig.clock)
+
+
+def check(rig: Rig, people: list[Fake]) -> None:
+    t = rig.table
+    if t.closed:
+        return
+    members = {m.player_id for m in t.members()}
+    for p in people:
+        snap = t.snapshot_for(p)
+        seats = [s for s in snap["table"]["seats"] if s.get("player") == int(p.player_id)]
+        if p.player_id in members:
+            assert len(seats) + snap["you"]["spectator"] == 1, "seated once, or watching"
+        else:
+            assert not seats, "a non-member holds no seat"
+    assert t.phase in ("waiting", "playing", "over")
+    if t.phase == "playing":
+        assert t.match is not None
+        assert snap["match"] is not None
+    assert (t.host is None) == (not members)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([("classic", 3), ("cardiva", 2), ("classic", 4)]),
+       st.lists(command, max_size=40))
+def test_random_commands_never_break_a_table(shape: tuple[str, int],
+                                             cmds: list[tuple[Any, ...]]) -> None:
+    rules, seats = shape
+    people = [Fake(f"P{i}") for i in range(PEOPLE)]
+    rig = make_table(rules, seats, host=people[0], match_end="deals:1"
+                     if rules == "classic" else "points:30")
+    rig.table.join(people[0])
+    for cmd in cmds:
+        try:
+            step(rig, people, cmd)
+        except TableError as e:
+            assert e.code in ERRORS, e.code
+        check(rig, people)
+        if rig.table.closed:
+            assert rig.closed == [rig.table]
+            break

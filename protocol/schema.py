@@ -145,7 +145,9 @@ TABLE_INFO = MapT(
         req("private", BoolT(), "joined only by invite code"),
         opt("code", StrT(L.MAX_CODE), "invite code (sent to the table's members only)"),
         req("seats", ListT(SEAT_INFO, MAX_SEATS, 2), "every seat, in seat order"),
-        req("spectators", ListT(NAME, 4096), "names of the spectators"),
+        req("spectators", ListT(NAME, 4096), "names of the spectators (a server may list "
+                                              "only the first ones)"),
+        opt("spectator_count", COUNT, "number of spectators"),
     ),
     name="table_info",
 )

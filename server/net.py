@@ -105,6 +105,9 @@ class ServerProtocol(Int32StringReceiver):
 
     def connectionMade(self) -> None:
         self.address = _address_of(self._transport().getPeer())
+        no_delay = getattr(self.transport, "setTcpNoDelay", None)
+        if no_delay is not None:
+            no_delay(True)  # small interactive frames: do not wait on Nagle
         refusal = self.server.connections.admit(self.address)
         if refusal is not None:
             log.info("connection from {address} refused: {code}", address=self.address,
@@ -212,7 +215,8 @@ class ServerProtocol(Int32StringReceiver):
         msg: Message = {"type": "error", "code": code, "message": message}
         if rid is not None:
             msg["id"] = rid
-        msg.update({k: v for k, v in extra.items() if k not in ("type", "code", "id")})
+        msg.update({k: v for k, v in extra.items()
+                    if k not in ("type", "code", "id") and v is not None})
         self._send(msg)
 
     # -- receiving ----------------------------------------------------------------------

@@ -32,6 +32,8 @@ Pred = Callable[[Msg], bool]
 
 TIMEOUT = 10.0
 FAST = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
+ROOMY = Limits(rate=10_000, burst=10_000)
+"""Test clients play at machine speed: only the rate-limit tests use the real defaults."""
 
 
 class WireClient(Int32StringReceiver):
@@ -49,6 +51,9 @@ class WireClient(Int32StringReceiver):
         self._waiters: list[tuple[Pred, Deferred[Msg]]] = []
 
     # -- wire ---------------------------------------------------------------------------
+
+    def connectionMade(self) -> None:
+        self.transport.setTcpNoDelay(True)  # type: ignore[union-attr]
 
     def stringReceived(self, string: bytes) -> None:
         msg = decode(string, SERVER_LIMITS)
@@ -157,7 +162,7 @@ class Server:
     async def start(cls, clock: Any = None, settings: TableSettings = FAST,
                     limits: Limits | None = None, seed: int | None = 7) -> Server:
         factory = make_factory(clock or reactor, name="test server", seed=seed,
-                               limits=limits or Limits(), settings=settings)
+                               limits=limits or ROOMY, settings=settings)
         port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(factory)
         return cls(factory, port)
 

@@ -1,0 +1,42 @@
+"""Helpers for the network tests that play whole matches: open a table, play a seat."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from wireclient import Msg, Server, WireClient
+
+
+async def open_table(server: Server, names: list[str], rules: str, seats: int,
+                     bots: int = 0, options: dict[str, Any] | None = None,
+                     private: bool = False) -> tuple[list[WireClient], int]:
+    """`names[0]` opens the table, the others join; bots fill the last seats; started."""
+    clients = [await server.connect(name) for name in names]
+    host = clients[0]
+    snap = await host.ok("create_table", rules=rules, seats=seats, private=private,
+                         options=options or {"match_end": "deals:1"})
+    assert snap["type"] == "table"
+    table_id = snap["table"]["id"]
+    if snap["you"]["seat"] is None:
+        await host.ok("sit", seat=0)
+    for client in clients[1:]:
+        how = {"code": snap["table"]["code"]} if private else {"table": table_id}
+        joined = await client.ok("join_table", **how)
+        assert joined["you"]["seat"] is not None
+    for seat in range(seats - bots, seats):
+        await host.ok("add_bot", seat=seat, level="easy")
+    for client in clients[1:]:
+        await client.ok("ready", ready=True)
+    await host.ok("start")
+    return clients, table_id
+
+
+async def play_to_match_end(client: WireClient, rng: random.Random) -> Msg:
+    """Answer every `turn` prompt with one of its legal moves until `match_end`."""
+    while True:
+        msg = await client.wait(lambda m: m["type"] in ("turn", "match_end"))
+        if msg["type"] == "match_end":
+            return msg
+        reply = await client.request("move", move=rng.choice(msg["moves"]))
+        assert reply["type"] == "ok", reply

@@ -1,0 +1,47 @@
+"""Whole matches over real sockets, both rule sets, with and without bots (issue 3)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import pytest_twisted
+from play import open_table, play_to_match_end
+from twisted.internet.defer import Deferred, gatherResults
+from wireclient import Server
+
+CASES = [
+    # rules, humans, bots, options
+    ("classic", 2, 0, {"match_end": "deals:2"}),
+    ("classic", 2, 2, {"match_end": "deals:1", "ten": "bounce"}),
+    ("classic", 3, 3, {"match_end": "deals:1"}),
+    ("cardiva", 2, 0, {"match_end": "deals:1"}),
+    ("cardiva", 3, 1, {"match_end": "deals:1", "empty_stock": "reshuffle"}),
+    ("cardiva", 4, 0, {"match_end": "deals:1"}),
+    ("cardiva", 1, 3, {"match_end": "deals:1"}),
+]
+
+
+@pytest.mark.parametrize(("rules", "humans", "bots", "options"), CASES)
+@pytest_twisted.ensureDeferred
+async def test_whole_match_to_the_end(rules: str, humans: int, bots: int,
+                                      options: dict[str, str]) -> None:
+    server = await Server.start()
+    try:
+        names = [f"p{i}" for i in range(humans)]
+        clients, table_id = await open_table(server, names, rules, humans + bots, bots,
+                                             options)
+        rng = random.Random(humans * 10 + bots)
+        ends = await gatherResults([Deferred.fromCoroutine(play_to_match_end(c, rng))
+                                    for c in clients])
+        # Everyone hears the same result, and the winners have the lowest total (C16, K15).
+        assert all(e == ends[0] for e in ends)
+        totals, winners = ends[0]["totals"], ends[0]["winners"]
+        assert len(totals) == humans + bots
+        assert winners and all(totals[w] == min(totals) for w in winners)
+        for client in clients:
+            deal_ends = [m for m in client.received if m["type"] == "deal_end"]
+            assert deal_ends and deal_ends[-1]["totals"] == totals
+            assert not client.errors(), client.errors()
+    finally:
+        await server.stop()

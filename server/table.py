@@ -389,6 +389,7 @@ class Table:
             seat.held = None
             if seat.kind == "human":
                 seat.ready = True
+        self._bots.clear()  # fresh policies: nothing carried over from the last match
         self._match = engine.Match(self.options, self._rng)
         self.phase = "playing"
         log.info("table {table}: match started ({rules}, {n} seats)", table=self.id,
@@ -677,7 +678,11 @@ class Table:
     # -- presence: idle and disconnected players (issue 4) ----------------------------
 
     def present(self, p: Participant) -> None:
-        """`p` showed life (NET calls this on any message from it): reclaim its seat."""
+        """`p` acted (NET calls this on each request from it): reclaim its seat.
+
+        Heartbeats (`ping`/`pong`) must not count: a client left open by an absent
+        player answers them, and would take the seat back from its stand-in bot.
+        """
         self._present(p)
 
     def _present(self, p: Participant) -> None:

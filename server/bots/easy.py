@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from .situation import Move, View, action_of
+from .situation import Move, View, action_of, canonical
 
 PLAY_RATHER_THAN_DRAW = 0.85
 
@@ -23,6 +23,7 @@ class EasyPolicy:
         r = self._rng or rng
         if len(legal) == 1:
             return legal[0]
+        legal = canonical(legal)
         plays = [m for m in legal if action_of(m).kind == "play"]
         if plays and r.random() < PLAY_RATHER_THAN_DRAW:
             return r.choice(plays)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .cards import ACE, EIGHT, JACK, SEVEN, TEN, penalty_points, rank_of, suit_of
 from .knowledge import Knowledge
-from .situation import Action, Move, Situation, View, action_of, situation_of
+from .situation import Action, Move, Situation, View, action_of, canonical, situation_of
 
 DRAW_SCORE = -1.0  # a draw costs a card in hand; plays beat it unless they throw value away
 PASS_SCORE = -0.5  # after a draw (C7, K5): keeping the hand as it is
@@ -128,4 +128,4 @@ class MediumPolicy:
         self.knowledge.observe(events)
 
     def choose(self, view: View, legal: list[Move], rng: random.Random) -> Move:
-        return best_move(view, legal, self._rng or rng, self.knowledge)
+        return best_move(view, canonical(legal), self._rng or rng, self.knowledge)

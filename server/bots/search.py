@@ -20,8 +20,9 @@ from ..rules import Deal, apply, deal_from_view, legal_moves
 from .knowledge import Knowledge
 from .medium import best_move
 from .outcome import rewards
+from .rollout import rollout_move
 from .sampling import sample
-from .situation import Move, View, action_of, situation_of
+from .situation import Move, View, action_of, canonical, situation_of
 
 DEFAULT_BUDGET_S = 0.3
 EXPLORATION = 0.7
@@ -38,32 +39,6 @@ class Node:
         self.visits = 0
         self.avail = 0
         self.reward = 0.0
-
-
-def rollout_move(moves: Sequence[Move], rng: random.Random) -> Move:
-    """A fast rollout policy: play a card if possible (jacks last), else draw, else pass."""
-    plain: list[Move] = []
-    jacks: list[Move] = []
-    draw = pas = None
-    for m in moves:
-        a = action_of(m)
-        if a.kind == "play":
-            (jacks if a.suit >= 0 else plain).append(m)
-        elif a.kind == "draw":
-            draw = m
-        elif a.kind == "pass":
-            pas = m
-        else:
-            return rng.choice(list(moves))  # K14 picks: all positions are alike
-    if plain:
-        return rng.choice(plain)
-    if jacks:
-        return rng.choice(jacks)
-    if pas is not None:
-        return pas
-    if draw is not None:
-        return draw
-    return moves[0]
 
 
 class SearchPolicy:
@@ -90,6 +65,7 @@ class SearchPolicy:
             return legal[0]
         if action_of(legal[0]).kind == "pick":
             return r.choice(legal)  # K14: a face-down spread has nothing to search
+        legal = canonical(legal)
         sit = situation_of(view)
         root = Node()
         allowed = set(legal)
@@ -149,7 +125,7 @@ class SearchPolicy:
         while not deal.over:
             seat = deal.to_act
             assert seat is not None
-            apply(deal, rollout_move(legal_moves(deal, seat), rng))
+            apply(deal, rollout_move(deal, seat, legal_moves(deal, seat), rng))
         value = rewards(deal)
         for child, seat in path:
             child.visits += 1

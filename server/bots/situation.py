@@ -51,6 +51,14 @@ def action_of(move: Move) -> Action:
     return action
 
 
+def canonical(legal: list[Move]) -> list[Move]:
+    """The legal moves in an order of their meaning, not of the engine's listing, which
+    follows the hand's order: a decision then depends on the view alone."""
+    return sorted(
+        legal, key=lambda m: (a := action_of(m)).kind + f"{a.card:03}{a.suit:02}{a.position:04}"
+    )
+
+
 @dataclass(slots=True)
 class Situation:
     """The decision-relevant parts of a view, with cards as ints."""

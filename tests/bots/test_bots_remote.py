@@ -1,0 +1,100 @@
+"""`pisyedili-bot` plays whole matches against a real server on loopback.
+
+The bot is an ordinary protocol client (client/bot.py): these tests prove that a
+client written against `pisyedili.protocol` can join, get ready, start and play every
+decision of a match to its end without a refused move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, gatherResults
+from twisted.internet.endpoints import serverFromString
+
+from pisyedili.client.bot import EXIT_OK, EXIT_REFUSED, BotClient, BotConfig, connect, main
+from pisyedili.server.limits import Limits
+from pisyedili.server.table import TableSettings
+from pisyedili.server.tap import make_factory
+
+FAST = TableSettings(turn_seconds=0, grace_seconds=5, bot_delay=0, deal_pause=0)
+
+
+class LiveServer:
+    def __init__(self) -> None:
+        self.factory = make_factory(reactor, name="test", seed=5,
+                                    limits=Limits(rate=10_000, burst=10_000), settings=FAST)  # fmt: skip
+        self.port: Any = None
+
+    async def start(self) -> int:
+        endpoint = serverFromString(reactor, "tcp:0:interface=127.0.0.1")
+        self.port = await endpoint.listen(self.factory)
+        return int(self.port.getHost().port)
+
+    async def stop(self) -> None:
+        self.factory.shutdown()
+        for table in self.factory.lobby.tables():
+            table.close()
+        for session in self.factory.sessions.each():
+            if session.expiry is not None and session.expiry.active():
+                session.expiry.cancel()
+        await self.port.stopListening()
+
+
+def play(port: int, client: BotClient) -> Deferred[int]:
+    d = connect(reactor, "127.0.0.1", port, client)
+    d.addTimeout(30, reactor)
+    return d
+
+
+@pytest.mark.parametrize("rules", ["classic", "cardiva"])
+@pytest_twisted.ensureDeferred
+async def test_a_hard_bot_hosts_and_plays_a_match_against_server_bots(rules: str) -> None:
+    server = LiveServer()
+    port = await server.start()
+    try:
+        bot = BotClient(BotConfig(level="hard", name="remote", create=rules, seats=3,
+                                  bots="medium", options={"match_end": "deals:1"},
+                                  budget_s=0.01, seed=1))  # fmt: skip
+        assert await play(port, bot) == EXIT_OK
+        assert bot.matches == 1
+        assert bot.moves_sent > 0 and bot.refused_moves == 0
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_remote_bots_meet_through_the_lobby() -> None:
+    server = LiveServer()
+    port = await server.start()
+    try:
+        host = BotClient(BotConfig(level="medium", name="host", create="cardiva", seats=2,
+                                   bots=None, options={"match_end": "deals:1"}, seed=2))  # fmt: skip
+        guest = BotClient(BotConfig(level="easy", name="guest", seed=3))  # finds it in the lobby
+        first = play(port, host)
+        codes = await gatherResults([first, play(port, guest)])
+        assert codes == [EXIT_OK, EXIT_OK]
+        assert host.moves_sent > 0 and guest.moves_sent > 0
+        assert host.refused_moves == guest.refused_moves == 0
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unknown_table_is_a_clean_refusal() -> None:
+    server = LiveServer()
+    port = await server.start()
+    try:
+        bot = BotClient(BotConfig(level="easy", name="lost", table=999))
+        assert await play(port, bot) == EXIT_REFUSED
+    finally:
+        await server.stop()
+
+
+def test_bad_arguments_exit_2_without_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["localhost:port", "--level", "easy"]) == 2
+    assert main(["localhost:7707", "--budget", "0"]) == 2
+    assert "pisyedili-bot" in capsys.readouterr().err

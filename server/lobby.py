@@ -46,7 +46,7 @@ class Lobby:
         self._settings = settings
         self._limits = limits
         self._tables: dict[int, Table] = {}
-        self._hosts: dict[int, str] = {}
+        self._hosts: dict[int, str] = {}  # table id -> the player who opened it
         self._by_code: dict[str, Table] = {}
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, Session] = {}
@@ -61,11 +61,12 @@ class Lobby:
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False) -> Table:
         """Validate a table request and open the table; the host is not yet seated."""
-        hosted = sum(1 for owner in self._hosts.values() if owner == host.player_id)
-        if hosted >= self._limits.max_tables_per_player:
+        opened = sum(1 for owner in self._hosts.values() if owner == host.player_id)
+        if opened >= self._limits.max_tables_per_player:
             raise TableError("too_many_tables",
-                             f"you may host at most {self._limits.max_tables_per_player}"
-                             " open tables", limit=self._limits.max_tables_per_player)
+                             f"you may have at most {self._limits.max_tables_per_player}"
+                             " open tables that you opened",
+                             limit=self._limits.max_tables_per_player)
         engine_options, settings = self._validate(rules, seats, dict(options or {}))
         if name is None or not name.strip():
             name = f"{host.name}'s table"
@@ -120,12 +121,13 @@ class Lobby:
                 raise TableError("no_such_table", "no table has that invite code")
             return table
         if not isinstance(table_id, int) or isinstance(table_id, bool):
-            raise TableError("bad_request", "join_table needs a table id or an invite code")
+            raise TableError("missing_field", "join_table needs a table id or an invite code",
+                             field="table")
         table = self._tables.get(table_id)
         if table is None:
             raise TableError("no_such_table", f"there is no table {table_id}")
         if table.code is not None:
-            raise TableError("private_table", "this table is private: join it with its code")
+            raise TableError("no_such_table", "this table is private: join it with its code")
         return table
 
     # -- lobby view and deltas ------------------------------------------------------

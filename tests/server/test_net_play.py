@@ -29,7 +29,7 @@ async def test_whole_match_to_the_end(rules: str, humans: int, bots: int,
     server = await Server.start()
     try:
         names = [f"p{i}" for i in range(humans)]
-        clients, table_id = await open_table(server, names, rules, humans + bots, bots,
+        clients, _table_id = await open_table(server, names, rules, humans + bots, bots,
                                              options)
         rng = random.Random(humans * 10 + bots)
         ends = await gatherResults([Deferred.fromCoroutine(play_to_match_end(c, rng))

@@ -45,7 +45,6 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("hello_required", "The first message of a connection must be `hello`.",
               closes=True),
     ErrorCode("already_welcomed", "`hello` was sent again on a connection already welcomed."),
-    ErrorCode("bad_name", "The player name is refused (blank, or reserved).", closes=True),
     ErrorCode("bad_token", "The resume token is unknown or has expired; send `hello` "
               "without a token to start afresh.", closes=True),
     ErrorCode("handshake_timeout", "No `hello` arrived in time after connecting.", closes=True),

@@ -96,8 +96,13 @@ class BotClient(Int32StringReceiver):
 
     def connectionMade(self) -> None:
         features = ["rematch"] if self.cfg.matches != 1 else []
-        self.request("hello", protocol=PROTOCOL_VERSION, name=self.cfg.name,
-                     client=CLIENT_NAME, features=features)  # fmt: skip
+        self.request(
+            "hello",
+            protocol=PROTOCOL_VERSION,
+            name=self.cfg.name,
+            client=CLIENT_NAME,
+            features=features,
+        )
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self._finish(EXIT_LOST, "connection lost")
@@ -133,8 +138,13 @@ class BotClient(Int32StringReceiver):
         self.player = msg["player"]
         cfg = self.cfg
         if cfg.create is not None:
-            self.request("create_table", rules=cfg.create, seats=cfg.seats, options=cfg.options,
-                         name=f"{cfg.name}'s table")  # fmt: skip
+            self.request(
+                "create_table",
+                rules=cfg.create,
+                seats=cfg.seats,
+                options=cfg.options,
+                name=f"{cfg.name}'s table",
+            )
         elif cfg.table is not None:
             self.request("join_table", table=cfg.table)
         elif cfg.code is not None:
@@ -155,8 +165,12 @@ class BotClient(Int32StringReceiver):
 
     def _joinable(self, summary: dict[str, Any]) -> bool:
         free = summary.get("free", summary["seats"] - summary["taken"])
-        return (not self.joined and summary["phase"] == "waiting" and free > 0
-                and not summary["private"])  # fmt: skip
+        return (
+            not self.joined
+            and summary["phase"] == "waiting"
+            and free > 0
+            and not summary["private"]
+        )
 
     def _join(self, table_id: int) -> None:
         self.joined = True
@@ -231,14 +245,20 @@ class BotClient(Int32StringReceiver):
 
     def on_deal_end(self, msg: dict[str, Any]) -> None:
         result = msg["result"]
-        log.info("deal {deal_no} over: winner {winner}, points {points}",
-                 deal_no=msg["deal_no"], winner=result.get("winner"),
-                 points=result.get("points"))  # fmt: skip
+        log.info(
+            "deal {deal_no} over: winner {winner}, points {points}",
+            deal_no=msg["deal_no"],
+            winner=result.get("winner"),
+            points=result.get("points"),
+        )
 
     def on_match_end(self, msg: dict[str, Any]) -> None:
         self.matches += 1
-        log.info("match over: totals {totals}, winners {winners}",
-                 totals=msg["totals"], winners=msg["winners"])  # fmt: skip
+        log.info(
+            "match over: totals {totals}, winners {winners}",
+            totals=msg["totals"],
+            winners=msg["winners"],
+        )
         if self.cfg.matches and self.matches >= self.cfg.matches:
             self.request("leave_table")
             self._finish(EXIT_OK, "matches played")
@@ -267,8 +287,9 @@ def connect(reactor: Any, host: str, port: int, client: BotClient) -> Deferred[i
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pisyedili-bot",
-                                description="A Pis Yedili bot that joins a server.")  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="pisyedili-bot", description="A Pis Yedili bot that joins a server."
+    )
     p.add_argument("address", metavar="HOST[:PORT]", help=f"server (default port {DEFAULT_PORT})")
     p.add_argument("--level", choices=LEVELS, default="hard")
     where = p.add_mutually_exclusive_group()
@@ -296,10 +317,19 @@ def parser() -> argparse.ArgumentParser:
 
 def config_from(args: argparse.Namespace) -> BotConfig:
     options = {"match_end": args.match_end} if args.match_end else {}
-    return BotConfig(level=args.level, name=args.name or f"{args.level}-bot", table=args.table,
-                     code=args.code, create=args.create, seats=args.seats, bots=None if args.bots == "none" else args.bots,
-                     options=options, matches=args.matches, budget_s=args.budget,
-                     seed=args.seed)  # fmt: skip
+    return BotConfig(
+        level=args.level,
+        name=args.name or f"{args.level}-bot",
+        table=args.table,
+        code=args.code,
+        create=args.create,
+        seats=args.seats,
+        bots=None if args.bots == "none" else args.bots,
+        options=options,
+        matches=args.matches,
+        budget_s=args.budget,
+        seed=args.seed,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -327,8 +357,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             outcome["code"] = result
         running.stop()
 
-    running.callWhenRunning(lambda: connect(running, host, port, BotClient(config_from(args)))
-                            .addBoth(finished))  # fmt: skip
+    running.callWhenRunning(
+        lambda: connect(running, host, port, BotClient(config_from(args))).addBoth(finished)
+    )
     running.run()
     return outcome["code"]
 

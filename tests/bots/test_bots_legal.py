@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from bots_kit import fresh, play
-
 from pisyedili.server.bots import make_policy
 from pisyedili.server.rules import Deal, move_to_wire
 
@@ -59,8 +58,10 @@ def test_every_phase_gets_a_legal_move(
     # The level under test plays against easy bots, which reach odd corners fast.
     deals = 0
     while not needed <= seen and deals < 300:
-        policies = [make_policy(level, iterations=12) if s == 0 else make_policy("easy")
-                    for s in range(players)]  # fmt: skip
+        policies = [
+            make_policy(level, iterations=12) if s == 0 else make_policy("easy")
+            for s in range(players)
+        ]
         deal = fresh(rules, players, rng.getrandbits(32), dealer=deals % players)
 
         def only_seat0(d: Deal, seat: int, v: dict[str, Any], lg: list[int], m: int) -> None:

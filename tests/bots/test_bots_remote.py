@@ -11,22 +11,22 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
-from twisted.internet.defer import Deferred, gatherResults
-from twisted.internet.endpoints import serverFromString
-
 from pisyedili.client.bot import EXIT_OK, EXIT_REFUSED, BotClient, BotConfig, connect, main
 from pisyedili.server.limits import Limits
 from pisyedili.server.table import TableSettings
 from pisyedili.server.tap import make_factory
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, gatherResults
+from twisted.internet.endpoints import serverFromString
 
 FAST = TableSettings(turn_seconds=0, grace_seconds=5, bot_delay=0, deal_pause=0)
 
 
 class LiveServer:
     def __init__(self) -> None:
-        self.factory = make_factory(reactor, name="test", seed=5,
-                                    limits=Limits(rate=10_000, burst=10_000), settings=FAST)  # fmt: skip
+        self.factory = make_factory(
+            reactor, name="test", seed=5, limits=Limits(rate=10_000, burst=10_000), settings=FAST
+        )
         self.port: Any = None
 
     async def start(self) -> int:
@@ -56,9 +56,18 @@ async def test_a_hard_bot_hosts_and_plays_a_match_against_server_bots(rules: str
     server = LiveServer()
     port = await server.start()
     try:
-        bot = BotClient(BotConfig(level="hard", name="remote", create=rules, seats=3,
-                                  bots="medium", options={"match_end": "deals:1"},
-                                  budget_s=0.01, seed=1))  # fmt: skip
+        bot = BotClient(
+            BotConfig(
+                level="hard",
+                name="remote",
+                create=rules,
+                seats=3,
+                bots="medium",
+                options={"match_end": "deals:1"},
+                budget_s=0.01,
+                seed=1,
+            )
+        )
         assert await play(port, bot) == EXIT_OK
         assert bot.matches == 1
         assert bot.moves_sent > 0 and bot.refused_moves == 0
@@ -71,8 +80,17 @@ async def test_two_remote_bots_meet_through_the_lobby() -> None:
     server = LiveServer()
     port = await server.start()
     try:
-        host = BotClient(BotConfig(level="medium", name="host", create="cardiva", seats=2,
-                                   bots=None, options={"match_end": "deals:1"}, seed=2))  # fmt: skip
+        host = BotClient(
+            BotConfig(
+                level="medium",
+                name="host",
+                create="cardiva",
+                seats=2,
+                bots=None,
+                options={"match_end": "deals:1"},
+                seed=2,
+            )
+        )
         guest = BotClient(BotConfig(level="easy", name="guest", seed=3))  # finds it in the lobby
         first = play(port, host)
         codes = await gatherResults([first, play(port, guest)])

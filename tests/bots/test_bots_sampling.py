@@ -9,7 +9,6 @@ import pytest
 from bots_kit import fresh
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from pisyedili.server.bots.knowledge import Knowledge
 from pisyedili.server.bots.sampling import sample
 from pisyedili.server.bots.situation import situation_of
@@ -64,8 +63,9 @@ def test_samples_are_consistent_with_the_view(
         for c, k in Counter(h).items():
             assert k + pile.count(c) + (sit.hand.count(c) if s != seat else 0) <= copies
     # The sample is a playable deal with the same public face.
-    rebuilt = deal_from_view(v, [None if s == seat else h for s, h in enumerate(guess.hands)],
-                             guess.stock)  # fmt: skip
+    rebuilt = deal_from_view(
+        v, [None if s == seat else h for s, h in enumerate(guess.hands)], guess.stock
+    )
     assert view(rebuilt, seat) == v
 
 
@@ -93,8 +93,12 @@ def test_forced_draws_teach_nothing_and_a_new_deal_forgets() -> None:
     k.observe([{"event": "draw", "seat": 1, "count": 3, "reason": "penalty"}])  # C11, K7
     k.observe([{"event": "draw", "seat": 1, "count": 1, "reason": "ace"}])  # K10
     assert k.caps(1) == {}
-    k.observe([{"event": "play", "seat": 0, "card": "5d"},
-               {"event": "draw", "seat": 1, "count": 1, "reason": "draw"}])  # fmt: skip
+    k.observe(
+        [
+            {"event": "play", "seat": 0, "card": "5d"},
+            {"event": "draw", "seat": 1, "count": 1, "reason": "draw"},
+        ]
+    )
     assert k.void(1, 1)
     k.observe([{"event": "deal_end", "result": {}}])
     assert k.caps(1) == {}
@@ -111,7 +115,11 @@ def test_samples_honour_a_known_void(seed: int) -> None:
     deal = fresh("classic", 2, seed)
     v = view(deal, 0)
     k = Knowledge()
-    k.observe([{"event": "play", "seat": 0, "card": "9h"},
-               {"event": "draw", "seat": 1, "count": 1, "reason": "draw"}])  # fmt: skip
+    k.observe(
+        [
+            {"event": "play", "seat": 0, "card": "9h"},
+            {"event": "draw", "seat": 1, "count": 1, "reason": "draw"},
+        ]
+    )
     guess = sample(v, situation_of(v), k, random.Random(seed))
     assert all(c // 13 != 2 for c in guess.hands[1])  # 13 hearts minus ours: plenty left

@@ -6,7 +6,6 @@ import random
 
 import pytest
 from bots_kit import fresh, play
-
 from pisyedili.server.bots import make_policy
 from pisyedili.server.rules import (
     Deal,
@@ -74,8 +73,9 @@ def test_same_seed_same_game_with_an_iteration_budget(rules: str) -> None:
     def game() -> list[int]:
         moves: list[int] = []
         policies = [make_policy("hard", seed=3, iterations=30), make_policy("medium", seed=4)]
-        play(fresh(rules, 2, 55), policies, random.Random(0),
-             lambda d, s, v, lg, m: moves.append(m))  # fmt: skip
+        play(
+            fresh(rules, 2, 55), policies, random.Random(0), lambda d, s, v, lg, m: moves.append(m)
+        )
         return moves
 
     first = game()

@@ -19,17 +19,17 @@ import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CHAT
 from pisyedili.protocol.types import StrT
 from pisyedili.server import rules as engine
 from pisyedili.server.bot_seat import BotPlayer, make_bot
+from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.default_move import default_move
 from pisyedili.server.participant import Message, Participant, TableError
 from pisyedili.server.seats import BOT_LEVELS, Seat, wire_player_id
-from pisyedili.server.timers import DelayedCall, Scheduler, as_scheduler, cancel
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.threads import deferToThread
@@ -37,6 +37,12 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 log = Logger()
+
+
+def cancel(call: Delayed | None) -> None:
+    """Cancel `call` if it is still pending; harmless on None or a call that ran."""
+    if call is not None and call.active():
+        call.cancel()
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud to friends
 CODE_LENGTH = 6
@@ -90,7 +96,7 @@ class Table:
         seats: int,
         private: bool,
         host: Participant,
-        clock: IReactorTime | Scheduler,
+        clock: IReactorTime | Clock,
         rng: random.Random,
         settings: TableSettings,
         on_change: Callable[[Table], None],
@@ -110,7 +116,8 @@ class Table:
         self.closed = False
         self.settings = settings
         self._host_id = host.player_id
-        self._clock = as_scheduler(clock)
+        # The reactor and task.Clock both fit `Clock`; zope interfaces do not type-check.
+        self._clock = cast(Clock, clock)
         self._rng = rng
         self._bot_rng = random.Random(rng.getrandbits(64))
         self._on_change = on_change
@@ -123,10 +130,10 @@ class Table:
         self._match: engine.Match | None = None
         self._turn_serial = 0  # bumps on every prompt: stale timers/bot calls are ignored
         self._deadline: float | None = None
-        self._turn_call: DelayedCall | None = None
-        self._bot_call: DelayedCall | None = None
-        self._deal_call: DelayedCall | None = None
-        self._grace_calls: dict[str, DelayedCall] = {}
+        self._turn_call: Delayed | None = None
+        self._bot_call: Delayed | None = None
+        self._deal_call: Delayed | None = None
+        self._grace_calls: dict[str, Delayed] = {}
 
     # -- reading -------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 Every message each fake participant receives over whole matches is scanned, at the
 moment it is sent, for card names the recipient may not know: another seat's cards
 or the stock. A seat may know its own hand (now and earlier this deal), the pile
-(every card played this deal is seen by all), and muamele picks (K14: scored in the
-open). After a deal ends everything is revealed, so those messages are not scanned.
+(every card played this deal is seen by all), and muamele picks while the engine
+shows them to everyone (K14). After a deal ends everything is revealed, so those messages are not scanned.
 """
 
 from __future__ import annotations
@@ -63,8 +63,11 @@ class Watch:
         if seat is not None:
             known.update(view(match, seat)["hand"])
         if msg["type"] == "event":
+            # Whatever the engine's masking shows a spectator is public by its decision
+            # (today: muamele picks, K14); once it masks a pick, this adds nothing and
+            # the scan holds picks to the same rule as every other card.
             for ev in events_for([msg["event"]], None):
-                if ev["event"] == "pick":
+                if ev["event"] == "pick" and "card" in ev:
                     known.add(ev["card"])
         self.scanned += 1
         unknown = cards_in(msg) - known

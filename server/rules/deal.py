@@ -121,13 +121,35 @@ class Deal:
         return DealRecord(self.options, self.dealer, self.deck, self.seed, tuple(self.moves))
 
     def copy(self) -> Deal:
+        # Spelled out rather than looped over __slots__: bots copy on every simulation.
         new = Deal.__new__(Deal)
-        for name in Deal.__slots__:
-            setattr(new, name, getattr(self, name))
+        new.options = self.options
+        new.rs = self.rs
+        new.n = self.n
+        new.table = self.table
+        new.bounce = self.bounce
+        new.reshuffle = self.reshuffle
+        new.twins = self.twins
+        new.dealer = self.dealer
         new.hands = [h[:] for h in self.hands]
         new.stock = self.stock[:]
         new.pile = self.pile[:]
+        new.turn = self.turn
+        new.direction = self.direction
+        new.named = self.named
+        new.penalty = self.penalty
+        new.first_left = self.first_left
+        new.follow = self.follow
+        new.drew = self.drew
+        new.phase = self.phase
+        new.result = self.result
+        new.out_seat = self.out_seat
+        new.multiplier = self.multiplier
+        new.picks = self.picks
         new.queue = self.queue[:]
+        new.seed = self.seed
+        new.reshuffles = self.reshuffles
+        new.deck = self.deck
         new.moves = self.moves[:]
         return new
 

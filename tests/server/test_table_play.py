@@ -218,3 +218,15 @@ def test_hard_bots_think_in_a_thread_and_late_answers_are_dropped(
     count = len(human.inbox)
     d.callback(f(*args))
     assert len(human.inbox) == count
+
+
+def test_last_person_leaving_mid_match_closes_the_table_and_stops_its_bots() -> None:
+    rig = make_table("classic", 3, settings=replace(FAST, bot_delay=1.0))
+    seated(rig, ["b", "b", "b"])
+    t = rig.table
+    t.start(rig.host)
+    rig.clock.advance(1.0)
+    assert t.phase == "playing" and rig.clock.getDelayedCalls()
+    t.leave(rig.host)
+    assert t.closed and rig.closed == [t]
+    assert not [c for c in rig.clock.getDelayedCalls() if c.active()], "no timer survives"

@@ -232,3 +232,14 @@ def test_a_snapshot_may_carry_the_pending_turn() -> None:
     validate(msg, C)
     msg["turn"] = {**turn, "moves": []}
     assert code_of(msg, C) == ("bad_field", "turn.moves")
+
+
+def test_the_schema_can_be_printed_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from pisyedili.protocol.__main__ import main
+
+    main()
+    data = json.loads(capsys.readouterr().out)
+    hello = next(m for m in data["messages"] if m["type"] == "hello")
+    name = next(f for f in hello["fields"] if f["name"] == "name")
+    assert name["required"] is True
+    assert name["type"]["max_len"] == 24

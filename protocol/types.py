@@ -191,10 +191,14 @@ def check_fields(
                 raise ProtocolError("missing_field", f"{path} is required", field=path)
             continue
         f.type.check(value[f.name], path)
-    if one_of and sum(name in value for name in one_of) != 1:
+    if one_of:
+        present = [name for name in one_of if name in value]
         names = " or ".join(f"{prefix}{n}" for n in one_of)
-        raise ProtocolError("missing_field", f"exactly one of {names} is required",
-                            field=f"{prefix}{one_of[0]}")
+        if not present:
+            raise ProtocolError("missing_field", f"one of {names} is required",
+                                field=f"{prefix}{one_of[0]}")
+        if len(present) > 1:
+            raise _bad(f"{prefix}{present[1]}", f"give only one of {names}")
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,7 @@ def test_join_table_takes_exactly_one_of_table_or_code() -> None:
     validate({"type": "join_table", "code": "ABC"}, S)
     assert code_of({"type": "join_table"}, S) == ("missing_field", "table")
     assert code_of({"type": "join_table", "table": 3, "code": "ABC"}, S) == (
-        "missing_field", "table")
+        "bad_field", "code")
 
 
 @pytest.mark.parametrize(

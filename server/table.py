@@ -233,7 +233,7 @@ class Table:
             msg["match"] = {"deal_no": self._match.deal_no, "totals": self._totals()}
             prompt = self._prompt_for(seat)
             if prompt is not None:
-                msg["turn"] = prompt
+                msg["turn"] = {k: v for k, v in prompt.items() if k != "type"}
         return msg
 
     def _totals(self) -> list[int]:
@@ -453,7 +453,7 @@ class Table:
         snapshot = self.snapshot_for(p)
         p.send(snapshot)
         if "turn" in snapshot:
-            p.send(snapshot["turn"])
+            p.send({"type": "turn", **snapshot["turn"]})
 
     def _changed(self, exclude: Participant | None = None) -> None:
         """Seats, members or phase changed: members get `table_update`, the lobby a call."""

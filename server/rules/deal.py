@@ -161,7 +161,7 @@ class Deal:
         )
 
 
-def _blank(options: Options, dealer: int, seed: int, deck_order: tuple[int, ...]) -> Deal:
+def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, ...]) -> Deal:
     if type(dealer) is not int or not 0 <= dealer < options.players:
         raise ValueError(f"dealer must be a seat 0-{options.players - 1}, not {dealer!r}")
     d = Deal.__new__(Deal)
@@ -201,7 +201,7 @@ def deal_from_deck(options: Options, dealer: int, deck_order: list[int], seed: i
     full = sorted(deck(options.decks))
     if sorted(deck_order) != full:
         raise ValueError("deck_order is not a full pack for these options")
-    d = _blank(options, dealer, seed, tuple(deck_order))
+    d = blank_deal(options, dealer, seed, tuple(deck_order))
     n = d.n
     for i in range(HAND_SIZE * n):
         d.hands[(dealer + 1 + i) % n].append(deck_order[i])

@@ -8,22 +8,43 @@ is in the view.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from .cards import CARD_STR, SUITS, deck, parse_card, parse_suit
+from .cards import CARD_STR, DECK_SIZE, SUITS, deck, parse_card, parse_suit
 from .deal import (
     FOLLOW_NAMES,
     MUAMELE,
     OVER,
     PHASE_NAMES,
     Deal,
-    _blank,
+    blank_deal,
 )
 from .match import Match
 from .options import Options
 from .result import REASON_OUT, DealResult
+
+_CANONICAL = {name: c for c, name in enumerate(CARD_STR)}
+
+
+def _cards(texts: Sequence[str]) -> list[int]:
+    """Parse card strings, fast for the canonical spelling views use (bots call this often)."""
+    get = _CANONICAL.get
+    out = [get(t, -1) for t in texts]
+    if -1 in out:
+        out = [parse_card(t) for t in texts]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _options(items: tuple[tuple[str, Any], ...]) -> Options:
+    return Options.from_wire(dict(items))
+
+
+@lru_cache(maxsize=2)
+def _sorted_pack(decks: int) -> list[int]:
+    return sorted(deck(decks))
 
 
 def _check_seat(seat: int | None, players: int) -> None:
@@ -80,12 +101,15 @@ def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
 
 def unseen_cards(v: Mapping[str, Any]) -> list[int]:
     """The cards ``v``'s seat cannot see (other hands and the stock), as a sorted multiset."""
-    seen = Counter(parse_card(c) for c in v["pile"])
-    if v.get("hand"):
-        seen.update(parse_card(c) for c in v["hand"])
-    left = Counter(deck(int(v["options"]["decks"])))
-    left.subtract(seen)
-    return sorted(left.elements())
+    decks = int(v["options"]["decks"])
+    counts = [decks] * DECK_SIZE
+    for c in _cards(v["pile"]):
+        counts[c] -= 1
+    for c in _cards(v.get("hand") or ()):
+        counts[c] -= 1
+    if min(counts) < 0:
+        raise ValueError("the view shows a card more often than the pack holds")
+    return [c for c in range(DECK_SIZE) if counts[c] for _ in range(counts[c])]
 
 
 def deal_from_view(
@@ -101,7 +125,13 @@ def deal_from_view(
     later reshuffles. Raises ``ValueError`` if the cards do not add up to the pack.
     The rebuilt deal has no replayable record (its deck order is unknown).
     """
-    options = Options.from_wire(v["options"])
+    raw = v["options"]
+    if not isinstance(raw, Mapping):
+        raise ValueError("view options must be a map")
+    try:
+        options = _options(tuple(sorted(raw.items())))
+    except TypeError:  # unhashable values: let the validator explain
+        options = Options.from_wire(dict(raw))
     n = options.players
     if len(hands) != n:
         raise ValueError(f"hands must have {n} entries, one per seat")
@@ -112,17 +142,17 @@ def deal_from_view(
         if h is None:
             if s != seat or v.get("hand") is None:
                 raise ValueError(f"seat {s}'s hand is hidden in this view: give it")
-            h = [parse_card(c) for c in v["hand"]]
+            h = _cards(v["hand"])
         if len(h) != v["hand_counts"][s]:
             raise ValueError(f"seat {s} holds {v['hand_counts'][s]} cards, not {len(h)}")
         full.append(list(h))
     if len(stock) != v["stock"]:
         raise ValueError(f"the stock holds {v['stock']} cards, not {len(stock)}")
-    pile = [parse_card(c) for c in v["pile"]]
+    pile = _cards(v["pile"])
     everything = [c for h in full for c in h] + list(stock) + pile
-    if sorted(everything) != sorted(deck(options.decks)):
+    if sorted(everything) != _sorted_pack(options.decks):
         raise ValueError("hands, stock and pile do not make up the pack")
-    d = _blank(options, int(v["dealer"]), seed, ())
+    d = blank_deal(options, int(v["dealer"]), seed, ())
     d.hands = full
     d.stock = list(reversed(stock))
     d.pile = pile

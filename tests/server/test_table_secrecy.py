@@ -4,7 +4,8 @@ Every message each fake participant receives over whole matches is scanned, at t
 moment it is sent, for card names the recipient may not know: another seat's cards
 or the stock. A seat may know its own hand (now and earlier this deal), the pile
 (every card played this deal is seen by all), and muamele picks while the engine
-shows them to everyone (K14). After a deal ends everything is revealed, so those messages are not scanned.
+shows them to everyone (K14). After a deal ends everything is revealed, so those
+messages are not scanned.
 """
 
 from __future__ import annotations

@@ -1,4 +1,21 @@
-"""Masking of events: the one place that decides what each seat may see of a move."""
+"""Masking of events: the one place that decides what each seat may see of a move.
+
+``apply`` returns events as plain wire dicts, each with an ``event`` kind:
+
+- ``play``: ``seat``, ``card``, and ``suit`` when a jack names one (C5, K8)
+- ``draw``: ``seat``, ``count``, ``reason`` (``draw``, ``penalty`` C11/K7, ``ace`` K10) and
+  ``cards`` — private: only ``seat`` sees them
+- ``pass``: ``seat``
+- ``penalty``: ``seat`` (who must answer), ``count`` (cards pending) (C11, K7)
+- ``skip``: ``seat`` skipped (C9); ``reverse``: new ``direction`` (C10);
+  ``bounce``: ``seat`` the turn bounced to (K9); ``pisti``: ``seat`` (K11)
+- ``reshuffle``: ``count`` of discards shuffled into a new stock or spread (C15, K14)
+- ``stock_out``: ``seat`` who found the stock empty (C15, K6)
+- ``muamele``: ``seat`` to pick, ``picks``, ``spread`` size (K14)
+- ``pick``: ``seat``, ``position``, ``card`` (public), ``picks`` left (K14)
+- ``deal_end``: ``result`` (reason, winner, multiplier, points, every hand)
+- ``match_end`` (from ``Match``): ``totals``, ``winners``
+"""
 
 from __future__ import annotations
 

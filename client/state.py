@@ -209,11 +209,25 @@ class ClientState:
                                    can_rematch=not self.spectator)
 
     def _on_chat(self, msg: Message, now: float) -> list[Fragments]:
-        who = str(msg.get("from", "?"))
+        who = str(msg.get("name", "?"))
         if msg.get("spectator"):
             who += " (watching)"
         scope = "" if msg.get("scope") != "lobby" or self.at_table else "[lobby] "
         return [[("class:dim", scope), ("class:me", f"{who}: "), ("", str(msg.get("text", "")))]]
+
+    def _on_rematch(self, msg: Message, now: float) -> list[Fragments]:
+        names = self.names()
+        agreed = [names.get(s, f"seat {s + 1}") for s in msg.get("agreed") or []
+                  if isinstance(s, int)]
+        return [[("", "rematch: " + (", ".join(agreed) + " agreed" if agreed
+                                     else "nobody has agreed yet"))]]
+
+    def _on_timeout(self, msg: Message, now: float) -> list[Fragments]:
+        who = self.names().get(msg.get("seat", -1), "a seat")
+        if msg.get("seat") == self.my_seat:
+            self.legal = []
+        return [[("class:red", f"{who} ran out of time; the server moves for "
+                               f"{'you' if who == 'you' else 'them'}")]]
 
     def left_table(self) -> None:
         """After our `leave_table` was accepted."""

@@ -174,3 +174,20 @@ def test_state_follows_a_deal_from_messages() -> None:
     err = st.handle({"type": "error", "code": "illegal_card", "rule": "C4",
                      "message": "9c matches neither the suit nor the rank of 7h"}, now=104.0)
     assert plain(err[0]).startswith("9c matches neither") and "(C4)" in plain(err[0])
+
+
+def test_state_shows_chat_rematch_and_timeouts() -> None:
+    st = ClientState(look=UNI)
+    table = {"id": 1, "rules": "classic", "phase": "over", "seats": [
+        {"seat": 0, "kind": "human", "name": "me"},
+        {"seat": 1, "kind": "human", "name": "ayse"}]}
+    st.handle({"type": "table", "table": table, "you": {"seat": 0, "spectator": False},
+               "view": None, "match": None}, now=0.0)
+    chat = st.handle({"type": "chat", "scope": "table", "name": "ayse", "text": "gg",
+                      "spectator": False}, now=0.0)
+    assert plain(chat[0]) == "ayse: gg"
+    rematch = st.handle({"type": "rematch", "table": 1, "agreed": [1]}, now=0.0)
+    assert plain(rematch[0]) == "rematch: ayse agreed"
+    st.legal = [{"kind": "draw"}]
+    timeout = st.handle({"type": "timeout", "table": 1, "seat": 0}, now=0.0)
+    assert "you ran out of time" in plain(timeout[0]) and not st.my_turn

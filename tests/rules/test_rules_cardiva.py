@@ -11,6 +11,7 @@ from pisyedili.server.rules import (
     Match,
     Options,
     apply,
+    card_str,
     legal_moves,
     new_deal,
     view,
@@ -328,3 +329,26 @@ def test_k15_match_ends_when_someone_reaches_101_lowest_wins() -> None:
         m.next_deal()
     assert max(m.totals) >= 101
     assert m.winners == [s for s in range(3) if m.totals[s] == min(m.totals)]
+
+
+@pytest.mark.rule("K10")
+def test_k10_stock_running_out_during_the_ace_draws_ends_the_deal() -> None:
+    d = build("cardiva", ["Ah Kh", "3c", "4c"], pile="5h", stock="2d", rest="pile", turn=0, decks=1)
+    events = play(d, "Ah")
+    assert [e["event"] for e in events] == ["play", "draw", "stock_out", "deal_end"]
+    assert d.over and d.result is not None and d.result.reason == "stock_out"
+    assert hand(d, 1) == ["3c", "2d"]
+
+
+@pytest.mark.rule("K14")
+def test_k14_nothing_left_to_pick_ends_the_penalty_round() -> None:
+    # Seat 2 holds every card not shown: after 5h only 9h is left to pick.
+    shown = cards("5h 7c 7d 7h 2c 9h")
+    others = " ".join(card_str(c) for c in range(52) if c not in shown)
+    d = build("cardiva", ["5h", "7c 7d 7h 2c", others], pile="9h", stock="", turn=0, decks=1)
+    events = play(d, "5h")
+    assert [e["event"] for e in events] == ["play", "reshuffle", "muamele"]
+    assert events[-1]["picks"] == 9 and events[-1]["spread"] == 1
+    events = play(d, "pick 0")
+    assert [e["event"] for e in events] == ["pick", "deal_end"]
+    assert d.result is not None and d.result.points[1] == 7 * 3 + 2 + 9

@@ -23,7 +23,7 @@ from pisyedili.server.net import ServerFactory, server_version
 from pisyedili.server.session import Sessions
 from pisyedili.server.table import TableSettings
 from twisted.application.service import IServiceCollection, Service
-from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.defer import Deferred, DeferredList, fail
 from twisted.internet.endpoints import serverFromString
 from twisted.logger import (
     ILogObserver,
@@ -191,9 +191,14 @@ class ServerService(Service):
             log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
                      "tests and demos only, never on a server people play on. !!!",
                      seed=self.seed)
-        listening = []
+        listening: list[Deferred[Any]] = []
         for desc in self.descriptions:
-            endpoint: Any = serverFromString(self._reactor, desc)  # type: ignore[no-untyped-call]
+            try:
+                endpoint: Any = serverFromString(  # type: ignore[no-untyped-call]
+                    self._reactor, desc)
+            except Exception as e:  # a bad string, or systemd: without an inherited socket
+                listening.append(fail(ValueError(f"bad endpoint {desc!r}: {e!r}")))
+                continue
             d = endpoint.listen(self.factory)
             d.addCallback(self._listening, desc)
             listening.append(d)

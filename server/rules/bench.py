@@ -60,7 +60,7 @@ def run_openspiel(players: int, seconds: float, seed: int) -> dict[str, Any]:
     try:
         pyspiel: Any = importlib.import_module("pyspiel")
     except ImportError as exc:
-        raise SystemExit("--openspiel needs the open_spiel package: pip install open_spiel") from exc
+        raise SystemExit("--openspiel needs: pip install open_spiel") from exc
     game = pyspiel.load_game("crazy_eights", {"players": players})
     rng = random.Random(seed)
     choice = rng.choice

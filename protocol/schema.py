@@ -112,6 +112,8 @@ OPTIONS = MapT(
             "`deals:N`, N 1-100 (C16), or `points:N`, N 1-10000 (K15)"),
         opt("decks", IntT(1, 2), "number of 52-card decks (K1)"),
         opt("turn_seconds", IntT(0, 3600), "seconds per decision, 0 = untimed (turn_timer)"),
+        opt("rules", StrT(7, choices=RULE_SETS), "rule set (in views; ignored in requests)"),
+        opt("players", IntT(2, MAX_SEATS), "number of seats (in views; ignored in requests)"),
     ),
     name="options",
     max_len=32,
@@ -187,9 +189,69 @@ MATCH_INFO = MapT(
     name="match_info",
 )
 
-VIEW = MapT(name="view")  # the engine's per-seat view; keys in docs/protocol.md
-EVENT = MapT((req("event", StrT(32), "event name"),), name="event")
-RESULT = MapT(name="result")  # the engine's deal result; keys in docs/protocol.md
+CARDS = ListT(CARD, MAX_CARDS)
+CARD_COUNT = IntT(0, MAX_CARDS)
+
+RESULT = MapT(
+    (
+        req("reason", StrT(16), "`out`: `winner` shed every card (C13, K12); `stock_out`: "
+                                "the stock ran out (C15, K6)"),
+        req("winner", NullableT(SEAT), "the deal's winner; nil if nobody wins (K6, or a tie "
+                                       "for lowest in C15)"),
+        req("multiplier", IntT(1, 100), "1, 2 (out on a jack) or 3 (out on a 7) (C14, K13)"),
+        req("points", ListT(POINTS, MAX_SEATS), "points each seat scores this deal, "
+                                                "multiplier applied"),
+        req("hands", ListT(CARDS, MAX_SEATS), "every seat's final hand, sorted"),
+    ),
+    name="result",
+)
+
+MUAMELE = MapT(
+    (
+        req("seat", SEAT, "the seat picking now"),
+        req("picks", IntT(0, MAX_CARDS), "picks it has left"),
+        req("spread", CARD_COUNT, "face-down cards to pick from"),
+        req("queue", ListT(ListT(IntT(0, 1000), 2, 2), MAX_SEATS),
+            "[seat, picks] of the seats still to pick"),
+        req("winner", NullableT(SEAT), "the seat that went out"),
+        req("multiplier", IntT(1, 100), "the deal's multiplier (K13)"),
+    ),
+    name="muamele",
+)
+
+VIEW = MapT(
+    (
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the deal's options, with `rules` and `players`"),
+        req("players", IntT(2, MAX_SEATS), "number of seats"),
+        req("seat", NullableT(SEAT), "the seat this view is for; nil for spectators"),
+        req("dealer", SEAT, "this deal's dealer; the next seat opens (C2)"),
+        req("phase", StrT(7, choices=("play", "muamele", "over")), "deal phase"),
+        req("turn", NullableT(SEAT), "the seat that must decide now; nil when over"),
+        req("direction", IntT(-1, 1), "1: play goes up the seat numbers (C3); -1: down (C10)"),
+        req("hand", NullableT(CARDS), "your hand, sorted; nil for spectators"),
+        req("hand_counts", ListT(CARD_COUNT, MAX_SEATS), "cards in each seat's hand"),
+        req("top", NullableT(CARD), "top of the discard pile; nil before the first play"),
+        req("named_suit", NullableT(SUIT), "the suit the jack on top asks for (C6, K8)"),
+        req("pile", CARDS, "every card played this deal, bottom to top (all public)"),
+        req("stock", CARD_COUNT, "cards left in the stock"),
+        req("penalty", IntT(0, 1000), "cards the seat to act must draw unless it answers "
+                                      "with a 7 (C11, K7)"),
+        req("first_round", IntT(0, MAX_SEATS), "opening turns still to come; 0 once the "
+                                               "opening is over (C2, K3)"),
+        req("must_follow", NullableT(StrT(5, choices=("ace", "pisti"))),
+            "the seat to act must play on after an ace (C12, K10) or a pişti (K11)"),
+        req("drew", BoolT(), "the seat to act has drawn this turn (C7, K5)"),
+        req("scores", ListT(POINTS, MAX_SEATS), "match totals per seat before this deal"),
+        req("deal_no", IntT(1, 100000), "this deal's number in the match, from 1"),
+        req("muamele", NullableT(MUAMELE), "the muamele state (K14); nil outside it"),
+        req("result", NullableT(RESULT), "the outcome, once the deal is over"),
+    ),
+    name="view",
+)
+
+EVENT = MapT((req("event", StrT(32), "event name; the other fields depend on it"),),
+             name="event")
 
 TOTALS = ListT(POINTS, MAX_SEATS)
 TURN_FIELDS = (
@@ -407,7 +469,7 @@ def request_id(msg: Mapping[str, Any]) -> int | None:
 SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
     for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO, TURN,
-              VIEW, EVENT, RESULT)
+              VIEW, MUAMELE, RESULT, EVENT)
 }
 
 

@@ -22,7 +22,22 @@ TABLE = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTION
 SUMMARY = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS,
            "seats": 3, "taken": 2, "free": 1, "bots": 1, "spectators": 1, "phase": "waiting",
            "private": False, "host": "Ayşe"}
-VIEW = {"rules": "classic", "phase": "play", "turn": 0, "hand": ["7h", "Jc"], "top": "7s"}
+RESULT = {"reason": "out", "winner": 1, "multiplier": 2, "points": [70, 0, 36],
+          "hands": [["Kc", "Jh"], [], ["9d", "9s"]]}
+VIEW = {
+    "rules": "classic",
+    "options": {"rules": "classic", "players": 3, "ten": "reverse", "empty_stock": "end_deal",
+                "match_end": "deals:4", "decks": 1},
+    "players": 3, "seat": 1, "dealer": 2, "phase": "play", "turn": 1, "direction": 1,
+    "hand": ["Ac", "5d", "8d", "Kd", "2s", "3s", "7s"], "hand_counts": [6, 7, 7],
+    "top": "Qc", "named_suit": None, "pile": ["Qc"], "stock": 31, "penalty": 0,
+    "first_round": 0, "must_follow": None, "drew": False, "scores": [0, 0, 0], "deal_no": 1,
+    "muamele": None, "result": None,
+}
+MUAMELE_VIEW = {**VIEW, "rules": "cardiva", "phase": "muamele", "turn": 2, "hand_counts": [0, 3, 2],
+                "muamele": {"seat": 2, "picks": 3, "spread": 40, "queue": [[1, 3]],
+                            "winner": 0, "multiplier": 1}}
+OVER_VIEW = {**VIEW, "phase": "over", "turn": None, "result": RESULT}
 
 TO_SERVER: dict[str, dict[str, Any]] = {
     "hello": {"type": "hello", "protocol": 1, "name": "Ayşe", "token": "abc",
@@ -69,9 +84,8 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
                        {"kind": "play", "card": "Jc", "suit": "d"}],
              "deadline": 29.5},
     "deal_end": {"type": "deal_end", "table": 3, "deal_no": 1,
-                 "result": {"winner": 0, "points": [0, 35], "multiplier": 1},
-                 "totals": [0, 35]},
-    "match_end": {"type": "match_end", "table": 3, "totals": [40, 35], "winners": [1]},
+                 "result": RESULT, "totals": [70, 0, 36]},
+    "match_end": {"type": "match_end", "table": 3, "totals": [61, 40, 112], "winners": [1]},
     "chat": {"type": "chat", "scope": "table", "table": 3, "name": "Ayşe", "seat": 0,
              "spectator": False, "text": "iyi oyunlar!"},
     "rematch": {"type": "rematch", "table": 3, "agreed": [0], "declined": [2]},

@@ -16,7 +16,14 @@ from pisyedili.protocol import (
     spec,
     validate,
 )
-from protocol_examples import EXAMPLES, TO_CLIENT, TO_SERVER, VIEW
+from protocol_examples import (
+    EXAMPLES,
+    MUAMELE_VIEW,
+    OVER_VIEW,
+    TO_CLIENT,
+    TO_SERVER,
+    VIEW,
+)
 
 S, C = Direction.TO_SERVER, Direction.TO_CLIENT
 ALL = [(d, t) for d, table in EXAMPLES.items() for t in table]
@@ -243,3 +250,26 @@ def test_the_schema_can_be_printed_as_json(capsys: pytest.CaptureFixture[str]) -
     name = next(f for f in hello["fields"] if f["name"] == "name")
     assert name["required"] is True
     assert name["type"]["max_len"] == 24
+
+
+@pytest.mark.parametrize("view", [VIEW, MUAMELE_VIEW, OVER_VIEW,
+                                  {**VIEW, "seat": None, "hand": None}])
+def test_views_of_every_phase_validate(view: dict[str, Any]) -> None:
+    validate({**TO_CLIENT["event"], "view": view}, C)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        ("hand", ["7h", "Zz"], "view.hand[1]"),
+        ("phase", "opening", "view.phase"),
+        ("direction", 2, "view.direction"),
+        ("named_suit", "x", "view.named_suit"),
+        ("must_follow", "seven", "view.must_follow"),
+        ("result", {"reason": "out"}, "view.result.winner"),
+        ("muamele", {"seat": 1}, "view.muamele.picks"),
+    ],
+)
+def test_view_keys_are_checked(key: str, value: object, field: str) -> None:
+    msg = {**TO_CLIENT["event"], "view": {**VIEW, key: value}}
+    assert code_of(msg, C)[1] == field

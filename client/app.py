@@ -32,7 +32,7 @@ from .parse import (
     Move,
     NeedSuit,
     Request,
-    move_inputs,
+    move_input,
     parse_input,
     parse_suit_answer,
 )
@@ -58,23 +58,13 @@ class _Completer(Completer):
             options = [(f"/{c.name}", c.about) for c in COMMANDS]
         else:
             look = self.app.state.look
-            options = [(inp, render.plain(render.move(m, look)))
-                       for inp, m in zip(move_inputs(self.app.state.legal),
-                                         _unique(self.app.state.legal), strict=False)]
+            shown: dict[str, str] = {}
+            for m in self.app.state.legal:
+                shown.setdefault(move_input(m), render.plain(render.move(m, look)))
+            options = list(shown.items())
         for value, meta in options:
             if value.startswith(low):
                 yield Completion(value, start_position=-len(text), display_meta=meta)
-
-
-def _unique(legal: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: set[str] = set()
-    out = []
-    for m in legal:
-        key = repr(sorted(m.items()))
-        if key not in seen:
-            seen.add(key)
-            out.append(m)
-    return out
 
 
 class ClientApp:

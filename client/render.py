@@ -213,7 +213,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def event(e: Dict, names: Mapping[int, str], look: Look) -> Fragments:
+def _cite(rules: str | None, classic: str, cardiva: str) -> str:
+    """The rule behind an effect, in the table's rule set (both when unknown)."""
+    return {"classic": classic, "cardiva": cardiva}.get(rules or "", f"{classic}, {cardiva}")
+
+
+def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = None) -> Fragments:
     """One line of the event log for one engine event (docs/architecture.md, Events)."""
     kind = str(e.get("event", "?"))
     who = _who(e.get("seat"), names)
@@ -238,7 +243,8 @@ def event(e: Dict, names: Mapping[int, str], look: Look) -> Fragments:
         return [("", f"{who} passed")]
     if kind == "penalty":
         count = e.get("count", "?")
-        return [("class:red", f"{who} must draw {count} or answer with a 7 (C11, K7)")]
+        rule = _cite(rules, "C11", "K7")
+        return [("class:red", f"{who} must draw {count} or answer with a 7 ({rule})")]
     if kind == "skip":
         return [("", f"{who} {_be(who)} skipped (8, C9)")]
     if kind == "reverse":
@@ -251,7 +257,7 @@ def event(e: Dict, names: Mapping[int, str], look: Look) -> Fragments:
     if kind == "reshuffle":
         return [("", f"the discards are shuffled into a new stock of {e.get('count', '?')}")]
     if kind == "stock_out":
-        return [("class:red", "the stock is empty: the deal ends (C15, K6)")]
+        return [("class:red", f"the stock is empty: the deal ends ({_cite(rules, 'C15', 'K6')})")]
     if kind == "muamele":
         return [("class:title", "muamele"),
                 ("", f": {who} picks {e.get('picks', '?')} of {e.get('spread', '?')} "

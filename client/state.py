@@ -175,7 +175,7 @@ class ClientState:
         e = msg.get("event")
         if not isinstance(e, Mapping):
             return []
-        line = render.event(e, self.names(), self.look)
+        line = render.event(e, self.names(), self.look, self.rules()[0])
         return [line] if line else []
 
     def _on_turn(self, msg: Message, now: float) -> list[Fragments]:

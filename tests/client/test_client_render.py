@@ -104,6 +104,14 @@ def test_event_log_lines(event: dict[str, Any], text: str) -> None:
     assert text in plain(render.event(event, NAMES, UNI))
 
 
+@pytest.mark.rule("C11")
+@pytest.mark.rule("K7")
+def test_event_lines_cite_the_table_rule_set() -> None:
+    penalty = {"event": "penalty", "seat": 1, "count": 3}
+    assert plain(render.event(penalty, NAMES, UNI, "classic")).endswith("(C11)")
+    assert plain(render.event(penalty, NAMES, UNI, "cardiva")).endswith("(K7)")
+
+
 @pytest.mark.rule("C13")
 @pytest.mark.rule("C14")
 def test_deal_result_reveals_every_hand_and_the_points() -> None:

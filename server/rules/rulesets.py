@@ -118,7 +118,6 @@ CARDIVA = RuleSet(
     muamele=True,
     stock_out_has_winner=False,
     cites={
-        "turn": "K4",
         "opening": "K3",
         "match": "K4",
         "jack": "K8",

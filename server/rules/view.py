@@ -53,7 +53,17 @@ def _check_seat(seat: int | None, players: int) -> None:
 
 
 def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
-    """What ``seat`` may know now (``None`` = a spectator, who sees no hand)."""
+    """What ``seat`` may know now (``None`` = a spectator: ``hand`` is None).
+
+    Cards are notation strings. ``phase`` is ``play``, ``muamele`` or ``over``; ``turn``
+    the seat to decide (None when over); ``direction`` 1 (clockwise) or -1;
+    ``first_round`` the opening turns still to play (C2: 1, K3: one per player; 0 after);
+    ``must_follow`` None, ``"ace"`` (C12, K10) or ``"pisti"`` (K11); ``drew`` whether the
+    seat to act has drawn this turn; ``penalty`` the cards a 7 run makes it draw;
+    ``muamele`` (in that phase) the picking ``seat``, its ``picks`` left, the ``spread``
+    size, the ``queue`` of ``[seat, picks]`` still to come, the deal's ``winner`` and
+    ``multiplier``; ``result`` once the deal is over, with every hand.
+    """
     if isinstance(game, Match):
         d = game.deal
         scores = list(game.totals)

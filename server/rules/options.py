@@ -65,7 +65,8 @@ class Options:
             raise ValueError(
                 f"empty_stock must be one of {EMPTY_STOCK_CHOICES}, not {values['empty_stock']!r}"
             )
-        parse_match_end(values["match_end"])
+        kind, limit = parse_match_end(values["match_end"])
+        values["match_end"] = f"{kind}:{limit}"  # one spelling, so equal options compare equal
         if type(values["decks"]) is not int or values["decks"] not in (1, 2):
             raise ValueError(f"decks must be 1 or 2, not {values['decks']!r}")
         return cls(rules=rs.name, players=players, **values)

@@ -59,6 +59,7 @@ def test_options_defaults_follow_the_rules_and_round_trip() -> None:
     )
     assert Options.from_wire(custom.to_wire()) == custom
     assert Options.from_wire({"rules": "cardiva", "players": 2, "future": 1}).decks == 1
+    assert Options.make("classic", 2, match_end="deals:04").match_end == "deals:4"
 
 
 @pytest.mark.parametrize(

@@ -250,8 +250,38 @@ VIEW = MapT(
     name="view",
 )
 
-EVENT = MapT((req("event", StrT(32), "event name; the other fields depend on it"),),
-             name="event")
+_ACTOR = req("seat", SEAT, "the seat concerned")
+EVENT = TaggedT(
+    "event",
+    {
+        "deal_start": (req("deal_no", IntT(1, 100000), "the deal's number in the match"),
+                       req("dealer", SEAT, "its dealer; the next seat opens (C2)")),
+        "play": (_ACTOR, req("card", CARD, "the card played"),
+                 opt("suit", SUIT, "the suit a jack names (C5, K8)")),
+        "penalty": (_ACTOR, req("count", IntT(1, 1000),
+                                "cards to draw unless it answers with a 7 (C11, K7)")),
+        "skip": (_ACTOR,),
+        "reverse": (req("direction", IntT(-1, 1), "the new direction of play (C10)"),),
+        "bounce": (_ACTOR,),
+        "pisti": (_ACTOR,),
+        "draw": (_ACTOR, req("count", IntT(1, MAX_CARDS), "cards drawn"),
+                 req("reason", StrT(16), "`draw`, `penalty` or `ace` (K10)"),
+                 opt("cards", CARDS, "the cards drawn: for the drawing seat only")),
+        "reshuffle": (req("count", CARD_COUNT, "cards in the new stock"),),
+        "stock_out": (_ACTOR,),
+        "pass": (_ACTOR,),
+        "muamele": (_ACTOR, req("picks", IntT(0, MAX_CARDS), "cards it must pick"),
+                    req("spread", CARD_COUNT, "face-down cards to pick from")),
+        "pick": (_ACTOR, req("position", IntT(0, MAX_CARDS - 1), "the position picked"),
+                 req("card", CARD, "the card picked (shown to all)"),
+                 req("picks", IntT(0, MAX_CARDS), "picks left")),
+        "deal_end": (req("result", RESULT, "the deal's outcome"),),
+        "match_end": (req("totals", ListT(POINTS, MAX_SEATS), "final totals per seat"),
+                      req("winners", ListT(SEAT, MAX_SEATS, 1), "the winning seats")),
+    },
+    name="event",
+    open=True,
+)
 
 TOTALS = ListT(POINTS, MAX_SEATS)
 TURN_FIELDS = (

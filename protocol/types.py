@@ -254,11 +254,16 @@ class DictT:
 
 @dataclass(frozen=True)
 class TaggedT:
-    """A map whose `tag` field picks which of `variants` it is (moves: `kind`)."""
+    """A map whose `tag` field picks which of `variants` it is (moves: `kind`).
+
+    `open`: a tag not in `variants` is accepted unchecked (events: a newer server may
+    send new ones, and clients must not choke on them).
+    """
 
     tag: str
     variants: Mapping[str, tuple[Field, ...]] = field(default_factory=dict)
     name: str = ""
+    open: bool = False
 
     def check(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
@@ -267,15 +272,18 @@ class TaggedT:
         if self.tag not in value:
             raise ProtocolError("missing_field", f"{tag_path} is required", field=tag_path)
         tag = value[self.tag]
-        if not isinstance(tag, str) or tag not in self.variants:
+        if not isinstance(tag, str) or len(tag) > 64:
+            raise _bad(tag_path, "must be a short string")
+        if tag in self.variants:
+            check_fields(value, self.variants[tag], (), f"{path}.")
+        elif not self.open:
             raise _bad(tag_path, f"must be one of {', '.join(self.variants)}")
-        check_fields(value, self.variants[tag], (), f"{path}.")
 
     def describe(self) -> str:
         return self.name or "map"
 
     def to_data(self) -> dict[str, Any]:
-        return {"kind": "tagged", "tag": self.tag, "name": self.name,
+        return {"kind": "tagged", "tag": self.tag, "name": self.name, "open": self.open,
                 "variants": {k: [f.to_data() for f in v] for k, v in self.variants.items()}}
 
 

@@ -21,7 +21,7 @@ from pisyedili.protocol import (
     make_hello,
     validate,
 )
-from pisyedili.protocol.schema import SHAPES
+from pisyedili.protocol.schema import EVENT, SHAPES
 from pisyedili.protocol.types import Field, MapT, TaggedT
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -120,11 +120,24 @@ def test_shared_shapes_match_the_schema(
         rows = [tuple(r[:3]) for r in table_rows(body, "field")]
         if isinstance(shape, MapT):
             assert rows == field_rows(shape.fields), name
+        elif shape.open:
+            # Open tagged shapes (events) list their variants in their own table.
+            assert rows == [(f"`{shape.tag}`", "str", "yes")], name
         else:
-            assert isinstance(shape, TaggedT)
             expected = [("`kind`", '"' + k + '"', "yes") for k in shape.variants]
             expected += [row for fields in shape.variants.values() for row in field_rows(fields)]
             assert sorted(set(rows)) == sorted(set(expected)), name
+
+
+def test_event_table_matches_the_event_variants(doc: str) -> None:
+    assert isinstance(EVENT, TaggedT)
+    documented = {}
+    for name, fields, _meaning in table_rows(doc, "event"):
+        parsed = re.findall(r"`([a-z_]+)`(\??)", fields)
+        documented[name.strip("`")] = [(f, opt == "") for f, opt in parsed]
+    expected = {tag: [(f.name, f.required) for f in fields]
+                for tag, fields in EVENT.variants.items()}
+    assert documented == expected
 
 
 def test_error_table_matches_the_registry(doc: str) -> None:

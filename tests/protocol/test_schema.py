@@ -273,3 +273,47 @@ def test_views_of_every_phase_validate(view: dict[str, Any]) -> None:
 def test_view_keys_are_checked(key: str, value: object, field: str) -> None:
     msg = {**TO_CLIENT["event"], "view": {**VIEW, key: value}}
     assert code_of(msg, C)[1] == field
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"event": "deal_start", "deal_no": 2, "dealer": 0},
+        {"event": "play", "seat": 1, "card": "Jd", "suit": "s"},
+        {"event": "penalty", "seat": 2, "count": 6},
+        {"event": "skip", "seat": 0},
+        {"event": "reverse", "direction": -1},
+        {"event": "bounce", "seat": 1},
+        {"event": "pisti", "seat": 1},
+        {"event": "draw", "seat": 2, "count": 3, "reason": "penalty", "cards": ["4h", "Kd", "7c"]},
+        {"event": "draw", "seat": 2, "count": 3, "reason": "penalty"},  # as others see it
+        {"event": "reshuffle", "count": 30},
+        {"event": "stock_out", "seat": 0},
+        {"event": "pass", "seat": 0},
+        {"event": "muamele", "seat": 2, "picks": 3, "spread": 40},
+        {"event": "pick", "seat": 2, "position": 17, "card": "5c", "picks": 2},
+        {"event": "deal_end", "result": {"reason": "stock_out", "winner": None, "multiplier": 1,
+                                         "points": [12, 30], "hands": [["2c", "Qd"], ["Jh"]]}},
+        {"event": "match_end", "totals": [61, 40, 40], "winners": [1, 2]},
+        {"event": "fireworks", "anything": [1, 2]},  # unknown events pass: forward compatible
+    ],
+)
+def test_events_validate(event: dict[str, Any]) -> None:
+    validate({**TO_CLIENT["event"], "event": event}, C)
+
+
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        ({"event": "play", "seat": 1}, "event.card"),
+        ({"event": "play", "seat": 9, "card": "7h"}, "event.seat"),
+        ({"event": "draw", "seat": 1, "count": 1, "reason": "draw", "cards": ["XX"]},
+         "event.cards[0]"),
+        ({"event": "reverse", "direction": 5}, "event.direction"),
+        ({"event": "deal_end", "result": {}}, "event.result.reason"),
+        ({"event": 7}, "event.event"),
+        ({"seat": 1}, "event.event"),
+    ],
+)
+def test_known_events_are_checked(event: dict[str, Any], field: str) -> None:
+    assert code_of({**TO_CLIENT["event"], "event": event}, C)[1] == field

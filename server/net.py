@@ -38,6 +38,9 @@ log = Logger()
 
 ABORT_AFTER_CLOSE = 10.0
 """Seconds a closing connection may take to drain before it is aborted."""
+STALLED_SECONDS = 60.0
+"""Seconds a client may leave the server's output buffer full (not reading) before the
+connection is aborted: what the server buffers for one client is bounded in time."""
 
 
 def server_version() -> str:
@@ -100,6 +103,7 @@ class ServerProtocol(Int32StringReceiver):
         self._timers: list[Delayed] = []
         self._handshake_call: Delayed | None = None
         self._heartbeat_call: Delayed | None = None
+        self._stall_call: Delayed | None = None
 
     # -- connection life ------------------------------------------------------------
 
@@ -117,6 +121,8 @@ class ServerProtocol(Int32StringReceiver):
             return
         self._admitted = True
         self.server.protocols.add(self)
+        assert self.transport is not None
+        self.transport.registerProducer(self, True)
         self._last_heard = self._clock.seconds()
         self._handshake_call = self._clock.callLater(self.server.limits.handshake_seconds,
                                                      self._handshake_expired)
@@ -125,7 +131,8 @@ class ServerProtocol(Int32StringReceiver):
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self._closing = True
-        for call in (self._handshake_call, self._heartbeat_call, *self._timers):
+        for call in (self._handshake_call, self._heartbeat_call, self._stall_call,
+                     *self._timers):
             if call is not None and call.active():
                 call.cancel()
         if not self._admitted:
@@ -135,8 +142,12 @@ class ServerProtocol(Int32StringReceiver):
         self.server.protocols.discard(self)
         session, self.session = self.session, None
         if session is not None and session.connection is self:
-            self.server.lobby.unsubscribe(session)
-            self.server.sessions.lost(session, self)
+            try:
+                self.server.lobby.unsubscribe(session)
+                self.server.sessions.lost(session, self)
+            except Exception:
+                log.failure("cleaning up after player {player} failed",
+                            player=session.player_id)
 
     def close(self, code: str, message: str, rid: int | None = None, **extra: Any) -> None:
         """Send an `error` saying why, then close (aborting if the peer never reads)."""
@@ -154,6 +165,27 @@ class ServerProtocol(Int32StringReceiver):
     def _transport(self) -> _Transport:
         assert self.transport is not None
         return cast(_Transport, self.transport)
+
+    # IPushProducer: the transport pauses us when a client stops reading.
+
+    def pauseProducing(self) -> None:
+        if self._stall_call is None and not self._closing:
+            self._stall_call = self._clock.callLater(STALLED_SECONDS, self._stalled)
+
+    def resumeProducing(self) -> None:
+        if self._stall_call is not None and self._stall_call.active():
+            self._stall_call.cancel()
+        self._stall_call = None
+
+    def stopProducing(self) -> None:
+        self.resumeProducing()
+
+    def _stalled(self) -> None:
+        self._stall_call = None
+        log.info("aborting a connection from {address} that stopped reading",
+                 address=self.address)
+        self._closing = True
+        self._abort()
 
     def _abort(self) -> None:
         if self.transport is not None:
@@ -287,8 +319,8 @@ class ServerProtocol(Int32StringReceiver):
         session.request_id = rid
         try:
             table = _table_of(session)
-            if table is not None:
-                table.present(session)
+            if table is not None and kind not in HEARTBEAT:
+                table.present(session)  # a request is a sign of life; a heartbeat is not
             reply = handler(self, session, msg)
         except (TableError, Refusal) as e:
             self._error(e.code, e.message, rid, **e.extra)
@@ -371,6 +403,9 @@ def _require_feature(conn: ServerProtocol, feature: str) -> None:
 
 
 OK: Message = {"type": "ok"}
+HEARTBEAT = frozenset({"ping", "pong"})
+"""Requests that keep a connection alive but do not show the player is there: a client
+left open by an absent player answers pings (issue 4: the stand-in bot keeps the seat)."""
 
 
 def _ping(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:

@@ -318,3 +318,26 @@ async def test_lobby_chat_reaches_subscribers_and_needs_the_feature() -> None:
         assert err["code"] == "bad_field"
     finally:
         await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_client_that_stops_reading_is_cut_off_in_time() -> None:
+    clock = task.Clock()
+    server = await Server.start(clock=clock, limits=Limits(ping_seconds=1000,
+                                                           idle_seconds=2000))
+    try:
+        slow = await server.connect("slow")
+        other = await server.connect("other")
+        proto = next(p for p in server.factory.protocols
+                     if p.session is not None and p.session.name == "slow")
+        proto.pauseProducing()  # what the transport does when its buffer is full
+        clock.advance(30)
+        proto.resumeProducing()  # it read again in time
+        clock.advance(59)
+        assert not slow.is_closed
+        proto.pauseProducing()
+        clock.advance(60)
+        await slow.closed
+        assert (await other.request("ping"))["type"] == "pong"
+    finally:
+        await server.stop()

@@ -135,6 +135,18 @@ def deal_from_view(
     later reshuffles. Raises ``ValueError`` if the cards do not add up to the pack.
     The rebuilt deal has no replayable record (its deck order is unknown).
     """
+    try:
+        return _rebuild(v, hands, stock, seed)
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(f"malformed view: {exc!r}") from exc
+
+
+def _rebuild(
+    v: Mapping[str, Any],
+    hands: Sequence[Sequence[int] | None],
+    stock: Sequence[int],
+    seed: int,
+) -> Deal:
     raw = v["options"]
     if not isinstance(raw, Mapping):
         raise ValueError("view options must be a map")

@@ -180,6 +180,9 @@ def test_unseen_cards_and_deal_from_view_refuse_cards_that_do_not_add_up() -> No
         deal_from_view(v, [None, cards("2c 3c")], hidden[2:])
     with pytest.raises(ValueError, match="hidden"):
         deal_from_view(v, [None, None], hidden)
+    for broken in ({**v, "pile": None}, {k: x for k, x in v.items() if k != "penalty"}):
+        with pytest.raises(ValueError, match="malformed view"):
+            deal_from_view(broken, [None, hidden[:2]], hidden[2:])
     rebuilt = deal_from_view(v, [None, hidden[:2]], hidden[2:])
     assert rebuilt.to_act == 0 and sorted(legal_moves(rebuilt, 0)) == sorted(legal_moves(d, 0))
 

@@ -430,7 +430,14 @@ def _draw_cards(d: Deal, seat: int, count: int, reason: str, events: list[Event]
     """Move ``count`` cards from the stock to ``seat``; False if the stock ran out (deal over)."""
     stock = d.stock
     hand = d.hands[seat]
-    if count <= len(stock):  # the common case
+    if count == 1 and stock:  # by far the most common case
+        c = stock.pop()
+        hand.append(c)
+        events.append(
+            {"event": "draw", "seat": seat, "count": 1, "reason": reason, "cards": [CARD_STR[c]]}
+        )
+        return True
+    if count <= len(stock):
         got = stock[len(stock) - count :]
         del stock[len(stock) - count :]
         got.reverse()

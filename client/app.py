@@ -87,6 +87,7 @@ class ClientApp:
         self.log: list[str] = []
         self.changed = asyncio.Event()
         self._output = output
+        self._unprinted: list[Fragments] = []
         self._quit = False
         self.subscribe_lobby = True
         """Ask for the table list after `welcome` (offline play has no use for it)."""
@@ -127,9 +128,30 @@ class ClientApp:
         return render.plain(self._status())
 
     def show(self, line: Fragments) -> None:
+        """Add a line to the log above the prompt.
+
+        Lines are printed in batches, once per turn of the event loop: printing above a
+        running prompt redraws it, and a burst of events (a bot's turn, a deal's end)
+        should cost one redraw, not one per line.
+        """
         self.log.append(render.plain(line))
         del self.log[:-MAX_LOG]
-        print_formatted_text(FormattedText(line), style=self.style, output=self._output)
+        self._unprinted.append(line)
+        if len(self._unprinted) == 1:
+            try:
+                asyncio.get_running_loop().call_soon(self._print)
+            except RuntimeError:  # no loop running (before start, after the end)
+                self._print()
+
+    def _print(self) -> None:
+        lines, self._unprinted = self._unprinted, []
+        if not lines:
+            return
+        out: Fragments = []
+        for line in lines:
+            out += [*line, ("", "\n")]
+        print_formatted_text(FormattedText(out), style=self.style, output=self._output,
+                             end="")
 
     def _refresh(self) -> None:
         self.changed.set()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pisyedili.server.clock import Clock
+from pisyedili.server.limits import Limits
 from pisyedili.server.table import TableSettings
 from pisyedili.server.tap import make_factory
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
@@ -38,13 +39,19 @@ class OfflineOptions:
     turn_seconds: float = 0.0
     """Offline, a person may think as long as they like (0: no turn timer)."""
     bot_delay: float = 0.8
+    deal_pause: float = 4.0
+    """Seconds to read the scores before the next deal."""
 
 
 async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
     """The embedded server, listening on an ephemeral loopback port."""
-    settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay)
+    settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay,
+                             deal_pause=opts.deal_pause)
+    # The only client is this one: the per-connection rate limit guards a public server
+    # against floods and has nothing to guard here (scripted input would trip it).
+    limits = Limits(rate=1000.0, burst=1000)
     factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
-                           settings=settings)
+                           settings=settings, limits=limits)
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
     return await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
 

@@ -188,6 +188,10 @@ def seat_changes(before: Dict | None, after: Dict, my_seat: int | None) -> list[
             if s.get("ready") != was.get("ready"):
                 be = _be(who) if s.get("ready") else _be(who) + " not"
                 lines.append([("", f"{who} {be} ready")])
+            if bool(s.get("held_by_bot")) != bool(was.get("held_by_bot")):
+                lines.append([("class:dim", f"a bot plays for {who} until {who} " + (
+                    "act" if who == "you" else "acts") if s.get("held_by_bot")
+                    else f"{who} {'play' if who == 'you' else 'plays'} again")])
             if s.get("connected") != was.get("connected") and "connected" in was:
                 lines.append([("class:dim", f"{who} " + (
                     "is back" if s.get("connected") else "lost the connection"))])
@@ -269,8 +273,8 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
         if e.get("picks") is not None:
             out.append(("class:dim", f" ({e['picks']} picks left)"))
         return out
-    if kind == "deal_end":
-        return []  # the `deal_end` message that follows shows the whole result
+    if kind in ("deal_end", "match_end"):
+        return []  # the `deal_end` / `match_end` messages show the whole result
     if kind == "deal_start":
         dealer = _who(e.get("dealer"), names)
         return [("class:title", f"— deal {e.get('deal_no', '')} —" if look.unicode
@@ -449,19 +453,20 @@ def status(
 
 
 def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
-    """Muamele (K14): the face-down spread, the picker, picks left and cards picked."""
-    size = int(muamele.get("spread", muamele.get("spread_size", 0)) or 0)
-    back = "🂠" if look.unicode else "#"
-    taken = {int(p) for p in muamele.get("taken", []) or [] if isinstance(p, int)}
-    out: Fragments = [("class:title", "muamele"),
-                      ("", f" {_who(muamele.get('seat'), names)} picks "
-                           f"{muamele.get('picks_left', muamele.get('picks', '?'))} more: ")]
-    for i in range(size):
-        out.append(("class:dim" if i in taken else "", f"{i + 1}{'x' if i in taken else back} "))
-    picked = muamele.get("picked") or []
-    if picked:
-        out += [("", "picked "), *card_list(picked, look)]
-    return out
+    """Muamele (K14): the face-down spread, who picks and how many picks are left.
+
+    Every position is as good as another (the cards are face down), so the spread is
+    drawn compactly; the picked cards appear in the log as they are turned.
+    """
+    size = int(muamele.get("spread", 0) or 0)
+    who = _who(muamele.get("seat"), names)
+    picks = muamele.get("picks_left", muamele.get("picks", "?"))
+    back = "▒" if look.unicode else "#"
+    shown = back * min(size, 40) + ("…" if look.unicode else "...") * (size > 40)
+    return [("class:title", "muamele"),
+            ("", f" {who} {'pick' if who == 'you' else 'picks'} {picks} more of "
+                 f"{size} face-down cards: "),
+            ("class:dim", shown), ("", f" (1-{size})" if size else "")]
 
 
 # ----------------------------------------------------------------------- help, rules

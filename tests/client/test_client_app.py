@@ -44,11 +44,14 @@ def run(scenario: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
 
 async def until(app: ClientApp, ready: Callable[[], bool], what: str) -> None:
     """Wait for server messages until `ready()` holds."""
-    async with asyncio.timeout(TIMEOUT / 2):
-        while not ready():
-            app.changed.clear()
-            await app.changed.wait()
-    assert ready(), what
+    try:
+        async with asyncio.timeout(TIMEOUT / 2):
+            while not ready():
+                app.changed.clear()
+                await app.changed.wait()
+    except TimeoutError:
+        tail = "\n".join(app.log[-15:])
+        raise AssertionError(f"waited in vain for {what}; the log ends:\n{tail}") from None
 
 
 def in_log(app: ClientApp, text: str) -> bool:
@@ -116,6 +119,45 @@ def test_a_whole_deal_played_by_typed_moves(pipe: PipeInput) -> None:
     rows = app.log[app.log.index(result[0]) + 1:][:3]
     assert all("->" in row for row in rows), rows
     assert any(ln.startswith("  you ") for ln in rows)
+
+
+async def autoplay(app: ClientApp, pipe: PipeInput, done: Callable[[], bool]) -> int:
+    """Type the first legal move offered whenever it is our turn, until `done()`."""
+    moves = 0
+    while True:
+        await until(app, lambda: app.state.my_turn or done(), "our turn or the end")
+        if done():
+            return moves
+        before = len(app.log)
+        pipe.send_text(move_inputs(app.state.legal)[0] + "\r")
+        await until(app, lambda b=before: len(app.log) > b, "the move's event")  # type: ignore[misc]
+        moves += 1
+
+
+@pytest.mark.rule("C16")
+def test_a_whole_match_then_a_rematch(pipe: PipeInput) -> None:
+    app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                    output=DummyOutput())
+    opts = OfflineOptions(rules="classic", bots=1, seed=3, bot_delay=0.0, deal_pause=0.0,
+                          level="easy")
+
+    async def scenario(reactor: Any) -> None:
+        task = start(app, reactor, opts)
+        assert await autoplay(app, pipe, lambda: in_log(app, "match over")) > 0
+        assert app.state.match_over
+        pipe.send_text("/rematch\r")
+        await until(app, lambda: sum("-- deal 1 --" in ln for ln in app.log) == 2,
+                    "the rematch's first deal")
+        pipe.send_text("/quit\r")
+        await task
+
+    run(scenario)
+    assert sum("deal over" in ln for ln in app.log) == 4, "a classic match is 4 deals (C16)"
+    over = next(i for i, ln in enumerate(app.log) if "match over" in ln)
+    totals = app.log[over + 1:over + 3]
+    points = [int(row.split()[-1]) for row in totals]
+    assert points == sorted(points), "totals are listed lowest first"
+    assert "/rematch" in app.log[over + 3]
 
 
 @pytest.mark.rule("C7")

@@ -79,7 +79,7 @@ def test_muamele_hint_and_spread() -> None:
     legal = [{"kind": "pick", "position": p} for p in range(5)]
     assert "type a number 1-5" in plain(render.legal_hint(legal, UNI))
     spread = plain(render.spread({"seat": 1, "picks": 3, "spread": 5}, NAMES, ASCII))
-    assert "ayse picks 3 more" in spread and "5#" in spread
+    assert spread == "muamele ayse picks 3 more of 5 face-down cards: ##### (1-5)"
 
 
 @pytest.mark.parametrize(
@@ -199,3 +199,20 @@ def test_state_shows_chat_rematch_and_timeouts() -> None:
     st.legal = [{"kind": "draw"}]
     timeout = st.handle({"type": "timeout", "table": 1, "seat": 0}, now=0.0)
     assert "you ran out of time" in plain(timeout[0]) and not st.my_turn
+
+
+def test_seat_changes_are_one_line_each() -> None:
+    before = {"phase": "waiting", "seats": [
+        {"seat": 0, "kind": "human", "name": "me", "ready": False, "connected": True},
+        {"seat": 1, "kind": "open", "ready": False, "connected": True},
+        {"seat": 2, "kind": "human", "name": "ayse", "ready": True, "connected": True}]}
+    after = {"phase": "playing", "seats": [
+        {"seat": 0, "kind": "human", "name": "me", "ready": True, "connected": True},
+        {"seat": 1, "kind": "bot", "name": "bot (hard)", "level": "hard", "ready": True,
+         "connected": True},
+        {"seat": 2, "kind": "human", "name": "ayse", "ready": True, "connected": False,
+         "held_by_bot": True}]}
+    lines = [plain(f) for f in render.seat_changes(before, after, 0)]
+    assert lines == ["you are ready", "bot 2 (hard) takes seat 2",
+                     "a bot plays for ayse until ayse acts", "ayse lost the connection",
+                     "table is now playing"]

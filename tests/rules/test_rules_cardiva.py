@@ -352,3 +352,13 @@ def test_k14_nothing_left_to_pick_ends_the_penalty_round() -> None:
     events = play(d, "pick 0")
     assert [e["event"] for e in events] == ["pick", "deal_end"]
     assert d.result is not None and d.result.points[1] == 7 * 3 + 2 + 9
+
+
+@pytest.mark.rule("K11")
+def test_k11_pisti_with_two_players_and_the_two_deck_option() -> None:
+    d = build("cardiva", ["9s 9s 2s", "3c"], pile="4s", turn=0, decks=2)
+    play(d, "9s")
+    assert d.turn == 1  # 9s on 4s: no twin, no pişti
+    d = build("cardiva", ["9s 2s", "3c"], pile="9s", turn=0, decks=2)
+    play(d, "9s")
+    assert d.turn == 0 and legal(d) == {"2s"}

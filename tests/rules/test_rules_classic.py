@@ -14,6 +14,7 @@ from pisyedili.server.rules import (
     Options,
     apply,
     apply_for,
+    card_str,
     legal_moves,
     new_deal,
     view,
@@ -331,3 +332,39 @@ def test_c16_match_is_four_deals_lowest_total_wins_dealer_rotates() -> None:
     assert m.winners == [s for s in range(3) if m.totals[s] == min(m.totals)]
     assert events[-1] == {"event": "match_end", "totals": m.totals, "winners": m.winners}
     assert view(m, 0)["scores"] == m.totals and view(m, 0)["deal_no"] == 4
+
+
+@pytest.mark.rule("C15")
+def test_c15_reshuffle_in_the_middle_of_a_penalty() -> None:
+    d = build(
+        "classic", ["7h 2c", "9d"], pile="5h", stock="2d", rest="pile", turn=0,
+        empty_stock="reshuffle",
+    )  # fmt: skip
+    play(d, "7h")
+    under = len(d.pile) - 1
+    events = play(d, "draw")
+    assert [(e["event"], e.get("count")) for e in events] == [
+        ("draw", 1),
+        ("reshuffle", under),
+        ("draw", 2),
+    ]
+    assert len(d.hands[1]) == 4 and d.turn == 0 and d.pile == cards("7h")
+
+
+@pytest.mark.rule("C15")
+def test_c15_reshuffle_with_nothing_under_the_top_card_ends_the_deal() -> None:
+    everything_else = " ".join(card_str(c) for c in range(52) if c not in cards("2c 5h"))
+    d = build("classic", ["2c", everything_else], pile="5h", stock="", turn=0,
+              empty_stock="reshuffle")  # fmt: skip
+    events = play(d, "draw")
+    assert [e["event"] for e in events] == ["stock_out", "deal_end"]
+    assert d.result is not None and d.result.winner == 0
+
+
+@pytest.mark.rule("C6")
+def test_c6_two_decks_no_jack_on_its_twin_and_no_pisti_in_classic() -> None:
+    d = build("classic", ["Jd 5h 5h", "3c 4c"], pile="Jd", named="h", turn=0, decks=2)
+    assert legal(d) == {"5h", "draw"}
+    d = build("classic", ["5h 6h 2c", "3c 4c"], pile="5h", turn=0, decks=2)
+    play(d, "5h")
+    assert d.turn == 1 and not d.follow

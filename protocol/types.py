@@ -288,3 +288,11 @@ class TaggedT:
 
 
 FieldType = IntT | FloatT | BoolT | StrT | ListT | NullableT | MapT | DictT | TaggedT
+
+
+def req(name: str, type_: FieldType, doc: str) -> Field:
+    return Field(name, type_, True, doc)
+
+
+def opt(name: str, type_: FieldType, doc: str) -> Field:
+    return Field(name, type_, False, doc)

@@ -21,7 +21,7 @@ from pisyedili.protocol import (
     make_hello,
     validate,
 )
-from pisyedili.protocol.schema import EVENT, SHAPES
+from pisyedili.protocol.shapes import EVENT, SHAPES
 from pisyedili.protocol.types import Field, MapT, TaggedT
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"

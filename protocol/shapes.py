@@ -1,0 +1,255 @@
+"""The shapes messages share: cards, moves, options, seats, tables, the engine's view,
+events and results, each checked by `validate` and documented once in docs/protocol.md.
+
+The view, event and result shapes mirror what the rules engine emits (docs/architecture.md,
+"Engine API"); validating them lets clients rely on every key, and makes any drift
+between the engine and this contract fail the server's tests, which validate every frame.
+"""
+
+from __future__ import annotations
+
+from . import limits as L
+from .types import (
+    BoolT,
+    FloatT,
+    IntT,
+    ListT,
+    MapT,
+    NullableT,
+    StrT,
+    TaggedT,
+    opt,
+    req,
+)
+
+MAX_SEATS = 6
+MAX_CARDS = 104  # two decks (K1)
+RULE_SETS = ("classic", "cardiva")
+BOT_LEVELS = ("easy", "medium", "hard")
+TABLE_PHASES = ("waiting", "playing", "over")
+SEAT_KINDS = ("open", "human", "bot")
+
+SEAT = IntT(0, MAX_SEATS - 1, name="seat")
+ID = IntT(0, L.MAX_ID, name="id")
+TABLE_ID = ID
+PLAYER_ID = ID
+POINTS = IntT(-(2**31), 2**31 - 1, name="points")
+VERSION = IntT(0, 2**31 - 1, name="version")
+COUNT = IntT(0, L.MAX_ID, name="count")
+NAME = StrT(L.MAX_NAME, text=True)
+LABEL = StrT(L.MAX_LABEL)
+
+CARD = StrT(3, pattern=r"(?i)(?:10|[2-9tjqka])[cdhs]", name="card")
+SUIT = StrT(1, choices=("c", "d", "h", "s"), name="suit")
+
+MOVE = TaggedT(
+    "kind",
+    {
+        "play": (req("card", CARD, "the card played"),
+                 opt("suit", SUIT, "the suit a jack names (C5, K8); only with a jack")),
+        "draw": (),
+        "pass": (),
+        "pick": (req("position", IntT(0, MAX_CARDS - 1),
+                     "muamele (K14): a position in the face-down spread, from 0"),),
+    },
+    name="move",
+)
+
+OPTIONS = MapT(
+    (
+        opt("ten", StrT(8, choices=("reverse", "bounce")), "what a 10 does (C10, K9)"),
+        opt("empty_stock", StrT(10, choices=("end_deal", "reshuffle")),
+            "what happens when the stock runs out (C15, K6)"),
+        opt("match_end", StrT(12, pattern=r"deals:(?:[1-9][0-9]?|100)"
+                                          r"|points:(?:[1-9][0-9]{0,3}|10000)",
+                              name="match_end"),
+            "`deals:N`, N 1-100 (C16), or `points:N`, N 1-10000 (K15)"),
+        opt("decks", IntT(1, 2), "number of 52-card decks (K1)"),
+        opt("turn_seconds", IntT(0, 3600), "seconds per decision, 0 = untimed (turn_timer)"),
+        opt("rules", StrT(7, choices=RULE_SETS), "rule set (sent by the server only)"),
+        opt("players", IntT(2, MAX_SEATS), "number of seats (sent by the server only)"),
+    ),
+    name="options",
+    max_len=32,
+)
+
+SEAT_INFO = MapT(
+    (
+        req("seat", SEAT, "seat number, 0-based; play goes up the numbers (C3)"),
+        req("kind", StrT(5, choices=SEAT_KINDS), "who holds the seat"),
+        opt("name", NAME, "player or bot name (not for open seats)"),
+        opt("player", PLAYER_ID, "the player id of a human"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
+        req("ready", BoolT(), "ready to start (bots always are)"),
+        req("connected", BoolT(), "false while a human's connection is lost"),
+        opt("held_by_bot", StrT(12, choices=("disconnected", "idle")),
+            "a stand-in bot plays for this human, and why"),
+        opt("rematch", BoolT(), "after the match: agreed to a rematch (false: declined)"),
+    ),
+    name="seat_info",
+)
+
+TABLE_INFO = MapT(
+    (
+        req("id", TABLE_ID, "table id"),
+        req("name", StrT(L.MAX_TABLE_NAME), "table name"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the table's options, every one filled in"),
+        req("host", NullableT(PLAYER_ID), "player id of the host, nil if none"),
+        opt("host_name", NullableT(NAME), "the host's name, nil if none"),
+        req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
+        req("private", BoolT(), "joined only by invite code"),
+        opt("code", StrT(L.MAX_CODE), "invite code (sent to the table's members only)"),
+        req("seats", ListT(SEAT_INFO, MAX_SEATS, 2), "every seat, in seat order"),
+        req("spectators", ListT(NAME, 4096), "names of the spectators (a server may list "
+                                              "only the first ones)"),
+        opt("spectator_count", COUNT, "number of spectators"),
+    ),
+    name="table_info",
+)
+
+TABLE_SUMMARY = MapT(
+    (
+        req("id", TABLE_ID, "table id"),
+        req("name", StrT(L.MAX_TABLE_NAME), "table name"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the table's options"),
+        req("seats", IntT(2, MAX_SEATS), "number of seats"),
+        req("taken", IntT(0, MAX_SEATS), "seats held by players or bots"),
+        opt("free", IntT(0, MAX_SEATS), "open seats"),
+        req("bots", IntT(0, MAX_SEATS), "seats held by bots"),
+        req("spectators", COUNT, "number of spectators"),
+        req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
+        req("private", BoolT(), "joined only by invite code"),
+        opt("host", NAME, "the host's name"),
+    ),
+    name="table_summary",
+)
+
+YOU = MapT(
+    (
+        req("seat", NullableT(SEAT), "your seat, nil if you hold none"),
+        req("spectator", BoolT(), "you watch without a seat"),
+        req("host", BoolT(), "you are the host"),
+    ),
+    name="you",
+)
+
+MATCH_INFO = MapT(
+    (
+        req("deal_no", IntT(0, 100000), "deals started so far (1 = the first deal)"),
+        req("totals", ListT(POINTS, MAX_SEATS), "match totals per seat"),
+    ),
+    name="match_info",
+)
+
+CARDS = ListT(CARD, MAX_CARDS)
+CARD_COUNT = IntT(0, MAX_CARDS)
+
+RESULT = MapT(
+    (
+        req("reason", StrT(16), "`out`: `winner` shed every card (C13, K12); `stock_out`: "
+                                "the stock ran out (C15, K6)"),
+        req("winner", NullableT(SEAT), "the deal's winner; nil if nobody wins (K6, or a tie "
+                                       "for lowest in C15)"),
+        req("multiplier", IntT(1, 100), "1, 2 (out on a jack) or 3 (out on a 7) (C14, K13)"),
+        req("points", ListT(POINTS, MAX_SEATS), "points each seat scores this deal, "
+                                                "multiplier applied"),
+        req("hands", ListT(CARDS, MAX_SEATS), "every seat's final hand, sorted"),
+    ),
+    name="result",
+)
+
+MUAMELE = MapT(
+    (
+        req("seat", SEAT, "the seat picking now"),
+        req("picks", IntT(0, MAX_CARDS), "picks it has left"),
+        req("spread", CARD_COUNT, "face-down cards to pick from"),
+        req("queue", ListT(ListT(IntT(0, 1000), 2, 2), MAX_SEATS),
+            "[seat, picks] of the seats still to pick"),
+        req("winner", NullableT(SEAT), "the seat that went out"),
+        req("multiplier", IntT(1, 100), "the deal's multiplier (K13)"),
+    ),
+    name="muamele",
+)
+
+VIEW = MapT(
+    (
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the deal's options, with `rules` and `players`"),
+        req("players", IntT(2, MAX_SEATS), "number of seats"),
+        req("seat", NullableT(SEAT), "the seat this view is for; nil for spectators"),
+        req("dealer", SEAT, "this deal's dealer; the next seat opens (C2)"),
+        req("phase", StrT(7, choices=("play", "muamele", "over")), "deal phase"),
+        req("turn", NullableT(SEAT), "the seat that must decide now; nil when over"),
+        req("direction", IntT(-1, 1), "1: play goes up the seat numbers (C3); -1: down (C10)"),
+        req("hand", NullableT(CARDS), "your hand, sorted; nil for spectators"),
+        req("hand_counts", ListT(CARD_COUNT, MAX_SEATS), "cards in each seat's hand"),
+        req("top", NullableT(CARD), "top of the discard pile; nil before the first play"),
+        req("named_suit", NullableT(SUIT), "the suit the jack on top asks for (C6, K8)"),
+        req("pile", CARDS, "every card played this deal, bottom to top (all public)"),
+        req("stock", CARD_COUNT, "cards left in the stock"),
+        req("penalty", IntT(0, 1000), "cards the seat to act must draw unless it answers "
+                                      "with a 7 (C11, K7)"),
+        req("first_round", IntT(0, MAX_SEATS), "opening turns still to come; 0 once the "
+                                               "opening is over (C2, K3)"),
+        req("must_follow", NullableT(StrT(5, choices=("ace", "pisti"))),
+            "the seat to act must play on after an ace (C12, K10) or a pişti (K11)"),
+        req("drew", BoolT(), "the seat to act has drawn this turn (C7, K5)"),
+        req("scores", ListT(POINTS, MAX_SEATS), "match totals per seat before this deal"),
+        req("deal_no", IntT(1, 100000), "this deal's number in the match, from 1"),
+        req("muamele", NullableT(MUAMELE), "the muamele state (K14); nil outside it"),
+        req("result", NullableT(RESULT), "the outcome, once the deal is over"),
+    ),
+    name="view",
+)
+
+_ACTOR = req("seat", SEAT, "the seat concerned")
+EVENT = TaggedT(
+    "event",
+    {
+        "deal_start": (req("deal_no", IntT(1, 100000), "the deal's number in the match"),
+                       req("dealer", SEAT, "its dealer; the next seat opens (C2)")),
+        "play": (_ACTOR, req("card", CARD, "the card played"),
+                 opt("suit", SUIT, "the suit a jack names (C5, K8)")),
+        "penalty": (_ACTOR, req("count", IntT(1, 1000),
+                                "cards to draw unless it answers with a 7 (C11, K7)")),
+        "skip": (_ACTOR,),
+        "reverse": (req("direction", IntT(-1, 1), "the new direction of play (C10)"),),
+        "bounce": (_ACTOR,),
+        "pisti": (_ACTOR,),
+        "draw": (_ACTOR, req("count", IntT(1, MAX_CARDS), "cards drawn"),
+                 req("reason", StrT(16), "`draw`, `penalty` or `ace` (K10)"),
+                 opt("cards", CARDS, "the cards drawn: for the drawing seat only")),
+        "reshuffle": (req("count", CARD_COUNT, "cards in the new stock"),),
+        "stock_out": (_ACTOR,),
+        "pass": (_ACTOR,),
+        "muamele": (_ACTOR, req("picks", IntT(0, MAX_CARDS), "cards it must pick"),
+                    req("spread", CARD_COUNT, "face-down cards to pick from")),
+        "pick": (_ACTOR, req("position", IntT(0, MAX_CARDS - 1), "the position picked"),
+                 req("card", CARD, "the card picked (shown to all)"),
+                 req("picks", IntT(0, MAX_CARDS), "picks left")),
+        "deal_end": (req("result", RESULT, "the deal's outcome"),),
+        "match_end": (req("totals", ListT(POINTS, MAX_SEATS), "final totals per seat"),
+                      req("winners", ListT(SEAT, MAX_SEATS, 1), "the winning seats")),
+    },
+    name="event",
+    open=True,
+)
+
+TOTALS = ListT(POINTS, MAX_SEATS)
+TURN_FIELDS = (
+    req("table", TABLE_ID, "the table's id"),
+    req("seat", SEAT, "your seat, which must decide now"),
+    req("moves", ListT(MOVE, 1024, 1), "the legal moves"),
+    opt("deadline", FloatT(0, 86400), "seconds left to decide (turn_timer)"),
+)
+TURN = MapT(TURN_FIELDS, name="turn")
+
+
+# The named shapes messages share, each documented once in docs/protocol.md.
+SHAPES: dict[str, MapT | TaggedT] = {
+    t.name: t
+    for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO, TURN,
+              VIEW, MUAMELE, RESULT, EVENT)
+}

@@ -40,3 +40,20 @@ async def play_to_match_end(client: WireClient, rng: random.Random) -> Msg:
             return msg
         reply = await client.request("move", move=rng.choice(msg["moves"]))
         assert reply["type"] == "ok", reply
+
+
+async def pending_turn(clients: list[WireClient]) -> tuple[WireClient, Msg]:
+    """The client whose seat must act now, and its latest prompt.
+
+    A ping round trip on each connection first: the server writes a prompt before it
+    reads the next request, so after the pong every prompt already sent has arrived.
+    Pings are heartbeats: they do not count as the player acting.
+    """
+    for c in clients:
+        await c.request("ping")
+    for c in clients:
+        turns = [m for m in c.received[c.cursor:] if m["type"] == "turn"]
+        c.cursor = len(c.received)
+        if turns:
+            return c, turns[-1]
+    raise AssertionError("nobody has a turn")

@@ -12,7 +12,7 @@ import msgpack
 import pytest
 import pytest_twisted
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from play import open_table
+from play import open_table, pending_turn
 from twisted.logger import globalLogPublisher
 from wireclient import Msg, Server, WireClient
 
@@ -108,22 +108,6 @@ async def test_framing_violation_closes_only_that_connection(what: str, data: by
         assert not victim.is_closed
 
     await with_victim(attack)
-
-
-async def pending_turn(clients: list[WireClient]) -> tuple[WireClient, Msg]:
-    """The client whose seat must act now, and its prompt.
-
-    A ping round trip on each connection first: the server writes a prompt before it
-    reads the next request, so after the pong every prompt already sent has arrived.
-    """
-    for c in clients:
-        await c.request("ping")
-    for c in clients:
-        turns = [m for m in c.received[c.cursor:] if m["type"] == "turn"]
-        c.cursor = len(c.received)
-        if turns:
-            return c, turns[-1]
-    raise AssertionError("nobody has a turn")
 
 
 def last_view(client: WireClient) -> dict[str, Any]:

@@ -87,15 +87,21 @@ class WireClient(Int32StringReceiver):
 
     # -- waiting ------------------------------------------------------------------------
 
-    def wait(self, pred: Pred, timeout: float = TIMEOUT) -> Deferred[Msg]:
-        """The next message from the cursor on that matches `pred` (moves the cursor)."""
+    def wait(self, pred: Pred, timeout: float = TIMEOUT, consume: bool = True) -> Deferred[Msg]:
+        """The next message from the cursor on that matches `pred`.
+
+        With `consume` the cursor moves past it (and past everything before it);
+        without, the cursor stays, so later waits still see the messages in between.
+        """
         for i in range(self.cursor, len(self.received)):
             if pred(self.received[i]):
-                self.cursor = i + 1
+                if consume:
+                    self.cursor = i + 1
                 d: Deferred[Msg] = Deferred()
                 d.callback(self.received[i])
                 return d
-        self.cursor = len(self.received)
+        if consume:
+            self.cursor = len(self.received)
         if self.is_closed:
             d = Deferred()
             d.errback(ConnectionError(f"closed; got {self.types()}"))
@@ -103,7 +109,8 @@ class WireClient(Int32StringReceiver):
         d = Deferred()
 
         def advance(msg: Msg) -> Msg:
-            self.cursor = len(self.received)
+            if consume:
+                self.cursor = len(self.received)
             return msg
 
         d.addCallback(advance)

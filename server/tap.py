@@ -239,6 +239,7 @@ def makeService(options: Options) -> ServerService:
 def main(argv: Sequence[str] | None = None) -> None:
     """`pisyedili-server`: run in the foreground, logging to stdout."""
     options = Options()
+    options.synopsis = f"Usage: pisyedili-server {Options.synopsis}"
     try:
         options.parseOptions(  # type: ignore[no-untyped-call]
             list(argv) if argv is not None else None)

@@ -132,7 +132,7 @@ async def test_out_of_turn_and_illegal_moves_are_refused_with_the_rule() -> None
         hand = last_view(mover)["hand"]
         foreign = next(c for c in ["Ac", "Ad", "Ah", "As", "Kc", "Kd", "Kh"] if c not in hand)
         err = await mover.request("move", move={"kind": "play", "card": foreign})
-        assert err["type"] == "error"
+        assert err["code"] == "card_not_in_hand", err
 
         refused_with_rule = 0
         for _ in range(40):  # until some seat holds a card it may not play now

@@ -118,18 +118,17 @@ class ClientState:
         return render.lobby(self.lobby.values())
 
     def _on_lobby_update(self, msg: Message, now: float) -> list[Fragments]:
-        op = msg.get("op")
-        t = msg.get("table")
-        if op == "remove":
-            tid = msg.get("id", t.get("id") if isinstance(t, Mapping) else t)
-            if isinstance(tid, int):
-                self.lobby.pop(tid, None)
+        op, tid, summary = msg.get("op"), msg.get("table"), msg.get("summary")
+        if not isinstance(tid, int):
             return []
-        if isinstance(t, Mapping) and isinstance(t.get("id"), int):
-            is_new = t["id"] not in self.lobby
-            self.lobby[t["id"]] = dict(t)
+        if op == "remove":
+            self.lobby.pop(tid, None)
+            return []
+        if isinstance(summary, Mapping):
+            is_new = tid not in self.lobby
+            self.lobby[tid] = {**summary, "id": tid}
             if is_new and not self.at_table:
-                return [[("class:dim", "new table:"), *render.lobby_table(t)]]
+                return [[("class:dim", "new table:"), *render.lobby_table(self.lobby[tid])]]
         return []
 
     def _set_table(self, table: Mapping[str, Any]) -> None:

@@ -216,3 +216,18 @@ def test_seat_changes_are_one_line_each() -> None:
     assert lines == ["you are ready", "bot 2 (hard) takes seat 2",
                      "a bot plays for ayse until ayse acts", "ayse lost the connection",
                      "table is now playing"]
+
+
+def test_lobby_updates_follow_the_table_list() -> None:
+    st = ClientState(look=UNI)
+    st.handle({"type": "lobby", "tables": []}, now=0.0)
+    summary = {"id": 4, "name": "friday", "rules": "classic", "options": {}, "seats": 3,
+               "taken": 1, "bots": 0, "spectators": 0, "phase": "waiting", "private": False}
+    added = st.handle({"type": "lobby_update", "op": "add", "table": 4, "summary": summary},
+                      now=0.0)
+    assert "#4" in plain(added[0]) and "1/3 seats" in plain(added[0])
+    st.handle({"type": "lobby_update", "op": "update", "table": 4,
+               "summary": {**summary, "taken": 2}}, now=0.0)
+    assert st.lobby[4]["taken"] == 2
+    st.handle({"type": "lobby_update", "op": "remove", "table": 4}, now=0.0)
+    assert st.lobby == {}

@@ -94,6 +94,8 @@ class ClientState:
         self.server = f"{msg.get('server', '')} {msg.get('version', '')}".strip()
         if msg.get("resumed"):
             return [[("class:good", "reconnected: your session and seat are back")]]
+        if self.at_table:  # a fresh session (the old one expired): the table is gone
+            self.left_table()
         return [[("class:good", f"connected to {self.server or 'server'} as {self.name}")]]
 
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:

@@ -231,3 +231,15 @@ def test_lobby_updates_follow_the_table_list() -> None:
     assert st.lobby[4]["taken"] == 2
     st.handle({"type": "lobby_update", "op": "remove", "table": 4}, now=0.0)
     assert st.lobby == {}
+
+
+def test_a_fresh_session_forgets_the_old_table() -> None:
+    st = ClientState(look=UNI)
+    welcome = {"type": "welcome", "player": 1, "name": "me", "token": "t"}
+    st.handle(welcome, now=0.0)
+    st.handle({"type": "table", "table": {"id": 1, "seats": []}, "you": {"seat": 0},
+               "view": VIEW}, now=0.0)
+    st.handle({**welcome, "resumed": True}, now=1.0)
+    assert st.at_table, "a resumed session keeps its table until the snapshot comes"
+    st.handle(welcome, now=2.0)
+    assert not st.at_table and st.view is None

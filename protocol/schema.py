@@ -238,10 +238,10 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("timeout", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("seat", SEAT, "the seat whose time ran out"),
-        opt("move", MOVE, "the move the server made for it"),
         opt("count", IntT(1, 10000), "timeouts in a row for this seat"),
         opt("bot", BoolT(), "true: a stand-in bot now plays for the seat"),
-    ), "A seat ran out of time; the server moves for it (the events follow).",
+    ), "A seat ran out of time; the server moves for it and the `event` messages that follow"
+        " show the move.",
         feature="turn_timer"),
     MessageSpec("replaced", _C, (
         opt("message", StrT(1000), "human-readable explanation"),

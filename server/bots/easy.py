@@ -1,16 +1,17 @@
 """Level `easy`: random among the legal moves, with mild preferences.
 
-It plays a card rather than draw most of the time, so a beginner meets an opponent
-that gets rid of cards, but it never plans: suits, 7s and jacks go out at random.
+Each distinct choice is equally likely: every playable card once (a jack's four suit
+choices count as one card), the draw, the pass. The mild preferences: a jack names the
+suit the bot holds most of (C5, K8), and a muamele pick (K14) is any position. It
+never plans, so a beginner meets an opponent that is beatable but plays by the rules.
 """
 
 from __future__ import annotations
 
 import random
 
-from .situation import Move, View, action_of, canonical
-
-PLAY_RATHER_THAN_DRAW = 0.85
+from .cards import JACK, rank_of, suit_of
+from .situation import Move, View, action_of, canonical, situation_of
 
 
 class EasyPolicy:
@@ -23,8 +24,16 @@ class EasyPolicy:
         r = self._rng or rng
         if len(legal) == 1:
             return legal[0]
-        legal = canonical(legal)
-        plays = [m for m in legal if action_of(m).kind == "play"]
-        if plays and r.random() < PLAY_RATHER_THAN_DRAW:
-            return r.choice(plays)
-        return r.choice(legal)
+        choices: dict[tuple[str, int, int], list[Move]] = {}
+        for m in canonical(legal):
+            a = action_of(m)
+            choices.setdefault((a.kind, a.card, a.position), []).append(m)
+        picked = r.choice(list(choices.values()))
+        if len(picked) == 1:
+            return picked[0]
+        hand = situation_of(view).hand
+        held = [0, 0, 0, 0]
+        for c in hand:
+            if rank_of(c) != JACK:
+                held[suit_of(c)] += 1
+        return max(picked, key=lambda m: held[action_of(m).suit])

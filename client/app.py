@@ -21,6 +21,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
+from twisted.logger import Logger
 
 from . import cards, render
 from .connection import Connection
@@ -38,6 +39,8 @@ from .parse import (
 )
 from .render import Fragments, Look
 from .state import ClientState
+
+log = Logger()
 
 MAX_LOG = 2000
 
@@ -172,7 +175,13 @@ class ClientApp:
             self.show([("class:dim", "you left the table")])
             if not self._quit:
                 self._send({"type": "lobby_subscribe"})  # back in the lobby: show the tables
-        lines = self.state.handle(msg, self.now())
+        try:
+            lines = self.state.handle(msg, self.now())
+        except Exception:
+            # The schema checked the envelope, not every key of a view: a server that
+            # sends what we cannot draw costs one message, never the connection.
+            log.failure("cannot show a {kind} message", kind=kind)
+            lines = [[("class:error", f"(could not show a {kind} message from the server)")]]
         for line in lines:
             self.show(line)
         if kind == "welcome" and not self.state.at_table and self.subscribe_lobby:

@@ -143,3 +143,14 @@ def test_tab_completion_offers_exactly_the_legal_moves() -> None:
         assert complete("/re") == ["/ready", "/rematch"]
         app.state.legal = []
         assert complete("") == []
+
+
+def test_a_view_the_client_cannot_draw_costs_one_message_not_the_game() -> None:
+    with create_pipe_input() as pipe:
+        app = ClientApp(Look(), "tester", input=pipe, output=DummyOutput())
+        app.on_message({"type": "table", "table": {"id": 1, "seats": [{"seat": "x"}]},
+                        "you": {"seat": 0}, "view": None, "match": None})
+        assert "could not show a table message" in app.log[-1]
+        app.on_message({"type": "chat", "scope": "lobby", "name": "ayse", "text": "hi",
+                        "spectator": False})
+        assert app.log[-1].endswith("ayse: hi")

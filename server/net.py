@@ -56,6 +56,17 @@ def _address_of(peer: IAddress) -> str:
     return host if isinstance(host, str) and host else "local"
 
 
+def _error_message(code: str, message: str, rid: int | None,
+                   extra: dict[str, Any]) -> Message:
+    """An `error`; extras that are None (e.g. a move refused without a rule) are left out."""
+    msg: Message = {"type": "error", "code": code, "message": message}
+    if rid is not None:
+        msg["id"] = rid
+    msg.update({k: v for k, v in extra.items()
+                if k not in ("type", "code", "message", "id") and v is not None})
+    return msg
+
+
 def _feature_of(msg_type: str) -> str | None:
     spec = MESSAGES.get((Direction.TO_CLIENT, msg_type))
     return spec.feature if spec is not None else None
@@ -153,11 +164,11 @@ class ServerProtocol(Int32StringReceiver):
         """Send an `error` saying why, then close (aborting if the peer never reads)."""
         if self._closing:
             return
-        msg: Message = {"type": "error", "code": code, "message": message}
-        if rid is not None:
-            msg["id"] = rid
-        msg.update({k: v for k, v in extra.items() if k not in ("type", "code", "id")})
-        self._send(msg)
+        self._send(_error_message(code, message, rid, extra))
+        self._shut()
+
+    def _shut(self) -> None:
+        """Stop reading and close once what is queued is written (or abort, later)."""
         self._closing = True
         self._transport().loseConnection()
         self._timers.append(self._clock.callLater(ABORT_AFTER_CLOSE, self._abort))
@@ -194,11 +205,11 @@ class ServerProtocol(Int32StringReceiver):
     def replaced(self) -> None:
         """Another connection resumed this session: say so, then close (issue 4)."""
         self.session = None
+        if self._closing:
+            return
         self._send({"type": "replaced",
                     "message": "this session was resumed by another connection"})
-        self._closing = True
-        self._transport().loseConnection()
-        self._timers.append(self._clock.callLater(ABORT_AFTER_CLOSE, self._abort))
+        self._shut()
 
     def _handshake_expired(self) -> None:
         self._handshake_call = None
@@ -243,13 +254,8 @@ class ServerProtocol(Int32StringReceiver):
         spec = ERRORS.get(code)
         if spec is not None and spec.closes:
             self.close(code, message, rid, **extra)
-            return
-        msg: Message = {"type": "error", "code": code, "message": message}
-        if rid is not None:
-            msg["id"] = rid
-        msg.update({k: v for k, v in extra.items()
-                    if k not in ("type", "code", "id") and v is not None})
-        self._send(msg)
+        else:
+            self._send(_error_message(code, message, rid, extra))
 
     # -- receiving ----------------------------------------------------------------------
 
@@ -266,6 +272,13 @@ class ServerProtocol(Int32StringReceiver):
     def stringReceived(self, string: bytes) -> None:
         if self._closing:
             return
+        try:
+            self._receive(string)
+        except Exception:  # a bug here must cost one request, not the server
+            log.failure("handling a frame from {address} failed", address=self.address)
+            self._error("internal_error", "the server failed to handle this message", None)
+
+    def _receive(self, string: bytes) -> None:
         self._last_heard = self._clock.seconds()
         allowed = self._bucket.take()
         try:

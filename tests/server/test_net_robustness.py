@@ -179,3 +179,26 @@ async def test_unexpected_exception_is_logged_and_answered_internal_error() -> N
     finally:
         globalLogPublisher.removeObserver(observer)
     assert any("boom" in str(e["log_failure"].value) for e in logged)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bug_below_dispatch_costs_one_request_not_the_connection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import pisyedili.server.net as net
+
+    real = net.validate
+
+    def flaky(msg: Msg, direction: Any) -> Msg:
+        if msg.get("type") == "lobby_subscribe":
+            raise KeyError("surprise")
+        return real(msg, direction)
+
+    async def attack(server: Server, victim: WireClient) -> None:
+        monkeypatch.setattr(net, "validate", flaky)
+        attacker = await server.connect("mallory")
+        attacker.send({"type": "lobby_subscribe"})
+        err = await attacker.wait_type("error")
+        assert err["code"] == "internal_error"
+        assert (await attacker.request("ping"))["type"] == "pong"
+
+    await with_victim(attack)

@@ -1,0 +1,46 @@
+"""The abuse-limit mechanisms on their own, with a task.Clock (issue 4)."""
+
+from __future__ import annotations
+
+import pytest
+from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket
+from twisted.internet import task
+
+
+def test_bucket_allows_a_burst_then_the_rate() -> None:
+    clock = task.Clock()
+    bucket = TokenBucket(rate=2, burst=5, clock=clock)
+    assert [bucket.take() for _ in range(6)] == [True] * 5 + [False]
+    assert bucket.retry_after() == pytest.approx(0.5)
+    clock.advance(0.5)
+    assert bucket.take() and not bucket.take()
+    clock.advance(100)  # refills up to the burst, not beyond
+    assert sum(bucket.take() for _ in range(10)) == 5
+
+
+def test_counter_caps_per_address_then_in_total_and_releases() -> None:
+    counter = ConnectionCounter(max_total=3, max_per_address=2)
+    assert counter.admit("a") is None and counter.admit("a") is None
+    assert counter.admit("a") == "too_many_connections"
+    assert counter.admit("b") is None
+    assert counter.admit("c") == "server_full"
+    counter.release("a")
+    assert counter.total == 2
+    assert counter.admit("c") is None
+    counter.release("nobody")  # never admitted: nothing changes
+    assert counter.total == 3
+
+
+@pytest.mark.parametrize("bad", [
+    {"max_connections": 0}, {"burst": 0}, {"rate": 0}, {"handshake_seconds": -1},
+    {"ping_seconds": 30, "idle_seconds": 30},
+])
+def test_limits_refuse_nonsense(bad: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        Limits(**bad)  # type: ignore[arg-type]
+
+
+def test_limits_announced_in_welcome_are_integers() -> None:
+    wire = Limits(rate=2.5, ping_seconds=7.5).to_wire()
+    assert all(isinstance(v, int) for v in wire.values())
+    assert wire["rate"] == 2 and wire["ping_seconds"] == 8

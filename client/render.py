@@ -475,14 +475,21 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
 def help_lines() -> list[Fragments]:
     lines: list[Fragments] = [[("class:title", "Commands")]]
     for c in COMMANDS:
-        lines.append([("", f"  {c.usage:<40} {c.about}  "), ("class:dim", f"e.g. {c.example}")])
+        line: Fragments = [("", f"  {c.example:<28} {c.about}")]
+        if c.usage != c.example:
+            line.append(("class:dim", f"  {c.usage}"))
+        lines.append(line)
+    lines += [[("class:dim", "  /create options: --name NAME  --ten reverse|bounce  --decks 1|2"
+                             "  --turn SECONDS")],
+              [("class:dim", "                   --empty-stock end_deal|reshuffle"
+                             "  --match-end deals:N|points:N")]]
     lines += [
         [("class:title", "Moves (on your turn)")],
-        [("", "  7h  10s  qd  ts       play that card (case and 10/T do not matter)")],
-        [("", "  3                     play the 3rd card of your hand as shown")],
-        [("", "  js h  j h  j          play a jack naming hearts (bare j asks the suit)")],
-        [("", "  d / draw   p / pass   draw a card, pass after drawing (C7, K5)")],
-        [("", "  4 (in muamele)        pick face-down card number 4 (K14)")],
+        [("", "  7h  10s  qd  ts             play that card (case and 10/T do not matter)")],
+        [("", "  3                           play the 3rd card of your hand as shown")],
+        [("", "  js h  j h  j                play a jack naming hearts (bare j asks the suit)")],
+        [("", "  d / draw   p / pass         draw a card; pass after drawing (C7, K5)")],
+        [("", "  4 (in muamele)              pick face-down card number 4 (K14)")],
         [("", "  Tab completes the legal moves; plain text off-turn is chat.")],
     ]
     return lines

@@ -374,6 +374,8 @@ class ServerProtocol(Int32StringReceiver):
             was_connected = existing.connected
             session = sessions.resume(token, self)
             assert session is not None
+            # A lobby subscription belongs to a connection: a resumed one asks again.
+            self.server.lobby.unsubscribe(session)
         else:
             session = sessions.open(name, self)
         self.session = session

@@ -84,6 +84,7 @@ async def test_second_connection_with_the_token_replaces_the_first() -> None:
     server = await Server.start()
     try:
         first = await server.connect("ann")
+        await first.ok("lobby_subscribe")
         snap = await first.ok("create_table", rules="classic", seats=2)
         second = await server.connect("ann", token=first.welcome["token"])
         notice = await first.wait_type("replaced")
@@ -93,6 +94,11 @@ async def test_second_connection_with_the_token_replaces_the_first() -> None:
         again = await second.wait_type("table")
         assert again["table"]["id"] == snap["table"]["id"]
         assert (await second.request("ping"))["type"] == "pong"
+        # A lobby subscription belongs to the connection: the new one asks for its own.
+        carl = await server.connect("carl")
+        await carl.ok("create_table", rules="classic", seats=2)
+        await sync(second)
+        assert "lobby_update" not in second.types()
         # The token went to its owner only: no other frame anywhere carries it.
         other = await server.connect("eve")
         await other.ok("join_table", table=snap["table"]["id"])

@@ -263,15 +263,16 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
     if kind == "stock_out":
         return [("class:red", f"the stock is empty: the deal ends ({_cite(rules, 'C15', 'K6')})")]
     if kind == "muamele":
+        verb = "pick" if who == "you" else "picks"
         return [("class:title", "muamele"),
-                ("", f": {who} picks {e.get('picks', '?')} of {e.get('spread', '?')} "
+                ("", f": {who} {verb} {e.get('picks', '?')} of {e.get('spread', '?')} "
                      "face-down cards (K14)")]
     if kind == "pick":
         out = [("", f"{who} picked card {int(e.get('position', 0)) + 1}")]
         if e.get("card"):
             out += [("", ": "), *card(e["card"], look)]
         if e.get("picks") is not None:
-            out.append(("class:dim", f" ({e['picks']} picks left)"))
+            out.append(("class:dim", f" ({_plural(int(e['picks']), 'pick')} left)"))
         return out
     if kind in ("deal_end", "match_end"):
         return []  # the `deal_end` / `match_end` messages show the whole result

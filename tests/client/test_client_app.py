@@ -160,6 +160,49 @@ def test_a_whole_match_then_a_rematch(pipe: PipeInput) -> None:
     assert "/rematch" in app.log[over + 3]
 
 
+@pytest.mark.rule("K14")
+def test_muamele_picks_typed_as_numbers() -> None:
+    """Cardiva deals until one ends with sevens in our hand: we pick by position."""
+    for seed in (17, *range(1, 40)):
+        with create_pipe_input() as pipe:
+            app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                            output=DummyOutput())
+            opts = OfflineOptions(rules="cardiva", bots=1, seed=seed, bot_delay=0.0,
+                                  deal_pause=0.0, level="easy")
+            spreads: list[str] = []
+
+            async def scenario(reactor: Any, app: ClientApp = app, pipe: PipeInput = pipe,
+                               opts: OfflineOptions = opts,
+                               spreads: list[str] = spreads) -> None:
+                task = start(app, reactor, opts)
+                while True:
+                    await until(app, lambda: app.state.my_turn or in_log(app, "deal over"),
+                                "our turn or the deal's end")
+                    if in_log(app, "deal over"):
+                        break
+                    legal = app.state.legal
+                    before = len(app.log)
+                    if legal[0]["kind"] == "pick":
+                        spreads.append(app.status_text())
+                        pipe.send_text(f"{legal[-1]['position'] + 1}\r")  # the last position
+                    else:
+                        pipe.send_text(move_inputs(legal)[0] + "\r")
+                    await until(app, lambda b=before: len(app.log) > b, "the move's event")  # type: ignore[misc]
+                pipe.send_text("/quit\r")
+                await task
+
+            run(scenario)
+        if spreads:
+            break
+    else:
+        pytest.fail("no seed gave us a muamele")
+    assert "muamele you pick" in spreads[0] and "face-down cards: #" in spreads[0]
+    assert "type a number 1-" in spreads[0]
+    picks = [ln for ln in app.log if ln.startswith("you picked card ")]
+    assert len(picks) == len(spreads), "every number typed was a pick"
+    assert not any("[illegal" in ln for ln in app.log)
+
+
 @pytest.mark.rule("C7")
 def test_reconnection_resumes_the_seat_with_the_same_hand(pipe: PipeInput) -> None:
     app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,

@@ -416,6 +416,13 @@ def status(
     if view.get("penalty"):
         line1 += [("class:red", f"{sep(look)}7s penalty {view['penalty']}")]
     line1 += [("", f"{sep(look)}stock {view.get('stock', '?')}")]
+    if view.get("first_round"):
+        line1 += [("class:dim", f"{sep(look)}opening: clubs ({_cite(rules, 'C2', 'K3')})")]
+    follow = view.get("must_follow")
+    if follow == "ace":
+        line1 += [("class:dim", f"{sep(look)}ace: one more card ({_cite(rules, 'C12', 'K10')})")]
+    elif follow == "pisti":
+        line1 += [("class:dim", f"{sep(look)}pisti: play again (K11)")]
     direction = view.get("direction")
     if direction in (1, -1):
         arrow = ("→" if direction == 1 else "←") if look.unicode else (

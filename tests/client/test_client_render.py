@@ -62,6 +62,16 @@ def test_status_shows_named_suit_and_pending_penalty() -> None:
     assert "waiting for ayse" in text
 
 
+@pytest.mark.rule("K3")
+@pytest.mark.rule("C12")
+def test_status_explains_the_opening_and_the_ace_follow_up() -> None:
+    opening = plain(render.status({**VIEW, "rules": "cardiva", "first_round": True},
+                                  NAMES, 0, UNI)[0])
+    assert "opening: clubs (K3)" in opening
+    ace = plain(render.status({**VIEW, "must_follow": "ace"}, NAMES, 0, UNI)[0])
+    assert "ace: one more card (C12)" in ace
+
+
 def test_playable_cards_are_marked_in_the_hand() -> None:
     frags = render.hand(["2c", "7h"], UNI, [{"kind": "play", "card": "7h"}])
     styles = {text: style for style, text in frags}

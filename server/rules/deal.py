@@ -50,6 +50,7 @@ class Deal:
         "named",
         "options",
         "out_seat",
+        "over",
         "penalty",
         "phase",
         "picks",
@@ -62,6 +63,7 @@ class Deal:
         "seed",
         "stock",
         "table",
+        "to_act",
         "turn",
         "twins",
     )
@@ -81,6 +83,11 @@ class Deal:
     """The discards, bottom to top."""
     turn: int
     """The seat to decide now, -1 once the deal is over."""
+    to_act: int | None
+    """``turn``, or None once the deal is over: a plain attribute set with every change
+    of turn, not a property, because every search step reads it."""
+    over: bool
+    """The deal has ended (``phase`` is over); a plain attribute for the same reason."""
     direction: int
     named: int
     """The suit a jack on top named (C6, K8), -1 if none."""
@@ -105,14 +112,6 @@ class Deal:
     moves: list[Move]
 
     @property
-    def to_act(self) -> int | None:
-        return None if self.phase == OVER else self.turn
-
-    @property
-    def over(self) -> bool:
-        return self.phase == OVER
-
-    @property
     def top(self) -> int | None:
         return self.pile[-1] if self.pile else None
 
@@ -135,6 +134,8 @@ class Deal:
         new.stock = self.stock[:]
         new.pile = self.pile[:]
         new.turn = self.turn
+        new.to_act = self.to_act
+        new.over = self.over
         new.direction = self.direction
         new.named = self.named
         new.penalty = self.penalty
@@ -176,7 +177,8 @@ def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, 
     d.hands = [[] for _ in range(d.n)]
     d.stock = []
     d.pile = []
-    d.turn = (dealer + 1) % d.n  # C2, K3: the dealer's left opens
+    d.turn = d.to_act = (dealer + 1) % d.n  # C2, K3: the dealer's left opens
+    d.over = False
     d.direction = 1  # C3: clockwise, to the left
     d.named = -1
     d.penalty = 0
@@ -316,7 +318,7 @@ def apply(d: Deal, move: Move) -> list[Event]:
 
 
 def _end_turn(d: Deal, nxt: int) -> None:
-    d.turn = nxt
+    d.turn = d.to_act = nxt
     d.drew = False
     d.follow = NO_FOLLOW
     if d.first_left:
@@ -549,7 +551,9 @@ def _go_out(d: Deal, seat: int, card: int, events: list[Event]) -> None:
 def _finish(d: Deal, reason: str, winner: int | None, multiplier: int, events: list[Event]) -> None:
     d.result = score(d.rs, d.hands, reason, winner, multiplier)
     d.phase = OVER
+    d.over = True
     d.turn = -1
+    d.to_act = None
     d.penalty = 0
     d.follow = NO_FOLLOW
     events.append({"event": "deal_end", "result": d.result.to_wire()})
@@ -582,7 +586,7 @@ def _next_picker(d: Deal, events: list[Event]) -> None:
     while d.queue and _spread_ready(d, events):
         seat, picks = d.queue.pop(0)
         d.phase = MUAMELE
-        d.turn = seat
+        d.turn = d.to_act = seat
         d.picks = picks
         events.append({"event": "muamele", "seat": seat, "picks": picks, "spread": len(d.stock)})
         return

@@ -180,6 +180,8 @@ def _rebuild(
     d.pile = pile
     d.phase = PHASE_NAMES.index(v["phase"])
     d.turn = -1 if v["turn"] is None else int(v["turn"])
+    d.over = d.phase == OVER
+    d.to_act = None if d.over else d.turn
     d.direction = int(v["direction"])
     d.named = -1 if v["named_suit"] is None else parse_suit(v["named_suit"])
     d.penalty = int(v["penalty"])

@@ -32,8 +32,9 @@ class Look:
 
 
 _COLOURS = {
-    "red": "#e03030 bold",
-    "black": "bold",
+    "suit-red": "#e03030 bold",
+    "suit-black": "bold",  # the terminal's own foreground: readable on dark and light
+    "warn": "#e03030",
     "dim": "#888888",
     "me": "#30a0e0 bold",
     "turn": "reverse bold",
@@ -42,8 +43,9 @@ _COLOURS = {
     "title": "bold underline",
     "bottom-toolbar": "noreverse",
 }
-_PLAIN = {"black": "bold", "me": "bold", "turn": "reverse bold", "title": "bold underline",
-          "bottom-toolbar": "noreverse", "good": "bold"}
+_PLAIN = {"suit-red": "bold", "suit-black": "bold", "warn": "bold", "me": "bold",
+          "turn": "reverse bold", "title": "bold underline", "bottom-toolbar": "noreverse",
+          "good": "bold"}
 
 
 def make_style(look: Look) -> Style:
@@ -71,13 +73,17 @@ def suit_text(suit: object, look: Look) -> str:
     return cards.SUIT_SYMBOLS.get(s, s) if look.unicode else cards.SUIT_NAMES.get(s, s)
 
 
+def _suit_class(suit_letter: str) -> str:
+    return "class:suit-red" if suit_letter in cards.RED_SUITS else "class:suit-black"
+
+
 def card(card: object, look: Look) -> Fragments:
     c = cards.normalise(card)
-    return [("class:red" if c[-1:] in cards.RED_SUITS else "class:black", card_text(c, look))]
+    return [(_suit_class(c[-1:]), card_text(c, look))]
 
 
 def suit(s: object, look: Look) -> Fragments:
-    return [("class:red" if s in cards.RED_SUITS else "class:black", suit_text(s, look))]
+    return [(_suit_class(str(s)), suit_text(s, look))]
 
 
 def card_list(items: Iterable[object], look: Look, sep: str = " ") -> Fragments:
@@ -239,7 +245,7 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
             out += [("", ": "), *card_list(drawn, look)]
         reason = e.get("reason")
         if reason == "penalty":
-            out.append(("class:red", " (the 7s' penalty)"))
+            out.append(("class:warn", " (the 7s' penalty)"))
         elif reason == "ace":
             out.append(("class:dim", " (ace, K10)"))
         return out
@@ -248,7 +254,7 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
     if kind == "penalty":
         count = e.get("count", "?")
         rule = _cite(rules, "C11", "K7")
-        return [("class:red", f"{who} must draw {count} or answer with a 7 ({rule})")]
+        return [("class:warn", f"{who} must draw {count} or answer with a 7 ({rule})")]
     if kind == "skip":
         return [("", f"{who} {_be(who)} skipped (8, C9)")]
     if kind == "reverse":
@@ -261,7 +267,7 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
     if kind == "reshuffle":
         return [("", f"the discards are shuffled into a new stock of {e.get('count', '?')}")]
     if kind == "stock_out":
-        return [("class:red", f"the stock is empty: the deal ends ({_cite(rules, 'C15', 'K6')})")]
+        return [("class:warn", f"the stock is empty: the deal ends ({_cite(rules, 'C15', 'K6')})")]
     if kind == "muamele":
         verb = "pick" if who == "you" else "picks"
         return [("class:title", "muamele"),
@@ -414,7 +420,7 @@ def status(
     if view.get("named_suit"):
         line1 += [("", " named "), *suit(view["named_suit"], look)]
     if view.get("penalty"):
-        line1 += [("class:red", f"{sep(look)}7s penalty {view['penalty']}")]
+        line1 += [("class:warn", f"{sep(look)}7s penalty {view['penalty']}")]
     line1 += [("", f"{sep(look)}stock {view.get('stock', '?')}")]
     if view.get("first_round"):
         line1 += [("class:dim", f"{sep(look)}opening: clubs ({_cite(rules, 'C2', 'K3')})")]

@@ -227,7 +227,7 @@ class ClientState:
         who = self.names().get(msg.get("seat", -1), "a seat")
         if msg.get("seat") == self.my_seat:
             self.legal = []
-        return [[("class:red", f"{who} ran out of time; the server moves for "
+        return [[("class:warn", f"{who} ran out of time; the server moves for "
                                f"{'you' if who == 'you' else 'them'}")]]
 
     def left_table(self) -> None:

@@ -9,6 +9,7 @@ from pisyedili.client import render
 from pisyedili.client.parse import COMMANDS
 from pisyedili.client.render import Look, plain
 from pisyedili.client.state import ClientState
+from prompt_toolkit.styles import default_ui_style, merge_styles
 
 UNI = Look(unicode=True, color=True)
 ASCII = Look(unicode=False, color=False)
@@ -23,10 +24,10 @@ VIEW: dict[str, Any] = {
 
 
 def test_hearts_and_diamonds_are_red_clubs_and_spades_are_not() -> None:
-    assert render.card("7h", UNI) == [("class:red", "7♥")]
-    assert render.card("Qd", UNI) == [("class:red", "Q♦")]
-    assert render.card("10s", UNI) == [("class:black", "10♠")]
-    assert render.card(0, UNI) == [("class:black", "2♣")], "engine ints are understood too"
+    assert render.card("7h", UNI) == [("class:suit-red", "7♥")]
+    assert render.card("Qd", UNI) == [("class:suit-red", "Q♦")]
+    assert render.card("10s", UNI) == [("class:suit-black", "10♠")]
+    assert render.card(0, UNI) == [("class:suit-black", "2♣")], "engine ints are understood too"
 
 
 def test_ascii_look_has_no_suit_symbols() -> None:
@@ -38,6 +39,10 @@ def test_no_color_style_has_no_colours() -> None:
     bare = render.make_style(Look(color=False))
     assert "#e03030" in str(coloured.style_rules)
     assert all("#" not in rule for _, rule in bare.style_rules)
+    # Black suits keep the terminal's foreground: pure black vanishes on a dark terminal.
+    merged = merge_styles([default_ui_style(), coloured])
+    assert merged.get_attrs_for_style_str("class:bottom-toolbar class:suit-black").color == ""
+    assert merged.get_attrs_for_style_str("class:suit-red").color == "e03030"
 
 
 def test_status_shows_everything_a_player_needs() -> None:

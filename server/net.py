@@ -12,6 +12,7 @@ never drops the server or touches another connection (issue 3).
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
@@ -170,6 +171,9 @@ class ServerProtocol(Int32StringReceiver):
     def _shut(self) -> None:
         """Stop reading and close once what is queued is written (or abort, later)."""
         self._closing = True
+        if self._admitted:
+            # A transport with a registered producer is not closed until it goes.
+            cast(Any, self.transport).unregisterProducer()
         self._transport().loseConnection()
         self._timers.append(self._clock.callLater(ABORT_AFTER_CLOSE, self._abort))
 
@@ -358,13 +362,17 @@ class ServerProtocol(Int32StringReceiver):
 
     def _hello(self, hello: Hello) -> None:
         rid = hello.id
+        token = hello.token
         if self.session is not None:
             self._error("already_welcomed", "this connection has already said hello", rid)
             return
         name = hello.name.strip()
+        if token is None and BOT_NAME.fullmatch(name):
+            self._error("bad_field", "name: names like 'bot (easy)' are kept for the "
+                        "server's bots", rid, field="name")
+            return
         self.features = frozenset(negotiate_features(hello.features))
         sessions = self.server.sessions
-        token = hello.token
         was_connected = False
         if token is not None:
             existing = sessions.find(token)
@@ -419,6 +427,8 @@ def _require_feature(conn: ServerProtocol, feature: str) -> None:
 
 OK: Message = {"type": "ok"}
 HEARTBEAT = frozenset({"ping", "pong"})
+BOT_NAME = re.compile(r"(?i)bot\s*\(.*\)")
+"""How the tables name bot seats ("bot (easy)"): no person may pass for a bot."""
 """Requests that keep a connection alive but do not show the player is there: a client
 left open by an absent player answers pings (issue 4: the stand-in bot keeps the seat)."""
 

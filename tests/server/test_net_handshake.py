@@ -106,3 +106,19 @@ async def test_heartbeat_pings_then_idle_timeout_closes() -> None:
         assert not lively.is_closed
     finally:
         await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_person_may_not_take_a_bots_name() -> None:
+    server = await Server.start()
+    try:
+        client = await server.connect()
+        client.send({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION,
+                     "name": "Bot (Hard)"})
+        err = await client.wait_for_id(1)
+        assert (err["code"], err["field"]) == ("bad_field", "name")
+        client.send({"type": "hello", "id": 2, "protocol": PROTOCOL_VERSION, "name": "robot"})
+        welcome = await client.wait_for_id(2)
+        assert welcome["type"] == "welcome" and welcome["name"] == "robot"
+    finally:
+        await server.stop()

@@ -255,30 +255,45 @@ def _mandatory_follow(d: Deal) -> bool:
 
 def legal_moves(d: Deal, seat: int) -> list[Move]:
     """Every legal move for ``seat``; empty unless it is that seat's decision."""
-    if seat != d.turn:
-        return []
-    if d.phase:
+    if seat != d.turn or d.phase:
+        if seat != d.turn or d.phase == OVER:
+            return []
         return list(range(PICK, PICK + len(d.stock)))  # K14: any position of the spread
-    moves = _plays(d, d.hands[seat])
-    if d.penalty:
-        moves.append(DRAW)  # C11, K7: answer with a 7 or take the penalty
-    elif d.first_left:
-        if not moves:
-            moves.append(DRAW)  # C2, K3: draw until a club comes; no pass
-    elif d.follow:
-        if _mandatory_follow(d):
-            if d.drew:
-                moves.append(PASS)  # K10, K11: the drawn card may be played, or pass
-            elif not moves:
-                moves.append(DRAW)
-        else:
-            moves.append(PASS)  # C12: end the turn without drawing
-    elif d.drew:
+    if d.penalty or d.first_left or d.follow:
+        return _special_legal_moves(d, d.hands[seat])
+    # The common turn, spelled out: the bots' search runs through here on every step.
+    hand = d.hands[seat]
+    named = d.named
+    row = d.table[d.pile[-1] if named < 0 else CTX_NAMED + named]
+    moves = [m for c in hand for m in row[c]]
+    if d.twins and len(moves) > 1:
+        moves = list(dict.fromkeys(moves))  # twins give the same move twice
+    if moves and len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
+        moves = []  # K10: an ace may not be the last card
+    if d.drew:
         if not d.rs.draw_limit:
             moves.append(DRAW)  # C7: draw again
         moves.append(PASS)  # C7, K5: pass after at least one draw
     else:
         moves.append(DRAW)  # C7, K5: draw instead of playing
+    return moves
+
+
+def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
+    """Legal moves under a pending penalty, in the opening, or owing a follow-up card."""
+    moves = _plays(d, hand)
+    if d.penalty:
+        moves.append(DRAW)  # C11, K7: answer with a 7 or take the penalty
+    elif d.first_left:
+        if not moves:
+            moves.append(DRAW)  # C2, K3: draw until a club comes; no pass
+    elif _mandatory_follow(d):
+        if d.drew:
+            moves.append(PASS)  # K10, K11: the drawn card may be played, or pass
+        elif not moves:
+            moves.append(DRAW)
+    else:
+        moves.append(PASS)  # C12: end the turn without drawing
     return moves
 
 

@@ -38,7 +38,10 @@ async def play_to_match_end(client: WireClient, rng: random.Random) -> Msg:
         msg = await client.wait(lambda m: m["type"] in ("turn", "match_end"))
         if msg["type"] == "match_end":
             return msg
-        reply = await client.request("move", move=rng.choice(msg["moves"]))
+        plays = [m for m in msg["moves"] if m["kind"] in ("play", "pick")]
+        # Prefer shedding, so deals end in a few dozen moves (the reshuffle option can
+        # otherwise make a random player's deal last for thousands).
+        reply = await client.request("move", move=rng.choice(plays or msg["moves"]))
         assert reply["type"] == "ok", reply
 
 

@@ -125,17 +125,21 @@ class WireClient(Int32StringReceiver):
     def request(self, type_: str, **fields: Any) -> Deferred[Msg]:
         """Send a request with a fresh id; fires with the first reply carrying that id."""
         rid = next(self._ids)
+        start = len(self.received)  # a reply can only come after the request
         self.send({"type": type_, "id": rid, **fields})
-        return self.wait_for_id(rid)
+        return self.wait_for_id(rid, start)
 
-    def wait_for_id(self, rid: int) -> Deferred[Msg]:
-        for m in self.received:
-            if m.get("id") == rid and m["type"] != "ping":
+    def wait_for_id(self, rid: int, start: int = 0) -> Deferred[Msg]:
+        def answers(m: Msg) -> bool:
+            return m.get("id") == rid and m["type"] != "ping"
+
+        for m in self.received[start:]:
+            if answers(m):
                 d: Deferred[Msg] = Deferred()
                 d.callback(m)
                 return d
         d = Deferred()
-        self._waiters.append((lambda m: m.get("id") == rid and m["type"] != "ping", d))
+        self._waiters.append((answers, d))
         d.addTimeout(TIMEOUT, reactor)
         return d
 

@@ -30,6 +30,7 @@ NO_FOLLOW, FOLLOW_ACE, FOLLOW_PISTI = 0, 1, 2
 FOLLOW_NAMES = (None, "ace", "pisti")
 
 _NOT_ORDINARY = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
+_ACTION_RANKS = frozenset({SEVEN, EIGHT, TEN, ACE})  # C9-C12, K7, K9, K10
 
 
 class Deal:
@@ -343,20 +344,31 @@ def _end_turn(d: Deal, nxt: int) -> None:
 def _play(d: Deal, seat: int, move: Move) -> list[Event]:
     hand = d.hands[seat]
     card = MOVE_CARD[move]
-    if card not in hand:
-        raise IllegalMove(f"{CARD_STR[card]} is not in your hand", code="card_not_in_hand")
-    ctx = _context(d)
-    if move not in d.table[ctx][card]:
-        raise _why_illegal(d, ctx, move)
-    rs = d.rs
-    rank = card % 13
-    if rank == ACE and len(hand) == 1 and rs.ace_not_last:
-        raise IllegalCard("you may not go out on an ace", rs.cite("ace"))
     pile = d.pile
-    top = pile[-1] if pile else -1
-    hand.remove(card)
-    pile.append(card)
     first = d.first_left
+    if d.penalty:
+        ctx = CTX_PENALTY
+    elif first:
+        ctx = CTX_OPENING
+    elif d.named >= 0:
+        ctx = CTX_NAMED + d.named
+    else:
+        ctx = pile[-1]
+    if move not in d.table[ctx][card]:
+        if card not in hand:
+            raise _not_in_hand(card)
+        raise _why_illegal(d, ctx, move)
+    rank = card % 13
+    if rank == ACE and len(hand) == 1 and d.rs.ace_not_last:
+        if card not in hand:
+            raise _not_in_hand(card)
+        raise IllegalCard("you may not go out on an ace", d.rs.cite("ace"))
+    try:
+        hand.remove(card)
+    except ValueError:
+        raise _not_in_hand(card) from None
+    top = pile[-1] if pile else -1
+    pile.append(card)
     ev: Event = {"event": "play", "seat": seat, "card": CARD_STR[card]}
     events = [ev]
     if move >= JACK_BASE:
@@ -368,12 +380,30 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         d.named = -1
     if not hand:
         _go_out(d, seat, card, events)
-        return events
+    elif not first and (rank in _ACTION_RANKS or card == top):
+        _card_effect(d, seat, card, top, events)
+    else:
+        # An ordinary card, or any card in the opening (C2, K3: no effect): the turn passes.
+        d.turn = d.to_act = (seat + d.direction) % d.n
+        d.drew = False
+        d.follow = NO_FOLLOW
+        if first:
+            d.first_left = first - 1
+    return events
+
+
+def _not_in_hand(card: int) -> IllegalMove:
+    return IllegalMove(f"{CARD_STR[card]} is not in your hand", code="card_not_in_hand")
+
+
+def _card_effect(d: Deal, seat: int, card: int, top: int, events: list[Event]) -> None:
+    """What a played card does after the opening, when it may do anything: 7, 8, 10, ace,
+    or a card on its twin (pişti)."""
+    rs = d.rs
+    rank = card % 13
     n = d.n
     step = d.direction
-    if first:
-        _end_turn(d, (seat + step) % n)  # C2, K3: no effect in the opening
-    elif rank == SEVEN:
+    if rank == SEVEN:
         d.penalty += 3  # C11, K7: stacking sevens add 3 each
         nxt = (seat + step) % n
         events.append({"event": "penalty", "seat": nxt, "count": d.penalty})
@@ -403,7 +433,6 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         events.append({"event": "pisti", "seat": seat})
     else:
         _end_turn(d, (seat + step) % n)
-    return events
 
 
 def _why_illegal(d: Deal, ctx: int, move: Move) -> IllegalCard:
@@ -505,6 +534,20 @@ def _draw_event(seat: int, cards: list[int], reason: str, events: list[Event]) -
 
 
 def _draw(d: Deal, seat: int) -> list[Event]:
+    stock = d.stock
+    if d.penalty or d.first_left or d.follow or not stock:
+        return _special_draw(d, seat)
+    if d.drew and d.rs.draw_limit:
+        raise IllegalMove("only one draw per turn: play or pass", d.rs.cite("draw"))
+    # The common draw (C7, K5), spelled out.
+    c = stock.pop()
+    d.hands[seat].append(c)
+    d.drew = True
+    return [{"event": "draw", "seat": seat, "count": 1, "reason": "draw", "cards": [CARD_STR[c]]}]
+
+
+def _special_draw(d: Deal, seat: int) -> list[Event]:
+    """A draw taking a penalty, in the opening, owing a follow-up, or from an empty stock."""
     rs = d.rs
     events: list[Event] = []
     penalty = d.penalty
@@ -534,6 +577,10 @@ def _draw(d: Deal, seat: int) -> list[Event]:
 
 
 def _pass(d: Deal, seat: int) -> list[Event]:
+    if d.drew and not (d.penalty or d.first_left or d.follow):
+        d.turn = d.to_act = (seat + d.direction) % d.n  # C7, K5: pass after a draw
+        d.drew = False
+        return [{"event": "pass", "seat": seat}]
     rs = d.rs
     if d.penalty:
         raise IllegalMove(f"answer with a 7 or draw the penalty of {d.penalty}", rs.cite("penalty"))

@@ -7,6 +7,7 @@ counter per address) can be tested with a `task.Clock` and no sockets (issue 4).
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -116,3 +117,20 @@ class ConnectionCounter:
         self._per_address[address] -= 1
         if not self._per_address[address]:
             del self._per_address[address]
+
+
+def address_key(host: str) -> str:
+    """What `--max-per-address` counts by: one IPv4 address, or one IPv6 /64.
+
+    An IPv6 host usually holds a whole /64, so counting single addresses there would
+    cap nothing; an IPv4-mapped IPv6 address counts as its IPv4 address.
+    """
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host  # not an IP (UNIX socket): one key for all
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)

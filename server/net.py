@@ -24,7 +24,7 @@ from pisyedili.protocol.messages import announced_limits, make_welcome
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.protocol.version import negotiate_features
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket
+from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.participant import Message, TableError
 from pisyedili.server.session import Session, Sessions
@@ -52,9 +52,9 @@ def server_version() -> str:
 
 
 def _address_of(peer: IAddress) -> str:
-    """The remote host for per-address limits; UNIX and systemd sockets count as one."""
+    """The key for per-address limits (an IPv4 address or IPv6 /64); UNIX sockets: one."""
     host = getattr(peer, "host", None)
-    return host if isinstance(host, str) and host else "local"
+    return address_key(host) if isinstance(host, str) and host else "local"
 
 
 def _error_message(code: str, message: str, rid: int | None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket
+from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
 from twisted.internet import task
 
 
@@ -44,3 +44,12 @@ def test_limits_announced_in_welcome_are_integers() -> None:
     wire = Limits(rate=2.5, ping_seconds=7.5).to_wire()
     assert all(isinstance(v, int) for v in wire.values())
     assert wire["rate"] == 2 and wire["ping_seconds"] == 8
+
+
+def test_addresses_are_counted_per_ipv4_host_and_per_ipv6_64() -> None:
+    assert address_key("192.0.2.7") == "192.0.2.7"
+    assert address_key("::ffff:192.0.2.7") == "192.0.2.7"
+    assert address_key("2001:db8:1:2::1") == address_key("2001:db8:1:2:ffff::9")
+    assert address_key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("local") == "local"

@@ -1,0 +1,78 @@
+"""`pisyedili-server` as an operator runs it: a process, logs on stdout, SIGTERM to stop."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from typing import IO, Any
+
+from pisyedili.protocol.codec import decode, frame
+from pisyedili.protocol.limits import SERVER_LIMITS
+
+START = "from pisyedili.server.tap import main; main()"
+
+
+def read_until(stream: IO[str], pattern: str, deadline: float) -> tuple[re.Match[str], str]:
+    seen = ""
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if not line:
+            break
+        seen += line
+        found = re.search(pattern, line)
+        if found:
+            return found, seen
+    raise AssertionError(f"no {pattern!r} in the log:\n{seen}")
+
+
+def recv(sock: socket.socket) -> dict[str, Any]:
+    (size,) = struct.unpack(">I", sock.recv(4, socket.MSG_WAITALL))
+    return decode(sock.recv(size, socket.MSG_WAITALL), SERVER_LIMITS)
+
+
+def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1",
+         "--name", "Çay ocağı", "--log-format", "json", "--seed", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+    assert proc.stdout is not None
+    try:
+        deadline = time.monotonic() + 20
+        found, log = read_until(proc.stdout, r"port=(\d+)", deadline)
+        port = int(found.group(1))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(frame({"type": "hello", "protocol": 1, "name": "ann", "id": 1}))
+            welcome = recv(sock)
+            assert welcome["type"] == "welcome" and welcome["server"] == "Çay ocağı"
+            proc.send_signal(signal.SIGTERM)
+            goodbye = recv(sock)
+            assert goodbye["code"] == "shutting_down"
+        assert proc.wait(timeout=20) == 0
+        log += proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    records = [json.loads(r) for r in log.replace("\x1e", "\n").splitlines() if r.strip()]
+    assert all("log_namespace" in r for r in records)
+    assert any(r.get("log_level", {}).get("name") == "warn" and r.get("seed") == 1
+               for r in records), "the --seed warning is missing"
+    assert welcome["token"] not in log
+
+
+def test_exits_1_when_it_cannot_listen() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-c", START, "--listen", f"tcp:{port}:interface=127.0.0.1"],
+            capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert "cannot listen" in done.stdout

@@ -13,6 +13,7 @@ import itertools
 import secrets
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.participant import Message
 from twisted.logger import Logger
@@ -98,11 +99,25 @@ class Sessions:
     def open(self, name: str, connection: Connection) -> Session:
         """A new player for a connection that said `hello` without a valid token."""
         token = secrets.token_urlsafe(32)
-        session = Session(str(next(self._ids)), name, token)
+        session = Session(str(next(self._ids)), self._unique(name), token)
         session.connection = connection
         self._by_token[token] = session
         log.info("session {player} opened for {name!r}", player=session.player_id, name=name)
         return session
+
+    def _unique(self, name: str) -> str:
+        """`name`, or `name 2`, `name 3`...: no two sessions share a name (case aside),
+        so nobody can pass for another player in chat or at a table. `welcome` tells
+        the client the name it got."""
+        taken = {s.name.casefold() for s in self._by_token.values()}
+        if name.casefold() not in taken:
+            return name
+        for n in itertools.count(2):
+            suffix = f" {n}"
+            candidate = name[:MAX_NAME - len(suffix)].rstrip() + suffix
+            if candidate.casefold() not in taken:
+                return candidate
+        raise AssertionError("unreachable")
 
     def find(self, token: str) -> Session | None:
         return self._by_token.get(token)

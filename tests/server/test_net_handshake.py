@@ -26,6 +26,8 @@ async def test_hello_gets_welcome_with_token_limits_and_features() -> None:
         bob = await server.connect("bob")
         assert bob.welcome["player"] != w["player"]
         assert bob.welcome["token"] != w["token"]
+        twin = await server.connect("Alice")  # names stay unique: welcome says which
+        assert twin.welcome["name"] == "Alice 2"
         pong = await alice.request("ping")
         assert pong["type"] == "pong"
     finally:

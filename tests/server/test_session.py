@@ -59,3 +59,17 @@ def test_dropped_session_without_a_table_expires_after_grace() -> None:
     sessions.lost(session, session.connection)  # type: ignore[arg-type]
     clock.advance(10)
     assert sessions.find(session.token) is None and len(sessions) == 0
+
+
+def test_names_are_unique_while_a_session_lives() -> None:
+    clock = task.Clock()
+    sessions = Sessions(clock, grace_seconds=10)
+    ann = sessions.open("Ann", FakeConnection())
+    assert sessions.open("ann", FakeConnection()).name == "ann 2"
+    assert sessions.open("ANN", FakeConnection()).name == "ANN 3"
+    long = sessions.open("x" * 24, FakeConnection())
+    assert sessions.open("x" * 24, FakeConnection()).name == "x" * 22 + " 2"
+    assert long.name == "x" * 24
+    sessions.lost(ann, ann.connection)  # type: ignore[arg-type]
+    clock.advance(10)  # ann's session expires: the name is free again
+    assert sessions.open("Ann", FakeConnection()).name == "Ann"

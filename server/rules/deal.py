@@ -23,6 +23,9 @@ Event = dict[str, Any]
 
 HAND_SIZE = 7  # C1, K2
 
+_PACKS = {decks: tuple(deck(decks)) for decks in (1, 2)}
+_SORTED_PACKS = {decks: sorted(pack) for decks, pack in _PACKS.items()}
+
 PLAY, MUAMELE, OVER = 0, 1, 2
 PHASE_NAMES = ("play", "muamele", "over")
 
@@ -201,22 +204,27 @@ def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, 
 
 def deal_from_deck(options: Options, dealer: int, deck_order: list[int], seed: int = 0) -> Deal:
     """Deal 7 each, one at a time from the dealer's left (C1, K2); the rest is the stock."""
-    full = sorted(deck(options.decks))
-    if sorted(deck_order) != full:
+    if sorted(deck_order) != _SORTED_PACKS.get(options.decks):
         raise ValueError("deck_order is not a full pack for these options")
-    d = blank_deal(options, dealer, seed, tuple(deck_order))
-    n = d.n
-    for i in range(HAND_SIZE * n):
-        d.hands[(dealer + 1 + i) % n].append(deck_order[i])
-    d.stock = deck_order[HAND_SIZE * n :][::-1]
-    return d
+    return _deal(options, dealer, list(deck_order), seed)
 
 
 def new_deal(options: Options, dealer: int, rng: random.Random) -> Deal:
     """Shuffle with ``rng`` (production: ``secrets.SystemRandom()``) and deal."""
-    order = deck(options.decks)
+    order = list(_PACKS[options.decks])
     rng.shuffle(order)
-    return deal_from_deck(options, dealer, order, rng.getrandbits(64))
+    return _deal(options, dealer, order, rng.getrandbits(64))
+
+
+def _deal(options: Options, dealer: int, order: list[int], seed: int) -> Deal:
+    d = blank_deal(options, dealer, seed, tuple(order))
+    n = d.n
+    dealt = HAND_SIZE * n
+    # Card i goes to seat (dealer + 1 + i) % n, so seat s holds every n-th card from its
+    # offset: the deal one at a time, as slices.
+    d.hands = [order[(s - dealer - 1) % n : dealt : n] for s in range(n)]
+    d.stock = order[dealt:][::-1]
+    return d
 
 
 def replay(record: DealRecord) -> Deal:

@@ -523,7 +523,7 @@ def _chat(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
         conn.server.lobby.chat(s, text)
     else:
         _require_table(s).chat(s, text)
-    return None
+    return OK
 
 
 def _rematch(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:

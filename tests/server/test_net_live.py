@@ -311,7 +311,8 @@ async def test_lobby_chat_reaches_subscribers_and_needs_the_feature() -> None:
         mute = await server.connect("mute", features=[])
         for c in (ann, ben, mute):
             await c.ok("lobby_subscribe")
-        ann.send({"type": "chat", "text": "  anyone for a game?  ", "scope": "lobby"})
+        said = await ann.request("chat", text="  anyone for a game?  ", scope="lobby")
+        assert said["type"] == "ok"
         for c in (ann, ben):
             line: Msg = await c.wait_type("chat")
             assert (line["scope"], line["name"], line["text"]) == (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 
 import pytest_twisted
+from net_match import open_table, play_to_match_end
 from pisyedili.server.limits import Limits
-from play import open_table, play_to_match_end
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol

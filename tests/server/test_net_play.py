@@ -6,7 +6,7 @@ import random
 
 import pytest
 import pytest_twisted
-from play import open_table, play_to_match_end
+from net_match import open_table, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Server
 

@@ -11,8 +11,8 @@ from typing import Any
 import msgpack
 import pytest
 import pytest_twisted
+from net_match import open_table, pending_turn
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from play import open_table, pending_turn
 from twisted.logger import globalLogPublisher
 from wireclient import Msg, Server, WireClient
 

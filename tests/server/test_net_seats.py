@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 import pytest_twisted
+from net_match import open_table, pending_turn, play_to_match_end
 from pisyedili.server.limits import Limits
 from pisyedili.server.table import TableSettings
-from play import open_table, pending_turn, play_to_match_end
 from twisted.internet import task
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient

@@ -13,7 +13,7 @@ import itertools
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.server.clock import Clock
@@ -22,7 +22,6 @@ from pisyedili.server.participant import Message, TableError
 from pisyedili.server.rules import Options
 from pisyedili.server.session import Session
 from pisyedili.server.table import Table, TableSettings
-from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 log = Logger()
@@ -60,7 +59,7 @@ class Lobby:
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False) -> Table:
-        """Validate a table request and open the table; the host is not yet seated."""
+        """Validate a table request and open the table; the caller then joins the host."""
         opened = sum(1 for owner in self._hosts.values() if owner == host.player_id)
         if opened >= self._limits.max_tables_per_player:
             raise TableError("too_many_tables",
@@ -72,8 +71,7 @@ class Lobby:
             name = f"{host.name}'s table"
         name = name.strip()[:MAX_TABLE_NAME]
         table_id = next(self._ids)
-        table = Table(table_id, name, engine_options, seats, private, host,
-                      cast("IReactorTime", self._clock),
+        table = Table(table_id, name, engine_options, seats, private, host, self._clock,
                       self._rng_factory(), settings, self._on_change, self._on_close)
         self._tables[table_id] = table
         self._hosts[table_id] = host.player_id

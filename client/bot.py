@@ -61,6 +61,7 @@ class BotConfig:
     table: int | None = None
     code: str | None = None
     create: str | None = None  # a rule set: open a table and host it
+    private: bool = False  # a created table is joined by invite code only
     seats: int = 2
     bots: str | None = "medium"  # server bots filling a created table; None: wait for people
     options: dict[str, Any] = field(default_factory=dict)
@@ -144,6 +145,7 @@ class BotClient(Int32StringReceiver):
                 seats=cfg.seats,
                 options=cfg.options,
                 name=f"{cfg.name}'s table",
+                private=cfg.private,
             )
         elif cfg.table is not None:
             self.request("join_table", table=cfg.table)
@@ -178,6 +180,14 @@ class BotClient(Int32StringReceiver):
         self.request("join_table", table=table_id)
 
     def on_table(self, msg: dict[str, Any]) -> None:
+        if not self.joined or self.table is None:
+            table = msg["table"]
+            log.info(
+                "at table {table_id} ({rules}), invite code {code}",
+                table_id=table["id"],
+                rules=table["rules"],
+                code=table.get("code"),
+            )
         self.joined = True
         self.view = msg["view"]
         self._table_changed(msg["table"], msg["you"]["host"])
@@ -307,6 +317,7 @@ def parser() -> argparse.ArgumentParser:
         default="medium",
         help="with --create: the server bots' level; none: wait for others to join",
     )
+    p.add_argument("--private", action="store_true", help="with --create: invite code only")
     p.add_argument("--match-end", help="with --create: e.g. deals:1 or points:101")
     p.add_argument("--name", default=None, help="player name (default: the level's bot name)")
     p.add_argument("--matches", type=int, default=1, help="matches to play; 0 = forever")
@@ -323,6 +334,7 @@ def config_from(args: argparse.Namespace) -> BotConfig:
         table=args.table,
         code=args.code,
         create=args.create,
+        private=args.private,
         seats=args.seats,
         bots=None if args.bots == "none" else args.bots,
         options=options,

@@ -18,6 +18,7 @@ from pisyedili.server.tap import make_factory
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import serverFromString
+from twisted.internet.task import deferLater
 
 FAST = TableSettings(turn_seconds=0, grace_seconds=5, bot_delay=0, deal_pause=0)
 
@@ -97,6 +98,42 @@ async def test_two_remote_bots_meet_through_the_lobby() -> None:
         assert codes == [EXIT_OK, EXIT_OK]
         assert host.moves_sent > 0 and guest.moves_sent > 0
         assert host.refused_moves == guest.refused_moves == 0
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_guest_joins_a_private_table_by_its_invite_code() -> None:
+    server = LiveServer()
+    port = await server.start()
+    try:
+        host = BotClient(
+            BotConfig(
+                level="easy",
+                name="host",
+                create="classic",
+                seats=2,
+                bots=None,
+                private=True,
+                options={"match_end": "deals:1"},
+                seed=4,
+            )
+        )
+        first = play(port, host)
+        for _ in range(100):  # the host's table snapshot carries the code (members only)
+            if host.table is not None:
+                break
+            await deferLater(reactor, 0.02)
+        assert host.table is not None and host.table["private"]
+        code = host.table["code"]
+        lobby_guest = BotClient(BotConfig(level="easy", name="lurker", seed=5))
+        guest = BotClient(BotConfig(level="hard", name="guest", code=code, budget_s=0.01))
+        lurking = play(port, lobby_guest)  # a private table is not offered in the lobby
+        assert await gatherResults([first, play(port, guest)]) == [EXIT_OK, EXIT_OK]
+        assert guest.moves_sent > 0 and guest.refused_moves == 0
+        assert not lobby_guest.joined
+        lobby_guest.transport.loseConnection()  # type: ignore[union-attr]
+        await lurking
     finally:
         await server.stop()
 

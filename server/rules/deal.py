@@ -17,7 +17,15 @@ from .options import Options
 from .records import DealRecord
 from .result import REASON_OUT, REASON_STOCK_OUT, DealResult, out_multiplier, score
 from .rulesets import RuleSet
-from .tables import CTX_NAMED, CTX_OPENING, CTX_PENALTY, Table, play_table
+from .tables import (
+    CTX_NAMED,
+    CTX_OPENING,
+    CTX_PENALTY,
+    JACKS,
+    Table,
+    play_table,
+    playable_table,
+)
 
 Event = dict[str, Any]
 
@@ -59,6 +67,7 @@ class Deal:
         "phase",
         "picks",
         "pile",
+        "playable",
         "queue",
         "reshuffle",
         "reshuffles",
@@ -76,6 +85,7 @@ class Deal:
     rs: RuleSet
     n: int
     table: Table
+    playable: tuple[frozenset[int], ...]
     bounce: bool
     reshuffle: bool
     twins: bool
@@ -130,6 +140,7 @@ class Deal:
         new.rs = self.rs
         new.n = self.n
         new.table = self.table
+        new.playable = self.playable
         new.bounce = self.bounce
         new.reshuffle = self.reshuffle
         new.twins = self.twins
@@ -174,6 +185,7 @@ def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, 
     d.rs = rs = options.ruleset
     d.n = options.players
     d.table = play_table(rs)
+    d.playable = playable_table(rs)
     d.bounce = options.ten == "bounce"
     d.reshuffle = options.empty_stock == "reshuffle"
     d.twins = options.decks > 1
@@ -248,12 +260,15 @@ def _context(d: Deal) -> int:
     return d.pile[-1]
 
 
-def _plays(d: Deal, hand: list[int]) -> list[Move]:
-    row = d.table[_context(d)]
-    moves = [m for c in hand for m in row[c]]
-    if d.twins and len(moves) > 1:
-        moves = list(dict.fromkeys(moves))  # twins give the same move twice
-    if len(hand) == 1 and moves and d.rs.ace_not_last and hand[0] % 13 == ACE:
+def _plays(d: Deal, hand: list[int], ctx: int) -> list[Move]:
+    """The plays ``hand`` allows in ``ctx``, in no particular order (twins give one move)."""
+    cards = d.playable[ctx].intersection(hand)
+    if cards.isdisjoint(JACKS):
+        moves = [*cards]  # one move per card: the card itself
+    else:
+        row = d.table[ctx]
+        moves = [m for c in cards for m in row[c]]  # a jack: one move per suit named
+    if moves and len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
         return []  # K10: an ace may not be the last card
     return moves
 
@@ -271,14 +286,8 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
     if d.penalty or d.first_left or d.follow:
         return _special_legal_moves(d, d.hands[seat])
     # The common turn, spelled out: the bots' search runs through here on every step.
-    hand = d.hands[seat]
     named = d.named
-    row = d.table[d.pile[-1] if named < 0 else CTX_NAMED + named]
-    moves = [m for c in hand for m in row[c]]
-    if d.twins and len(moves) > 1:
-        moves = list(dict.fromkeys(moves))  # twins give the same move twice
-    if moves and len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
-        moves = []  # K10: an ace may not be the last card
+    moves = _plays(d, d.hands[seat], d.pile[-1] if named < 0 else CTX_NAMED + named)
     if d.drew:
         if not d.rs.draw_limit:
             moves.append(DRAW)  # C7: draw again
@@ -290,7 +299,7 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
 
 def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
     """Legal moves under a pending penalty, in the opening, or owing a follow-up card."""
-    moves = _plays(d, hand)
+    moves = _plays(d, hand, _context(d))
     if d.penalty:
         moves.append(DRAW)  # C11, K7: answer with a 7 or take the penalty
     elif d.first_left:
@@ -567,7 +576,7 @@ def _special_draw(d: Deal, seat: int) -> list[Event]:
             # K7: otherwise the taker plays their own turn on the 7 as an ordinary card
         return events
     if d.first_left:
-        if _plays(d, d.hands[seat]):
+        if _plays(d, d.hands[seat], _context(d)):
             raise IllegalMove("you hold a club you may open with: play it", rs.cite("opening"))
     elif d.follow:
         topic = "ace" if d.follow == FOLLOW_ACE else "pisti"
@@ -575,7 +584,7 @@ def _special_draw(d: Deal, seat: int) -> list[Event]:
             raise IllegalMove("after an ace, play one more card or pass; no draw", rs.cite(topic))
         if d.drew:
             raise IllegalMove("you have drawn: play the card if you can, or pass", rs.cite(topic))
-        if _plays(d, d.hands[seat]):
+        if _plays(d, d.hands[seat], _context(d)):
             raise IllegalMove("you must play another card", rs.cite(topic))
     elif d.drew and rs.draw_limit:
         raise IllegalMove("only one draw per turn: play or pass", rs.cite("draw"))

@@ -1,7 +1,8 @@
 """Precomputed play tables: for each situation, the play moves each card allows.
 
-``table[ctx][card]`` is a tuple of moves (empty when the card may not be played), so
-listing legal plays is one lookup per card in hand, with no rule logic on the hot path.
+``table[ctx][card]`` is a tuple of moves (empty when the card may not be played), and
+``playable_table(rs)[ctx]`` the set of cards with any play, so that listing legal plays
+is one set intersection with the hand, with no rule logic on the hot path.
 """
 
 from __future__ import annotations
@@ -50,3 +51,15 @@ def _plays(rs: RuleSet, ctx: int, card: int) -> tuple[Move, ...]:
 @cache
 def play_table(rs: RuleSet) -> Table:
     return tuple(tuple(_plays(rs, ctx, card) for card in range(DECK_SIZE)) for ctx in range(N_CTX))
+
+
+JACKS = frozenset(range(JACK, DECK_SIZE, 13))
+"""The jacks: the only cards with more than one play (one per suit named, C5, K8)."""
+
+
+@cache
+def playable_table(rs: RuleSet) -> tuple[frozenset[int], ...]:
+    table = play_table(rs)
+    return tuple(
+        frozenset(card for card in range(DECK_SIZE) if table[ctx][card]) for ctx in range(N_CTX)
+    )

@@ -61,6 +61,7 @@ class SearchPolicy:
 
     def choose(self, view: View, legal: list[Move], rng: random.Random) -> Move:
         r = self._rng or rng
+        self.last_iterations = 0
         if len(legal) == 1:
             return legal[0]
         if action_of(legal[0]).kind == "pick":

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..rules import Options, apply, events_for, legal_moves, new_deal, view
 from .outcome import credits
 from .policy import LEVELS, Observer, make_policy
+from .search import DEFAULT_BUDGET_S
 
 
 @dataclass
@@ -38,6 +39,8 @@ class DealRecord:
     no_winner: int = 0
     a_times: list[float] = field(default_factory=list)
     b_times: list[float] = field(default_factory=list)
+    a_iterations: list[int] = field(default_factory=list)  # per searched decision (hard)
+    b_iterations: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ def play_deal(cfg: Config, index: int) -> DealRecord:
             move = policies[seat].choose(view(deal, seat), legal, rngs[seat])
             spent = clock() - started
             (rec.a_times if seat == a_seat else rec.b_times).append(spent)
+            searched = getattr(policies[seat], "last_iterations", 0)
+            if searched:
+                (rec.a_iterations if seat == a_seat else rec.b_iterations).append(searched)
             events = apply(deal, move)
             for s, p in enumerate(policies):
                 if isinstance(p, Observer):
@@ -115,22 +121,30 @@ def percentiles_ms(times: Sequence[float]) -> dict[str, float]:
     return {"p50": at(0.50), "p90": at(0.90), "p99": at(0.99), "max": at(1.0)}
 
 
-def summarize(cfg: Config, records: Sequence[DealRecord], seconds: float) -> dict[str, object]:
-    def side(
-        level: str, credit: list[float], points: list[float], times: list[float]
-    ) -> dict[str, object]:
-        mean, lo, hi = interval(credit)
-        return {
-            "level": level,
-            "win_rate": round(mean, 4),
-            "ci95": [round(lo, 4), round(hi, 4)],
-            "mean_points": round(statistics.fmean(points), 2),
-            "decision_ms": percentiles_ms(times),
-            "decisions": len(times),
-        }
+def _side(
+    level: str, credit: list[float], points: list[float], times: list[float], its: list[int]
+) -> dict[str, object]:
+    mean, lo, hi = interval(credit)
+    ordered = sorted(its)
+    return {
+        "level": level,
+        "win_rate": round(mean, 4),
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "mean_points": round(statistics.fmean(points), 2),
+        "decision_ms": percentiles_ms(times),
+        "decisions": len(times),
+        # How deep `hard` searched: iterations per searched decision (p10, p50, p90).
+        "search_iterations": [ordered[int(q * (len(ordered) - 1))] for q in (0.1, 0.5, 0.9)]
+        if ordered
+        else None,
+    }
 
+
+def summarize(cfg: Config, records: Sequence[DealRecord], seconds: float) -> dict[str, object]:
     a_times = [t for r in records for t in r.a_times]
     b_times = [t for r in records for t in r.b_times]
+    a_its = [n for r in records for n in r.a_iterations]
+    b_its = [n for r in records for n in r.b_iterations]
     return {
         "rules": cfg.rules,
         "players": cfg.players,
@@ -142,28 +156,39 @@ def summarize(cfg: Config, records: Sequence[DealRecord], seconds: float) -> dic
         "seed": cfg.seed,
         "fair_share": round(1 / cfg.players, 4),
         "seconds": round(seconds, 1),
-        "a": side(cfg.a, [r.a_credit for r in records], [r.a_points for r in records], a_times),
-        "b": side(cfg.b, [r.b_credit for r in records], [r.b_points for r in records], b_times),
+        "a": _side(
+            cfg.a, [r.a_credit for r in records], [r.a_points for r in records], a_times, a_its
+        ),
+        "b": _side(
+            cfg.b, [r.b_credit for r in records], [r.b_points for r in records], b_times, b_its
+        ),
     }
 
 
 def table(summary: dict[str, object]) -> str:
+    if summary["iterations"] is not None:
+        search = f"hard searches {summary['iterations']} iterations a decision"
+    elif summary["budget_s"] is not None:
+        search = f"hard searches {summary['budget_s']} s a decision"
+    else:
+        search = f"hard searches its default {DEFAULT_BUDGET_S} s a decision"
     lines = [
         f"{summary['rules']}, {summary['players']} players, {summary['deals']} deals "
         f"({summary['games']} games, {summary['no_winner_games']} without a winner), "
-        f"budget {summary['budget_s']} s, iterations {summary['iterations']}, "
-        f"{summary['seconds']} s",
+        f"{search}; {summary['seconds']} s",
         f"{'level':<8} {'win rate':>9} {'95% interval':>17} {'mean pts':>9} "
-        f"{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8}",
+        f"{'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'its p50':>8}",
     ]
     for key in ("a", "b"):
         s = summary[key]
         assert isinstance(s, dict)
         lo, hi = s["ci95"]
         ms = s["decision_ms"]
+        its = s["search_iterations"]
         lines.append(
             f"{s['level']:<8} {s['win_rate']:>9.3f} {f'[{lo:.3f}, {hi:.3f}]':>17} "
-            f"{s['mean_points']:>9.1f} {ms['p50']:>8} {ms['p90']:>8} {ms['p99']:>8}"
+            f"{s['mean_points']:>9.1f} {ms['p50']:>8} {ms['p90']:>8} {ms['p99']:>8} "
+            f"{its[1] if its else '-':>8}"
         )
     return "\n".join(lines)
 

@@ -36,3 +36,15 @@ def play(
 
 def fresh(rules: str, players: int, seed: int, dealer: int = 0) -> Deal:
     return new_deal(Options.make(rules, players), dealer, random.Random(seed))
+
+
+def rules_kit() -> Any:
+    """The rules tests' hand-made deal builder (tests/rules/rules_kit.py), reused here."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    folder = str(Path(__file__).resolve().parent.parent / "rules")
+    if folder not in sys.path:
+        sys.path.append(folder)
+    return importlib.import_module("rules_kit")

@@ -42,6 +42,9 @@ FOLLOW_NAMES = (None, "ace", "pisti")
 
 _NOT_ORDINARY = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
 _ACTION_RANKS = frozenset({SEVEN, EIGHT, TEN, ACE})  # C9-C12, K7, K9, K10
+_DRAW_ONLY = (DRAW,)
+_DRAW_OR_PASS = (DRAW, PASS)
+_PASS_ONLY = (PASS,)
 
 
 class Deal:
@@ -287,16 +290,22 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
         return list(range(PICK, PICK + len(d.stock)))  # K14: any position of the spread
     if d.penalty or d.first_left or d.follow:
         return _special_legal_moves(d, d.hands[seat])
-    # The common turn, spelled out: the bots' search runs through here on every step.
+    # The common turn, _plays spelled out: the bots' search runs through here on every step.
+    hand = d.hands[seat]
     named = d.named
-    moves = _plays(d, d.hands[seat], d.pile[-1] if named < 0 else CTX_NAMED + named)
+    ctx = d.pile[-1] if named < 0 else CTX_NAMED + named
     if d.drew:
-        if not d.rs.draw_limit:
-            moves.append(DRAW)  # C7: draw again
-        moves.append(PASS)  # C7, K5: pass after at least one draw
+        # C7: draw again or pass; K5: one draw only, then pass
+        tail = _PASS_ONLY if d.rs.draw_limit else _DRAW_OR_PASS
     else:
-        moves.append(DRAW)  # C7, K5: draw instead of playing
-    return moves
+        tail = _DRAW_ONLY  # C7, K5: draw instead of playing
+    cards = d.playable[ctx].intersection(hand)
+    if len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
+        return [*tail]  # K10: an ace may not be the last card
+    if cards.isdisjoint(JACKS):
+        return [*cards, *tail]
+    row = d.table[ctx]
+    return [*[m for c in cards for m in row[c]], *tail]  # a jack names a suit: 4 moves
 
 
 def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
@@ -386,7 +395,6 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         hand.remove(card)
     except ValueError:
         raise _not_in_hand(card) from None
-    top = pile[-1] if pile else -1
     pile.append(card)
     ev: Event = {"event": "play", "seat": seat, "card": CARD_STR[card]}
     events = [ev]
@@ -399,8 +407,8 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         d.named = -1
     if not hand:
         _go_out(d, seat, card, events)
-    elif not first and (rank in _ACTION_RANKS or card == top):
-        _card_effect(d, seat, card, top, events)
+    elif not first and (rank in _ACTION_RANKS or card == ctx):
+        _card_effect(d, seat, card, ctx, events)  # ctx is the card under it, if not a jack
     else:
         # An ordinary card, or any card in the opening (C2, K3: no effect): the turn passes.
         d.turn = d.to_act = (seat + d.direction) % d.n
@@ -415,9 +423,10 @@ def _not_in_hand(card: int) -> IllegalMove:
     return IllegalMove(f"{CARD_STR[card]} is not in your hand", code="card_not_in_hand")
 
 
-def _card_effect(d: Deal, seat: int, card: int, top: int, events: list[Event]) -> None:
+def _card_effect(d: Deal, seat: int, card: int, ctx: int, events: list[Event]) -> None:
     """What a played card does after the opening, when it may do anything: 7, 8, 10, ace,
-    or a card on its twin (pişti)."""
+    or a card on its twin (pişti; ``ctx`` is the card it was played on, unless that was a
+    jack or a 7 to answer)."""
     rs = d.rs
     rank = card % 13
     n = d.n
@@ -446,7 +455,7 @@ def _card_effect(d: Deal, seat: int, card: int, top: int, events: list[Event]) -
             for k in range(1, n):
                 if not _draw_cards(d, (seat + k * step) % n, 1, "ace", events):
                     break
-    elif card == top and rs.pisti and d.twins and rank not in _NOT_ORDINARY:
+    elif card == ctx and rs.pisti and d.twins and rank not in _NOT_ORDINARY:
         d.follow = FOLLOW_PISTI  # K11
         d.drew = False
         events.append({"event": "pisti", "seat": seat})

@@ -52,6 +52,8 @@ FATAL = frozenset(
     }
 )
 """Refusals after which there is nothing a bot can usefully try next."""
+RETRY = frozenset({"illegal_card", "illegal_move", "card_not_in_hand"})
+"""Refusals of a move that the first legal move of the same turn may cure."""
 
 
 @dataclass
@@ -91,7 +93,7 @@ class BotClient(Int32StringReceiver):
         self.moves_sent = 0
         self.refused_moves = 0
         self._next_id = 1
-        self._move_ids: set[int] = set()
+        self._move_ids: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
 
     # -- wire -----------------------------------------------------------------------------
 
@@ -233,23 +235,31 @@ class BotClient(Int32StringReceiver):
         observe_wire(self.policy, [msg["event"]])
 
     def on_turn(self, msg: dict[str, Any]) -> None:
+        moves: list[dict[str, Any]] = msg["moves"]
+        move = moves[0]  # the server's list is legal: its first move is a safe fallback
         if self.view is None:
-            log.warn("a turn before any view; asking for the table again")
-            return
-        try:
-            move = choose_wire(self.policy, self.view, msg["moves"], self.rng)
-        except Exception:
-            log.failure("the policy failed; playing the first legal move")
-            move = msg["moves"][0]
+            log.warn("a turn before any view; playing the first legal move")
+        else:
+            try:
+                move = choose_wire(self.policy, self.view, moves, self.rng)
+            except Exception:
+                log.failure("the policy failed; playing the first legal move")
+        self._send_move(move, moves)
+
+    def _send_move(self, move: dict[str, Any], moves: list[dict[str, Any]]) -> None:
         self.moves_sent += 1
-        self._move_ids.add(self.request("move", move=move))
+        self._move_ids[self.request("move", move=move)] = (move, moves)
 
     def on_error(self, msg: dict[str, Any]) -> None:
         rid = msg.get("id")
         log.warn("server refused: {code} {message}", code=msg["code"], message=msg["message"])
-        if rid in self._move_ids:
-            self.refused_moves += 1  # a stale turn; the next `turn` asks again
-            return
+        sent = self._move_ids.pop(rid, None) if isinstance(rid, int) else None
+        if sent is not None:
+            self.refused_moves += 1
+            move, moves = sent
+            if msg["code"] in RETRY and move != moves[0]:
+                self._send_move(moves[0], moves)  # once: the fallback is the first legal move
+            return  # otherwise a stale turn: the next `turn` asks again
         if msg["code"] in FATAL:
             self._finish(EXIT_REFUSED, f"refused: {msg['code']}")
 

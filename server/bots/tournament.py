@@ -12,6 +12,7 @@ across that deal's seatings, and its 95% interval is the normal interval over de
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -19,7 +20,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..rules import Options, apply, events_for, legal_moves, new_deal, view
@@ -193,14 +194,23 @@ def table(summary: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
-def run(cfg: Config, deals: int, jobs: int) -> dict[str, object]:
+def run(
+    cfg: Config, deals: int, jobs: int, progress: Callable[[int], None] | None = None
+) -> dict[str, object]:
+    """Play `deals` deals on `jobs` processes; `progress(done)` hears of each deal played."""
     started = time.perf_counter()
     work = [(cfg, i) for i in range(deals)]
-    if jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            records = pool.map(_play, work, chunksize=1)
-    else:
-        records = [_play(w) for w in work]
+    records: list[DealRecord] = []
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(jobs))
+            played: Iterable[DealRecord] = pool.imap(_play, work, chunksize=1)
+        else:
+            played = map(_play, work)
+        for record in played:
+            records.append(record)
+            if progress is not None:
+                progress(len(records))
     return summarize(cfg, records, time.perf_counter() - started)
 
 
@@ -218,6 +228,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=int, default=None, help="hard: iterations per decision")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--jobs", type=int, default=1, help="worker processes")
+    p.add_argument("--progress", action="store_true", help="report each tenth done on stderr")
     return p
 
 
@@ -235,7 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         print("--budget must be positive", file=sys.stderr)
         return 2
     cfg = Config(args.rules, args.players, args.a, args.b, args.budget, args.iterations, args.seed)
-    summary = run(cfg, args.deals, args.jobs)
+    step = max(1, args.deals // 10)
+
+    def progress(done: int) -> None:
+        if done % step == 0 or done == args.deals:
+            print(f"{done}/{args.deals} deals played", file=sys.stderr, flush=True)
+
+    summary = run(cfg, args.deals, args.jobs, progress if args.progress else None)
     print(table(summary))
     print(json.dumps(summary, sort_keys=True))
     return 0

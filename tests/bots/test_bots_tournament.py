@@ -30,8 +30,10 @@ def test_two_jobs_give_the_same_figures_as_one(capsys: pytest.CaptureFixture[str
     args = ["--a", "medium", "--b", "easy", "--deals", "6", "--seed", "9"]
     assert main([*args, "--jobs", "1"]) == 0
     one = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert main([*args, "--jobs", "2"]) == 0
-    two = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*args, "--jobs", "2", "--progress"]) == 0
+    printed = capsys.readouterr()
+    two = json.loads(printed.out.strip().splitlines()[-1])
+    assert printed.err.splitlines()[-1] == "6/6 deals played"
     for side in ("a", "b"):
         assert one[side]["win_rate"] == two[side]["win_rate"]
         assert one[side]["mean_points"] == two[side]["mean_points"]

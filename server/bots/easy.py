@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from .cards import JACK, rank_of, suit_of
+from ..rules.cards import JACK, rank_of, suit_of
 from .situation import Move, View, action_of, canonical, situation_of
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .cards import JACK, parse_card, parse_suit, rank_of, suit_of
+from ..rules.cards import JACK, parse_card, parse_suit, rank_of, suit_of
 
 
 class Knowledge:
@@ -19,11 +19,12 @@ class Knowledge:
 
     def __init__(self) -> None:
         self._caps: dict[int, dict[int, int]] = {}
-        self._top = -1
+        self._top = -1  # the pile's top and the suit a jack named, as the events told
         self._named = -1
 
     def reset(self) -> None:
-        self.__init__()  # type: ignore[misc]
+        self._caps.clear()
+        self._top = self._named = -1
 
     def caps(self, seat: int) -> dict[int, int]:
         return self._caps.get(seat, {})
@@ -44,9 +45,9 @@ class Knowledge:
             self.reset()  # what follows belongs to the next deal
         elif kind == "play":
             self._top = parse_card(ev["card"])
-            named = parse_suit(ev.get("suit"))
+            named = ev.get("suit")
             # C2: an opening jack of clubs names nothing; clubs stay asked, its own suit.
-            self._named = named if named is not None else -1
+            self._named = parse_suit(named) if named is not None else -1
         elif kind == "draw":
             seat = int(ev["seat"])
             self._raise(seat, int(ev["count"]))

@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from .cards import ACE, EIGHT, JACK, SEVEN, TEN, penalty_points, rank_of, suit_of
+from ..rules import RULESETS
+from ..rules.cards import ACE, EIGHT, JACK, SEVEN, TEN, rank_of, suit_of
 from .knowledge import Knowledge
 from .situation import Action, Move, Situation, View, action_of, canonical, situation_of
 
@@ -44,7 +45,7 @@ def score_play(a: Action, sit: Situation, knowledge: Knowledge | None, opening: 
     two = sit.players == 2
     # Shedding points matters more as someone nears going out (C13, K12).
     danger = 1.0 if fewest >= 4 else (2.0 if fewest >= 2 else 4.0)
-    score = 0.04 * danger * penalty_points(card, rules)
+    score = 0.04 * danger * RULESETS[rules].values[r]
     if not rest:
         # Going out wins the deal; a jack or 7 multiplies the others' points (C14, K13).
         return 100.0 + (10.0 if r in (JACK, SEVEN) else 0.0)

@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 
 from ..rules import Deal
-from .cards import JACK
+from ..rules.cards import JACK
 from .situation import Move, action_of
 
 

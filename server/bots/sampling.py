@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 
 from ..rules import unseen_cards
-from .cards import suit_of
+from ..rules.cards import suit_of
 from .knowledge import Knowledge
 from .situation import Situation, View
 

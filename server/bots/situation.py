@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..rules import move_to_wire
-from .cards import parse_card, parse_suit
+from ..rules.cards import parse_card, parse_suit
 
 Move = Any
 View = dict[str, Any]
@@ -41,7 +41,7 @@ def action_of(move: Move) -> Action:
     action = Action(
         kind=kind,
         card=parse_card(wire["card"]) if "card" in wire else -1,
-        suit=s if (s := parse_suit(wire.get("suit"))) is not None else -1,
+        suit=parse_suit(wire["suit"]) if "suit" in wire else -1,
         position=int(wire.get("position", -1)),
     )
     try:
@@ -61,7 +61,7 @@ def canonical(legal: list[Move]) -> list[Move]:
 
 @dataclass(slots=True)
 class Situation:
-    """The decision-relevant parts of a view, with cards as ints."""
+    """The decision-relevant parts of a view (keys in docs/architecture.md), cards as ints."""
 
     rules: str
     players: int
@@ -71,12 +71,9 @@ class Situation:
     top: int  # -1 when the pile is empty
     named_suit: int  # -1 unless a jack named one (C6, K8)
     penalty: int  # cards to draw unless a 7 answers (C11, K7)
-    first_round: bool
-    must_follow: bool
-    drew: bool
-    direction: int
+    first_round: bool  # an opening turn (C2, K3)
+    direction: int  # +1 or -1 (C3, C10)
     stock: int
-    pile: list[int]
 
     @property
     def next_seat(self) -> int:
@@ -86,36 +83,21 @@ class Situation:
         return [s for s in range(self.players) if s != self.seat]
 
 
-def _seat_of(view: View) -> int:
-    you = view.get("seat", view.get("you"))
-    if isinstance(you, int):
-        return you
-    turn = view.get("turn")
-    if isinstance(turn, int):
-        return turn
-    raise ValueError("view names no seat")
-
-
 def situation_of(view: View) -> Situation:
-    """Parse a seat's view (raises ValueError/KeyError on a view without the keys)."""
-    pile = [parse_card(c) for c in view.get("pile") or []]
-    top_raw = view.get("top")
-    top = parse_card(top_raw) if top_raw is not None else (pile[-1] if pile else -1)
-    named = parse_suit(view.get("named_suit"))
-    direction = view.get("direction", 1)
+    """Parse a seat's view; a spectator's view (no seat) is read as the seat to act's."""
+    seat = view["seat"] if view.get("seat") is not None else view["turn"]
+    top = view["top"]
+    named = view["named_suit"]
     return Situation(
         rules=str(view["rules"]),
-        players=int(view["players"]) if isinstance(view["players"], int) else len(view["players"]),
-        seat=_seat_of(view),
-        hand=[parse_card(c) for c in view.get("hand") or []],
+        players=int(view["players"]),
+        seat=int(seat),
+        hand=[parse_card(c) for c in view["hand"] or []],
         hand_counts=[int(n) for n in view["hand_counts"]],
-        top=top,
-        named_suit=-1 if named is None else named,
-        penalty=int(view.get("penalty") or 0),
-        first_round=bool(view.get("first_round")),
-        must_follow=bool(view.get("must_follow")),
-        drew=bool(view.get("drew")),
-        direction=1 if direction in (1, "cw", "clockwise", None) else -1,
-        stock=int(view.get("stock") or 0),
-        pile=pile,
+        top=-1 if top is None else parse_card(top),
+        named_suit=-1 if named is None else parse_suit(named),
+        penalty=int(view["penalty"]),
+        first_round=bool(view["first_round"]),
+        direction=int(view["direction"]),
+        stock=int(view["stock"]),
     )

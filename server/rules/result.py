@@ -17,8 +17,7 @@ REASON_STOCK_OUT = "stock_out"
 
 def hand_points(rs: RuleSet, hand: Iterable[int]) -> int:
     """Penalty points of a hand, before any multiplier (C13, K12)."""
-    values = rs.values
-    return sum(values[c % 13] for c in hand)
+    return sum(map(rs.card_values.__getitem__, hand))
 
 
 def out_multiplier(card: int) -> int:
@@ -41,7 +40,7 @@ class DealResult:
             "winner": self.winner,
             "multiplier": self.multiplier,
             "points": list(self.points),
-            "hands": [[CARD_STR[c] for c in sorted(h)] for h in self.hands],
+            "hands": [[*map(CARD_STR.__getitem__, sorted(h))] for h in self.hands],
         }
 
 
@@ -53,7 +52,8 @@ def score(
     multiplier: int,
 ) -> DealResult:
     """Score every hand; on a stock-out the lowest hand may win (C15) or nobody (K6)."""
-    raw = [hand_points(rs, h) for h in hands]
+    value = rs.card_values.__getitem__
+    raw = [sum(map(value, h)) for h in hands]  # hand_points, once per deal
     winner = out_seat
     if reason == REASON_STOCK_OUT:
         multiplier = 1
@@ -66,6 +66,6 @@ def score(
         reason=reason,
         winner=winner,
         multiplier=multiplier,
-        points=tuple(p * multiplier for p in raw),
-        hands=tuple(tuple(h) for h in hands),
+        points=tuple([p * multiplier for p in raw]),
+        hands=tuple(map(tuple, hands)),
     )

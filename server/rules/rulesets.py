@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .cards import ACE, JACK, SEVEN, TEN
+from .cards import ACE, DECK_SIZE, JACK, SEVEN, TEN
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,12 @@ class RuleSet:
     cites: Mapping[str, str] = field(compare=False, default_factory=dict)
     """Rule number per topic, for refusals: ``opening``, ``match``, ``jack``, ``jack_top``,
     ``draw``, ``penalty``, ``ace``, ``pisti``, ``muamele``, ``turn``."""
+    card_values: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """``values`` per card int, so scoring a hand is one lookup per card."""
+
+    def __post_init__(self) -> None:
+        values = tuple(self.values[c % 13] for c in range(DECK_SIZE))
+        object.__setattr__(self, "card_values", values)  # frozen: set once, derived
 
     def cite(self, topic: str) -> str | None:
         return self.cites.get(topic)

@@ -77,6 +77,20 @@ async def test_a_hard_bot_hosts_and_plays_a_match_against_server_bots(rules: str
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_bot_agrees_to_a_rematch_and_plays_it() -> None:
+    server = LiveServer()
+    port = await server.start()
+    try:
+        cfg = BotConfig(level="easy", name="again", create="classic", seats=2, bots="easy",
+                        options={"match_end": "deals:1"}, matches=2, seed=6)  # fmt: skip
+        bot = BotClient(cfg)
+        assert await play(port, bot) == EXIT_OK
+        assert bot.matches == 2 and bot.refused_moves == 0
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
 async def test_two_remote_bots_meet_through_the_lobby() -> None:
     server = LiveServer()
     port = await server.start()

@@ -92,7 +92,7 @@ def best_move(
     rng: random.Random,
     knowledge: Knowledge | None = None,
 ) -> Move:
-    """The medium choice; also the search bot's rollout and prior policy."""
+    """The medium choice (also what `hard` plays should its search not have run)."""
     if len(legal) == 1:
         return legal[0]
     actions = [action_of(m) for m in legal]

@@ -190,6 +190,15 @@ class ClientState:
             self.legal = [dict(m) for m in moves if isinstance(m, Mapping)]
         return []
 
+    def _on_clock(self, msg: Message, now: float) -> list[Fragments]:
+        """Another seat's timed turn began: count it down too."""
+        seat, deadline = msg.get("seat"), msg.get("deadline")
+        if isinstance(seat, int) and isinstance(deadline, int | float) \
+                and not isinstance(deadline, bool):
+            self.turn_seat = seat
+            self.deadline_at = now + deadline
+        return []
+
     def _on_deal_end(self, msg: Message, now: float) -> list[Fragments]:
         result = msg.get("result") or {}
         self.totals = list(msg.get("totals") or [])

@@ -210,6 +210,12 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("view", VIEW, "your view after it"),
     ), "Something happened in the deal."),
     MessageSpec("turn", _C, TURN_FIELDS, "Your seat must decide: pick one of `moves`."),
+    MessageSpec("clock", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("seat", SEAT, "the seat that must decide now"),
+        req("deadline", FloatT(0, 86400), "seconds it has left"),
+    ), "A timed turn began at another seat: everyone can show the time left.",
+        feature="turn_timer"),
     MessageSpec("deal_end", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("deal_no", IntT(1, 100000), "which deal ended"),

@@ -598,6 +598,13 @@ class Table:
         prompt = self._prompt_for(seat.index)
         if send and prompt is not None and seat.player is not None:
             seat.player.send(prompt)
+        if send and self._deadline is not None:
+            # Everyone else counts down the same turn (issue 5: the time left).
+            clock: Message = {"type": "clock", "table": self.id, "seat": seat.index,
+                              "deadline": float(self.settings.turn_seconds)}
+            for member in list(self._members.values()):
+                if member is not seat.player:
+                    member.send(clock)
 
     def _cancel_turn(self) -> None:
         self._deadline = None

@@ -199,6 +199,19 @@ def test_state_follows_a_deal_from_messages() -> None:
     assert plain(err[0]).startswith("9c matches neither") and "(C4)" in plain(err[0])
 
 
+def test_state_counts_down_another_seats_turn_from_clock() -> None:
+    st = ClientState(look=UNI)
+    table = {"id": 1, "rules": "classic", "seats": [
+        {"seat": 0, "kind": "human", "name": "me"},
+        {"seat": 1, "kind": "human", "name": "ayse"}]}
+    st.handle({"type": "table", "table": table, "you": {"seat": 0, "spectator": False},
+               "view": VIEW}, now=0.0)
+    st.handle({"type": "clock", "table": 1, "seat": 1, "deadline": 30}, now=100.0)
+    status = plain(st.status(now=110.0)[1])
+    assert st.turn_seat == 1 and not st.my_turn
+    assert "(20s)" in status
+
+
 def test_state_shows_chat_rematch_and_timeouts() -> None:
     st = ClientState(look=UNI)
     table = {"id": 1, "rules": "classic", "phase": "over", "seats": [

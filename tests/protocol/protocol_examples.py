@@ -83,14 +83,14 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
              "moves": [{"kind": "draw"}, {"kind": "play", "card": "7h"},
                        {"kind": "play", "card": "Jc", "suit": "d"}],
              "deadline": 29.5},
+    "clock": {"type": "clock", "table": 3, "seat": 2, "deadline": 60},
     "deal_end": {"type": "deal_end", "table": 3, "deal_no": 1,
                  "result": RESULT, "totals": [70, 0, 36]},
     "match_end": {"type": "match_end", "table": 3, "totals": [61, 40, 112], "winners": [1]},
     "chat": {"type": "chat", "scope": "table", "table": 3, "name": "Ayşe", "seat": 0,
              "spectator": False, "text": "iyi oyunlar!"},
     "rematch": {"type": "rematch", "table": 3, "agreed": [0], "declined": [2]},
-    "timeout": {"type": "timeout", "table": 3, "seat": 1, "move": {"kind": "draw"},
-                "count": 1, "bot": False},
+    "timeout": {"type": "timeout", "table": 3, "seat": 1, "count": 1, "bot": False},
     "replaced": {"type": "replaced", "message": "resumed from another connection"},
 }
 

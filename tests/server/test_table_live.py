@@ -72,6 +72,21 @@ def test_prompt_carries_deadline_that_counts_down() -> None:
     assert rig.table.snapshot_for(actor)["turn"]["deadline"] == 18.0
 
 
+def test_the_others_get_a_clock_for_the_same_turn_and_the_actor_does_not() -> None:
+    rig, a, b = two_humans()
+    actor = actor_of(rig, a, b)
+    other = b if actor is a else a
+    seat = rig.table.seat_of(actor)
+    assert other.last("clock") == {"type": "clock", "table": rig.table.id, "seat": seat,
+                                   "deadline": 30.0}
+    assert not actor.of_type("clock"), "the seat to act has its deadline in `turn`"
+
+
+def test_an_untimed_table_sends_no_clock() -> None:
+    _rig, a, b = two_humans(turn_seconds=0)
+    assert not a.of_type("clock") and not b.of_type("clock")
+
+
 def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
     rig, a, b = two_humans(max_timeouts_before_bot=2)
     t = rig.table

@@ -167,7 +167,11 @@ def summarize(cfg: Config, records: Sequence[DealRecord], seconds: float) -> dic
 
 
 def table(summary: dict[str, object]) -> str:
-    if summary["iterations"] is not None:
+    sides = [summary[k] for k in ("a", "b")]
+    levels = {side["level"] for side in sides if isinstance(side, dict)}
+    if "hard" not in levels:
+        search = "no search"
+    elif summary["iterations"] is not None:
         search = f"hard searches {summary['iterations']} iterations a decision"
     elif summary["budget_s"] is not None:
         search = f"hard searches {summary['budget_s']} s a decision"

@@ -45,8 +45,9 @@ class OfflineOptions:
 
 async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
     """The embedded server, listening on an ephemeral loopback port."""
+    # `hard` bots search in a thread, so the prompt never freezes while they think.
     settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay,
-                             deal_pause=opts.deal_pause)
+                             deal_pause=opts.deal_pause, bot_thread=True)
     # The only client is this one: the per-connection rate limit guards a public server
     # against floods and has nothing to guard here (scripted input would trip it).
     limits = Limits(rate=1000.0, burst=1000)

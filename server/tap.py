@@ -128,6 +128,9 @@ class Options(usage.Options):
                 turn_seconds=float(self["turn-seconds"]),
                 grace_seconds=float(self["grace-seconds"]),
                 bot_delay=float(self["bot-delay"]),
+                # A `hard` search spends its whole budget: off the reactor thread, so
+                # other tables and heartbeats go on meanwhile.
+                bot_thread=True,
             )
         except ValueError as e:
             raise usage.UsageError(str(e)) from None

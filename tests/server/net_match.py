@@ -10,7 +10,8 @@ from wireclient import Msg, Server, WireClient
 
 async def open_table(server: Server, names: list[str], rules: str, seats: int,
                      bots: int = 0, options: dict[str, Any] | None = None,
-                     private: bool = False) -> tuple[list[WireClient], int]:
+                     private: bool = False,
+                     level: str = "easy") -> tuple[list[WireClient], int]:
     """`names[0]` opens the table, the others join; bots fill the last seats; started."""
     clients = [await server.connect(name) for name in names]
     host = clients[0]
@@ -25,7 +26,7 @@ async def open_table(server: Server, names: list[str], rules: str, seats: int,
         joined = await client.ok("join_table", **how)
         assert joined["you"]["seat"] is not None
     for seat in range(seats - bots, seats):
-        await host.ok("add_bot", seat=seat, level="easy")
+        await host.ok("add_bot", seat=seat, level=level)
     for client in clients[1:]:
         await client.ok("ready", ready=True)
     await host.ok("start")

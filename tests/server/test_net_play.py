@@ -7,8 +7,9 @@ import random
 import pytest
 import pytest_twisted
 from net_match import open_table, play_to_match_end
+from pisyedili.server.table import TableSettings
 from twisted.internet.defer import Deferred, gatherResults
-from wireclient import Server
+from wireclient import FAST, Server
 
 CASES = [
     # rules, humans, bots, options
@@ -43,5 +44,21 @@ async def test_whole_match_to_the_end(rules: str, humans: int, bots: int,
             deal_ends = [m for m in client.received if m["type"] == "deal_end"]
             assert deal_ends and deal_ends[-1]["totals"] == totals
             assert not client.errors(), client.errors()
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_hard_bots_search_in_threads_while_the_reactor_serves() -> None:
+    """As the server runs them (`bot_thread`): the search leaves the reactor thread."""
+    threaded = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0,
+                             bot_thread=True, hard_budget_s=0.02)
+    assert FAST.bot_thread is False, "this test is the only one that exercises threads"
+    server = await Server.start(settings=threaded)
+    try:
+        clients, _ = await open_table(server, ["solo"], "cardiva", 3, bots=2, level="hard")
+        end = await play_to_match_end(clients[0], random.Random(3))
+        assert len(end["totals"]) == 3 and end["winners"]
+        assert not clients[0].errors(), clients[0].errors()
     finally:
         await server.stop()

@@ -178,6 +178,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("retry_after", FloatT(0, 3600), "seconds to wait (`rate_limited`)"),
         opt("limit", IntT(0, L.MAX_ID), "the limit that was exceeded"),
         opt("seat", SEAT, "the seat the refusal is about"),
+        opt("waiting_for", ListT(SEAT, MAX_SEATS), "seats open or not ready (`table_not_ready`)"),
         opt("feature", LABEL, "the feature to ask for (`feature_not_negotiated`)"),
         REPLY_ID,
     ), "A refusal; nothing changed."),

@@ -386,7 +386,7 @@ class Table:
                        and (s.player is None or s.player.player_id != self._host_id))]
         if unready:
             raise TableError("table_not_ready", "every seat must be filled and ready",
-                             seats=unready)
+                             waiting_for=unready)
         self._start_match()
 
     def _start_match(self) -> None:
@@ -419,7 +419,7 @@ class Table:
         if not isinstance(seat, int) or isinstance(seat, bool) \
                 or not 0 <= seat < len(self._seats):
             raise TableError("no_such_seat", f"there is no seat {seat!r}",
-                             seats=len(self._seats))
+                             limit=len(self._seats))
         return self._seats[seat]
 
     def _require_member(self, p: Participant) -> None:

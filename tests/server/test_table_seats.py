@@ -123,7 +123,7 @@ def test_start_needs_every_seat_filled_and_every_human_ready() -> None:
     t.join(rig.host)
     t.join(a)
     err = refused("table_not_ready", t.start, rig.host)
-    assert err.extra["seats"] == [1, 2]
+    assert err.extra["waiting_for"] == [1, 2]
     t.add_bot(rig.host, 2)
     refused("table_not_ready", t.start, rig.host)
     refused("not_host", t.start, a)

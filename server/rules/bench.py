@@ -46,23 +46,22 @@ class Counter:
         }
 
 
-def engine_player(rules: str, players: int, seed: int) -> Callable[[float, Counter], None]:
-    """A slice runner: play whole random deals for about `seconds`."""
-    rng = random.Random(seed)
-    choice = rng.choice
-    options = Options.make(rules, players)
-    dealers = itertools.cycle(range(players))
+Slice = Callable[[float, Counter], None]
+"""Plays whole deals for about the given seconds, adding them to the counter."""
 
-    def play(seconds: float, counter: Counter) -> None:
+
+def timed(play_deal: Callable[[], int]) -> Slice:
+    """A slice runner around `play_deal`, which plays one deal and returns its moves.
+
+    The clock is read between deals only, so timing costs nothing per move."""
+
+    def run(seconds: float, counter: Counter) -> None:
         clock = time.perf_counter
         start = clock()
         deadline = start + seconds
         deals = moves = 0
         while True:
-            deal = new_deal(options, next(dealers), rng)
-            while not deal.over:
-                apply(deal, choice(legal_moves(deal, deal.to_act)))  # type: ignore[arg-type]
-                moves += 1
+            moves += play_deal()
             deals += 1
             if clock() >= deadline:
                 break
@@ -70,10 +69,28 @@ def engine_player(rules: str, players: int, seed: int) -> Callable[[float, Count
         counter.moves += moves
         counter.seconds += clock() - start
 
-    return play
+    return run
 
 
-def openspiel_player(players: int, seed: int) -> Callable[[float, Counter], None]:
+def engine_player(rules: str, players: int, seed: int) -> Slice:
+    """Our engine: random legal moves through the public API, as a search rollout does."""
+    rng = random.Random(seed)
+    choice = rng.choice
+    options = Options.make(rules, players)
+    dealers = itertools.cycle(range(players))
+
+    def play_deal() -> int:
+        deal = new_deal(options, next(dealers), rng)
+        moves = 0
+        while not deal.over:
+            apply(deal, choice(legal_moves(deal, deal.to_act)))  # type: ignore[arg-type]
+            moves += 1
+        return moves
+
+    return timed(play_deal)
+
+
+def openspiel_player(players: int, seed: int) -> Slice:
     """The reference: OpenSpiel's C++ crazy_eights, random legal actions from Python."""
     try:
         pyspiel: Any = importlib.import_module("pyspiel")
@@ -83,28 +100,19 @@ def openspiel_player(players: int, seed: int) -> Callable[[float, Counter], None
     rng = random.Random(seed)
     choice = rng.choice
 
-    def play(seconds: float, counter: Counter) -> None:
-        clock = time.perf_counter
-        start = clock()
-        deadline = start + seconds
-        games = decisions = 0
-        while True:
-            state = game.new_initial_state()
-            while not state.is_terminal():
-                if state.is_chance_node():
-                    # Every chance node of crazy_eights is uniform (checked when written).
-                    state.apply_action(choice(state.chance_outcomes())[0])
-                else:
-                    state.apply_action(choice(state.legal_actions()))
-                    decisions += 1
-            games += 1
-            if clock() >= deadline:
-                break
-        counter.deals += games
-        counter.moves += decisions
-        counter.seconds += clock() - start
+    def play_deal() -> int:
+        state = game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                # Every chance node of crazy_eights is uniform (checked when written).
+                state.apply_action(choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(choice(state.legal_actions()))
+                decisions += 1
+        return decisions
 
-    return play
+    return timed(play_deal)
 
 
 def run_engine(rules: str, players: int, seconds: float, seed: int) -> dict[str, Any]:

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pisyedili.protocol.errors import ProtocolError
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -22,6 +21,8 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from twisted.logger import Logger
+
+from pisyedili.protocol.errors import ProtocolError
 
 from . import cards, render
 from .connection import Connection

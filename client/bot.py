@@ -20,6 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import HostnameEndpoint, connectProtocol
+from twisted.logger import Logger
+from twisted.protocols.basic import Int32StringReceiver
+from twisted.python.failure import Failure
+
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
@@ -27,11 +33,6 @@ from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bots import LEVELS, Policy, make_policy
 from pisyedili.server.bots.wire import choose_wire, observe_wire
-from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import HostnameEndpoint, connectProtocol
-from twisted.logger import Logger
-from twisted.protocols.basic import Int32StringReceiver
-from twisted.python.failure import Failure
 
 from .cli import DEFAULT_PORT, parse_address
 

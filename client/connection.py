@@ -16,12 +16,6 @@ import importlib.metadata
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from pisyedili.protocol.codec import decode_message, encode
-from pisyedili.protocol.errors import ERRORS, ProtocolError
-from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_SERVER_FRAME
-from pisyedili.protocol.messages import make_hello
-from pisyedili.protocol.schema import Direction, validate
-from pisyedili.protocol.version import FEATURES
 from twisted.application.internet import ClientService, backoffPolicy
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IProtocolFactory, IReactorTime, IStreamClientEndpoint
@@ -29,6 +23,13 @@ from twisted.internet.protocol import Factory, connectionDone
 from twisted.logger import Logger
 from twisted.protocols.basic import Int32StringReceiver
 from twisted.python.failure import Failure
+
+from pisyedili.protocol.codec import decode_message, encode
+from pisyedili.protocol.errors import ERRORS, ProtocolError
+from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_SERVER_FRAME
+from pisyedili.protocol.messages import make_hello
+from pisyedili.protocol.schema import Direction, validate
+from pisyedili.protocol.version import FEATURES
 
 log = Logger()
 

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
+from twisted.internet.interfaces import IStreamClientEndpoint
+
 from pisyedili.server.clock import Clock
 from pisyedili.server.limits import Limits
 from pisyedili.server.table import TableSettings
 from pisyedili.server.tap import make_factory
-from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
-from twisted.internet.interfaces import IStreamClientEndpoint
 
 from .app import ClientApp
 from .connection import Connection

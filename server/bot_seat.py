@@ -12,10 +12,11 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from twisted.logger import Logger
+
 from pisyedili.server.bots import make_policy
 from pisyedili.server.default_move import default_move
 from pisyedili.server.rules import move_to_wire
-from twisted.logger import Logger
 
 log = Logger()
 

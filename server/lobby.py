@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from twisted.logger import Logger
+
 from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.server.clock import Clock
 from pisyedili.server.limits import Limits
@@ -22,7 +24,6 @@ from pisyedili.server.participant import Message, TableError
 from pisyedili.server.rules import Options
 from pisyedili.server.session import Session
 from pisyedili.server.table import Table, TableSettings
-from twisted.logger import Logger
 
 log = Logger()
 

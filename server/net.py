@@ -16,6 +16,12 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
+from twisted.internet.interfaces import IAddress
+from twisted.internet.protocol import Factory
+from twisted.logger import Logger
+from twisted.protocols.basic import Int32StringReceiver
+from twisted.python.failure import Failure
+
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.handshake import Hello, parse_hello
@@ -29,11 +35,6 @@ from pisyedili.server.lobby import Lobby
 from pisyedili.server.participant import Message, TableError
 from pisyedili.server.session import Session, Sessions
 from pisyedili.server.table import Table
-from twisted.internet.interfaces import IAddress
-from twisted.internet.protocol import Factory
-from twisted.logger import Logger
-from twisted.protocols.basic import Int32StringReceiver
-from twisted.python.failure import Failure
 
 log = Logger()
 

@@ -13,10 +13,11 @@ import itertools
 import secrets
 from typing import TYPE_CHECKING, Any, Protocol
 
+from twisted.logger import Logger
+
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.participant import Message
-from twisted.logger import Logger
 
 if TYPE_CHECKING:
     from pisyedili.server.table import Table

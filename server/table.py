@@ -21,6 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.threads import deferToThread
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CHAT
 from pisyedili.protocol.types import StrT
@@ -30,11 +36,6 @@ from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.default_move import default_move
 from pisyedili.server.participant import Message, Participant, TableError
 from pisyedili.server.seats import BOT_LEVELS, Seat, wire_player_id
-from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IReactorTime
-from twisted.internet.threads import deferToThread
-from twisted.logger import Logger
-from twisted.python.failure import Failure
 
 log = Logger()
 

@@ -16,12 +16,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any, ClassVar, cast
 
-from pisyedili.server.clock import Clock
-from pisyedili.server.limits import Limits
-from pisyedili.server.lobby import Lobby
-from pisyedili.server.net import ServerFactory, server_version
-from pisyedili.server.session import Sessions
-from pisyedili.server.table import TableSettings
 from twisted.application.service import IServiceCollection, Service
 from twisted.internet.defer import Deferred, DeferredList, fail
 from twisted.internet.endpoints import serverFromString
@@ -34,6 +28,13 @@ from twisted.logger import (
 )
 from twisted.python import usage
 from twisted.python.failure import Failure
+
+from pisyedili.server.clock import Clock
+from pisyedili.server.limits import Limits
+from pisyedili.server.lobby import Lobby
+from pisyedili.server.net import ServerFactory, server_version
+from pisyedili.server.session import Sessions
+from pisyedili.server.table import TableSettings
 
 log = Logger()
 

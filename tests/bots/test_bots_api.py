@@ -6,6 +6,7 @@ import random
 
 import pytest
 from bots_kit import fresh
+
 from pisyedili.server.bots import LEVELS, Observer, Policy, UnknownLevel, make_policy
 from pisyedili.server.bots.wire import choose_wire
 from pisyedili.server.rules import legal_moves, move_to_wire, view

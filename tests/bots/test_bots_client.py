@@ -6,11 +6,12 @@ import struct
 from typing import Any
 
 from bots_kit import fresh
+from twisted.internet.testing import StringTransport
+
 from pisyedili.client.bot import BotClient, BotConfig
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import CLIENT_LIMITS
 from pisyedili.server.rules import legal_moves, move_to_wire, view
-from twisted.internet.testing import StringTransport
 
 
 def sent(transport: StringTransport) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from bots_kit import fresh, play
+
 from pisyedili.server.bots import make_policy
 from pisyedili.server.rules import Deal, move_to_wire
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from bots_kit import rules_kit
+
 from pisyedili.server.bots import make_policy
 from pisyedili.server.bots.medium import MediumPolicy
 from pisyedili.server.rules import Deal, legal_moves, move_str, view

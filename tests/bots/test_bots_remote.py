@@ -11,14 +11,15 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from pisyedili.client.bot import EXIT_OK, EXIT_REFUSED, BotClient, BotConfig, connect, main
-from pisyedili.server.limits import Limits
-from pisyedili.server.table import TableSettings
-from pisyedili.server.tap import make_factory
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.task import deferLater
+
+from pisyedili.client.bot import EXIT_OK, EXIT_REFUSED, BotClient, BotConfig, connect, main
+from pisyedili.server.limits import Limits
+from pisyedili.server.table import TableSettings
+from pisyedili.server.tap import make_factory
 
 FAST = TableSettings(turn_seconds=0, grace_seconds=5, bot_delay=0, deal_pause=0)
 

@@ -9,6 +9,7 @@ import pytest
 from bots_kit import fresh
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pisyedili.server.bots.knowledge import Knowledge
 from pisyedili.server.bots.sampling import sample
 from pisyedili.server.bots.situation import situation_of

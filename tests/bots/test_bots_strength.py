@@ -8,6 +8,7 @@ of the cards cancels; medium beats easy in about 85-90% of deals (docs/bots.md),
 from __future__ import annotations
 
 import pytest
+
 from pisyedili.server.bots.tournament import Config, play_deal, run
 
 

@@ -6,6 +6,7 @@ import random
 
 import pytest
 from bots_kit import fresh, play
+
 from pisyedili.server.bots import make_policy
 from pisyedili.server.rules import (
     Deal,

@@ -13,14 +13,15 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from twisted.internet.asyncioreactor import AsyncioSelectorReactor
+
 from pisyedili.client import cards
 from pisyedili.client.app import ClientApp
 from pisyedili.client.offline import OfflineOptions, play
 from pisyedili.client.parse import move_inputs
 from pisyedili.client.render import Look
-from prompt_toolkit.input import PipeInput, create_pipe_input
-from prompt_toolkit.output import DummyOutput
-from twisted.internet.asyncioreactor import AsyncioSelectorReactor
 
 TIMEOUT = 20.0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from pisyedili.client.cli import build_parsers, look_for, main, parse_address
 
 

@@ -6,12 +6,6 @@ import struct
 from typing import Any, cast
 
 import pytest
-from pisyedili.client.app import ClientApp
-from pisyedili.client.connection import ClientProtocol, Connection
-from pisyedili.client.render import Look
-from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.errors import ProtocolError
-from pisyedili.protocol.limits import MAX_SERVER_FRAME
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
@@ -19,6 +13,13 @@ from prompt_toolkit.output import DummyOutput
 from twisted.internet.interfaces import IStreamClientEndpoint
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
+
+from pisyedili.client.app import ClientApp
+from pisyedili.client.connection import ClientProtocol, Connection
+from pisyedili.client.render import Look
+from pisyedili.protocol.codec import decode, frame
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.limits import MAX_SERVER_FRAME
 
 WELCOME = {"type": "welcome", "protocol": 1, "server": "test", "version": "1", "player": 7,
            "name": "tester", "token": "secret-token", "limits": {}, "features": ["chat"]}

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pisyedili.client import cards
 from pisyedili.client.parse import (
     COMMANDS,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from prompt_toolkit.styles import default_ui_style, merge_styles
+
 from pisyedili.client import render
 from pisyedili.client.parse import COMMANDS
 from pisyedili.client.render import Look, plain
 from pisyedili.client.state import ClientState
-from prompt_toolkit.styles import default_ui_style, merge_styles
 
 UNI = Look(unicode=True, color=True)
 ASCII = Look(unicode=False, color=False)

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgpack
 import pytest
+
 from pisyedili.protocol import (
     CLIENT_LIMITS,
     MAX_CLIENT_FRAME,

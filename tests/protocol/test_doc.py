@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from pisyedili.protocol import (
     CLIENT_LIMITS,
     ERRORS,

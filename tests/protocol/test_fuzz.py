@@ -8,6 +8,7 @@ from typing import Any
 import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from pisyedili.protocol import (
     CLIENT_LIMITS,
     MESSAGES,

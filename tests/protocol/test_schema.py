@@ -7,6 +7,15 @@ import json
 from typing import Any
 
 import pytest
+from protocol_examples import (
+    EXAMPLES,
+    MUAMELE_VIEW,
+    OVER_VIEW,
+    TO_CLIENT,
+    TO_SERVER,
+    VIEW,
+)
+
 from pisyedili.protocol import (
     MESSAGES,
     Direction,
@@ -15,14 +24,6 @@ from pisyedili.protocol import (
     schema_data,
     spec,
     validate,
-)
-from protocol_examples import (
-    EXAMPLES,
-    MUAMELE_VIEW,
-    OVER_VIEW,
-    TO_CLIENT,
-    TO_SERVER,
-    VIEW,
 )
 
 S, C = Direction.TO_SERVER, Direction.TO_CLIENT

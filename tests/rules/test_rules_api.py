@@ -6,6 +6,8 @@ import random
 from typing import Any
 
 import pytest
+from rules_kit import build, cards, mv, play
+
 from pisyedili.server.rules import (
     DRAW,
     PASS,
@@ -30,7 +32,6 @@ from pisyedili.server.rules import (
     unseen_cards,
     view,
 )
-from rules_kit import build, cards, mv, play
 
 
 def test_card_notation_round_trips_and_is_lenient_on_case_and_t() -> None:

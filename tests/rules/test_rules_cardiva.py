@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from rules_kit import build, cards, conserved, hand, legal, mv, play
+
 from pisyedili.server.rules import (
     IllegalCard,
     IllegalMove,
@@ -16,7 +18,6 @@ from pisyedili.server.rules import (
     new_deal,
     view,
 )
-from rules_kit import build, cards, conserved, hand, legal, mv, play
 
 
 @pytest.mark.rule("K1")

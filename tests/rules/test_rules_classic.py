@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from rules_kit import build, cards, hand, legal, mv, play
+
 from pisyedili.server.rules import (
     DealOver,
     IllegalCard,
@@ -19,7 +21,6 @@ from pisyedili.server.rules import (
     new_deal,
     view,
 )
-from rules_kit import build, cards, hand, legal, mv, play
 
 
 @pytest.mark.rule("C1")

@@ -11,6 +11,8 @@ import random
 from collections import Counter
 
 import pytest
+from rules_kit import random_deal
+
 from pisyedili.server.rules import (
     DRAW,
     Deal,
@@ -24,7 +26,6 @@ from pisyedili.server.rules import (
 from pisyedili.server.rules.cards import ACE
 from pisyedili.server.rules.deal import OVER
 from pisyedili.server.rules.tables import CTX_NAMED, CTX_OPENING, CTX_PENALTY, play_table
-from rules_kit import random_deal
 
 COMBOS = [("classic", p) for p in range(2, 7)] + [("cardiva", p) for p in range(2, 5)]
 

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rules_kit import conserved, random_deal, snapshot
+
 from pisyedili.server.rules import (
     PICK,
     Deal,
@@ -31,7 +33,6 @@ from pisyedili.server.rules import (
     unseen_cards,
     view,
 )
-from rules_kit import conserved, random_deal, snapshot
 
 COMBOS = [("classic", p) for p in range(2, 7)] + [("cardiva", p) for p in range(2, 5)]
 ALL_MOVES = list(range(PICK + 104))

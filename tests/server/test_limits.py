@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
 from twisted.internet import task
+
+from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
 
 
 def test_bucket_allows_a_burst_then_the_rate() -> None:

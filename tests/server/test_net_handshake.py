@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest_twisted
-from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from pisyedili.server.limits import Limits
 from twisted.internet import reactor, task
 from twisted.internet.task import deferLater
 from wireclient import Server
+
+from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
+from pisyedili.server.limits import Limits
 
 
 @pytest_twisted.ensureDeferred

@@ -8,11 +8,12 @@ import random
 
 import pytest_twisted
 from net_match import open_table, play_to_match_end
-from pisyedili.server.limits import Limits
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from wireclient import FAST, Msg, Server, WireClient
+
+from pisyedili.server.limits import Limits
 
 PUBLIC_KEYS = ("hand_counts", "pile", "top", "turn", "scores", "deal_no", "stock", "phase")
 

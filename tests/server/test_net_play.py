@@ -7,9 +7,10 @@ import random
 import pytest
 import pytest_twisted
 from net_match import open_table, play_to_match_end
-from pisyedili.server.table import TableSettings
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import FAST, Server
+
+from pisyedili.server.table import TableSettings
 
 CASES = [
     # rules, humans, bots, options

@@ -12,9 +12,10 @@ import msgpack
 import pytest
 import pytest_twisted
 from net_match import open_table, pending_turn
-from pisyedili.protocol.version import PROTOCOL_VERSION
 from twisted.logger import globalLogPublisher
 from wireclient import Msg, Server, WireClient
+
+from pisyedili.protocol.version import PROTOCOL_VERSION
 
 
 def framed(body: bytes) -> bytes:

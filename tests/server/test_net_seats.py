@@ -7,11 +7,12 @@ import random
 
 import pytest_twisted
 from net_match import open_table, pending_turn, play_to_match_end
-from pisyedili.server.limits import Limits
-from pisyedili.server.table import TableSettings
 from twisted.internet import task
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
+
+from pisyedili.server.limits import Limits
+from pisyedili.server.table import TableSettings
 
 QUIET = Limits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
 """The clock in these tests jumps far ahead: no heartbeat may close a connection."""

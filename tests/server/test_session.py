@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pisyedili.server.session import Sessions
 from twisted.internet import task
+
+from pisyedili.server.session import Sessions
 
 
 class FakeConnection:

@@ -7,9 +7,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_table_kit import Fake, Rig, make_table, run_clock
+
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.participant import TableError
-from test_table_kit import Fake, Rig, make_table, run_clock
 
 PEOPLE = 4
 MOVES: list[Any] = [

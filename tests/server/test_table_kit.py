@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from twisted.internet.task import Clock
+
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server.participant import Message
 from pisyedili.server.rules import Options
 from pisyedili.server.table import Table, TableSettings
-from twisted.internet.task import Clock
 
 FAST = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0, deal_pause=0.0,
                      max_timeouts_before_bot=2)

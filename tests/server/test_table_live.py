@@ -6,10 +6,11 @@ import random
 from dataclasses import replace
 
 import pytest
+from test_table_kit import FAST, Fake, Rig, make_table, play_out, run_clock, seated
+
 from pisyedili.server.default_move import default_move
 from pisyedili.server.participant import TableError
 from pisyedili.server.rules import legal_moves, move_to_wire, view
-from test_table_kit import FAST, Fake, Rig, make_table, play_out, run_clock, seated
 
 MOVE_EVENTS = ("play", "draw", "pass", "pick")
 

@@ -8,11 +8,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from test_table_kit import FAST, Fake, make_table, play_out, run_clock, seated
+from twisted.internet.defer import Deferred
+
 from pisyedili.server import table as table_module
 from pisyedili.server.participant import TableError
 from pisyedili.server.rules import view
-from test_table_kit import FAST, Fake, make_table, play_out, run_clock, seated
-from twisted.internet.defer import Deferred
 
 
 @pytest.mark.parametrize(

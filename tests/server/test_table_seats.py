@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from test_table_kit import Fake, make_table
+
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.participant import TableError
 from pisyedili.server.table import SPECTATOR_NAMES_SHOWN
-from test_table_kit import Fake, make_table
 
 
 def refused(code: str, fn: object, *args: object) -> TableError:

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from test_table_kit import Fake, Rig, make_table, play_out, run_clock, seated
+
 from pisyedili.server.participant import Message
 from pisyedili.server.rules import events_for, view
-from test_table_kit import Fake, Rig, make_table, play_out, run_clock, seated
 
 CARD = re.compile(r"(?i)^(?:10|[2-9jqka])[cdhs]$")
 

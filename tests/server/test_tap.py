@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from pisyedili.server import tap
 from twisted.application.service import IServiceMaker
 from twisted.internet import reactor
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.logger import globalLogPublisher
 from twisted.python import usage
 from wireclient import WireClient
+
+from pisyedili.server import tap
 
 ROOT = Path(__file__).resolve().parents[2]
 

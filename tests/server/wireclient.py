@@ -13,6 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
+from twisted.protocols.basic import Int32StringReceiver
+from twisted.python.failure import Failure
+
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
@@ -21,11 +27,6 @@ from pisyedili.server.limits import Limits
 from pisyedili.server.net import ServerFactory
 from pisyedili.server.table import TableSettings
 from pisyedili.server.tap import make_factory
-from twisted.internet import reactor
-from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
-from twisted.protocols.basic import Int32StringReceiver
-from twisted.python.failure import Failure
 
 Msg = dict[str, Any]
 Pred = Callable[[Msg], bool]

@@ -38,13 +38,19 @@ def fresh(rules: str, players: int, seed: int, dealer: int = 0) -> Deal:
     return new_deal(Options.make(rules, players), dealer, random.Random(seed))
 
 
-def rules_kit() -> Any:
-    """The rules tests' hand-made deal builder (tests/rules/rules_kit.py), reused here."""
+def sibling(folder: str, module: str) -> Any:
+    """A helper module of another test folder (tests/rules/rules_kit.py, tests/server/
+    wireclient.py), reused here rather than copied."""
     import importlib
     import sys
     from pathlib import Path
 
-    folder = str(Path(__file__).resolve().parent.parent / "rules")
-    if folder not in sys.path:
-        sys.path.append(folder)
-    return importlib.import_module("rules_kit")
+    path = str(Path(__file__).resolve().parent.parent / folder)
+    if path not in sys.path:
+        sys.path.append(path)
+    return importlib.import_module(module)
+
+
+def rules_kit() -> Any:
+    """The rules tests' hand-made deal builder."""
+    return sibling("rules", "rules_kit")

@@ -11,39 +11,20 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from bots_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
-from twisted.internet.endpoints import serverFromString
 from twisted.internet.task import deferLater
 
 from pisyedili.client.bot import EXIT_OK, EXIT_REFUSED, BotClient, BotConfig, connect, main
-from pisyedili.server.limits import Limits
-from pisyedili.server.table import TableSettings
-from pisyedili.server.tap import make_factory
 
-FAST = TableSettings(turn_seconds=0, grace_seconds=5, bot_delay=0, deal_pause=0)
+wireclient = sibling("server", "wireclient")  # the network tests' loopback server
 
 
-class LiveServer:
-    def __init__(self) -> None:
-        self.factory = make_factory(
-            reactor, name="test", seed=5, limits=Limits(rate=10_000, burst=10_000), settings=FAST
-        )
-        self.port: Any = None
-
-    async def start(self) -> int:
-        endpoint = serverFromString(reactor, "tcp:0:interface=127.0.0.1")
-        self.port = await endpoint.listen(self.factory)
-        return int(self.port.getHost().port)
-
-    async def stop(self) -> None:
-        self.factory.shutdown()
-        for table in self.factory.lobby.tables():
-            table.close()
-        for session in self.factory.sessions.each():
-            if session.expiry is not None and session.expiry.active():
-                session.expiry.cancel()
-        await self.port.stopListening()
+async def live_server() -> tuple[Any, int]:
+    """A real server on a loopback port (tests/server/wireclient.py) and its port."""
+    server = await wireclient.Server.start(seed=5)
+    return server, int(server.port.getHost().port)
 
 
 def play(port: int, client: BotClient) -> Deferred[int]:
@@ -55,8 +36,7 @@ def play(port: int, client: BotClient) -> Deferred[int]:
 @pytest.mark.parametrize("rules", ["classic", "cardiva"])
 @pytest_twisted.ensureDeferred
 async def test_a_hard_bot_hosts_and_plays_a_match_against_server_bots(rules: str) -> None:
-    server = LiveServer()
-    port = await server.start()
+    server, port = await live_server()
     try:
         bot = BotClient(
             BotConfig(
@@ -79,8 +59,7 @@ async def test_a_hard_bot_hosts_and_plays_a_match_against_server_bots(rules: str
 
 @pytest_twisted.ensureDeferred
 async def test_a_bot_agrees_to_a_rematch_and_plays_it() -> None:
-    server = LiveServer()
-    port = await server.start()
+    server, port = await live_server()
     try:
         cfg = BotConfig(level="easy", name="again", create="classic", seats=2, bots="easy",
                         options={"match_end": "deals:1"}, matches=2, seed=6)  # fmt: skip
@@ -93,8 +72,7 @@ async def test_a_bot_agrees_to_a_rematch_and_plays_it() -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_two_remote_bots_meet_through_the_lobby() -> None:
-    server = LiveServer()
-    port = await server.start()
+    server, port = await live_server()
     try:
         host = BotClient(
             BotConfig(
@@ -119,8 +97,7 @@ async def test_two_remote_bots_meet_through_the_lobby() -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_a_guest_joins_a_private_table_by_its_invite_code() -> None:
-    server = LiveServer()
-    port = await server.start()
+    server, port = await live_server()
     try:
         host = BotClient(
             BotConfig(
@@ -155,8 +132,7 @@ async def test_a_guest_joins_a_private_table_by_its_invite_code() -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_an_unknown_table_is_a_clean_refusal() -> None:
-    server = LiveServer()
-    port = await server.start()
+    server, port = await live_server()
     try:
         bot = BotClient(BotConfig(level="easy", name="lost", table=999))
         assert await play(port, bot) == EXIT_REFUSED

@@ -81,7 +81,8 @@ class Lobby:
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
                  table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private)
-        self._push_row(table)
+        # Announced to the lobby by the host's join (on_change), so the first row a
+        # subscriber sees already shows the host in a seat.
         return table
 
     def _validate(self, rules: Any, seats: Any,

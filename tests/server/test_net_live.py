@@ -231,6 +231,7 @@ async def test_lobby_snapshot_then_deltas() -> None:
         assert add["table"] == table_id
         row = add["summary"]
         assert (row["name"], row["rules"], row["seats"]) == ("Friday", "cardiva", 3)
+        assert row["taken"] == 1, "the table is announced with its host already seated"
         assert row["options"]["ten"] == "reverse" and row["options"]["match_end"] == "points:51"
         guest = await server.connect("guest")
         await guest.ok("join_table", table=table_id)

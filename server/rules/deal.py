@@ -8,6 +8,7 @@ Every refusal is checked before anything changes, so a refused move leaves no tr
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Any
 
 from .cards import ACE, CARD_STR, CLUBS, EIGHT, JACK, SEVEN, SUITS, TEN, deck
@@ -180,18 +181,32 @@ class Deal:
         )
 
 
+_Fixed = tuple[RuleSet, int, Table, tuple[frozenset[int], ...], bool, bool, bool]
+
+
+@lru_cache(maxsize=256)
+def _fixed(options: Options) -> _Fixed:
+    """What a deal takes from its options, worked out once per options: every deal
+    starts here, and with short deals (classic, 4 players) dealing weighs on speed."""
+    rs = options.ruleset
+    return (
+        rs,
+        options.players,
+        play_table(rs),
+        playable_table(rs),
+        options.ten == "bounce",
+        options.empty_stock == "reshuffle",
+        options.decks > 1,
+    )
+
+
 def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, ...]) -> Deal:
     if type(dealer) is not int or not 0 <= dealer < options.players:
         raise ValueError(f"dealer must be a seat 0-{options.players - 1}, not {dealer!r}")
     d = Deal.__new__(Deal)
     d.options = options
-    d.rs = rs = options.ruleset
-    d.n = options.players
-    d.table = play_table(rs)
-    d.playable = playable_table(rs)
-    d.bounce = options.ten == "bounce"
-    d.reshuffle = options.empty_stock == "reshuffle"
-    d.twins = options.decks > 1
+    d.rs, d.n, d.table, d.playable, d.bounce, d.reshuffle, d.twins = _fixed(options)
+    rs = d.rs
     d.dealer = dealer
     d.hands = [[] for _ in range(d.n)]
     d.stock = []

@@ -40,7 +40,7 @@ class DealResult:
             "winner": self.winner,
             "multiplier": self.multiplier,
             "points": list(self.points),
-            "hands": [[*map(CARD_STR.__getitem__, sorted(h))] for h in self.hands],
+            "hands": [[CARD_STR[c] for c in sorted(h)] for h in self.hands],
         }
 
 
@@ -52,8 +52,15 @@ def score(
     multiplier: int,
 ) -> DealResult:
     """Score every hand; on a stock-out the lowest hand may win (C15) or nobody (K6)."""
-    value = rs.card_values.__getitem__
-    raw = [sum(map(value, h)) for h in hands]  # hand_points, once per deal
+    # hand_points, once per deal, as plain loops: on Python 3.11 they beat
+    # sum(map(values.__getitem__, hand)) twice over, and every deal ends here.
+    values = rs.card_values
+    raw: list[int] = []
+    for hand in hands:
+        total = 0
+        for card in hand:
+            total += values[card]
+        raw.append(total)
     winner = out_seat
     if reason == REASON_STOCK_OUT:
         multiplier = 1
@@ -62,10 +69,5 @@ def score(
             low = min(raw)
             if raw.count(low) == 1:  # a tie for lowest names no winner
                 winner = raw.index(low)
-    return DealResult(
-        reason=reason,
-        winner=winner,
-        multiplier=multiplier,
-        points=tuple([p * multiplier for p in raw]),
-        hands=tuple(map(tuple, hands)),
-    )
+    points = tuple([p * multiplier for p in raw])
+    return DealResult(reason, winner, multiplier, points, tuple(map(tuple, hands)))

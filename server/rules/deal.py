@@ -286,8 +286,7 @@ def _plays(d: Deal, hand: list[int], ctx: int) -> list[Move]:
     if cards.isdisjoint(JACKS):
         moves = [*cards]  # one move per card: the card itself
     else:
-        row = d.table[ctx]
-        moves = [m for c in cards for m in row[c]]  # a jack: one move per suit named
+        moves = _expand(d.table[ctx], cards)  # a jack: one move per suit named
     if moves and len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
         return []  # K10: an ace may not be the last card
     return moves
@@ -319,8 +318,19 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
         return [*tail]  # K10: an ace may not be the last card
     if cards.isdisjoint(JACKS):
         return [*cards, *tail]
-    row = d.table[ctx]
-    return [*[m for c in cards for m in row[c]], *tail]  # a jack names a suit: 4 moves
+    moves = _expand(d.table[ctx], cards)  # a jack names a suit: 4 moves
+    moves += tail
+    return moves
+
+
+def _expand(row: tuple[tuple[Move, ...], ...], cards: frozenset[int]) -> list[Move]:
+    """The moves of ``cards`` from a play-table row, in the order of ``cards``.
+
+    A plain loop: a nested list comprehension costs twice as much on Python 3.11."""
+    moves: list[Move] = []
+    for c in cards:
+        moves += row[c]
+    return moves
 
 
 def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:

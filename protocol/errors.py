@@ -108,9 +108,12 @@ class ProtocolError(Exception):
         return ERRORS[self.code].closes
 
     def to_message(self, id: int | None = None) -> dict[str, Any]:
-        """The `error` message for this refusal, answering request `id` if given."""
+        """The `error` message for this refusal, answering request `id` if given.
+
+        Extras that are None (e.g. a move refused without a rule) are left out: the
+        schema's optional fields are absent, never nil."""
         msg: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
         if id is not None:
             msg["id"] = id
-        msg.update(self.extra)
+        msg.update((k, v) for k, v in self.extra.items() if v is not None)
         return msg

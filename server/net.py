@@ -26,7 +26,7 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.handshake import Hello, parse_hello
 from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
-from pisyedili.protocol.messages import announced_limits, make_welcome
+from pisyedili.protocol.messages import announced_limits, make_error, make_welcome
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.protocol.version import negotiate_features
 from pisyedili.server.clock import Clock, Delayed
@@ -56,17 +56,6 @@ def _address_of(peer: IAddress) -> str:
     """The key for per-address limits (an IPv4 address or IPv6 /64); UNIX sockets: one."""
     host = getattr(peer, "host", None)
     return address_key(host) if isinstance(host, str) and host else "local"
-
-
-def _error_message(code: str, message: str, rid: int | None,
-                   extra: dict[str, Any]) -> Message:
-    """An `error`; extras that are None (e.g. a move refused without a rule) are left out."""
-    msg: Message = {"type": "error", "code": code, "message": message}
-    if rid is not None:
-        msg["id"] = rid
-    msg.update({k: v for k, v in extra.items()
-                if k not in ("type", "code", "message", "id") and v is not None})
-    return msg
 
 
 def _feature_of(msg_type: str) -> str | None:
@@ -166,7 +155,7 @@ class ServerProtocol(Int32StringReceiver):
         """Send an `error` saying why, then close (aborting if the peer never reads)."""
         if self._closing:
             return
-        self._send(_error_message(code, message, rid, extra))
+        self._send(make_error(code, message, rid, **extra))
         self._shut()
 
     def _shut(self) -> None:
@@ -260,7 +249,7 @@ class ServerProtocol(Int32StringReceiver):
         if spec is not None and spec.closes:
             self.close(code, message, rid, **extra)
         else:
-            self._send(_error_message(code, message, rid, extra))
+            self._send(make_error(code, message, rid, **extra))
 
     # -- receiving ----------------------------------------------------------------------
 

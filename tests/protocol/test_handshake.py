@@ -147,3 +147,12 @@ def test_announced_limits_match_the_schema() -> None:
     with pytest.raises(ProtocolError):
         make_hello(long_name)
     make_hello("x" * limits["name"])
+
+
+def test_an_error_leaves_out_extras_that_are_none() -> None:
+    # A move refused by a check without a rule number carries no `rule` at all: the
+    # schema's optional fields are absent, never nil.
+    msg = make_error("illegal_move", "not now", 4, rule=None, seat=1)
+    assert msg == {"type": "error", "code": "illegal_move", "message": "not now", "id": 4,
+                   "seat": 1}
+    validate(msg, Direction.TO_CLIENT)

@@ -73,16 +73,6 @@ class _Transport(Protocol):
     def abortConnection(self) -> None: ...
 
 
-class Refusal(Exception):
-    """A request refused by the network layer itself, with a registered code."""
-
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-
 Handler = Callable[["ServerProtocol", Session, Message], "Message | None"]
 
 
@@ -329,10 +319,7 @@ class ServerProtocol(Int32StringReceiver):
             if table is not None and kind not in HEARTBEAT:
                 table.present(session)  # a request is a sign of life; a heartbeat is not
             reply = handler(self, session, msg)
-        except (TableError, Refusal) as e:
-            self._error(e.code, e.message, rid, **e.extra)
-            return
-        except ProtocolError as e:
+        except (TableError, ProtocolError) as e:
             self._error(e.code, e.message, rid, **e.extra)
             return
         except Exception:
@@ -405,13 +392,13 @@ def _table_of(session: Session) -> Table | None:
 def _require_table(session: Session) -> Table:
     table = _table_of(session)
     if table is None:
-        raise Refusal("not_at_table", "you are not at a table")
+        raise ProtocolError("not_at_table", "you are not at a table")
     return table
 
 
 def _require_feature(conn: ServerProtocol, feature: str) -> None:
     if feature not in conn.features:
-        raise Refusal("feature_not_negotiated",
+        raise ProtocolError("feature_not_negotiated",
                       f"say features: [{feature!r}] in hello to use this", feature=feature)
 
 
@@ -442,7 +429,7 @@ def _lobby_unsubscribe(conn: ServerProtocol, s: Session, msg: Message) -> Messag
 
 def _create_table(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
     if _table_of(s) is not None:
-        raise Refusal("already_at_table", "leave your table before opening another")
+        raise ProtocolError("already_at_table", "leave your table before opening another")
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
                                      msg.get("name"), bool(msg.get("private", False)))
     s.table = table
@@ -454,7 +441,7 @@ def _join_table(conn: ServerProtocol, s: Session, msg: Message) -> Message | Non
     table = conn.server.lobby.find(msg.get("table"), msg.get("code"))
     current = _table_of(s)
     if current is not None and current is not table:
-        raise Refusal("already_at_table", "leave your table before joining another")
+        raise ProtocolError("already_at_table", "leave your table before joining another")
     table.join(s, spectate=bool(msg.get("spectate", False)))
     s.table = table
     return None

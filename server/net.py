@@ -32,7 +32,7 @@ from pisyedili.protocol.version import negotiate_features
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
 from pisyedili.server.lobby import Lobby
-from pisyedili.server.participant import Message, TableError
+from pisyedili.server.participant import Message
 from pisyedili.server.session import Session, Sessions
 from pisyedili.server.table import Table
 
@@ -319,7 +319,7 @@ class ServerProtocol(Int32StringReceiver):
             if table is not None and kind not in HEARTBEAT:
                 table.present(session)  # a request is a sign of life; a heartbeat is not
             reply = handler(self, session, msg)
-        except (TableError, ProtocolError) as e:
+        except ProtocolError as e:  # TableError included
             self._error(e.code, e.message, rid, **e.extra)
             return
         except Exception:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pisyedili.protocol.errors import ProtocolError
+
 Message = dict[str, Any]
 
 
@@ -34,11 +36,5 @@ class Participant(Protocol):
         ...
 
 
-class TableError(Exception):
-    """A refused table command; `code` is a stable protocol error code."""
-
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
+class TableError(ProtocolError):
+    """A refused table command: a registered protocol error code, raised by a table."""

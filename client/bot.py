@@ -26,10 +26,10 @@ from twisted.logger import Logger
 from twisted.protocols.basic import Int32StringReceiver
 from twisted.python.failure import Failure
 
-from pisyedili.protocol.codec import decode, encode
+from pisyedili.protocol.codec import decode_message, encode
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
-from pisyedili.protocol.schema import Direction, validate
+from pisyedili.protocol.limits import MAX_SERVER_FRAME
+from pisyedili.protocol.schema import Direction
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bots import LEVELS, Policy, make_policy
 from pisyedili.server.bots.wire import choose_wire, observe_wire
@@ -119,7 +119,7 @@ class BotClient(Int32StringReceiver):
 
     def stringReceived(self, string: bytes) -> None:
         try:
-            msg = validate(decode(string, SERVER_LIMITS), Direction.TO_CLIENT)
+            msg = decode_message(string, Direction.TO_CLIENT)
         except ProtocolError as e:
             log.warn("ignoring a message the schema refuses: {code}", code=e.code)
             return

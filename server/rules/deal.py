@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from .cards import ACE, CARD_STR, CLUBS, EIGHT, JACK, SEVEN, SUITS, TEN, deck
-from .errors import DealOver, IllegalCard, IllegalMove, NotYourTurn
+from .errors import DealOver, IllegalCard, IllegalMove, NotYourTurn, RuleError
 from .moves import DRAW, JACK_BASE, MOVE_CARD, PASS, PICK, Move
 from .options import Options
 from .records import DealRecord
@@ -116,6 +116,9 @@ class Deal:
     follow: int
     """A follow-up card is owed after an ace (C12, K10) or a pişti (K11)."""
     drew: bool
+    """The seat to act has drawn this turn. A draw appends to the hand, so after a
+    follow-up draw the hand's last card is the one drawn: the only card it may then play
+    (K10, K11)."""
     phase: int
     result: DealResult | None
     out_seat: int
@@ -335,6 +338,12 @@ def _expand(row: tuple[tuple[Move, ...], ...], cards: frozenset[int]) -> list[Mo
 
 def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
     """Legal moves under a pending penalty, in the opening, or owing a follow-up card."""
+    if d.drew and d.follow:
+        # K10, K11: after the follow-up draw only the card drawn (the hand's last) may be
+        # played, or pass; a card held before stays barred even where the draw lifted the
+        # last-card bar on an ace (K10). A follow-up is owed on an ace or a pişti card, so
+        # no jack names a suit and the top is the context.
+        return [*d.table[d.pile[-1]][hand[-1]], PASS]
     moves = _plays(d, hand, _context(d))
     if d.penalty:
         moves.append(DRAW)  # C11, K7: answer with a 7 or take the penalty
@@ -342,10 +351,8 @@ def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
         if not moves:
             moves.append(DRAW)  # C2, K3: draw until a club comes; no pass
     elif _mandatory_follow(d):
-        if d.drew:
-            moves.append(PASS)  # K10, K11: the drawn card may be played, or pass
-        elif not moves:
-            moves.append(DRAW)
+        if not moves:
+            moves.append(DRAW)  # K10, K11: no card to follow with: draw one
     else:
         moves.append(PASS)  # C12: end the turn without drawing
     return moves
@@ -416,6 +423,8 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         if card not in hand:
             raise _not_in_hand(card)
         raise IllegalCard("you may not go out on an ace", d.rs.cite("ace"))
+    if d.follow and d.drew and card != hand[-1]:
+        raise _not_the_drawn_card(d, card, hand)  # K10, K11
     try:
         hand.remove(card)
     except ValueError:
@@ -446,6 +455,17 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
 
 def _not_in_hand(card: int) -> IllegalMove:
     return IllegalMove(f"{CARD_STR[card]} is not in your hand", code="card_not_in_hand")
+
+
+def _not_the_drawn_card(d: Deal, card: int, hand: list[int]) -> RuleError:
+    """K10, K11: after the follow-up draw only the card drawn (``hand[-1]``) may be played."""
+    if card not in hand:
+        return _not_in_hand(card)
+    topic = "ace" if d.follow == FOLLOW_ACE else "pisti"
+    return IllegalCard(
+        f"after the follow-up draw only the card drawn, {CARD_STR[hand[-1]]}, may be played",
+        d.rs.cite(topic),
+    )
 
 
 def _card_effect(d: Deal, seat: int, card: int, ctx: int, events: list[Event]) -> None:

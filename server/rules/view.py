@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .cards import CARD_STR, DECK_SIZE, SUITS, deck, parse_card, parse_suit
+from .cards import ACE, CARD_STR, DECK_SIZE, SUITS, deck, parse_card, parse_suit
 from .deal import (
     FOLLOW_NAMES,
     MUAMELE,
@@ -133,12 +133,31 @@ def deal_from_view(
     ``hands[s]`` is seat ``s``'s hand as card ints (``None`` for the viewing seat: its
     hand comes from the view); ``stock[0]`` is the next card to be drawn; ``seed`` drives
     later reshuffles. Raises ``ValueError`` if the cards do not add up to the pack.
-    The rebuilt deal has no replayable record (its deck order is unknown).
+    The rebuilt deal has no replayable record (its deck order is unknown). A hand given
+    keeps its order: after a follow-up draw its last card is the one drawn (K10, K11).
     """
     try:
         return _rebuild(v, hands, stock, seed)
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"malformed view: {exc!r}") from exc
+
+
+def _drawn_last(d: Deal, hand: list[int]) -> None:
+    """Put the card a follow-up draw brought last in a hand read from a (sorted) view: the
+    engine takes the hand's last card as the only one it may play (K10, K11).
+
+    Every card held before that draw was unplayable, but for an ace barred as the last card
+    (K10), so a playable card is the one drawn, a non-ace first. Only a two-card hand with
+    a playable ace is ambiguous (the ace drawn, or held and barred), as the view does not
+    say; a playable card then goes last, so the rebuilt deal errs towards offering a play."""
+    playable = d.playable[d.pile[-1]]
+    best = -1
+    for c in hand:
+        if c in playable and (best < 0 or best % 13 == ACE):
+            best = c
+    if best >= 0:
+        hand.remove(best)
+        hand.append(best)
 
 
 def _rebuild(
@@ -188,6 +207,8 @@ def _rebuild(
     d.first_left = int(v["first_round"])
     d.follow = FOLLOW_NAMES.index(v["must_follow"])
     d.drew = bool(v["drew"])
+    if d.drew and d.follow and seat == d.turn and hands[d.turn] is None and pile:
+        _drawn_last(d, full[d.turn])
     mu = v.get("muamele")
     if d.phase == MUAMELE and mu is not None:
         d.picks = int(mu["picks"])

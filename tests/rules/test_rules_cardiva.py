@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from rules_kit import build, cards, conserved, hand, legal, mv, play
+from rules_kit import build, cards, conserved, hand, legal, mv, play, snapshot
 
 from pisyedili.server.rules import (
     IllegalCard,
@@ -209,6 +209,37 @@ def test_k10_cannot_follow_draw_one_then_play_or_pass() -> None:
 
 
 @pytest.mark.rule("K10")
+@pytest.mark.parametrize(
+    ("drawn", "after"),
+    [
+        ("2c", {"pass"}),
+        ("3h", {"3h", "pass"}),
+        ("Jd", {"Jd>c", "Jd>d", "Jd>h", "Jd>s", "pass"}),
+    ],
+)
+def test_k10_after_the_follow_up_draw_only_the_drawn_card_may_be_played(
+    drawn: str, after: set[str]
+) -> None:
+    # The As held is barred as the last card; the draw must not make it playable.
+    d = build("cardiva", ["Ah As", "4c"], pile="5h", stock=f"2d {drawn}", turn=0)
+    play(d, "Ah")
+    assert d.turn == 0 and legal(d) == {"draw"}
+    with pytest.raises(IllegalCard) as err:
+        apply(d, mv("As"))
+    assert err.value.rule == "K10"
+    play(d, "draw")
+    assert set(hand(d, 0)) == {drawn, "As"}
+    assert legal(d) == after
+    before = snapshot(d)
+    with pytest.raises(IllegalCard) as err:
+        apply(d, mv("As"))
+    assert err.value.rule == "K10" and snapshot(d) == before
+    move = min(after)  # the drawn card if it is legal, else pass
+    play(d, move)
+    assert d.turn == 1 and set(hand(d, 0)) == ({"As", drawn} if move == "pass" else {"As"})
+
+
+@pytest.mark.rule("K10")
 def test_k10_no_going_out_on_an_ace() -> None:
     d = build("cardiva", ["Ah", "4c"], pile="5h", stock="9s", turn=0)
     assert legal(d) == {"draw"}
@@ -236,6 +267,26 @@ def test_k11_pisti_without_a_matching_card_draws() -> None:
     assert legal(d) == {"pass"}  # 4s does not match: the turn ends
     play(d, "pass")
     assert d.turn == 1
+
+
+@pytest.mark.rule("K11")
+@pytest.mark.parametrize(("drawn", "after"), [("2c", {"pass"}), ("3s", {"3s", "pass"})])
+def test_k11_after_the_pisti_draw_only_the_drawn_card_may_be_played(
+    drawn: str, after: set[str]
+) -> None:
+    # 5s on its twin leaves As, which matches but is barred as the last card (K10).
+    d = build("cardiva", ["5s As", "4c", "6c"], pile="5s", stock=drawn, turn=0)
+    assert {"event": "pisti", "seat": 0} in play(d, "5s")
+    assert d.turn == 0 and legal(d) == {"draw"}
+    play(d, "draw")
+    assert legal(d) == after
+    before = snapshot(d)
+    with pytest.raises(IllegalCard) as err:
+        apply(d, mv("As"))
+    assert err.value.rule == "K11" and snapshot(d) == before
+    move = min(after)
+    play(d, move)
+    assert d.turn == 1 and set(hand(d, 0)) == ({"As", drawn} if move == "pass" else {"As"})
 
 
 @pytest.mark.rule("K11")

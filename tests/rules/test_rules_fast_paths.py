@@ -22,6 +22,7 @@ from pisyedili.server.rules import (
     deck,
     legal_moves,
     new_deal,
+    parse_card,
 )
 from pisyedili.server.rules.cards import ACE
 from pisyedili.server.rules.deal import OVER
@@ -76,23 +77,31 @@ def _context(d: Deal) -> int:
 
 
 @pytest.mark.rule("K10")
+@pytest.mark.rule("K11")
 @pytest.mark.parametrize(("rules", "players"), COMBOS)
 def test_legal_plays_are_the_tables_plays_of_the_hand(rules: str, players: int) -> None:
-    """Plays come from the move table, once each (twins, K1), never an ace as last card."""
+    """Plays come from the move table, once each (twins, K1), never an ace as last card,
+    and only the card drawn after a follow-up draw (K10, K11)."""
     table = play_table(Options.make(rules, players).ruleset)
     for seed in range(40):
         rng = random.Random(seed)
         d = random_deal(rules, players, seed)
+        drawn: int | None = None
         while not d.over:
             seat = d.turn
             legal = legal_moves(d, seat)
             if not d.phase:
-                hand = d.hands[seat]
+                hand = d.hands[seat] if drawn is None else [drawn]
                 plays = {m for c in hand for m in table[_context(d)][c]}
-                if rules == "cardiva" and len(hand) == 1 and hand[0] % 13 == ACE:
+                if rules == "cardiva" and len(d.hands[seat]) == 1 and hand[0] % 13 == ACE:
                     plays = set()
                 assert sorted(m for m in legal if m < DRAW) == sorted(plays)
-            apply(d, rng.choice(legal))
+            move = rng.choice(legal)
+            owed = d.follow
+            events = apply(d, move)
+            drawn = None
+            if owed and move == DRAW and d.turn == seat:
+                drawn = parse_card(events[-1]["cards"][-1])
 
 
 @pytest.mark.parametrize(("rules", "players"), COMBOS)

@@ -13,18 +13,27 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ErrorCode:
-    """One error code: its meaning, and whether the server closes after sending it."""
+    """One error code: its meaning, whether the server closes after sending it, and
+    whether a client that was closed by it may usefully connect again.
+
+    `reconnect` matters where the connection ends after the error: always for closing
+    codes, sometimes for others (a flood is closed with `rate_limited`, a `hello` the
+    server failed on with `internal_error`). True means the server went away for a
+    reason that passes (full, idle, shutting down, a flood), so a client retries with
+    backoff; False means retrying the same `hello` can only fail the same way.
+    """
 
     code: str
     meaning: str
     closes: bool = False
+    reconnect: bool = False
 
 
 _ERRORS: tuple[ErrorCode, ...] = (
     # Framing and decoding (codec.py). A length prefix over the limit cannot be answered
     # in-stream: the server closes the connection (after sending this code if it can).
     ErrorCode("frame_too_large", "The frame's length prefix is over the receiver's frame limit.",
-              closes=True),
+              closes=True, reconnect=True),
     ErrorCode("malformed_frame", "The frame body is not exactly one well-formed msgpack value."),
     ErrorCode("not_a_map", "The frame body is valid msgpack but not a map."),
     ErrorCode("missing_type", "The map has no `type` field, or `type` is not a string."),
@@ -46,18 +55,23 @@ _ERRORS: tuple[ErrorCode, ...] = (
               closes=True),
     ErrorCode("already_welcomed", "`hello` was sent again on a connection already welcomed."),
     ErrorCode("bad_token", "The resume token is unknown or has expired; send `hello` "
-              "without a token to start afresh.", closes=True),
-    ErrorCode("handshake_timeout", "No `hello` arrived in time after connecting.", closes=True),
-    ErrorCode("idle_timeout", "Nothing arrived for too long (not even `pong`).", closes=True),
-    ErrorCode("server_full", "The server has reached its connection limit.", closes=True),
-    ErrorCode("too_many_connections", "Too many connections from this address.", closes=True),
+              "without a token to start afresh.", closes=True, reconnect=True),
+    ErrorCode("handshake_timeout", "No `hello` arrived in time after connecting.",
+              closes=True, reconnect=True),
+    ErrorCode("idle_timeout", "Nothing arrived for too long (not even `pong`).",
+              closes=True, reconnect=True),
+    ErrorCode("server_full", "The server has reached its connection limit.",
+              closes=True, reconnect=True),
+    ErrorCode("too_many_connections", "Too many connections from this address.",
+              closes=True, reconnect=True),
     ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
               "(`retry_after`, if present, says how many seconds to wait); a client that "
-              "keeps flooding is disconnected."),
-    ErrorCode("shutting_down", "The server is shutting down.", closes=True),
+              "keeps flooding is disconnected.", reconnect=True),
+    ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list."),
-    ErrorCode("internal_error", "The server failed to handle the request; nothing changed."),
+    ErrorCode("internal_error", "The server failed to handle the request; nothing changed.",
+              reconnect=True),
     # Lobby and tables.
     ErrorCode("no_such_table", "No table with that id or invite code."),
     ErrorCode("private_table", "The table is private: join it with its invite code."),

@@ -2,7 +2,9 @@
 
 A future version's `hello` may carry fields this schema would refuse; checking
 `protocol` first means such a client always learns `unsupported_version` and the
-versions spoken here, rather than a confusing `bad_field`.
+versions spoken here, rather than a confusing `bad_field`. A `hello` without an
+integer `protocol` is not a version problem but a malformed `hello`: `missing_field`
+or `bad_field`, naming `protocol`.
 """
 
 from __future__ import annotations
@@ -30,13 +32,19 @@ class Hello:
 def parse_hello(msg: Mapping[str, Any]) -> Hello:
     """The `hello` in `msg`, or ProtocolError.
 
-    `hello_required` if `msg` is not a `hello`; `unsupported_version` (with `versions`)
-    if its `protocol` is missing or not spoken here; then the schema's codes.
+    `hello_required` if `msg` is not a `hello`; `missing_field` / `bad_field` (field
+    `protocol`) if `protocol` is absent or not an integer; `unsupported_version` (with
+    `versions`) if it is an integer not spoken here; then the schema's codes for the
+    rest of the `hello`.
     """
     if msg.get("type") != "hello":
         raise ProtocolError("hello_required", "the first message must be 'hello'")
-    protocol = msg.get("protocol")
-    if type(protocol) is not int or protocol not in SUPPORTED_VERSIONS:
+    if "protocol" not in msg:
+        raise ProtocolError("missing_field", "protocol is required", field="protocol")
+    protocol = msg["protocol"]
+    if type(protocol) is not int:  # booleans and floats are not versions
+        raise ProtocolError("bad_field", "protocol: must be an integer", field="protocol")
+    if protocol not in SUPPORTED_VERSIONS:
         raise unsupported_version(protocol)
     valid = validate(msg, Direction.TO_SERVER)
     features = valid.get("features")

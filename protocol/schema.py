@@ -26,16 +26,12 @@ from .shapes import (
     NAME,
     OPTIONS,
     PLAYER_ID,
-    RESULT,
     RULE_SETS,
     SEAT,
     SHAPES,
     TABLE_ID,
     TABLE_INFO,
     TABLE_SUMMARY,
-    TOTALS,
-    TURN,
-    TURN_FIELDS,
     VERSION,
     VIEW,
     YOU,
@@ -67,6 +63,9 @@ class MessageSpec:
     `feature`: the optional feature (version.FEATURES) this message belongs to; it is
     only exchanged on connections whose `welcome.features` lists it.
     `answer`: what the server sends back (client requests only), for the docs.
+    `presence`: a request that shows its player is there (client requests only): it
+    takes the seat back from a stand-in bot. Heartbeats and reads do not: a client
+    left open by an absent player still answers pings.
     """
 
     type: str
@@ -76,11 +75,13 @@ class MessageSpec:
     one_of: tuple[str, ...] = ()
     feature: str | None = None
     answer: str = ""
+    presence: bool = True
 
     def to_data(self) -> dict[str, Any]:
         return {"type": self.type, "direction": str(self.direction), "doc": self.doc,
                 "fields": [f.to_data() for f in self.fields], "one_of": list(self.one_of),
-                "feature": self.feature, "answer": self.answer}
+                "feature": self.feature, "answer": self.answer,
+                "presence": self.presence if self.direction is Direction.TO_SERVER else None}
 
 
 # --- Messages ------------------------------------------------------------------------
@@ -102,12 +103,14 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("features", ListT(LABEL, L.MAX_FEATURES), "optional features the client wants"),
         REQUEST_ID,
     ), "First message of every connection.", answer="`welcome`, or `error` and close"),
-    MessageSpec("ping", _S, (REQUEST_ID,), "Liveness check.", answer="`pong`"),
-    MessageSpec("pong", _S, (REPLY_ID,), "Answer to the server's `ping`.", answer="nothing"),
+    MessageSpec("ping", _S, (REQUEST_ID,), "Liveness check.", answer="`pong`",
+                presence=False),
+    MessageSpec("pong", _S, (REPLY_ID,), "Answer to the server's `ping`.", answer="nothing",
+                presence=False),
     MessageSpec("lobby_subscribe", _S, (REQUEST_ID,), "Start receiving the table list.",
-                answer="`lobby`, then `lobby_update` as tables change"),
+                answer="`lobby`, then `lobby_update` as tables change", presence=False),
     MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving lobby updates.",
-                answer="`ok`"),
+                answer="`ok`", presence=False),
     MessageSpec("create_table", _S, (
         req("rules", StrT(7, choices=RULE_SETS), "rule set"),
         req("seats", IntT(2, MAX_SEATS), "2-4 seats (2-6 for classic)"),
@@ -121,9 +124,12 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("code", StrT(L.MAX_CODE), "invite code (any table)"),
         opt("spectate", BoolT(), "watch only (default false)"),
         REQUEST_ID,
-    ), "Join a table by exactly one of `table` or `code`. You take the first open seat, "
-       "unless you ask to spectate, no seat is open or a match is being played: then you "
-       "watch.", one_of=("table", "code"), answer="`table`"),
+    ), "Join a table by exactly one of `table` or `code` (neither: `missing_field`; both: "
+       "`bad_field`). You take the first open seat, unless you ask to spectate, no seat is "
+       "open or a match is being played: then you watch.", one_of=("table", "code"),
+       answer="`table`"),
+    MessageSpec("resync", _S, (REQUEST_ID,), "Ask for a fresh snapshot of your table.",
+                answer="`table`", presence=False),
     MessageSpec("leave_table", _S, (REQUEST_ID,), "Leave your table (and your seat).",
                 answer="`ok`"),
     MessageSpec("sit", _S, (req("seat", SEAT, "an open seat"), REQUEST_ID),
@@ -142,16 +148,17 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("start", _S, (REQUEST_ID,),
                 "Host only: start the match. Every seat must be filled and every human but "
                 "the host ready (the host's `start` is its ready).", answer="`ok`"),
-    MessageSpec("move", _S, (req("move", MOVE, "one of the legal moves of `turn`"),
+    MessageSpec("move", _S, (req("move", MOVE, "one of the `moves` you were offered"),
                              REQUEST_ID),
-                "Make a move in the current deal.", answer="`ok`, or `error` naming the rule"),
+                "Make a move in the current deal.",
+                answer="`ok` (then the `update`), or `error` naming the rule"),
     MessageSpec("chat", _S, (
         req("text", StrT(L.MAX_CHAT, text=True), "the line to say"),
         opt("scope", StrT(5, choices=("lobby", "table")),
             "default: `table` when at a table, else `lobby`"),
         REQUEST_ID,
     ), "Say something in the lobby or at your table.", feature="chat",
-        answer="no `ok`: the line comes back as `chat` to everyone in scope, you included"),
+        answer="`ok`; the line then comes to everyone in scope as `chat`, you included"),
     MessageSpec("rematch", _S, (req("agree", BoolT(), "agree to play again"), REQUEST_ID),
                 "After the match, agree (or not) to a new one with the same seats.",
                 feature="rematch", answer="`ok`"),
@@ -200,34 +207,26 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("you", YOU, "where you are at it"),
         req("view", NullableT(VIEW), "your view of the current deal, nil before the first"),
         req("match", NullableT(MATCH_INFO), "the match so far, nil before it starts"),
-        opt("turn", TURN, "your pending decision, as the `turn` message would give it"),
+        opt("moves", ListT(MOVE, 1024, 1), "your legal moves: present only when your seat "
+                                            "must decide now"),
+        opt("deadline", FloatT(0, 86400), "seconds the seat to act has left, when its "
+                                          "turn is timed"),
         REPLY_ID,
-    ), "Full snapshot of your table, on joining and whenever you need to resync."),
+    ), "Full snapshot of your table: the answer to `create_table`, `join_table` and "
+       "`resync`, and sent after a resumed `welcome`."),
     MessageSpec("table_update", _C, (req("table", TABLE_INFO, "the table"),),
                 "Seats, readiness, host, phase or spectators changed."),
-    MessageSpec("event", _C, (
+    MessageSpec("update", _C, (
         req("table", TABLE_ID, "the table's id"),
-        req("event", EVENT, "what happened, with your private part if any"),
-        req("view", VIEW, "your view after it"),
-    ), "Something happened in the deal."),
-    MessageSpec("turn", _C, TURN_FIELDS, "Your seat must decide: pick one of `moves`."),
-    MessageSpec("clock", _C, (
-        req("table", TABLE_ID, "the table's id"),
-        req("seat", SEAT, "the seat that must decide now"),
-        req("deadline", FloatT(0, 86400), "seconds it has left"),
-    ), "A timed turn began at another seat: everyone can show the time left.",
-        feature="turn_timer"),
-    MessageSpec("deal_end", _C, (
-        req("table", TABLE_ID, "the table's id"),
-        req("deal_no", IntT(1, 100000), "which deal ended"),
-        req("result", RESULT, "every hand revealed, points, multiplier, winner, reason"),
-        req("totals", TOTALS, "match totals per seat after this deal"),
-    ), "A deal is over."),
-    MessageSpec("match_end", _C, (
-        req("table", TABLE_ID, "the table's id"),
-        req("totals", TOTALS, "final totals per seat"),
-        req("winners", ListT(SEAT, MAX_SEATS, 1), "the winning seats (ties share)"),
-    ), "The match is over."),
+        req("events", ListT(EVENT, 256), "what happened, in order, as you may see it "
+                                          "(may be empty)"),
+        req("view", VIEW, "your view after all of `events`"),
+        opt("moves", ListT(MOVE, 1024, 1), "your legal moves: present only when your seat "
+                                            "must decide now"),
+        opt("deadline", FloatT(0, 86400), "seconds the seat to act has left, when its "
+                                          "turn is timed"),
+    ), "One step of the deal (a move, a deal's start, a decision handed back): its "
+       "events, your view after them and, if it is your decision, your legal moves."),
     MessageSpec("chat", _C, (
         req("scope", StrT(5, choices=("lobby", "table")), "where it was said"),
         req("name", NAME, "who said it"),
@@ -242,14 +241,6 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("declined", ListT(SEAT, MAX_SEATS), "seats that declined"),
     ), "Rematch agreement changed; when every human seat agrees a new match starts.",
         feature="rematch"),
-    MessageSpec("timeout", _C, (
-        req("table", TABLE_ID, "the table's id"),
-        req("seat", SEAT, "the seat whose time ran out"),
-        opt("count", IntT(1, 10000), "timeouts in a row for this seat"),
-        opt("bot", BoolT(), "true: a stand-in bot now plays for the seat"),
-    ), "A seat ran out of time; the server moves for it and the `event` messages that follow"
-        " show the move.",
-        feature="turn_timer"),
     MessageSpec("replaced", _C, (
         opt("message", StrT(1000), "human-readable explanation"),
     ), "Another connection resumed this session; the server closes this one."),

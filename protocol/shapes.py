@@ -11,7 +11,6 @@ from __future__ import annotations
 from . import limits as L
 from .types import (
     BoolT,
-    FloatT,
     IntT,
     ListT,
     MapT,
@@ -22,10 +21,14 @@ from .types import (
     req,
 )
 
-MAX_SEATS = 6
+SEAT_RANGE: dict[str, tuple[int, int]] = {"classic": (2, 6), "cardiva": (2, 4)}
+"""Seats a table of each rule set may have (C1: the product seats 2-6; K1: 2-4). The one
+definition of the rule sets' names and sizes: server and client import it from here."""
+RULE_SETS = tuple(SEAT_RANGE)
+MAX_SEATS = max(high for _, high in SEAT_RANGE.values())
 MAX_CARDS = 104  # two decks (K1)
-RULE_SETS = ("classic", "cardiva")
 BOT_LEVELS = ("easy", "medium", "hard")
+"""The server's bot levels, weakest first (docs/bots.md)."""
 TABLE_PHASES = ("waiting", "playing", "over")
 SEAT_KINDS = ("open", "human", "bot")
 
@@ -65,7 +68,7 @@ OPTIONS = MapT(
                               name="match_end"),
             "`deals:N`, N 1-100 (C16), or `points:N`, N 1-10000 (K15)"),
         opt("decks", IntT(1, 2), "number of 52-card decks (K1)"),
-        opt("turn_seconds", IntT(0, 3600), "seconds per decision, 0 = untimed (turn_timer)"),
+        opt("turn_seconds", IntT(0, 3600), "seconds per decision, 0 = untimed"),
         opt("rules", StrT(7, choices=RULE_SETS), "rule set (sent by the server only)"),
         opt("players", IntT(2, MAX_SEATS), "number of seats (sent by the server only)"),
     ),
@@ -81,7 +84,8 @@ SEAT_INFO = MapT(
         opt("player", PLAYER_ID, "the player id of a human"),
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
         req("ready", BoolT(), "ready to start (bots always are)"),
-        req("connected", BoolT(), "false while a human's connection is lost"),
+        opt("connected", BoolT(), "human seats only: false while the player's connection "
+                                  "is lost"),
         opt("held_by_bot", StrT(12, choices=("disconnected", "idle")),
             "a stand-in bot plays for this human, and why"),
         opt("rematch", BoolT(), "after the match: agreed to a rematch (false: declined)"),
@@ -196,7 +200,9 @@ VIEW = MapT(
         req("must_follow", NullableT(StrT(5, choices=("ace", "pisti"))),
             "the seat to act must play on after an ace (C12, K10) or a pişti (K11)"),
         req("drew", BoolT(), "the seat to act has drawn this turn (C7, K5)"),
-        req("scores", ListT(POINTS, MAX_SEATS), "match totals per seat before this deal"),
+        req("scores", ListT(POINTS, MAX_SEATS), "match totals per seat: before this deal "
+                                                "while it is played, including it once it "
+                                                "is over"),
         req("deal_no", IntT(1, 100000), "this deal's number in the match, from 1"),
         req("muamele", NullableT(MUAMELE), "the muamele state (K14); nil outside it"),
         req("result", NullableT(RESULT), "the outcome, once the deal is over"),
@@ -221,7 +227,7 @@ EVENT = TaggedT(
         "draw": (_ACTOR, req("count", IntT(1, MAX_CARDS), "cards drawn"),
                  req("reason", StrT(16), "`draw`, `penalty` or `ace` (K10)"),
                  opt("cards", CARDS, "the cards drawn: for the drawing seat only")),
-        "reshuffle": (req("count", CARD_COUNT, "cards in the new stock"),),
+        "reshuffle": (req("count", CARD_COUNT, "cards in the new stock (C15, K6)"),),
         "stock_out": (_ACTOR,),
         "pass": (_ACTOR,),
         "muamele": (_ACTOR, req("picks", IntT(0, MAX_CARDS), "cards it must pick"),
@@ -232,24 +238,20 @@ EVENT = TaggedT(
         "deal_end": (req("result", RESULT, "the deal's outcome"),),
         "match_end": (req("totals", ListT(POINTS, MAX_SEATS), "final totals per seat"),
                       req("winners", ListT(SEAT, MAX_SEATS, 1), "the winning seats")),
+        "timeout": (_ACTOR, req("count", IntT(1, 10000), "timeouts in a row for this seat"),
+                    req("bot", BoolT(), "true: a stand-in bot plays for the seat from now "
+                                        "on, until its player acts again"),),
     },
     name="event",
     open=True,
 )
 
 TOTALS = ListT(POINTS, MAX_SEATS)
-TURN_FIELDS = (
-    req("table", TABLE_ID, "the table's id"),
-    req("seat", SEAT, "your seat, which must decide now"),
-    req("moves", ListT(MOVE, 1024, 1), "the legal moves"),
-    opt("deadline", FloatT(0, 86400), "seconds left to decide (turn_timer)"),
-)
-TURN = MapT(TURN_FIELDS, name="turn")
 
 
 # The named shapes messages share, each documented once in docs/protocol.md.
 SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
-    for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO, TURN,
+    for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO,
               VIEW, MUAMELE, RESULT, EVENT)
 }

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 # Versions this code can speak; the server answers `unsupported_version` listing these.
-SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
+SUPPORTED_VERSIONS: tuple[int, ...] = (2,)
 
-# Optional features of version 1. A feature gates the message types that belong to it
+# Optional features of version 2 (version 1's `turn_timer` and `resume` became part of
+# the base protocol). A feature gates the message types that belong to it
 # (see schema.MessageSpec.feature): the server sends them only on connections that agreed
 # on the feature, and may refuse such requests elsewhere with `feature_not_negotiated`.
 FEATURES: dict[str, str] = {
     "chat": "Lobby and table chat: `chat` in both directions.",
     "rematch": "After a match, seated players agree on a new one: `rematch` in both directions.",
-    "turn_timer": "Turns may be timed: `turn.deadline` and the `timeout` notice.",
-    "resume": "Reconnect with the `welcome` token; the older connection gets `replaced`.",
 }
 
 

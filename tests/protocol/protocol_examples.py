@@ -11,14 +11,13 @@ OPTIONS = {"ten": "reverse", "empty_stock": "end_deal", "match_end": "deals:4", 
 SEATS = [
     {"seat": 0, "kind": "human", "name": "Ayşe", "player": 1, "ready": True,
      "connected": False, "held_by_bot": "disconnected", "rematch": True},
-    {"seat": 1, "kind": "bot", "name": "Bot 1", "level": "easy", "ready": True,
-     "connected": True},
-    {"seat": 2, "kind": "open", "ready": False, "connected": False},
+    {"seat": 1, "kind": "bot", "name": "bot (easy)", "level": "easy", "ready": True},
+    {"seat": 2, "kind": "open", "ready": False},
 ]
 TABLE = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS, "host": 1,
          "host_name": "Ayşe",
          "phase": "waiting", "private": True, "code": "K7QX2M", "seats": SEATS,
-         "spectators": ["Mehmet"]}
+         "spectators": ["Mehmet"], "spectator_count": 1}
 SUMMARY = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS,
            "seats": 3, "taken": 2, "free": 1, "bots": 1, "spectators": 1, "phase": "waiting",
            "private": False, "host": "Ayşe"}
@@ -37,11 +36,14 @@ VIEW = {
 MUAMELE_VIEW = {**VIEW, "rules": "cardiva", "phase": "muamele", "turn": 2, "hand_counts": [0, 3, 2],
                 "muamele": {"seat": 2, "picks": 3, "spread": 40, "queue": [[1, 3]],
                             "winner": 0, "multiplier": 1}}
-OVER_VIEW = {**VIEW, "phase": "over", "turn": None, "result": RESULT}
+OVER_VIEW = {**VIEW, "phase": "over", "turn": None, "result": RESULT,
+             "scores": [70, 0, 36]}  # once the deal is over, its points are in the totals
+MOVES = [{"kind": "draw"}, {"kind": "play", "card": "7h"},
+         {"kind": "play", "card": "Jc", "suit": "d"}]
 
 TO_SERVER: dict[str, dict[str, Any]] = {
-    "hello": {"type": "hello", "protocol": 1, "name": "Ayşe", "token": "abc",
-              "client": "pisyedili", "version": "0.1.0", "features": ["chat", "resume"]},
+    "hello": {"type": "hello", "protocol": 2, "name": "Ayşe", "token": "abc",
+              "client": "pisyedili", "version": "0.1.0", "features": ["chat", "rematch"]},
     "ping": {"type": "ping", "id": 1},
     "pong": {"type": "pong", "id": 9},
     "lobby_subscribe": {"type": "lobby_subscribe", "id": 2},
@@ -50,6 +52,7 @@ TO_SERVER: dict[str, dict[str, Any]] = {
                      "options": {"ten": "reverse", "match_end": "points:101"},
                      "name": "Friday", "private": True},
     "join_table": {"type": "join_table", "code": "K7QX2M", "spectate": True},
+    "resync": {"type": "resync", "id": 4},
     "leave_table": {"type": "leave_table"},
     "sit": {"type": "sit", "seat": 2},
     "stand": {"type": "stand"},
@@ -63,7 +66,7 @@ TO_SERVER: dict[str, dict[str, Any]] = {
 }
 
 TO_CLIENT: dict[str, dict[str, Any]] = {
-    "welcome": {"type": "welcome", "protocol": 1, "server": "pisyedili", "version": "0.1.0",
+    "welcome": {"type": "welcome", "protocol": 2, "server": "pisyedili", "version": "0.1.0",
                 "player": 1, "name": "Ayşe", "token": "abc", "limits": {"frame": 65536},
                 "features": ["chat"], "resumed": False},
     "error": {"type": "error", "code": "illegal_card", "message": "follow the jack's suit",
@@ -73,24 +76,18 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
     "pong": {"type": "pong", "id": 1},
     "lobby": {"type": "lobby", "tables": [SUMMARY], "id": 2},
     "lobby_update": {"type": "lobby_update", "op": "update", "table": 3, "summary": SUMMARY},
-    "table": {"type": "table", "table": TABLE, "you": {"seat": 0, "spectator": False,
-                                                       "host": True},
-              "view": None, "match": None},
+    "table": {"type": "table", "table": {**TABLE, "phase": "playing"},
+              "you": {"seat": 1, "spectator": False, "host": False},
+              "view": VIEW, "match": {"deal_no": 1, "totals": [0, 0, 0]},
+              "moves": MOVES, "deadline": 29.5, "id": 4},
     "table_update": {"type": "table_update", "table": TABLE},
-    "event": {"type": "event", "table": 3, "event": {"event": "play", "seat": 0, "card": "7h"},
-              "view": VIEW},
-    "turn": {"type": "turn", "table": 3, "seat": 1,
-             "moves": [{"kind": "draw"}, {"kind": "play", "card": "7h"},
-                       {"kind": "play", "card": "Jc", "suit": "d"}],
-             "deadline": 29.5},
-    "clock": {"type": "clock", "table": 3, "seat": 2, "deadline": 60},
-    "deal_end": {"type": "deal_end", "table": 3, "deal_no": 1,
-                 "result": RESULT, "totals": [70, 0, 36]},
-    "match_end": {"type": "match_end", "table": 3, "totals": [61, 40, 112], "winners": [1]},
+    "update": {"type": "update", "table": 3,
+               "events": [{"event": "play", "seat": 0, "card": "7h"},
+                          {"event": "penalty", "seat": 1, "count": 3}],
+               "view": VIEW, "moves": MOVES, "deadline": 60},
     "chat": {"type": "chat", "scope": "table", "table": 3, "name": "Ayşe", "seat": 0,
              "spectator": False, "text": "iyi oyunlar!"},
     "rematch": {"type": "rematch", "table": 3, "agreed": [0], "declined": [2]},
-    "timeout": {"type": "timeout", "table": 3, "seat": 1, "count": 1, "bot": False},
     "replaced": {"type": "replaced", "message": "resumed from another connection"},
 }
 

@@ -38,7 +38,7 @@ def packed(value: object) -> bytes:
 @pytest.mark.parametrize(
     "msg",
     [
-        {"type": "hello", "protocol": 1, "name": "Ayşe", "features": ["chat"]},
+        {"type": "hello", "protocol": 2, "name": "Ayşe", "features": ["chat"]},
         {"type": "move", "id": 7, "move": {"kind": "play", "card": "Jh", "suit": "s"}},
         {"type": "x", "f": 1.5, "n": None, "b": True, "neg": -3, "big": 2**63},
         {"type": "nested", "a": {"b": {"c": {"d": [1]}}}},
@@ -61,7 +61,7 @@ def test_hello_frame_bytes_are_the_documented_ones() -> None:
     data = frame(make_hello("Ayşe"))
     assert data.hex(" ") == (
         "00 00 00 21 83 a4 74 79 70 65 a5 68 65 6c 6c 6f a8 70 72 6f "
-        "74 6f 63 6f 6c 01 a4 6e 61 6d 65 a5 41 79 c5 9f 65"
+        "74 6f 63 6f 6c 02 a4 6e 61 6d 65 a5 41 79 c5 9f 65"
     )
 
 

@@ -68,3 +68,16 @@ def test_every_code_the_server_uses_is_registered() -> None:
     unregistered = {code: files for code, files in codes_used().items()
                     if code not in ERRORS and code not in _INTERNAL}
     assert not unregistered, f"register these codes in protocol/errors.py: {unregistered}"
+
+
+def test_every_registered_code_is_sent_by_some_path() -> None:
+    # The other half of the contract: a documented code that nothing raises is a promise
+    # a client author would code against in vain.
+    returned: set[str] = set()  # codes handed back to a caller that sends them
+    for path in sorted((ROOT / "server").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) \
+                    and node.value.value in ERRORS:
+                returned.add(node.value.value)
+    unused = set(ERRORS) - set(codes_used()) - returned
+    assert not unused, f"registered but never sent: {sorted(unused)}"

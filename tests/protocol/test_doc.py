@@ -1,10 +1,13 @@
-"""docs/protocol.md agrees with the code: messages, fields, shapes, errors, features,
-limits, examples and the worked hex example. Edit both together, or this fails."""
+"""docs/protocol.md agrees with the code: messages, fields, shapes, replies, presence,
+errors, features, limits, worst-case frame sizes, examples and the worked hex example.
+Edit both together, or this fails."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +17,28 @@ from pisyedili.protocol import (
     CLIENT_LIMITS,
     ERRORS,
     FEATURES,
+    MAX_CLIENT_FRAME,
+    MAX_SERVER_FRAME,
     MESSAGES,
+    PROTOCOL_VERSION,
     SERVER_LIMITS,
     Direction,
     ProtocolError,
+    announced_limits,
+    encode,
     frame,
     make_hello,
+    schema_data,
     validate,
 )
-from pisyedili.protocol.shapes import EVENT, SHAPES
+from pisyedili.protocol import limits as L
+from pisyedili.protocol.shapes import EVENT, MAX_CARDS, MAX_SEATS, MOVE, SHAPES
 from pisyedili.protocol.types import Field, MapT, TaggedT
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 ARROW = {"client → server": Direction.TO_SERVER, "server → client": Direction.TO_CLIENT}
 HEADING = re.compile(r"^### `([a-z_]+)`(?: \((client → server|server → client)\))?\s*$")
+S, C = Direction.TO_SERVER, Direction.TO_CLIENT
 
 
 def field_rows(fields: tuple[Field, ...]) -> list[tuple[str, str, str]]:
@@ -54,6 +65,13 @@ def sections(text: str) -> dict[tuple[Direction | None, str], str]:
     return found
 
 
+def chapter(text: str, title: str) -> str:
+    """The body of the `## title` chapter, up to the next `## ` heading."""
+    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert m is not None, f"no chapter {title!r}"
+    return m[1]
+
+
 def table_rows(body: str, header: str) -> list[list[str]]:
     """The rows of the first markdown table in `body` whose header starts with `header`."""
     rows: list[list[str]] = []
@@ -76,6 +94,10 @@ def json_examples(body: str) -> list[dict[str, Any]]:
     return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", body, re.S)]
 
 
+def yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
 @pytest.fixture(scope="module")
 def doc() -> str:
     return DOC.read_text(encoding="utf-8")
@@ -84,6 +106,9 @@ def doc() -> str:
 @pytest.fixture(scope="module")
 def doc_sections(doc: str) -> dict[tuple[Direction | None, str], str]:
     return sections(doc)
+
+
+# -- messages and shapes ------------------------------------------------------------------
 
 
 def test_every_message_is_documented_and_every_documented_message_is_real(
@@ -113,21 +138,62 @@ def test_message_examples_are_valid(
         validate(ex, key[0])
 
 
+@pytest.mark.parametrize("key", sorted(k for k in MESSAGES if k[0] is S), ids=lambda k: k[1])
+def test_each_request_states_its_reply_presence_and_feature(
+    key: tuple[Direction, str], doc_sections: dict[tuple[Direction | None, str], str]
+) -> None:
+    spec = MESSAGES[key]
+    body = doc_sections[key]
+    assert f"Answer: {spec.answer}." in body
+    assert f"Presence: {yes_no(spec.presence)}." in body
+    if spec.feature:
+        assert f"Feature: `{spec.feature}`." in body
+
+
+@pytest.mark.parametrize("key", sorted(k for k in MESSAGES if k[0] is C), ids=lambda k: k[1])
+def test_feature_gated_server_messages_say_so(
+    key: tuple[Direction, str], doc_sections: dict[tuple[Direction | None, str], str]
+) -> None:
+    spec = MESSAGES[key]
+    assert (f"Feature: `{spec.feature}`." in doc_sections[key]) == (spec.feature is not None)
+
+
+def test_the_request_table_lists_every_reply_and_presence(doc: str) -> None:
+    rows = {r[0].strip("`"): r for r in table_rows(doc, "request")}
+    requests = {t: m for (d, t), m in MESSAGES.items() if d is S}
+    assert set(rows) == set(requests)
+    for type_, spec in requests.items():
+        assert rows[type_][1] == spec.answer, type_
+        assert rows[type_][2] == yes_no(spec.presence), type_
+
+
 def test_shared_shapes_match_the_schema(
     doc_sections: dict[tuple[Direction | None, str], str],
 ) -> None:
     for name, shape in SHAPES.items():
         body = doc_sections[(None, name)]
-        rows = [tuple(r[:3]) for r in table_rows(body, "field")]
+        rows = table_rows(body, "field")
         if isinstance(shape, MapT):
-            assert rows == field_rows(shape.fields), name
+            assert [tuple(r[:3]) for r in rows] == field_rows(shape.fields), name
         elif shape.open:
             # Open tagged shapes (events) list their variants in their own table.
-            assert rows == [(f"`{shape.tag}`", "str", "yes")], name
+            assert [tuple(r[:3]) for r in rows] == [(f"`{shape.tag}`", "str", "yes")], name
         else:
-            expected = [("`kind`", '"' + k + '"', "yes") for k in shape.variants]
-            expected += [row for fields in shape.variants.values() for row in field_rows(fields)]
-            assert sorted(set(rows)) == sorted(set(expected)), name
+            # Closed tagged shapes (moves): the tag once, then each variant's fields with
+            # the variant they belong to.
+            tag = (f"`{shape.tag}`", " \\| ".join(f'"{k}"' for k in shape.variants), "yes")
+            expected = [tag] + [(*row, f"`{kind}`") for kind, fields in shape.variants.items()
+                                for row in field_rows(fields)]
+            assert [tuple(r[:3]) for r in rows[:1]] == [tag], name
+            assert [tuple(r[:4]) for r in rows[1:]] == expected[1:], name
+
+
+def test_the_move_shape_lists_kind_once(
+    doc_sections: dict[tuple[Direction | None, str], str],
+) -> None:
+    assert isinstance(MOVE, TaggedT)
+    rows = table_rows(doc_sections[(None, "move")], "field")
+    assert [r[0] for r in rows].count("`kind`") == 1
 
 
 def test_event_table_matches_the_event_variants(doc: str) -> None:
@@ -141,13 +207,28 @@ def test_event_table_matches_the_event_variants(doc: str) -> None:
     assert documented == expected
 
 
+def test_reshuffle_cites_the_empty_stock_rules(doc: str) -> None:
+    row = next(r for r in table_rows(doc, "event") if r[0] == "`reshuffle`")
+    assert "C15" in row[2] and "K6" in row[2] and "K14" not in row[2]
+
+
+# -- errors, features, limits -------------------------------------------------------------
+
 def test_error_table_matches_the_registry(doc: str) -> None:
     rows = table_rows(doc, "code")
     documented = {r[0].strip("`"): r for r in rows}
     assert set(documented) == set(ERRORS)
     for code, row in documented.items():
-        assert row[1] == ("yes" if ERRORS[code].closes else "no"), code
-        assert row[2] == ERRORS[code].meaning, code
+        info = ERRORS[code]
+        assert row[1] == yes_no(info.closes), code
+        if info.closes:
+            expected = "yes, without `token`" if code == "bad_token" else yes_no(info.reconnect)
+            assert row[2] == expected, code
+        elif info.reconnect:  # does not close by itself, but a close may follow it
+            assert row[2] == "yes", code
+        else:
+            assert row[2].startswith("—"), code
+        assert row[3] == info.meaning, code
 
 
 def test_feature_table_matches(doc: str) -> None:
@@ -161,6 +242,189 @@ def test_limit_table_matches(doc: str) -> None:
     for name in ("frame", "depth", "str_len", "bin_len", "array_len", "map_len"):
         assert table[name] == (str(getattr(CLIENT_LIMITS, name)),
                                str(getattr(SERVER_LIMITS, name))), name
+
+
+# -- worst-case frame sizes ---------------------------------------------------------------
+#
+# Each worst case is a superset of anything the server can send (or a valid client can
+# send): every name, table name and chat line at its length limit in 4-byte characters,
+# every id and count at its largest, every points value at its widest encoding, the most
+# seats (6, classic with two decks: 104 cards), and card lists that no deal can hold at
+# once. They are validated against the schema, so they are real messages.
+
+BIG = "\U0001d538"  # 𝔸: four bytes in UTF-8, the most one character takes
+POINTS = -(2**31)  # the widest points value (int 32)
+RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+TWO_DECKS = [rank + suit for suit in "cdhs" for rank in RANKS] * 2
+LONGEST_FIRST = sorted(TWO_DECKS, key=len, reverse=True)
+SPECTATOR_NAMES = 50  # the reference server lists the first 50 spectators by name
+PENALTY_CARDS = 24  # 8 sevens of two decks, 3 cards each (C11, K7)
+LOBBY_ROWS = 4096  # the schema's limit on `lobby.tables`
+
+
+def text(n: int) -> str:
+    return BIG * n
+
+
+def _hands() -> list[list[str]]:
+    per = -(-MAX_CARDS // MAX_SEATS)
+    return [TWO_DECKS[i * per:(i + 1) * per] for i in range(MAX_SEATS)]
+
+
+DEAL_OPTIONS = {"rules": "classic", "players": MAX_SEATS, "ten": "reverse",
+                "empty_stock": "reshuffle", "match_end": "points:10000", "decks": 2}
+TABLE_OPTIONS = {**DEAL_OPTIONS, "turn_seconds": 3600}
+LAST = MAX_SEATS - 1
+WORST_RESULT = {"reason": "stock_out", "winner": LAST, "multiplier": 100,
+                "points": [POINTS] * MAX_SEATS, "hands": _hands()}
+WORST_VIEW = {
+    "rules": "classic", "options": DEAL_OPTIONS, "players": MAX_SEATS, "seat": LAST,
+    "dealer": LAST, "phase": "muamele", "turn": LAST, "direction": -1,
+    "hand": TWO_DECKS, "hand_counts": [MAX_CARDS] * MAX_SEATS, "top": "10s",
+    "named_suit": "s", "pile": TWO_DECKS, "stock": MAX_CARDS, "penalty": 1000,
+    "first_round": MAX_SEATS, "must_follow": "pisti", "drew": True,
+    "scores": [POINTS] * MAX_SEATS, "deal_no": 100000,
+    "muamele": {"seat": LAST, "picks": MAX_CARDS, "spread": MAX_CARDS,
+                "queue": [[LAST, 1000]] * MAX_SEATS, "winner": LAST, "multiplier": 100},
+    "result": WORST_RESULT,
+}
+# The longest list of legal moves: a muamele pick of every position (K14); a hand's
+# plays are fewer and shorter (at most 19 distinct cards match, a jack 4 times).
+WORST_MOVES = [{"kind": "pick", "position": p} for p in range(MAX_CARDS)]
+# The most one step can tell: a timeout, a penalty drawn across a reshuffle until the
+# stock runs out, the deal's end and the match's.
+WORST_EVENTS = [
+    {"event": "timeout", "seat": LAST, "count": 10000, "bot": True},
+    {"event": "draw", "seat": LAST, "count": PENALTY_CARDS, "reason": "penalty",
+     "cards": LONGEST_FIRST[:PENALTY_CARDS]},
+    {"event": "reshuffle", "count": MAX_CARDS},
+    {"event": "draw", "seat": LAST, "count": PENALTY_CARDS, "reason": "penalty",
+     "cards": LONGEST_FIRST[:PENALTY_CARDS]},
+    {"event": "stock_out", "seat": LAST},
+    {"event": "deal_end", "result": WORST_RESULT},
+    {"event": "match_end", "totals": [POINTS] * MAX_SEATS, "winners": list(range(MAX_SEATS))},
+]
+WORST_SEAT = {"kind": "human", "name": text(L.MAX_NAME), "player": L.MAX_ID, "ready": True,
+              "connected": False, "held_by_bot": "disconnected", "rematch": False}
+WORST_TABLE_INFO = {
+    "id": L.MAX_ID, "name": text(L.MAX_TABLE_NAME), "rules": "classic",
+    "options": TABLE_OPTIONS, "host": L.MAX_ID, "host_name": text(L.MAX_NAME),
+    "phase": "playing", "private": True, "code": text(L.MAX_CODE),
+    "seats": [{"seat": i, **WORST_SEAT} for i in range(MAX_SEATS)],
+    "spectators": [text(L.MAX_NAME)] * SPECTATOR_NAMES, "spectator_count": L.MAX_ID,
+}
+WORST_ROW = {"id": L.MAX_ID, "name": text(L.MAX_TABLE_NAME), "rules": "classic",
+             "options": TABLE_OPTIONS, "seats": MAX_SEATS, "taken": MAX_SEATS,
+             "free": MAX_SEATS, "bots": MAX_SEATS, "spectators": L.MAX_ID,
+             "phase": "playing", "private": False, "host": text(L.MAX_NAME)}
+POLICY_LIMITS = ("rate", "burst", "ping_seconds", "idle_seconds", "tables_per_player")
+
+
+def worst_lobby(rows: int) -> dict[str, Any]:
+    return {"type": "lobby", "tables": [WORST_ROW] * rows, "id": L.MAX_ID}
+
+
+def most_lobby_rows() -> int:
+    """The most worst-case rows a `lobby` frame holds within the server frame limit."""
+    low, high = 0, LOBBY_ROWS
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(encode(worst_lobby(mid))) <= MAX_SERVER_FRAME:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
+    "`table`": (C, {
+        "type": "table", "id": L.MAX_ID, "table": WORST_TABLE_INFO,
+        "you": {"seat": LAST, "spectator": False, "host": True}, "view": WORST_VIEW,
+        "match": {"deal_no": 100000, "totals": [POINTS] * MAX_SEATS},
+        "moves": WORST_MOVES, "deadline": 86400.0}),
+    "`table_update`": (C, {"type": "table_update", "table": WORST_TABLE_INFO}),
+    "`update`": (C, {"type": "update", "table": L.MAX_ID, "events": WORST_EVENTS,
+                     "view": WORST_VIEW, "moves": WORST_MOVES, "deadline": 86400.0}),
+    "`lobby_update`": (C, {"type": "lobby_update", "op": "update", "table": L.MAX_ID,
+                           "summary": WORST_ROW}),
+    "`lobby`, 4096 rows": (C, worst_lobby(LOBBY_ROWS)),
+    "`error`": (C, {
+        "type": "error", "code": "x" * 64, "message": text(1000), "rule": "x" * 8,
+        "field": text(200), "versions": [2**31 - 1] * 64, "retry_after": 3600.0,
+        "limit": L.MAX_ID, "seat": LAST, "waiting_for": list(range(MAX_SEATS)),
+        "feature": text(L.MAX_LABEL), "id": L.MAX_ID}),
+    "`chat` (server → client)": (C, {
+        "type": "chat", "scope": "table", "name": text(L.MAX_NAME), "text": text(L.MAX_CHAT),
+        "table": L.MAX_ID, "seat": LAST, "spectator": False}),
+    "`welcome`": (C, {
+        "type": "welcome", "protocol": PROTOCOL_VERSION, "server": text(L.MAX_LABEL),
+        "version": text(L.MAX_LABEL), "player": L.MAX_ID, "name": text(L.MAX_NAME),
+        "token": text(L.MAX_TOKEN),
+        "limits": {**{k: L.MAX_ID for k in announced_limits()},
+                   **{k: L.MAX_ID for k in POLICY_LIMITS}},
+        "features": sorted(FEATURES), "resumed": False, "id": L.MAX_ID}),
+    "`hello`": (S, {
+        "type": "hello", "protocol": 2**31 - 1, "name": text(L.MAX_NAME),
+        "token": text(L.MAX_TOKEN), "client": text(L.MAX_LABEL),
+        "version": text(L.MAX_LABEL), "features": [text(L.MAX_LABEL)] * L.MAX_FEATURES,
+        "id": L.MAX_ID}),
+    "`chat` (client → server)": (S, {
+        "type": "chat", "text": text(L.MAX_CHAT), "scope": "lobby", "id": L.MAX_ID}),
+    "`create_table`": (S, {
+        "type": "create_table", "rules": "classic", "seats": MAX_SEATS,
+        "options": {k: v for k, v in TABLE_OPTIONS.items() if k not in ("rules", "players")},
+        "name": text(L.MAX_TABLE_NAME), "private": False, "id": L.MAX_ID}),
+    "`move`": (S, {"type": "move", "move": {"kind": "play", "card": "10c", "suit": "c"},
+                   "id": L.MAX_ID}),
+}
+WORST_LOBBY_ROW = "`lobby`, per row"
+MOST_ROWS = "`lobby`, most rows in one frame"
+
+
+def measured() -> dict[str, int]:
+    """Every figure of the doc's frame-size table, computed."""
+    sizes = {}
+    for name, (direction, msg) in WORST.items():
+        validate(msg, direction)
+        sizes[name] = len(encode(msg))
+    sizes[WORST_LOBBY_ROW] = len(encode(worst_lobby(2))) - len(encode(worst_lobby(1)))
+    sizes[MOST_ROWS] = most_lobby_rows()
+    return sizes
+
+
+def number(cell: str) -> int:
+    """`10,416` or `2,193 rows`: the figure in a cell."""
+    return int(re.sub(r"\D", "", cell))
+
+
+def test_the_doc_states_the_worst_case_frame_sizes(doc: str) -> None:
+    rows = {r[0]: r for r in table_rows(doc, "worst case")}
+    sizes = measured()
+    assert set(rows) == set(sizes)
+    for name, size in sizes.items():
+        assert number(rows[name][2]) == size, f"{name}: the doc says {rows[name][2]}, " \
+                                              f"it is {size:,}"
+    limit = {"client → server": MAX_CLIENT_FRAME, "server → client": MAX_SERVER_FRAME}
+    for name, (direction, _msg) in WORST.items():
+        assert rows[name][1] == {S: "client → server", C: "server → client"}[direction]
+        if name != "`lobby`, 4096 rows":
+            assert sizes[name] <= limit[rows[name][1]], name
+    # The one frame that grows with the server's load: a lobby of worst-case rows fits
+    # the frame limit only up to MOST_ROWS of them, fewer than the schema's 4096.
+    assert sizes["`lobby`, 4096 rows"] > MAX_SERVER_FRAME
+    assert sizes[MOST_ROWS] < LOBBY_ROWS
+    assert len(encode(worst_lobby(sizes[MOST_ROWS] + 1))) > MAX_SERVER_FRAME
+
+
+def test_the_worst_cases_are_the_largest_of_their_direction() -> None:
+    sizes = measured()
+    server = [n for n, (d, _m) in WORST.items() if d is C and not n.startswith("`lobby`")]
+    client = [n for n, (d, _m) in WORST.items() if d is S]
+    assert max(server, key=sizes.__getitem__) == "`table`"
+    assert max(client, key=sizes.__getitem__) == "`hello`"
+
+
+# -- the rest -----------------------------------------------------------------------------
 
 
 def test_worked_hex_example_is_what_the_codec_produces(doc: str) -> None:
@@ -184,3 +448,26 @@ def test_every_json_block_in_the_doc_is_a_valid_message(doc: str) -> None:
                 errors.append(exc)
         else:
             pytest.fail(f"invalid example {block!r}: {errors}")
+
+
+def test_the_doc_is_for_this_version(doc: str) -> None:
+    assert doc.startswith(f"# The Pis Yedili protocol, version {PROTOCOL_VERSION}\n")
+    changes = chapter(doc, f"Changes from version {PROTOCOL_VERSION - 1}")
+    for gone in ("event", "turn", "clock", "deal_end", "match_end", "timeout",
+                 "turn_timer", "resume"):
+        assert f"`{gone}`" in changes, gone
+    for new in ("update", "resync", "private_table", "moves", "deadline"):
+        assert f"`{new}`" in changes, new
+
+
+def test_the_doc_is_written_for_strangers(doc: str) -> None:
+    # No issue numbers, no internal design notes: the reader has this page and rules.md.
+    assert re.search(r"(?i)\bissues?\s*#?\d|(?<![\w`])#\d", doc) is None
+    assert re.search(r"(?i)design\.md|architecture\.md|v2plan|working notes", doc) is None
+
+
+def test_the_schema_command_prints_the_whole_schema(doc: str) -> None:
+    assert "python -m pisyedili.protocol" in doc
+    out = subprocess.run([sys.executable, "-m", "pisyedili.protocol"], check=True,
+                         capture_output=True, text=True, timeout=60).stdout
+    assert json.loads(out) == json.loads(json.dumps(schema_data()))

@@ -47,7 +47,7 @@ def test_hello_without_features_is_distinguished_from_an_empty_list() -> None:
     assert parse_hello(make_hello("a", features=[])).features == ()
 
 
-@pytest.mark.parametrize("version", [0, 2, 99, "1", None, True, 1.0])
+@pytest.mark.parametrize("version", [0, 1, 3, 99, 2**40])
 def test_unspoken_versions_get_the_list_of_spoken_ones(version: object) -> None:
     err = refusal({"type": "hello", "protocol": version, "name": "a", "id": 3})
     assert err.code == "unsupported_version"
@@ -60,12 +60,24 @@ def test_unspoken_versions_get_the_list_of_spoken_ones(version: object) -> None:
 
 def test_version_is_checked_before_the_schema() -> None:
     # A future hello may carry fields this schema refuses; it must still learn the version.
-    err = refusal({"type": "hello", "protocol": 2, "name": ["not", "a", "string"]})
+    err = refusal({"type": "hello", "protocol": 3, "name": ["not", "a", "string"]})
     assert err.code == "unsupported_version"
 
 
-def test_missing_protocol_is_an_unsupported_version() -> None:
-    assert refusal({"type": "hello", "name": "a"}).code == "unsupported_version"
+def test_version_1_is_no_longer_spoken() -> None:
+    err = refusal({"type": "hello", "protocol": 1, "name": "a"})
+    assert (err.code, err.extra["versions"]) == ("unsupported_version", [2])
+
+
+def test_a_missing_protocol_is_a_missing_field() -> None:
+    err = refusal({"type": "hello", "name": "a"})
+    assert (err.code, err.extra["field"]) == ("missing_field", "protocol")
+
+
+@pytest.mark.parametrize("version", ["2", None, True, 2.0, [2]])
+def test_a_protocol_that_is_not_an_integer_is_a_bad_field(version: object) -> None:
+    err = refusal({"type": "hello", "protocol": version, "name": ["not", "a", "string"]})
+    assert (err.code, err.extra["field"]) == ("bad_field", "protocol")
 
 
 def test_first_message_must_be_hello() -> None:
@@ -75,7 +87,7 @@ def test_first_message_must_be_hello() -> None:
 
 
 def test_bad_hello_fields_are_schema_errors() -> None:
-    err = refusal({"type": "hello", "protocol": 1, "name": ""})
+    err = refusal({"type": "hello", "protocol": 2, "name": ""})
     assert (err.code, err.extra["field"]) == ("bad_field", "name")
 
 

@@ -182,18 +182,26 @@ def test_table_needs_two_seats_at_least() -> None:
     assert code_of(msg, C) == ("bad_field", "table.seats")
 
 
-def test_turn_needs_a_legal_move_and_valid_ones() -> None:
-    msg = {**TO_CLIENT["turn"], "moves": []}
-    assert code_of(msg, C) == ("bad_field", "moves")
-    msg = {**TO_CLIENT["turn"], "moves": [{"kind": "play", "card": "Zz"}]}
-    assert code_of(msg, C) == ("bad_field", "moves[0].card")
-    msg = {**TO_CLIENT["turn"], "deadline": float("nan")}
-    assert code_of(msg, C) == ("bad_field", "deadline")
+@pytest.mark.parametrize("kind", ["update", "table"])
+def test_offered_moves_are_never_empty_and_always_valid(kind: str) -> None:
+    base = {**TO_CLIENT[kind], "view": VIEW, "match": {"deal_no": 1, "totals": [0, 0, 0]}}
+    validate({**base, "moves": [{"kind": "draw"}], "deadline": 12.5}, C)
+    assert code_of({**base, "moves": []}, C) == ("bad_field", "moves")
+    assert code_of({**base, "moves": [{"kind": "play", "card": "Zz"}]}, C) == (
+        "bad_field", "moves[0].card")
+    assert code_of({**base, "moves": [{"kind": "draw"}], "deadline": float("nan")}, C) == (
+        "bad_field", "deadline")
+
+
+def test_an_update_may_hold_no_events_but_always_a_view() -> None:
+    validate({**TO_CLIENT["update"], "events": []}, C)
+    update = {k: v for k, v in TO_CLIENT["update"].items() if k != "view"}
+    assert code_of(update, C) == ("missing_field", "view")
 
 
 def test_event_needs_its_name() -> None:
-    msg = {**TO_CLIENT["event"], "event": {"seat": 1}}
-    assert code_of(msg, C) == ("missing_field", "event.event")
+    msg = {**TO_CLIENT["update"], "events": [{"seat": 1}]}
+    assert code_of(msg, C) == ("missing_field", "events[0].event")
 
 
 def test_welcome_limits_are_integers() -> None:
@@ -230,16 +238,17 @@ def test_feature_gated_messages_name_real_features() -> None:
     gated = {m.feature for m in MESSAGES.values() if m.feature}
     assert gated <= set(FEATURES)
     assert spec("chat", S).feature == spec("chat", C).feature == "chat"
-    assert spec("timeout", C).feature == "turn_timer"
+    assert spec("rematch", S).feature == spec("rematch", C).feature == "rematch"
+    assert gated == {"chat", "rematch"}
 
 
-def test_a_snapshot_may_carry_the_pending_turn() -> None:
-    turn = {k: v for k, v in TO_CLIENT["turn"].items() if k != "type"}
-    msg = {**TO_CLIENT["table"], "view": VIEW, "match": {"deal_no": 1, "totals": [0, 0]},
-           "turn": turn}
-    validate(msg, C)
-    msg["turn"] = {**turn, "moves": []}
-    assert code_of(msg, C) == ("bad_field", "turn.moves")
+def test_presence_is_said_of_requests_only() -> None:
+    data = schema_data()
+    for m in data["messages"]:
+        assert (m["presence"] is None) == (m["direction"] == "to_client"), m["type"]
+    quiet = {m.type for m in MESSAGES.values()
+             if m.direction is S and not m.presence}
+    assert quiet == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe"}
 
 
 def test_the_schema_can_be_printed_as_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -256,7 +265,7 @@ def test_the_schema_can_be_printed_as_json(capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize("view", [VIEW, MUAMELE_VIEW, OVER_VIEW,
                                   {**VIEW, "seat": None, "hand": None}])
 def test_views_of_every_phase_validate(view: dict[str, Any]) -> None:
-    validate({**TO_CLIENT["event"], "view": view}, C)
+    validate({**TO_CLIENT["update"], "view": view}, C)
 
 
 @pytest.mark.parametrize(
@@ -272,7 +281,7 @@ def test_views_of_every_phase_validate(view: dict[str, Any]) -> None:
     ],
 )
 def test_view_keys_are_checked(key: str, value: object, field: str) -> None:
-    msg = {**TO_CLIENT["event"], "view": {**VIEW, key: value}}
+    msg = {**TO_CLIENT["update"], "view": {**VIEW, key: value}}
     assert code_of(msg, C)[1] == field
 
 
@@ -296,25 +305,27 @@ def test_view_keys_are_checked(key: str, value: object, field: str) -> None:
         {"event": "deal_end", "result": {"reason": "stock_out", "winner": None, "multiplier": 1,
                                          "points": [12, 30], "hands": [["2c", "Qd"], ["Jh"]]}},
         {"event": "match_end", "totals": [61, 40, 40], "winners": [1, 2]},
+        {"event": "timeout", "seat": 1, "count": 2, "bot": True},
         {"event": "fireworks", "anything": [1, 2]},  # unknown events pass: forward compatible
     ],
 )
 def test_events_validate(event: dict[str, Any]) -> None:
-    validate({**TO_CLIENT["event"], "event": event}, C)
+    validate({**TO_CLIENT["update"], "events": [event]}, C)
 
 
 @pytest.mark.parametrize(
     ("event", "field"),
     [
-        ({"event": "play", "seat": 1}, "event.card"),
-        ({"event": "play", "seat": 9, "card": "7h"}, "event.seat"),
+        ({"event": "play", "seat": 1}, "events[0].card"),
+        ({"event": "play", "seat": 9, "card": "7h"}, "events[0].seat"),
         ({"event": "draw", "seat": 1, "count": 1, "reason": "draw", "cards": ["XX"]},
-         "event.cards[0]"),
-        ({"event": "reverse", "direction": 5}, "event.direction"),
-        ({"event": "deal_end", "result": {}}, "event.result.reason"),
-        ({"event": 7}, "event.event"),
-        ({"seat": 1}, "event.event"),
+         "events[0].cards[0]"),
+        ({"event": "reverse", "direction": 5}, "events[0].direction"),
+        ({"event": "deal_end", "result": {}}, "events[0].result.reason"),
+        ({"event": "timeout", "seat": 1, "count": 1}, "events[0].bot"),
+        ({"event": 7}, "events[0].event"),
+        ({"seat": 1}, "events[0].event"),
     ],
 )
 def test_known_events_are_checked(event: dict[str, Any], field: str) -> None:
-    assert code_of({**TO_CLIENT["event"], "event": event}, C)[1] == field
+    assert code_of({**TO_CLIENT["update"], "events": [event]}, C)[1] == field

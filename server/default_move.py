@@ -1,4 +1,4 @@
-"""The move the server plays for a seat whose turn timer expired (issue 4).
+"""The move the server plays for a seat whose turn timer expired.
 
 The rule, documented for players in docs/protocol.md:
 

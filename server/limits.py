@@ -2,7 +2,7 @@
 
 Kept apart from the network code so that the numbers an operator tunes live in one
 dataclass, and the two mechanisms (a token bucket per connection, a connection
-counter per address) can be tested with a `task.Clock` and no sockets (issue 4).
+counter per address) can be tested with a `task.Clock` and no sockets.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pisyedili.server.clock import Clock
 
 
 @dataclass(frozen=True)
-class Limits:
+class ServerLimits:
     """Operator-tunable limits; every field is documented in docs/operating.md."""
 
     max_connections: int = 1000

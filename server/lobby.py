@@ -4,7 +4,7 @@ Tables live here from creation to close. The lobby validates what a `create_tabl
 asks for (rule set, seat count, the options of RULES.md) before a table exists, so a
 table is never built from bad input; it keeps invite codes private (a private table
 is listed, but joined only with its code); and it pushes `lobby_update` deltas to
-subscribed clients, only when a table's lobby row really changed (issue 3).
+subscribed clients, only when a table's lobby row really changed.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ from typing import Any
 from twisted.logger import Logger
 
 from pisyedili.protocol.limits import MAX_TABLE_NAME
+from pisyedili.protocol.shapes import SEAT_RANGE
 from pisyedili.server.clock import Clock
-from pisyedili.server.limits import Limits
-from pisyedili.server.participant import Message, TableError
+from pisyedili.server.commands import MemberId
+from pisyedili.server.effects import Message
+from pisyedili.server.limits import ServerLimits
 from pisyedili.server.rules import Options
 from pisyedili.server.session import Session
-from pisyedili.server.table import Table, TableSettings
+from pisyedili.server.table_core import TableCore, TableError, TableSettings, invite_code
+from pisyedili.server.table_runner import Deliver, TableRunner
 
 log = Logger()
-
-SEAT_RANGE = {"classic": (2, 6), "cardiva": (2, 4)}
-"""Seats a table of each rule set may have (C1: the product seats 2-6; K1: 2-4)."""
 
 ENGINE_OPTIONS = frozenset({"ten", "empty_stock", "match_end", "decks"})
 """Table options that are rules (RULES.md, "Options a table may set")."""
@@ -40,26 +40,29 @@ class Lobby:
     """Tables by id and by invite code, lobby subscribers and lobby chat."""
 
     def __init__(self, clock: Clock, rng_factory: Callable[[], random.Random],
-                 settings: TableSettings, limits: Limits) -> None:
+                 settings: TableSettings, limits: ServerLimits, deliver: Deliver,
+                 on_left: Callable[[TableRunner, MemberId], None]) -> None:
         self._clock = clock
         self._rng_factory = rng_factory
         self._settings = settings
         self._limits = limits
-        self._tables: dict[int, Table] = {}
+        self._deliver = deliver
+        self._on_left = on_left
+        self._tables: dict[int, TableRunner] = {}
         self._hosts: dict[int, str] = {}  # table id -> the player who opened it
-        self._by_code: dict[str, Table] = {}
+        self._by_code: dict[str, TableRunner] = {}
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, Session] = {}
         self._ids = itertools.count(1)
 
     # -- tables -------------------------------------------------------------------
 
-    def tables(self) -> list[Table]:
+    def tables(self) -> list[TableRunner]:
         return list(self._tables.values())
 
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
-               private: bool = False) -> Table:
+               private: bool = False) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host."""
         opened = sum(1 for owner in self._hosts.values() if owner == host.player_id)
         if opened >= self._limits.max_tables_per_player:
@@ -72,12 +75,19 @@ class Lobby:
             name = f"{host.name}'s table"
         name = name.strip()[:MAX_TABLE_NAME]
         table_id = next(self._ids)
-        table = Table(table_id, name, engine_options, seats, private, host, self._clock,
-                      self._rng_factory(), settings, self._on_change, self._on_close)
+        rng = self._rng_factory()
+        code = None
+        while private and (code is None or code in self._by_code):
+            code = invite_code(rng)
+        core = TableCore(table_id, name, engine_options, private=private,
+                         host=host.player_id, settings=settings, code=code)
+        table = TableRunner(core, self._clock, self._deliver, rng=rng,
+                            on_change=self._on_change, on_close=self._on_close,
+                            on_left=self._on_left)
         self._tables[table_id] = table
         self._hosts[table_id] = host.player_id
-        if table.code is not None:
-            self._by_code[table.code] = table
+        if code is not None:
+            self._by_code[code] = table
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
                  table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private)
@@ -88,8 +98,7 @@ class Lobby:
     def _validate(self, rules: Any, seats: Any,
                   options: dict[str, Any]) -> tuple[Options, TableSettings]:
         if rules not in SEAT_RANGE:
-            raise TableError("bad_options", f"unknown rule set {rules!r}",
-                             field="rules", choices=sorted(SEAT_RANGE))
+            raise TableError("bad_options", f"unknown rule set {rules!r}", field="rules")
         low, high = SEAT_RANGE[rules]
         if not isinstance(seats, int) or isinstance(seats, bool) or not low <= seats <= high:
             raise TableError("bad_options", f"{rules} tables have {low} to {high} seats",
@@ -101,19 +110,24 @@ class Lobby:
                     or not 0 <= turn_seconds <= TURN_SECONDS_MAX):
                 raise TableError("bad_options",
                                  f"turn_seconds must be 0 (untimed) to {TURN_SECONDS_MAX}",
-                                 field="turn_seconds")
+                                 field="options.turn_seconds")
             settings = replace(settings, turn_seconds=float(turn_seconds))
         unknown = sorted(set(options) - ENGINE_OPTIONS)
         if unknown:
             raise TableError("bad_options", f"unknown table option {unknown[0]!r}",
-                             field=unknown[0])
+                             field=f"options.{unknown[0]}")
+        for key in sorted(options):  # each option alone first, so the refusal names it
+            try:
+                Options.make(rules, seats, **{key: options[key]})
+            except (ValueError, TypeError) as e:
+                raise TableError("bad_options", str(e), field=f"options.{key}") from None
         try:
             engine_options = Options.make(rules, seats, **options)
         except (ValueError, TypeError) as e:
-            raise TableError("bad_options", str(e)) from None
+            raise TableError("bad_options", str(e), field="options") from None
         return engine_options, settings
 
-    def find(self, table_id: Any = None, code: Any = None) -> Table:
+    def find(self, table_id: Any = None, code: Any = None) -> TableRunner:
         """The table a `join_table` names: by invite code, or by id if public."""
         if isinstance(code, str) and code:
             table = self._by_code.get(code.strip().upper()) or self._by_code.get(code.strip())
@@ -126,14 +140,14 @@ class Lobby:
         table = self._tables.get(table_id)
         if table is None:
             raise TableError("no_such_table", f"there is no table {table_id}")
-        if table.code is not None:
-            raise TableError("no_such_table", "this table is private: join it with its code")
+        if table.core.private:
+            raise TableError("private_table", "this table is private: join it with its code")
         return table
 
     # -- lobby view and deltas ------------------------------------------------------
 
     def snapshot(self) -> Message:
-        return {"type": "lobby", "tables": [t.summary() for t in self._tables.values()]}
+        return {"type": "lobby", "tables": [t.core.summary() for t in self._tables.values()]}
 
     def subscribe(self, session: Session) -> Message:
         self._subscribers[session.player_id] = session
@@ -146,8 +160,8 @@ class Lobby:
         for session in list(self._subscribers.values()):
             session.send(msg)
 
-    def _push_row(self, table: Table) -> None:
-        row = table.summary()
+    def _push_row(self, table: TableRunner) -> None:
+        row = table.core.summary()
         old = self._rows.get(table.id)
         if old == row:
             return
@@ -155,18 +169,17 @@ class Lobby:
         self._broadcast({"type": "lobby_update", "op": "add" if old is None else "update",
                          "table": table.id, "summary": row})
 
-    def _on_change(self, table: Table) -> None:
+    def _on_change(self, table: TableRunner) -> None:
         if table.id in self._tables:
             self._push_row(table)
 
-    def _on_close(self, table: Table) -> None:
+    def _on_close(self, table: TableRunner) -> None:
         if self._tables.pop(table.id, None) is None:
             return
         self._hosts.pop(table.id, None)
         self._rows.pop(table.id, None)
-        if table.code is not None:
-            self._by_code.pop(table.code, None)
-        log.info("table {table} closed", table=table.id)
+        if table.core.code is not None:
+            self._by_code.pop(table.core.code, None)
         self._broadcast({"type": "lobby_update", "op": "remove", "table": table.id})
 
     # -- chat -------------------------------------------------------------------------

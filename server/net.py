@@ -1,12 +1,15 @@
 """The network layer: bytes in, commands to the lobby and tables, messages out.
 
-Thin on purpose (DESIGN.md, "The flow of one move"): Twisted's `Int32StringReceiver`
-does the framing, `pisyedili.protocol` decodes and validates each frame body, and a
-dispatch table turns each request into one call on the lobby, a session or a table.
+Thin on purpose: Twisted's `Int32StringReceiver` does the framing, `pisyedili.protocol`
+decodes and validates each frame body, and a dispatch table turns each request into one
+call on the lobby or a session, or one command to a table.
 Everything a request can do wrong ends in an `error` with a stable code (and the
 request's `id`); a framing violation ends the connection; an unexpected exception
 is logged with its traceback and answered with `internal_error`, so one bad request
-never drops the server or touches another connection (issue 3).
+never drops the server or touches another connection.
+
+Every request gets exactly one reply, and it is sent before anything the request
+causes: table requests become table commands whose `Reply` effect comes first.
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.messages import announced_limits, make_error, make_welcome
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.protocol.version import negotiate_features
+from pisyedili.server import commands as cmd
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
+from pisyedili.server.effects import Message
+from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
 from pisyedili.server.lobby import Lobby
-from pisyedili.server.participant import Message
+from pisyedili.server.seats import bot_name
 from pisyedili.server.session import Session, Sessions
-from pisyedili.server.table import Table
+from pisyedili.server.table_runner import ReplyTo, TableRunner
 
 log = Logger()
 
@@ -73,11 +78,12 @@ class _Transport(Protocol):
     def abortConnection(self) -> None: ...
 
 
-Handler = Callable[["ServerProtocol", Session, Message], "Message | None"]
+Handler = Callable[["ServerProtocol", Session, Message, ReplyTo], "Message | None"]
+"""A request handler: returns its reply, or hands `ReplyTo` to a table that will."""
 
 
 class ServerProtocol(Int32StringReceiver):
-    """One client connection (net.py's half of a `Session`'s `Connection`)."""
+    """One client connection: the `Peer` of a `Session` once it said `hello`."""
 
     MAX_LENGTH = MAX_CLIENT_FRAME
 
@@ -133,7 +139,7 @@ class ServerProtocol(Int32StringReceiver):
         self.server.connections.release(self.address)
         self.server.protocols.discard(self)
         session, self.session = self.session, None
-        if session is not None and session.connection is self:
+        if session is not None and session.peer is self:
             try:
                 self.server.lobby.unsubscribe(session)
                 self.server.sessions.lost(session, self)
@@ -187,7 +193,7 @@ class ServerProtocol(Int32StringReceiver):
             self._transport().abortConnection()
 
     def replaced(self) -> None:
-        """Another connection resumed this session: say so, then close (issue 4)."""
+        """Another connection resumed this session: say so, then close."""
         self.session = None
         if self._closing:
             return
@@ -217,7 +223,7 @@ class ServerProtocol(Int32StringReceiver):
     # -- sending ----------------------------------------------------------------------
 
     def send_message(self, msg: Message) -> None:
-        """`Connection.send_message`: messages of features not agreed on are dropped."""
+        """`Peer.send_message`: messages of features not agreed on are dropped."""
         feature = _feature_of(str(msg.get("type", "")))
         if feature is not None and feature not in self.features:
             return
@@ -279,20 +285,26 @@ class ServerProtocol(Int32StringReceiver):
             return
         self._refused_in_row = 0
         kind = msg["type"]
+        if self.session is not None and kind == "hello":
+            self._error("already_welcomed", "this connection has already said hello", rid)
+            return
         try:
-            if self.session is None or kind == "hello":
+            if self.session is None:
                 hello = parse_hello(msg)  # hello_required / unsupported_version first
             else:
                 validate(msg, Direction.TO_SERVER)
         except ProtocolError as e:
-            self._error(e.code, e.message, rid, **e.extra)
+            if self.session is None:  # a refused hello: welcome or an error and close
+                self.close(e.code, e.message, rid, **e.extra)
+            else:
+                self._error(e.code, e.message, rid, **e.extra)
             return
         if kind == "hello":
             try:
                 self._hello(hello)
-            except Exception:
+            except Exception:  # refused like any hello: an error, then the close
                 log.failure("hello from {address} failed", address=self.address)
-                self._error("internal_error", "the server failed to handle hello", rid)
+                self.close("internal_error", "the server failed to handle hello", rid)
             return
         self._dispatch(kind, msg, rid)
 
@@ -313,50 +325,57 @@ class ServerProtocol(Int32StringReceiver):
         if handler is None:
             self._error("unknown_type", f"no request of type {kind!r}", rid)
             return
-        session.request_id = rid
+        answered = False
+
+        def reply(answer: Message) -> None:
+            nonlocal answered
+            answered = True
+            if answer.get("type") == "error":
+                self._error(answer["code"], answer["message"], rid,
+                            **{k: v for k, v in answer.items()
+                               if k not in ("type", "code", "message", "id")})
+            else:
+                self.send_message({**answer, "id": rid} if rid is not None else answer)
+
+        table = _table_of(session)
+        seen = table is not None and kind not in TABLE_REQUESTS \
+            and MESSAGES[(Direction.TO_SERVER, kind)].presence
         try:
-            table = _table_of(session)
-            if table is not None and kind not in HEARTBEAT:
-                table.present(session)  # a request is a sign of life; a heartbeat is not
-            reply = handler(self, session, msg)
+            answer = handler(self, session, msg, reply)
         except ProtocolError as e:  # TableError included
+            answer = None
             self._error(e.code, e.message, rid, **e.extra)
-            return
         except Exception:
             log.failure("request {type} from {player} failed", type=kind,
                         player=session.player_id)
-            self._error("internal_error", "the server failed to handle this request; "
-                        "nothing changed", rid)
+            if not answered:
+                self._error("internal_error", "the server failed to handle this request",
+                            rid)
             return
-        finally:
-            session.request_id = None
-        if reply is not None:
-            if rid is not None:
-                reply = {**reply, "id": rid}
-            self.send_message(reply)
+        if answer is not None:
+            reply(answer)
+        if seen and table is not None and not table.closed:
+            # After the reply, so a seat taken back is told after it; a refused request
+            # shows the player is there all the same.
+            table.handle(cmd.Seen(session.player_id))
 
     # -- handshake ----------------------------------------------------------------------
 
     def _hello(self, hello: Hello) -> None:
         rid = hello.id
         token = hello.token
-        if self.session is not None:
-            self._error("already_welcomed", "this connection has already said hello", rid)
-            return
         name = hello.name.strip()
         if token is None and BOT_NAME.fullmatch(name):
-            self._error("bad_field", "name: names like 'bot (easy)' are kept for the "
-                        "server's bots", rid, field="name")
+            self.close("bad_field", f"name: names like {bot_name('easy')!r} are kept for "
+                       "the server's bots", rid, field="name")
             return
         self.features = frozenset(negotiate_features(hello.features))
         sessions = self.server.sessions
-        was_connected = False
         if token is not None:
             existing = sessions.find(token)
             if existing is None:
                 self._error("bad_token", "that resume token is unknown or has expired", rid)
                 return
-            was_connected = existing.connected
             session = sessions.resume(token, self)
             assert session is not None
             # A lobby subscription belongs to a connection: a resumed one asks again.
@@ -376,12 +395,11 @@ class ServerProtocol(Int32StringReceiver):
             features=sorted(self.features),
             limits={**announced_limits(), **self.server.limits.to_wire()},
             resumed=token is not None, id=rid))
-        if token is not None:
-            if _table_of(session) is not None:
-                sessions.restore_table(session, was_connected)
+        if token is not None and _table_of(session) is not None:
+            sessions.rejoin(session)  # the table sends its snapshot after this welcome
 
 
-def _table_of(session: Session) -> Table | None:
+def _table_of(session: Session) -> TableRunner | None:
     table = session.table
     if table is not None and table.closed:
         session.table = None
@@ -389,7 +407,7 @@ def _table_of(session: Session) -> Table | None:
     return table
 
 
-def _require_table(session: Session) -> Table:
+def _require_table(session: Session) -> TableRunner:
     table = _table_of(session)
     if table is None:
         raise ProtocolError("not_at_table", "you are not at a table")
@@ -403,93 +421,65 @@ def _require_feature(conn: ServerProtocol, feature: str) -> None:
 
 
 OK: Message = {"type": "ok"}
-HEARTBEAT = frozenset({"ping", "pong"})
 BOT_NAME = re.compile(r"(?i)bot\s*\(.*\)")
 """How the tables name bot seats ("bot (easy)"): no person may pass for a bot."""
-"""Requests that keep a connection alive but do not show the player is there: a client
-left open by an absent player answers pings (issue 4: the stand-in bot keeps the seat)."""
 
 
-def _ping(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _ping(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     return {"type": "pong"}
 
 
-def _pong(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _pong(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     return None
 
 
-def _lobby_subscribe(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _lobby_subscribe(conn: ServerProtocol, s: Session, msg: Message,
+                     reply: ReplyTo) -> Message | None:
     return conn.server.lobby.subscribe(s)
 
 
-def _lobby_unsubscribe(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _lobby_unsubscribe(conn: ServerProtocol, s: Session, msg: Message,
+                       reply: ReplyTo) -> Message | None:
     conn.server.lobby.unsubscribe(s)
     return OK
 
 
-def _create_table(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _create_table(conn: ServerProtocol, s: Session, msg: Message,
+                  reply: ReplyTo) -> Message | None:
     if _table_of(s) is not None:
         raise ProtocolError("already_at_table", "leave your table before opening another")
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
                                      msg.get("name"), bool(msg.get("private", False)))
     s.table = table
-    table.join(s)  # sends the `table` snapshot, which answers this request
+    table.handle(cmd.Join(s.player_id, s.name), reply)  # the snapshot is the reply
     return None
 
 
-def _join_table(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _join_table(conn: ServerProtocol, s: Session, msg: Message,
+                reply: ReplyTo) -> Message | None:
     table = conn.server.lobby.find(msg.get("table"), msg.get("code"))
     current = _table_of(s)
     if current is not None and current is not table:
         raise ProtocolError("already_at_table", "leave your table before joining another")
-    table.join(s, spectate=bool(msg.get("spectate", False)))
-    s.table = table
+    table.handle(cmd.Join(s.player_id, s.name, bool(msg.get("spectate", False))), reply)
+    if table.core.is_member(s.player_id):
+        s.table = table
     return None
 
 
-def _leave_table(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    table = _require_table(s)
-    s.table = None
-    table.leave(s)
-    return OK
+def _table_command(build: Callable[[Session, Message, TableRunner], cmd.Command]) -> Handler:
+    """A handler that hands the request to the player's table as one command."""
+
+    def handler(conn: ServerProtocol, s: Session, msg: Message,
+                reply: ReplyTo) -> Message | None:
+        table = _require_table(s)
+        table.handle(build(s, msg, table), reply)
+        return None
+
+    return handler
 
 
-def _sit(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).sit(s, msg["seat"])
-    return OK
-
-
-def _stand(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).stand(s)
-    return OK
-
-
-def _add_bot(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).add_bot(s, msg["seat"], msg.get("level", "medium"))
-    return OK
-
-
-def _remove_bot(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).remove_bot(s, msg["seat"])
-    return OK
-
-
-def _ready(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).set_ready(s, bool(msg.get("ready", True)))
-    return OK
-
-
-def _start(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).start(s)
-    return OK
-
-
-def _move(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
-    _require_table(s).move(s, msg["move"])
-    return OK
-
-
-def _chat(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _chat(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     _require_feature(conn, "chat")
     scope = msg.get("scope")
     table = _table_of(s)
@@ -497,16 +487,21 @@ def _chat(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
         scope = "lobby" if table is None else "table"
     text = msg["text"].strip()
     if scope == "lobby":
+        reply(OK)  # first: the line itself and a seat taken back come after it
         conn.server.lobby.chat(s, text)
-    else:
-        _require_table(s).chat(s, text)
-    return OK
+        if table is not None:
+            table.handle(cmd.Seen(s.player_id))
+        return None
+    _require_table(s).handle(cmd.Chat(s.player_id, text), reply)
+    return None
 
 
-def _rematch(conn: ServerProtocol, s: Session, msg: Message) -> Message | None:
+def _rematch(conn: ServerProtocol, s: Session, msg: Message,
+             reply: ReplyTo) -> Message | None:
     _require_feature(conn, "rematch")
-    _require_table(s).rematch(s, bool(msg["agree"]))
-    return OK
+    table = _require_table(s)
+    table.handle(cmd.Rematch(s.player_id, bool(msg["agree"]), table.new_seed()), reply)
+    return None
 
 
 HANDLERS: dict[str, Handler] = {
@@ -516,23 +511,32 @@ HANDLERS: dict[str, Handler] = {
     "lobby_unsubscribe": _lobby_unsubscribe,
     "create_table": _create_table,
     "join_table": _join_table,
-    "leave_table": _leave_table,
-    "sit": _sit,
-    "stand": _stand,
-    "add_bot": _add_bot,
-    "remove_bot": _remove_bot,
-    "ready": _ready,
-    "start": _start,
-    "move": _move,
+    "resync": _table_command(lambda s, m, t: cmd.Resync(s.player_id)),
+    "leave_table": _table_command(lambda s, m, t: cmd.Leave(s.player_id)),
+    "sit": _table_command(lambda s, m, t: cmd.Sit(s.player_id, m["seat"])),
+    "stand": _table_command(lambda s, m, t: cmd.Stand(s.player_id)),
+    "add_bot": _table_command(lambda s, m, t: cmd.AddBot(
+        s.player_id, m["seat"], m.get("level", "medium"), t.new_seed())),
+    "remove_bot": _table_command(lambda s, m, t: cmd.RemoveBot(s.player_id, m["seat"])),
+    "ready": _table_command(lambda s, m, t: cmd.Ready(s.player_id, bool(m["ready"]))),
+    "start": _table_command(lambda s, m, t: cmd.Start(s.player_id, t.new_seed())),
+    "move": _table_command(lambda s, m, t: cmd.Play(s.player_id, m["move"])),
     "chat": _chat,
     "rematch": _rematch,
 }
+
+TABLE_REQUESTS = frozenset({"resync", "leave_table", "sit", "stand", "add_bot",
+                            "remove_bot", "ready", "start", "move", "chat", "rematch"})
+"""Requests whose table command counts presence itself (the core's one path for it);
+other requests that show presence (the schema's `presence`) are told as `Seen`. Not
+`create_table` or `join_table`: from a player at a table, the first never reaches it
+and the second only asks for a snapshot."""
 
 
 class ServerFactory(Factory):
     """The server's shared state: lobby, sessions, limits and the live connections."""
 
-    def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: Limits,
+    def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
                  clock: Clock) -> None:
         self.name = name
         self.lobby = lobby
@@ -546,8 +550,11 @@ class ServerFactory(Factory):
         return ServerProtocol(self)
 
     def shutdown(self) -> None:
-        """Tell every client the server is going away, then close their connections."""
+        """Tell every client the server is going away, close their connections, and stop
+        every table's timers."""
         for proto in list(self.protocols):
             proto.close("shutting_down", "the server is shutting down")
+        for table in self.lobby.tables():
+            table.stop()
 
 

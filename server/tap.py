@@ -30,11 +30,11 @@ from twisted.python import usage
 from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
-from pisyedili.server.limits import Limits
+from pisyedili.server.limits import ServerLimits
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.net import ServerFactory, server_version
 from pisyedili.server.session import Sessions
-from pisyedili.server.table import TableSettings
+from pisyedili.server.table_core import TableSettings
 
 log = Logger()
 
@@ -42,7 +42,7 @@ DEFAULT_ENDPOINT = "tcp:7707"
 DEFAULT_NAME = "Pis Yedili"
 LOG_FORMATS = ("text", "json")
 
-_LIMITS = Limits()
+_LIMITS = ServerLimits()
 _SETTINGS = TableSettings()
 
 
@@ -60,7 +60,7 @@ _float = _positive(float)
 _int = _positive(int)
 
 
-class Options(usage.Options):
+class ServerOptions(usage.Options):
     """The server's command line (shared by the console script and the twistd plugin)."""
 
     synopsis = "[--listen ENDPOINT]... [options]"
@@ -115,7 +115,7 @@ class Options(usage.Options):
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         try:
-            self["limits"] = Limits(
+            self["limits"] = ServerLimits(
                 max_connections=int(self["max-connections"]),
                 max_per_address=int(self["max-per-address"]),
                 max_tables_per_player=int(self["max-tables"]),
@@ -146,13 +146,14 @@ def rng_factory(seed: int | None) -> Callable[[], random.Random]:
 
 
 def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = None,
-                 limits: Limits | None = None,
+                 limits: ServerLimits | None = None,
                  settings: TableSettings | None = None) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory."""
-    limits = limits or Limits()
+    limits = limits or ServerLimits()
     settings = settings or TableSettings()
-    lobby = Lobby(clock, rng_factory(seed), settings, limits)
     sessions = Sessions(clock, settings.grace_seconds)
+    lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
+                  sessions.left_table)
     return ServerFactory(name, lobby, sessions, limits, clock)
 
 
@@ -230,7 +231,11 @@ class ServerService(Service):
         return DeferredList([d for d in (p.stopListening() for p in ports) if d is not None])
 
 
-def makeService(options: Options) -> ServerService:
+Options = ServerOptions
+"""twistd's `ServiceMaker` reads a module's `Options` and `makeService`."""
+
+
+def makeService(options: ServerOptions) -> ServerService:
     """The twistd entry point (and the console script's): the server as a Service."""
     from twisted.internet import reactor
 
@@ -242,8 +247,8 @@ def makeService(options: Options) -> ServerService:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`pisyedili-server`: run in the foreground, logging to stdout."""
-    options = Options()
-    options.synopsis = f"Usage: pisyedili-server {Options.synopsis}"
+    options = ServerOptions()
+    options.synopsis = f"Usage: pisyedili-server {ServerOptions.synopsis}"
     try:
         options.parseOptions(  # type: ignore[no-untyped-call]
             list(argv) if argv is not None else None)

@@ -11,12 +11,15 @@ import random
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from pisyedili.protocol.shapes import BOT_LEVELS
+
 from .easy import EasyPolicy
 from .medium import MediumPolicy
 from .search import DEFAULT_BUDGET_S, SearchPolicy
 from .situation import Move, View
 
-LEVELS = ("easy", "medium", "hard")
+LEVELS = BOT_LEVELS
+"""The levels `make_policy` knows: the protocol's, which the server offers by name."""
 
 
 @runtime_checkable

@@ -1,8 +1,8 @@
 """Policies on wire forms: what a remote bot client needs, with no engine in sight.
 
 A client that speaks only the protocol has views (plain maps) and legal moves in their
-wire form (`turn.moves`); this converts at the edge so such a client can use the same
-policies as the server's bot seats.
+wire form (the `moves` of an `update` or a `table` snapshot); this converts at the edge
+so such a client can use the same policies as the server's bot seats.
 """
 
 from __future__ import annotations

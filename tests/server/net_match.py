@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from wireclient import Msg, Server, WireClient
+from wireclient import Msg, Server, WireClient, event_of
 
 
 async def open_table(server: Server, names: list[str], rules: str, seats: int,
@@ -33,31 +33,45 @@ async def open_table(server: Server, names: list[str], rules: str, seats: int,
     return clients, table_id
 
 
+def ends_match(msg: Msg) -> bool:
+    return msg["type"] == "update" and any(e["event"] == "match_end" for e in msg["events"])
+
+
 async def play_to_match_end(client: WireClient, rng: random.Random) -> Msg:
-    """Answer every `turn` prompt with one of its legal moves until `match_end`."""
+    """Answer every decision offered with one of its moves; the `match_end` event.
+
+    Waits for each move's `ok` before reading on, as a strict client does: the `ok`
+    comes before the update the move causes, so this never deadlocks.
+    """
     while True:
-        msg = await client.wait(lambda m: m["type"] in ("turn", "match_end"))
-        if msg["type"] == "match_end":
-            return msg
+        msg = await client.wait(lambda m: ends_match(m) or ("moves" in m and m["type"] in
+                                                             ("update", "table")))
+        if ends_match(msg):
+            return event_of(msg, "match_end")
+        if any(m["type"] in ("update", "table") for m in client.received[client.cursor:]):
+            continue  # a later step arrived already: this decision is gone
         plays = [m for m in msg["moves"] if m["kind"] in ("play", "pick")]
         # Prefer shedding, so deals end in a few dozen moves (the reshuffle option can
         # otherwise make a random player's deal last for thousands).
+        start = len(client.received)
         reply = await client.request("move", move=rng.choice(plays or msg["moves"]))
         assert reply["type"] == "ok", reply
+        assert not [m for m in client.received[start:client.received.index(reply)]
+                    if m["type"] == "update"], "an update came before the move's ok"
 
 
 async def pending_turn(clients: list[WireClient]) -> tuple[WireClient, Msg]:
-    """The client whose seat must act now, and its latest prompt.
+    """The client whose seat must decide now, and the message that offered its moves.
 
-    A ping round trip on each connection first: the server writes a prompt before it
-    reads the next request, so after the pong every prompt already sent has arrived.
-    Pings are heartbeats: they do not count as the player acting.
+    A ping round trip on each connection first: the server writes what a step causes
+    before it reads the next request, so after the pong every update already sent has
+    arrived. Pings are heartbeats: they do not count as the player acting.
     """
     for c in clients:
         await c.request("ping")
     for c in clients:
-        turns = [m for m in c.received[c.cursor:] if m["type"] == "turn"]
         c.cursor = len(c.received)
-        if turns:
-            return c, turns[-1]
-    raise AssertionError("nobody has a turn")
+        decision = c.decision()
+        if decision is not None:
+            return c, decision
+    raise AssertionError("nobody has a decision to make")

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_LIMITS
+from pisyedili.protocol.version import PROTOCOL_VERSION
 
 START = "from pisyedili.server.tap import main; main()"
 
@@ -47,7 +48,8 @@ def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:
         found, log = read_until(proc.stdout, r"port=(\d+)", deadline)
         port = int(found.group(1))
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-            sock.sendall(frame({"type": "hello", "protocol": 1, "name": "ann", "id": 1}))
+            sock.sendall(frame({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "ann",
+                                "id": 1}))
             welcome = recv(sock)
             assert welcome["type"] == "welcome" and welcome["server"] == "Çay ocağı"
             proc.send_signal(signal.SIGTERM)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from twisted.internet import task
 
-from pisyedili.server.limits import ConnectionCounter, Limits, TokenBucket, address_key
+from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
 
 
 def test_bucket_allows_a_burst_then_the_rate() -> None:
@@ -38,11 +38,11 @@ def test_counter_caps_per_address_then_in_total_and_releases() -> None:
 ])
 def test_limits_refuse_nonsense(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
-        Limits(**bad)  # type: ignore[arg-type]
+        ServerLimits(**bad)  # type: ignore[arg-type]
 
 
 def test_limits_announced_in_welcome_are_integers() -> None:
-    wire = Limits(rate=2.5, ping_seconds=7.5).to_wire()
+    wire = ServerLimits(rate=2.5, ping_seconds=7.5).to_wire()
     assert all(isinstance(v, int) for v in wire.values())
     assert wire["rate"] == 2 and wire["ping_seconds"] == 8
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 import pytest_twisted
-from twisted.internet import reactor, task
-from twisted.internet.task import deferLater
+from twisted.internet import task
+from twisted.internet.defer import Deferred
 from wireclient import Server
 
+from pisyedili.protocol.codec import decode
+from pisyedili.protocol.limits import CLIENT_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from pisyedili.server.limits import Limits
+from pisyedili.server.limits import ServerLimits
 
 
 @pytest_twisted.ensureDeferred
@@ -69,6 +74,9 @@ async def test_second_hello_is_refused_but_connection_stays() -> None:
         client = await server.connect("alice")
         err = await client.request("hello", protocol=PROTOCOL_VERSION, name="again")
         assert err["code"] == "already_welcomed"
+        # Even one that a first hello would be refused (and closed) for: it is not read.
+        err = await client.request("hello", protocol=1, name=["not", "a", "name"])
+        assert err["code"] == "already_welcomed"
         assert (await client.request("ping"))["type"] == "pong"
     finally:
         await server.stop()
@@ -77,7 +85,7 @@ async def test_second_hello_is_refused_but_connection_stays() -> None:
 @pytest_twisted.ensureDeferred
 async def test_handshake_timeout_closes_silent_connection() -> None:
     clock = task.Clock()
-    server = await Server.start(clock=clock, limits=Limits(handshake_seconds=5))
+    server = await Server.start(clock=clock, limits=ServerLimits(handshake_seconds=5))
     try:
         silent = await server.connect()
         talker = await server.connect("talker")
@@ -91,17 +99,46 @@ async def test_handshake_timeout_closes_silent_connection() -> None:
         await server.stop()
 
 
+def frames_heard(server: Server, name: str) -> Any:
+    """An awaitable per frame the server reads from `name`'s connection, in order."""
+    proto = next(p for p in server.factory.protocols
+                 if p.session is not None and p.session.name == name)
+    frames: list[dict[str, Any]] = []
+    waiting: list[Deferred[dict[str, Any]]] = []
+    receive = proto.stringReceived
+
+    def spy(data: bytes) -> None:
+        receive(data)
+        frames.append(decode(data, CLIENT_LIMITS))
+        if waiting:
+            waiting.pop(0).callback(frames.pop(0))
+
+    proto.stringReceived = spy  # type: ignore[method-assign]
+
+    def next_frame() -> Deferred[dict[str, Any]]:
+        d: Deferred[dict[str, Any]] = Deferred()
+        if frames:
+            d.callback(frames.pop(0))
+        else:
+            waiting.append(d)
+        return d
+
+    return next_frame
+
+
 @pytest_twisted.ensureDeferred
 async def test_heartbeat_pings_then_idle_timeout_closes() -> None:
     clock = task.Clock()
-    server = await Server.start(clock=clock, limits=Limits(ping_seconds=10, idle_seconds=25))
+    server = await Server.start(clock=clock, limits=ServerLimits(ping_seconds=10, idle_seconds=25))
     try:
         mute = await server.connect("mute", auto_pong=False)
         lively = await server.connect("lively")  # answers every ping with pong
+        heard = frames_heard(server, "lively")
         for _ in range(3):
             clock.advance(10)
             await lively.wait_type("ping")  # it answers with pong, which is traffic
-            await deferLater(reactor, 0.05)  # let the pong reach the server
+            pong = await heard()  # the pong reached the server (and nothing else did)
+            assert pong["type"] == "pong"
         await mute.wait_type("ping")
         err = await mute.wait_type("error")
         assert err["code"] == "idle_timeout"
@@ -120,8 +157,41 @@ async def test_a_person_may_not_take_a_bots_name() -> None:
                      "name": "Bot (Hard)"})
         err = await client.wait_for_id(1)
         assert (err["code"], err["field"]) == ("bad_field", "name")
-        client.send({"type": "hello", "id": 2, "protocol": PROTOCOL_VERSION, "name": "robot"})
-        welcome = await client.wait_for_id(2)
-        assert welcome["type"] == "welcome" and welcome["name"] == "robot"
+        await client.closed  # a refused hello closes
+        robot = await server.connect("robot")
+        assert robot.welcome["name"] == "robot"
+    finally:
+        await server.stop()
+
+
+REFUSED_HELLOS = [
+    ({"name": "x"}, "missing_field", {"field": "protocol"}),
+    ({"name": "x", "protocol": "2"}, "bad_field", {"field": "protocol"}),
+    ({"name": "x", "protocol": 2.0}, "bad_field", {"field": "protocol"}),
+    ({"name": "x", "protocol": True}, "bad_field", {"field": "protocol"}),
+    ({"name": "x", "protocol": 1}, "unsupported_version", {"versions": [2]}),
+    ({"name": "x", "protocol": 3, "features": "all"}, "unsupported_version",
+     {"versions": [2]}),
+    ({"protocol": 2}, "missing_field", {"field": "name"}),
+    ({"protocol": 2, "name": 7}, "bad_field", {"field": "name"}),
+]
+
+
+@pytest.mark.parametrize(("fields", "code", "extra"), REFUSED_HELLOS,
+                         ids=[f"{c}-{sorted(f.items())}" for f, c, _ in REFUSED_HELLOS])
+@pytest_twisted.ensureDeferred
+async def test_a_refused_hello_is_answered_then_closed(fields: dict[str, Any], code: str,
+                                                       extra: dict[str, Any]) -> None:
+    server = await Server.start()
+    try:
+        client = await server.connect()
+        client.send({"type": "hello", "id": 4, **fields})
+        err = await client.wait_for_id(4)
+        assert err["type"] == "error" and err["code"] == code
+        assert {k: err.get(k) for k in extra} == extra
+        await client.closed
+        assert client.types() == ["error"], "nothing after the refusal"
+        other = await server.connect("other")  # the server itself is unharmed
+        assert (await other.request("ping"))["type"] == "pong"
     finally:
         await server.stop()

@@ -1,11 +1,12 @@
-"""Hidden information never leaves the server (issue 3; DESIGN.md fixed points).
+"""Hidden information never leaves the server (DESIGN.md fixed points).
 
 Many whole games with several clients and a spectator. Every frame each client
 received is checked, in order, for a card it may not know: a card is known once it
 is in the client's own hand or on the discard pile (C4: played cards are public);
 anything else — another seat's hand, a card another seat drew, the stock's order —
-is a leak. The deal's end (`deal_end`, and views whose `result` reveals all hands)
-is the one moment hands are shown; muamele picks (K14) are turned up as they are made.
+is a leak. The deal's end (the update with `deal_end`, whose view's `result` reveals
+all hands) is the one moment hands are shown; muamele picks (K14) are turned up as they
+are made.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from net_match import open_table, play_to_match_end
+from net_match import ends_match, open_table, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
@@ -46,14 +47,17 @@ def leaks(client: WireClient, spectator: bool) -> list[tuple[int, str, Msg]]:
     known: set[str] = set()
     for i, msg in enumerate(client.received):
         view = msg.get("view")
-        if msg["type"] in ("deal_end", "match_end") or (view and view.get("result")):
+        events = msg["events"] if msg["type"] == "update" else []
+        kinds = {e.get("event") for e in events}
+        if kinds & {"deal_end", "match_end"} or (view and view.get("result")):
             continue  # the deal is over: every hand is revealed (C13-C14, K12-K13)
-        if msg["type"] == "event" and msg["event"].get("event") == "deal_start":
+        if "deal_start" in kinds:
             known = set()
-        if msg["type"] == "event" and msg["event"].get("event") == "pick":
-            # K14: after a seat goes out, each muamele pick is turned up for the table
-            # (a picked 7 gives 3 more picks, which everyone must follow).
-            known |= norm([msg["event"]["card"]])
+        for e in events:
+            if e.get("event") == "pick":
+                # K14: after a seat goes out, each muamele pick is turned up for the
+                # table (a picked 7 gives 3 more picks, which everyone must follow).
+                known |= norm([e["card"]])
         if view:
             if spectator:
                 assert view.get("hand") is None, f"a spectator got a hand: {msg}"
@@ -85,9 +89,9 @@ async def test_no_frame_carries_a_card_its_receiver_may_not_know(rules: str, hum
             rng = random.Random(game)
             await gatherResults([Deferred.fromCoroutine(play_to_match_end(c, rng))
                                  for c in clients])
-            await watcher.wait_type("match_end")
+            await watcher.wait(ends_match)
             for client in clients:
-                assert client.received, "no frames"
+                assert client.events("draw"), "no frames worth scanning"
                 bad = leaks(client, spectator=False)
                 assert not bad, f"{client.welcome['name']} saw {bad[0][1]} in {bad[0][2]}"
             bad = leaks(watcher, spectator=True)
@@ -102,9 +106,19 @@ def test_the_leak_check_catches_a_leak() -> None:
     """The check above must be able to fail: a frame with a foreign card is reported."""
     client = WireClient()
     view = {"hand": ["7h"], "pile": ["2c"], "top": "2c", "stock": 30, "result": None}
+    start = {"event": "deal_start", "deal_no": 1, "dealer": 0}
     client.received = [
-        {"type": "event", "table": 1, "event": {"event": "deal_start"}, "view": view},
-        {"type": "event", "table": 1, "event": {"event": "draw", "seat": 1, "card": "Qs"},
-         "view": view},
+        {"type": "update", "table": 1, "events": [start], "view": view},
+        {"type": "update", "table": 1, "view": view, "events": [
+            {"event": "play", "seat": 0, "card": "2c"},
+            {"event": "draw", "seat": 1, "count": 1, "reason": "draw", "cards": ["Qs"]}]},
     ]
     assert [card for _, card, _ in leaks(client, spectator=False)] == ["QS"]
+    # A view that shows the card makes it known; the deal's end shows every hand.
+    client.received[1]["view"] = {**view, "hand": ["7h", "Qs"]}
+    assert not leaks(client, spectator=False)
+    with pytest.raises(AssertionError, match="spectator got a hand"):
+        leaks(client, spectator=True)
+    end = {"event": "deal_end", "result": {"hands": [["Kd"], ["Qs"]]}}
+    client.received = [{"type": "update", "table": 1, "events": [end], "view": view}]
+    assert not leaks(client, spectator=False)

@@ -1,26 +1,27 @@
-"""Live-server behaviour over real sockets (issue 4): reconnection with the resume
-token, the replaced-connection notice, rate limits, connection caps, the lobby's
-deltas, private tables, lobby chat."""
+"""Live-server behaviour over real sockets: reconnection with the resume token, the
+replaced-connection notice, rate limits, connection caps, the lobby's deltas, private
+tables, lobby chat."""
 
 from __future__ import annotations
 
 import random
 
 import pytest_twisted
-from net_match import open_table, play_to_match_end
+from net_match import open_table, pending_turn, play_to_match_end
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from wireclient import FAST, Msg, Server, WireClient
 
-from pisyedili.server.limits import Limits
+from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.limits import ServerLimits
 
 PUBLIC_KEYS = ("hand_counts", "pile", "top", "turn", "scores", "deal_no", "stock", "phase")
 
 
 def last_view(client: WireClient) -> dict[str, object]:
     return [m["view"] for m in client.received
-            if m["type"] in ("table", "event") and m.get("view")][-1]
+            if m["type"] in ("table", "update") and m.get("view")][-1]
 
 
 async def sync(*clients: WireClient) -> None:
@@ -38,14 +39,10 @@ async def test_dropped_connection_resumes_mid_deal_with_nothing_lost() -> None:
         rng = random.Random(3)
         # Play until it is ben's turn, then ann's connection drops.
         while True:
-            await sync(ann, ben)
-            turn_ann = [m for m in ann.received[ann.cursor:] if m["type"] == "turn"]
-            turn_ben = [m for m in ben.received[ben.cursor:] if m["type"] == "turn"]
-            ann.cursor, ben.cursor = len(ann.received), len(ben.received)
-            if turn_ben:
+            mover, turn = await pending_turn([ann, ben])
+            if mover is ben:
                 break
-            assert turn_ann
-            await ann.ok("move", move=rng.choice(turn_ann[-1]["moves"]))
+            await ann.ok("move", move=rng.choice(turn["moves"]))
         token = ann.welcome["token"]
         ann_seat = next(m for m in ann.received if m["type"] == "table")["you"]["seat"]
         await ann.close()
@@ -53,14 +50,16 @@ async def test_dropped_connection_resumes_mid_deal_with_nothing_lost() -> None:
                                 m["table"]["seats"][ann_seat]["connected"])
         assert update["table"]["seats"][ann_seat]["name"] == "ann"
         # The table goes on: ben moves while ann is away.
-        await ben.ok("move", move=turn_ben[-1]["moves"][0])
+        await ben.ok("move", move=turn["moves"][0])
         await sync(ben)
 
         again = await server.connect("ann (new)", token=token)
         assert again.welcome["resumed"] is True
         assert again.welcome["player"] == ann.welcome["player"]
         assert again.welcome["name"] == "ann"  # the session keeps its name
-        snap = await again.wait_type("table")
+        # The snapshot stays unread: if it offers moves, the match plays on from it.
+        snap = await again.wait(lambda m: m["type"] == "table", consume=False)
+        assert again.types() == ["welcome", "table"]
         assert snap["you"]["seat"] == ann_seat
         await sync(ben)
         mine, theirs = snap["view"], last_view(ben)
@@ -68,10 +67,10 @@ async def test_dropped_connection_resumes_mid_deal_with_nothing_lost() -> None:
             assert mine[key] == theirs[key], key  # what the others saw
         assert len(mine["hand"]) == theirs["hand_counts"][ann_seat]
         assert snap["match"]["totals"] == theirs["scores"]
-        if mine["turn"] == ann_seat:
-            assert snap["turn"]["moves"]  # the pending prompt comes with the snapshot
+        # The pending decision, if it is ann's, comes with the snapshot.
+        assert ("moves" in snap) == (mine["turn"] == ann_seat)
         await ben.wait(lambda m: m["type"] == "table_update"
-                       and m["table"]["seats"][ann_seat]["connected"])
+                       and m["table"]["seats"][ann_seat]["connected"], consume=False)
         # ...and the match plays on to its end with the resumed connection.
         results = await gatherResults([Deferred.fromCoroutine(play_to_match_end(c, rng))
                                        for c in (again, ben)])
@@ -115,7 +114,8 @@ async def test_unknown_token_is_refused() -> None:
     server = await Server.start()
     try:
         client = await server.connect()
-        client.send({"type": "hello", "id": 1, "protocol": 1, "name": "x", "token": "nope"})
+        client.send({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION, "name": "x",
+                     "token": "nope"})
         err = await client.wait_for_id(1)
         assert err["code"] == "bad_token"
         await client.closed
@@ -142,7 +142,7 @@ async def test_session_expires_after_grace_when_it_holds_no_seat_in_play() -> No
                                 and "ann" not in m["table"]["spectators"])
         assert update["table"]["seats"][0]["kind"] == "open"
         late = await server.connect()
-        late.send({"type": "hello", "id": 1, "protocol": 1, "name": "ann",
+        late.send({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION, "name": "ann",
                    "token": ann.welcome["token"]})
         assert (await late.wait_for_id(1))["code"] == "bad_token"
     finally:
@@ -152,7 +152,7 @@ async def test_session_expires_after_grace_when_it_holds_no_seat_in_play() -> No
 @pytest_twisted.ensureDeferred
 async def test_flood_is_rate_limited_then_closed_without_hurting_another_table() -> None:
     clock = task.Clock()  # frozen: the flooder's bucket never refills
-    server = await Server.start(clock=clock, limits=Limits(rate=5, burst=10, flood_close=30))
+    server = await Server.start(clock=clock, limits=ServerLimits(rate=5, burst=10, flood_close=30))
     try:
         (victim,), _ = await open_table(server, ["victim"], "classic", 2, bots=1,
                                         options={"match_end": "deals:99"})
@@ -168,9 +168,9 @@ async def test_flood_is_rate_limited_then_closed_without_hurting_another_table()
         assert (await flood.request("ping"))["type"] == "pong"
         # The victim's game (a bot answers at bot_delay 0 on the frozen clock) goes on.
         for _ in range(3):
-            turn = await victim.wait_type("turn")
-            await victim.ok("move", move=turn["moves"][0])
             clock.advance(0)
+            turn = await victim.next_decision()
+            await victim.ok("move", move=turn["moves"][0])
         for i in range(200, 260):
             flood.send({"type": "ping", "id": i})
         err = await flood.wait(lambda m: m["type"] == "error" and "closing" in m["message"])
@@ -191,7 +191,7 @@ async def connect_from(server: Server, source: str) -> WireClient:
 
 @pytest_twisted.ensureDeferred
 async def test_connection_caps_per_address_and_in_total() -> None:
-    server = await Server.start(limits=Limits(max_per_address=2, max_connections=3,
+    server = await Server.start(limits=ServerLimits(max_per_address=2, max_connections=3,
                                               rate=1000, burst=1000))
     try:
         a1 = await connect_from(server, "127.0.0.1")
@@ -208,9 +208,9 @@ async def test_connection_caps_per_address_and_in_total() -> None:
         for c in (a1, a2, b1):
             assert not c.is_closed
         await a1.close()
-        await sync(a2)
+        await server.dropped(a1)
         b3 = await connect_from(server, "127.0.0.2")  # a place is free again
-        b3.send({"type": "hello", "id": 1, "protocol": 1, "name": "late"})
+        b3.send({"type": "hello", "id": 1, "protocol": PROTOCOL_VERSION, "name": "late"})
         assert (await b3.wait_for_id(1))["type"] == "welcome"
     finally:
         await server.stop()
@@ -267,6 +267,8 @@ async def test_private_table_is_listed_but_joined_only_by_code() -> None:
         assert add["summary"]["private"] is True
         assert code not in repr(add)  # the lobby row never has the code
         err = await watcher.request("join_table", table=snap["table"]["id"])
+        assert err["code"] == "private_table"
+        err = await watcher.request("join_table", table=snap["table"]["id"] + 100)
         assert err["code"] == "no_such_table"
         err = await watcher.request("join_table", code="WRONG1")
         assert err["code"] == "no_such_table"
@@ -278,7 +280,7 @@ async def test_private_table_is_listed_but_joined_only_by_code() -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_table_creation_is_validated_and_capped() -> None:
-    server = await Server.start(limits=Limits(max_tables_per_player=1, rate=1000, burst=1000))
+    server = await Server.start(limits=ServerLimits(max_tables_per_player=1, rate=1000, burst=1000))
     try:
         ann = await server.connect("ann")
         bad: list[tuple[dict[str, object], str]] = [
@@ -332,7 +334,7 @@ async def test_lobby_chat_reaches_subscribers_and_needs_the_feature() -> None:
 @pytest_twisted.ensureDeferred
 async def test_a_client_that_stops_reading_is_cut_off_in_time() -> None:
     clock = task.Clock()
-    server = await Server.start(clock=clock, limits=Limits(ping_seconds=1000,
+    server = await Server.start(clock=clock, limits=ServerLimits(ping_seconds=1000,
                                                            idle_seconds=2000))
     try:
         slow = await server.connect("slow")

@@ -1,4 +1,4 @@
-"""Whole matches over real sockets, both rule sets, with and without bots (issue 3)."""
+"""Whole matches over real sockets, both rule sets, with and without bots."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from net_match import open_table, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import FAST, Server
 
-from pisyedili.server.table import TableSettings
+from pisyedili.server.table_core import TableSettings
 
 CASES = [
     # rules, humans, bots, options
@@ -42,8 +42,12 @@ async def test_whole_match_to_the_end(rules: str, humans: int, bots: int,
         assert len(totals) == humans + bots
         assert winners and all(totals[w] == min(totals) for w in winners)
         for client in clients:
-            deal_ends = [m for m in client.received if m["type"] == "deal_end"]
-            assert deal_ends and deal_ends[-1]["totals"] == totals
+            deal_ends = [m for m in client.received if m["type"] == "update"
+                         and any(e["event"] == "deal_end" for e in m["events"])]
+            assert [m["view"]["deal_no"] for m in deal_ends] == \
+                list(range(1, len(deal_ends) + 1))
+            assert deal_ends[-1]["view"]["scores"] == totals
+            assert client.events("match_end") == [ends[0]]
             assert not client.errors(), client.errors()
     finally:
         await server.stop()

@@ -1,6 +1,6 @@
 """Bad input over real sockets: a stable error code (or a close, for framing
 violations), never a traceback, and never an effect on another connection's game
-(issue 3, "Robustness and security")."""
+(DESIGN.md, "Robustness and security")."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def packed(value: Any) -> bytes:
 
 
 async def victim_moves(victim: WireClient) -> None:
-    """The victim's game goes on: it gets its turn and its move is accepted."""
-    turn = await victim.wait_type("turn")
+    """The victim's game goes on: it is offered moves and its move is accepted."""
+    turn = await victim.next_decision()
     reply = await victim.request("move", move=turn["moves"][0])
     assert reply["type"] == "ok", reply
 
@@ -113,7 +113,7 @@ async def test_framing_violation_closes_only_that_connection(what: str, data: by
 
 def last_view(client: WireClient) -> dict[str, Any]:
     views = [m["view"] for m in client.received
-             if m["type"] in ("table", "event") and m.get("view")]
+             if m["type"] in ("table", "update") and m.get("view")]
     return views[-1]
 
 

@@ -1,5 +1,5 @@
-"""A table's life as clients see it over real sockets (issue 4): the turn timer and
-stand-in bots, a dropped player's seat held and handed back, table chat, rematch."""
+"""A table's life as clients see it over real sockets: the turn timer and stand-in bots,
+a dropped player's seat held and handed back, table chat, rematch."""
 
 from __future__ import annotations
 
@@ -9,17 +9,21 @@ import pytest_twisted
 from net_match import open_table, pending_turn, play_to_match_end
 from twisted.internet import task
 from twisted.internet.defer import Deferred, gatherResults
-from wireclient import Msg, Server, WireClient
+from wireclient import Msg, Server, WireClient, event_of
 
-from pisyedili.server.limits import Limits
-from pisyedili.server.table import TableSettings
+from pisyedili.server.limits import ServerLimits
+from pisyedili.server.table_core import TableSettings
 
-QUIET = Limits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
+QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
 """The clock in these tests jumps far ahead: no heartbeat may close a connection."""
 
 
 def seat_of(client: WireClient) -> int:
     return next(m for m in client.received if m["type"] == "table")["you"]["seat"]
+
+
+def last_table_update(client: WireClient) -> Msg:
+    return [m for m in client.received if m["type"] == "table_update"][-1]
 
 
 def held(update: Msg, seat: int) -> str | None:
@@ -53,33 +57,46 @@ async def test_timed_out_seat_is_played_for_then_held_by_a_bot_then_reclaimed() 
         idler, turn = await pending_turn(clients)
         other = clients[1] if idler is clients[0] else clients[0]
         seat = seat_of(idler)
-        assert turn["deadline"] == 10  # the prompt carries the time left (issue 4)
+        assert turn["deadline"] == 10  # the prompt carries the time left
+        theirs = [m for m in other.received if m["type"] == "update"][-1]
+        assert theirs["deadline"] == 10 and "moves" not in theirs, "everyone sees the time"
         for count in (1, 2):
             clock.advance(10)  # the idler lets the time run out
-            note = await other.wait_type("timeout")
+            step = await other.wait_event("timeout")
+            note = step["events"][0]
             assert (note["seat"], note["count"], note["bot"]) == (seat, count, count == 2)
-            await idler.wait_type("timeout")
+            assert step["events"][1]["seat"] == seat, "then the move made for the seat"
+            assert event_of(await idler.wait_event("timeout"), "timeout") == note
             if count == 1:
                 await others_play_until(clock, clients, idler)
-        update = await other.wait(lambda m: m["type"] == "table_update"
-                                  and held(m, seat) == "idle", consume=False)
-        assert update["table"]["seats"][seat]["name"] == "ann" if seat == 0 else "ben"
+        await idler.request("ping")
+        await other.request("ping")
+        held_from = len(idler.received)
+        update = last_table_update(other)
+        assert held(update, seat) == "idle"
+        assert update["table"]["seats"][seat]["name"] == ("ann" if seat == 0 else "ben")
         # The stand-in plays the idle seat: the others keep getting their turns, and the
-        # idler's seat moves without a prompt to the idler.
-        moved_before = sum(1 for m in other.received if m["type"] == "event"
-                           and m["event"].get("seat") == seat)
+        # idler's seat moves without the idler being offered moves.
+        def moved() -> int:
+            return sum(1 for e in other.events() if e.get("seat") == seat
+                       and e["event"] in ("play", "draw", "pass"))
+
+        moved_before = moved()
         for _ in range(4):
             turn = await others_play_until(clock, clients, other)
             await other.ok("move", move=turn["moves"][0])
-        assert not [m for m in idler.received[idler.cursor:] if m["type"] == "turn"]
-        assert sum(1 for m in other.received if m["type"] == "event"
-                   and m["event"].get("seat") == seat) > moved_before
-        # Any request from the player takes the seat back.
-        idler.send({"type": "chat", "text": "back!"})
+        await idler.request("ping")
+        assert not [m for m in idler.received[held_from:] if "moves" in m]
+        assert moved() > moved_before
+        # Any request from the player takes the seat back: a ping does not.
+        await idler.request("ping")
+        await other.request("ping")
+        assert held(last_table_update(other), seat) == "idle"
+        assert (await idler.request("chat", text="back!"))["type"] == "ok"
         await other.wait(lambda m: m["type"] == "table_update" and held(m, seat) is None,
                          consume=False)
         turn = await others_play_until(clock, clients, idler)
-        assert turn["seat"] == seat
+        assert turn["view"]["turn"] == seat
     finally:
         await server.stop()
 
@@ -109,7 +126,7 @@ async def test_dropped_seat_is_held_by_a_bot_after_grace_and_handed_back() -> No
         await ben.wait(lambda m: m["type"] == "table_update" and held(m, seat) is None
                        and m["table"]["seats"][seat]["connected"], consume=False)
         turn = await others_play_until(clock, [again, ben], again)
-        assert turn["seat"] == seat
+        assert turn["view"]["turn"] == seat
     finally:
         await server.stop()
 
@@ -122,8 +139,8 @@ async def test_table_chat_marks_players_and_spectators_then_rematch() -> None:
                                                 options={"match_end": "deals:1"})
         watcher = await server.connect("watcher")
         await watcher.ok("join_table", table=table_id, spectate=True)
-        ann.send({"type": "chat", "text": "iyi oyunlar"})
-        watcher.send({"type": "chat", "text": "go ben", "scope": "table"})
+        assert (await ann.request("chat", text="iyi oyunlar"))["type"] == "ok"
+        assert (await watcher.request("chat", text="go ben", scope="table"))["type"] == "ok"
         for client in (ann, ben, watcher):
             first = await client.wait(lambda m: m["type"] == "chat" and m["name"] == "ann",
                                       consume=False)
@@ -139,7 +156,7 @@ async def test_table_chat_marks_players_and_spectators_then_rematch() -> None:
         assert err["code"] == "not_seated"
         await ann.ok("rematch", agree=True)
         await ben.request("ping")
-        assert not [m for m in ben.received[ben.cursor:] if m["type"] == "turn"]
+        assert not [m for m in ben.received[ben.cursor:] if m["type"] == "update"]
         await ben.ok("rematch", agree=True)
         await watcher.wait(lambda m: m["type"] == "table_update"
                            and m["table"]["phase"] == "playing")

@@ -1,4 +1,4 @@
-"""Sessions without sockets: tokens, replacement, grace and expiry (issue 4)."""
+"""Sessions without sockets: tokens, replacement, grace and expiry."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_newest_connection_wins_and_the_old_one_is_told() -> None:
     first, second = FakeConnection(), FakeConnection()
     session = sessions.open("ann", first)
     assert sessions.resume(session.token, second) is session
-    assert first.was_replaced and session.connection is second
+    assert first.was_replaced and session.peer is second
     sessions.lost(session, first)  # the replaced connection's close changes nothing
     assert session.connected
     session.send({"type": "ok"})
@@ -57,7 +57,7 @@ def test_dropped_session_without_a_table_expires_after_grace() -> None:
     session.send({"type": "ok"})  # dropped silently while disconnected
     clock.advance(9)
     assert sessions.resume(session.token, FakeConnection()) is session  # in time
-    sessions.lost(session, session.connection)  # type: ignore[arg-type]
+    sessions.lost(session, session.peer)  # type: ignore[arg-type]
     clock.advance(10)
     assert sessions.find(session.token) is None and len(sessions) == 0
 
@@ -71,6 +71,6 @@ def test_names_are_unique_while_a_session_lives() -> None:
     long = sessions.open("x" * 24, FakeConnection())
     assert sessions.open("x" * 24, FakeConnection()).name == "x" * 22 + " 2"
     assert long.name == "x" * 24
-    sessions.lost(ann, ann.connection)  # type: ignore[arg-type]
+    sessions.lost(ann, ann.peer)  # type: ignore[arg-type]
     clock.advance(10)  # ann's session expires: the name is free again
     assert sessions.open("Ann", FakeConnection()).name == "Ann"

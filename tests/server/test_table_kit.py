@@ -1,7 +1,9 @@
-"""Shared fakes for the table tests: list-backed participants, a clock driver.
+"""Shared fakes for the table tests: list-backed members, a driver, a clock.
 
-No sockets, no real time, no unseeded randomness: a `Table` is driven exactly as
-NET drives it, with `Fake` participants whose `send` appends to a list.
+No sockets, no real time, no unseeded randomness: a `TableCore` runs under the real
+`TableRunner` on a `task.Clock`, with `Fake` members whose messages land in a list.
+`Driver` speaks to it the way net.py does (one command per request) and raises the
+refusal a request got, so tests read as requests and their outcomes.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Any
 from twisted.internet.task import Clock
 
 from pisyedili.protocol.schema import Direction, validate
-from pisyedili.server.participant import Message
-from pisyedili.server.rules import Options
-from pisyedili.server.table import Table, TableSettings
+from pisyedili.server import commands as cmd
+from pisyedili.server.effects import Message
+from pisyedili.server.rules import Match, Options
+from pisyedili.server.table_core import TableCore, TableError, TableSettings
+from pisyedili.server.table_runner import TableRunner
 
 FAST = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0, deal_pause=0.0,
                      max_timeouts_before_bot=2)
@@ -32,15 +36,16 @@ def check_message(msg: Message) -> None:
 
 @dataclass
 class Fake:
-    """A participant whose messages land in `inbox` (dropped while disconnected)."""
+    """A member whose messages land in `inbox` (dropped while disconnected)."""
 
     name: str
     player_id: str = field(default_factory=lambda: str(next(_ids)))
     connected: bool = True
     inbox: list[Message] = field(default_factory=list)
     hook: Callable[[Fake, Message], None] | None = None
+    """Sees each message as it is delivered, while the table is in that moment's state."""
 
-    def send(self, msg: Message) -> None:
+    def receive(self, msg: Message) -> None:
         check_message(msg)
         if not self.connected:
             return
@@ -56,14 +61,150 @@ class Fake:
         assert found, f"{self.name} received no {kind!r} message"
         return found[-1]
 
+    def events(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Every event of the updates received, in order (of one kind, if given)."""
+        return [e for m in self.of_type("update") for e in m["events"]
+                if kind is None or e["event"] == kind]
+
+    def updates(self, kind: str) -> list[Message]:
+        """The updates that hold an event of `kind`."""
+        return [m for m in self.of_type("update") if any(e["event"] == kind for e in m["events"])]
+
+    def prompt(self) -> Message | None:
+        """The latest `update` or `table` message, if it offers this member moves."""
+        for msg in reversed(self.inbox):
+            if msg["type"] in ("update", "table"):
+                return msg if "moves" in msg else None
+        return None
+
+
+class Driver:
+    """The table as net.py drives it: requests in, refusals raised as `TableError`."""
+
+    def __init__(self, runner: TableRunner, members: dict[str, Fake]) -> None:
+        self.runner = runner
+        self.core = runner.core
+        self._members = members
+        self.replies: list[Message] = []
+
+    def _request(self, command: cmd.Command, who: Fake) -> Message:
+        self._members[who.player_id] = who
+        got: list[Message] = []
+        self.runner.handle(command, got.append)
+        assert len(got) == 1, f"{type(command).__name__} got {len(got)} replies"
+        check_message(got[0])
+        self.replies.append(got[0])
+        if got[0]["type"] == "error":
+            extra = {k: v for k, v in got[0].items() if k not in ("type", "code", "message")}
+            raise TableError(got[0]["code"], got[0]["message"], **extra)
+        return got[0]
+
+    def _seed(self) -> int:
+        return self.runner.new_seed()
+
+    # requests
+    def join(self, p: Fake, spectate: bool = False) -> Message:
+        reply = self._request(cmd.Join(p.player_id, p.name, spectate), p)
+        p.receive(reply)
+        return reply
+
+    def resync(self, p: Fake) -> Message:
+        return self._request(cmd.Resync(p.player_id), p)
+
+    def leave(self, p: Fake) -> None:
+        self._request(cmd.Leave(p.player_id), p)
+
+    def sit(self, p: Fake, seat: Any) -> None:
+        self._request(cmd.Sit(p.player_id, seat), p)
+
+    def stand(self, p: Fake) -> None:
+        self._request(cmd.Stand(p.player_id), p)
+
+    def add_bot(self, p: Fake, seat: Any, level: str = "medium") -> None:
+        self._request(cmd.AddBot(p.player_id, seat, level, self._seed()), p)
+
+    def remove_bot(self, p: Fake, seat: Any) -> None:
+        self._request(cmd.RemoveBot(p.player_id, seat), p)
+
+    def set_ready(self, p: Fake, ready: bool) -> None:
+        self._request(cmd.Ready(p.player_id, ready), p)
+
+    def start(self, p: Fake) -> None:
+        self._request(cmd.Start(p.player_id, self._seed()), p)
+
+    def move(self, p: Fake, wire_move: dict[str, Any]) -> None:
+        self._request(cmd.Play(p.player_id, wire_move), p)
+
+    def chat(self, p: Fake, text: str) -> None:
+        self._request(cmd.Chat(p.player_id, text), p)
+
+    def rematch(self, p: Fake, agree: bool) -> None:
+        self._request(cmd.Rematch(p.player_id, agree, self._seed()), p)
+
+    # happenings
+    def present(self, p: Fake) -> None:
+        self.runner.handle(cmd.Seen(p.player_id))
+
+    def disconnected(self, p: Fake) -> None:
+        p.connected = False
+        self.runner.handle(cmd.Disconnected(p.player_id))
+
+    def reconnected(self, p: Fake) -> None:
+        p.connected = True
+        self.runner.handle(cmd.Reconnected(p.player_id))
+
+    # reading
+    @property
+    def match(self) -> Match:
+        assert self.core.match is not None
+        return self.core.match
+
+    @property
+    def phase(self) -> str:
+        return self.core.phase
+
+    @property
+    def closed(self) -> bool:
+        return self.core.closed
+
+    @property
+    def id(self) -> int:
+        return self.core.id
+
+    @property
+    def code(self) -> str | None:
+        return self.core.code
+
+    @property
+    def settings(self) -> TableSettings:
+        return self.core.settings
+
+    @property
+    def host(self) -> Fake | None:
+        host = self.core.host
+        return self._members[host] if host is not None else None
+
+    def members(self) -> list[Fake]:
+        return [self._members[m] for m in self.core.members()]
+
+    def seat_of(self, p: Fake) -> int | None:
+        return self.core.seat_of(p.player_id)
+
+    def summary(self) -> dict[str, Any]:
+        return self.core.summary()
+
+    def snapshot_for(self, p: Fake) -> Message:
+        return self.core.snapshot(p.player_id)
+
 
 @dataclass
 class Rig:
-    table: Table
+    table: Driver
     clock: Clock
     host: Fake
-    changes: list[Table]
-    closed: list[Table]
+    changes: list[dict[str, Any]]
+    closed: list[int]
+    left: list[str]
 
     def people(self, n: int, prefix: str = "p") -> list[Fake]:
         return [Fake(f"{prefix.upper()}{i}") for i in range(n)]
@@ -73,12 +214,24 @@ def make_table(rules: str = "classic", seats: int = 2, *, private: bool = False,
                settings: TableSettings = FAST, seed: int = 1,
                host: Fake | None = None, **options: Any) -> Rig:
     clock = Clock()
-    changes: list[Table] = []
-    closed: list[Table] = []
+    changes: list[dict[str, Any]] = []
+    closed: list[int] = []
+    left: list[str] = []
     host = host or Fake("Host")
-    table = Table(7, "t", Options.make(rules, seats, **options), seats, private, host, clock,
-                  random.Random(seed), settings, changes.append, closed.append)
-    return Rig(table, clock, host, changes, closed)
+    members: dict[str, Fake] = {host.player_id: host}
+    rng = random.Random(seed)
+    core = TableCore(7, "t", Options.make(rules, seats, **options), private=private,
+                     host=host.player_id, settings=settings,
+                     code="ABCDEF" if private else None)
+
+    def deliver(member: str, msg: Message) -> None:
+        members[member].receive(msg)
+
+    runner = TableRunner(core, clock, deliver, rng=rng,
+                         on_change=lambda t: changes.append(t.core.summary()),
+                         on_close=lambda t: closed.append(t.id),
+                         on_left=lambda t, m: left.append(m))
+    return Rig(Driver(runner, members), clock, host, changes, closed, left)
 
 
 def run_clock(clock: Clock, limit: int = 100_000) -> None:
@@ -93,10 +246,10 @@ def run_clock(clock: Clock, limit: int = 100_000) -> None:
 
 def play_out(rig: Rig, humans: Iterable[Fake], rng: random.Random,
              max_moves: int = 20_000) -> int:
-    """Play until the match ends; humans choose at random from their `turn` prompts.
+    """Play until the match ends; humans choose at random from the moves offered.
 
-    Checks on the way that the prompt the seat to act holds is for its seat and lists
-    exactly the engine's legal moves. Returns the number of human moves made.
+    Checks on the way that the moves the seat to act was offered are exactly the
+    engine's legal moves. Returns the number of human moves made.
     """
     from pisyedili.server.rules import legal_moves, move_to_wire
 
@@ -113,8 +266,8 @@ def play_out(rig: Rig, humans: Iterable[Fake], rng: random.Random,
             continue
         human = by_seat.get(deal.to_act)
         assert human is not None, "a bot seat is to act but nothing is scheduled"
-        prompt = human.last("turn")
-        assert prompt["seat"] == deal.to_act
+        prompt = human.prompt()
+        assert prompt is not None, f"{human.name} must act but was offered no moves"
         legal = [move_to_wire(m) for m in legal_moves(deal, deal.to_act)]
         assert prompt["moves"] == legal
         table.move(human, rng.choice(prompt["moves"]))
@@ -144,3 +297,25 @@ def seated(rig: Rig, kinds: list[str], level: str = "easy") -> list[Fake]:
         else:
             table.add_bot(rig.host, i, level)
     return humans
+
+
+def drain_then_seven(offered: Message) -> dict[str, Any]:
+    """A classic move that runs the stock low, then plays a 7 on it: the penalty must
+    then be drawn across a reshuffle (C11, C15 with `empty_stock: reshuffle`).
+
+    `offered` is the message that offered the moves (an `update` or `table`)."""
+    view, moves = offered["view"], offered["moves"]
+    sevens = [m for m in moves if m["kind"] == "play" and m["card"][0] == "7"]
+    draw = {"kind": "draw"}
+    move: dict[str, Any]
+    if view["penalty"]:
+        move = draw if draw in moves else moves[0]
+    elif sevens and view["stock"] < 3:
+        move = sevens[0]
+    elif draw in moves and view["stock"] > 2:
+        move = draw
+    else:
+        plays = [m for m in moves if m["kind"] == "play" and m["card"][0] != "7"]
+        move = plays[0] if plays else {"kind": "pass"} if {"kind": "pass"} in moves \
+            else moves[0]
+    return move

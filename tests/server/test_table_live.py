@@ -1,16 +1,17 @@
-"""Issue 4 at the table: turn timer, stand-in bots, reconnection, chat, rematch."""
+"""A table's life: turn timer, stand-in bots, reconnection, chat, rematch."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from test_table_kit import FAST, Fake, Rig, make_table, play_out, run_clock, seated
 
 from pisyedili.server.default_move import default_move
-from pisyedili.server.participant import TableError
 from pisyedili.server.rules import legal_moves, move_to_wire, view
+from pisyedili.server.table_core import TableError
 
 MOVE_EVENTS = ("play", "draw", "pass", "pick")
 
@@ -26,6 +27,14 @@ def two_humans(rules: str = "classic", **settings: object) -> tuple[Rig, Fake, F
 def actor_of(rig: Rig, *people: Fake) -> Fake:
     seat = rig.table.match.deal.to_act
     return next(p for p in people if rig.table.seat_of(p) == seat)
+
+
+def moves_of(p: Fake) -> list[dict[str, Any]]:
+    """The moves `p` was offered for the decision it owes now."""
+    prompt = p.prompt()
+    assert prompt is not None, f"{p.name} was offered no moves"
+    moves: list[dict[str, Any]] = prompt["moves"]
+    return moves
 
 
 def seat_info(p: Fake, seat: int) -> dict[str, object]:
@@ -68,24 +77,36 @@ def test_default_move_needs_a_legal_move() -> None:
 def test_prompt_carries_deadline_that_counts_down() -> None:
     rig, a, b = two_humans()
     actor = actor_of(rig, a, b)
-    assert actor.last("turn")["deadline"] == 30.0
+    prompt = actor.prompt()
+    assert prompt is not None and prompt["deadline"] == 30.0
     rig.clock.advance(12)
-    assert rig.table.snapshot_for(actor)["turn"]["deadline"] == 18.0
+    snap = rig.table.resync(actor)
+    assert snap["deadline"] == 18.0 and snap["moves"] == prompt["moves"]
 
 
-def test_the_others_get_a_clock_for_the_same_turn_and_the_actor_does_not() -> None:
+def test_everyone_gets_the_deadline_and_only_the_actor_its_moves() -> None:
     rig, a, b = two_humans()
     actor = actor_of(rig, a, b)
     other = b if actor is a else a
+    watcher = Fake("W")
+    rig.table.join(watcher, spectate=True)
     seat = rig.table.seat_of(actor)
-    assert other.last("clock") == {"type": "clock", "table": rig.table.id, "seat": seat,
-                                   "deadline": 30.0}
-    assert not actor.of_type("clock"), "the seat to act has its deadline in `turn`"
+    mine, theirs = actor.last("update"), other.last("update")
+    assert mine["events"] == theirs["events"] == [
+        {"event": "deal_start", "deal_no": 1, "dealer": rig.table.match.deal.dealer}]
+    assert mine["deadline"] == theirs["deadline"] == 30.0
+    assert mine["view"]["turn"] == theirs["view"]["turn"] == seat
+    assert "moves" in mine and "moves" not in theirs
+    watched = watcher.last("table")
+    assert watched["deadline"] == 30.0 and "moves" not in watched
 
 
-def test_an_untimed_table_sends_no_clock() -> None:
-    _rig, a, b = two_humans(turn_seconds=0)
-    assert not a.of_type("clock") and not b.of_type("clock")
+def test_an_untimed_table_sends_no_deadline() -> None:
+    rig, a, b = two_humans(turn_seconds=0)
+    assert a.of_type("update") and b.of_type("update")
+    assert a.prompt() or b.prompt()
+    assert not [m for m in a.inbox + b.inbox if "deadline" in m]
+    assert "deadline" not in rig.table.resync(a)
 
 
 def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
@@ -102,38 +123,41 @@ def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
                                                  move_to_wire))
             rig.clock.advance(30)
             timeouts += 1
-            note = other.last("timeout")
-            assert (note["seat"], note["count"]) == (seat, timeouts)
-            after = next(m for m in other.inbox[other.inbox.index(note):]
-                         if m["type"] == "event")
-            assert after["event"]["seat"] == seat
-            played = {"kind": after["event"]["event"]}
+            # One update tells the timeout, then the move the server made for the seat.
+            step = other.updates("timeout")[-1]
+            assert len(other.updates("timeout")) == timeouts
+            note, after = step["events"][:2]
+            assert note == {"event": "timeout", "seat": seat, "count": timeouts,
+                            "bot": timeouts == 2}
+            assert after["seat"] == seat
+            played = {"kind": after["event"]}
             if played["kind"] == "play":
-                played["card"] = after["event"]["card"]
+                played["card"] = after["card"]
                 if "suit" in expected:
-                    played["suit"] = after["event"]["suit"]
+                    played["suit"] = after["suit"]
             assert played == expected, "the default move was played"
-            assert idle.last("timeout") == note, "everyone is told"
+            assert idle.updates("timeout")[-1]["events"][0] == note, "everyone is told"
             if timeouts == 2:
                 break
         else:
-            t.move(other, other.last("turn")["moves"][0])
+            t.move(other, moves_of(other)[0])
     assert timeouts == 2
-    assert other.last("timeout")["bot"] is True
     assert seat_info(other, seat)["held_by_bot"] == "idle"
 
-    # The stand-in plays the idle seat's turns at once: no timer runs out.
-    seen = len(other.of_type("event"))
+    # The stand-in plays the idle seat's turns at once: no timer runs out, and the idle
+    # player is offered nothing.
+    seen, offered = len(other.events()), len(idle.inbox)
     waited = rig.clock.seconds()
     for _ in range(40):
         run_clock(rig.clock)
         assert t.match.deal.to_act != seat
-        t.move(other, other.last("turn")["moves"][0])
+        t.move(other, moves_of(other)[0])
     run_clock(rig.clock)
-    played = [m["event"] for m in other.of_type("event")[seen:]
-              if m["event"].get("seat") == seat and m["event"]["event"] in MOVE_EVENTS]
+    played = [e for e in other.events()[seen:]
+              if e.get("seat") == seat and e["event"] in MOVE_EVENTS]
     assert played, "the stand-in moved for the idle seat"
     assert rig.clock.seconds() == waited
+    assert not [m for m in idle.inbox[offered:] if "moves" in m]
 
     # Any sign of life hands the seat back: the next decision is the player's again.
     t.present(idle)
@@ -142,21 +166,54 @@ def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
         run_clock(rig.clock)
         if t.match.deal.to_act == seat:
             break
-        t.move(other, other.last("turn")["moves"][0])
-    prompt = idle.last("turn")
-    assert prompt["seat"] == seat
-    assert t.snapshot_for(idle)["turn"]["moves"] == prompt["moves"]
+        t.move(other, moves_of(other)[0])
+    prompt = idle.prompt()
+    assert prompt is not None and prompt["view"]["turn"] == seat
+    assert t.resync(idle)["moves"] == prompt["moves"]
     t.move(idle, prompt["moves"][0])  # accepted: the seat is the player's again
+
+
+@pytest.mark.parametrize("request_", ["start", "add_bot", "remove_bot", "sit", "chat",
+                                      "move", "resync", "seen"])
+def test_a_refused_request_shows_presence_too(request_: str) -> None:
+    rig, a, b = two_humans(max_timeouts_before_bot=1, bot_delay=5.0)
+    t = rig.table
+    host, idle = (a, b) if t.host is a else (b, a)
+    for _ in range(200):  # the host plays until the other must decide, then it idles
+        run_clock(rig.clock)
+        if t.match.deal.to_act == t.seat_of(idle):
+            break
+        t.move(host, moves_of(host)[0])
+    seat = t.seat_of(idle)
+    rig.clock.advance(30)
+    assert seat_info(host, seat)["held_by_bot"] == "idle"
+    asks = {
+        "start": lambda: t.start(idle), "add_bot": lambda: t.add_bot(idle, 0),
+        "remove_bot": lambda: t.remove_bot(idle, 0), "sit": lambda: t.sit(idle, 0),
+        "chat": lambda: t.chat(idle, "\x07"), "move": lambda: t.move(idle, {"kind": "fly"}),
+        "resync": lambda: t.resync(idle), "seen": lambda: t.present(idle),
+    }
+    refused = request_ not in ("resync", "seen")
+    try:
+        asks[request_]()
+    except TableError:
+        assert refused
+    else:
+        assert not refused
+    # A resync is only a read; every other request (refused or not) shows life.
+    assert ("held_by_bot" in seat_info(host, seat)) == (request_ == "resync")
 
 
 def test_untimed_table_waits_for_people() -> None:
     rig, a, b = two_humans(turn_seconds=0.0)
     actor = actor_of(rig, a, b)
-    assert "deadline" not in actor.last("turn")
+    prompt = actor.prompt()
+    assert prompt is not None and "deadline" not in prompt
     before = view(rig.table.match, rig.table.seat_of(actor))
+    assert not rig.clock.getDelayedCalls(), "no timer runs"
     rig.clock.advance(3600)
     assert view(rig.table.match, rig.table.seat_of(actor)) == before
-    assert not actor.of_type("timeout")
+    assert actor.inbox[-1] is prompt and not actor.events("timeout")
 
 
 # -- disconnection, grace, reconnection -----------------------------------------------
@@ -174,7 +231,7 @@ def test_disconnect_grace_bot_then_reconnect_snapshot_matches_the_others() -> No
         run_clock(rig.clock)
         if t.match.deal.to_act == seat:
             break
-        t.move(stay, stay.last("turn")["moves"][0])
+        t.move(stay, moves_of(stay)[0])
     rig.clock.advance(59)
     assert t.match.deal.to_act == seat
     rig.clock.advance(1)
@@ -185,22 +242,24 @@ def test_disconnect_grace_bot_then_reconnect_snapshot_matches_the_others() -> No
         if t.phase != "playing" or t.match.deal.over:
             break
         if t.match.deal.to_act != seat:
-            t.move(stay, stay.last("turn")["moves"][0])
+            t.move(stay, moves_of(stay)[0])
         run_clock(rig.clock)
 
-    gone.connected = True
+    heard = len(gone.inbox)
     t.reconnected(gone)
-    snap = gone.last("table")
-    seen = stay.last("event")["view"]
+    (snap,) = gone.inbox[heard:]
+    assert snap["type"] == "table"
+    seen = stay.last("update")["view"]
     mine = view(t.match, seat)
     assert snap["view"] == mine
     for key in ("hand_counts", "turn", "pile", "stock", "scores", "deal_no", "top"):
         assert snap["view"][key] == seen[key], key
-    assert snap["match"]["totals"] == stay.last("event")["view"]["scores"]
+    assert snap["match"]["totals"] == seen["scores"]
     assert "held_by_bot" not in snap["table"]["seats"][seat]
     assert snap["table"]["seats"][seat]["connected"] is True
-    if t.phase == "playing" and t.match.deal.to_act == seat:
-        assert gone.last("turn")["moves"] == snap["turn"]["moves"]
+    # The decision owed now, if it is the seat's, comes in the snapshot.
+    acting = t.phase == "playing" and t.match.deal.to_act == seat
+    assert ("moves" in snap) == acting
 
 
 def test_disconnected_seat_is_played_by_the_timer_before_grace_ends() -> None:
@@ -209,9 +268,12 @@ def test_disconnected_seat_is_played_by_the_timer_before_grace_ends() -> None:
     gone = actor_of(rig, a, b)
     gone.connected = False
     t.disconnected(gone)
-    rig.clock.advance(10)
+    rig.clock.advance(9)
     other = b if gone is a else a
-    assert other.last("timeout")["seat"] == t.seat_of(gone)
+    assert not other.events("timeout")
+    rig.clock.advance(1)
+    (note,) = other.events("timeout")
+    assert (note["seat"], note["bot"]) == (t.seat_of(gone), False)
 
 
 def test_waiting_table_frees_the_seat_of_a_player_gone_past_grace() -> None:
@@ -224,9 +286,13 @@ def test_waiting_table_frees_the_seat_of_a_player_gone_past_grace() -> None:
     a.connected = False
     t.disconnected(a)
     assert seat_info(rig.host, 1)["ready"] is False
-    rig.clock.advance(FAST.grace_seconds)
+    rig.clock.advance(FAST.grace_seconds - 1)
+    assert seat_info(rig.host, 1)["kind"] == "human"
+    rig.clock.advance(1)
     assert seat_info(rig.host, 1)["kind"] == "open"
-    assert rig.host.last("table_update")["table"]["spectators"] == ["A"]
+    # No match holds the player: they leave the table (and their session may expire).
+    assert rig.host.last("table_update")["table"]["spectators"] == []
+    assert a not in t.members() and rig.left == [a.player_id]
 
 
 def test_leaving_mid_match_hands_the_seat_to_a_bot_for_good() -> None:
@@ -237,10 +303,12 @@ def test_leaving_mid_match_hands_the_seat_to_a_bot_for_good() -> None:
     run_clock(rig.clock)
     quitter = humans[1]
     t.leave(quitter)
+    heard = len(quitter.inbox)
     assert seat_info(rig.host, 1)["kind"] == "bot"
     play_out(rig, [rig.host], random.Random(2))
     assert t.phase == "over"
-    assert not quitter.of_type("match_end")
+    assert len(rig.host.events("match_end")) == 1
+    assert len(quitter.inbox) == heard, "a player who left hears no more"
 
 
 # -- spectators and chat --------------------------------------------------------------
@@ -288,7 +356,7 @@ def test_rematch_starts_when_every_human_agrees() -> None:
     assert [s["kind"] for s in a.last("table_update")["table"]["seats"]] == \
         ["human", "human", "bot"]
     play_out(rig, humans, random.Random(4))
-    assert len(a.of_type("match_end")) == 2
+    assert len(a.events("match_end")) == 2
 
 
 def test_rematch_refused_to_spectators_and_before_the_end() -> None:
@@ -319,19 +387,20 @@ def test_rematch_after_a_player_left_waits_for_the_seat_to_be_filled() -> None:
     assert a.last("table_update")["table"]["seats"][1]["kind"] == "bot"
 
 
-def test_reconnecting_seat_to_act_gets_snapshot_then_its_turn() -> None:
+def test_reconnecting_seat_to_act_gets_its_decision_in_the_snapshot() -> None:
     rig, a, b = two_humans(turn_seconds=30.0, grace_seconds=10.0, max_timeouts_before_bot=5)
     t = rig.table
     gone = actor_of(rig, a, b)
     gone.connected = False
     t.disconnected(gone)
     rig.clock.advance(4)
-    gone.connected = True
+    heard = len(gone.inbox)
     t.reconnected(gone)  # within grace: the clock kept running
-    snap, turn = gone.inbox[-2:]
-    assert (snap["type"], turn["type"]) == ("table", "turn")
-    assert turn["deadline"] == snap["turn"]["deadline"] == 26.0
-
+    (snap,) = gone.inbox[heard:]
+    assert snap["type"] == "table", "the decision comes in the snapshot, once"
+    assert snap["deadline"] == 26.0
+    assert snap["moves"] == [move_to_wire(m)
+                             for m in legal_moves(t.match.deal, t.seat_of(gone))]
 
 
 def test_reclaiming_from_a_stand_in_gives_a_fresh_deadline() -> None:
@@ -345,12 +414,16 @@ def test_reclaiming_from_a_stand_in_gives_a_fresh_deadline() -> None:
     assert seat_info(b if gone is a else a, seat)["held_by_bot"] == "disconnected"
     rig.clock.advance(2)
     assert t.match.deal.to_act == seat
-    gone.connected = True
+    heard = len(gone.inbox)
     t.reconnected(gone)
-    snap, turn = gone.inbox[-2:]
-    assert (snap["type"], turn["type"]) == ("table", "turn")
-    assert turn["deadline"] == snap["turn"]["deadline"] == 30.0
+    (snap,) = gone.inbox[heard:]
+    assert snap["type"] == "table", "the decision comes in the snapshot, once"
+    assert snap["deadline"] == 30.0 and snap["moves"]
     assert "held_by_bot" not in snap["table"]["seats"][seat]
+    other = b if gone is a else a
+    handed = other.inbox[-1]  # the others see who decides now, with its fresh deadline
+    assert (handed["type"], handed["events"], handed["deadline"]) == ("update", [], 30.0)
+    assert "moves" not in handed
     rig.clock.advance(29)  # the stand-in's pending move was called off
     assert t.match.deal.to_act == seat
-    t.move(gone, turn["moves"][0])
+    t.move(gone, snap["moves"][0])

@@ -1,13 +1,22 @@
-"""Seats, membership, the host's powers and the start conditions (issue 3)."""
+"""Seats, membership, the host's powers and the start conditions."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
-from test_table_kit import Fake, make_table
+from test_table_kit import FAST, Fake, make_table
 
 from pisyedili.protocol.errors import ERRORS
-from pisyedili.server.participant import TableError
-from pisyedili.server.table import SPECTATOR_NAMES_SHOWN
+from pisyedili.server.rules import Options
+from pisyedili.server.table_core import (
+    CODE_ALPHABET,
+    CODE_LENGTH,
+    SPECTATOR_NAMES_SHOWN,
+    TableCore,
+    TableError,
+    invite_code,
+)
 
 
 def refused(code: str, fn: object, *args: object) -> TableError:
@@ -32,13 +41,32 @@ def test_host_joins_first_seat_and_gets_snapshot() -> None:
 
 def test_private_code_reaches_members_never_the_lobby() -> None:
     rig = make_table("classic", 2, private=True)
-    rig.table.join(rig.host)
-    code = rig.table.code
-    assert code is not None and len(code) >= 6
+    t = rig.table
+    t.join(rig.host)
+    code = t.code
+    assert code is not None
     assert rig.host.last("table")["table"]["code"] == code
-    assert "code" not in rig.table.summary()
-    assert code not in repr(rig.table.summary())
-    assert make_table("classic", 2).table.code is None
+    guest = Fake("G")
+    t.join(guest)
+    assert guest.last("table")["table"]["code"] == code
+    assert rig.host.last("table_update")["table"]["code"] == code
+    assert "code" not in t.summary() and code not in repr(t.summary())
+    assert "code" not in t.core.info(for_member=False)
+    assert code not in repr(rig.changes)
+
+
+def test_invite_codes_are_drawn_from_an_unambiguous_alphabet() -> None:
+    rng = random.Random(4)
+    codes = {invite_code(rng) for _ in range(200)}
+    assert len(codes) == 200, "codes do not repeat"
+    assert all(len(c) == CODE_LENGTH and set(c) <= set(CODE_ALPHABET) for c in codes)
+    assert not set("01IO") & set(CODE_ALPHABET), "no characters read alike"
+    options = Options.make("classic", 2)
+    public = TableCore(1, "t", options, private=False, host="1", settings=FAST,
+                       code="ABCDEF")
+    assert public.code is None and "code" not in public.info()
+    with pytest.raises(ValueError):
+        TableCore(1, "t", options, private=True, host="1", settings=FAST)
 
 
 def test_join_takes_open_seat_then_watches_when_full() -> None:
@@ -131,7 +159,7 @@ def test_start_needs_every_seat_filled_and_every_human_ready() -> None:
     t.set_ready(a, True)
     t.start(rig.host)  # the host's start is its own ready
     assert t.phase == "playing"
-    assert rig.changes[-1] is t and t.summary()["phase"] == "playing"
+    assert rig.changes[-1] == t.summary() and rig.changes[-1]["phase"] == "playing"
 
 
 def test_seats_are_frozen_during_a_match() -> None:
@@ -156,10 +184,12 @@ def test_host_passes_on_and_last_human_closes() -> None:
     t.leave(rig.host)
     assert t.host is a
     assert a.last("table_update")["table"]["host_name"] == "A"
+    assert t.snapshot_for(a)["you"]["host"] is True
     t.leave(a)
     assert t.host is w and not rig.closed
     t.leave(w)
-    assert rig.closed == [t] and t.closed
+    assert rig.closed == [t.id] and t.closed
+    assert rig.left == [rig.host.player_id, a.player_id, w.player_id]
     refused("no_such_table", t.join, Fake("Late"))
 
 

@@ -1,4 +1,4 @@
-"""Hidden information never leaves the table (issue 3, DESIGN.md).
+"""Hidden information never leaves the table (DESIGN.md).
 
 Every message each fake participant receives over whole matches is scanned, at the
 moment it is sent, for card names the recipient may not know: another seat's cards
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_table_kit import Fake, Rig, make_table, play_out, run_clock, seated
 
-from pisyedili.server.participant import Message
+from pisyedili.server.effects import Message
 from pisyedili.server.rules import events_for, view
 
 CARD = re.compile(r"(?i)^(?:10|[2-9jqka])[cdhs]$")
@@ -52,7 +52,7 @@ class Watch:
     def __call__(self, p: Fake, msg: Message) -> None:
         assert self.rig is not None
         table = self.rig.table
-        match = table.match
+        match = table.core.match
         if match is None or match.deal.over:
             return
         seat = table.seat_of(p)
@@ -64,11 +64,11 @@ class Watch:
         known.update(public["pile"])
         if seat is not None:
             known.update(view(match, seat)["hand"])
-        if msg["type"] == "event":
+        if msg["type"] == "update":
             # Whatever the engine's masking shows a spectator is public by its decision
             # (today: muamele picks, K14); once it masks a pick, this adds nothing and
             # the scan holds picks to the same rule as every other card.
-            for ev in events_for([msg["event"]], None):
+            for ev in events_for(msg["events"], None):
                 if ev["event"] == "pick" and "card" in ev:
                     known.add(ev["card"])
         self.scanned += 1
@@ -108,10 +108,9 @@ def test_no_message_carries_a_card_its_recipient_may_not_know(
     assert watch.scanned > 100
     assert not watch.leaks, watch.leaks[:3]
     for s in lookers:
-        assert all(m["view"]["hand"] is None for m in s.of_type("event"))
-        assert all("hand" not in m["event"] and "cards" not in m["event"]
-                   for m in s.of_type("event"))
-        assert not s.of_type("turn")
+        assert s.of_type("update")
+        assert all(m["view"]["hand"] is None and "moves" not in m for m in s.of_type("update"))
+        assert all("hand" not in e and "cards" not in e for e in s.events())
 
 
 def test_reconnect_and_stand_ins_leak_nothing() -> None:
@@ -132,7 +131,9 @@ def test_reconnect_and_stand_ins_leak_nothing() -> None:
         if t.phase != "playing":
             break
         actor = next(h for h in humans[:2] if t.seat_of(h) == t.match.deal.to_act)
-        t.move(actor, actor.last("turn")["moves"][0])
+        prompt = actor.prompt()
+        assert prompt is not None
+        t.move(actor, prompt["moves"][0])
         run_clock(rig.clock)
     gone.connected = True
     t.reconnected(gone)
@@ -149,6 +150,7 @@ def test_the_scan_catches_a_leak() -> None:
     watched(rig, [a, b], watch)
     rig.table.start(a)
     other_hand = view(rig.table.match, rig.table.seat_of(b))["hand"]
-    a.send({"type": "chat", "scope": "table", "name": "x", "spectator": False,
-            "text": other_hand[0]})
+    assert watch.scanned and not watch.leaks
+    a.receive({"type": "chat", "scope": "table", "name": "x", "spectator": False,
+               "text": other_hand[0]})
     assert watch.leaks and other_hand[0] in watch.leaks[0][1]

@@ -15,6 +15,7 @@ from twisted.logger import globalLogPublisher
 from twisted.python import usage
 from wireclient import WireClient
 
+from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server import tap
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ async def test_service_listens_warns_about_seed_and_says_goodbye() -> None:
         port = service.ports[0].getHost().port
         client = await connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", port),
                                        WireClient())
-        welcome = await client.request("hello", protocol=1, name="ann")
+        welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name="ann")
         assert welcome["server"] == "Kahve"
         await service.stopService()
         err = await client.wait_type("error")
@@ -105,6 +106,8 @@ async def test_service_listens_warns_about_seed_and_says_goodbye() -> None:
         globalLogPublisher.removeObserver(events.append)
         if service.running:
             await service.stopService()
+        for session in service.factory.sessions.each():  # no expiry left on the reactor
+            service.factory.sessions.forget(session)
     warnings = [e for e in events if e.get("log_level") is not None
                 and e["log_level"].name == "warn" and "seed" in e.get("log_format", "")]
     assert warnings and warnings[0]["seed"] == 3

@@ -23,9 +23,9 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.limits import Limits
-from pisyedili.server.net import ServerFactory
-from pisyedili.server.table import TableSettings
+from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net import ServerFactory, ServerProtocol
+from pisyedili.server.table_core import TableSettings
 from pisyedili.server.tap import make_factory
 
 Msg = dict[str, Any]
@@ -33,8 +33,18 @@ Pred = Callable[[Msg], bool]
 
 TIMEOUT = 10.0
 FAST = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
-ROOMY = Limits(rate=10_000, burst=10_000)
+ROOMY = ServerLimits(rate=10_000, burst=10_000)
 """Test clients play at machine speed: only the rate-limit tests use the real defaults."""
+
+
+def offers_moves(msg: Msg) -> bool:
+    return msg["type"] in ("update", "table") and "moves" in msg
+
+
+def event_of(update: Msg, kind: str) -> Msg:
+    """The one event of `kind` in an `update`."""
+    (found,) = [e for e in update["events"] if e["event"] == kind]
+    return found
 
 
 class WireClient(Int32StringReceiver):
@@ -48,13 +58,17 @@ class WireClient(Int32StringReceiver):
         self.closed: Deferred[None] = Deferred()
         self.is_closed = False
         self.welcome: Msg = {}
+        self.address: tuple[str, int] = ("", 0)
         self._ids = itertools.count(1)
         self._waiters: list[tuple[Pred, Deferred[Msg]]] = []
 
     # -- wire ---------------------------------------------------------------------------
 
     def connectionMade(self) -> None:
-        self.transport.setTcpNoDelay(True)  # type: ignore[union-attr]
+        assert self.transport is not None
+        self.transport.setTcpNoDelay(True)  # type: ignore[attr-defined]
+        host = self.transport.getHost()
+        self.address = (host.host, host.port)  # type: ignore[attr-defined]
 
     def stringReceived(self, string: bytes) -> None:
         msg = decode(string, SERVER_LIMITS)
@@ -153,6 +167,35 @@ class WireClient(Int32StringReceiver):
     def types(self) -> list[str]:
         return [m["type"] for m in self.received]
 
+    # -- protocol 2's table messages ------------------------------------------------------
+
+    def events(self, kind: str | None = None) -> list[Msg]:
+        """Every event of the updates received, in order (of one kind, if given)."""
+        return [e for m in self.received if m["type"] == "update" for e in m["events"]
+                if kind is None or e["event"] == kind]
+
+    def decision(self) -> Msg | None:
+        """The latest `update` or `table` received, if it offers moves: the decision this
+        client owes (once every message the server sent has arrived, e.g. after a ping)."""
+        for m in reversed(self.received):
+            if m["type"] in ("update", "table"):
+                return m if "moves" in m else None
+        return None
+
+    async def next_decision(self, timeout: float = TIMEOUT) -> Msg:
+        """The next `update` or `table` from the cursor on that offers moves and that no
+        later one has superseded yet."""
+        while True:
+            msg = await self.wait(offers_moves, timeout)
+            if not any(m["type"] in ("update", "table") for m in self.received[self.cursor:]):
+                return msg
+
+    def wait_event(self, kind: str, timeout: float = TIMEOUT,
+                   consume: bool = True) -> Deferred[Msg]:
+        """The next `update` holding an event of `kind`."""
+        return self.wait(lambda m: m["type"] == "update"
+                         and any(e["event"] == kind for e in m["events"]), timeout, consume)
+
     def errors(self) -> list[Msg]:
         return [m for m in self.received if m["type"] == "error"]
 
@@ -169,14 +212,46 @@ class Server:
     factory: ServerFactory
     port: Any
     clients: list[WireClient] = field(default_factory=list)
+    lost: dict[tuple[str, int], Deferred[None]] = field(default_factory=dict)
+    """Per client address: fires once the server side of that connection has gone."""
 
     @classmethod
     async def start(cls, clock: Any = None, settings: TableSettings = FAST,
-                    limits: Limits | None = None, seed: int | None = 7) -> Server:
+                    limits: ServerLimits | None = None, seed: int | None = 7) -> Server:
         factory = make_factory(clock or reactor, name="test server", seed=seed,
                                limits=limits or ROOMY, settings=settings)
         port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(factory)
-        return cls(factory, port)
+        server = cls(factory, port)
+        build = factory.buildProtocol
+
+        def build_watched(addr: Any) -> ServerProtocol:
+            proto = build(addr)
+            lost = server.lost.setdefault((addr.host, addr.port), Deferred())
+            connection_lost = proto.connectionLost
+
+            def watched(reason: Failure | None = None) -> None:
+                connection_lost(reason)
+                lost.callback(None)
+
+            proto.connectionLost = watched  # type: ignore[method-assign]
+            return proto
+
+        factory.buildProtocol = build_watched  # type: ignore[method-assign]
+        return server
+
+    def dropped(self, client: WireClient) -> Deferred[None]:
+        """Fires once the server has seen `client`'s connection go."""
+        d = self.lost.setdefault(client.address, Deferred())  # the server may not know it yet
+        waiter: Deferred[None] = Deferred()
+
+        def fire(result: object) -> object:
+            if not waiter.called:
+                waiter.callback(None)
+            return result
+
+        d.addBoth(fire)
+        waiter.addTimeout(TIMEOUT, reactor)
+        return waiter
 
     async def connect(self, name: str | None = None, features: list[str] | None = None,
                       auto_pong: bool = True, token: str | None = None) -> WireClient:
@@ -195,14 +270,14 @@ class Server:
         return client
 
     async def stop(self) -> None:
+        self.factory.shutdown()
         for client in self.clients:
             await client.close()
-        self.factory.shutdown()
-        for table in self.factory.lobby.tables():
-            table.close()
+            await self.dropped(client)
+        # Sessions left behind hold expiry timers (and seats whose timers shutdown
+        # stopped): forgetting them leaves nothing scheduled on the reactor.
         for session in self.factory.sessions.each():
-            if session.expiry is not None and session.expiry.active():
-                session.expiry.cancel()
+            self.factory.sessions.forget(session)
         await self.port.stopListening()
         bad = [(c, m) for c in self.clients for m in c.invalid]
         assert not bad, f"server sent messages the schema refuses: {bad[:3]}"

@@ -1,0 +1,78 @@
+"""What a table core asks for in return: messages, the reply, timers, a bot's decision.
+
+The core does no I/O; a runner (`table_runner.py`) carries each effect out, in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pisyedili.server.commands import MemberId
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer to the request being handled (`ok`, `table` or `error`).
+
+    It always comes first among a request's effects, so a client reads the answer to
+    its request before anything the request caused."""
+
+    msg: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    to: MemberId
+    msg: Message
+
+
+@dataclass(frozen=True, slots=True)
+class SetTimer:
+    """Fire `TimerFired(key)` after `delay` seconds, replacing any timer of that key."""
+
+    key: str
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTimer:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskBot:
+    """Choose a move for `seat` and answer with `BotMoved(serial, move)`.
+
+    `events` is the seat's share of the deal's events so far, for policies that learn
+    from what they saw (`observe`); `view` and `legal` are all a bot may know besides.
+    """
+
+    serial: int
+    seat: int
+    level: str
+    view: dict[str, Any]
+    legal: list[int]
+    events: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """The table's lobby row may have changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberLeft:
+    """`member` is no longer at the table (left, or gone past the grace period)."""
+
+    member: MemberId
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """The table closed: every timer is cancelled; nothing more will come from it."""
+
+
+Effect = Reply | Send | SetTimer | CancelTimer | AskBot | Changed | MemberLeft | Closed

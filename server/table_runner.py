@@ -1,0 +1,174 @@
+"""The Twisted side of a table: carries out a `TableCore`'s effects, feeds it commands.
+
+Thin on purpose: `Send` goes to the member's session, `SetTimer` becomes a `callLater`
+on the injected clock (tests pass `task.Clock`), `AskBot` a policy's decision — in the
+reactor's thread pool for a `hard` search, so a search never stalls other tables. The
+decisions all live in the core; this module only does what they say, in order.
+
+Commands are handled one at a time: effects that produce further commands (a bot that
+answers inline) queue them, so a table of bots never recurses and never re-enters
+the core while it is handling something.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from twisted.internet.threads import deferToThread
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from pisyedili.protocol.messages import make_error
+from pisyedili.server.bot_seat import make_bot
+from pisyedili.server.clock import Clock, Delayed
+from pisyedili.server.commands import (
+    BotMoved,
+    Command,
+    Join,
+    Leave,
+    MemberId,
+    Start,
+    TimerFired,
+)
+from pisyedili.server.effects import (
+    AskBot,
+    CancelTimer,
+    Changed,
+    Closed,
+    MemberLeft,
+    Message,
+    Reply,
+    Send,
+    SetTimer,
+)
+from pisyedili.server.table_core import TableCore
+
+log = Logger()
+
+Deliver = Callable[[MemberId, Message], None]
+ReplyTo = Callable[[Message], None]
+
+
+class TableRunner:
+    """One table on the reactor: its core, its timers and its bots' searches."""
+
+    def __init__(self, core: TableCore, clock: Clock, deliver: Deliver, *,
+                 rng: random.Random,
+                 on_change: Callable[[TableRunner], None],
+                 on_close: Callable[[TableRunner], None],
+                 on_left: Callable[[TableRunner, MemberId], None]) -> None:
+        self.core = core
+        self._clock = clock
+        self._deliver = deliver
+        self._rng = rng  # match seeds and the bots' own randomness
+        self._on_change = on_change
+        self._on_close = on_close
+        self._on_left = on_left
+        self._calls: dict[str, Delayed] = {}
+        self._queue: deque[tuple[Command, ReplyTo | None]] = deque()
+        self._busy = False
+
+    @property
+    def id(self) -> int:
+        return self.core.id
+
+    @property
+    def closed(self) -> bool:
+        return self.core.closed
+
+    def stop(self) -> None:
+        """Cancel every timer: the server is stopping. The core is left as it is (a
+        restart that keeps tables rebuilds it from its commands and re-arms its timers)."""
+        for key in list(self._calls):
+            self._cancel(key)
+
+    def new_seed(self) -> int:
+        """A shuffle seed for a command that may start a match (it never leaves here)."""
+        return self._rng.getrandbits(64)
+
+    def handle(self, command: Command, reply: ReplyTo | None = None) -> None:
+        """Hand `command` to the core and carry out what it says; `reply` gets the answer
+        to a request (before any message the request causes)."""
+        self._queue.append((command, reply))
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            while self._queue:
+                self._run(*self._queue.popleft())
+        finally:
+            self._busy = False
+
+    def _run(self, command: Command, reply: ReplyTo | None) -> None:
+        try:
+            effects = self.core.handle(command, self._clock.seconds())
+        except Exception:
+            log.failure("table {table}: {command} failed", table=self.id,
+                        command=type(command).__name__)
+            if reply is not None:
+                reply(make_error("internal_error", "the server failed to handle this "
+                                 "request"))
+            return
+        if isinstance(command, Join | Leave | Start):
+            log.info("table {table}: {command} by player {player}", table=self.id,
+                     command=type(command).__name__.lower(), player=command.member)
+        for effect in effects:
+            if isinstance(effect, Send):
+                self._deliver(effect.to, effect.msg)
+            elif isinstance(effect, Reply):
+                if reply is not None:
+                    reply(effect.msg)
+            elif isinstance(effect, SetTimer):
+                self._cancel(effect.key)
+                self._calls[effect.key] = self._clock.callLater(
+                    effect.delay, self._fire, effect.key)
+            elif isinstance(effect, CancelTimer):
+                self._cancel(effect.key)
+            elif isinstance(effect, AskBot):
+                self._ask(effect)
+            elif isinstance(effect, Changed):
+                self._on_change(self)
+            elif isinstance(effect, MemberLeft):
+                self._on_left(self, effect.member)
+            elif isinstance(effect, Closed):
+                for key in list(self._calls):
+                    self._cancel(key)
+                log.info("table {table} closed", table=self.id)
+                self._on_close(self)
+
+    def _cancel(self, key: str) -> None:
+        call = self._calls.pop(key, None)
+        if call is not None and call.active():
+            call.cancel()
+
+    def _fire(self, key: str) -> None:
+        self._calls.pop(key, None)
+        self.handle(TimerFired(key))
+
+    # -- bots ------------------------------------------------------------------------------
+
+    def _ask(self, ask: AskBot) -> None:
+        settings = self.core.settings
+        budget = settings.hard_budget_s if ask.level == "hard" else None
+        bot = make_bot(ask.level, random.Random(self._rng.getrandbits(64)), budget)
+
+        def choose() -> Any:
+            bot.observe(ask.events)
+            return bot.choose(ask.view, ask.legal)
+
+        if settings.bot_thread and ask.level == "hard":
+            # A search spends its whole budget; in a thread it does not stall the reactor.
+            # The bot is this decision's alone, so nothing else touches it meanwhile.
+            d = deferToThread(choose)
+            d.addCallbacks(lambda move: self.handle(BotMoved(ask.serial, int(move))),
+                           self._bot_failed, errbackArgs=(ask,))
+            return
+        self._queue.append((BotMoved(ask.serial, int(choose())), None))
+
+    def _bot_failed(self, failure: Failure, ask: AskBot) -> None:
+        log.failure("table {table}: a bot's search failed", failure, table=self.id)
+        # The core plays the default move for an answer that is not legal.
+        self.handle(BotMoved(ask.serial, -1))

@@ -1,0 +1,209 @@
+"""The table core on its own: no Twisted, no clock, no randomness of its own.
+
+Driven here by a few lines of loop instead of the runner: timers are a dict, a bot's
+decision is the first legal move. What matters most is that the core is a function of
+its commands: replaying the commands it was given (with their times) into a fresh core
+gives the same effects at every step, which is what a stored table is rebuilt from.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pisyedili.protocol.schema import Direction, validate
+from pisyedili.server import commands as cmd
+from pisyedili.server.effects import AskBot, Effect, Reply, Send, SetTimer
+from pisyedili.server.rules import Options
+from pisyedili.server.table_core import TableCore, TableSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = TableSettings(turn_seconds=20.0, grace_seconds=30.0, bot_delay=0.5,
+                         deal_pause=2.0, max_timeouts_before_bot=2)
+
+
+def new_core(rules: str, seats: int) -> TableCore:
+    end = "deals:2" if rules == "classic" else "points:40"
+    return TableCore(1, "t", Options.make(rules, seats, match_end=end), private=False,
+                     host="1", settings=SETTINGS)
+
+
+class Loop:
+    """Feeds a core, keeps its timers, logs every command with its time."""
+
+    def __init__(self, core: TableCore) -> None:
+        self.core = core
+        self.now = 0.0
+        self.timers: dict[str, float] = {}
+        self.log: list[tuple[cmd.Command, float]] = []
+        self.effects: list[list[Effect]] = []
+        self.inbox: dict[str, list[dict[str, Any]]] = {}
+
+    def do(self, command: cmd.Command) -> list[Effect]:
+        self.log.append((command, self.now))
+        out = self.core.handle(command, self.now)
+        self.effects.append(out)
+        for effect in out:
+            if isinstance(effect, SetTimer):
+                self.timers[effect.key] = self.now + effect.delay
+            elif type(effect).__name__ == "CancelTimer":
+                self.timers.pop(effect.key, None)  # type: ignore[union-attr]
+            elif isinstance(effect, Send):
+                validate(effect.msg, Direction.TO_CLIENT)
+                self.inbox.setdefault(effect.to, []).append(effect.msg)
+            elif isinstance(effect, Reply):
+                validate(effect.msg, Direction.TO_CLIENT)
+        for effect in out:
+            if isinstance(effect, AskBot):
+                self.do(cmd.BotMoved(effect.serial, effect.legal[0]))
+        return out
+
+    def fire_next(self) -> bool:
+        if not self.timers:
+            return False
+        key = min(self.timers, key=lambda k: (self.timers[k], k))
+        self.now = max(self.now, self.timers.pop(key))
+        self.do(cmd.TimerFired(key))
+        return True
+
+    def offered(self, member: str) -> list[dict[str, Any]] | None:
+        for msg in reversed(self.inbox.get(member, [])):
+            if msg["type"] in ("update", "table"):
+                return msg.get("moves")
+        return None
+
+
+def test_the_core_imports_no_io() -> None:
+    banned = {"twisted", "time", "secrets", "threading", "socket", "asyncio", "os"}
+    for name in ("table_core", "commands", "effects", "seats", "default_move"):
+        tree = ast.parse((ROOT / "server" / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                roots = {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            assert not roots & banned, f"server/{name}.py imports {roots & banned}"
+
+
+def test_every_request_gets_one_reply_and_it_comes_first() -> None:
+    loop = Loop(new_core("classic", 3))
+    requests = [cmd.Join("1", "Ayşe"), cmd.Join("2", "Mehmet"), cmd.Sit("2", 2),
+                cmd.Sit("2", 9), cmd.AddBot("2", 1, "easy", 1), cmd.AddBot("1", 1, "easy", 1),
+                cmd.Ready("2", True), cmd.Chat("2", "merhaba"), cmd.Resync("2"),
+                cmd.Start("2", 5), cmd.Start("1", 5)]
+    for request in requests:
+        out = loop.do(request)
+        replies = [e for e in out if isinstance(e, Reply)]
+        assert len(replies) == 1, request
+        assert out[0] is replies[0], request
+
+
+def test_a_move_that_hands_the_decision_back_answers_before_the_update() -> None:
+    loop = Loop(new_core("classic", 2))
+    loop.do(cmd.Join("1", "A"))
+    loop.do(cmd.Join("2", "B"))
+    loop.do(cmd.Ready("2", True))
+    loop.do(cmd.Start("1", 3))
+    for _ in range(400):
+        if loop.core.phase != "playing":
+            break
+        deal = loop.core.match.deal  # type: ignore[union-attr]
+        if deal.over:
+            loop.fire_next()
+            continue
+        member = "1" if loop.core.seat_of("1") == deal.to_act else "2"
+        moves = loop.offered(member)
+        assert moves
+        out = loop.do(cmd.Play(member, moves[-1]))
+        assert isinstance(out[0], Reply) and out[0].msg == {"type": "ok"}
+        mine = [e for e in out if isinstance(e, Send) and e.to == member]
+        assert "update" in [e.msg["type"] for e in mine]
+    assert loop.core.phase == "over"
+
+
+@st.composite
+def scripts(draw: st.DrawFn) -> tuple[str, int, list[int]]:
+    rules = draw(st.sampled_from(["classic", "cardiva"]))
+    seats = draw(st.integers(2, 4))
+    return rules, seats, draw(st.lists(st.integers(0, 2**16), min_size=40, max_size=160))
+
+
+def run_script(rules: str, seats: int, choices: list[int]) -> Loop:
+    """A table life steered by `choices`: people come and go, play, time out, return."""
+    loop = Loop(new_core(rules, seats))
+    people = [str(i) for i in range(1, seats + 1)]
+    loop.do(cmd.Join("1", "P1"))
+    for p in people[1:]:
+        loop.do(cmd.Join(p, f"P{p}"))
+        loop.do(cmd.Ready(p, True))
+    loop.do(cmd.Start("1", choices[0]))
+    away: set[str] = set()
+    for c in choices[1:]:
+        if loop.core.closed:
+            break
+        what = c % 10
+        who = people[(c // 10) % len(people)]
+        if what < 5:
+            moves = loop.offered(who)
+            if moves and loop.core.is_member(who):
+                loop.do(cmd.Play(who, moves[(c // 100) % len(moves)]))
+            else:
+                loop.fire_next()
+        elif what == 5:
+            loop.do(cmd.Disconnected(who))
+            away.add(who)
+        elif what == 6 and who in away:
+            loop.do(cmd.Reconnected(who))
+            away.discard(who)
+        elif what == 7:
+            loop.do(cmd.Chat(who, "hi"))
+        elif what == 8 and loop.core.phase == "over":
+            loop.do(cmd.Rematch(who, c % 3 != 0, c))
+        else:
+            loop.fire_next()
+    return loop
+
+
+@settings(max_examples=40, deadline=None)
+@given(scripts())
+def test_replaying_the_commands_gives_the_same_effects(script: tuple[str, int, list[int]]) -> None:
+    rules, seats, choices = script
+    live = run_script(rules, seats, choices)
+    fresh = new_core(rules, seats)
+    for (command, now), effects in zip(live.log, live.effects, strict=True):
+        assert fresh.handle(command, now) == effects
+    for member in live.core.members():
+        assert fresh.snapshot(member) == live.core.snapshot(member)
+    assert fresh.timers == live.core.timers
+    assert fresh.summary() == live.core.summary()
+
+
+def test_a_bots_late_answer_is_ignored() -> None:
+    loop = Loop(new_core("classic", 2))
+    loop.do(cmd.Join("1", "A"))
+    loop.do(cmd.AddBot("1", 1, "easy", 1))
+    loop.do(cmd.Start("1", 11))
+    while loop.core.match.deal.to_act != 1:  # type: ignore[union-attr]
+        moves = loop.offered("1")
+        assert moves
+        loop.do(cmd.Play("1", moves[0]))
+    before = loop.core.snapshot("1")
+    legal = [m for m in range(70)]
+    assert loop.core.handle(cmd.BotMoved(-5, legal[0]), loop.now) == []
+    assert loop.core.snapshot("1") == before
+
+
+def test_the_core_draws_no_randomness_of_its_own() -> None:
+    # The same commands with a different global random state: the same table.
+    outs = []
+    for seed in (1, 2):
+        random.seed(seed)
+        outs.append(run_script("cardiva", 3, list(range(7, 300, 7))).effects)
+    assert outs[0] == outs[1]

@@ -1,4 +1,4 @@
-"""The abuse-limit mechanisms on their own, with a task.Clock (issue 4)."""
+"""The abuse-limit mechanisms on their own, with a task.Clock."""
 
 from __future__ import annotations
 

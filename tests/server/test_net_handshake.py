@@ -1,4 +1,4 @@
-"""Handshake over real sockets: hello/welcome, versions, timeouts (DESIGN.md fixed points)."""
+"""Handshake over real sockets: hello/welcome, versions, timeouts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hidden information never leaves the server (DESIGN.md fixed points).
+"""Hidden information never leaves the server.
 
 Many whole games with several clients and a spectator. Every frame each client
 received is checked, in order, for a card it may not know: a card is known once it

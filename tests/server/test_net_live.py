@@ -5,13 +5,14 @@ tables, lobby chat."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest_twisted
 from net_match import open_table, pending_turn, play_to_match_end
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
-from wireclient import FAST, Msg, Server, WireClient
+from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.limits import ServerLimits
@@ -126,7 +127,7 @@ async def test_unknown_token_is_refused() -> None:
 @pytest_twisted.ensureDeferred
 async def test_session_expires_after_grace_when_it_holds_no_seat_in_play() -> None:
     clock = task.Clock()
-    settings = FAST.__class__(turn_seconds=0, grace_seconds=30, bot_delay=0, deal_pause=0)
+    settings = replace(UNTIMED_NO_DELAYS, grace_seconds=30)
     server = await Server.start(clock=clock, settings=settings)
     try:
         ann = await server.connect("ann")

@@ -8,7 +8,7 @@ import pytest
 import pytest_twisted
 from net_match import open_table, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
-from wireclient import FAST, Server
+from wireclient import UNTIMED_NO_DELAYS, Server
 
 from pisyedili.server.table_core import TableSettings
 
@@ -58,7 +58,7 @@ async def test_hard_bots_search_in_threads_while_the_reactor_serves() -> None:
     """As the server runs them (`bot_thread`): the search leaves the reactor thread."""
     threaded = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0,
                              bot_thread=True, hard_budget_s=0.02)
-    assert FAST.bot_thread is False, "this test is the only one that exercises threads"
+    assert UNTIMED_NO_DELAYS.bot_thread is False, "this test is the only one that exercises threads"
     server = await Server.start(settings=threaded)
     try:
         clients, _ = await open_table(server, ["solo"], "cardiva", 3, bots=2, level="hard")

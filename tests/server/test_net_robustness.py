@@ -1,6 +1,5 @@
 """Bad input over real sockets: a stable error code (or a close, for framing
-violations), never a traceback, and never an effect on another connection's game
-(DESIGN.md, "Robustness and security")."""
+violations), never a traceback, and never an effect on another connection's game."""
 
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ from pisyedili.server.rules import Match, Options
 from pisyedili.server.table_core import TableCore, TableError, TableSettings
 from pisyedili.server.table_runner import TableRunner
 
-FAST = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0, deal_pause=0.0,
-                     max_timeouts_before_bot=2)
+TIMED_NO_DELAYS = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0,
+                                deal_pause=0.0, max_timeouts_before_bot=2)
 
 _ids = itertools.count(1)
 
@@ -211,7 +211,7 @@ class Rig:
 
 
 def make_table(rules: str = "classic", seats: int = 2, *, private: bool = False,
-               settings: TableSettings = FAST, seed: int = 1,
+               settings: TableSettings = TIMED_NO_DELAYS, seed: int = 1,
                host: Fake | None = None, **options: Any) -> Rig:
     clock = Clock()
     changes: list[dict[str, Any]] = []

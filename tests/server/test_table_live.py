@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from test_table_kit import FAST, Fake, Rig, make_table, play_out, run_clock, seated
+from test_table_kit import TIMED_NO_DELAYS, Fake, Rig, make_table, play_out, run_clock, seated
 
 from pisyedili.server.default_move import default_move
 from pisyedili.server.rules import legal_moves, move_to_wire, view
@@ -17,7 +17,7 @@ MOVE_EVENTS = ("play", "draw", "pass", "pick")
 
 
 def two_humans(rules: str = "classic", **settings: object) -> tuple[Rig, Fake, Fake]:
-    rig = make_table(rules, 2, settings=replace(FAST, **settings))  # type: ignore[arg-type]
+    rig = make_table(rules, 2, settings=replace(TIMED_NO_DELAYS, **settings))  # type: ignore[arg-type]
     a, b = seated(rig, ["h", "h"])
     rig.table.start(a)
     run_clock(rig.clock)
@@ -286,7 +286,7 @@ def test_waiting_table_frees_the_seat_of_a_player_gone_past_grace() -> None:
     a.connected = False
     t.disconnected(a)
     assert seat_info(rig.host, 1)["ready"] is False
-    rig.clock.advance(FAST.grace_seconds - 1)
+    rig.clock.advance(TIMED_NO_DELAYS.grace_seconds - 1)
     assert seat_info(rig.host, 1)["kind"] == "human"
     rig.clock.advance(1)
     assert seat_info(rig.host, 1)["kind"] == "open"
@@ -325,7 +325,7 @@ def test_chat_marks_players_and_spectators_and_limits_length() -> None:
     assert said == [("Host", 0, False, "good luck"), ("W", None, True, "watching")]
     assert rig.host.of_type("chat") == w.of_type("chat")
     with pytest.raises(TableError) as info:
-        t.chat(w, "x" * (FAST.chat_max_chars + 1))
+        t.chat(w, "x" * (TIMED_NO_DELAYS.chat_max_chars + 1))
     assert info.value.code == "bad_field"
     for bad in ("   ", "bell\x07", "two\nlines", "\u202eevil"):
         with pytest.raises(TableError) as info:

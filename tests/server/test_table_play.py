@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from test_table_kit import (
-    FAST,
+    TIMED_NO_DELAYS,
     Fake,
     drain_then_seven,
     make_table,
@@ -209,7 +209,7 @@ def test_hard_bots_think_in_a_thread_and_late_answers_are_dropped(
         return d
 
     monkeypatch.setattr(table_module, "deferToThread", defer_to_thread)
-    settings = replace(FAST, bot_thread=True, hard_budget_s=0.005)
+    settings = replace(TIMED_NO_DELAYS, bot_thread=True, hard_budget_s=0.005)
     rig = make_table("classic", 2, settings=settings)
     (human,) = seated(rig, ["h", "b"], level="hard")
     t = rig.table
@@ -258,7 +258,7 @@ def test_hard_bots_think_in_a_thread_and_late_answers_are_dropped(
 
 
 def test_last_person_leaving_mid_match_closes_the_table_and_stops_its_bots() -> None:
-    rig = make_table("classic", 3, settings=replace(FAST, bot_delay=1.0))
+    rig = make_table("classic", 3, settings=replace(TIMED_NO_DELAYS, bot_delay=1.0))
     seated(rig, ["b", "b", "b"])
     t = rig.table
     t.start(rig.host)

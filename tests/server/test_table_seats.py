@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_table_kit import FAST, Fake, make_table
+from test_table_kit import TIMED_NO_DELAYS, Fake, make_table
 
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.rules import Options
@@ -62,11 +62,11 @@ def test_invite_codes_are_drawn_from_an_unambiguous_alphabet() -> None:
     assert all(len(c) == CODE_LENGTH and set(c) <= set(CODE_ALPHABET) for c in codes)
     assert not set("01IO") & set(CODE_ALPHABET), "no characters read alike"
     options = Options.make("classic", 2)
-    public = TableCore(1, "t", options, private=False, host="1", settings=FAST,
+    public = TableCore(1, "t", options, private=False, host="1", settings=TIMED_NO_DELAYS,
                        code="ABCDEF")
     assert public.code is None and "code" not in public.info()
     with pytest.raises(ValueError):
-        TableCore(1, "t", options, private=True, host="1", settings=FAST)
+        TableCore(1, "t", options, private=True, host="1", settings=TIMED_NO_DELAYS)
 
 
 def test_join_takes_open_seat_then_watches_when_full() -> None:

@@ -1,4 +1,4 @@
-"""Hidden information never leaves the table (DESIGN.md).
+"""Hidden information never leaves the table.
 
 Every message each fake participant receives over whole matches is scanned, at the
 moment it is sent, for card names the recipient may not know: another seat's cards

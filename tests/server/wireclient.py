@@ -32,7 +32,7 @@ Msg = dict[str, Any]
 Pred = Callable[[Msg], bool]
 
 TIMEOUT = 10.0
-FAST = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
+UNTIMED_NO_DELAYS = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
 ROOMY = ServerLimits(rate=10_000, burst=10_000)
 """Test clients play at machine speed: only the rate-limit tests use the real defaults."""
 
@@ -216,7 +216,7 @@ class Server:
     """Per client address: fires once the server side of that connection has gone."""
 
     @classmethod
-    async def start(cls, clock: Any = None, settings: TableSettings = FAST,
+    async def start(cls, clock: Any = None, settings: TableSettings = UNTIMED_NO_DELAYS,
                     limits: ServerLimits | None = None, seed: int | None = 7) -> Server:
         factory = make_factory(clock or reactor, name="test server", seed=seed,
                                limits=limits or ROOMY, settings=settings)

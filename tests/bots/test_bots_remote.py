@@ -14,9 +14,11 @@ import pytest_twisted
 from bots_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
-from twisted.internet.task import deferLater
+from twisted.internet.endpoints import HostnameEndpoint
+from twisted.internet.interfaces import IStreamClientEndpoint
 
 from pisyedili.client.bot import EXIT_OK, EXIT_REFUSED, BotClient, BotConfig, connect, main
+from pisyedili.client.wire import Message
 
 wireclient = sibling("server", "wireclient")  # the network tests' loopback server
 
@@ -28,7 +30,9 @@ async def live_server() -> tuple[Any, int]:
 
 
 def play(port: int, client: BotClient) -> Deferred[int]:
-    d = connect(reactor, "127.0.0.1", port, client)
+    """Run the bot; it reconnects at once (no backoff), so no test waits on the clock."""
+    endpoint: IStreamClientEndpoint = HostnameEndpoint(reactor, "127.0.0.1", port)
+    d = connect(reactor, endpoint, client, retry=lambda attempt: 0.0)
     d.addTimeout(30, reactor)
     return d
 
@@ -95,11 +99,24 @@ async def test_two_remote_bots_meet_through_the_lobby() -> None:
         await server.stop()
 
 
+class Seated(BotClient):
+    """A bot that tells when its first table snapshot came."""
+
+    def __init__(self, cfg: BotConfig) -> None:
+        super().__init__(cfg)
+        self.seated: Deferred[Message] = Deferred()
+
+    def on_table(self, msg: Message) -> None:
+        super().on_table(msg)
+        if not self.seated.called:
+            self.seated.callback(msg)
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_guest_joins_a_private_table_by_its_invite_code() -> None:
     server, port = await live_server()
     try:
-        host = BotClient(
+        host = Seated(
             BotConfig(
                 level="easy",
                 name="host",
@@ -112,20 +129,17 @@ async def test_a_guest_joins_a_private_table_by_its_invite_code() -> None:
             )
         )
         first = play(port, host)
-        for _ in range(100):  # the host's table snapshot carries the code (members only)
-            if host.table is not None:
-                break
-            await deferLater(reactor, 0.02)
-        assert host.table is not None and host.table["private"]
-        code = host.table["code"]
+        snapshot = await host.seated.addTimeout(10, reactor)  # members see the invite code
+        assert snapshot["table"]["private"]
+        code = snapshot["table"]["code"]
         lobby_guest = BotClient(BotConfig(level="easy", name="lurker", seed=5))
         guest = BotClient(BotConfig(level="hard", name="guest", code=code, budget_s=0.01))
         lurking = play(port, lobby_guest)  # a private table is not offered in the lobby
         assert await gatherResults([first, play(port, guest)]) == [EXIT_OK, EXIT_OK]
         assert guest.moves_sent > 0 and guest.refused_moves == 0
         assert not lobby_guest.joined
-        lobby_guest.transport.loseConnection()  # type: ignore[union-attr]
-        await lurking
+        lobby_guest.stop()
+        assert await lurking == EXIT_OK
     finally:
         await server.stop()
 
@@ -140,7 +154,38 @@ async def test_an_unknown_table_is_a_clean_refusal() -> None:
         await server.stop()
 
 
+class Flaky(BotClient):
+    """A bot whose connection drops right after its third move is sent."""
+
+    pushed = 0  # table snapshots the server sent unasked: the one after the resume
+
+    def on_table(self, msg: Message) -> None:
+        self.pushed += "id" not in msg
+        super().on_table(msg)
+
+    def _send_move(self, move: dict[str, Any], moves: list[dict[str, Any]]) -> None:
+        super()._send_move(move, moves)
+        if self.moves_sent == 3 and self.link is not None:
+            self.link.drop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_dropped_bot_resumes_its_seat_and_finishes_the_match() -> None:
+    server, port = await live_server()
+    try:
+        bot = Flaky(BotConfig(level="medium", name="flaky", create="classic", seats=2,
+                              bots="easy", options={"match_end": "deals:1"}, seed=8))
+        assert await play(port, bot) == EXIT_OK
+        assert bot.resumes == 1, "the same session, not a fresh one"
+        assert bot.pushed == 1, "the resumed welcome is followed by the table's snapshot"
+        assert bot.matches == 1 and bot.moves_sent > 3 and bot.refused_moves == 0
+    finally:
+        await server.stop()
+
+
 def test_bad_arguments_exit_2_without_connecting(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["localhost:port", "--level", "easy"]) == 2
     assert main(["localhost:7707", "--budget", "0"]) == 2
+    assert main(["localhost:7707", "--create", "cardiva", "--seats", "5"]) == 2
+    assert main(["localhost:7707", "--name", "x" * 25]) == 2
     assert "pisyedili-bot" in capsys.readouterr().err

@@ -3,8 +3,9 @@
 prompt_toolkit owns the terminal: `prompt_async` reads a line while the bottom toolbar
 shows the status (hand, top card, penalty, turn and time left, counts, stock, scores)
 and log lines print above the prompt.  Everything the screen shows comes from
-`ClientState`; everything typed goes through `parse`.  Twisted runs on the same asyncio
-loop, so server messages arrive while the prompt waits.
+`ClientState`, laid out for the terminal's width at each redraw; everything typed goes
+through `parse`.  Twisted runs on the same asyncio loop, so server messages arrive
+while the prompt waits.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from pisyedili.protocol.errors import ProtocolError
 
 from . import cards, render
-from .connection import Connection
 from .parse import (
     COMMANDS,
     Chat,
@@ -40,10 +42,15 @@ from .parse import (
 )
 from .render import Fragments, Look
 from .state import ClientState
+from .wire import Link, Message, NotConnected, RequestFailed
 
 log = Logger()
 
 MAX_LOG = 2000
+LEAVE_WAIT = 2.0
+"""Seconds `close` waits for the server to confirm `leave_table` before hanging up."""
+CONFIRM_WINDOW = 5.0
+"""Seconds within which a second Ctrl-C (or `/quit`, `/leave`) confirms leaving a match."""
 
 
 class _Completer(Completer):
@@ -72,7 +79,7 @@ class _Completer(Completer):
 
 
 class ClientApp:
-    """Glue between the prompt, the state and a `Connection`."""
+    """Glue between the prompt, the state and a `Link`."""
 
     def __init__(
         self,
@@ -82,17 +89,25 @@ class ClientApp:
         input: Input | None = None,
         output: Output | None = None,
         now: Callable[[], float] = time.monotonic,
+        bell: bool = False,
+        order: str = "suit",
     ) -> None:
-        self.state = ClientState(look=look, name=name)
+        self.state = ClientState(look=look, name=name, hand_order=order)
         self.style = render.make_style(look)
         self.now = now
-        self.conn: Connection | None = None
+        self.bell = bell
+        """Ring the terminal bell when a decision becomes ours."""
+        self.link: Link | None = None
         self.pending_jack: str | None = None
         self.log: list[str] = []
         self.changed = asyncio.Event()
         self._output = output
         self._unprinted: list[Fragments] = []
         self._quit = False
+        self._resyncing = False
+        self._link_ended = False
+        self._armed: tuple[str, float] | None = None
+        """(`quit` or `leave`, when): leaving a match was asked once, not yet confirmed."""
         self.subscribe_lobby = True
         """Ask for the table list after `welcome` (offline play has no use for it)."""
         self.session: PromptSession[str] = PromptSession(
@@ -108,17 +123,45 @@ class ClientApp:
 
     # ------------------------------------------------------------------ screen
 
+    def _size(self) -> tuple[int, int]:
+        """(rows, columns) of the terminal, as prompt_toolkit sees it now."""
+        try:
+            size = self.session.output.get_size()
+            return max(size.rows, 1), max(size.columns, 20)
+        except Exception:  # an output that cannot tell (closed, not a terminal)
+            return 24, 80
+
     def _message(self) -> FormattedText:
+        armed = self._armed_action()
+        if armed == "quit":
+            return FormattedText([("class:warn", "leave the match? Ctrl-C again> ")])
+        if armed == "leave":
+            return FormattedText([("class:warn", "leave the match? /leave again> ")])
         if self.pending_jack is not None:
             jack = render.card(self.pending_jack, self.state.look)
             return FormattedText([*jack, ("", " names which suit? (c d h s, Enter cancels) ")])
         if self.state.my_turn:
             return FormattedText([("class:good", "your move> ")])
+        if self.state.held_by_bot():
+            return FormattedText([("class:warn", "(a bot plays for you) > ")])
         return FormattedText([("", "> " if self.state.at_table else "lobby> ")])
+
+    def _link_state(self) -> str:
+        if self.link is None:
+            return ""
+        if self._link_ended:
+            return "gone"
+        if self.link.connected:
+            return ""
+        return "reconnecting" if self.state.player is not None else "connecting"
+
+    def status_lines(self) -> list[Fragments]:
+        """The status area, laid out for the terminal's width."""
+        return self.state.status(self.now(), self._size()[1], self._link_state())
 
     def _status(self) -> Fragments:
         out: Fragments = []
-        for i, line in enumerate(self.state.status(self.now())):
+        for i, line in enumerate(self.status_lines()):
             if i:
                 out.append(("", "\n"))
             out += line
@@ -151,9 +194,11 @@ class ClientApp:
         lines, self._unprinted = self._unprinted, []
         if not lines:
             return
+        width = self._size()[1]
         out: Fragments = []
         for line in lines:
-            out += [*line, ("", "\n")]
+            for row in render.wrap(line, width):  # at spaces: the terminal would cut words
+                out += [*row, ("", "\n")]
         print_formatted_text(FormattedText(out), style=self.style, output=self._output,
                              end="")
 
@@ -165,17 +210,21 @@ class ClientApp:
 
     # -------------------------------------------------------------- connection
 
-    def attach(self, conn: Connection) -> None:
-        self.conn = conn
+    def attach(self, link: Link) -> None:
+        self.link = link
+        self._link_ended = False
 
-    def on_message(self, msg: dict[str, Any]) -> None:
+        def ended(result: object) -> object:
+            if self.link is link:
+                self._link_ended = True
+                self._refresh()
+            return result
+
+        link.when_ended().addCallback(ended)
+
+    def on_message(self, msg: Message) -> None:
         kind = msg.get("type")
-        asked = self.conn.request_of(msg.get("id")) if self.conn is not None else None
-        if kind == "ok" and asked is not None and asked.get("type") == "leave_table":
-            self.state.left_table()
-            self.show([("class:dim", "you left the table")])
-            if not self._quit:
-                self._send({"type": "lobby_subscribe"})  # back in the lobby: show the tables
+        was_mine = self.state.my_turn
         try:
             lines = self.state.handle(msg, self.now())
         except Exception:
@@ -189,26 +238,113 @@ class ClientApp:
             self._send({"type": "lobby_subscribe"})
         if kind == "error" and self.pending_jack is not None:
             self.pending_jack = None
+        if self.bell and self.state.my_turn and not was_mine:
+            self.session.output.bell()
         self._refresh()
 
     def on_status(self, text: str) -> None:
         self.show([("class:dim", f"* {text}")])
         self._refresh()
 
-    def _send(self, msg: dict[str, Any]) -> int | None:
-        if self.conn is None:
+    def on_unreadable(self, error: ProtocolError) -> None:
+        """A server message we cannot read may have been a step of the game: at a table,
+        ask for a fresh snapshot rather than play on from a stale picture."""
+        self.on_status(f"ignored a server message I cannot read ({error.code})")
+        if self.state.at_table and not self._resyncing:
+            self.resync()
+
+    def resync(self) -> None:
+        d = self._send({"type": "resync"})
+        if d is not None:
+            self._resyncing = True
+
+            def done(reply: object) -> object:
+                self._resyncing = False
+                return reply
+
+            d.addBoth(done)
+
+    def _send(self, msg: dict[str, Any]) -> Deferred[Message | None] | None:
+        """Send a request. Its reply reaches the screen through `on_message` anyway;
+        the Deferred is for callers that act on it, and fires with None when no reply
+        will come (handled here, so no Deferred is left failing unheard)."""
+        if self.link is None:
             self.show([("class:error", "not connected")])
             return None
         try:
-            return self.conn.send(msg)
+            d = self.link.request(msg)
         except ProtocolError as exc:
             self.show([("class:error", exc.message)])
             return None
 
+        def failed(failure: Failure) -> None:
+            if not isinstance(failure.value, RequestFailed):
+                failure.raiseException()  # a bug in a callback: let it be logged
+            # A lost connection says so itself, and an unreadable reply was reported by
+            # `on_unreadable`: only a request that never left needs a word.
+            if isinstance(failure.value, NotConnected):
+                self.show([("class:dim", "* not connected yet; the request was not sent")])
+                self._refresh()
+
+        return d.addErrback(failed)
+
+    def _leave(self) -> Deferred[Message | None] | None:
+        d = self._send({"type": "leave_table"})
+        if d is None:
+            return None
+
+        def left(reply: Message | None) -> Message | None:
+            if reply is not None and reply["type"] == "ok":
+                self.state.left_table()
+                self.show([("class:dim", "you left the table")])
+                if not self._quit:
+                    self._send({"type": "lobby_subscribe"})  # back in the lobby: the tables
+                self._refresh()
+            return reply
+
+        return d.addCallback(left)
+
     # ------------------------------------------------------------------- input
+
+    def _armed_action(self) -> str | None:
+        """What a second Ctrl-C, `/quit` or `/leave` would confirm now, if anything."""
+        if self._armed is not None and self.now() - self._armed[1] > CONFIRM_WINDOW:
+            self._armed = None
+        return self._armed[0] if self._armed is not None else None
+
+    def _want_out(self, action: str, key: str, armed: str | None) -> None:
+        """`quit` or `leave` (asked for by `key`): at once, unless it gives up a match
+        in progress; that takes a second ask within `CONFIRM_WINDOW` seconds."""
+        if armed == action or not self.state.in_match() or self._link_ended:
+            self._armed = None
+            if action == "quit":
+                self._quit = True
+            else:
+                self._leave()
+            return
+        self._armed = (action, self.now())
+        if action == "quit":
+            again = ("type /quit again (or press Ctrl-C)" if key == "/quit"
+                     else f"press {key} again (or type /quit)")
+        else:
+            again = "type /leave again"
+        self.show([("class:warn", f"The match is on: leaving hands your seat to a bot for "
+                                  f"good. To {action}, {again} within "
+                                  f"{CONFIRM_WINDOW:g} seconds; anything else stays.")])
+
+    def interrupt(self, key: str) -> None:
+        """Ctrl-C or Ctrl-D at the prompt: cancel the suit question, else quit."""
+        armed = self._armed_action()
+        if self.pending_jack is not None:
+            self.pending_jack = None
+            self.show([("class:dim", "The jack stays in your hand.")])
+        else:
+            self._want_out("quit", key, armed)
+        self._refresh()
 
     def submit(self, text: str) -> None:
         """Act on one line the player typed."""
+        armed, self._armed = self._armed_action(), None  # any line answers "leave?"
         if self.pending_jack is not None:
             jack, self.pending_jack = self.pending_jack, None
             suit = parse_suit_answer(text)
@@ -226,48 +362,81 @@ class ClientApp:
         elif isinstance(parsed, NeedSuit):
             self.pending_jack = parsed.card
         elif isinstance(parsed, Request):
-            self._send(dict(parsed.msg))
+            if parsed.msg.get("type") == "leave_table":
+                self._want_out("leave", "/leave", armed)
+            elif parsed.msg.get("type") == "resync":
+                self.resync()
+            else:
+                self._send(dict(parsed.msg))
         elif isinstance(parsed, Chat):
             scope = "table" if self.state.at_table else "lobby"
             self._send({"type": "chat", "text": parsed.text, "scope": scope})
         elif isinstance(parsed, Invalid):
-            self.show([("class:error", parsed.message)])
+            self.show(render.with_cards(parsed.message, self.state.look, "class:error")
+                      if parsed.cards else [("class:error", parsed.message)])
         elif isinstance(parsed, Local):
-            self._local(parsed)
+            self._local(parsed, armed)
         self._refresh()
 
-    def _local(self, cmd: Local) -> None:
+    def _local(self, cmd: Local, armed: str | None) -> None:
+        look, width = self.state.look, self._size()[1]
         if cmd.name == "quit":
-            self._quit = True
+            self._want_out("quit", "/quit", armed)
         elif cmd.name == "help":
-            for line in render.help_lines():
+            for line in render.help_lines(cmd.arg, width, look):
                 self.show(line)
         elif cmd.name == "rules":
             for line in render.rules_lines(*self.state.rules()):
                 self.show(line)
         elif cmd.name == "moves":
             legal = self.state.legal
-            self.show([("", "legal: "), *render.legal_hint(legal, self.state.look)] if legal
-                      else [("class:dim", "it is not your turn")])
+            self.show([("", "legal: "), *render.legal_hint(legal, look, self.state.hand())]
+                      if legal else [("class:dim", "it is not your turn")])
+        elif cmd.name == "log":
+            # The page fits above the status area and the prompt, as they stand now.
+            rows = self._size()[0] - len(self.status_lines()) - 1
+            deal = (self.state.view or {}).get("deal_no")
+            for line in render.log_page(self.state.deal_log, int(cmd.arg or 1), rows, width,
+                                        deal):
+                self.show(line)
+        elif cmd.name == "sort":
+            order = cmd.arg or ("rank" if self.state.hand_order == "suit" else "suit")
+            self.state.hand_order = order
+            self.show([("class:dim", f"Your hand is sorted by {order}; the numbers beside "
+                                     "the cards follow.")])
+        elif cmd.name == "bell":
+            self.bell = cmd.arg == "on" if cmd.arg else not self.bell
+            self.show([("class:dim", "Bell on: the terminal rings when it is your turn."
+                        if self.bell else "Bell off.")])
 
     # -------------------------------------------------------------------- loop
 
     async def run(self) -> None:
-        """Read lines until `/quit`, Ctrl-D or Ctrl-C, then leave cleanly."""
+        """Read lines until `/quit`, Ctrl-D or Ctrl-C (confirmed during a match), then
+        leave cleanly."""
         self.show([("class:dim", "Type /help for commands. Ctrl-D or /quit leaves.")])
         while not self._quit:
             try:
                 text = await self.session.prompt_async()
-            except (EOFError, KeyboardInterrupt):
-                self._quit = True
+            except KeyboardInterrupt:
+                self.interrupt("Ctrl-C")
+                continue
+            except EOFError:
+                self.interrupt("Ctrl-D")
+                continue
             self.submit(text)
         await self.close()
 
     async def close(self) -> None:
         """Leave the table (so the seat is not held for us) and stop reconnecting."""
-        if self.conn is None:
+        if self.link is None:
             return
-        if self.conn.connected and self.state.at_table:
-            self._send({"type": "leave_table"})
-            await asyncio.sleep(0.05)  # let the request reach the socket before closing
-        await self.conn.stop().asFuture(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        if self.link.connected and self.state.at_table:
+            left = self._leave()
+            if left is not None:
+                try:
+                    await asyncio.wait_for(left.asFuture(loop), LEAVE_WAIT)
+                except TimeoutError:
+                    pass  # a silent server: hang up anyway
+        await self.link.stop().asFuture(loop)

@@ -84,6 +84,10 @@ def suit_of(card: str) -> str:
     return card[-1]
 
 
+HAND_ORDERS = ("suit", "rank")
+"""How a hand may be ordered on screen (`/sort`, `--sort`)."""
+
+
 def display_key(card: str) -> tuple[int, int]:
     """Sort key for showing a hand: by suit (alternating colours), then by rank."""
     suit = _DISPLAY_SUIT_ORDER.get(suit_of(card), 9)
@@ -91,6 +95,16 @@ def display_key(card: str) -> tuple[int, int]:
     return (suit, rank)
 
 
-def sort_hand(cards: list[object]) -> list[str]:
-    """The hand in display order; index i (1-based on screen) is what the player types."""
-    return sorted((normalise(c) for c in cards), key=display_key)
+def rank_key(card: str) -> tuple[int, int]:
+    """Sort key by rank, then by suit: pairs and sevens sit together."""
+    suit, rank = display_key(card)
+    return (rank, suit)
+
+
+def sort_hand(cards: list[object], order: str = "suit") -> list[str]:
+    """The hand in display order; index i (1-based on screen) is what the player types.
+
+    The order depends only on the cards held, never on when they came, so a card keeps
+    its place relative to the others from one turn to the next."""
+    key = rank_key if order == "rank" else display_key
+    return sorted((normalise(c) for c in cards), key=key)

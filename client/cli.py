@@ -1,7 +1,17 @@
 """`pisyedili`: the terminal client's command line.
 
-    pisyedili [HOST[:PORT]] [--name NAME] [--ascii]       play on a server
-    pisyedili play [--rules R] [--bots N] [--seed N] ...  play offline against bots
+    pisyedili [HOST[:PORT] | ENDPOINT] [--name NAME] [--ascii]   play on a server
+    pisyedili play [--rules R] [--bots N] [--seed N] ...         play offline against bots
+    pisyedili --discover                                         list the servers on the LAN
+
+With no server named, `pisyedili` looks for servers on the LAN and on this machine and
+asks which to join (client/discovery.py); `pisyedili localhost` joins this machine's.
+
+Subcommands (`play`) are listed in `SUBCOMMANDS`; the top-level help shows each with
+its options.
+
+ENDPOINT is a Twisted client endpoint string (`tls:example.org:7707`,
+`unix:/run/pisyedili.sock`), for servers that listen on more than plain TCP.
 
 Twisted's asyncio reactor is installed here, before anything imports the reactor, so
 Twisted and prompt_toolkit share one asyncio loop (and, offline, the embedded server
@@ -16,13 +26,28 @@ import getpass
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
+# None of these imports the reactor, so they are safe before `install_reactor`.
+from twisted.internet.endpoints import HostnameEndpoint, clientFromString
+from twisted.internet.interfaces import (
+    IStreamClientEndpoint,
+    IStreamClientEndpointStringParserWithReactor,
+)
+from twisted.internet.task import Clock
+from twisted.plugin import getPlugins
+
+from pisyedili.protocol.limits import MAX_NAME
+from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS, SEAT_RANGE
+
+from .cards import HAND_ORDERS
 from .render import Look
 
 DEFAULT_HOST = "localhost"
 DEFAULT_PORT = 7707
-MAX_NAME = 24
+_BUILTIN_ENDPOINTS = ("tcp", "ssl", "unix")
+"""The client endpoint types Twisted parses itself; plugins add more (`tls`)."""
 
 
 def default_name() -> str:
@@ -53,6 +78,51 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, port
 
 
+def _endpoint_types() -> set[str]:
+    plugins = getPlugins(IStreamClientEndpointStringParserWithReactor)
+    return {*_BUILTIN_ENDPOINTS, *(str(p.prefix).lower() for p in plugins)}
+
+
+def is_endpoint_string(text: str) -> bool:
+    """Whether `text` is a Twisted client endpoint string (`tls:host:port`) rather than
+    HOST[:PORT]: its first field names an endpoint type. A host called `tcp` or `tls`
+    would have to be written with its port as an endpoint string."""
+    kind, colon, _ = text.partition(":")
+    return bool(colon) and kind.lower() in _endpoint_types()
+
+
+def server_endpoint(reactor: Any, text: str) -> IStreamClientEndpoint:
+    """Where to connect: HOST[:PORT] (see `parse_address`), or a client endpoint string.
+
+    Raises ValueError on text that is neither.
+    """
+    if is_endpoint_string(text):
+        try:
+            endpoint: IStreamClientEndpoint = clientFromString(  # type: ignore[no-untyped-call]
+                reactor, text)
+        except NameError:  # Twisted without its TLS extras leaves the TLS helpers undefined
+            raise ValueError(f"{text!r} needs TLS support: pip install 'twisted[tls]'") from None
+        except Exception as exc:  # each endpoint parser refuses in its own way
+            raise ValueError(f"cannot use {text!r} as a client endpoint: {exc}") from None
+        return endpoint
+    host, port = parse_address(text)
+    return cast(IStreamClientEndpoint, HostnameEndpoint(reactor, host, port, timeout=10))
+
+
+def check_server(text: str) -> None:
+    """Raise ValueError unless `text` names a server; needs no reactor, so bad text is
+    refused before the terminal is taken over."""
+    if is_endpoint_string(text):
+        server_endpoint(Clock(), text)  # the parsers only keep the reactor they are given
+    else:
+        parse_address(text)
+
+
+def max_bots(rules: str) -> int:
+    """Bot opponents offline: every seat of the rule set's largest table but yours."""
+    return SEAT_RANGE[rules][1] - 1
+
+
 def look_for(ascii_only: bool, environ: dict[str, str] | None = None,
              encoding: str | None = None) -> Look:
     """ASCII when asked or when the terminal cannot encode suits; `NO_COLOR` (no-color.org)
@@ -72,34 +142,97 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help=f"your player name (default: your login name), up to {MAX_NAME} chars")
     p.add_argument("--ascii", action="store_true",
                    help="letters instead of suit symbols (c d h s), for terminals without Unicode")
+    p.add_argument("--sort", choices=HAND_ORDERS, default=HAND_ORDERS[0],
+                   help="order your hand by suit then rank (default) or by rank; "
+                        "/sort changes it in the game")
+    p.add_argument("--bell", action="store_true",
+                   help="ring the terminal bell when it is your turn (/bell toggles it)")
     p.add_argument("--log", metavar="FILE",
                    help="write the program's log to FILE (default: no log)")
 
 
-def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    net = argparse.ArgumentParser(
-        prog="pisyedili",
-        description="Play Pis Yedili (Dirty Seven) on a server. "
-                    "'pisyedili play' plays offline against bots.",
-        epilog="In the game, /help lists every command.")
-    net.add_argument("address", nargs="?", default=f"{DEFAULT_HOST}:{DEFAULT_PORT}",
-                     metavar="HOST[:PORT]", help=f"server (default {DEFAULT_HOST}:{DEFAULT_PORT})")
-    _common(net)
+PLAY_OPTIONS = "offline play"
+"""The title of `play`'s own options, which the top-level help repeats."""
 
+
+def build_play_parser() -> argparse.ArgumentParser:
     play = argparse.ArgumentParser(
         prog="pisyedili play",
         description="Play offline: an embedded server on this machine, bots in the other "
-                    "seats, the match starts at once.")
-    play.add_argument("--rules", choices=("classic", "cardiva"), default="classic",
-                      help="rule set (default classic)")
-    play.add_argument("--bots", type=int, default=3, metavar="N",
-                      help="number of bot opponents: 1-5 classic, 1-3 cardiva (default 3)")
-    play.add_argument("--level", choices=("easy", "medium", "hard"), default=None,
+                    "seats, the match starts at once.",
+        epilog="In the game, /help lists the commands.")
+    game = play.add_argument_group(PLAY_OPTIONS)
+    game.add_argument("--rules", choices=RULE_SETS, default=RULE_SETS[0],
+                      help=f"rule set (default {RULE_SETS[0]})")
+    limits = ", ".join(f"1-{max_bots(r)} {r}" for r in RULE_SETS)
+    game.add_argument("--bots", type=int, default=3, metavar="N",
+                      help=f"number of bot opponents: {limits} (default 3)")
+    game.add_argument("--level", choices=BOT_LEVELS, default=None,
                       help="bot level (default: the server's)")
-    play.add_argument("--seed", type=int, default=None,
+    game.add_argument("--seed", type=int, default=None,
                       help="seed the shuffles (tests and demos: deals become predictable)")
     _common(play)
-    return net, play
+    return play
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """A first word that makes `pisyedili` do something else than join a server."""
+
+    name: str
+    about: str
+    """One line for the top-level help."""
+    build: Callable[[], argparse.ArgumentParser]
+    options: str = ""
+    """The title of its own argument group, repeated in the top-level help."""
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("play", "play offline against bots on this machine", build_play_parser,
+               PLAY_OPTIONS),
+)
+"""Each is `pisyedili NAME [options]`; a server host of the same name needs its port
+(`play:7707`)."""
+
+
+def _section(parser: argparse.ArgumentParser, title: str) -> str:
+    """A parser's usage and the options under `title`, for another parser's help."""
+    text = parser.format_help()
+    usage = text.split("\n\n")[0]
+    _, found, rest = text.partition(f"\n{title}:\n")
+    if not title or not found:
+        return usage
+    options = rest.split("\n\n")[0]
+    return f"{usage}\n\n{title} (with the options above):\n{options}"
+
+
+def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """`pisyedili [HOST[:PORT]]`; its help also lists the subcommands and their options."""
+    listed = "\n".join(f"  {c.name:<12} {c.about} (pisyedili {c.name} --help)"
+                        for c in SUBCOMMANDS)
+    more = "\n\n".join(_section(subcommands[c.name], c.options) for c in SUBCOMMANDS)
+    net = argparse.ArgumentParser(
+        prog="pisyedili",
+        usage="%(prog)s [options] [HOST[:PORT] | ENDPOINT]"
+              + "".join(f"\n       %(prog)s {c.name} [options]" for c in SUBCOMMANDS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Play Pis Yedili (Dirty Seven) on a server, or offline against bots."
+                    f"\n\ncommands:\n{listed}",
+        epilog=f"{more}\n\nIn the game, /help lists the commands.")
+    net.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
+                     help=f"server (default port {DEFAULT_PORT}), or a Twisted client endpoint "
+                          "string such as tls:example.org:7707; without one, choose among the "
+                          f"servers found on the LAN ('{DEFAULT_HOST}' joins this machine's)")
+    net.add_argument("--discover", action="store_true",
+                     help="list the servers found on the LAN and on this machine, and exit")
+    _common(net)
+    return net
+
+
+def build_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser for joining a server, and one per subcommand by name."""
+    subcommands = {c.name: c.build() for c in SUBCOMMANDS}
+    return build_net_parser(subcommands), subcommands
 
 
 def install_reactor() -> Any:
@@ -161,30 +294,41 @@ def run_on_reactor(reactor: Any, main: Callable[[], Coroutine[Any, Any, None]]) 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    net_parser, play_parser = build_parsers()
-    offline = bool(args_in) and args_in[0] == "play"
-    args = play_parser.parse_args(args_in[1:]) if offline else net_parser.parse_args(args_in)
+    net_parser, subcommands = build_parsers()
+    command = args_in[0] if args_in and args_in[0] in subcommands else None
+    parser = subcommands[command] if command else net_parser
+    args = parser.parse_args(args_in[1:] if command else args_in)
     name = str(args.name).strip()[:MAX_NAME]
     if not name:
-        net_parser.error("--name must not be blank")
+        parser.error("--name must not be blank")
     look = look_for(args.ascii)
 
+    offline = command == "play"
     if offline:
-        limit = 5 if args.rules == "classic" else 3
+        limit = max_bots(args.rules)
         if not 1 <= args.bots <= limit:
-            play_parser.error(f"--bots must be 1-{limit} for {args.rules} (C1, K1)")
+            parser.error(f"--bots must be 1-{limit} for {args.rules} (C1, K1)")
     else:
+        if args.discover or args.address is None:  # LAN discovery (client/discovery.py)
+            from . import discovery
+
+            if args.discover:
+                return discovery.discover()
+            chosen = discovery.choose()
+            if isinstance(chosen, int):
+                return chosen
+            args.address = chosen
         try:
-            host, port = parse_address(args.address)
+            check_server(args.address)
         except ValueError as exc:
-            net_parser.error(str(exc))
+            parser.error(str(exc))
 
     reactor = install_reactor()
     # Imported only now: they import Twisted modules that must find the asyncio reactor.
     from .app import ClientApp
     from .offline import OfflineOptions, play, wire
 
-    app = ClientApp(look, name)
+    app = ClientApp(look, name, bell=args.bell, order=args.sort)
     start_logging(args.log, app.on_status)
 
     async def session() -> None:
@@ -193,9 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   level=args.level)
             await play(app, reactor, name, opts)
         else:
-            conn = wire(app, reactor, host, port, name)
-            app.on_status(f"connecting to {host}:{port} as {name}")
-            conn.start()
+            link = wire(app, reactor, server_endpoint(reactor, args.address), name)
+            app.on_status(f"connecting to {args.address} as {name}")
+            link.start()
             await app.run()
 
     try:

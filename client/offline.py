@@ -16,19 +16,17 @@ from typing import Any, cast
 
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 from twisted.internet.interfaces import IStreamClientEndpoint
+from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
-from pisyedili.server.limits import Limits
-from pisyedili.server.table import TableSettings
+from pisyedili.server.limits import ServerLimits
+from pisyedili.server.table_core import TableSettings
 from pisyedili.server.tap import make_factory
 
 from .app import ClientApp
-from .connection import Connection
+from .wire import Link, Message, RequestFailed
 
 LOOPBACK = "tcp:0:interface=127.0.0.1"
-
-MAX_BOTS = {"classic": 5, "cardiva": 3}
-"""Seats are 2-6 in classic (C1), 2-4 in cardiva (K1): one is yours."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
                              deal_pause=opts.deal_pause, bot_thread=True)
     # The only client is this one: the per-connection rate limit guards a public server
     # against floods and has nothing to guard here (scripted input would trip it).
-    limits = Limits(rate=1000.0, burst=1000)
+    limits = ServerLimits(rate=1000.0, burst=1000)
     factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
                            settings=settings, limits=limits)
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
@@ -60,16 +58,17 @@ async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
 
 class Autopilot:
     """Hosts one table for the player: create, sit, bots, ready, start — then gets out of
-    the way.  Driven by the replies to its own requests, so it never races the server."""
+    the way.  Each step is sent when the reply to the last one came, so it never races
+    the server."""
 
     def __init__(self, app: ClientApp, opts: OfflineOptions) -> None:
         self.app = app
         self.opts = opts
         self.steps: list[dict[str, Any]] = []
-        self.waiting: int | None = None
+        self.started = False
         self.done = False
 
-    def plan(self, snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    def plan(self, snapshot: Message) -> list[dict[str, Any]]:
         """The requests that turn a fresh table into a started match."""
         seats = snapshot.get("table", {}).get("seats", [])
         open_seats = [int(s["seat"]) for s in seats if s.get("kind") == "open"]
@@ -83,43 +82,53 @@ class Autopilot:
         steps += [{"type": "ready", "ready": True}, {"type": "start"}]
         return steps
 
-    def on_message(self, msg: dict[str, Any]) -> None:
-        """Called before the app sees each message."""
-        if self.done:
-            return
-        kind = msg.get("type")
-        if kind == "welcome" and self.waiting is None:
+    def on_message(self, msg: Message) -> None:
+        """Called before the app sees each message: the first `welcome` starts it."""
+        if msg.get("type") == "welcome" and not self.started:
+            self.started = True
             self._send({"type": "create_table", "rules": self.opts.rules,
                         "seats": self.opts.bots + 1, "name": "offline", "private": True})
-        elif msg.get("id") is not None and msg.get("id") == self.waiting:
-            if kind == "error":
-                self.done = True  # the app shows the error; the player can take over
-                return
-            if kind == "table" and not self.steps:
-                self.steps = self.plan(msg)
-            if self.steps:
-                self._send(self.steps.pop(0))
-            else:
-                self.done = True
 
     def _send(self, msg: dict[str, Any]) -> None:
-        conn = self.app.conn
-        self.waiting = conn.send(msg) if conn is not None else None
+        link = self.app.link
+        if link is None:
+            self.done = True
+            return
+        d = link.request(msg)
+        d.addCallback(self._replied)
+        d.addErrback(self._failed)
+
+    def _replied(self, reply: Message) -> None:
+        if reply["type"] == "error":
+            self.done = True  # the app shows the error; the player can take over
+            return
+        if reply["type"] == "table" and not self.steps:
+            self.steps = self.plan(reply)
+        if self.steps:
+            self._send(self.steps.pop(0))
+        else:
+            self.done = True
+
+    def _failed(self, failure: Failure) -> None:
+        if not isinstance(failure.value, RequestFailed):
+            failure.raiseException()  # a bug in a callback: let it be logged
+        self.done = True  # the connection went; the player can take over once it is back
 
 
-def wire(app: ClientApp, reactor: Any, host: str, port: int, name: str,
-         before: Callable[[dict[str, Any]], None] | None = None) -> Connection:
-    """Connect `app` to host:port; `before` sees each message before the app does."""
+def wire(app: ClientApp, reactor: Any, endpoint: IStreamClientEndpoint, name: str,
+         before: Callable[[Message], None] | None = None) -> Link:
+    """A link from `app` to the server at `endpoint`; `before` sees each message
+    before the app does."""
 
-    def on_message(msg: dict[str, Any]) -> None:
+    def on_message(msg: Message) -> None:
         if before is not None:
             before(msg)
         app.on_message(msg)
 
-    endpoint = cast(IStreamClientEndpoint, TCP4ClientEndpoint(reactor, host, port, timeout=10))
-    conn = Connection(endpoint, name, on_message, app.on_status, clock=reactor)
-    app.attach(conn)
-    return conn
+    link = Link(endpoint, name, on_message, clock=reactor, on_status=app.on_status,
+                on_unreadable=app.on_unreadable)
+    app.attach(link)
+    return link
 
 
 async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) -> None:
@@ -129,8 +138,11 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
         app.on_status(f"--seed {opts.seed}: the shuffles are predictable (tests and demos)")
     pilot = Autopilot(app, opts)
     app.subscribe_lobby = False
-    conn = wire(app, reactor, "127.0.0.1", port.getHost().port, name, before=pilot.on_message)
-    conn.start()
+    app.state.deal_pause = opts.deal_pause  # the server sends no countdown to the next deal
+    endpoint = cast(IStreamClientEndpoint,
+                    TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port, timeout=10))
+    link = wire(app, reactor, endpoint, name, before=pilot.on_message)
+    link.start()
     try:
         await app.run()
     finally:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
+
 from . import cards
 
 WireMove = Mapping[str, Any]
@@ -74,6 +76,8 @@ class Invalid:
     """Input we cannot turn into anything; `message` tells the player what to type."""
 
     message: str
+    cards: bool = False
+    """`message` names cards in wire notation, to be drawn as the screen draws them."""
 
 
 Parsed = Move | NeedSuit | Request | Local | Chat | Invalid
@@ -95,7 +99,7 @@ def _is_jack(card: str) -> bool:
 
 def _play(card: str, suit: str | None, ctx: Context) -> Parsed:
     if ctx.hand and card not in ctx.hand:
-        return Invalid(f"You do not hold {card}.")
+        return Invalid(f"You do not hold {card}.", cards=True)
     if _is_jack(card):
         if suit is None:
             return NeedSuit(card)
@@ -124,7 +128,7 @@ def _resolve_rank(rank: str, ctx: Context) -> str | Invalid:
         return legal[0]
     if not legal and (len(held) == 1 or rank == "J"):
         return held[0]  # not legal: the server will say why, with the rule
-    return Invalid(f"Which one? {' '.join(legal or held)}")
+    return Invalid(f"Which one? {' '.join(legal or held)}", cards=True)
 
 
 def _parse_card_or_rank(text: str, ctx: Context) -> str | Invalid | None:
@@ -219,6 +223,8 @@ class CommandSpec:
     example: str
     about: str
     build: Callable[[list[str], Context], Parsed] = field(repr=False)
+    topic: str = "game"
+    """The /help page that lists it: `game` (the first page), `table` or `lobby`."""
 
 
 def _seat(text: str) -> int | None:
@@ -227,11 +233,11 @@ def _seat(text: str) -> int | None:
 
 def _create(args: list[str], ctx: Context) -> Parsed:
     usage = Invalid(
-        "Usage: /create classic|cardiva SEATS [--private] [--name NAME] [--ten reverse|bounce]"
-        " [--empty-stock end_deal|reshuffle] [--match-end deals:4|points:101] [--decks 1|2]"
-        " [--turn SECONDS]"
+        f"Usage: /create {'|'.join(RULE_SETS)} SEATS [--private] [--name NAME]"
+        " [--ten reverse|bounce] [--empty-stock end_deal|reshuffle]"
+        " [--match-end deals:4|points:101] [--decks 1|2] [--turn SECONDS]"
     )
-    if len(args) < 2 or args[0].lower() not in ("classic", "cardiva") or not args[1].isdigit():
+    if len(args) < 2 or args[0].lower() not in RULE_SETS or not args[1].isdigit():
         return usage
     msg: Message = {"type": "create_table", "rules": args[0].lower(), "seats": int(args[1])}
     options: dict[str, Any] = {}
@@ -293,9 +299,10 @@ def _bot(add: bool) -> Callable[[list[str], Context], Parsed]:
         seat = _seat(args[0]) if args else None
         level = args[1].lower() if len(args) > 1 else None
         if seat is None or len(args) > (2 if add else 1):
-            return Invalid("Usage: /bot SEAT [easy|medium|hard]" if add else "Usage: /unbot SEAT")
-        if level is not None and level not in ("easy", "medium", "hard"):
-            return Invalid("Bot levels: easy, medium, hard.")
+            return Invalid(f"Usage: /bot SEAT [{'|'.join(BOT_LEVELS)}]" if add
+                           else "Usage: /unbot SEAT")
+        if level is not None and level not in BOT_LEVELS:
+            return Invalid(f"Bot levels: {', '.join(BOT_LEVELS)}.")
         msg: Message = {"type": "add_bot" if add else "remove_bot", "seat": seat}
         if level is not None:
             msg["level"] = level
@@ -327,41 +334,69 @@ def _local(name: str) -> Callable[[list[str], Context], Parsed]:
     return build
 
 
+def _choice(name: str, choices: Sequence[str]) -> Callable[[list[str], Context], Parsed]:
+    """A local command with one optional argument out of `choices` (none: toggle)."""
+    def build(args: list[str], ctx: Context) -> Parsed:
+        arg = args[0].lower() if len(args) == 1 else ""
+        if len(args) > 1 or (args and arg not in choices):
+            return Invalid(f"Usage: /{name} [{'|'.join(choices)}]")
+        return Local(name, arg)
+
+    return build
+
+
+def _log(args: list[str], ctx: Context) -> Parsed:
+    if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
+        return Invalid("Usage: /log [PAGE] (1 is the newest page, 2 the one before...)")
+    return Local("log", args[0] if args else "1")
+
+
 COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("create", "/create RULES SEATS [--private] [options]",
-                "/create classic 4 --private", "open a table (you host it)", _create),
-    CommandSpec("join", "/join TABLE|CODE", "/join 3", "join a table by id or invite code",
-                _join(False)),
-    CommandSpec("watch", "/watch TABLE|CODE", "/watch 3", "spectate a table", _join(True)),
-    CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit),
-    CommandSpec("stand", "/stand", "/stand", "give up your seat, stay at the table",
-                _simple({"type": "stand"})),
-    CommandSpec("bot", "/bot SEAT [LEVEL]", "/bot 3 hard", "host: put a bot on an open seat",
-                _bot(True)),
-    CommandSpec("unbot", "/unbot SEAT", "/unbot 3", "host: remove a bot", _bot(False)),
-    CommandSpec("ready", "/ready", "/ready", "mark yourself ready",
-                _simple({"type": "ready", "ready": True})),
-    CommandSpec("unready", "/unready", "/unready", "take your ready back",
-                _simple({"type": "ready", "ready": False})),
-    CommandSpec("start", "/start", "/start", "host: start the match once all are ready",
-                _simple({"type": "start"})),
+    CommandSpec("moves", "/moves", "/moves", "your legal moves now", _local("moves")),
+    CommandSpec("log", "/log [PAGE]", "/log", "who did what this deal", _log),
+    CommandSpec("rules", "/rules", "/rules", "this table's rule set", _local("rules")),
     CommandSpec("say", "/say TEXT", "/say good luck", "chat (plain text works when it is "
                 "not your turn)", _say),
+    CommandSpec("sort", "/sort [rank|suit]", "/sort rank",
+                "order your hand by rank or by suit", _choice("sort", cards.HAND_ORDERS)),
+    CommandSpec("bell", "/bell [on|off]", "/bell",
+                "ring the terminal bell when it is your turn", _choice("bell", ("on", "off"))),
     CommandSpec("leave", "/leave", "/leave", "leave the table for the lobby",
                 _simple({"type": "leave_table"})),
+    CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, screen, "
+                "or a command", _local("help")),
+    CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D and Ctrl-C too)",
+                _local("quit")),
+    CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit, "table"),
+    CommandSpec("stand", "/stand", "/stand", "give up your seat, stay at the table",
+                _simple({"type": "stand"}), "table"),
+    CommandSpec("bot", "/bot SEAT [LEVEL]", "/bot 3 hard", "host: put a bot on an open seat "
+                f"({', '.join(BOT_LEVELS)})", _bot(True), "table"),
+    CommandSpec("unbot", "/unbot SEAT", "/unbot 3", "host: remove a bot", _bot(False),
+                "table"),
+    CommandSpec("ready", "/ready", "/ready", "mark yourself ready",
+                _simple({"type": "ready", "ready": True}), "table"),
+    CommandSpec("unready", "/unready", "/unready", "take your ready back",
+                _simple({"type": "ready", "ready": False}), "table"),
+    CommandSpec("start", "/start", "/start", "host: start the match once all are ready",
+                _simple({"type": "start"}), "table"),
     CommandSpec("rematch", "/rematch [no]", "/rematch", "agree (or not) to play again",
-                _rematch),
+                _rematch, "table"),
+    CommandSpec("resync", "/resync", "/resync", "redraw the table from a fresh snapshot",
+                _simple({"type": "resync"}), "table"),
     CommandSpec("lobby", "/lobby", "/lobby", "list the tables again",
-                _simple({"type": "lobby_subscribe"})),
-    CommandSpec("moves", "/moves", "/moves", "list your legal moves", _local("moves")),
-    CommandSpec("rules", "/rules", "/rules", "summarise this table's rule set", _local("rules")),
-    CommandSpec("help", "/help", "/help", "this list", _local("help")),
-    CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D works too)", _local("quit")),
+                _simple({"type": "lobby_subscribe"}), "lobby"),
+    CommandSpec("create", "/create RULES SEATS [--private] [options]",
+                "/create classic 4 --private", "open a table (you host it)", _create, "lobby"),
+    CommandSpec("join", "/join TABLE|CODE", "/join 3", "join a table by id or invite code",
+                _join(False), "lobby"),
+    CommandSpec("watch", "/watch TABLE|CODE", "/watch 3", "spectate a table", _join(True),
+                "lobby"),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}
 _ALIASES = {"q": "quit", "exit": "quit", "h": "help", "?": "help", "spectate": "watch",
-            "part": "leave", "chat": "say", "add": "bot"}
+            "part": "leave", "chat": "say", "add": "bot", "history": "log"}
 
 
 def parse_command(text: str, ctx: Context) -> Parsed:

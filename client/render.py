@@ -5,16 +5,23 @@ for the messages) and a `Look` (Unicode suits or ASCII, colour or not).  They re
 lists of `(style, text)` fragments; `plain()` flattens them for tests and logs.  Keys
 the server may leave out are read with defaults, so an older or newer server degrades
 the picture rather than crashing the client.
+
+The screen is laid out for a given width: the status area cannot scroll, so whatever
+does not fit one line flows onto the next (`flow`, `wrap`) rather than being cut off.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_toolkit.styles import Style
+from prompt_toolkit.utils import get_cwidth
+
+from pisyedili.protocol.shapes import RULE_SETS
 
 from . import cards
 from .parse import COMMANDS, is_pick_phase, move_input
@@ -58,6 +65,99 @@ def plain(fragments: Iterable[tuple[str, str]]) -> str:
     return "".join(text for _, text in fragments)
 
 
+# --------------------------------------------------------------------------- layout
+
+
+def columns(fragments: Iterable[tuple[str, str]]) -> int:
+    """Terminal columns the fragments take (a suit symbol is one, a wide glyph two)."""
+    return get_cwidth(plain(fragments))
+
+
+def _regroup(chars: Sequence[tuple[str, str]]) -> Fragments:
+    out: Fragments = []
+    for style, ch in chars:
+        if out and out[-1][0] == style:
+            out[-1] = (style, out[-1][1] + ch)
+        else:
+            out.append((style, ch))
+    return out
+
+
+def wrap(line: Fragments, width: int, indent: int | None = None) -> list[Fragments]:
+    """`line` broken at spaces into rows of at most `width` columns.
+
+    Rows after the first start with `indent` spaces (default: the line's own leading
+    spaces plus two, so a continuation reads as one).  A word wider than a row is the
+    only thing ever cut.
+    """
+    if columns(line) <= width or width < 8:
+        return [line]
+    chars = [(style, ch) for style, text in line for ch in text]
+    lead = len(plain(line)) - len(plain(line).lstrip(" "))
+    hang = min(lead + 2 if indent is None else indent, width // 2)
+    words: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] = []
+    spaces: list[tuple[str, str]] = []
+    word: list[tuple[str, str]] = []
+    for sc in chars:
+        if sc[1] == " ":
+            if word:
+                words.append((spaces, word))
+                spaces, word = [], []
+            spaces.append(sc)
+        else:
+            word.append(sc)
+    if word:
+        words.append((spaces, word))
+    rows: list[list[tuple[str, str]]] = []
+    row: list[tuple[str, str]] = []
+    used, has_word = 0, False
+    for spaces, word in words:
+        size = sum(get_cwidth(ch) for _, ch in word)
+        if has_word and used + len(spaces) + size > width:
+            rows.append(row)
+            row, used, has_word, spaces = [("", " " * hang)], hang, False, []
+        row += spaces
+        used += len(spaces)
+        for sc in word:
+            w = get_cwidth(sc[1])
+            if used + w > width and (has_word or used > hang):
+                rows.append(row)
+                row, used = [("", " " * hang)], hang
+            row.append(sc)
+            used += w
+            has_word = True
+    rows.append(row)
+    return [_regroup(r) for r in rows]
+
+
+def flow(head: Fragments, items: Sequence[Fragments], width: int, gap: str = "  ",
+         indent: int | None = None) -> list[Fragments]:
+    """`head` then `items` separated by `gap`, as many rows as they need: an item is
+    never split, and rows after the first are indented (default: under the first item)."""
+    hang = min(columns(head) if indent is None else indent, width // 2)
+    rows: list[Fragments] = []
+    row: Fragments = list(head)
+    used, empty = columns(head), True
+    for item in items:
+        size = columns(item)
+        if not empty and used + len(gap) + size > width:
+            rows.append(row)
+            row, used, empty = [("", " " * hang)], hang, True
+        if not empty:
+            row.append(("", gap))
+            used += len(gap)
+        row += item
+        used += size
+        empty = False
+    rows.append(row)
+    return [piece for r in rows for piece in wrap(r, width, hang)]
+
+
+def fit(lines: Iterable[Fragments], width: int) -> list[Fragments]:
+    """Every line wrapped to `width`."""
+    return [row for line in lines for row in wrap(line, width)]
+
+
 # ---------------------------------------------------------------------------- cards
 
 
@@ -95,19 +195,36 @@ def card_list(items: Iterable[object], look: Look, sep: str = " ") -> Fragments:
     return out
 
 
-def hand(hand_cards: Sequence[str], look: Look, legal: Sequence[Dict] = ()) -> Fragments:
-    """The hand in display order, numbered from 1 as the player types it; legal cards lit."""
+def hand_items(hand_cards: Sequence[str], look: Look,
+               legal: Sequence[Dict] = ()) -> list[Fragments]:
+    """Each card of the hand beside the number the player types for it; legal ones lit."""
     playable = {cards.normalise(m.get("card")) for m in legal if m.get("kind") == "play"}
-    out: Fragments = []
+    items: list[Fragments] = []
     for i, c in enumerate(hand_cards, 1):
-        if i > 1:
-            out.append(("", "  "))
-        out.append(("class:dim", f"{i}:"))
         frag = card(c, look)
         if c in playable:
             frag = [(style + " underline", text) for style, text in frag]
-        out += frag
+        items.append([("class:dim", f"{i}:"), *frag])
+    return items
+
+
+def hand(hand_cards: Sequence[str], look: Look, legal: Sequence[Dict] = ()) -> Fragments:
+    """The hand in display order on one line, numbered from 1 as the player types it."""
+    out: Fragments = []
+    for item in hand_items(hand_cards, look, legal):
+        if out:
+            out.append(("", "  "))
+        out += item
     return out or [("class:dim", "(no cards)")]
+
+
+def hand_lines(hand_cards: Sequence[str], look: Look, legal: Sequence[Dict],
+               width: int) -> list[Fragments]:
+    """The hand on as many rows as `width` needs: every card held is on screen."""
+    items = hand_items(hand_cards, look, legal)
+    if not items:
+        return [[("", "hand "), ("class:dim", "(no cards)")]]
+    return flow([("", "hand ")], items, width)
 
 
 def move(m: Dict, look: Look) -> Fragments:
@@ -123,26 +240,44 @@ def move(m: Dict, look: Look) -> Fragments:
     return [("", str(kind))]
 
 
-def legal_hint(legal: Sequence[Dict], look: Look) -> Fragments:
-    """The moves the server allows, in the words the player would type them."""
+def legal_items(legal: Sequence[Dict], look: Look,
+                hand_cards: Sequence[str] = ()) -> list[Fragments]:
+    """The moves the server allows, in the words the player would type them: cards in
+    hand order, each with its hand number, then draw or pass."""
     if is_pick_phase(legal):
         first = min(int(m.get("position", 0)) for m in legal) + 1
         last = max(int(m.get("position", 0)) for m in legal) + 1
-        return [("", f"pick a face-down card: type a number {first}-{last}")]
-    out: Fragments = []
+        return [[("", f"pick a face-down card: type a number {first}-{last}")]]
+    plays: list[tuple[int, Fragments]] = []
+    others: list[Fragments] = []
     seen: set[str] = set()
     for m in legal:
-        # A jack offered once per suit reads better as one "J♠ (+suit)" entry.
+        # A jack offered once per suit reads better as one "J♠+suit" entry.
         key = move_input({**m, "suit": None}) if m.get("kind") == "play" else move_input(m)
         if key in seen:
             continue
         seen.add(key)
+        if m.get("kind") != "play":
+            others.append(move(m, look))
+            continue
+        c = cards.normalise(m.get("card"))
+        item = card(c, look)
+        if m.get("suit"):
+            item.append(("class:dim", "+suit"))
+        place = hand_cards.index(c) if c in hand_cards else len(hand_cards)
+        if c in hand_cards:
+            item = [("class:dim", f"{place + 1}:"), *item]
+        plays.append((place, item))
+    return [item for _, item in sorted(plays, key=lambda p: p[0])] + others
+
+
+def legal_hint(legal: Sequence[Dict], look: Look, hand_cards: Sequence[str] = ()) -> Fragments:
+    """`legal_items` on one line."""
+    out: Fragments = []
+    for item in legal_items(legal, look, hand_cards):
         if out:
             out.append(("", "  "))
-        if m.get("kind") == "play" and m.get("suit"):
-            out += [*card(m.get("card"), look), ("class:dim", "+suit")]
-        else:
-            out += move(m, look)
+        out += item
     return out
 
 
@@ -194,15 +329,40 @@ def seat_changes(before: Dict | None, after: Dict, my_seat: int | None) -> list[
             if s.get("ready") != was.get("ready"):
                 be = _be(who) if s.get("ready") else _be(who) + " not"
                 lines.append([("", f"{who} {be} ready")])
-            if bool(s.get("held_by_bot")) != bool(was.get("held_by_bot")):
-                lines.append([("class:dim", f"a bot plays for {who} until {who} " + (
-                    "act" if who == "you" else "acts") if s.get("held_by_bot")
-                    else f"{who} {'play' if who == 'you' else 'plays'} again")])
-            if s.get("connected") != was.get("connected") and "connected" in was:
-                lines.append([("class:dim", f"{who} " + (
-                    "is back" if s.get("connected") else "lost the connection"))])
+            lines += _presence(who, was, s, after.get("phase") == "playing")
     if before is not None and after.get("phase") != before.get("phase"):
         lines.append([("class:title", f"table is now {after.get('phase')}")])
+    return lines
+
+
+def _presence(who: str, was: Dict, now: Dict, playing: bool) -> list[Fragments]:
+    """A human seat's connection and stand-in bot, as they changed: only what is true
+    now is said (a bot released at the match's end does not mean its player is back)."""
+    you = who == "you"
+    held, held_before = now.get("held_by_bot"), was.get("held_by_bot")
+    back = now.get("connected") and was.get("connected") is False
+    lost = now.get("connected") is False and was.get("connected") is not False \
+        and "connected" in was
+    lines: list[Fragments] = []
+    if lost:
+        lines.append([("class:dim", f"{who} lost the connection")])
+    if held and not held_before:
+        if held == "disconnected":
+            lines.append([("class:dim", f"{who} {_be(who)} away: a stand-in bot plays for "
+                                        f"{'you' if you else 'them'} until "
+                                        f"{'you are' if you else 'they are'} back")])
+        elif you:
+            lines.append([("class:warn", "a stand-in bot plays for you: say anything to "
+                                         "take your seat back")])
+        else:
+            lines.append([("class:dim", f"a stand-in bot plays for {who} until {who} acts")])
+    elif held_before and not held and playing and now.get("connected") is not False:
+        again = "play again" if you else "plays again"
+        lines.append([("class:dim", f"{who} {_be(who)} back and {again}" if back
+                       else f"{who} {again}")])
+        return lines
+    if back:
+        lines.append([("class:dim", f"{who} {_be(who)} back")])
     return lines
 
 
@@ -219,8 +379,13 @@ def _be(who: str) -> str:
     return "are" if who == "you" else "is"
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _count(n: object, word: str) -> str:
+    """`plural` of a field the server may have left out."""
+    return plural(n, word) if isinstance(n, int) and not isinstance(n, bool) else f"? {word}s"
 
 
 def _cite(rules: str | None, classic: str, cardiva: str) -> str:
@@ -240,7 +405,7 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
     if kind == "draw":
         count = int(e.get("count", 1) or 1)
         drawn = e.get("cards") or ([e["card"]] if e.get("card") else [])
-        out = [("", f"{who} drew {_plural(count, 'card')}")]
+        out = [("", f"{who} drew {plural(count, 'card')}")]
         if drawn:
             out += [("", ": "), *card_list(drawn, look)]
         reason = e.get("reason")
@@ -271,23 +436,31 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
     if kind == "muamele":
         verb = "pick" if who == "you" else "picks"
         return [("class:title", "muamele"),
-                ("", f": {who} {verb} {e.get('picks', '?')} of {e.get('spread', '?')} "
-                     "face-down cards (K14)")]
+                ("", f": {who} {verb} {e.get('picks', '?')} of "
+                     f"{_count(e.get('spread'), 'face-down card')} (K14)")]
     if kind == "pick":
         out = [("", f"{who} picked card {int(e.get('position', 0)) + 1}")]
         if e.get("card"):
             out += [("", ": "), *card(e["card"], look)]
         if e.get("picks") is not None:
-            out.append(("class:dim", f" ({_plural(int(e['picks']), 'pick')} left)"))
+            out.append(("class:dim", f" ({plural(int(e['picks']), 'pick')} left)"))
         return out
-    if kind in ("deal_end", "match_end"):
-        return []  # the `deal_end` / `match_end` messages show the whole result
     if kind == "deal_start":
         dealer = _who(e.get("dealer"), names)
         return [("class:title", f"— deal {e.get('deal_no', '')} —" if look.unicode
                  else f"-- deal {e.get('deal_no', '')} --"), ("", f" {dealer} dealt")]
-    details = ", ".join(f"{k} {v}" for k, v in e.items() if k not in ("event", "seat"))
-    return [("", f"{who}: {kind.replace('_', ' ')}" + (f" ({details})" if details else ""))]
+    if kind == "timeout":
+        them = "you" if who == "you" else "them"
+        if e.get("bot") and who == "you":
+            return [("class:warn", "you ran out of time again: a stand-in bot plays for you; "
+                                   "say anything to take your seat back")]
+        if e.get("bot"):
+            return [("class:warn", f"{who} ran out of time again: a stand-in bot plays for "
+                                   f"them until {who} acts")]
+        return [("class:warn", f"{who} ran out of time; the server moves for {them}")]
+    # `deal_end` and `match_end` are shown whole by `deal_result` and `match_result`;
+    # kinds unknown here are ignored, as the protocol asks of clients.
+    return []
 
 
 def deal_result(result: Dict, totals: Sequence[Any], names: Mapping[int, str],
@@ -310,12 +483,13 @@ def deal_result(result: Dict, totals: Sequence[Any], names: Mapping[int, str],
     hands = result.get("hands") or []
     points = result.get("points") or []
     for seat in sorted(names):
-        row: Fragments = [("", f"  {names[seat]:<12} ")]
-        h = hands[seat] if seat < len(hands) else []
-        row += card_list(cards.sort_hand(list(h)), look) if h else [("class:dim", "(out)")]
         pts = points[seat] if seat < len(points) else "?"
         tot = totals[seat] if seat < len(totals) else "?"
-        row += [("", f"   +{pts} → {tot}" if look.unicode else f"   +{pts} -> {tot}")]
+        score = f"+{pts} → {tot}" if look.unicode else f"+{pts} -> {tot}"
+        # The score before the hand: a long hand wraps, the scores stay in one column.
+        row: Fragments = [("", f"  {names[seat]:<12} {score:<12} ")]
+        h = hands[seat] if seat < len(hands) else []
+        row += card_list(cards.sort_hand(list(h)), look) if h else [("class:dim", "(out)")]
         lines.append(row)
     return lines
 
@@ -400,70 +574,137 @@ def time_left(deadline_at: float | None, now: float) -> str:
     return f"{max(0, math.ceil(deadline_at - now))}s"
 
 
-def status(
-    view: Dict | None,
-    names: Mapping[int, str],
-    my_seat: int | None,
-    look: Look,
-    legal: Sequence[Dict] = (),
-    turn_seat: int | None = None,
-    clock: str = "",
-) -> list[Fragments]:
-    """The status area under the log: table line, players, hand, what to do now."""
+@dataclass(frozen=True)
+class Moment:
+    """What the status area shows besides the view (`ClientState.moment` fills it in)."""
+
+    legal: Sequence[Dict] = ()
+    turn_seat: int | None = None
+    clock: str = ""
+    """Time left for the seat to act (`12s`); empty when the turn is untimed."""
+    next_deal: str = ""
+    """When the next deal comes (`in 3s`, `shortly`); empty when none is due."""
+    match_over: bool = False
+    winners: Sequence[int] = ()
+    link: str = ""
+    """Empty while connected; else `connecting`, `reconnecting` or `gone`."""
+    notes: Mapping[int, str] = field(default_factory=dict)
+    """Seat → what is special about whoever holds it (`away`, `bot plays`)."""
+    order: str = "suit"
+    width: int = 80
+
+
+def link_note(link: str, look: Look) -> Fragments:
+    """The connection, when it is not up: the rest of the screen may be out of date."""
+    dash = " — " if look.unicode else " - "
+    text = {"connecting": "connecting to the server",
+            "reconnecting": f"disconnected{dash}reconnecting",
+            "gone": "disconnected"}.get(link)
+    return [("class:warn", text)] if text else []
+
+
+def progress(options: Dict | None, deal_no: object) -> list[str]:
+    """How far the match is: `deal 2 of 4` (C16), or `deal 3` and `to 101` (K15)."""
+    kind, _, n = str((options or {}).get("match_end") or "").partition(":")
+    deal = f"deal {deal_no}" if isinstance(deal_no, int) and deal_no else ""
+    if kind == "deals" and n.isdigit() and deal:
+        return [f"{deal} of {n}"]
+    if kind == "points" and n.isdigit():
+        return [d for d in (deal, f"to {n}") if d]
+    return [deal] if deal else []
+
+
+def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, look: Look,
+           at: Moment = Moment()) -> list[Fragments]:
+    """The status area under the log, in rows of at most `at.width` columns: the table
+    line, every seat, the hand, what to do now."""
     if not view:
         return []
-    top = view.get("top")
+    width = at.width
     rules = view.get("rules", "")
-    deal_no = view.get("deal_no")
-    line1: Fragments = [("class:title", f"{rules}"), ("", f" deal {deal_no}" if deal_no else "")]
-    line1 += [("", f"{sep(look)}top ")] + (card(top, look) if top else [("class:dim", "none")])
+    phase = view.get("phase")
+    line1: list[Fragments] = []
+    if link_note(at.link, look):
+        line1.append(link_note(at.link, look))
+    line1.append([("class:title", f"{rules}")])
+    line1 += [[("", p)] for p in progress(view.get("options"), view.get("deal_no"))]
+    if at.match_over:
+        who = " and ".join(_who(w, names) for w in at.winners) or "nobody"
+        line1.append([("class:good", f"match over: {who} won")])
+        if my_seat is not None:
+            line1.append([("class:dim", "/rematch to play again, /leave for the lobby")])
+    elif phase == "over":
+        line1.append([("", "deal over")])
+        if at.next_deal:
+            line1.append([("class:dim", f"next deal {at.next_deal}")])
+    else:
+        line1 += _table_items(view, look)
+    lines = flow([], line1, width, sep(look), indent=2)
+
+    over = at.match_over or phase == "over"
+    turn = None if over else (view.get("turn") if at.turn_seat is None else at.turn_seat)
+    lines += flow([], _seat_items(view, names, my_seat, look, at, turn), width, indent=2)
+
+    muamele = view.get("muamele")
+    if phase == "muamele" and isinstance(muamele, Mapping):
+        lines += wrap(spread(muamele, names, look), width)
+    held: list[str] = []
+    if my_seat is not None and view.get("hand") is not None:
+        held = cards.sort_hand(list(view["hand"]), at.order)
+        lines += hand_lines(held, look, at.legal, width)
+    if at.legal:
+        lines += flow([("class:good", "your move: ")], legal_items(at.legal, look, held), width)
+    elif turn is not None and turn != my_seat and not at.link:
+        lines.append([("class:dim", f"waiting for {_who(turn, names)}")])
+    return lines
+
+
+def _table_items(view: Dict, look: Look) -> list[Fragments]:
+    """The deal being played: top card, penalty, stock, what the next card must do."""
+    rules = view.get("rules", "")
+    top = view.get("top")
+    first: Fragments = [("", "top "), *(card(top, look) if top else [("class:dim", "none")])]
     if view.get("named_suit"):
-        line1 += [("", " named "), *suit(view["named_suit"], look)]
+        first += [("", " named "), *suit(view["named_suit"], look)]
+    items = [first]
     if view.get("penalty"):
-        line1 += [("class:warn", f"{sep(look)}7s penalty {view['penalty']}")]
-    line1 += [("", f"{sep(look)}stock {view.get('stock', '?')}")]
+        items.append([("class:warn", f"7s penalty {view['penalty']}")])
+    items.append([("", f"stock {view.get('stock', '?')}")])
     if view.get("first_round"):
-        line1 += [("class:dim", f"{sep(look)}opening: clubs ({_cite(rules, 'C2', 'K3')})")]
+        items.append([("class:dim", f"opening: clubs ({_cite(rules, 'C2', 'K3')})")])
     follow = view.get("must_follow")
     if follow == "ace":
-        line1 += [("class:dim", f"{sep(look)}ace: one more card ({_cite(rules, 'C12', 'K10')})")]
+        items.append([("class:dim", f"ace: one more card ({_cite(rules, 'C12', 'K10')})")])
     elif follow == "pisti":
-        line1 += [("class:dim", f"{sep(look)}pisti: play again (K11)")]
+        items.append([("class:dim", "pisti: play again (K11)")])
     direction = view.get("direction")
     if direction in (1, -1):
         arrow = ("→" if direction == 1 else "←") if look.unicode else (
             "->" if direction == 1 else "<-")
-        line1 += [("class:dim", f"{sep(look)}play goes {arrow}")]
+        items.append([("class:dim", f"play goes {arrow}")])
+    return items
 
-    turn = view.get("turn") if turn_seat is None else turn_seat
+
+def _seat_items(view: Dict, names: Mapping[int, str], my_seat: int | None, look: Look,
+                at: Moment, turn: object) -> list[Fragments]:
+    """One item per seat: its cards and points, the turn marker and clock on the seat
+    to act."""
     counts = view.get("hand_counts") or []
     scores = view.get("scores") or []
-    line2: Fragments = []
+    items: list[Fragments] = []
     for seat in sorted(set(names) | set(range(len(counts)))):
-        if line2:
-            line2.append(("", "  "))
-        n = counts[seat] if seat < len(counts) else "?"
+        n = counts[seat] if seat < len(counts) else None
         sc = scores[seat] if seat < len(scores) else 0
-        label = f"{_who(seat, names)}: {n} cards, {sc} pts"
+        note = at.notes.get(seat)
+        label = _who(seat, names) + (f" ({note})" if note else "")
+        label += f": {_count(n, 'card')}, {_count(sc, 'pt')}"
         if seat == turn:
-            label = "▶ " + label if look.unicode else "> " + label
-            if clock:
-                label += f" ({clock})"
+            label = ("▶ " if look.unicode else "> ") + label
+            if at.clock and not at.link:
+                label += f" ({at.clock})"
         style = "class:turn" if seat == turn else ("class:me" if seat == my_seat else "")
-        line2.append((style, label))
-
-    lines = [line1, line2]
-    phase = view.get("phase")
-    muamele = view.get("muamele")
-    if phase == "muamele" and isinstance(muamele, Mapping):
-        lines.append(spread(muamele, names, look))
-    if my_seat is not None and view.get("hand") is not None:
-        lines.append([("", "hand "), *hand(cards.sort_hand(list(view["hand"])), look, legal)])
-    if legal:
-        lines.append([("class:good", "your move: "), *legal_hint(legal, look)])
-    elif turn is not None and turn != my_seat and phase not in ("over", "deal_over"):
-        lines.append([("class:dim", f"waiting for {_who(turn, names)}")])
-    return lines
+        items.append([(style, label)])
+    return items
 
 
 def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
@@ -479,34 +720,154 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
     shown = back * min(size, 40) + ("…" if look.unicode else "...") * (size > 40)
     return [("class:title", "muamele"),
             ("", f" {who} {'pick' if who == 'you' else 'picks'} {picks} more of "
-                 f"{size} face-down cards: "),
+                 f"{plural(size, 'face-down card')}: "),
             ("class:dim", shown), ("", f" (1-{size})" if size else "")]
 
 
 # ----------------------------------------------------------------------- help, rules
 
 
-def help_lines() -> list[Fragments]:
-    lines: list[Fragments] = [[("class:title", "Commands")]]
-    for c in COMMANDS:
-        line: Fragments = [("", f"  {c.example:<28} {c.about}")]
-        if c.usage != c.example:
-            line.append(("class:dim", f"  {c.usage}"))
-        lines.append(line)
-    lines += [[("class:dim", "  /create options: --name NAME  --ten reverse|bounce  --decks 1|2"
-                             "  --turn SECONDS")],
-              [("class:dim", "                   --empty-stock end_deal|reshuffle"
-                             "  --match-end deals:N|points:N")]]
-    lines += [
-        [("class:title", "Moves (on your turn)")],
-        [("", "  7h  10s  qd  ts             play that card (case and 10/T do not matter)")],
-        [("", "  3                           play the 3rd card of your hand as shown")],
-        [("", "  js h  j h  j                play a jack naming hearts (bare j asks the suit)")],
-        [("", "  d / draw   p / pass         draw a card; pass after drawing (C7, K5)")],
-        [("", "  4 (in muamele)              pick face-down card number 4 (K14)")],
-        [("", "  Tab completes the legal moves; plain text off-turn is chat.")],
-    ]
+HELP_TOPICS = ("moves", "table", "lobby", "screen")
+
+_MOVES_HELP = (
+    ("7h  10s  qd  ts", "play that card (case, and 10 or T, do not matter)"),
+    ("3", "play the card numbered 3 on the hand line"),
+    ("js h  j h  j", "play a jack naming hearts (a bare j asks which suit)"),
+    ("d  draw", "draw a card (C7, K5)"),
+    ("p  pass", "end your turn once you have drawn (C7, K5)"),
+    ("4 (in muamele)", "pick face-down card number 4 (K14)"),
+)
+
+_CREATE_OPTIONS = ("/create options: --name NAME, --ten reverse|bounce, --decks 1|2, "
+                   "--turn SECONDS, --empty-stock end_deal|reshuffle, "
+                   "--match-end deals:N|points:N")
+
+
+def _rows(pairs: Sequence[tuple[str, str]], width: int) -> list[Fragments]:
+    """Two columns, the second wrapped under itself."""
+    col = min(max(len(a) for a, _ in pairs), 20)
+    out: list[Fragments] = []
+    for a, b in pairs:
+        out += wrap([("", f"  {a:<{col}}  {b}")], width, col + 4)
+    return out
+
+
+def _text(text: str, width: int, style: str = "") -> list[Fragments]:
+    return wrap([(style, text)], width, 2)
+
+
+def help_lines(topic: str = "", width: int = 80, look: Look = Look()) -> list[Fragments]:
+    """`/help` and `/help TOPIC`: each page fits an 80×24 terminal beside the status area."""
+    topic = topic.strip().lower().lstrip("/")
+    specs = {c.name: c for c in COMMANDS}
+    if not topic:
+        return [[("class:title", "Help")],
+                *_text("On your turn: a card (7h, 10s, qd) or its number on the hand line, "
+                       "js h for a jack naming hearts, d to draw, p to pass; Tab completes.",
+                       width),
+                *_rows([(c.usage, c.about) for c in COMMANDS if c.topic == "game"], width)]
+    if topic == "moves":
+        return [[("class:title", "Moves (on your turn)")], *_rows(_MOVES_HELP, width),
+                *_text("Tab completes the legal moves and /moves lists them; off your turn, "
+                       "plain text is chat.", width)]
+    if topic in ("table", "lobby"):
+        head = "At a table" if topic == "table" else "In the lobby"
+        lines = [[("class:title", head)],
+                 *_rows([(c.usage, c.about) for c in COMMANDS if c.topic == topic], width)]
+        if topic == "table":
+            lines += _text("Seats are numbered from 1. The host fills open seats with bots "
+                           "and starts the match once every seat is ready.", width)
+        else:
+            lines += _text(_CREATE_OPTIONS, width, "class:dim")
+        return lines
+    if topic == "screen":
+        turn = "▶" if look.unicode else ">"
+        return [[("class:title", "The screen")],
+                *_text("Above the prompt: what happened, newest last (/log shows this "
+                       "deal again).", width),
+                *_text("Below it: the rule set and how far the match is (deal 2 of 4, or "
+                       "to 101), the top card and the stock; every seat with its cards and "
+                       f"points, {turn} on the seat to act with its time left; your hand, "
+                       "each card beside the number you type for it, the ones you may play "
+                       "underlined; then your legal moves.", width),
+                *_text("/sort rank|suit orders the hand; /bell rings when it is your turn.",
+                       width),
+                *_text("Ctrl-C, Ctrl-D or /quit leaves; during a match, press it twice.",
+                       width)]
+    spec = specs.get(topic)
+    if spec is None:
+        return _text(f"No help on {topic!r}. Topics: {', '.join(HELP_TOPICS)}, or a "
+                     "command name (/help create).", width, "class:error")
+    lines = [[("class:title", spec.usage)], *_text(f"{spec.about}; e.g. {spec.example}",
+                                                   width)]
+    if spec.name == "create":
+        lines += _text(_CREATE_OPTIONS, width, "class:dim")
     return lines
+
+
+def log_page(lines: Sequence[Fragments], page: int, rows: int, width: int,
+             deal_no: object = None) -> list[Fragments]:
+    """Page `page` (1: the newest) of this deal's log, in at most `rows` rows with its
+    header; a line is never split across two pages."""
+    if not lines:
+        return [[("class:dim", "Nothing has happened in this deal yet.")]]
+    room = max(rows - 1, 3)
+    pages: list[list[Fragments]] = []
+    current: list[Fragments] = []
+    for line in reversed(lines):
+        wrapped = wrap(line, width)
+        if current and len(current) + len(wrapped) > room:
+            pages.append(current)
+            current = []
+        current[:0] = wrapped
+    pages.append(current)
+    page = min(max(page, 1), len(pages))
+    deal = f"deal {deal_no}" if isinstance(deal_no, int) else "this deal"
+    head = f"{deal}, page {page} of {len(pages)}"
+    if page < len(pages):
+        head += f" (/log {page + 1} for earlier moves)"
+    return [*wrap([("class:title", head)], width), *pages[page - 1]]
+
+
+# -------------------------------------------------------------------------- refusals
+
+_CARD = re.compile(r"(?<![\w'])(?:10|[2-9JQKA])[cdhs](?![\w'])")
+_ASKS_FOR = re.compile(r"(?<=asks for )[cdhs]\b")
+
+
+def with_cards(text: str, look: Look, style: str = "") -> Fragments:
+    """`text` with the cards (and a named suit) it mentions in wire notation drawn as on
+    screen, so a message reads like the table it is about."""
+    out: Fragments = []
+    at = 0
+    marks = sorted([(m.start(), m.end(), "card") for m in _CARD.finditer(text)]
+                   + [(m.start(), m.end(), "suit") for m in _ASKS_FOR.finditer(text)])
+    for begin, end, kind in marks:
+        if begin > at:
+            out.append((style, text[at:begin]))
+        found = text[begin:end]
+        out += card(found, look) if kind == "card" else suit(found, look)
+        at = end
+    if at < len(text):
+        out.append((style, text[at:]))
+    return out
+
+
+def refusal(msg: Dict, look: Look) -> Fragments:
+    """A refused request as a player reads it: cards as on screen, seats counted from 1
+    and the rule cited.  The code is for programs and stays off the screen."""
+    text = str(msg.get("message") or "the server refused that")
+    seat = msg.get("seat")
+    if isinstance(seat, int) and not isinstance(seat, bool):
+        text = re.sub(rf"\bseat {seat}\b", f"seat {seat + 1}", text)
+    out = with_cards(text[:1].upper() + text[1:], look, "class:error")
+    waiting = [s + 1 for s in msg.get("waiting_for") or [] if isinstance(s, int)]
+    if waiting:
+        out.append(("class:error", f" (waiting for {'seat' if len(waiting) == 1 else 'seats'} "
+                                   f"{', '.join(map(str, waiting))})"))
+    if msg.get("rule"):
+        out.append(("class:dim", f" (rule {msg['rule']})"))
+    return out
 
 
 _RULE_SUMMARY: dict[str, list[str]] = {
@@ -543,7 +904,8 @@ _RULE_SUMMARY: dict[str, list[str]] = {
 def rules_lines(rules: str | None, options: Dict | None) -> list[Fragments]:
     """A summary of the table's rule set with rule numbers, and its options."""
     if not rules:
-        return [[("", "Not at a table. The rule sets are classic and cardiva; /create picks one.")]]
+        sets = " and ".join(RULE_SETS)
+        return [[("", f"Not at a table. The rule sets are {sets}; /create picks one.")]]
     lines: list[Fragments] = [[("class:title", f"Rules: {rules}")]]
     lines += [[("", f"  {line}")] for line in _RULE_SUMMARY.get(rules, [])]
     if options:

@@ -4,7 +4,7 @@
 adds to the event log.  No I/O and no clock of its own (the caller passes `now`), so
 the whole screen logic is testable from recorded messages.  A `table` snapshot
 replaces everything about the table, which is what makes reconnection simple: the
-server sends a full snapshot after `hello` with the resume token (issue 4).
+server sends a full snapshot after a resumed `welcome`, and answers `resync` with one.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from .parse import Context
 from .render import Fragments, Look
 
 Message = Mapping[str, Any]
-
-_DEADLINE_IS_EPOCH = 1e9  # a `deadline` this large is server wall time, not seconds left
 
 
 @dataclass
@@ -39,6 +37,15 @@ class ClientState:
     deadline_at: float | None = None
     totals: list[Any] = field(default_factory=list)
     match_over: bool = False
+    winners: list[int] = field(default_factory=list)
+    hand_order: str = "suit"
+    """`suit` or `rank`: how the hand is ordered, hence what its numbers mean."""
+    deal_log: list[Fragments] = field(default_factory=list)
+    """This deal's event lines, for `/log`."""
+    deal_pause: float | None = None
+    """Seconds between a deal's end and the next: known offline, else learnt once seen."""
+    next_deal_at: float | None = None
+    deal_ended_at: float | None = None
 
     # ------------------------------------------------------------------ queries
 
@@ -54,7 +61,7 @@ class ClientState:
         """Our hand in display order, as the parser and the status line number it."""
         if not self.view or self.view.get("hand") is None:
             return []
-        return cards.sort_hand(list(self.view["hand"]))
+        return cards.sort_hand(list(self.view["hand"]), self.hand_order)
 
     def context(self) -> Context:
         return Context(hand=tuple(self.hand()), legal=tuple(self.legal),
@@ -63,13 +70,55 @@ class ClientState:
     def names(self) -> dict[int, str]:
         return render.seat_names(self.table, self.my_seat)
 
-    def status(self, now: float) -> list[Fragments]:
+    def status(self, now: float, width: int = 80, link: str = "") -> list[Fragments]:
+        """The status area at `now`, `width` columns wide; `link` is the connection's
+        state when it is not up (see `render.Moment.link`)."""
         if self.view is None:
+            note = render.link_note(link, self.look)
             if self.table is not None:
-                return render.table_summary(self.table, self.my_seat, self.look)
-            return [[("class:dim", f"lobby: {len(self.lobby)} tables; /help for commands")]]
-        return render.status(self.view, self.names(), self.my_seat, self.look, self.legal,
-                             self.turn_seat, render.time_left(self.deadline_at, now))
+                lines = render.table_summary(self.table, self.my_seat, self.look)
+            else:
+                lines = [[("class:dim", f"lobby: {render.plural(len(self.lobby), 'table')}; "
+                                        "/help for commands")]]
+            if note:
+                lines[0] = [*note, ("", render.sep(self.look)), *lines[0]]
+            return render.fit(lines, width)
+        return render.status(self.view, self.names(), self.my_seat, self.look,
+                             self.moment(now, width, link))
+
+    def moment(self, now: float, width: int = 80, link: str = "") -> render.Moment:
+        """Everything the status area needs besides the view, as of `now`."""
+        next_deal = ""
+        if (self.view or {}).get("phase") == "over" and not self.match_over:
+            next_deal = (f"in {render.time_left(self.next_deal_at, now)}"
+                         if self.next_deal_at is not None else "shortly")
+        return render.Moment(
+            legal=self.legal, turn_seat=self.turn_seat,
+            clock=render.time_left(self.deadline_at, now), next_deal=next_deal,
+            match_over=self.match_over, winners=self.winners, link=link,
+            notes=self.notes(), order=self.hand_order, width=width)
+
+    def notes(self) -> dict[int, str]:
+        """Seat → `away` (connection lost) and/or `bot plays` (a stand-in holds it)."""
+        out: dict[int, str] = {}
+        for s in (self.table or {}).get("seats", []) or []:
+            if s.get("kind") != "human" or not isinstance(s.get("seat"), int):
+                continue
+            words = [w for w, on in (("away", s.get("connected") is False),
+                                     ("bot plays", bool(s.get("held_by_bot")))) if on]
+            if words:
+                out[s["seat"]] = ", ".join(words)
+        return out
+
+    def held_by_bot(self) -> bool:
+        """A stand-in bot plays for us (we timed out, or were gone too long)."""
+        seats = (self.table or {}).get("seats", []) or []
+        return any(s.get("seat") == self.my_seat and s.get("held_by_bot") for s in seats)
+
+    def in_match(self) -> bool:
+        """We hold a seat in a match being played: leaving hands it to a bot for good."""
+        return (self.my_seat is not None and not self.spectator and not self.match_over
+                and (self.table or {}).get("phase") == "playing")
 
     def rules(self) -> tuple[str | None, dict[str, Any] | None]:
         t = self.table or {}
@@ -99,15 +148,7 @@ class ClientState:
         return [[("class:good", f"connected to {self.server or 'server'} as {self.name}")]]
 
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:
-        text = str(msg.get("message") or msg.get("code") or "error")
-        rule = msg.get("rule")
-        line: Fragments = [("class:error", text)]
-        if rule:
-            line.append(("class:error", f" ({rule})"))
-        code = msg.get("code")
-        if code:
-            line.append(("class:dim", f" [{code}]"))
-        return [line]
+        return [render.refusal(msg, self.look)]
 
     def _on_ok(self, msg: Message, now: float) -> list[Fragments]:
         return []
@@ -137,22 +178,24 @@ class ClientState:
         self.table = dict(table)
 
     def _on_table(self, msg: Message, now: float) -> list[Fragments]:
-        """A full snapshot: joining, rejoining after a reconnect, or a new deal."""
+        """A full snapshot: joining, a `resync`, or rejoining after a reconnect."""
+        before = (self.table or {}).get("id"), (self.view or {}).get("deal_no")
         self._set_table(msg.get("table") or {})
         you = msg.get("you") or {}
         self.my_seat = you.get("seat")
         self.spectator = bool(you.get("spectator"))
         self.view = dict(msg["view"]) if msg.get("view") else None
+        if before != ((self.table or {}).get("id"), (self.view or {}).get("deal_no")):
+            self.deal_log = []  # another table or deal; a resync keeps what we saw
+            self.next_deal_at = self.deal_ended_at = None
         match = msg.get("match") or {}
         self.totals = list(match.get("totals") or (self.view or {}).get("scores") or [])
-        self.legal = []
-        self.turn_seat = (self.view or {}).get("turn")
-        self.deadline_at = None
         self.match_over = (self.table or {}).get("phase") == "over"
-        lines = render.table_summary(self.table or {}, self.my_seat, self.look)
-        if isinstance(msg.get("turn"), Mapping):  # the pending prompt rides in the snapshot
-            self._on_turn(msg["turn"], now)
-        return lines
+        if self.match_over and self.totals:
+            low = min(self.totals)
+            self.winners = [s for s, t in enumerate(self.totals) if t == low]
+        self._decision(msg, now)
+        return render.table_summary(self.table or {}, self.my_seat, self.look)
 
     def _on_table_update(self, msg: Message, now: float) -> list[Fragments]:
         before = self.table
@@ -164,59 +207,64 @@ class ClientState:
                     self.my_seat = s.get("seat")
         return render.seat_changes(before, self.table or {}, self.my_seat)
 
-    def _on_event(self, msg: Message, now: float) -> list[Fragments]:
-        if msg.get("view"):
+    def _on_update(self, msg: Message, now: float) -> list[Fragments]:
+        """One step of the deal: its events as log lines, in order, then the view after."""
+        if isinstance(msg.get("view"), Mapping):
             self.view = dict(msg["view"])
-            turn = self.view.get("turn")
-            if turn != self.my_seat or turn is None:
-                self.legal = []
-            if turn != self.turn_seat:
-                self.deadline_at = None
-            self.turn_seat = turn
-        e = msg.get("event")
-        if not isinstance(e, Mapping):
-            return []
-        line = render.event(e, self.names(), self.look, self.rules()[0])
-        return [line] if line else []
+            if self.view.get("phase") == "over":
+                self.totals = list(self.view.get("scores") or self.totals)
+        self._decision(msg, now)
+        names, rules = self.names(), self.rules()[0]
+        lines: list[Fragments] = []
+        for e in msg.get("events") or []:
+            if not isinstance(e, Mapping):
+                continue
+            kind = e.get("event")
+            if kind == "deal_end":
+                result = render.deal_result(e.get("result") or {}, self.totals, names,
+                                            self.look)
+                lines += result
+                self.deal_log += result
+                self.deal_ended_at = now
+                if self.deal_pause is not None:
+                    self.next_deal_at = now + self.deal_pause
+            elif kind == "match_end":
+                self.totals = list(e.get("totals") or self.totals)
+                self.match_over = True
+                self.next_deal_at = None
+                self.winners = [w for w in e.get("winners") or [] if isinstance(w, int)]
+                lines += render.match_result(self.totals, self.winners, names,
+                                             can_rematch=not self.spectator)
+            else:
+                if kind == "deal_start":
+                    self._deal_started(now)
+                line = render.event(e, names, self.look, rules)
+                if line:
+                    lines.append(line)
+                    self.deal_log.append(line)
+        return lines
 
-    def _on_turn(self, msg: Message, now: float) -> list[Fragments]:
-        seat = msg.get("seat")
-        self.turn_seat = seat if isinstance(seat, int) else self.turn_seat
-        deadline = msg.get("deadline")
-        if isinstance(deadline, int | float) and not isinstance(deadline, bool):
-            self.deadline_at = now + deadline if deadline < _DEADLINE_IS_EPOCH else None
+    def _deal_started(self, now: float) -> None:
+        if self.deal_ended_at is not None and not self.match_over:
+            if self.deal_pause is None:
+                self.deal_pause = round(now - self.deal_ended_at)
+        self.match_over = False  # a rematch's first deal
+        self.winners = []
+        self.deal_log = []
+        self.deal_ended_at = self.next_deal_at = None
+
+    def _decision(self, msg: Message, now: float) -> None:
+        """Who acts now, our moves if it is us, and the time left: an `update` and a
+        `table` snapshot carry them the same way."""
+        self.turn_seat = (self.view or {}).get("turn")
         moves = msg.get("moves")
-        if seat == self.my_seat and isinstance(moves, Sequence):
-            self.legal = [dict(m) for m in moves if isinstance(m, Mapping)]
-        return []
-
-    def _on_clock(self, msg: Message, now: float) -> list[Fragments]:
-        """Another seat's timed turn began: count it down too."""
-        seat, deadline = msg.get("seat"), msg.get("deadline")
-        if isinstance(seat, int) and isinstance(deadline, int | float) \
-                and not isinstance(deadline, bool):
-            self.turn_seat = seat
-            self.deadline_at = now + deadline
-        return []
-
-    def _on_deal_end(self, msg: Message, now: float) -> list[Fragments]:
-        result = msg.get("result") or {}
-        self.totals = list(msg.get("totals") or [])
-        self.legal = []
+        self.legal = ([dict(m) for m in moves if isinstance(m, Mapping)]
+                      if isinstance(moves, Sequence) else [])
+        deadline = msg.get("deadline")
         self.deadline_at = None
-        if self.view is not None:
-            self.view["result"] = result
-            self.view["scores"] = self.totals
-            self.view["phase"] = "over"
-        return render.deal_result(result, self.totals, self.names(), self.look)
-
-    def _on_match_end(self, msg: Message, now: float) -> list[Fragments]:
-        self.totals = list(msg.get("totals") or self.totals)
-        self.match_over = True
-        self.legal = []
-        winners = [w for w in msg.get("winners") or [] if isinstance(w, int)]
-        return render.match_result(self.totals, winners, self.names(),
-                                   can_rematch=not self.spectator)
+        if isinstance(deadline, int | float) and not isinstance(deadline, bool) \
+                and self.turn_seat is not None:
+            self.deadline_at = now + deadline
 
     def _on_chat(self, msg: Message, now: float) -> list[Fragments]:
         who = str(msg.get("name", "?"))
@@ -232,13 +280,6 @@ class ClientState:
         return [[("", "rematch: " + (", ".join(agreed) + " agreed" if agreed
                                      else "nobody has agreed yet"))]]
 
-    def _on_timeout(self, msg: Message, now: float) -> list[Fragments]:
-        who = self.names().get(msg.get("seat", -1), "a seat")
-        if msg.get("seat") == self.my_seat:
-            self.legal = []
-        return [[("class:warn", f"{who} ran out of time; the server moves for "
-                               f"{'you' if who == 'you' else 'them'}")]]
-
     def left_table(self) -> None:
         """After our `leave_table` was accepted."""
         self.table = None
@@ -248,3 +289,6 @@ class ClientState:
         self.legal = []
         self.turn_seat = None
         self.deadline_at = None
+        self.deal_log = []
+        self.match_over = False
+        self.next_deal_at = self.deal_ended_at = None

@@ -59,6 +59,11 @@ def in_log(app: ClientApp, text: str) -> bool:
     return any(text in line for line in app.log)
 
 
+def quit_(pipe: PipeInput) -> None:
+    """`/quit`, and again: mid-match the first one only asks for confirmation."""
+    pipe.send_text("/quit\r/quit\r")
+
+
 def start(app: ClientApp, reactor: Any, opts: OfflineOptions) -> asyncio.Task[None]:
     return asyncio.get_running_loop().create_task(play(app, reactor, "tester", opts))
 
@@ -72,7 +77,7 @@ def test_a_whole_deal_played_by_typed_moves(pipe: PipeInput) -> None:
     typed: list[str] = []
 
     def refusals() -> int:
-        return sum("[illegal_" in line for line in app.log)
+        return sum("(rule " in line for line in app.log)
 
     def grew(before: int) -> Callable[[], bool]:
         return lambda: len(app.log) > before
@@ -107,7 +112,7 @@ def test_a_whole_deal_played_by_typed_moves(pipe: PipeInput) -> None:
                 pipe.send_text(choice + "\r")
                 await until(app, grew(before), "the move's event")
             typed.append(choice)
-        pipe.send_text("/quit\r")
+        quit_(pipe)
         await task
 
     run(scenario)
@@ -149,7 +154,7 @@ def test_a_whole_match_then_a_rematch(pipe: PipeInput) -> None:
         pipe.send_text("/rematch\r")
         await until(app, lambda: sum("-- deal 1 --" in ln for ln in app.log) == 2,
                     "the rematch's first deal")
-        pipe.send_text("/quit\r")
+        quit_(pipe)
         await task
 
     run(scenario)
@@ -189,7 +194,7 @@ def test_muamele_picks_typed_as_numbers() -> None:
                     else:
                         pipe.send_text(move_inputs(legal)[0] + "\r")
                     await until(app, lambda b=before: len(app.log) > b, "the move's event")  # type: ignore[misc]
-                pipe.send_text("/quit\r")
+                quit_(pipe)
                 await task
 
             run(scenario)
@@ -201,7 +206,7 @@ def test_muamele_picks_typed_as_numbers() -> None:
     assert "type a number 1-" in spreads[0]
     picks = [ln for ln in app.log if ln.startswith("you picked card ")]
     assert len(picks) == len(spreads), "every number typed was a pick"
-    assert not any("[illegal" in ln for ln in app.log)
+    assert not any("(rule " in ln for ln in app.log)
 
 
 @pytest.mark.rule("C7")
@@ -214,11 +219,11 @@ def test_reconnection_resumes_the_seat_with_the_same_hand(pipe: PipeInput) -> No
         task = start(app, reactor, opts)
         await until(app, lambda: app.state.my_turn, "our first turn")
         hand, seat = app.state.hand(), app.state.my_seat
-        assert app.conn is not None
-        app.conn.drop()
+        assert app.link is not None
+        app.link.drop()
         await until(app, lambda: in_log(app, "connection to the server lost"), "the drop")
         assert "reconnecting" in app.log[-1] or in_log(app, "reconnecting")
-        await until(app, lambda: app.conn is not None and app.conn.connected
+        await until(app, lambda: app.link is not None and app.link.connected
                     and app.state.my_turn, "resumed with our turn")
         assert app.state.my_seat == seat
         assert app.state.hand() == hand, "the snapshot gives back the same hand"
@@ -226,8 +231,9 @@ def test_reconnection_resumes_the_seat_with_the_same_hand(pipe: PipeInput) -> No
         before = len(app.log)
         pipe.send_text(move_inputs(app.state.legal)[0] + "\r")
         await until(app, lambda: len(app.log) > before, "the move's event")
-        assert not any("[" in ln and "]" in ln for ln in app.log[before:]), app.log[before:]
-        pipe.send_text("/quit\r")
+        assert not any("(rule " in ln or "not your turn" in ln
+                       for ln in app.log[before:]), app.log[before:]
+        quit_(pipe)
         await task
 
     run(scenario)

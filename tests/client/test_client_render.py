@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from client_kit import error, message, seat, table, table_info, update, view, welcome
 from prompt_toolkit.styles import default_ui_style, merge_styles
 
 from pisyedili.client import render
-from pisyedili.client.parse import COMMANDS
 from pisyedili.client.render import Look, plain
 from pisyedili.client.state import ClientState
 
@@ -16,12 +16,7 @@ UNI = Look(unicode=True, color=True)
 ASCII = Look(unicode=False, color=False)
 NAMES = {0: "you", 1: "ayse", 2: "bot 3"}
 
-VIEW: dict[str, Any] = {
-    "rules": "classic", "players": 3, "dealer": 2, "phase": "play", "turn": 0,
-    "direction": 1, "hand": ["Qd", "7h", "2c", "Js"], "hand_counts": [4, 6, 1],
-    "top": "9h", "named_suit": None, "stock": 23, "penalty": 0, "scores": [12, 40, 0],
-    "deal_no": 2,
-}
+VIEW = view()
 
 
 def test_hearts_and_diamonds_are_red_clubs_and_spades_are_not() -> None:
@@ -48,21 +43,22 @@ def test_no_color_style_has_no_colours() -> None:
 
 def test_status_shows_everything_a_player_needs() -> None:
     legal = [{"kind": "play", "card": "7h"}, {"kind": "draw"}]
-    lines = [plain(f) for f in render.status(VIEW, NAMES, 0, UNI, legal, clock="12s")]
+    lines = [plain(f) for f in render.status(VIEW, NAMES, 0, UNI,
+                                             render.Moment(legal=legal, clock="12s"))]
     text = "\n".join(lines)
-    assert "top 9♥" in text and "stock 23" in text and "deal 2" in text
+    assert "top 9♥" in text and "stock 23" in text and "deal 2 of 4" in text
     assert "▶ you: 4 cards, 12 pts (12s)" in text
-    assert "ayse: 6 cards, 40 pts" in text and "bot 3: 1 cards, 0 pts" in text
+    assert "ayse: 6 cards, 40 pts" in text and "bot 3: 1 card, 0 pts" in text
     # The hand, sorted with colours alternating, numbered as typed.
     assert "hand 1:2♣  2:7♥  3:J♠  4:Q♦" in text
-    assert "your move: 7♥  draw" in text
+    assert "your move: 2:7♥  draw" in text, "a legal card carries its hand number"
 
 
 @pytest.mark.rule("C6")
 @pytest.mark.rule("C11")
 def test_status_shows_named_suit_and_pending_penalty() -> None:
-    view = {**VIEW, "top": "Js", "named_suit": "h", "penalty": 6, "turn": 1}
-    text = "\n".join(plain(f) for f in render.status(view, NAMES, 0, UNI))
+    view_ = view(top="Js", named_suit="h", penalty=6, turn=1, pile=["9c", "Js"])
+    text = "\n".join(plain(f) for f in render.status(view_, NAMES, 0, UNI))
     assert "top J♠ named ♥" in text
     assert "7s penalty 6" in text
     assert "waiting for ayse" in text
@@ -71,10 +67,11 @@ def test_status_shows_named_suit_and_pending_penalty() -> None:
 @pytest.mark.rule("K3")
 @pytest.mark.rule("C12")
 def test_status_explains_the_opening_and_the_ace_follow_up() -> None:
-    opening = plain(render.status({**VIEW, "rules": "cardiva", "first_round": True},
+    cardiva = {**VIEW["options"], "rules": "cardiva", "ten": "bounce", "match_end": "points:101"}
+    opening = plain(render.status(view(rules="cardiva", options=cardiva, first_round=2),
                                   NAMES, 0, UNI)[0])
     assert "opening: clubs (K3)" in opening
-    ace = plain(render.status({**VIEW, "must_follow": "ace"}, NAMES, 0, UNI)[0])
+    ace = plain(render.status(view(must_follow="ace"), NAMES, 0, UNI)[0])
     assert "ace: one more card (C12)" in ace
 
 
@@ -113,11 +110,26 @@ def test_muamele_hint_and_spread() -> None:
         ({"event": "pass", "seat": 2}, "bot 3 passed"),
         ({"event": "pick", "seat": 1, "position": 0, "card": "7c", "picks": 5},
          "ayse picked card 1: 7♣ (5 picks left)"),
-        ({"event": "something_new", "seat": 1, "x": 2}, "ayse: something new (x 2)"),
+        ({"event": "timeout", "seat": 1, "count": 1, "bot": False},
+         "ayse ran out of time; the server moves for them"),
+        ({"event": "timeout", "seat": 0, "count": 2, "bot": True},
+         "you ran out of time again: a stand-in bot plays for you; say anything to take "
+         "your seat back"),
+        ({"event": "timeout", "seat": 1, "count": 2, "bot": True},
+         "ayse ran out of time again: a stand-in bot plays for them until ayse acts"),
+        ({"event": "muamele", "seat": 1, "picks": 3, "spread": 1},
+         "muamele: ayse picks 3 of 1 face-down card (K14)"),
     ],
 )
 def test_event_log_lines(event: dict[str, Any], text: str) -> None:
+    update([event])  # the event is one a server may send
     assert text in plain(render.event(event, NAMES, UNI))
+
+
+def test_event_kinds_unknown_here_are_ignored() -> None:
+    newer = {"event": "something_new", "seat": 1, "x": 2}
+    update([newer])  # events are an open set: a newer server may send kinds we lack
+    assert render.event(newer, NAMES, UNI) == []
 
 
 @pytest.mark.rule("C11")
@@ -165,10 +177,6 @@ def test_lobby_rows() -> None:
     assert "No tables" in plain(render.lobby([])[0])
 
 
-def test_help_lists_every_command_with_an_example() -> None:
-    text = "\n".join(plain(f) for f in render.help_lines())
-    for c in COMMANDS:
-        assert c.example in text
 
 
 @pytest.mark.parametrize("rules", ["classic", "cardiva"])
@@ -178,97 +186,111 @@ def test_rules_summary_cites_rule_numbers(rules: str) -> None:
     assert f"{prefix}11" in text and f"{prefix}1" in text and "ten bounce" in text
 
 
-def test_state_follows_a_deal_from_messages() -> None:
+def test_state_follows_a_deal_from_updates() -> None:
     st = ClientState(look=UNI)
-    table = {"id": 1, "rules": "classic", "seats": [
-        {"seat": 0, "kind": "human", "name": "me"},
-        {"seat": 1, "kind": "human", "name": "ayse"},
-        {"seat": 2, "kind": "bot", "name": "bot 3", "level": "easy"}]}
-    st.handle({"type": "table", "table": table, "you": {"seat": 0, "spectator": False},
-               "view": VIEW}, now=0.0)
-    st.handle({"type": "turn", "table": 1, "seat": 0, "deadline": 30,
-               "moves": [{"kind": "play", "card": "7h"}, {"kind": "draw"}]}, now=100.0)
+    st.handle(welcome(), now=0.0)
+    st.handle(table(view_=VIEW), now=0.0)
+    assert not st.my_turn, "a snapshot without moves is not our decision"
+    legal = [{"kind": "play", "card": "7h"}, {"kind": "draw"}]
+    st.handle(update([], VIEW, moves=legal, deadline=30), now=100.0)
     assert st.my_turn and st.context().hand == ("2c", "7h", "Js", "Qd")
     assert "(28s)" in plain(st.status(now=102.0)[1])
-    log = st.handle({"type": "event", "table": 1,
-                     "event": {"event": "play", "seat": 0, "card": "7h"},
-                     "view": {**VIEW, "turn": 1, "hand": ["Qd", "2c", "Js"]}}, now=103.0)
-    assert plain(log[0]) == "you played 7♥"
-    assert not st.my_turn, "the moves offered are gone once the turn moved on"
-    err = st.handle({"type": "error", "code": "illegal_card", "rule": "C4",
-                     "message": "9c matches neither the suit nor the rank of 7h"}, now=104.0)
-    assert plain(err[0]).startswith("9c matches neither") and "(C4)" in plain(err[0])
+    assert st.context().hand == tuple(st.hand())
+    after = view(turn=1, hand=["Qd", "2c", "Js"], hand_counts=[3, 6, 1], top="7h",
+                 pile=["9c", "9h", "7h"], penalty=3)
+    log = st.handle(update([{"event": "play", "seat": 0, "card": "7h"},
+                            {"event": "penalty", "seat": 1, "count": 3}], after,
+                           deadline=12.5), now=103.0)
+    assert [plain(line) for line in log] == ["you played 7♥",
+                                             "ayse must draw 3 or answer with a 7 (C11)"]
+    assert not st.my_turn, "the moves offered are gone once the decision moved on"
+    assert st.turn_seat == 1 and "▶ ayse: 6 cards, 40 pts (13s)" in plain(
+        st.status(now=103.0)[1]), "everyone sees the countdown of whoever acts"
+    err = st.handle(error("illegal_card", "9c matches neither the suit nor the rank of 7h",
+                          rule="C4"), now=104.0)
+    assert plain(err[0]) == "9♣ matches neither the suit nor the rank of 7♥ (rule C4)"
 
 
-def test_state_counts_down_another_seats_turn_from_clock() -> None:
+def test_a_snapshot_carries_the_pending_decision() -> None:
     st = ClientState(look=UNI)
-    table = {"id": 1, "rules": "classic", "seats": [
-        {"seat": 0, "kind": "human", "name": "me"},
-        {"seat": 1, "kind": "human", "name": "ayse"}]}
-    st.handle({"type": "table", "table": table, "you": {"seat": 0, "spectator": False},
-               "view": VIEW}, now=0.0)
-    st.handle({"type": "clock", "table": 1, "seat": 1, "deadline": 30}, now=100.0)
-    status = plain(st.status(now=110.0)[1])
-    assert st.turn_seat == 1 and not st.my_turn
-    assert "(20s)" in status
+    st.handle(welcome(), now=0.0)
+    st.handle(table(view_=VIEW, moves=[{"kind": "draw"}], deadline=20), now=50.0)
+    assert st.legal == [{"kind": "draw"}] and st.deadline_at == 70.0
+    st.handle(table(view_=view(turn=2)), now=51.0)
+    assert not st.my_turn and st.deadline_at is None
+
+
+@pytest.mark.rule("C13")
+def test_a_deal_ends_and_a_match_ends_inside_an_update() -> None:
+    st = ClientState(look=UNI)
+    st.handle(welcome(), now=0.0)
+    st.handle(table(view_=VIEW, match={"deal_no": 2, "totals": [12, 40, 0]}), now=0.0)
+    result = {"reason": "out", "winner": 0, "multiplier": 1, "points": [0, 30, 9],
+              "hands": [[], ["7h", "Kd"], ["9d"]]}
+    over = view(phase="over", turn=None, hand=[], hand_counts=[0, 2, 1], result=result,
+                scores=[12, 70, 9], top="2c", pile=["9c", "9h", "2c"])
+    log = [plain(line) for line in st.handle(update([
+        {"event": "play", "seat": 0, "card": "2c"},
+        {"event": "deal_end", "result": result},
+        {"event": "match_end", "totals": [12, 70, 9], "winners": [0]},
+    ], over), now=1.0)]
+    assert log[0] == "you played 2♣"
+    assert log[1] == "deal over: you went out"
+    assert "+30 → 70" in log[3], "a deal's totals are the view's scores once it is over"
+    assert log[5] == "match over: you won" and st.match_over
+    assert st.totals == [12, 70, 9] and not st.my_turn
 
 
 def test_state_shows_chat_rematch_and_timeouts() -> None:
     st = ClientState(look=UNI)
-    table = {"id": 1, "rules": "classic", "phase": "over", "seats": [
-        {"seat": 0, "kind": "human", "name": "me"},
-        {"seat": 1, "kind": "human", "name": "ayse"}]}
-    st.handle({"type": "table", "table": table, "you": {"seat": 0, "spectator": False},
-               "view": None, "match": None}, now=0.0)
-    chat = st.handle({"type": "chat", "scope": "table", "name": "ayse", "text": "gg",
-                      "spectator": False}, now=0.0)
+    st.handle(welcome(), now=0.0)
+    st.handle(table(table_info(phase="over"), view_=None, match=None), now=0.0)
+    chat = st.handle(message("chat", scope="table", name="ayse", text="gg", spectator=False),
+                     now=0.0)
     assert plain(chat[0]) == "ayse: gg"
-    rematch = st.handle({"type": "rematch", "table": 1, "agreed": [1]}, now=0.0)
+    rematch = st.handle(message("rematch", table=1, agreed=[1]), now=0.0)
     assert plain(rematch[0]) == "rematch: ayse agreed"
-    st.legal = [{"kind": "draw"}]
-    timeout = st.handle({"type": "timeout", "table": 1, "seat": 0}, now=0.0)
-    assert "you ran out of time" in plain(timeout[0]) and not st.my_turn
+    st.handle(table(view_=VIEW, moves=[{"kind": "draw"}]), now=0.0)
+    timeout = st.handle(update([{"event": "timeout", "seat": 0, "count": 1, "bot": False},
+                                {"event": "draw", "seat": 0, "count": 1, "reason": "draw",
+                                 "cards": ["Kc"]}], view(turn=1)), now=0.0)
+    assert [plain(line) for line in timeout] == [
+        "you ran out of time; the server moves for you", "you drew 1 card: K♣"]
+    assert not st.my_turn
 
 
 def test_seat_changes_are_one_line_each() -> None:
-    before = {"phase": "waiting", "seats": [
-        {"seat": 0, "kind": "human", "name": "me", "ready": False, "connected": True},
-        {"seat": 1, "kind": "open", "ready": False, "connected": True},
-        {"seat": 2, "kind": "human", "name": "ayse", "ready": True, "connected": True}]}
-    after = {"phase": "playing", "seats": [
-        {"seat": 0, "kind": "human", "name": "me", "ready": True, "connected": True},
-        {"seat": 1, "kind": "bot", "name": "bot (hard)", "level": "hard", "ready": True,
-         "connected": True},
-        {"seat": 2, "kind": "human", "name": "ayse", "ready": True, "connected": False,
-         "held_by_bot": True}]}
+    before = table_info([seat(0, name="me"), seat(1, "open"),
+                         seat(2, name="ayse", ready=True)], phase="waiting")
+    after = table_info([seat(0, name="me", ready=True),
+                        seat(1, "bot", name="bot (hard)", level="hard"),
+                        seat(2, name="ayse", ready=True, connected=False,
+                             held_by_bot="disconnected")], phase="playing")
     lines = [plain(f) for f in render.seat_changes(before, after, 0)]
-    assert lines == ["you are ready", "bot 2 (hard) takes seat 2",
-                     "a bot plays for ayse until ayse acts", "ayse lost the connection",
+    assert lines == ["you are ready", "bot 2 (hard) takes seat 2", "ayse lost the connection",
+                     "ayse is away: a stand-in bot plays for them until they are back",
                      "table is now playing"]
 
 
 def test_lobby_updates_follow_the_table_list() -> None:
     st = ClientState(look=UNI)
-    st.handle({"type": "lobby", "tables": []}, now=0.0)
+    st.handle(message("lobby", tables=[]), now=0.0)
     summary = {"id": 4, "name": "friday", "rules": "classic", "options": {}, "seats": 3,
                "taken": 1, "bots": 0, "spectators": 0, "phase": "waiting", "private": False}
-    added = st.handle({"type": "lobby_update", "op": "add", "table": 4, "summary": summary},
-                      now=0.0)
+    added = st.handle(message("lobby_update", op="add", table=4, summary=summary), now=0.0)
     assert "#4" in plain(added[0]) and "1/3 seats" in plain(added[0])
-    st.handle({"type": "lobby_update", "op": "update", "table": 4,
-               "summary": {**summary, "taken": 2}}, now=0.0)
+    st.handle(message("lobby_update", op="update", table=4, summary={**summary, "taken": 2}),
+              now=0.0)
     assert st.lobby[4]["taken"] == 2
-    st.handle({"type": "lobby_update", "op": "remove", "table": 4}, now=0.0)
+    st.handle(message("lobby_update", op="remove", table=4), now=0.0)
     assert st.lobby == {}
 
 
 def test_a_fresh_session_forgets_the_old_table() -> None:
     st = ClientState(look=UNI)
-    welcome = {"type": "welcome", "player": 1, "name": "me", "token": "t"}
-    st.handle(welcome, now=0.0)
-    st.handle({"type": "table", "table": {"id": 1, "seats": []}, "you": {"seat": 0},
-               "view": VIEW}, now=0.0)
-    st.handle({**welcome, "resumed": True}, now=1.0)
+    st.handle(welcome(), now=0.0)
+    st.handle(table(view_=VIEW), now=0.0)
+    st.handle(welcome(resumed=True), now=1.0)
     assert st.at_table, "a resumed session keeps its table until the snapshot comes"
-    st.handle(welcome, now=2.0)
+    st.handle(welcome(token="another"), now=2.0)
     assert not st.at_table and st.view is None

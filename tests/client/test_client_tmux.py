@@ -1,8 +1,10 @@
 """The real `pisyedili play` in a real terminal (tmux): what a person would see.
 
 Runs the installed console script (or `python -m pisyedili.client.cli` when the script
-is not beside the interpreter) in a private tmux server, reads the screen, types a
-move, and quits.  Skipped only when tmux itself is missing (CI installs it).
+is not beside the interpreter) in a private tmux server at 80×24 or wider, reads the
+screen, types and presses keys as a person would, and reads the exit status.  Screens
+a game reaches only by chance (a hand of 18) come from `screen_app.py`, the same client
+fed recorded messages.  Skipped only when tmux itself is missing (CI installs it).
 """
 
 from __future__ import annotations
@@ -37,18 +39,40 @@ class Terminal:
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
         assert TMUX is not None
-        return subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True,
-                              text=True, timeout=10, check=False)
+        return subprocess.run([TMUX, "-u", "-L", self.socket, "-f", os.devnull, *args],
+                              capture_output=True, text=True, timeout=10, check=False)
+
+    def start(self, argv: list[str], width: int = 80, height: int = 24,
+              ascii_only: bool = False) -> None:
+        """Run `argv` in a fresh window; when it ends, its exit status is printed and
+        the window stays open to be read."""
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME")}
+        env.update(TERM="xterm-256color", LANG="C.UTF-8")
+        env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
+        shell = f'{shlex.join(argv)}; echo "exit status $?"; sleep 120'
+        started = self.tmux("new-session", "-d", "-s", "play", "-x", str(width),
+                            "-y", str(height), "-c", str(Path(__file__).parent),
+                            *env_args, shell)
+        assert started.returncode == 0, started.stderr
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "play").stdout
 
-    def alive(self) -> bool:
-        return self.tmux("has-session", "-t", "play").returncode == 0
+    def history(self) -> str:
+        """Everything printed so far, the scrolled-off lines too."""
+        return self.tmux("capture-pane", "-p", "-S", "-", "-t", "play").stdout
+
+    def rang(self) -> bool:
+        """Whether the program rang the terminal bell (tmux flags the window)."""
+        flag = self.tmux("display-message", "-p", "-t", "play", "#{window_bell_flag}")
+        return flag.stdout.strip() == "1"
 
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", "play", "-l", text)
         self.tmux("send-keys", "-t", "play", "Enter")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "play", *keys)
 
     def wait_for(self, ready: Callable[[str], bool], what: str, timeout: float = 20.0) -> str:
         deadline = time.monotonic() + timeout
@@ -60,6 +84,13 @@ class Terminal:
             time.sleep(0.2)
         raise AssertionError(f"{what} never appeared; the screen was:\n{screen}")
 
+    def exited(self) -> str:
+        """Wait for the program to end; its exit status as printed."""
+        screen = self.wait_for(lambda s: "exit status" in s, "the program's end")
+        found = re.search(r"exit status (\d+)", screen)
+        assert found, screen
+        return found.group(1)
+
 
 @pytest.fixture
 def terminal() -> Iterator[Terminal]:
@@ -70,47 +101,154 @@ def terminal() -> Iterator[Terminal]:
         term.tmux("kill-server")
 
 
+def play(*args: str) -> list[str]:
+    return [*command(), "play", "--name", "tester", *args]
+
+
+CARD = r"(?:10|[2-9JQKA])[cdhs♣♦♥♠]"
+
+
+def offered(screen: str) -> list[str]:
+    """The legal moves on screen, each as `N:card` (maybe `+suit`), `draw` or `pass`."""
+    found = re.search(r"^your move: (.*(?:\n {5,}.*)*)", screen, re.M)
+    assert found, screen
+    return found.group(1).split()
+
+
+def hand_on(screen: str) -> list[str]:
+    """The hand on screen, in order, over as many rows as it takes."""
+    found = re.search(r"^hand (\d+:.*(?:\n {5}\d+:.*)*)", screen, re.M)
+    assert found, screen
+    return re.findall(r"\d+:(\S+)", found.group(1))
+
+
 @pytest.mark.rule("C4")
 def test_pisyedili_play_in_a_real_terminal(terminal: Terminal) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    env["TERM"] = "xterm-256color"
-    cmd = shlex.join([*command(), "play", "--bots", "2", "--seed", "5", "--name", "tester",
-                      "--ascii"])
-    env_args = [a for k, v in env.items() if k in ("TERM", "PATH", "HOME", "LANG")
-                for a in ("-e", f"{k}={v}")]
-    started = terminal.tmux("new-session", "-d", "-s", "play", "-x", "120", "-y", "40",
-                            *env_args, cmd)
-    assert started.returncode == 0, started.stderr
+    terminal.start(play("--bots", "2", "--seed", "5", "--ascii"), 120, 40)
 
     screen = terminal.wait_for(lambda s: "your move:" in s, "our turn")
     # What a person needs to see: the hand, numbered; the top card; whose turn it is.
-    hand = re.search(r"^hand (1:\S+.*)$", screen, re.M)
-    assert hand, screen
-    cards = re.findall(r"\d+:(\S+)", hand.group(1))
+    cards = hand_on(screen)
     assert cards and all(re.fullmatch(r"(10|[2-9JQKA])[cdhs]", c) for c in cards), cards
     assert re.search(r"top ((10|[2-9JQKA])[cdhs]|none)", screen), screen
     assert "> you: " in screen, "the turn marker is on our seat"
     assert "bot 2:" in screen and "bot 3:" in screen, "each opponent's count is shown"
+    assert "classic · deal 1 of 4" in screen or "classic | deal 1 of 4" in screen, screen
+    assert not terminal.rang(), "no bell unless asked for"
 
-    # Play the first card the server offers (or draw), as a person would type it.
-    offered = re.search(r"^your move: (.*)$", screen, re.M)
-    assert offered, screen
-    first = offered.group(1).split()[0]
+    # Play the first card the server offers (or draw), by the number shown beside it.
+    first = offered(screen)[0]
     if first in ("draw", "pass"):
         typed, expected = first[0], "you drew" if first == "draw" else "you passed"
     else:
-        card = first.removesuffix("+suit")
-        typed = card.lower() + (" h" if first.endswith("+suit") else "")  # a jack names hearts
+        number, card = first.removesuffix("+suit").split(":")
+        assert cards[int(number) - 1] == card, "the number shown is the card's place"
+        typed = number + (" h" if first.endswith("+suit") else "")  # a jack names hearts
         expected = f"you played {card}"
     terminal.type(typed)
     terminal.wait_for(lambda s: expected in s, f"the log line {expected!r}")
     # The move was accepted: no refusal, and the pile has a top card now.
     screen = terminal.wait_for(lambda s: re.search(r"top (10|[2-9JQKA])[cdhs]", s) is not None,
                                "a top card")
-    assert "[illegal" not in screen and "[not_your_turn]" not in screen, screen
+    assert "(rule " not in screen, screen
 
     terminal.type("/quit")
-    deadline = time.monotonic() + 10
-    while terminal.alive() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not terminal.alive(), "/quit ends the program"
+    terminal.wait_for(lambda s: "to a bot for good" in s, "the question before leaving a match")
+    terminal.type("/quit")
+    assert terminal.exited() == "0"
+
+
+@pytest.mark.rule("C4")
+def test_a_refusal_shows_cards_as_the_screen_does(terminal: Terminal) -> None:
+    terminal.start(play("--bots", "2", "--seed", "5"))
+    screen = terminal.wait_for(lambda s: "your move:" in s, "our turn")
+    moves = [m.split(":")[-1].removesuffix("+suit") for m in offered(screen)]
+    unplayable = [c for c in hand_on(screen) if c not in moves and not c.startswith("J")]
+    assert unplayable and "draw" in moves, "--seed 5 no longer deals an unplayable card"
+    card = unplayable[0]
+    wire = card[:-1] + {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}[card[-1]]
+    terminal.type(wire)
+    screen = terminal.wait_for(lambda s: "(rule C" in s, "the refusal")
+    [line] = [ln for ln in screen.splitlines() if "(rule C" in ln]
+    assert card in line and not re.search(r"\b(10|[2-9JQKA])[cdhs]\b", line), line
+    assert "[" not in line and "illegal" not in line, "no internal code on screen"
+
+
+def test_help_fits_80_by_24_and_wraps_between_words(terminal: Terminal) -> None:
+    from pisyedili.client import render
+
+    terminal.start(play("--bots", "5", "--seed", "5"))
+    terminal.wait_for(lambda s: "your move:" in s, "our turn")
+    for topic in ("", "moves", "table", "lobby", "screen"):
+        terminal.type(f"/help {topic}".strip())
+        rows = [render.plain(f).rstrip() for f in render.help_lines(topic, 80)]
+        screen = terminal.wait_for(lambda s, last=rows[-1]: last in s.splitlines(),
+                                   f"the end of /help {topic}")
+        shown = [ln.rstrip() for ln in screen.splitlines()]
+        # Every row of the page is on screen at once, whole: none was cut by the terminal.
+        start = shown.index(rows[0])
+        assert shown[start:start + len(rows)] == rows, (rows, screen)
+
+
+def test_ctrl_c_mid_match_asks_then_leaves_with_status_0(terminal: Terminal) -> None:
+    terminal.start(play("--bots", "2", "--seed", "5", "--bell"))
+    terminal.wait_for(lambda s: "your move:" in s, "our turn")
+    assert terminal.rang(), "--bell rings when a decision becomes ours"
+    terminal.type("/say hello")
+    terminal.wait_for(lambda s: "tester: hello" in s, "the chat line")
+    terminal.keys("C-d")
+    terminal.wait_for(lambda s: "to a bot for good" in s, "the question before leaving")
+    terminal.keys("C-c")
+    assert terminal.exited() == "0"
+    history = terminal.history()
+    assert history.count("tester: hello") == 1, "Ctrl-D did not send the line again"
+    assert "you left the table" in history
+
+
+def test_ctrl_d_at_the_first_prompt_exits_with_status_0(terminal: Terminal) -> None:
+    terminal.start([*command(), "127.0.0.1:1", "--name", "tester"])
+    terminal.wait_for(lambda s: "lobby>" in s, "the first prompt")
+    terminal.keys("C-d")
+    assert terminal.exited() == "0"
+    assert "Traceback" not in terminal.history()
+
+
+def screen_app(scenario: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).with_name("screen_app.py")), scenario]
+
+
+@pytest.mark.parametrize(("width", "height"), [(80, 24), (120, 40)])
+def test_a_hand_of_18_and_six_seats_are_all_on_screen(terminal: Terminal, width: int,
+                                                      height: int) -> None:
+    from screen_app import HAND, LEGAL
+
+    terminal.start(screen_app("crowded"), width, height)
+    screen = terminal.wait_for(lambda s: "your move:" in s, "the table")
+    shown = hand_on(screen)
+    assert len(shown) == len(HAND) == 18, screen
+    assert [c for c in shown if c.startswith(("4", "6", "9", "K")) and c.endswith("♦")], screen
+    moves = offered(screen)
+    # Every card offered is on the hand line, under the number it has there.
+    for move in moves[:-1]:
+        number, card = move.removesuffix("+suit").split(":")
+        assert shown[int(number) - 1] == card, (move, screen)
+    assert len(moves) == len(LEGAL) + 1 and moves[-1] == "draw"
+    seats = re.findall(r"(you|Ayşe \(away, bot plays\)|bot \d): (\d+) cards?, (\d+) pts?",
+                       screen)
+    assert [s[0] for s in seats] == ["you", "Ayşe (away, bot plays)", "bot 3", "bot 4",
+                                     "bot 5", "bot 6"], screen
+    assert "bot 6: 1 card, 1 pt" in screen, "singular where it is one"
+    assert "deal 2 of 4" in screen
+    rows = screen.splitlines()
+    seat_rows = next(i for i, r in enumerate(rows) if r.startswith("hand ")) - next(
+        i for i, r in enumerate(rows) if r.startswith("▶ you"))
+    assert seat_rows == (3 if width == 80 else 2), "a wider terminal takes fewer rows"
+
+
+def test_between_deals_the_status_counts_down_to_the_next(terminal: Terminal) -> None:
+    terminal.start(screen_app("between"))
+    first = terminal.wait_for(lambda s: "next deal in" in s, "the countdown")
+    seconds = int(re.findall(r"next deal in (\d+)s", first)[0])
+    terminal.wait_for(lambda s: f"next deal in {seconds - 1}s" in s, "the countdown ticking")
+    assert "deal 2 of 4" in first and "deal over" in first
+    assert "waiting for" not in first and "(54s)" not in first, "nothing stale"

@@ -1,0 +1,64 @@
+"""The terminal client in a real terminal, fed recorded server messages instead of a
+server: for screens a real game reaches only by chance (a hand of 18 cards, six
+seats).  test_client_tmux.py runs it in tmux:
+
+    python screen_app.py crowded|between [--ascii]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from client_kit import OPTIONS, Msg, seat, table, table_info, update, view, welcome
+
+from pisyedili.client.app import ClientApp
+from pisyedili.client.cli import look_for
+
+HAND = ["2c", "3c", "5c", "9c", "Kc", "3h", "4h", "8h", "Qh", "Ah", "2s", "6s", "10s", "Js",
+        "4d", "6d", "9d", "Kd"]
+"""Eighteen cards: a seven stack of twelve drawn, and more."""
+LEGAL = ["5c", "Js", "4d", "6d", "9d", "Kd"]
+"""On a 5♦, shown last in suit order: the cards a cut-off hand line used to hide."""
+SIX = {**OPTIONS, "players": 6}
+
+
+def crowded() -> list[Msg]:
+    seats = [seat(0, name="tester", player=100),
+             seat(1, name="Ayşe", connected=False, held_by_bot="disconnected"),
+             *(seat(n, "bot", level="medium") for n in range(2, 6))]
+    v = view(players=6, options=SIX, hand=HAND, hand_counts=[18, 5, 7, 3, 12, 1],
+             scores=[40, 12, 101, 7, 0, 1], top="5d", pile=["9c", "5c", "5d"], stock=2,
+             turn=0, dealer=5)
+    moves = [{"kind": "play", "card": c} for c in LEGAL if c[0] != "J"]
+    moves += [{"kind": "play", "card": "Js", "suit": s} for s in "cdhs"]
+    return [welcome(player=100), table(table_info(seats, options=SIX), view_=v,
+                                       match={"deal_no": 2, "totals": v["scores"]},
+                                       moves=[*moves, {"kind": "draw"}], deadline=55)]
+
+
+def between() -> list[Msg]:
+    """The deal just ended and the match goes on: the countdown to the next one."""
+    result = {"reason": "out", "winner": 5, "multiplier": 1, "points": [90, 5, 7, 3, 12, 0],
+              "hands": [HAND, ["2d"] * 5, ["3d"] * 7, ["4s"] * 3, ["5s"] * 12, []]}
+    over = view(players=6, options=SIX, phase="over", turn=None, hand=HAND,
+                hand_counts=[18, 5, 7, 3, 12, 0], scores=[130, 17, 108, 10, 12, 1],
+                top="6c", pile=["9c", "6c"], stock=2, dealer=5, result=result)
+    return [*crowded(), update([{"event": "play", "seat": 5, "card": "6c"},
+                                {"event": "deal_end", "result": result}], over)]
+
+
+SCENARIOS = {"crowded": crowded, "between": between}
+
+
+async def main(scenario: str, ascii_only: bool) -> None:
+    app = ClientApp(look_for(ascii_only), "tester")
+    app.subscribe_lobby = False
+    app.state.deal_pause = 60.0
+    for msg in SCENARIOS[scenario]():
+        app.on_message(msg)
+    await app.run()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], "--ascii" in sys.argv[2:]))

@@ -23,15 +23,16 @@ from twisted.logger import (
     ILogObserver,
     Logger,
     globalLogBeginner,
-    jsonFileLogObserver,
     textFileLogObserver,
 )
 from twisted.python import usage
 from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
+from pisyedili.server.discovery import Announcer
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.lobby import Lobby
+from pisyedili.server.logs import JsonLineObserver
 from pisyedili.server.net import ServerFactory, server_version
 from pisyedili.server.session import Sessions
 from pisyedili.server.table_core import TableSettings
@@ -98,6 +99,11 @@ class ServerOptions(usage.Options):
         ["burst", None, _LIMITS.burst, "Requests one connection may send in a burst.", _int],
     ]
 
+    optFlags: ClassVar[list[list[Any]]] = [
+        ["no-announce", None, "Do not announce the server on the LAN (mDNS/DNS-SD, "
+         "_pisyedili._tcp); players then connect by address."],
+    ]
+
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self["listen"] = []
@@ -158,8 +164,9 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
+    """The log observer for `--log-format`: JSON lines (server/logs.py) or Twisted's text."""
     if fmt == "json":
-        return cast(ILogObserver, jsonFileLogObserver(out))
+        return cast(ILogObserver, JsonLineObserver(out))
     return cast(ILogObserver, textFileLogObserver(out))
 
 
@@ -171,7 +178,8 @@ class ServerService(Service):
     """
 
     def __init__(self, factory: ServerFactory, endpoints: Sequence[str], clock: Any,
-                 seed: int | None = None, log_format: str = "text") -> None:
+                 seed: int | None = None, log_format: str = "text",
+                 announce: bool = False) -> None:
         self.factory = factory
         self.descriptions = list(endpoints)
         self.seed = seed
@@ -180,6 +188,10 @@ class ServerService(Service):
         self.ports: list[Any] = []  # IListeningPort
         self.ready: Deferred[Any] | None = None
         self.failed = False
+        self.announcer = Announcer(clock, factory.name, server_version(),
+                                   lambda: len(factory.lobby.tables())) if announce else None
+        self.announced: Deferred[None] | None = None
+        """Fires once the ports are announced on the LAN (or announcing failed)."""
 
     def setServiceParent(self, parent: IServiceCollection) -> None:
         """Under twistd, `--log-format json` replaces twistd's text log (stdout)."""
@@ -209,12 +221,20 @@ class ServerService(Service):
             listening.append(d)
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
         self.ready.addErrback(self._cannot_listen)
+        self.ready.addCallback(self._announce)
 
     def _listening(self, port: Any, desc: str) -> Any:
         self.ports.append(port)
         log.info("listening on {endpoint} ({address})", endpoint=desc,
                  address=str(port.getHost()))
         return port
+
+    def _announce(self, result: Any) -> Any:
+        """Once every port listens, announce them (in the background: `ready` does not
+        wait for it, and a failure to announce only logs a warning)."""
+        if self.announcer is not None and self.running and not self.failed:
+            self.announced = self.announcer.start(self.ports)
+        return result
 
     def _cannot_listen(self, failure: Failure) -> None:
         """Log why, and stop: better no server than one that is not where it was told."""
@@ -226,9 +246,11 @@ class ServerService(Service):
 
     def stopService(self) -> Deferred[Any] | None:
         super().stopService()  # type: ignore[no-untyped-call]
+        gone = [self.announcer.stop()] if self.announcer is not None else []  # goodbyes
         self.factory.shutdown()
         ports, self.ports = self.ports, []
-        return DeferredList([d for d in (p.stopListening() for p in ports) if d is not None])
+        return DeferredList([*gone, *(d for d in (p.stopListening() for p in ports)
+                                      if d is not None)])
 
 
 Options = ServerOptions
@@ -242,7 +264,8 @@ def makeService(options: ServerOptions) -> ServerService:
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
                            limits=options["limits"], settings=options["settings"])
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
-                         log_format=options["log-format"])
+                         log_format=options["log-format"],
+                         announce=not options["no-announce"])
 
 
 def main(argv: Sequence[str] | None = None) -> None:

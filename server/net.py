@@ -15,7 +15,6 @@ causes: table requests become table commands whose `Reply` effect comes first.
 from __future__ import annotations
 
 import importlib.metadata
-import re
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
@@ -33,11 +32,11 @@ from pisyedili.protocol.messages import announced_limits, make_error, make_welco
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.protocol.version import negotiate_features
 from pisyedili.server import commands as cmd
+from pisyedili.server import names
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.effects import Message
 from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
 from pisyedili.server.lobby import Lobby
-from pisyedili.server.seats import bot_name
 from pisyedili.server.session import Session, Sessions
 from pisyedili.server.table_runner import ReplyTo, TableRunner
 
@@ -364,11 +363,13 @@ class ServerProtocol(Int32StringReceiver):
     def _hello(self, hello: Hello) -> None:
         rid = hello.id
         token = hello.token
-        name = hello.name.strip()
-        if token is None and BOT_NAME.fullmatch(name):
-            self.close("bad_field", f"name: names like {bot_name('easy')!r} are kept for "
-                       "the server's bots", rid, field="name")
-            return
+        name = hello.name  # a resumed session keeps its name: this one is not looked at
+        if token is None:
+            try:
+                name = names.accept(name)  # blank, invisible, a bot's: refused
+            except names.BadName as e:
+                self.close("bad_field", f"name: {e}", rid, field="name")
+                return
         self.features = frozenset(negotiate_features(hello.features))
         sessions = self.server.sessions
         if token is not None:
@@ -421,8 +422,6 @@ def _require_feature(conn: ServerProtocol, feature: str) -> None:
 
 
 OK: Message = {"type": "ok"}
-BOT_NAME = re.compile(r"(?i)bot\s*\(.*\)")
-"""How the tables name bot seats ("bot (easy)"): no person may pass for a bot."""
 
 
 def _ping(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:

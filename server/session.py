@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from typing import TYPE_CHECKING, Protocol
+import unicodedata
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from twisted.logger import Logger
 
 from pisyedili.protocol.limits import MAX_NAME
+from pisyedili.server import names
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.commands import Disconnected, Leave, Reconnected
 from pisyedili.server.effects import Message
@@ -75,42 +77,90 @@ class Session:
         return f"<Session {self._player_id} {self._name!r} connected={self.connected}>"
 
 
+class _Claim(NamedTuple):
+    """The name keys a session holds, and for a suffixed name what it was suffixed for."""
+
+    keys: tuple[str, ...]
+    taken: str | None  # the key that was already held, when a suffix was needed
+    suffix: int
+
+
+def _suffixed(name: str, n: int) -> str:
+    """`name n`, cut to fit `MAX_NAME`; the cut keeps a letter with its marks."""
+    tail = f" {n}"
+    cut = MAX_NAME - len(tail)
+    while 0 < cut < len(name) and unicodedata.category(name[cut]).startswith("M"):
+        cut -= 1
+    return name[:cut].rstrip() + tail
+
+
 class Sessions:
-    """The registry of sessions: by token (to resume) and by id (to deliver)."""
+    """The registry of sessions: by token (to resume), by id (to deliver) and by name
+    key (`names.keys`), so a new name is checked without looking at every session."""
 
     def __init__(self, clock: Clock, grace_seconds: float) -> None:
         self._clock = clock
         self._grace = grace_seconds
         self._by_token: dict[str, Session] = {}
         self._by_id: dict[str, Session] = {}
+        self._by_key: dict[str, Session] = {}
+        self._claims: dict[str, _Claim] = {}  # by player id
+        self._next_suffix: dict[str, int] = {}  # by held key: the first suffix to try
         self._ids = itertools.count(1)
 
     def __len__(self) -> int:
         return len(self._by_token)
 
     def open(self, name: str, peer: Peer) -> Session:
-        """A new player for a connection that said `hello` without a valid token."""
+        """A new player for a connection that said `hello` without a valid token;
+        `name` is one `names.accept` let through."""
         token = secrets.token_urlsafe(32)
-        session = Session(str(next(self._ids)), self._unique(name), token)
+        unique, claim = self._unique(name)
+        session = Session(str(next(self._ids)), unique, token)
         session.peer = peer
         self._by_token[token] = session
         self._by_id[session.player_id] = session
+        for key in claim.keys:
+            self._by_key[key] = session
+        self._claims[session.player_id] = claim
         log.info("session {player} opened for {name!r}", player=session.player_id, name=name)
         return session
 
-    def _unique(self, name: str) -> str:
-        """`name`, or `name 2`, `name 3`...: no two sessions share a name (case aside),
-        so nobody can pass for another player in chat or at a table. `welcome` tells
-        the client the name it got."""
-        taken = {s.name.casefold() for s in self._by_token.values()}
-        if name.casefold() not in taken:
-            return name
-        for n in itertools.count(2):
-            suffix = f" {n}"
-            candidate = name[:MAX_NAME - len(suffix)].rstrip() + suffix
-            if candidate.casefold() not in taken:
-                return candidate
-        raise AssertionError("unreachable")
+    def _unique(self, name: str) -> tuple[str, _Claim]:
+        """`name`, or `name 2`, `name 3`...: no two sessions' names look alike (case
+        and confusable letters aside: `names.keys`), so nobody can pass for another
+        player in chat or at a table. `welcome` tells the client the name it got.
+
+        Suffixes are counted on from where the last one for the same held name stopped
+        (lowered again when one is freed), so a crowd of "Ali"s does not make each
+        newcomer try every number already given out.
+        """
+        wanted = names.keys(name)
+        taken = self._held(wanted)
+        if taken is None:
+            return name, _Claim(wanted, None, 0)
+        n = self._next_suffix.get(taken, 2)
+        while True:
+            candidate = _suffixed(name, n)
+            candidate_keys = names.keys(candidate)
+            if self._held(candidate_keys) is None:
+                self._next_suffix[taken] = n + 1
+                return candidate, _Claim(candidate_keys, taken, n)
+            n += 1
+
+    def _held(self, keys: tuple[str, ...]) -> str | None:
+        """The first of `keys` some session holds."""
+        return next((key for key in keys if key in self._by_key), None)
+
+    def _release(self, session: Session) -> None:
+        claim = self._claims.pop(session.player_id, None)
+        if claim is None:
+            return
+        for key in claim.keys:
+            self._by_key.pop(key, None)
+            self._next_suffix.pop(key, None)  # the name is free: its suffixes start over
+        if claim.taken is not None and claim.taken in self._next_suffix:
+            self._next_suffix[claim.taken] = min(self._next_suffix[claim.taken], claim.suffix)
 
     def find(self, token: str) -> Session | None:
         return self._by_token.get(token)
@@ -189,6 +239,7 @@ class Sessions:
         session.expiry = None
         self._by_token.pop(session.token, None)
         self._by_id.pop(session.player_id, None)
+        self._release(session)
         log.info("session {player} expired", player=session.player_id)
 
     def each(self) -> list[Session]:

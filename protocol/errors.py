@@ -67,6 +67,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
               "(`retry_after`, if present, says how many seconds to wait); a client that "
               "keeps flooding is disconnected.", reconnect=True),
+    ErrorCode("too_slow", "The client read too slowly: more than `limit` bytes were waiting "
+              "to be sent to it.", closes=True, reconnect=True),
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list."),
@@ -77,7 +79,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("private_table", "The table is private: join it with its invite code."),
     ErrorCode("already_at_table", "You are already at a table; leave it first."),
     ErrorCode("not_at_table", "The request needs you to be at a table."),
-    ErrorCode("too_many_tables", "You already host as many open tables as the server allows."),
+    ErrorCode("too_many_tables", "The server allows no more open tables: from you, from your "
+              "address or in all (`limit` says how many)."),
     ErrorCode("bad_options", "The table options are refused (`message` says which and why)."),
     ErrorCode("no_such_seat", "The table has no seat with that number."),
     ErrorCode("seat_taken", "The seat is not open."),

@@ -17,9 +17,11 @@ from . import limits as L
 from .errors import ProtocolError
 from .shapes import (
     BOT_LEVELS,
+    COUNT,
     EVENT,
     ID,
     LABEL,
+    LOBBY_ROWS,
     MATCH_INFO,
     MAX_SEATS,
     MOVE,
@@ -107,8 +109,13 @@ _MESSAGES: tuple[MessageSpec, ...] = (
                 presence=False),
     MessageSpec("pong", _S, (REPLY_ID,), "Answer to the server's `ping`.", answer="nothing",
                 presence=False),
-    MessageSpec("lobby_subscribe", _S, (REQUEST_ID,), "Start receiving the table list.",
-                answer="`lobby`, then `lobby_update` as tables change", presence=False),
+    MessageSpec("lobby_subscribe", _S, (
+        opt("offset", COUNT, "index of the first table wanted, from 0 (default 0)"),
+        opt("limit", IntT(1, LOBBY_ROWS), "most tables wanted (default and most: the "
+                                          "server's page size)"),
+        REQUEST_ID,
+    ), "Start receiving the table list, or ask for another page of it.",
+        answer="`lobby`, then `lobby_update` as tables change", presence=False),
     MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving lobby updates.",
                 answer="`ok`", presence=False),
     MessageSpec("create_table", _S, (
@@ -194,9 +201,13 @@ _MESSAGES: tuple[MessageSpec, ...] = (
                 "Heartbeat: answer with `pong` carrying the same `id`."),
     MessageSpec("pong", _C, (REPLY_ID,), "Answer to `ping`."),
     MessageSpec("lobby", _C, (
-        req("tables", ListT(TABLE_SUMMARY, 4096), "every table you may see"),
+        req("tables", ListT(TABLE_SUMMARY, LOBBY_ROWS), "one page of the tables, from "
+                                                       "`offset` on, oldest first"),
+        opt("total", COUNT, "how many tables the whole list holds (absent: `tables` is "
+                            "all of them)"),
+        opt("offset", COUNT, "the index of `tables[0]` in the whole list (absent: 0)"),
         REPLY_ID,
-    ), "The lobby's table list."),
+    ), "One page of the lobby's table list."),
     MessageSpec("lobby_update", _C, (
         req("op", StrT(6, choices=("add", "update", "remove")), "what happened"),
         req("table", TABLE_ID, "the table's id"),

@@ -30,6 +30,12 @@ MAX_CARDS = 104  # two decks (K1)
 BOT_LEVELS = ("easy", "medium", "hard")
 """The server's bot levels, weakest first (docs/bots.md)."""
 TABLE_PHASES = ("waiting", "playing", "over")
+LOBBY_ROWS = 4096
+"""The most rows a `lobby` may hold, as the schema checks it (what a client accepts)."""
+LOBBY_PAGE = 200
+"""The most rows the reference server puts in one `lobby`: 200 rows of the largest size
+are under a tenth of the server frame limit, so a page always fits, however many tables
+there are (docs/protocol.md, "Frame sizes")."""
 SEAT_KINDS = ("open", "human", "bot")
 
 SEAT = IntT(0, MAX_SEATS - 1, name="seat")

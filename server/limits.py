@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from pisyedili.protocol.limits import MAX_SERVER_FRAME
 from pisyedili.server.clock import Clock
 
 
@@ -35,12 +36,24 @@ class ServerLimits:
     """Refused requests in a row after which a flooding connection is closed."""
     max_tables_per_player: int = 3
     """Open tables one player may host at once."""
+    max_tables_per_address: int = 6
+    """Open tables opened from one address (`address_key`) at once: every `hello` is a
+    new player, so only this keeps one host from filling the lobby."""
+    max_tables_total: int = 2000
+    """Open tables on the whole server, whoever opened them."""
+    max_output_bytes: int = 4 * 1024 * 1024
+    """Bytes the server may hold for one connection that stopped reading before it is
+    closed with `too_slow`; a burst of the largest lobby pages fits within the default."""
 
     def __post_init__(self) -> None:
         for field in ("max_connections", "max_per_address", "burst", "flood_close",
-                      "max_tables_per_player"):
+                      "max_tables_per_player", "max_tables_per_address",
+                      "max_tables_total"):
             if getattr(self, field) < 1:
                 raise ValueError(f"{field} must be at least 1")
+        if self.max_output_bytes < MAX_SERVER_FRAME:
+            # Below one frame of the largest size, a client could never be sent one.
+            raise ValueError(f"max_output_bytes must be at least {MAX_SERVER_FRAME}")
         for field in ("handshake_seconds", "ping_seconds", "idle_seconds", "rate"):
             if getattr(self, field) <= 0:
                 raise ValueError(f"{field} must be positive")

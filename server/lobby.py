@@ -3,14 +3,18 @@
 Tables live here from creation to close. The lobby validates what a `create_table`
 asks for (rule set, seat count, the options of RULES.md) before a table exists, so a
 table is never built from bad input; it keeps invite codes private (a private table
-is listed, but joined only with its code); and it pushes `lobby_update` deltas to
-subscribed clients, only when a table's lobby row really changed.
+is listed, but joined only with its code); it caps how many tables are open, per
+host, per address and in all; it answers with the table list one page at a time, so a
+`lobby` frame stays within the frame limit however many tables there are; and it pushes
+`lobby_update` deltas about every table to subscribed clients, only when a table's
+lobby row really changed.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -18,7 +22,7 @@ from typing import Any
 from twisted.logger import Logger
 
 from pisyedili.protocol.limits import MAX_TABLE_NAME
-from pisyedili.protocol.shapes import SEAT_RANGE
+from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
 from pisyedili.server.commands import MemberId
 from pisyedili.server.effects import Message
@@ -48,8 +52,10 @@ class Lobby:
         self._limits = limits
         self._deliver = deliver
         self._on_left = on_left
-        self._tables: dict[int, TableRunner] = {}
-        self._hosts: dict[int, str] = {}  # table id -> the player who opened it
+        self._tables: dict[int, TableRunner] = {}  # in id order: the order they opened
+        self._hosts: dict[int, tuple[str, str]] = {}  # table id -> (opener, their address)
+        self._per_host: Counter[str] = Counter()
+        self._per_address: Counter[str] = Counter()
         self._by_code: dict[str, TableRunner] = {}
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, Session] = {}
@@ -62,14 +68,13 @@ class Lobby:
 
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
-               private: bool = False) -> TableRunner:
-        """Validate a table request and open the table; the caller then joins the host."""
-        opened = sum(1 for owner in self._hosts.values() if owner == host.player_id)
-        if opened >= self._limits.max_tables_per_player:
-            raise TableError("too_many_tables",
-                             f"you may have at most {self._limits.max_tables_per_player}"
-                             " open tables that you opened",
-                             limit=self._limits.max_tables_per_player)
+               private: bool = False, *, address: str = "local") -> TableRunner:
+        """Validate a table request and open the table; the caller then joins the host.
+
+        `address` is the host connection's `address_key`: a new `hello` is a new
+        player, so the per-player cap alone would not stop one machine.
+        """
+        self._check_caps(host.player_id, address)
         engine_options, settings = self._validate(rules, seats, dict(options or {}))
         if name is None or not name.strip():
             name = f"{host.name}'s table"
@@ -85,7 +90,9 @@ class Lobby:
                             on_change=self._on_change, on_close=self._on_close,
                             on_left=self._on_left)
         self._tables[table_id] = table
-        self._hosts[table_id] = host.player_id
+        self._hosts[table_id] = (host.player_id, address)
+        self._per_host[host.player_id] += 1
+        self._per_address[address] += 1
         if code is not None:
             self._by_code[code] = table
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
@@ -94,6 +101,18 @@ class Lobby:
         # Announced to the lobby by the host's join (on_change), so the first row a
         # subscriber sees already shows the host in a seat.
         return table
+
+    def _check_caps(self, player_id: str, address: str) -> None:
+        limits = self._limits
+        caps = ((self._per_host[player_id], limits.max_tables_per_player,
+                 "you may have at most {} open tables that you opened"),
+                (self._per_address[address], limits.max_tables_per_address,
+                 "at most {} open tables may be opened from one address"),
+                (len(self._tables), limits.max_tables_total,
+                 "the server has {} open tables, as many as it allows: join one"))
+        for count, cap, message in caps:
+            if count >= cap:
+                raise TableError("too_many_tables", message.format(cap), limit=cap)
 
     def _validate(self, rules: Any, seats: Any,
                   options: dict[str, Any]) -> tuple[Options, TableSettings]:
@@ -146,15 +165,30 @@ class Lobby:
 
     # -- lobby view and deltas ------------------------------------------------------
 
-    def snapshot(self) -> Message:
-        return {"type": "lobby", "tables": [t.core.summary() for t in self._tables.values()]}
+    def snapshot(self, offset: int = 0, limit: int | None = None) -> Message:
+        """One page of the table list, oldest table first, and how long the list is.
 
-    def subscribe(self, session: Session) -> Message:
-        self._subscribers[session.player_id] = session
-        return self.snapshot()
+        Pages of at most `LOBBY_PAGE` rows keep the frame within the frame limit, and
+        only the page's rows are built: a page costs little however many tables are open.
+        """
+        size = LOBBY_PAGE if limit is None else max(0, min(limit, LOBBY_PAGE))
+        offset = max(0, offset)
+        page = itertools.islice(self._tables.values(), offset, offset + size)
+        return {"type": "lobby", "tables": [t.core.summary() for t in page],
+                "total": len(self._tables), "offset": offset}
+
+    def subscribe(self, session: Session, offset: int = 0,
+                  limit: int | None = None) -> Message:
+        """Subscribe (once: asking again only gets a page) and return the page asked."""
+        self._subscribers.setdefault(session.player_id, session)
+        return self.snapshot(offset, limit)
 
     def unsubscribe(self, session: Session) -> None:
         self._subscribers.pop(session.player_id, None)
+
+    def subscriber_count(self) -> int:
+        """How many sessions hear of every change: each `lobby_update` goes to each."""
+        return len(self._subscribers)
 
     def _broadcast(self, msg: Message) -> None:
         for session in list(self._subscribers.values()):
@@ -176,7 +210,12 @@ class Lobby:
     def _on_close(self, table: TableRunner) -> None:
         if self._tables.pop(table.id, None) is None:
             return
-        self._hosts.pop(table.id, None)
+        opener = self._hosts.pop(table.id, None)
+        if opener is not None:
+            for counter, key in ((self._per_host, opener[0]), (self._per_address, opener[1])):
+                counter[key] -= 1
+                if counter[key] <= 0:
+                    del counter[key]
         self._rows.pop(table.id, None)
         if table.core.code is not None:
             self._by_code.pop(table.core.code, None)

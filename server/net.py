@@ -18,6 +18,7 @@ import importlib.metadata
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
+from twisted.internet.abstract import FileDescriptor
 from twisted.internet.interfaces import IAddress
 from twisted.internet.protocol import Factory
 from twisted.logger import Logger
@@ -46,7 +47,10 @@ ABORT_AFTER_CLOSE = 10.0
 """Seconds a closing connection may take to drain before it is aborted."""
 STALLED_SECONDS = 60.0
 """Seconds a client may leave the server's output buffer full (not reading) before the
-connection is aborted: what the server buffers for one client is bounded in time."""
+connection is aborted: what the server buffers for one client is bounded in time (and
+in bytes, by `ServerLimits.max_output_bytes`)."""
+LENGTH_PREFIX = 4
+"""Bytes of a frame's length prefix (`Int32StringReceiver`)."""
 
 
 def server_version() -> str:
@@ -101,6 +105,14 @@ class ServerProtocol(Int32StringReceiver):
         self._handshake_call: Delayed | None = None
         self._heartbeat_call: Delayed | None = None
         self._stall_call: Delayed | None = None
+        self._paused = False
+        self._queued = 0  # at least the bytes the transport still holds for this client
+
+    @property
+    def pending_output(self) -> int:
+        """An upper bound on the bytes written to this client that it has not read yet
+        (the transport's buffer), kept under `max_output_bytes` plus one frame."""
+        return self._queued
 
     # -- connection life ------------------------------------------------------------
 
@@ -150,7 +162,7 @@ class ServerProtocol(Int32StringReceiver):
         """Send an `error` saying why, then close (aborting if the peer never reads)."""
         if self._closing:
             return
-        self._send(make_error(code, message, rid, **extra))
+        self._write(make_error(code, message, rid, **extra))  # even past the output bound
         self._shut()
 
     def _shut(self) -> None:
@@ -166,13 +178,22 @@ class ServerProtocol(Int32StringReceiver):
         assert self.transport is not None
         return cast(_Transport, self.transport)
 
-    # IPushProducer: the transport pauses us when a client stops reading.
+    # IPushProducer: the transport pauses us when a client stops reading. Twisted's
+    # transports keep no public count of the bytes they buffer, so `_queued` is kept
+    # from what the producer contract says: a transport (`FileDescriptor`: TCP, UNIX,
+    # systemd sockets; TLS passes its TCP transport's calls on) pauses its producer as
+    # soon as its buffer goes over `bufferSize`, and resumes it only once that buffer
+    # is empty. So while we are not paused it holds at most `bufferSize`; while paused,
+    # that plus what we wrote since. The private `dataBuffer` is never read.
 
     def pauseProducing(self) -> None:
+        self._paused = True
         if self._stall_call is None and not self._closing:
             self._stall_call = self._clock.callLater(STALLED_SECONDS, self._stalled)
 
     def resumeProducing(self) -> None:
+        self._paused = False
+        self._queued = 0
         if self._stall_call is not None and self._stall_call.active():
             self._stall_call.cancel()
         self._stall_call = None
@@ -196,8 +217,8 @@ class ServerProtocol(Int32StringReceiver):
         self.session = None
         if self._closing:
             return
-        self._send({"type": "replaced",
-                    "message": "this session was resumed by another connection"})
+        self._write({"type": "replaced",
+                     "message": "this session was resumed by another connection"})
         self._shut()
 
     def _handshake_expired(self) -> None:
@@ -229,14 +250,42 @@ class ServerProtocol(Int32StringReceiver):
         self._send(msg)
 
     def _send(self, msg: Message) -> None:
+        """Queue one message, or close a client that left too much unread."""
         if self._closing or self.transport is None:
             return
+        limit = self.server.limits.max_output_bytes
+        body = self._encode(msg)
+        if body is None:
+            return
+        if self._paused and self._queued + len(body) + LENGTH_PREFIX > limit:
+            log.info("closing a connection from {address} that reads too slowly "
+                     "({queued} bytes unread)", address=self.address, queued=self._queued)
+            self.close("too_slow", f"more than {limit} bytes were waiting for you to read "
+                       "them", limit=limit)
+            return
+        self._put(body)
+
+    def _write(self, msg: Message) -> None:
+        """Queue one message whatever is pending (a closing error: small, and the last)."""
+        if self.transport is not None:
+            body = self._encode(msg)
+            if body is not None:
+                self._put(body)
+
+    @staticmethod
+    def _encode(msg: Message) -> bytes | None:
         try:
-            body = encode(msg)
+            return encode(msg)
         except (TypeError, ValueError):
             log.failure("could not encode a {type} message", type=msg.get("type"))
-            return
-        self.sendString(body)  # type: ignore[no-untyped-call]
+            return None
+
+    def _put(self, body: bytes) -> None:
+        self._queued += len(body) + LENGTH_PREFIX
+        self.sendString(body)  # type: ignore[no-untyped-call]  # may pause us at once
+        if not self._paused:  # then the transport holds no more than its high-water mark
+            high_water = getattr(self.transport, "bufferSize", FileDescriptor.bufferSize)
+            self._queued = min(self._queued, high_water)
 
     def _error(self, code: str, message: str, rid: int | None, **extra: Any) -> None:
         """Answer with an `error`; codes registered as closing also end the connection."""
@@ -434,7 +483,8 @@ def _pong(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Mes
 
 def _lobby_subscribe(conn: ServerProtocol, s: Session, msg: Message,
                      reply: ReplyTo) -> Message | None:
-    return conn.server.lobby.subscribe(s)
+    page = {key: msg[key] for key in ("offset", "limit") if key in msg}  # else the first
+    return conn.server.lobby.subscribe(s, **page)
 
 
 def _lobby_unsubscribe(conn: ServerProtocol, s: Session, msg: Message,
@@ -448,7 +498,8 @@ def _create_table(conn: ServerProtocol, s: Session, msg: Message,
     if _table_of(s) is not None:
         raise ProtocolError("already_at_table", "leave your table before opening another")
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
-                                     msg.get("name"), bool(msg.get("private", False)))
+                                     msg.get("name"), bool(msg.get("private", False)),
+                                     address=conn.address)
     s.table = table
     table.handle(cmd.Join(s.player_id, s.name), reply)  # the snapshot is the reply
     return None

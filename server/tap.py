@@ -39,7 +39,8 @@ from pisyedili.server.table_core import TableSettings
 
 log = Logger()
 
-DEFAULT_ENDPOINT = "tcp:7707"
+DEFAULT_ENDPOINT = "tcp:7707:backlog=1024"
+"""Twisted's own listen backlog is 50: a burst of connections would wait in SYN retries."""
 DEFAULT_NAME = "Pis Yedili"
 LOG_FORMATS = ("text", "json")
 
@@ -88,6 +89,13 @@ class ServerOptions(usage.Options):
          "Most connections from one IP address at once.", _int],
         ["max-tables", None, _LIMITS.max_tables_per_player,
          "Most open tables one player may host.", _int],
+        ["max-tables-per-address", None, _LIMITS.max_tables_per_address,
+         "Most open tables opened from one IP address (IPv6: one /64).", _int],
+        ["max-tables-total", None, _LIMITS.max_tables_total,
+         "Most open tables on the server.", _int],
+        ["max-output-bytes", None, _LIMITS.max_output_bytes,
+         "Most bytes waiting to be sent to one client that does not read; past it the "
+         "client gets `too_slow` and is closed (at least 1048576).", _int],
         ["handshake-seconds", None, _LIMITS.handshake_seconds,
          "Seconds a new connection has to send `hello`.", _float],
         ["ping-seconds", None, _LIMITS.ping_seconds,
@@ -110,7 +118,7 @@ class ServerOptions(usage.Options):
 
     def opt_listen(self, endpoint: str) -> None:
         """Listen on a Twisted endpoint string, e.g. tcp:7707, ssl:7708:privateKey=key.pem,
-        systemd:domain=INET:index=0 (repeatable; default tcp:7707)."""
+        systemd:domain=INET:index=0 (repeatable; default tcp:7707:backlog=1024)."""
         self["listen"].append(endpoint)
 
     opt_l = opt_listen
@@ -125,6 +133,9 @@ class ServerOptions(usage.Options):
                 max_connections=int(self["max-connections"]),
                 max_per_address=int(self["max-per-address"]),
                 max_tables_per_player=int(self["max-tables"]),
+                max_tables_per_address=int(self["max-tables-per-address"]),
+                max_tables_total=int(self["max-tables-total"]),
+                max_output_bytes=int(self["max-output-bytes"]),
                 handshake_seconds=float(self["handshake-seconds"]),
                 ping_seconds=float(self["ping-seconds"]),
                 idle_seconds=float(self["idle-seconds"]),

@@ -32,7 +32,15 @@ from pisyedili.protocol import (
     validate,
 )
 from pisyedili.protocol import limits as L
-from pisyedili.protocol.shapes import EVENT, MAX_CARDS, MAX_SEATS, MOVE, SHAPES
+from pisyedili.protocol.shapes import (
+    EVENT,
+    LOBBY_PAGE,
+    LOBBY_ROWS,
+    MAX_CARDS,
+    MAX_SEATS,
+    MOVE,
+    SHAPES,
+)
 from pisyedili.protocol.types import Field, MapT, TaggedT
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -259,7 +267,6 @@ TWO_DECKS = [rank + suit for suit in "cdhs" for rank in RANKS] * 2
 LONGEST_FIRST = sorted(TWO_DECKS, key=len, reverse=True)
 SPECTATOR_NAMES = 50  # the reference server lists the first 50 spectators by name
 PENALTY_CARDS = 24  # 8 sevens of two decks, 3 cards each (C11, K7)
-LOBBY_ROWS = 4096  # the schema's limit on `lobby.tables`
 
 
 def text(n: int) -> str:
@@ -321,7 +328,8 @@ POLICY_LIMITS = ("rate", "burst", "ping_seconds", "idle_seconds", "tables_per_pl
 
 
 def worst_lobby(rows: int) -> dict[str, Any]:
-    return {"type": "lobby", "tables": [WORST_ROW] * rows, "id": L.MAX_ID}
+    return {"type": "lobby", "tables": [WORST_ROW] * rows, "total": L.MAX_ID,
+            "offset": L.MAX_ID, "id": L.MAX_ID}
 
 
 def most_lobby_rows() -> int:
@@ -347,6 +355,7 @@ WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
                      "view": WORST_VIEW, "moves": WORST_MOVES, "deadline": 86400.0}),
     "`lobby_update`": (C, {"type": "lobby_update", "op": "update", "table": L.MAX_ID,
                            "summary": WORST_ROW}),
+    "`lobby`, one page": (C, worst_lobby(LOBBY_PAGE)),
     "`lobby`, 4096 rows": (C, worst_lobby(LOBBY_ROWS)),
     "`error`": (C, {
         "type": "error", "code": "x" * 64, "message": text(1000), "rule": "x" * 8,
@@ -409,11 +418,14 @@ def test_the_doc_states_the_worst_case_frame_sizes(doc: str) -> None:
         assert rows[name][1] == {S: "client → server", C: "server → client"}[direction]
         if name != "`lobby`, 4096 rows":
             assert sizes[name] <= limit[rows[name][1]], name
-    # The one frame that grows with the server's load: a lobby of worst-case rows fits
-    # the frame limit only up to MOST_ROWS of them, fewer than the schema's 4096.
+    # The one frame that would grow with the server's load: a lobby of worst-case rows
+    # fits the frame limit only up to MOST_ROWS of them, fewer than the schema's 4096;
+    # the reference server's page is far fewer, so its `lobby` always fits.
     assert sizes["`lobby`, 4096 rows"] > MAX_SERVER_FRAME
     assert sizes[MOST_ROWS] < LOBBY_ROWS
     assert len(encode(worst_lobby(sizes[MOST_ROWS] + 1))) > MAX_SERVER_FRAME
+    assert LOBBY_PAGE * 4 <= sizes[MOST_ROWS]
+    assert sizes["`lobby`, one page"] <= MAX_SERVER_FRAME // 10
 
 
 def test_the_worst_cases_are_the_largest_of_their_direction() -> None:

@@ -29,7 +29,7 @@ def parse(*argv: str) -> tap.Options:
 
 def test_defaults_listen_on_7707_with_text_logs() -> None:
     options = parse()
-    assert options["listen"] == ["tcp:7707"]
+    assert options["listen"] == ["tcp:7707:backlog=1024"]
     assert options["log-format"] == "text"
     assert options["seed"] is None
     assert options["limits"].max_connections == 1000

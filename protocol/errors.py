@@ -64,6 +64,9 @@ _ERRORS: tuple[ErrorCode, ...] = (
               closes=True, reconnect=True),
     ErrorCode("too_many_connections", "Too many connections from this address.",
               closes=True, reconnect=True),
+    ErrorCode("too_many_sessions", "Too many sessions opened from this address (`limit` "
+              "says how many); a dropped session ends after the grace period, and resuming "
+              "one with its `token` is still allowed.", closes=True, reconnect=True),
     ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
               "(`retry_after`, if present, says how many seconds to wait); a client that "
               "keeps flooding is disconnected.", reconnect=True),

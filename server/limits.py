@@ -41,6 +41,9 @@ class ServerLimits:
     new player, so only this keeps one host from filling the lobby."""
     max_tables_total: int = 2000
     """Open tables on the whole server, whoever opened them."""
+    max_sessions_per_address: int = 32
+    """Live sessions opened from one address (`address_key`): a dropped session outlives
+    its connection by the grace period, so the connection cap alone does not bound them."""
     max_output_bytes: int = 4 * 1024 * 1024
     """Bytes the server may hold for one connection that stopped reading before it is
     closed with `too_slow`; a burst of the largest lobby pages fits within the default."""
@@ -48,7 +51,7 @@ class ServerLimits:
     def __post_init__(self) -> None:
         for field in ("max_connections", "max_per_address", "burst", "flood_close",
                       "max_tables_per_player", "max_tables_per_address",
-                      "max_tables_total"):
+                      "max_tables_total", "max_sessions_per_address"):
             if getattr(self, field) < 1:
                 raise ValueError(f"{field} must be at least 1")
         if self.max_output_bytes < MAX_SERVER_FRAME:

@@ -431,7 +431,15 @@ class ServerProtocol(Int32StringReceiver):
             # A lobby subscription belongs to a connection: a resumed one asks again.
             self.server.lobby.unsubscribe(session)
         else:
-            session = sessions.open(name, self)
+            cap = self.server.limits.max_sessions_per_address
+            if sessions.opened_from(self.address) >= cap:
+                log.info("hello from {address} refused: {cap} sessions open from there",
+                         address=self.address, cap=cap)
+                self.close("too_many_sessions", f"this address has {cap} sessions open, "
+                           "the most allowed; a dropped one lasts until its grace period "
+                           "ends (or resume one with its token)", rid, limit=cap)
+                return
+            session = sessions.open(name, self, self.address)
         self.session = session
         if self._handshake_call is not None and self._handshake_call.active():
             self._handshake_call.cancel()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import unicodedata
+from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from twisted.logger import Logger
@@ -44,10 +45,11 @@ class Peer(Protocol):
 class Session:
     """One player: a stable id, a name, a resume token and at most one table."""
 
-    def __init__(self, player_id: str, name: str, token: str) -> None:
+    def __init__(self, player_id: str, name: str, token: str, address: str = "?") -> None:
         self._player_id = player_id
         self._name = name
         self._token = token
+        self._address = address
         self.peer: Peer | None = None
         self.table: TableRunner | None = None
         self.expiry: Delayed | None = None
@@ -63,6 +65,12 @@ class Session:
     @property
     def token(self) -> str:
         return self._token
+
+    @property
+    def address(self) -> str:
+        """The address key of the connection that opened the session; it counts there
+        against `max_sessions_per_address` until forgotten, wherever it resumes from."""
+        return self._address
 
     @property
     def connected(self) -> bool:
@@ -106,18 +114,24 @@ class Sessions:
         self._by_key: dict[str, Session] = {}
         self._claims: dict[str, _Claim] = {}  # by player id
         self._next_suffix: dict[str, int] = {}  # by held key: the first suffix to try
+        self._per_address: Counter[str] = Counter()  # live sessions by opening address
         self._ids = itertools.count(1)
 
     def __len__(self) -> int:
         return len(self._by_token)
 
-    def open(self, name: str, peer: Peer) -> Session:
+    def opened_from(self, address: str) -> int:
+        """Live sessions opened from `address`, for the per-address session cap."""
+        return self._per_address[address]
+
+    def open(self, name: str, peer: Peer, address: str = "?") -> Session:
         """A new player for a connection that said `hello` without a valid token;
-        `name` is one `names.accept` let through."""
+        `name` is one `names.accept` let through, `address` the connection's key."""
         token = secrets.token_urlsafe(32)
         unique, claim = self._unique(name)
-        session = Session(str(next(self._ids)), unique, token)
+        session = Session(str(next(self._ids)), unique, token, address)
         session.peer = peer
+        self._per_address[address] += 1
         self._by_token[token] = session
         self._by_id[session.player_id] = session
         for key in claim.keys:
@@ -237,7 +251,10 @@ class Sessions:
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None
-        self._by_token.pop(session.token, None)
+        if self._by_token.pop(session.token, None) is not None:  # forgotten once only
+            self._per_address[session.address] -= 1
+            if not self._per_address[session.address]:
+                del self._per_address[session.address]
         self._by_id.pop(session.player_id, None)
         self._release(session)
         log.info("session {player} expired", player=session.player_id)

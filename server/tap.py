@@ -93,6 +93,9 @@ class ServerOptions(usage.Options):
          "Most open tables opened from one IP address (IPv6: one /64).", _int],
         ["max-tables-total", None, _LIMITS.max_tables_total,
          "Most open tables on the server.", _int],
+        ["max-sessions-per-address", None, _LIMITS.max_sessions_per_address,
+         "Most sessions opened from one IP address (IPv6: one /64) that are still live, "
+         "dropped ones included until their grace period ends.", _int],
         ["max-output-bytes", None, _LIMITS.max_output_bytes,
          "Most bytes waiting to be sent to one client that does not read; past it the "
          "client gets `too_slow` and is closed (at least 1048576).", _int],
@@ -135,6 +138,7 @@ class ServerOptions(usage.Options):
                 max_tables_per_player=int(self["max-tables"]),
                 max_tables_per_address=int(self["max-tables-per-address"]),
                 max_tables_total=int(self["max-tables-total"]),
+                max_sessions_per_address=int(self["max-sessions-per-address"]),
                 max_output_bytes=int(self["max-output-bytes"]),
                 handshake_seconds=float(self["handshake-seconds"]),
                 ping_seconds=float(self["ping-seconds"]),

@@ -110,6 +110,11 @@ class ClientApp:
         """(`quit` or `leave`, when): leaving a match was asked once, not yet confirmed."""
         self.subscribe_lobby = True
         """Ask for the table list after `welcome` (offline play has no use for it)."""
+        self.quit_from_match = False
+        """The player quit during a running match: the saved resume token is kept, so a
+        restart comes back as the same player (cli.py drops it after a lobby quit)."""
+        self.resume_note: str | None = None
+        """A line for /help on how sessions are kept across restarts (none offline)."""
         self.session: PromptSession[str] = PromptSession(
             message=self._message,
             bottom_toolbar=self._toolbar,
@@ -319,6 +324,7 @@ class ClientApp:
             self._armed = None
             if action == "quit":
                 self._quit = True
+                self.quit_from_match = self.state.in_match()
             else:
                 self._leave()
             return
@@ -385,6 +391,8 @@ class ClientApp:
         elif cmd.name == "help":
             for line in render.help_lines(cmd.arg, width, look):
                 self.show(line)
+            if self.resume_note and not cmd.arg:
+                self.show([("class:dim", self.resume_note)])
         elif cmd.name == "rules":
             for line in render.rules_lines(*self.state.rules()):
                 self.show(line)

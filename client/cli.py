@@ -1,6 +1,6 @@
 """`pisyedili`: the terminal client's command line.
 
-    pisyedili [HOST[:PORT] | ENDPOINT] [--name NAME] [--ascii]   play on a server
+    pisyedili [HOST[:PORT] | ENDPOINT] [--name NAME] [--fresh]   play on a server
     pisyedili play [--rules R] [--bots N] [--seed N] ...         play offline against bots
     pisyedili --discover                                         list the servers on the LAN
 
@@ -12,6 +12,11 @@ its options.
 
 ENDPOINT is a Twisted client endpoint string (`tls:example.org:7707`,
 `unix:/run/pisyedili.sock`), for servers that listen on more than plain TCP.
+
+The session's resume token is kept on disk per server (client/token_store.py), so
+`pisyedili HOST` after a closed terminal, a crash or a reboot resumes the session and its
+seat (while the server keeps them); `--fresh` starts a new session. Offline play keeps
+none: its server dies with it.
 
 Twisted's asyncio reactor is installed here, before anything imports the reactor, so
 Twisted and prompt_toolkit share one asyncio loop (and, offline, the embedded server
@@ -27,7 +32,7 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 # None of these imports the reactor, so they are safe before `install_reactor`.
 from twisted.internet.endpoints import HostnameEndpoint, clientFromString
@@ -43,6 +48,10 @@ from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS, SEAT_RANGE
 
 from .cards import HAND_ORDERS
 from .render import Look
+
+if TYPE_CHECKING:
+    from .token_store import Saved, TokenStore
+    from .wire import Link
 
 DEFAULT_HOST = "localhost"
 DEFAULT_PORT = 7707
@@ -116,6 +125,38 @@ def check_server(text: str) -> None:
         server_endpoint(Clock(), text)  # the parsers only keep the reactor they are given
     else:
         parse_address(text)
+
+
+def server_key(text: str) -> str:
+    """What a server's saved session is filed under: `Example.org` and `example.org:7707`
+    name one server, so they share it; an endpoint string is its own key."""
+    text = text.strip()
+    if is_endpoint_string(text):
+        return text
+    host, port = parse_address(text)
+    host = host.lower()
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+RESUME_NOTE = ("Closing the terminal keeps your session: `pisyedili` to the same server "
+               "takes your seat back (--fresh starts anew); /quit from the lobby forgets it.")
+
+
+def remember_session(link: Link, store: TokenStore, key: str, fresh: bool) -> Saved | None:
+    """Start `link` from the token saved for `key` (unless `fresh`) and keep the file in
+    step with each `welcome`; returns what was resumed from, if anything."""
+    saved = None if fresh else store.load(key)
+    if saved is not None:
+        link.token = saved.token
+
+    def changed(token: str | None, name: str) -> None:
+        if token is None:
+            store.delete(key)  # the server forgot it: a stale token would only be refused
+        else:
+            store.save(key, token, name)
+
+    link.on_token = changed
+    return saved
 
 
 def max_bots(rules: str) -> int:
@@ -225,6 +266,9 @@ def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argpars
                           f"servers found on the LAN ('{DEFAULT_HOST}' joins this machine's)")
     net.add_argument("--discover", action="store_true",
                      help="list the servers found on the LAN and on this machine, and exit")
+    net.add_argument("--fresh", action="store_true",
+                     help="start a new session instead of resuming the one saved for this "
+                          "server (after a closed terminal, a crash or a reboot)")
     _common(net)
     return net
 
@@ -337,10 +381,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   level=args.level)
             await play(app, reactor, name, opts)
         else:
+            from .token_store import TokenStore
+
+            store, key = TokenStore(), server_key(args.address)
             link = wire(app, reactor, server_endpoint(reactor, args.address), name)
-            app.on_status(f"connecting to {args.address} as {name}")
+            saved = remember_session(link, store, key, args.fresh)
+            app.resume_note = RESUME_NOTE
+            resuming = f" (resuming the session of {saved.name})" if saved else ""
+            app.on_status(f"connecting to {args.address} as {name}{resuming}")
             link.start()
             await app.run()
+            if not app.quit_from_match:
+                store.delete(key)  # a clean quit from the lobby: nothing to come back to
 
     try:
         run_on_reactor(reactor, session)

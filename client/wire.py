@@ -153,9 +153,13 @@ class Link:
         features: Iterable[str] = CLIENT_FEATURES,
         token: str | None = None,
         retry: Callable[[int], float] | None = None,
+        on_token: Callable[[str | None, str], None] | None = None,
     ) -> None:
         self.name = name
         self.token = token
+        self.on_token = on_token
+        """Hears `(token, name)` at each `welcome` and `(None, name)` when the server no
+        longer knows the token, so a caller can keep it beyond this process."""
         self.welcome: Message | None = None
         """The last `welcome`: player id, agreed features, limits."""
         self.fatal: str | None = None
@@ -281,6 +285,7 @@ class Link:
             self.welcome = msg
             self.token = msg["token"]
             self.name = msg["name"]
+            self._token_changed()
         self._call(self._on_message, msg)
         if waiter is not None:
             waiter.callback(msg)
@@ -296,6 +301,7 @@ class Link:
         text = str(msg.get("message") or code)
         if code == "bad_token":
             self.token = None  # the session expired: the next hello starts a fresh one
+            self._token_changed()
         elif not self._welcomed:
             # Before `welcome` every error answers our hello: the same hello would be
             # refused again, unless the registry says the cause passes.
@@ -354,6 +360,13 @@ class Link:
 
         stopped.addBoth(done)
 
+    def _token_changed(self) -> None:
+        hook = self.on_token
+        if hook is not None:
+            token, name = self.token, self.name
+            # `_call` logs its argument if the hook fails: a label, never the token.
+            self._call(lambda _: hook(token, name), "the token hook")
+
     def _status(self, text: str) -> None:
         if self._on_status is not None:
             self._call(self._on_status, text)
@@ -363,4 +376,6 @@ class Link:
         try:
             fn(arg)
         except Exception:
-            log.failure("a listener failed on {arg!r}", arg=arg)
+            # Name the message's type only: a `welcome` carries the resume token.
+            what = f"a {arg.get('type')} message" if isinstance(arg, dict) else repr(arg)[:80]
+            log.failure("a listener failed on {what}", what=what)

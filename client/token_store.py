@@ -1,0 +1,113 @@
+"""Resume tokens kept on disk, one per server, so a player whose terminal closed (or whose
+machine rebooted) gets their session, and their seat, back on the next `pisyedili HOST`.
+
+The file is JSON, `{server key: {"token", "name", "saved_at"}}`, in the per-user state
+directory (`platformdirs.user_state_dir`). A token is a password to the session, so the
+file is written readable by its owner alone (mode 0600) and never logged. On Windows the
+mode bits mean little; the file lives in the user's own profile, which is private already.
+
+Each write goes to a temporary file in the same folder and `os.replace`s the old one, so
+a crash mid-write leaves the previous file whole. A file that cannot be read is ignored
+with a warning (a lost token only costs a fresh session) and replaced by the next save.
+Nothing here raises for a disk problem: the game goes on without the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from twisted.logger import Logger
+
+log = Logger()
+
+APP_NAME = "pisyedili"
+FILE_NAME = "sessions.json"
+
+
+def default_path() -> Path:
+    """Where the tokens live unless a caller says otherwise."""
+    from platformdirs import user_state_dir
+
+    return Path(user_state_dir(APP_NAME)) / FILE_NAME
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A session to resume: the server's token and the name it welcomed us with."""
+
+    token: str
+    name: str
+    saved_at: float
+
+
+class TokenStore:
+    """The tokens file at `path`; each call reads it afresh, so two clients of the same
+    user (to different servers) do not undo each other's saves."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else default_path()
+
+    def load(self, server: str) -> Saved | None:
+        entry = self._read().get(server)
+        if not isinstance(entry, dict):
+            return None
+        token, name, saved_at = entry.get("token"), entry.get("name"), entry.get("saved_at")
+        if not isinstance(token, str) or not token or not isinstance(name, str):
+            return None
+        return Saved(token, name, float(saved_at) if isinstance(saved_at, int | float) else 0.0)
+
+    def save(self, server: str, token: str, name: str) -> None:
+        data = self._read()
+        data[server] = {"token": token, "name": name, "saved_at": time.time()}
+        self._write(data)
+
+    def delete(self, server: str) -> None:
+        data = self._read()
+        if data.pop(server, None) is not None:
+            self._write(data)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warn("cannot read the saved sessions in {path}: {error}; starting afresh",
+                     path=str(self.path), error=type(exc).__name__)
+            return {}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            log.warn("the saved sessions file {path} is corrupt; ignoring it (the next save "
+                     "replaces it)", path=str(self.path))
+            return {}
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        folder = self.path.parent
+        tmp = folder / f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Created 0600 from the start: the token is never readable by others, even for
+            # the moment before a chmod.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(data, out, ensure_ascii=False, indent=1, sort_keys=True)
+                    out.flush()
+                    os.fsync(out.fileno())  # a reboot right after must not leave it empty
+                os.replace(tmp, self.path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            log.warn("cannot save the session to {path}: {error}", path=str(self.path),
+                     error=type(exc).__name__)

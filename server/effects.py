@@ -75,4 +75,27 @@ class Closed:
     """The table closed: every timer is cancelled; nothing more will come from it."""
 
 
-Effect = Reply | Send | SetTimer | CancelTimer | AskBot | Changed | MemberLeft | Closed
+@dataclass(frozen=True, slots=True)
+class MatchOver:
+    """A match ended: everything worth keeping of it, as plain data for a store.
+
+    Plain lists and dicts (wire forms), so replayed effects compare equal and the
+    store needs nothing from the engine. `players` are the seats at the match's start
+    (`{"seat", "name", "kind": "human" | "bot", "level"}`), so someone who left midway
+    is still named; `deals` are `{"deal_no", "result", "record"}`, the result and
+    `DealRecord` in wire form. Times are the core's `now` (the runner's clock).
+    """
+
+    table_id: int
+    rules: str
+    options: dict[str, Any]
+    players: list[dict[str, Any]]
+    started_at: float
+    finished_at: float
+    totals: list[int]
+    winners: list[int]
+    deals: list[dict[str, Any]]
+
+
+Effect = (Reply | Send | SetTimer | CancelTimer | AskBot | Changed | MemberLeft | Closed
+          | MatchOver)

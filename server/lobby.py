@@ -25,7 +25,7 @@ from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
 from pisyedili.server.commands import MemberId
-from pisyedili.server.effects import Message
+from pisyedili.server.effects import MatchOver, Message
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.rules import Options
 from pisyedili.server.session import Session
@@ -45,13 +45,15 @@ class Lobby:
 
     def __init__(self, clock: Clock, rng_factory: Callable[[], random.Random],
                  settings: TableSettings, limits: ServerLimits, deliver: Deliver,
-                 on_left: Callable[[TableRunner, MemberId], None]) -> None:
+                 on_left: Callable[[TableRunner, MemberId], None],
+                 on_match: Callable[[MatchOver], object] | None = None) -> None:
         self._clock = clock
         self._rng_factory = rng_factory
         self._settings = settings
         self._limits = limits
         self._deliver = deliver
         self._on_left = on_left
+        self._on_match = on_match  # a finished match goes to the store (if any)
         self._tables: dict[int, TableRunner] = {}  # in id order: the order they opened
         self._hosts: dict[int, tuple[str, str]] = {}  # table id -> (opener, their address)
         self._per_host: Counter[str] = Counter()
@@ -88,7 +90,7 @@ class Lobby:
                          host=host.player_id, settings=settings, code=code)
         table = TableRunner(core, self._clock, self._deliver, rng=rng,
                             on_change=self._on_change, on_close=self._on_close,
-                            on_left=self._on_left)
+                            on_left=self._on_left, on_match=self._on_match)
         self._tables[table_id] = table
         self._hosts[table_id] = (host.player_id, address)
         self._per_host[host.player_id] += 1

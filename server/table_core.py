@@ -58,13 +58,14 @@ from pisyedili.server.effects import (
     Changed,
     Closed,
     Effect,
+    MatchOver,
     MemberLeft,
     Message,
     Reply,
     Send,
     SetTimer,
 )
-from pisyedili.server.seats import Seat, wire_player_id
+from pisyedili.server.seats import Seat, bot_name, wire_player_id
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud to friends
 CODE_LENGTH = 6
@@ -158,6 +159,7 @@ class TableCore:
         self._members: dict[MemberId, Member] = {}
         self._spectators: list[MemberId] = []  # in arrival order
         self._match: engine.Match | None = None
+        self._match_start: tuple[float, list[dict[str, Any]]] = (0.0, [])  # for MatchOver
         self._deal_events: list[engine.Event] = []  # this deal's events, unmasked
         self._serial = 0  # bumps on every prompt: a late bot answer is recognised
         self._deadline: float | None = None  # when the seat to act runs out of time
@@ -493,6 +495,7 @@ class TableCore:
             if seat.kind == "human":
                 seat.ready = True
         self._match = engine.Match(self.options, random.Random(seed))
+        self._match_start = (self._step.now, [self._player(s) for s in self._seats])
         self.phase = "playing"
         self._changed()
         self._begin_deal()
@@ -554,8 +557,26 @@ class TableCore:
         self._prompt([{"event": "deal_start", "deal_no": self._match.deal_no,
                        "dealer": self._match.deal.dealer}])
 
+    def _player(self, seat: Seat) -> dict[str, Any]:
+        if seat.kind == "bot" and seat.level is not None:
+            return {"seat": seat.index, "name": bot_name(seat.level), "kind": "bot",
+                    "level": seat.level}
+        info = self._members.get(seat.member) if seat.member is not None else None
+        return {"seat": seat.index, "name": info.name if info is not None else "?",
+                "kind": "human", "level": None}
+
     def _end_match(self) -> None:
         self.phase = "over"
+        assert self._match is not None
+        match = self._match
+        started_at, players = self._match_start
+        self._step.out.append(MatchOver(
+            table_id=self.id, rules=self.options.rules, options=self._options_wire(),
+            players=players, started_at=started_at, finished_at=self._step.now,
+            totals=list(match.totals), winners=list(match.winners),
+            deals=[{"deal_no": n, "result": result.to_wire(), "record": record.to_wire()}
+                   for n, (result, record)
+                   in enumerate(zip(match.results, match.records, strict=True), 1)]))
         for seat in self._seats:
             seat.ready = seat.kind == "bot"
             seat.held = None

@@ -38,6 +38,7 @@ from pisyedili.server.effects import (
     CancelTimer,
     Changed,
     Closed,
+    MatchOver,
     MemberLeft,
     Message,
     Reply,
@@ -59,7 +60,8 @@ class TableRunner:
                  rng: random.Random,
                  on_change: Callable[[TableRunner], None],
                  on_close: Callable[[TableRunner], None],
-                 on_left: Callable[[TableRunner, MemberId], None]) -> None:
+                 on_left: Callable[[TableRunner, MemberId], None],
+                 on_match: Callable[[MatchOver], object] | None = None) -> None:
         self.core = core
         self._clock = clock
         self._deliver = deliver
@@ -67,6 +69,7 @@ class TableRunner:
         self._on_change = on_change
         self._on_close = on_close
         self._on_left = on_left
+        self._on_match = on_match
         self._calls: dict[str, Delayed] = {}
         self._queue: deque[tuple[Command, ReplyTo | None]] = deque()
         self._busy = False
@@ -133,6 +136,9 @@ class TableRunner:
                 self._on_change(self)
             elif isinstance(effect, MemberLeft):
                 self._on_left(self, effect.member)
+            elif isinstance(effect, MatchOver):
+                if self._on_match is not None:
+                    self._on_match(effect)
             elif isinstance(effect, Closed):
                 for key in list(self._calls):
                     self._cancel(key)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any, ClassVar, cast
@@ -19,6 +20,7 @@ from typing import IO, Any, ClassVar, cast
 from twisted.application.service import IServiceCollection, Service
 from twisted.internet.defer import Deferred, DeferredList, fail
 from twisted.internet.endpoints import serverFromString
+from twisted.internet.task import LoopingCall
 from twisted.logger import (
     ILogObserver,
     Logger,
@@ -35,6 +37,7 @@ from pisyedili.server.lobby import Lobby
 from pisyedili.server.logs import JsonLineObserver
 from pisyedili.server.net import ServerFactory, server_version
 from pisyedili.server.session import Sessions
+from pisyedili.server.store import DAY, MEMORY, Archive, SqliteStore, backup_file, default_path
 from pisyedili.server.table_core import TableSettings
 
 log = Logger()
@@ -105,6 +108,11 @@ class ServerOptions(usage.Options):
          "Seconds of client silence before the server sends `ping`.", _float],
         ["idle-seconds", None, _LIMITS.idle_seconds,
          "Seconds of client silence before the connection is closed.", _float],
+        ["db", None, None, "The SQLite file finished matches are kept in (default: "
+         "pisyedili.sqlite3 in the per-user data directory); :memory: keeps nothing "
+         "past the process."],
+        ["keep-days", None, 0, "Forget finished matches older than this many days "
+         "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
          _float],
         ["burst", None, _LIMITS.burst, "Requests one connection may send in a burst.", _int],
@@ -129,6 +137,9 @@ class ServerOptions(usage.Options):
     def postOptions(self) -> None:
         if not self["listen"]:
             self["listen"] = [DEFAULT_ENDPOINT]
+        self["db-required"] = self["db"] is not None
+        if self["db"] is None:
+            self["db"] = str(default_path())
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         try:
@@ -168,13 +179,17 @@ def rng_factory(seed: int | None) -> Callable[[], random.Random]:
 
 def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = None,
                  limits: ServerLimits | None = None,
-                 settings: TableSettings | None = None) -> ServerFactory:
-    """The whole server state (lobby, sessions, limits) behind one protocol factory."""
+                 settings: TableSettings | None = None,
+                 archive: Archive | None = None) -> ServerFactory:
+    """The whole server state (lobby, sessions, limits) behind one protocol factory.
+
+    With `archive`, every finished match is handed to its store."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     sessions = Sessions(clock, settings.grace_seconds)
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
-                  sessions.left_table)
+                  sessions.left_table,
+                  on_match=archive.record if archive is not None else None)
     return ServerFactory(name, lobby, sessions, limits, clock)
 
 
@@ -194,8 +209,13 @@ class ServerService(Service):
 
     def __init__(self, factory: ServerFactory, endpoints: Sequence[str], clock: Any,
                  seed: int | None = None, log_format: str = "text",
-                 announce: bool = False) -> None:
+                 announce: bool = False, archive: Archive | None = None,
+                 keep_days: float = 0, store_required: bool = True) -> None:
         self.factory = factory
+        self.archive = archive
+        self.keep_days = keep_days
+        self.store_required = store_required
+        self._pruning: LoopingCall | None = None
         self.descriptions = list(endpoints)
         self.seed = seed
         self.log_format = log_format
@@ -223,6 +243,8 @@ class ServerService(Service):
             log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
                      "tests and demos only, never on a server people play on. !!!",
                      seed=self.seed)
+        if self.archive is not None:
+            self.archive.open().addCallbacks(self._store_open, self._cannot_store)
         listening: list[Deferred[Any]] = []
         for desc in self.descriptions:
             try:
@@ -237,6 +259,29 @@ class ServerService(Service):
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
         self.ready.addErrback(self._cannot_listen)
         self.ready.addCallback(self._announce)
+
+    def _store_open(self, _: object) -> None:
+        assert self.archive is not None
+        log.info("keeping finished matches in {path}",
+                 path=getattr(self.archive.store, "path", "?"))
+        if self.keep_days > 0 and self.running:
+            self._pruning = LoopingCall(self.archive.prune, self.keep_days)
+            self._pruning.clock = self._reactor
+            self._pruning.start(DAY, now=True)
+
+    def _cannot_store(self, failure: Failure) -> None:
+        """A server told where to keep matches (`--db`) must not run without keeping them;
+        one left to the default keeps serving (an old unit file without `--db`)."""
+        assert self.archive is not None
+        self.archive.close()
+        if not self.store_required:
+            log.error("cannot open the store: {error}; finished matches are NOT kept: "
+                      "set --db to a writable file", error=failure.getErrorMessage())
+            return
+        log.critical("cannot open the store: {error}", error=failure.getErrorMessage())
+        self.failed = True
+        if self._reactor.running:
+            self._reactor.stop()
 
     def _listening(self, port: Any, desc: str) -> Any:
         self.ports.append(port)
@@ -262,7 +307,11 @@ class ServerService(Service):
     def stopService(self) -> Deferred[Any] | None:
         super().stopService()  # type: ignore[no-untyped-call]
         gone = [self.announcer.stop()] if self.announcer is not None else []  # goodbyes
+        if self._pruning is not None and self._pruning.running:
+            self._pruning.stop()
         self.factory.shutdown()
+        if self.archive is not None:
+            gone.append(self.archive.close())  # after the writes already queued
         ports, self.ports = self.ports, []
         return DeferredList([*gone, *(d for d in (p.stopListening() for p in ports)
                                       if d is not None)])
@@ -276,20 +325,69 @@ def makeService(options: ServerOptions) -> ServerService:
     """The twistd entry point (and the console script's): the server as a Service."""
     from twisted.internet import reactor
 
+    path = options["db"]
+    archive = Archive(lambda: SqliteStore(path), reactor)
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
-                           limits=options["limits"], settings=options["settings"])
+                           limits=options["limits"], settings=options["settings"],
+                           archive=archive)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
-                         announce=not options["no-announce"])
+                         announce=not options["no-announce"], archive=archive,
+                         keep_days=float(options["keep-days"]),
+                         store_required=bool(options["db-required"]))
+
+
+class BackupOptions(usage.Options):
+    """`pisyedili-server backup [--db PATH] DEST`: copy the store, server running or not."""
+
+    synopsis = "backup [--db PATH] DEST"
+    optParameters: ClassVar[list[list[Any]]] = [
+        ["db", None, None, "The server's database (default: the one the server uses by "
+         "default, in the per-user data directory)."],
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+
+    def parseArgs(self, *args: str) -> None:
+        if len(args) != 1:
+            raise usage.UsageError("name one destination file")
+        self["dest"] = args[0]
+
+
+def backup(argv: Sequence[str]) -> None:
+    """Copy the database through SQLite's online backup: consistent while the server writes."""
+    options = BackupOptions()
+    options.synopsis = f"Usage: pisyedili-server {BackupOptions.synopsis}"
+    try:
+        options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
+    except usage.UsageError as e:
+        print(f"{sys.argv[0]} backup: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    source = options["db"] or str(default_path())
+    if source == MEMORY:
+        print(f"{sys.argv[0]} backup: an in-memory database has nothing to back up",
+              file=sys.stderr)
+        raise SystemExit(2)
+    try:
+        backup_file(source, options["dest"])
+    except (OSError, sqlite3.Error) as e:
+        print(f"{sys.argv[0]} backup: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+    print(f"backed up {source} to {options['dest']}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """`pisyedili-server`: run in the foreground, logging to stdout."""
+    """`pisyedili-server`: run in the foreground, logging to stdout
+    (`pisyedili-server backup DEST` copies the database instead)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    if args[:1] == ["backup"]:
+        backup(args[1:])
+        return
     options = ServerOptions()
     options.synopsis = f"Usage: pisyedili-server {ServerOptions.synopsis}"
     try:
-        options.parseOptions(  # type: ignore[no-untyped-call]
-            list(argv) if argv is not None else None)
+        options.parseOptions(args)  # type: ignore[no-untyped-call]
     except usage.UsageError as e:
         print(f"{sys.argv[0]}: {e}", file=sys.stderr)
         print(f"Try '{sys.argv[0]} --help'.", file=sys.stderr)

@@ -1,0 +1,389 @@
+"""Where finished matches are kept: an embedded SQLite file, behind a `Store` seam.
+
+`Store` is the whole interface the server needs, so another backend (PostgreSQL) can
+sit behind it. `SqliteStore` is synchronous and uses only the standard library; the
+server reaches it through `Archive`, which runs every call on one dedicated thread so
+a write never stalls the reactor and the connection is only ever used by one thread
+at a time.
+
+The schema is versioned with `PRAGMA user_version`: `MIGRATIONS[i]` takes a database
+from version i to i + 1, each in its own transaction, applied in order at open. Only
+append to the list; never edit a migration that has shipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from threading import Thread
+from typing import Any, Protocol
+
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
+
+from pisyedili.server.effects import MatchOver
+
+log = Logger()
+
+MEMORY = ":memory:"
+DAY = 86400.0
+
+
+class Store(Protocol):
+    """Finished matches, kept and listed. Matches come back as plain dicts (JSON kinds)."""
+
+    def record_match(self, match: MatchOver) -> int:
+        """Store one finished match and its deals (all or nothing); its new id."""
+        ...
+
+    def recent_matches(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The last `limit` matches to finish, newest first, without their deals."""
+        ...
+
+    def matches_of(self, name: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The last `limit` matches a seat named `name` played, newest first."""
+        ...
+
+    def match(self, match_id: int) -> dict[str, Any] | None:
+        """One match with its deals (`deals`: deal_no, result, record), or None."""
+        ...
+
+    def prune(self, keep_days: float, now: float | None = None) -> int:
+        """Forget matches that finished more than `keep_days` ago; how many went."""
+        ...
+
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """A consistent copy of the whole store at `path`, taken while it runs."""
+        ...
+
+    def close(self) -> None: ...
+
+
+# -- schema ------------------------------------------------------------------------------
+
+Migration = Callable[[sqlite3.Connection], None]
+
+V1 = """
+CREATE TABLE matches (
+    id INTEGER PRIMARY KEY,
+    table_id INTEGER NOT NULL,
+    rules TEXT NOT NULL,
+    options TEXT NOT NULL,
+    players TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    totals TEXT NOT NULL,
+    winners TEXT NOT NULL
+);
+CREATE INDEX matches_finished_at ON matches (finished_at);
+CREATE TABLE deals (
+    match_id INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
+    deal_no INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (match_id, deal_no)
+);
+"""
+"""Version 1: matches (JSON columns hold wire forms) and their deals. Deals keep a
+rowid: their records run to kilobytes, and WITHOUT ROWID tables store rows that
+large poorly (overflow pages in the key's B-tree)."""
+
+
+def _v2_players(conn: sqlite3.Connection) -> None:
+    """Version 2: one row per seat, so `matches_of` is an index look-up, not a scan of
+    every match's players JSON; existing matches are filled in from that JSON."""
+    _run(conn, """
+        CREATE TABLE match_players (
+            match_id INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
+            seat INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            level TEXT,
+            PRIMARY KEY (match_id, seat)
+        ) WITHOUT ROWID;
+        CREATE INDEX match_players_name ON match_players (name, match_id);
+    """)
+    rows = conn.execute("SELECT id, players FROM matches").fetchall()
+    conn.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?)",
+                     [row for match_id, players in rows
+                      for row in _player_rows(match_id, json.loads(players))])
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    _run(conn, V1)
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    """Statement by statement: `executescript` would commit the migration's transaction."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS: Sequence[Migration] = (_v1, _v2_players)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _player_rows(match_id: int, players: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(match_id, p["seat"], p["name"], p["kind"], p.get("level")) for p in players]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to `SCHEMA_VERSION`, one transaction per step; the old version.
+
+    A database newer than this code is refused: running old code on it could lose data.
+    """
+    old = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if old > SCHEMA_VERSION:
+        raise RuntimeError(f"the database is at schema version {old}; this server knows "
+                           f"{SCHEMA_VERSION} at most: upgrade the server")
+    for version in range(old, SCHEMA_VERSION):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            MIGRATIONS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("store: schema migrated to version {version}", version=version + 1)
+    return old
+
+
+# -- SQLite -------------------------------------------------------------------------------
+
+def _connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    # Autocommit (isolation_level None): transactions are explicit, so a migration's
+    # DDL and a match's rows commit exactly where this module says. Not bound to the
+    # opening thread: `Archive` hands the connection to its one worker thread.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 5000")  # a `backup` from another process
+    return conn
+
+
+class SqliteStore:
+    """The store in one SQLite file (or `:memory:`), WAL-journalled.
+
+    WAL lets a backup or an operator's `sqlite3` read while the server writes;
+    `synchronous = NORMAL` is WAL's safe setting (a power cut may lose the last
+    commit, never corrupt the file) and keeps a commit to one write of the log.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        if self.path != MEMORY:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn = _connect(self.path)
+        try:
+            self.journal_mode = str(self._conn.execute("PRAGMA journal_mode = WAL")
+                                    .fetchone()[0])
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            migrate(self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def record_match(self, match: MatchOver) -> int:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cur = conn.execute(
+                "INSERT INTO matches (table_id, rules, options, players, started_at, "
+                "finished_at, totals, winners) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (match.table_id, match.rules, _json(match.options), _json(match.players),
+                 match.started_at, match.finished_at, _json(match.totals),
+                 _json(match.winners)))
+            match_id = cur.lastrowid
+            assert match_id is not None
+            conn.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?)",
+                             _player_rows(match_id, match.players))
+            conn.executemany("INSERT INTO deals VALUES (?, ?, ?, ?)",
+                             [(match_id, d["deal_no"], _json(d["result"]),
+                               _json(d["record"])) for d in match.deals])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return match_id
+
+    def recent_matches(self, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self._conn.execute(f"SELECT {_COLUMNS} FROM matches "
+                                  "ORDER BY finished_at DESC, id DESC LIMIT ?", (limit,))
+        return [_match_row(row) for row in rows]
+
+    def matches_of(self, name: str, limit: int = 20) -> list[dict[str, Any]]:
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM matches WHERE id IN "
+            "(SELECT match_id FROM match_players WHERE name = ?) "
+            "ORDER BY finished_at DESC, id DESC LIMIT ?", (name, limit))
+        return [_match_row(row) for row in rows]
+
+    def match(self, match_id: int) -> dict[str, Any] | None:
+        row = self._conn.execute(f"SELECT {_COLUMNS} FROM matches WHERE id = ?",
+                                 (match_id,)).fetchone()
+        if row is None:
+            return None
+        found = _match_row(row)
+        found["deals"] = [
+            {"deal_no": n, "result": json.loads(result), "record": json.loads(record)}
+            for n, result, record in self._conn.execute(
+                "SELECT deal_no, result, record FROM deals WHERE match_id = ? "
+                "ORDER BY deal_no", (match_id,))]
+        return found
+
+    def prune(self, keep_days: float, now: float | None = None) -> int:
+        cutoff = (time.time() if now is None else now) - keep_days * DAY
+        cur = self._conn.execute("DELETE FROM matches WHERE finished_at < ?", (cutoff,))
+        return cur.rowcount  # deals and players go with them (ON DELETE CASCADE)
+
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        _backup(self._conn, path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+_COLUMNS = "id, table_id, rules, options, players, started_at, finished_at, totals, winners"
+
+
+def _match_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    match_id, table_id, rules, options, players, started, finished, totals, winners = row
+    return {"id": match_id, "table_id": table_id, "rules": rules,
+            "options": json.loads(options), "players": json.loads(players),
+            "started_at": started, "finished_at": finished,
+            "totals": json.loads(totals), "winners": json.loads(winners)}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _backup(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
+    """SQLite's online backup: a consistent snapshot even while the server writes."""
+    dest = sqlite3.connect(path)
+    try:
+        conn.backup(dest)
+    finally:
+        dest.close()
+
+
+def backup_file(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    """Copy the store at `source` to `dest` from outside the server (which may run).
+
+    Opens no schema of its own (no migration): a backup copies what is there.
+    """
+    if not Path(source).is_file():
+        raise FileNotFoundError(f"no database at {source}")
+    conn = _connect(source)
+    try:
+        _backup(conn, dest)
+    finally:
+        conn.close()
+
+
+def default_path() -> Path:
+    """The per-user data directory (platformdirs), e.g. ~/.local/share/pisyedili/."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("pisyedili")) / "pisyedili.sqlite3"
+
+
+# -- the Twisted side ---------------------------------------------------------------------
+
+class _DaemonThread(Thread):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.daemon = True
+
+
+class Archive:
+    """The reactor's handle on a `Store`: every call runs on one dedicated thread.
+
+    One thread, not the reactor's shared pool: calls run in the order they were made
+    (a `flush` or `close` comes after every write before it), the connection is never
+    used by two threads at once, and a write never queues behind a bot's search.
+    `adbapi.ConnectionPool` would do the same with a DB-API cursor in place of the
+    `Store` methods, which a PostgreSQL store would not share.
+    """
+
+    def __init__(self, open_store: Callable[[], Store], reactor: Any) -> None:
+        self._open_store = open_store
+        self._store: Store | None = None
+        self._reactor = reactor
+        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="pisyedili-store")
+        # A daemon, so a server that dies without stopping its services still exits;
+        # a write cut short is rolled back by SQLite, and `close` drains them anyway.
+        self._pool.threadFactory = _DaemonThread
+        self._closed = False
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the store is not open")
+        return self._store
+
+    def open(self) -> Deferred[None]:
+        """Start the thread and open (and migrate) the store on it; fails if it cannot."""
+        self._pool.start()
+
+        def opened() -> None:
+            self._store = self._open_store()
+
+        return self.call(opened)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        """Run `fn(*args)` on the store's thread; its result (or failure) in a Deferred."""
+        return deferToThreadPool(self._reactor, self._pool, fn, *args)
+
+    def record(self, match: MatchOver) -> Deferred[Any]:
+        """Hand a finished match to the store; a failure is logged (play goes on)."""
+        if self._closed or not self._pool.started:
+            log.warn("store not open: match at table {table} not kept", table=match.table_id)
+            return Deferred()
+        # Read on the thread: the store is opened there, before anything queued after.
+        d = self.call(lambda: self.store.record_match(match))
+        d.addCallbacks(
+            lambda match_id: log.info("store: match {id} kept (table {table})",
+                                      id=match_id, table=match.table_id),
+            lambda f: log.failure("store: match at table {table} not kept", f,
+                                  table=match.table_id))
+        return d
+
+    def prune(self, keep_days: float) -> Deferred[Any]:
+        d = self.call(lambda: self.store.prune(keep_days))
+        d.addCallbacks(
+            lambda n: log.info("store: {n} matches older than {days} days forgotten",
+                               n=n, days=keep_days) if n else None,
+            lambda f: log.failure("store: pruning failed", f))
+        return d
+
+    def flush(self) -> Deferred[Any]:
+        """Fires once every call made before it has run."""
+        return self.call(lambda: None)
+
+    def close(self) -> Deferred[None]:
+        """Let pending writes finish, close the store, stop the thread."""
+        if self._closed or not self._pool.started:
+            self._closed = True
+            return succeed(None)
+        self._closed = True
+
+        def close_store() -> None:
+            if self._store is not None:
+                self._store.close()
+
+        closing = self.call(close_store)
+        closing.addErrback(lambda f: log.failure("store: close failed", f))
+
+        def stop(_: object) -> None:
+            self._pool.stop()  # the thread is idle now: joins at once
+
+        closing.addBoth(stop)
+        return closing

@@ -1,7 +1,8 @@
 """`pisyedili-bench`: one entry point for the project's benchmarks.
 
 `engine` times the rules engine (pisyedili.server.rules.bench); `bots` runs a bot
-tournament (pisyedili.server.bots.tournament). Figures are printed, never asserted:
+tournament (pisyedili.server.bots.tournament); `load` runs the server in a subprocess
+under many connections (pisyedili.server.load_bench). Figures are printed, never asserted:
 speed targets are judged from these numbers, not from timed tests.
 """
 
@@ -10,12 +11,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: pisyedili-bench {engine,bots} [options]
+USAGE = """usage: pisyedili-bench {engine,bots,load} [options]
 
   engine   random legal play for N seconds; prints deals/s and moves/s as JSON
   bots     a tournament between two bot levels; prints win rates as a table and JSON
+  load     the server under N tables of clients, against a bare echo server; prints JSON
 
-Run `pisyedili-bench engine --help` or `pisyedili-bench bots --help` for the options."""
+Run `pisyedili-bench COMMAND --help` (engine, bots, load) for the options."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,6 +34,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pisyedili.server.bots import tournament
 
         return tournament.main(rest)
+    if command == "load":
+        from pisyedili.server import load_bench
+
+        return load_bench.main(rest)
     print(f"pisyedili-bench: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

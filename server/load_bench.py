@@ -1,0 +1,730 @@
+"""`pisyedili-bench load`: the real server, in its own process, under many connections.
+
+The server runs as a subprocess (its own entry point, `tap.main`) so that its CPU and
+memory are its own and the load client in this process cannot borrow its core. The
+figure that matters is a ratio: moves/s against the requests/s of a bare Twisted
+msgpack echo server at the same concurrency, measured alternately in the same run,
+because the machines this is run on are noisy and absolute numbers do not carry over.
+
+The server is started through `--serve` here rather than the `pisyedili-server` script
+only so that the pause between deals (4 s, not a command-line option) can be set: with
+it, most tables would sit idle reading scores and the bench would measure the pause.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import random
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+HOST = "127.0.0.1"
+SESSIONS_PER_SOURCE = 30
+"""The server allows 32 live sessions per address by default, so many connections come
+from many 127.x.y.z source addresses, 30 each, whatever that limit is set to."""
+MAX_SAMPLES = 2_000_000
+SETUP_PARALLEL = 200
+"""Tables (or idle connections) set up at once: enough to be quick, few enough that the
+listen backlog never overflows into SYN retries."""
+REQUEST_TIMEOUT = 30.0
+START_TIMEOUT = 20.0
+HELLO_PROBES = 20
+MATCH_END = {"classic": "deals:100", "cardiva": "points:10000"}
+"""The longest matches allowed, so that matches rarely end inside a measurement (when one
+does, every human agrees to a rematch)."""
+
+Msg = dict[str, Any]
+
+
+# -- measuring processes ------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int | None = None) -> float | None:
+    """User + system CPU seconds of this process (None) or of `pid` (Linux /proc only)."""
+    if pid is None:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()  # the name may hold spaces
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def rss_kib(pid: int) -> int | None:
+    """Resident memory of `pid` in KiB (VmRSS), or None off Linux."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def source_address(i: int) -> str:
+    """The `i`th loopback source address (127.0.0.2 on), skipping .0 and .255."""
+    block, last = divmod(i + 1, 254)
+    return f"127.{(block >> 8) & 255}.{block & 255}.{last + 1}"
+
+
+def _usable_sources() -> bool:
+    try:
+        with socket.socket() as s:
+            s.bind((source_address(300), 0))
+        return True
+    except OSError:
+        return False
+
+
+def raise_fd_limit() -> None:
+    """Children inherit it: 10k connections need 10k descriptors on each side."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+
+
+_LIVE: list[Child] = []
+"""Children not stopped yet: `main` ends them whatever way the run ended."""
+
+
+class Child:
+    """A subprocess that is always ended: terminate, then kill if it lingers."""
+
+    def __init__(self, argv: list[str], port: int) -> None:
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        _LIVE.append(self)
+        self.port = port
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:  # bounded by START_TIMEOUT
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{argv[:4]} exited with {self.proc.returncode}: "
+                                   f"{self.stderr()}")
+            try:
+                with socket.create_connection((HOST, port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"{argv[:4]} did not listen in {START_TIMEOUT} s") \
+                        from None
+                time.sleep(0.05)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stderr(self) -> str:
+        self.log.seek(0)
+        return self.log.read()[-2000:].decode(errors="replace")
+
+    def stop(self) -> None:
+        if self in _LIVE:
+            _LIVE.remove(self)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.log.close()
+
+
+def _write(transport: Any, body: bytes) -> None:
+    """One frame (`Int32StringReceiver.sendString`, without its per-call checks)."""
+    transport.write(len(body).to_bytes(4, "big") + body)
+
+
+def _nodelay(transport: Any) -> None:
+    transport.setTcpNoDelay(True)  # small interactive frames, as the server sets too
+
+
+def server_argv(port: int, seed: int, deal_pause: float, profile: str | None) -> list[str]:
+    run = ([sys.executable, "-m", "cProfile", "-o", profile] if profile
+           else [sys.executable])
+    from pisyedili.server.tap import ServerOptions
+
+    huge = "1000000"
+    # Finished matches go to a throwaway database, not the user's, where the server has one.
+    db = ["--db", ":memory:"] if any(o[0] == "db" for o in ServerOptions.optParameters) \
+        else []
+    return [*run, "-m", "pisyedili.server.load_bench", "--serve", str(deal_pause),
+            "--listen", f"tcp:{port}:interface={HOST}:backlog=4096", "--no-announce",
+            "--seed", str(seed), "--bot-delay", "0", "--turn-seconds", "0",
+            "--max-connections", "30000", "--max-per-address", "30000",
+            "--max-tables-per-address", huge, "--max-tables-total", huge,
+            "--rate", huge, "--burst", huge, "--ping-seconds", "3600",
+            "--idle-seconds", "7200", "--handshake-seconds", "600", *db]
+
+
+def serve(argv: list[str]) -> None:
+    """`--serve PAUSE ARGS`: `pisyedili-server ARGS`, with the pause between deals set."""
+    from pisyedili.server import tap
+    from pisyedili.server.table_core import TableSettings
+
+    vars(tap)["TableSettings"] = functools.partial(TableSettings, deal_pause=float(argv[0]))
+    tap.main(argv[1:])
+
+
+def echo(port: int) -> None:
+    """`--echo PORT`: the bar; one msgpack frame decoded and encoded back per request."""
+    from twisted.internet import reactor as _reactor
+    from twisted.internet.protocol import Factory
+    from twisted.protocols.basic import Int32StringReceiver
+
+    reactor: Any = _reactor
+
+    class Echo(Int32StringReceiver):
+        def connectionMade(self) -> None:
+            _nodelay(self.transport)
+
+        def stringReceived(self, string: bytes) -> None:
+            _write(self.transport, msgpack.packb(msgpack.unpackb(string)))
+
+    reactor.listenTCP(port, Factory.forProtocol(Echo), backlog=4096, interface=HOST)
+    reactor.run()
+
+
+# -- the load clients ---------------------------------------------------------------------
+
+
+@dataclass
+class Counters:
+    """What the clients saw inside the measurement window (`measuring`)."""
+
+    measuring: bool = False
+    think: float = 0.0
+    """Mean seconds a scripted client waits before answering a decision (0: at once)."""
+    rng: random.Random = field(default_factory=lambda: random.Random(1))
+    moves: int = 0
+    frames: int = 0
+    bytes: int = 0
+    errors: int = 0
+    echoes: int = 0
+    mover_ms: list[float] = field(default_factory=list)
+    last_seat_ms: list[float] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.moves = self.frames = self.bytes = self.errors = self.echoes = 0
+        self.mover_ms.clear()
+        self.last_seat_ms.clear()
+
+
+@dataclass
+class Table:
+    """One table's clients; `pending` maps a step (the nth update every member gets) to
+    the move that causes it: when it was sent, by whom, and how many members have it."""
+
+    humans: int
+    pending: dict[int, list[Any]] = field(default_factory=dict)
+
+
+def _client_class() -> Any:
+    """The client protocol, built on first use so that `--serve` never imports it."""
+    from twisted.internet import reactor as _reactor
+    from twisted.internet.defer import Deferred
+    from twisted.protocols.basic import Int32StringReceiver
+    from twisted.python.failure import Failure
+
+    from pisyedili.protocol.limits import MAX_SERVER_FRAME
+
+    reactor: Any = _reactor
+
+    unpack = msgpack.unpackb
+    pack = msgpack.packb
+    now = time.perf_counter
+
+    class LoadClient(Int32StringReceiver):
+        """Answers every decision at once with the first legal move offered."""
+
+        MAX_LENGTH = MAX_SERVER_FRAME
+
+        def __init__(self, counters: Counters) -> None:
+            self.c = counters
+            self.table: Table | None = None
+            self.host = False
+            self.updates = 0
+            self.next_id = 1
+            self.waiters: dict[int, Deferred[Msg]] = {}
+            self.lost: Deferred[None] = Deferred()
+
+        def connectionMade(self) -> None:
+            _nodelay(self.transport)
+
+        def connectionLost(self, reason: Failure | None = None) -> None:
+            for d in self.waiters.values():
+                if not d.called:
+                    d.errback(ConnectionError("connection lost"))
+            self.waiters.clear()
+            if not self.lost.called:
+                self.lost.callback(None)
+
+        def send(self, msg: Msg) -> int:
+            rid = self.next_id
+            self.next_id += 1
+            msg["id"] = rid
+            _write(self.transport, pack(msg))
+            return rid
+
+        def request(self, type_: str, **fields: Any) -> Deferred[Msg]:
+            d: Deferred[Msg] = Deferred()
+            self.waiters[self.send({"type": type_, **fields})] = d
+            d.addTimeout(REQUEST_TIMEOUT, reactor)
+            return d
+
+        def move(self, moves: list[Msg]) -> None:
+            if self.c.think:  # uniform around the mean, so that tables fall out of step
+                reactor.callLater(self.c.rng.uniform(0, 2 * self.c.think), self._move,
+                                  moves[0], self.updates)
+            else:
+                self._move(moves[0], self.updates)
+
+        def _move(self, move: Msg, seen: int) -> None:
+            table = self.table
+            if table is not None:
+                table.pending[seen + 1] = [now(), self, 0, self.c.measuring]
+            self.send({"type": "move", "move": move})
+
+        def stringReceived(self, string: bytes) -> None:
+            c = self.c
+            if c.measuring:
+                c.frames += 1
+                c.bytes += len(string) + 4
+            msg = unpack(string)
+            kind = msg["type"]
+            if kind == "update":
+                self.updates += 1
+                table = self.table
+                if table is not None:
+                    self._arrived(table, msg)
+                if "moves" in msg:
+                    self.move(msg["moves"])
+                elif any(e["event"] == "match_end" for e in msg["events"]):
+                    self.send({"type": "rematch", "agree": True})
+            elif kind == "table":
+                if "moves" in msg:
+                    self.move(msg["moves"])
+                self._answer(msg)
+            elif kind == "ping":
+                _write(self.transport, pack({"type": "pong", **({"id": msg["id"]}
+                                                             if "id" in msg else {})}))
+            elif kind != "ok" or self.waiters:
+                if kind == "error" and c.measuring:
+                    c.errors += 1
+                self._answer(msg)
+
+        def _answer(self, msg: Msg) -> None:
+            rid = msg.get("id")
+            d = self.waiters.pop(rid, None) if rid is not None else None
+            if d is not None:
+                d.callback(msg)
+
+        def _arrived(self, table: Table, msg: Msg) -> None:
+            c = self.c
+            if self.host and c.measuring:
+                events = msg["events"]
+                if events and events[0]["event"] != "deal_start":
+                    c.moves += 1
+            step = table.pending.get(self.updates)
+            if step is None:
+                return
+            t = now()
+            sent, mover, seen, counted = step
+            counted = counted and len(c.mover_ms) < MAX_SAMPLES
+            if mover is self and counted:
+                c.mover_ms.append((t - sent) * 1000)
+            seen += 1
+            step[2] = seen
+            if seen >= table.humans:
+                del table.pending[self.updates]
+                if counted:
+                    c.last_seat_ms.append((t - sent) * 1000)
+
+    return LoadClient
+
+
+def _echo_client_class() -> Any:
+    from twisted.protocols.basic import Int32StringReceiver
+
+    request = msgpack.packb({"type": "ping", "id": 1})
+
+    class EchoClient(Int32StringReceiver):
+        """One request in flight: send, await the echo, send again."""
+
+        def __init__(self, counters: Counters) -> None:
+            self.c = counters
+            self.running = True
+
+        def connectionMade(self) -> None:
+            _nodelay(self.transport)
+
+        def go(self) -> None:
+            _write(self.transport, request)
+
+        def stringReceived(self, string: bytes) -> None:
+            msgpack.unpackb(string)
+            if self.c.measuring:
+                self.c.echoes += 1
+            if self.running:
+                _write(self.transport, request)
+
+    return EchoClient
+
+
+class Load:
+    """The async half of the bench: connections, tables, windows."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from twisted.internet import reactor
+
+        self.reactor: Any = reactor
+        self.args = args
+        self.sources = _usable_sources()
+        self.n_conn = 0
+        self.client = _client_class()
+        self.echo_client = _echo_client_class()
+
+    def _source(self) -> str:
+        i = self.n_conn
+        self.n_conn += 1
+        return source_address(i // SESSIONS_PER_SOURCE) if self.sources else HOST
+
+    async def connect(self, port: int, counters: Counters, proto: Any = None) -> Any:
+        from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+        endpoint = TCP4ClientEndpoint(self.reactor, HOST, port, timeout=REQUEST_TIMEOUT,
+                                      bindAddress=(self._source(), 0))
+        return await connectProtocol(  # type: ignore[no-untyped-call]
+            endpoint, (proto or self.client)(counters))
+
+    async def hello(self, port: int, counters: Counters, name: str) -> Any:
+        client = await self.connect(port, counters)
+        welcome = await client.request("hello", protocol=2, name=name, features=["rematch"])
+        if welcome["type"] != "welcome":
+            raise RuntimeError(f"hello refused: {welcome}")
+        return client
+
+    async def sleep(self, seconds: float) -> None:
+        from twisted.internet.task import deferLater
+
+        await deferLater(self.reactor, seconds, lambda: None)
+
+    async def bounded(self, jobs: Sequence[Callable[[], Any]]) -> list[Any]:
+        """Run coroutine factories, SETUP_PARALLEL at a time."""
+        from twisted.internet.defer import (
+            Deferred,
+            DeferredSemaphore,
+            ensureDeferred,
+            gatherResults,
+        )
+
+        def launch(job: Callable[[], Any]) -> Deferred[Any]:
+            return ensureDeferred(job())
+
+        sem = DeferredSemaphore(SETUP_PARALLEL)
+        ds = [sem.run(launch, job) for job in jobs]
+        return list(await gatherResults(ds, consumeErrors=True))
+
+    async def open_table(self, port: int, c: Counters, n: int) -> list[Any]:
+        a = self.args
+        host = await self.hello(port, c, f"T{n}s0")
+        host.host = True
+        reply = await host.request("create_table", rules=a.rules, seats=4, options={
+            "turn_seconds": 0, "match_end": MATCH_END[a.rules]})
+        if reply["type"] != "table":
+            raise RuntimeError(f"create_table refused: {reply}")
+        table_id = reply["table"]["id"]
+        clients = [host]
+        if a.server_bots:
+            for seat in (1, 2, 3):
+                await host.request("add_bot", seat=seat, level=a.bot_level)
+        else:
+            for seat in (1, 2, 3):
+                guest = await self.hello(port, c, f"T{n}s{seat}")
+                joined = await guest.request("join_table", table=table_id)
+                if joined["type"] != "table":
+                    raise RuntimeError(f"join_table refused: {joined}")
+                await guest.request("ready", ready=True)
+                clients.append(guest)
+        table = Table(humans=len(clients))
+        for client in clients:
+            client.table = table
+        return clients
+
+    async def load_round(self, seed: int) -> dict[str, Any]:
+        a = self.args
+        port = free_port()
+        child = Child(server_argv(port, seed, a.deal_pause, a.profile), port)
+        c = Counters(think=a.think / 1000, rng=random.Random(seed))
+        try:
+            tables = await self.bounded([functools.partial(self.open_table, port, c, n)
+                                         for n in range(a.tables)])
+            for clients in tables:
+                clients[0].request("start")
+            await self.sleep(a.warmup)
+            window = await self.window(c, child.pid)
+            if child.proc.poll() is not None:
+                raise RuntimeError(f"the server died: {child.stderr()}")
+            conns = [x for clients in tables for x in clients]
+        finally:
+            child.stop()
+        for x in conns:
+            x.transport.abortConnection()
+        moves = c.moves
+        return {**window, "connections": len(conns), "moves": moves,
+                "moves_per_s": moves / a.seconds, "errors": c.errors,
+                "frames_per_move": c.frames / moves if moves else None,
+                "bytes_per_move": c.bytes / moves if moves else None,
+                "mover_p50_ms": percentile(c.mover_ms, 50),
+                "mover_p99_ms": percentile(c.mover_ms, 99),
+                "last_seat_p50_ms": percentile(c.last_seat_ms, 50),
+                "last_seat_p99_ms": percentile(c.last_seat_ms, 99)}
+
+    async def window(self, c: Counters, pid: int) -> dict[str, Any]:
+        c.reset()
+        server0, client0 = cpu_seconds(pid), cpu_seconds()
+        c.measuring = True
+        await self.sleep(self.args.seconds)
+        c.measuring = False
+        server1, client1 = cpu_seconds(pid), cpu_seconds()
+        assert client0 is not None and client1 is not None
+        return {"server_cpu_s": None if server0 is None or server1 is None
+                else round(server1 - server0, 3),
+                "client_cpu_s": round(client1 - client0, 3)}
+
+    async def echo_round(self, connections: int) -> dict[str, Any]:
+        port = free_port()
+        child = Child([sys.executable, "-m", "pisyedili.server.load_bench", "--echo",
+                       str(port)], port)
+        c = Counters()
+        try:
+            clients = await self.bounded(
+                [functools.partial(self.connect, port, c, self.echo_client)
+                 for _ in range(connections)])
+            for x in clients:
+                x.go()
+            await self.sleep(self.args.warmup)
+            window = await self.window(c, child.pid)
+            for x in clients:
+                x.running = False
+        finally:
+            child.stop()
+        for x in clients:
+            x.transport.abortConnection()
+        return {"echo_requests_per_s": c.echoes / self.args.seconds,
+                "echo_server_cpu_s": window["server_cpu_s"],
+                "echo_client_cpu_s": window["client_cpu_s"]}
+
+    async def probe_hello(self, port: int, c: Counters, tag: str,
+                          held: list[Any]) -> dict[str, float | None]:
+        """Milliseconds from `hello` sent to `welcome` read, on fresh connections, one at
+        a time (loopback round trip and client included)."""
+        times = []
+        for i in range(HELLO_PROBES):
+            client = await self.connect(port, c)
+            t0 = time.perf_counter()
+            await client.request("hello", protocol=2, name=f"H{tag}x{i}")
+            times.append((time.perf_counter() - t0) * 1000)
+            held.append(client)
+        return {"hello_p50_ms": percentile(times, 50), "hello_max_ms": round(max(times), 3)}
+
+    async def idle(self, seed: int) -> dict[str, Any]:
+        """Server RSS per idle welcomed connection, and `hello` time with K sessions."""
+        a = self.args
+        levels = sorted({min(1000, a.idle), a.idle}) if a.idle > 0 else []
+        if not levels:
+            return {"baseline": None, "levels": []}
+        port = free_port()
+        child = Child(server_argv(port, seed, a.deal_pause, None), port)
+        c = Counters()
+        held: list[Any] = []
+        out: list[dict[str, Any]] = []
+        try:
+            held += await self.bounded([functools.partial(self.hello, port, c, f"W{i}")
+                                        for i in range(20)])  # warm the code paths
+            baseline = {"sessions": len(held),
+                        **await self.probe_hello(port, c, "base", held)}
+            await self.sleep(0.3)
+            before = rss_kib(child.pid)
+            base = len(held)
+            for level in levels:
+                todo = level - (len(held) - base)
+                start = len(held)
+                held += await self.bounded([functools.partial(self.hello, port, c, f"I{i}")
+                                            for i in range(start, start + todo)])
+                await self.sleep(0.5)
+                after = rss_kib(child.pid)
+                probe = await self.probe_hello(port, c, str(level), held)
+                base += HELLO_PROBES  # probes are not part of the next level's count
+                per = None if before is None or after is None \
+                    else round((after - before) * 1024 / level)
+                out.append({"connections": level, "rss_before_kib": before,
+                            "rss_after_kib": after, "bytes_per_connection": per, **probe})
+        finally:
+            child.stop()
+        for x in held:
+            x.transport.abortConnection()
+        return {"baseline": baseline, "levels": out}
+
+    async def run(self) -> dict[str, Any]:
+        a = self.args
+        loads: list[dict[str, Any]] = []
+        echoes: list[dict[str, Any]] = []
+        for r in range(a.rounds):
+            loads.append(await self.load_round(a.seed + r))
+            await self.sleep(0.5)  # let the aborted connections go
+            echoes.append(await self.echo_round(loads[-1]["connections"]))
+            await self.sleep(0.5)
+        idle = await self.idle(a.seed)
+
+        def med(rows: list[dict[str, Any]], key: str) -> float | None:
+            values = [row[key] for row in rows if row[key] is not None]
+            return round(statistics.median(values), 3) if values else None
+
+        moves, echo_rate = med(loads, "moves_per_s"), med(echoes, "echo_requests_per_s")
+        ratios = [x["moves_per_s"] / y["echo_requests_per_s"]
+                  for x, y in zip(loads, echoes, strict=True) if y["echo_requests_per_s"]]
+        return {
+            "bench": "load", "rules": a.rules,
+            "mode": "server_bots" if a.server_bots else "scripted",
+            "tables": a.tables, "connections": loads[0]["connections"],
+            "seconds": a.seconds, "warmup": a.warmup, "rounds": a.rounds,
+            "deal_pause": a.deal_pause, "think_ms": a.think,
+            "moves_per_s": moves, "echo_requests_per_s": echo_rate,
+            "ratio_to_echo": round(statistics.median(ratios), 4) if ratios else None,
+            **{k: med(loads, k) for k in ("mover_p50_ms", "mover_p99_ms",
+                                          "last_seat_p50_ms", "last_seat_p99_ms",
+                                          "frames_per_move", "bytes_per_move")},
+            "errors": sum(x["errors"] for x in loads),
+            "server_cpu_s": [x["server_cpu_s"] for x in loads],
+            "client_cpu_s": [x["client_cpu_s"] for x in loads],
+            "echo_server_cpu_s": [y["echo_server_cpu_s"] for y in echoes],
+            "echo_client_cpu_s": [y["echo_client_cpu_s"] for y in echoes],
+            "rounds_detail": [{**x, **y} for x, y in zip(loads, echoes, strict=True)],
+            "idle": idle,
+        }
+
+
+def percentile(values: list[float], p: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))], 3)
+
+
+def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog=prog, description="The server in a subprocess under "
+                                "N tables of load clients, against a bare echo server; "
+                                "prints one JSON line.")
+    p.add_argument("--tables", type=int, default=50, help="tables (default 50)")
+    p.add_argument("--rules", choices=sorted(MATCH_END), default="classic")
+    p.add_argument("--seconds", type=float, default=10.0,
+                   help="measured seconds per round (default 10)")
+    p.add_argument("--warmup", type=float, default=2.0, help="seconds before measuring")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="load/echo rounds, alternated; medians reported (default 2)")
+    p.add_argument("--server-bots", action="store_true",
+                   help="1 load client and 3 server bots per table, not 4 clients")
+    p.add_argument("--think", type=float, default=0.0, metavar="MS",
+                   help="mean milliseconds a client waits before each move, drawn uniformly "
+                   "from 0 to twice it (default 0: at "
+                   "once, a closed loop whose latency is tables / throughput); with a "
+                   "think time the load is paced and latency is the server's own")
+    p.add_argument("--bot-level", choices=("easy", "medium", "hard"), default="easy")
+    p.add_argument("--idle", type=int, default=1000,
+                   help="idle welcomed connections for RSS and hello time (measured at "
+                   "1000 and at this count; 0: skip)")
+    p.add_argument("--deal-pause", type=float, default=0.0,
+                   help="seconds between deals on the server (its built-in default is 4)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile", metavar="FILE",
+                   help="run the server under cProfile, writing stats to FILE")
+    args = p.parse_args(list(argv))
+    if args.tables < 1 or args.rounds < 1 or args.seconds <= 0 or args.warmup < 0 \
+            or args.think < 0:
+        p.error("--tables and --rounds must be at least 1, --seconds positive, "
+                "--think and --warmup not negative")
+    if not 0 <= args.idle <= 15000:
+        p.error("--idle must be 0..15000")
+    return args
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") -> int:
+    args = parse(sys.argv[1:] if argv is None else argv, prog)
+    raise_fd_limit()
+    from twisted.internet import reactor as _reactor
+    from twisted.internet.defer import ensureDeferred
+    from twisted.internet.error import ReactorNotRunning
+
+    reactor: Any = _reactor
+    outcome: dict[str, Any] = {}
+
+    def done(result: Any) -> None:
+        outcome.setdefault("result", result)
+        try:
+            reactor.stop()
+        except ReactorNotRunning:  # the watchdog stopped it first
+            pass
+
+    def start() -> None:
+        ensureDeferred(Load(args).run()).addBoth(done)
+
+    def give_up() -> None:
+        outcome["result"] = f"still running after {budget:.0f} s"
+        done(None)
+
+    # Every wait is bounded on its own; this bounds their sum, whatever goes wrong.
+    budget = args.rounds * (2 * (args.seconds + args.warmup) + 240) + args.idle / 20 + 300
+    watchdog = reactor.callLater(budget, give_up)
+    reactor.callWhenRunning(start)
+    try:
+        reactor.run()
+    finally:
+        for child in list(_LIVE):
+            child.stop()
+    if watchdog.active():
+        watchdog.cancel()
+    result = outcome.get("result")
+    if not isinstance(result, dict):
+        print(f"{prog}: failed: {result or 'interrupted'}", file=sys.stderr)
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        serve(sys.argv[2:])
+    elif sys.argv[1:2] == ["--echo"]:
+        echo(int(sys.argv[2]))
+    else:
+        raise SystemExit(main())

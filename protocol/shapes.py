@@ -206,6 +206,9 @@ VIEW = MapT(
         req("must_follow", NullableT(StrT(5, choices=("ace", "pisti"))),
             "the seat to act must play on after an ace (C12, K10) or a pişti (K11)"),
         req("drew", BoolT(), "the seat to act has drawn this turn (C7, K5)"),
+        opt("drawn", NullableT(CARD), "in your own view only, when you drew owing a "
+                                      "follow-up: the card drawn, the only one you may "
+                                      "play (K10, K11)"),
         req("scores", ListT(POINTS, MAX_SEATS), "match totals per seat: before this deal "
                                                 "while it is played, including it once it "
                                                 "is over"),

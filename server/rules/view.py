@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .cards import ACE, CARD_STR, DECK_SIZE, SUITS, deck, parse_card, parse_suit
+from .cards import CARD_STR, DECK_SIZE, SUITS, deck, parse_card, parse_suit
 from .deal import (
     FOLLOW_NAMES,
     MUAMELE,
@@ -59,7 +59,9 @@ def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
     the seat to decide (None when over); ``direction`` 1 (clockwise) or -1;
     ``first_round`` the opening turns still to play (C2: 1, K3: one per player; 0 after);
     ``must_follow`` None, ``"ace"`` (C12, K10) or ``"pisti"`` (K11); ``drew`` whether the
-    seat to act has drawn this turn; ``penalty`` the cards a 7 run makes it draw;
+    seat to act has drawn this turn; ``drawn``, only in the own view of a seat that drew
+    owing a follow-up, the card drawn: the only one it may play (K10, K11); ``penalty``
+    the cards a 7 run makes it draw;
     ``muamele`` (in that phase) the picking ``seat``, its ``picks`` left, the ``spread``
     size, the ``queue`` of ``[seat, picks]`` still to come, the deal's ``winner`` and
     ``multiplier``; ``result`` once the deal is over, with every hand.
@@ -83,7 +85,7 @@ def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
             "winner": d.out_seat,
             "multiplier": d.multiplier,
         }
-    return {
+    v: dict[str, Any] = {
         "rules": d.options.rules,
         "options": d.options.to_wire(),
         "players": d.n,
@@ -107,6 +109,9 @@ def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
         "muamele": muamele,
         "result": d.result.to_wire() if d.result is not None else None,
     }
+    if d.follow and d.drew and seat == d.turn:
+        v["drawn"] = CARD_STR[d.hands[seat][-1]]  # a follow-up draw appends (K10, K11)
+    return v
 
 
 def unseen_cards(v: Mapping[str, Any]) -> list[int]:
@@ -134,7 +139,8 @@ def deal_from_view(
     hand comes from the view); ``stock[0]`` is the next card to be drawn; ``seed`` drives
     later reshuffles. Raises ``ValueError`` if the cards do not add up to the pack.
     The rebuilt deal has no replayable record (its deck order is unknown). A hand given
-    keeps its order: after a follow-up draw its last card is the one drawn (K10, K11).
+    keeps its order: after a follow-up draw its last card is the one drawn (K10, K11); the
+    viewing seat's card drawn is the view's ``drawn``.
     """
     try:
         return _rebuild(v, hands, stock, seed)
@@ -142,22 +148,16 @@ def deal_from_view(
         raise ValueError(f"malformed view: {exc!r}") from exc
 
 
-def _drawn_last(d: Deal, hand: list[int]) -> None:
-    """Put the card a follow-up draw brought last in a hand read from a (sorted) view: the
-    engine takes the hand's last card as the only one it may play (K10, K11).
-
-    Every card held before that draw was unplayable, but for an ace barred as the last card
-    (K10), so a playable card is the one drawn, a non-ace first. Only a two-card hand with
-    a playable ace is ambiguous (the ace drawn, or held and barred), as the view does not
-    say; a playable card then goes last, so the rebuilt deal errs towards offering a play."""
-    playable = d.playable[d.pile[-1]]
-    best = -1
-    for c in hand:
-        if c in playable and (best < 0 or best % 13 == ACE):
-            best = c
-    if best >= 0:
-        hand.remove(best)
-        hand.append(best)
+def _drawn_last(hand: list[int], drawn: Any) -> None:
+    """Put the card the follow-up draw brought (the view's ``drawn``) last in a hand read
+    from a sorted view: the engine offers the hand's last card only (K10, K11)."""
+    if not isinstance(drawn, str):
+        raise ValueError("the view does not say which card the follow-up draw brought")
+    card = _cards((drawn,))[0]
+    if card not in hand:
+        raise ValueError(f"the card drawn, {drawn}, is not in the hand")
+    hand.remove(card)
+    hand.append(card)
 
 
 def _rebuild(
@@ -207,8 +207,8 @@ def _rebuild(
     d.first_left = int(v["first_round"])
     d.follow = FOLLOW_NAMES.index(v["must_follow"])
     d.drew = bool(v["drew"])
-    if d.drew and d.follow and seat == d.turn and hands[d.turn] is None and pile:
-        _drawn_last(d, full[d.turn])
+    if d.drew and d.follow and seat == d.turn and hands[d.turn] is None:
+        _drawn_last(full[d.turn], v.get("drawn"))
     mu = v.get("muamele")
     if d.phase == MUAMELE and mu is not None:
         d.picks = int(mu["picks"])

@@ -8,14 +8,17 @@ import pytest
 from rules_kit import build, cards, conserved, hand, legal, mv, play, snapshot
 
 from pisyedili.server.rules import (
+    Deal,
     IllegalCard,
     IllegalMove,
     Match,
     Options,
     apply,
     card_str,
+    deal_from_view,
     legal_moves,
     new_deal,
+    unseen_cards,
     view,
 )
 
@@ -287,6 +290,40 @@ def test_k11_after_the_pisti_draw_only_the_drawn_card_may_be_played(
     move = min(after)
     play(d, move)
     assert d.turn == 1 and set(hand(d, 0)) == ({"As", drawn} if move == "pass" else {"As"})
+
+
+def _after_the_ace_draw(held: str, drawn: str) -> Deal:
+    """Seat 0 plays Ah keeping ``held``, cannot follow, and draws ``drawn`` (K10)."""
+    d = build("cardiva", [f"Ah {held}", "4c"], pile="5h", stock=f"9d {drawn}", turn=0)
+    play(d, "Ah", "draw")
+    return d
+
+
+@pytest.mark.rule("K10")
+def test_k10_the_own_view_names_the_card_the_follow_up_draw_brought() -> None:
+    # The same sorted hand, 2c As: held As (barred as the last card) and drew 2c, or held
+    # 2c and drew As. Only the drawer's view tells them apart, and it rebuilds exactly.
+    barred = _after_the_ace_draw("As", "2c")
+    drew_ace = _after_the_ace_draw("2c", "As")
+    assert legal(barred) == {"pass"} and legal(drew_ace) == {"As", "pass"}
+    mine = view(barred, 0), view(drew_ace, 0)
+    assert mine[0]["hand"] == mine[1]["hand"] == ["2c", "As"]
+    assert (mine[0]["drawn"], mine[1]["drawn"]) == ("2c", "As")
+    for seat in (None, 1):  # nothing of it for anyone else
+        assert view(barred, seat) == view(drew_ace, seat)
+        assert "drawn" not in view(barred, seat)
+    for live, v in zip((barred, drew_ace), mine, strict=True):
+        hidden = unseen_cards(v)
+        rebuilt = deal_from_view(v, [None, hidden[:2]], hidden[2:])
+        assert legal(rebuilt) == legal(live)
+        assert view(rebuilt, 0) == v
+    for v in mine:  # a view that does not say which card was drawn cannot be rebuilt
+        hidden = unseen_cards(v)
+        with pytest.raises(ValueError, match="follow-up draw"):
+            deal_from_view({**v, "drawn": None}, [None, hidden[:2]], hidden[2:])
+    # Once the turn is over, nobody's view names it.
+    play(drew_ace, "pass")
+    assert all("drawn" not in view(drew_ace, s) for s in (None, 0, 1))
 
 
 @pytest.mark.rule("K11")

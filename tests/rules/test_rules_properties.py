@@ -36,7 +36,6 @@ from pisyedili.server.rules import (
     unseen_cards,
     view,
 )
-from pisyedili.server.rules.cards import ACE
 
 COMBOS = [("classic", p) for p in range(2, 7)] + [("cardiva", p) for p in range(2, 5)]
 ALL_MOVES = list(range(PICK + 104))
@@ -59,7 +58,9 @@ def _check_views(d: Deal, rng: random.Random) -> None:
     """Each seat's view: own hand only; it depends on nothing hidden; it rebuilds the deal."""
     for seat in [None, *range(d.n)]:
         v = view(d, seat)
-        assert set(v) == VIEW_KEYS
+        # K10, K11: the card a follow-up draw brought, in the drawer's own view only.
+        owed_draw = d.follow and d.drew and seat == d.to_act
+        assert set(v) == (VIEW_KEYS | {"drawn"} if owed_draw else VIEW_KEYS)
         if seat is None:
             assert v["hand"] is None
         else:
@@ -82,14 +83,7 @@ def _check_views(d: Deal, rng: random.Random) -> None:
         other = deal_from_view(v, guess, hidden)
         assert view(other, seat) == v
         if seat is not None and seat == d.to_act:
-            want = set(legal_moves(d, seat))
-            if set(legal_moves(other, seat)) != want and d.follow and d.drew:
-                # K10: a sorted hand of two, with a playable ace, does not say which card
-                # the follow-up draw brought; the other reading must then be the deal's.
-                assert len(other.hands[seat]) == 2
-                assert any(c % 13 == ACE for c in other.hands[seat])
-                other.hands[seat].reverse()
-            assert set(legal_moves(other, seat)) == want
+            assert set(legal_moves(other, seat)) == set(legal_moves(d, seat))
     # With the true hidden cards, the rebuilt deal is the deal itself.
     v = view(d, None)
     same = deal_from_view(v, [h[:] for h in d.hands], d.stock[::-1], seed=d.seed)
@@ -194,6 +188,21 @@ def _ace_hoarder(legal: list[int], rng: random.Random) -> int:
     return rng.choice(others or plays or legal)
 
 
+def _check_rebuilt_moves(d: Deal, seat: int, rng: random.Random) -> None:
+    """Rebuilt from ``seat``'s view with the hidden cards dealt at random, the deal offers
+    ``seat`` exactly its live legal moves; no other view names the card drawn."""
+    v = view(d, seat)
+    hidden = unseen_cards(v)
+    rng.shuffle(hidden)
+    guess: list[list[int] | None] = []
+    for s, count in enumerate(v["hand_counts"]):
+        guess.append(None if s == seat else hidden[:count])
+        hidden = hidden[count:] if s != seat else hidden
+    rebuilt = deal_from_view(v, guess, hidden)
+    assert set(legal_moves(rebuilt, seat)) == set(legal_moves(d, seat))
+    assert all("drawn" not in view(d, s) for s in [None, *range(d.n)] if s != seat)
+
+
 @pytest.mark.rule("K10")
 @pytest.mark.rule("K11")
 @settings(max_examples=120, deadline=None)
@@ -217,6 +226,8 @@ def test_after_a_follow_up_draw_every_play_is_the_card_drawn(
         legal = legal_moves(d, seat)
         if drawn is not None:
             assert d.follow and d.drew
+            assert view(d, seat)["drawn"] == drawn
+            _check_rebuilt_moves(d, seat, rng)
             plays = {move_to_wire(m)["card"] for m in legal if m < DRAW}
             assert plays <= {drawn}, (drawn, view(d, seat))
             before = snapshot(d)

@@ -209,9 +209,18 @@ class BotClient:
             self._finish(EXIT_REFUSED, f"refused: {reply['code']}")
 
     def on_lobby(self, msg: Message) -> None:
-        for summary in msg["tables"]:
+        """A page of the table list: join the first open seat on it, else read the
+        next page until all `total` rows are seen, then wait for `lobby_update`."""
+        if self.joined:
+            return
+        tables = msg["tables"]
+        for summary in tables:
             if self._joinable(summary):
                 return self._join(summary["id"])
+        seen = msg.get("offset", 0) + len(tables)
+        if tables and seen < msg.get("total", seen):
+            self.ask({"type": "lobby_subscribe", "offset": seen})
+            return
         log.info("no open seat yet; waiting for one")
 
     def on_lobby_update(self, msg: Message) -> None:

@@ -35,6 +35,12 @@ class Context:
     legal: Sequence[WireMove] = ()
     my_turn: bool = False
     at_table: bool = False
+    lobby_offset: int = 0
+    """Where the lobby page we hold starts in the whole list."""
+    lobby_total: int | None = None
+    """How many tables the lobby holds (None: unknown, or the page is all of them)."""
+    lobby_page: int = 200
+    """Rows per lobby page."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +351,36 @@ def _choice(name: str, choices: Sequence[str]) -> Callable[[list[str], Context],
     return build
 
 
+def _lobby(args: list[str], ctx: Context) -> Parsed:
+    """`/lobby` asks for the page we hold again; `PAGE`, `next` or `prev` for another."""
+    usage = Invalid("Usage: /lobby [PAGE|next|prev] (pages are numbered from 1)")
+    page = max(ctx.lobby_page, 1)
+    pages = None if ctx.lobby_total is None else max(1, -(-ctx.lobby_total // page))
+    arg = args[0].lower() if len(args) == 1 else ""
+    if len(args) > 1:
+        return usage
+    if not arg:
+        offset = ctx.lobby_offset
+    elif arg in ("next", "n"):
+        offset = ctx.lobby_offset + page
+        if ctx.lobby_total is None or offset >= ctx.lobby_total:
+            return Invalid("This is the last page of the lobby (/lobby 1 for the first).")
+    elif arg in ("prev", "p", "previous"):
+        if ctx.lobby_offset <= 0:
+            return Invalid("This is the first page of the lobby.")
+        offset = max(ctx.lobby_offset - page, 0)
+    elif arg.isdigit() and int(arg) >= 1:
+        if pages is not None and int(arg) > pages:
+            return Invalid(f"The lobby has {pages} page{'s' if pages != 1 else ''}.")
+        offset = (int(arg) - 1) * page
+    else:
+        return usage
+    msg: Message = {"type": "lobby_subscribe"}
+    if offset:
+        msg["offset"] = offset
+    return Request(msg)
+
+
 def _log(args: list[str], ctx: Context) -> Parsed:
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
         return Invalid("Usage: /log [PAGE] (1 is the newest page, 2 the one before...)")
@@ -384,8 +420,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 _rematch, "table"),
     CommandSpec("resync", "/resync", "/resync", "redraw the table from a fresh snapshot",
                 _simple({"type": "resync"}), "table"),
-    CommandSpec("lobby", "/lobby", "/lobby", "list the tables again",
-                _simple({"type": "lobby_subscribe"}), "lobby"),
+    CommandSpec("lobby", "/lobby [PAGE|next|prev]", "/lobby 2",
+                "list the tables again, or another page of them", _lobby, "lobby"),
     CommandSpec("create", "/create RULES SEATS [--private] [options]",
                 "/create classic 4 --private", "open a table (you host it)", _create, "lobby"),
     CommandSpec("join", "/join TABLE|CODE", "/join 3", "join a table by id or invite code",

@@ -529,12 +529,45 @@ def lobby_table(t: Dict) -> Fragments:
     return [("", row)]
 
 
-def lobby(tables: Iterable[Dict]) -> list[Fragments]:
-    rows = [lobby_table(t) for t in tables]
+LOBBY_PAGE = 200
+"""Rows in a lobby page of the reference server, until a full page says otherwise."""
+
+
+def lobby_span(offset: int, rows: int, total: int | None) -> str:
+    """How many tables there are and which of them a page shows: `450 tables,
+    showing 1-200`; just `3 tables` when the page is the whole list."""
+    if total is None or (offset == 0 and rows >= total):
+        return plural(rows if total is None else total, "table")
     if not rows:
+        return f"{plural(total, 'table')}, showing none"
+    return f"{plural(total, 'table')}, showing {offset + 1}-{offset + rows}"
+
+
+def lobby_pages(total: int, page: int) -> int:
+    """How many pages of `page` rows `total` tables fill (at least one)."""
+    return max(1, -(-total // max(page, 1)))
+
+
+def lobby(tables: Iterable[Dict], offset: int = 0, total: int | None = None,
+          page: int = LOBBY_PAGE) -> list[Fragments]:
+    """One page of the table list; `total` (None: the page is the whole list) and
+    `offset` say where it sits in the whole list."""
+    rows = [lobby_table(t) for t in tables]
+    paged = total is not None and not (offset == 0 and len(rows) >= total)
+    if not rows and not paged:
         return [[("class:dim", "No tables yet. /create classic 4 opens one; /help lists all.")]]
-    return [[("class:title", "Tables:")], *rows,
-            [("class:dim", "/join ID to sit down, /watch ID to spectate, /create to open one")]]
+    if not rows:
+        return [[("class:dim", f"No tables on this page: the lobby has "
+                               f"{plural(total or 0, 'table')}; /lobby 1 shows the first.")]]
+    head = "Tables:"
+    if paged and total is not None:
+        head = (f"Tables {offset + 1}-{offset + len(rows)} of {total} (page "
+                f"{offset // max(page, 1) + 1} of {lobby_pages(total, page)}):")
+    out = [[("class:title", head)], *rows,
+           [("class:dim", "/join ID to sit down, /watch ID to spectate, /create to open one")]]
+    if paged:
+        out.append([("class:dim", "/lobby next, /lobby prev or /lobby PAGE for other pages")])
+    return out
 
 
 def sep(look: Look) -> str:

@@ -28,6 +28,13 @@ class ClientState:
     token: str | None = None
     server: str = ""
     lobby: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """The lobby page we hold, oldest first."""
+    lobby_total: int | None = None
+    """How many tables the whole list holds; None from a server that does not page."""
+    lobby_offset: int = 0
+    """The index of our page's first row in the whole list."""
+    lobby_page: int = render.LOBBY_PAGE
+    """Rows per page: the reference server's, or what a full page of ours held."""
     table: dict[str, Any] | None = None
     my_seat: int | None = None
     spectator: bool = False
@@ -65,7 +72,9 @@ class ClientState:
 
     def context(self) -> Context:
         return Context(hand=tuple(self.hand()), legal=tuple(self.legal),
-                       my_turn=self.my_turn, at_table=self.at_table)
+                       my_turn=self.my_turn, at_table=self.at_table,
+                       lobby_offset=self.lobby_offset, lobby_total=self.lobby_total,
+                       lobby_page=self.lobby_page)
 
     def names(self) -> dict[int, str]:
         return render.seat_names(self.table, self.my_seat)
@@ -78,8 +87,9 @@ class ClientState:
             if self.table is not None:
                 lines = render.table_summary(self.table, self.my_seat, self.look)
             else:
-                lines = [[("class:dim", f"lobby: {render.plural(len(self.lobby), 'table')}; "
-                                        "/help for commands")]]
+                shown = render.lobby_span(self.lobby_offset, len(self.lobby),
+                                          self.lobby_total)
+                lines = [[("class:dim", f"lobby: {shown}; /help for commands")]]
             if note:
                 lines[0] = [*note, ("", render.sep(self.look)), *lines[0]]
             return render.fit(lines, width)
@@ -158,20 +168,44 @@ class ClientState:
 
     def _on_lobby(self, msg: Message, now: float) -> list[Fragments]:
         self.lobby = {int(t["id"]): dict(t) for t in msg.get("tables", []) if "id" in t}
-        return render.lobby(self.lobby.values())
+        total, offset = msg.get("total"), msg.get("offset")
+        self.lobby_total = total if isinstance(total, int) else None
+        self.lobby_offset = offset if isinstance(offset, int) else 0
+        if self.lobby_total is not None and self.lobby and (
+                self.lobby_offset + len(self.lobby) < self.lobby_total):
+            self.lobby_page = len(self.lobby)  # a full page: the server's page size
+        return render.lobby(self.lobby.values(), self.lobby_offset, self.lobby_total,
+                            self.lobby_page)
+
+    def _lobby_reaches_end(self) -> bool:
+        return self.lobby_total is None or self.lobby_offset + len(self.lobby) >= self.lobby_total
 
     def _on_lobby_update(self, msg: Message, now: float) -> list[Fragments]:
+        """A delta about any table: rows we hold change, `total` counts adds and
+        removes, and an `add` joins our page only if the page reaches the end."""
         op, tid, summary = msg.get("op"), msg.get("table"), msg.get("summary")
         if not isinstance(tid, int):
             return []
         if op == "remove":
             self.lobby.pop(tid, None)
+            if self.lobby_total is not None:
+                self.lobby_total = max(self.lobby_total - 1, 0)
             return []
-        if isinstance(summary, Mapping):
+        if not isinstance(summary, Mapping):
+            return []
+        row = {**summary, "id": tid}
+        if op == "add" and tid not in self.lobby:
+            if self._lobby_reaches_end():
+                self.lobby[tid] = row
+            if self.lobby_total is not None:
+                self.lobby_total += 1
+            if not self.at_table:
+                return [[("class:dim", "new table:"), *render.lobby_table(row)]]
+        elif tid in self.lobby or self.lobby_total is None:
             is_new = tid not in self.lobby
-            self.lobby[tid] = {**summary, "id": tid}
+            self.lobby[tid] = row
             if is_new and not self.at_table:
-                return [[("class:dim", "new table:"), *render.lobby_table(self.lobby[tid])]]
+                return [[("class:dim", "new table:"), *render.lobby_table(row)]]
         return []
 
     def _set_table(self, table: Mapping[str, Any]) -> None:

@@ -166,3 +166,39 @@ def test_being_replaced_ends_the_bot() -> None:
     w.welcome()
     w.hear({"type": "replaced"})
     assert w.codes == [EXIT_LOST]
+
+
+def lobby_row(tid: int, free: int) -> Msg:
+    return {"id": tid, "name": f"t{tid}", "rules": "classic", "options": {}, "seats": 2,
+            "taken": 2 - free, "free": free, "bots": 0, "spectators": 0, "phase": "waiting",
+            "private": False}
+
+
+def test_a_bot_reads_the_lobby_page_by_page_for_an_open_seat() -> None:
+    w = Wired(level="easy")
+    w.welcome()
+    [sub] = w.sent()
+    assert sub["type"] == "lobby_subscribe" and "offset" not in sub
+    w.hear({"type": "lobby", "tables": [lobby_row(i, 0) for i in range(1, 201)], "total": 203,
+            "offset": 0}, reply_to=sub)
+    [more] = w.sent()
+    assert more["type"] == "lobby_subscribe" and more["offset"] == 200
+    w.hear({"type": "lobby", "tables": [lobby_row(201, 0), lobby_row(202, 1),
+                                        lobby_row(203, 1)], "total": 203, "offset": 200},
+           reply_to=more)
+    unsub, join = w.sent()
+    assert unsub["type"] == "lobby_unsubscribe" and join["table"] == 202
+
+
+def test_with_every_row_seen_and_none_open_a_bot_waits_for_deltas() -> None:
+    w = Wired(level="easy")
+    w.welcome()
+    [sub] = w.sent()
+    w.hear({"type": "lobby", "tables": [lobby_row(1, 0)], "total": 201, "offset": 0},
+           reply_to=sub)
+    [more] = w.sent()
+    assert more["offset"] == 1, "the server's page may be smaller: read on from what came"
+    w.hear({"type": "lobby", "tables": [], "total": 1, "offset": 1}, reply_to=more)
+    assert w.sent() == []
+    w.hear({"type": "lobby_update", "op": "add", "table": 9, "summary": lobby_row(9, 1)})
+    assert [m["type"] for m in w.sent()] == ["lobby_unsubscribe", "join_table"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +34,9 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.protocols.tls import TLSMemoryBIOFactory
 from twisted.python.failure import Failure
-from twisted.python.threadpool import ThreadPool
 
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
+from pisyedili.server.worker import serial_pool
 
 log = Logger()
 _zeroconf_log = Logger(namespace="zeroconf")
@@ -162,15 +161,6 @@ class _Group:
     infos: list[Any] = field(default_factory=list)  # the registered ServiceInfo objects
 
 
-class _DaemonThread(threading.Thread):
-    """The worker: a daemon, so a server that exits without stopping the announcer
-    (a crash) is not kept alive by it."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.daemon = True
-
-
 class _ToTwisted(logging.Handler):
     """zeroconf logs through the standard library; without a handler those lines reach
     stderr raw (and break JSON logs). They go to the server's log, at debug level:
@@ -212,8 +202,7 @@ class Announcer:
         self._tables = tables
         self._interval = interval
         self._machine = machine
-        self._pool = ThreadPool(minthreads=0, maxthreads=1, name="pisyedili-mdns")
-        self._pool.threadFactory = _DaemonThread
+        self._pool = serial_pool("pisyedili-mdns")
         self._groups: list[_Group] = []
         self._announced_tables: int | None = None
         self._refresher: LoopingCall | None = None

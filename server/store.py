@@ -19,15 +19,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from threading import Thread
 from typing import Any, Protocol
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
-from twisted.python.threadpool import ThreadPool
 
 from pisyedili.server.effects import MatchOver
+from pisyedili.server.worker import serial_pool
 
 log = Logger()
 
@@ -297,12 +296,6 @@ def default_path() -> Path:
 
 # -- the Twisted side ---------------------------------------------------------------------
 
-class _DaemonThread(Thread):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.daemon = True
-
-
 class Archive:
     """The reactor's handle on a `Store`: every call runs on one dedicated thread.
 
@@ -317,10 +310,9 @@ class Archive:
         self._open_store = open_store
         self._store: Store | None = None
         self._reactor = reactor
-        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="pisyedili-store")
-        # A daemon, so a server that dies without stopping its services still exits;
-        # a write cut short is rolled back by SQLite, and `close` drains them anyway.
-        self._pool.threadFactory = _DaemonThread
+        # A write cut short by a dying server is rolled back by SQLite, and `close`
+        # drains them anyway.
+        self._pool = serial_pool("pisyedili-store", minthreads=1)
         self._closed = False
 
     @property

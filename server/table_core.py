@@ -31,6 +31,7 @@ from pisyedili.protocol.shapes import BOT_LEVELS
 from pisyedili.protocol.types import StrT
 from pisyedili.server import rules as engine
 from pisyedili.server.commands import (
+    REQUESTS,
     AddBot,
     BotMoved,
     Chat,
@@ -179,11 +180,12 @@ class TableCore:
         """Apply `command` at time `now`; the effects to carry out, the reply first.
 
         A refused request changes nothing but the requester's presence and answers
-        with an `error`; it never raises. Commands about a closed table do nothing.
+        with an `error`; it never raises. Commands about a closed table change nothing,
+        and a request about one is answered `no_such_table`.
         """
         self._step = step = _Step(now)
         if self.closed:
-            if isinstance(command, Join | Resync):
+            if isinstance(command, REQUESTS):  # every request still gets its one reply
                 step.reply = TableError("no_such_table", "this table is closed").to_message()
         else:
             try:

@@ -48,6 +48,9 @@ class Loop:
         self.log.append((command, self.now))
         out = self.core.handle(command, self.now)
         self.effects.append(out)
+        replies = [i for i, e in enumerate(out) if isinstance(e, Reply)]
+        # A request gets exactly one reply, first; nothing else gets one.
+        assert replies == ([0] if isinstance(command, cmd.REQUESTS) else []), command
         for effect in out:
             if isinstance(effect, SetTimer):
                 self.timers[effect.key] = self.now + effect.delay
@@ -207,3 +210,16 @@ def test_the_core_draws_no_randomness_of_its_own() -> None:
         random.seed(seed)
         outs.append(run_script("cardiva", 3, list(range(7, 300, 7))).effects)
     assert outs[0] == outs[1]
+
+
+def test_a_closed_table_still_answers_every_request() -> None:
+    loop = Loop(new_core("classic", 2))
+    loop.do(cmd.Join("1", "A"))
+    loop.do(cmd.Leave("1"))
+    assert loop.core.closed
+    for request in (cmd.Join("2", "B"), cmd.Sit("1", 0), cmd.Play("1", {"kind": "draw"}),
+                    cmd.Chat("1", "hi"), cmd.Resync("1")):
+        out = loop.do(request)  # `do` checks the one reply
+        assert isinstance(out[0], Reply) and out[0].msg["code"] == "no_such_table"
+        assert len(out) == 1
+    assert loop.do(cmd.TimerFired("turn")) == []

@@ -9,8 +9,8 @@ move a bot chose after searching on a time budget, which timer fired.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, get_args
 
 MemberId = str
 """A member's stable id: the session's player id, as text."""
@@ -138,8 +138,44 @@ class BotMoved:
     move: int
 
 
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """The server restarted and rebuilt this table from its stored commands.
+
+    Nobody is connected any more, no timer is armed and a bot's search that was under
+    way is lost: the core marks its members away (their grace periods start now), sets
+    its timers again from their stored deadlines and asks again for a bot's move it was
+    waiting for. Being a command itself, it is stored and replayed like the others.
+    """
+
+
 Command = (Join | Leave | Sit | Stand | AddBot | RemoveBot | Ready | Start | Play | Chat
-           | Rematch | Resync | Seen | Disconnected | Reconnected | TimerFired | BotMoved)
+           | Rematch | Resync | Seen | Disconnected | Reconnected | TimerFired | BotMoved
+           | Restored)
+
+_BY_NAME: dict[str, type[Any]] = {cls.__name__: cls for cls in get_args(Command)}
+
+
+def to_record(command: Command) -> list[Any]:
+    """A command as plain data (its class name, then its fields in order), for storage.
+
+    >>> to_record(Sit("7", 2))
+    ['Sit', '7', 2]
+    >>> from_record(['Sit', '7', 2])
+    Sit(member='7', seat=2)
+    """
+    return [type(command).__name__, *(getattr(command, f.name) for f in fields(command))]
+
+
+def from_record(record: list[Any]) -> Command:
+    """The command `to_record` made; ValueError if the record names no command."""
+    if not record or not isinstance(record[0], str) or record[0] not in _BY_NAME:
+        raise ValueError(f"not a stored table command: {record[:1]!r}")
+    try:
+        command: Command = _BY_NAME[record[0]](*record[1:])
+    except TypeError as e:
+        raise ValueError(f"a stored {record[0]} command does not fit: {e}") from None
+    return command
 
 REQUESTS = (Join, Leave, Sit, Stand, AddBot, RemoveBot, Ready, Start, Play, Chat, Rematch,
             Resync)

@@ -16,7 +16,7 @@ import itertools
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from twisted.logger import Logger
@@ -26,6 +26,7 @@ from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
 from pisyedili.server.commands import MemberId
 from pisyedili.server.effects import MatchOver, Message
+from pisyedili.server.journal import NO_JOURNAL, Journal, SavedTable, Setup
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.rules import Options
 from pisyedili.server.session import Session
@@ -40,14 +41,29 @@ ENGINE_OPTIONS = frozenset({"ten", "empty_stock", "match_end", "decks"})
 TURN_SECONDS_MAX = 3600
 
 
+_KEPT_SETTINGS = ("turn_seconds", "grace_seconds", "bot_delay", "deal_pause",
+                  "max_timeouts_before_bot", "stand_in_level", "chat_max_chars")
+"""The table settings a table keeps over a restart (they shape its replay); how bots
+search (thread, budget) is the restarted server's own."""
+
+
+def _setup(core: TableCore, opener: str, address: str) -> Setup:
+    settings = asdict(core.settings)
+    return {"name": core.name, "options": asdict(core.options), "private": core.private,
+            "code": core.code, "opener": opener, "address": address,
+            "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
+
+
 class Lobby:
     """Tables by id and by invite code, lobby subscribers and lobby chat."""
 
     def __init__(self, clock: Clock, rng_factory: Callable[[], random.Random],
                  settings: TableSettings, limits: ServerLimits, deliver: Deliver,
                  on_left: Callable[[TableRunner, MemberId], None],
-                 on_match: Callable[[MatchOver], object] | None = None) -> None:
+                 on_match: Callable[[MatchOver], object] | None = None,
+                 journal: Journal = NO_JOURNAL) -> None:
         self._clock = clock
+        self._journal = journal
         self._rng_factory = rng_factory
         self._settings = settings
         self._limits = limits
@@ -88,21 +104,51 @@ class Lobby:
             code = invite_code(rng)
         core = TableCore(table_id, name, engine_options, private=private,
                          host=host.player_id, settings=settings, code=code)
-        table = TableRunner(core, self._clock, self._deliver, rng=rng,
-                            on_change=self._on_change, on_close=self._on_close,
-                            on_left=self._on_left, on_match=self._on_match)
-        self._tables[table_id] = table
-        self._hosts[table_id] = (host.player_id, address)
-        self._per_host[host.player_id] += 1
-        self._per_address[address] += 1
-        if code is not None:
-            self._by_code[code] = table
+        self._journal.table_opened(table_id, self._clock.seconds(),
+                                   _setup(core, host.player_id, address))
+        table = self._add(core, rng, host.player_id, address)
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
                  table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private)
         # Announced to the lobby by the host's join (on_change), so the first row a
         # subscriber sees already shows the host in a seat.
         return table
+
+    def _add(self, core: TableCore, rng: random.Random, opener: str,
+             address: str) -> TableRunner:
+        table = TableRunner(core, self._clock, self._deliver, rng=rng,
+                            on_change=self._on_change, on_close=self._on_close,
+                            on_left=self._on_left, on_match=self._on_match,
+                            journal=self._journal)
+        self._tables[core.id] = table
+        self._hosts[core.id] = (opener, address)
+        self._per_host[opener] += 1
+        self._per_address[address] += 1
+        if core.code is not None:
+            self._by_code[core.code] = table
+        return table
+
+    def rebuild(self, saved: SavedTable) -> TableRunner:
+        """A table a restarted server read back: its core as it was opened (or at its
+        latest deal's start: the snapshot) brought up to date by its commands. Its
+        members are told nothing yet (nobody is connected); `Restored` then arms its
+        timers."""
+        setup = saved.setup
+        settings = replace(self._settings, **setup["settings"])
+        core = saved.core
+        if core is None or core.id != saved.id:
+            core = TableCore(saved.id, setup["name"], Options(**setup["options"]),
+                             private=setup["private"], host=setup["opener"],
+                             settings=settings, code=setup["code"])
+        core.settings = settings  # how bots search is this server's own
+        table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
+        table.replay(saved.commands)
+        self._rows[core.id] = core.summary()
+        return table
+
+    def continue_ids(self, last_id: int) -> None:
+        """Ids of new tables start after `last_id`: a restart never hands one out again."""
+        self._ids = itertools.count(last_id + 1)
 
     def _check_caps(self, player_id: str, address: str) -> None:
         limits = self._limits
@@ -212,6 +258,7 @@ class Lobby:
     def _on_close(self, table: TableRunner) -> None:
         if self._tables.pop(table.id, None) is None:
             return
+        self._journal.table_closed(table.id)
         opener = self._hosts.pop(table.id, None)
         if opener is not None:
             for counter, key in ((self._per_host, opener[0]), (self._per_address, opener[1])):

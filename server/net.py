@@ -37,6 +37,7 @@ from pisyedili.server import commands as cmd
 from pisyedili.server import names
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.effects import Message
+from pisyedili.server.journal import NO_JOURNAL, Journal
 from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.session import Session, Sessions
@@ -172,6 +173,11 @@ class ServerProtocol(Int32StringReceiver):
     def _shut(self) -> None:
         """Stop reading and close once what is queued is written (or abort, later)."""
         self._closing = True
+        self.server.journal.later(self._lose)
+
+    def _lose(self) -> None:
+        if self.transport is None:
+            return
         if self._admitted:
             # A transport with a registered producer is not closed until it goes.
             cast(Any, self.transport).unregisterProducer()
@@ -285,7 +291,13 @@ class ServerProtocol(Int32StringReceiver):
             return None
 
     def _put(self, body: bytes) -> None:
+        """Write one frame once the journal has committed what it tells of."""
         self._queued += len(body) + LENGTH_PREFIX
+        self.server.journal.later(self._put_now, body)
+
+    def _put_now(self, body: bytes) -> None:
+        if self.transport is None:
+            return
         self.sendString(body)  # type: ignore[no-untyped-call]  # may pause us at once
         if not self._paused:  # then the transport holds no more than its high-water mark
             high_water = getattr(self.transport, "bufferSize", FileDescriptor.bufferSize)
@@ -599,8 +611,9 @@ class ServerFactory(Factory):
     """The server's shared state: lobby, sessions, limits and the live connections."""
 
     def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
-                 clock: Clock) -> None:
+                 clock: Clock, journal: Journal = NO_JOURNAL) -> None:
         self.name = name
+        self.journal = journal
         self.lobby = lobby
         self.sessions = sessions
         self.limits = limits

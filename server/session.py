@@ -4,7 +4,9 @@ A `Session` is one player: an id that is the player's member id at tables, a nam
 a resume token. Its connection can drop and come back (the client says `hello` with the
 token from `welcome`) without its table noticing more than `Disconnected` /
 `Reconnected`. The token is a bearer secret: it comes from `secrets`, is sent once (in
-`welcome`, to its owner), and is kept out of every repr and log line.
+`welcome`, to its owner), and is kept out of every repr and log line; the registry
+finds sessions by its hash, which is all the journal stores, so a restarted server
+knows a token only when its owner presents it again.
 
 How long an absent player keeps a place is the table's business (its grace timer); a
 session that is at no table is forgotten one grace period after its connection dropped.
@@ -25,6 +27,7 @@ from pisyedili.server import names
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.commands import Disconnected, Leave, Reconnected
 from pisyedili.server.effects import Message
+from pisyedili.server.journal import NO_JOURNAL, Journal, SavedSession, token_hash
 
 if TYPE_CHECKING:
     from pisyedili.server.table_runner import TableRunner
@@ -45,10 +48,12 @@ class Peer(Protocol):
 class Session:
     """One player: a stable id, a name, a resume token and at most one table."""
 
-    def __init__(self, player_id: str, name: str, token: str, address: str = "?") -> None:
+    def __init__(self, player_id: str, name: str, token: str | None, address: str = "?",
+                 *, hashed: bytes | None = None) -> None:
         self._player_id = player_id
         self._name = name
         self._token = token
+        self._hashed = hashed if hashed is not None else token_hash(token or "")
         self._address = address
         self.peer: Peer | None = None
         self.table: TableRunner | None = None
@@ -64,7 +69,19 @@ class Session:
 
     @property
     def token(self) -> str:
+        """The resume token, once its owner presented it (or it was just made); a
+        session restored from the journal knows only its hash until then."""
+        if self._token is None:
+            raise LookupError("this session's token has not been presented since the restart")
         return self._token
+
+    @property
+    def hashed_token(self) -> bytes:
+        return self._hashed
+
+    def presented(self, token: str) -> None:
+        """Its owner resumed with `token` (which matched): the welcome repeats it."""
+        self._token = token
 
     @property
     def address(self) -> str:
@@ -106,10 +123,12 @@ class Sessions:
     """The registry of sessions: by token (to resume), by id (to deliver) and by name
     key (`names.keys`), so a new name is checked without looking at every session."""
 
-    def __init__(self, clock: Clock, grace_seconds: float) -> None:
+    def __init__(self, clock: Clock, grace_seconds: float,
+                 journal: Journal = NO_JOURNAL) -> None:
         self._clock = clock
         self._grace = grace_seconds
-        self._by_token: dict[str, Session] = {}
+        self._journal = journal
+        self._by_token: dict[bytes, Session] = {}  # by the token's hash
         self._by_id: dict[str, Session] = {}
         self._by_key: dict[str, Session] = {}
         self._claims: dict[str, _Claim] = {}  # by player id
@@ -131,14 +150,35 @@ class Sessions:
         unique, claim = self._unique(name)
         session = Session(str(next(self._ids)), unique, token, address)
         session.peer = peer
-        self._per_address[address] += 1
-        self._by_token[token] = session
+        self._add(session, claim)
+        self._journal.session_opened(int(session.player_id), session.hashed_token,
+                                     session.name, address, self._clock.seconds())
+        log.info("session {player} opened for {name!r}", player=session.player_id, name=name)
+        return session
+
+    def _add(self, session: Session, claim: _Claim) -> None:
+        self._per_address[session.address] += 1
+        self._by_token[session.hashed_token] = session
         self._by_id[session.player_id] = session
         for key in claim.keys:
             self._by_key[key] = session
         self._claims[session.player_id] = claim
-        log.info("session {player} opened for {name!r}", player=session.player_id, name=name)
-        return session
+
+    def restore(self, saved: list[SavedSession], last_id: int) -> None:
+        """The sessions a restarted server read back, with no connection yet; new ids
+        start after `last_id`. Each keeps the name it had (names were unique then)."""
+        for row in saved:
+            session = Session(str(row.player_id), row.name, None, row.address,
+                              hashed=row.token)
+            self._add(session, _Claim(names.keys(row.name), None, 0))
+        self._ids = itertools.count(last_id + 1)
+
+    def expire_idle(self) -> None:
+        """After a restart: a session at no table is forgotten one grace period on,
+        as if its connection had just dropped."""
+        for session in self.each():
+            if session.peer is None and session.table is None and session.expiry is None:
+                self._arm_expiry(session)
 
     def _unique(self, name: str) -> tuple[str, _Claim]:
         """`name`, or `name 2`, `name 3`...: no two sessions' names look alike (case
@@ -177,7 +217,7 @@ class Sessions:
             self._next_suffix[claim.taken] = min(self._next_suffix[claim.taken], claim.suffix)
 
     def find(self, token: str) -> Session | None:
-        return self._by_token.get(token)
+        return self._by_token.get(token_hash(token))
 
     def by_id(self, player_id: str) -> Session | None:
         return self._by_id.get(player_id)
@@ -195,9 +235,10 @@ class Sessions:
         newest connection wins (the old one is usually a dead socket the server has not
         noticed yet). The caller sends `welcome`, then calls `rejoin`.
         """
-        session = self._by_token.get(token)
+        session = self._by_token.get(token_hash(token))
         if session is None:
             return None
+        session.presented(token)
         old = session.peer
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
@@ -251,10 +292,11 @@ class Sessions:
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None
-        if self._by_token.pop(session.token, None) is not None:  # forgotten once only
+        if self._by_token.pop(session.hashed_token, None) is not None:  # once only
             self._per_address[session.address] -= 1
             if not self._per_address[session.address]:
                 del self._per_address[session.address]
+            self._journal.session_forgotten(int(session.player_id))
         self._by_id.pop(session.player_id, None)
         self._release(session)
         log.info("session {player} expired", player=session.player_id)

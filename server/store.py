@@ -125,7 +125,50 @@ def _run(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(statement)
 
 
-MIGRATIONS: Sequence[Migration] = (_v1, _v2_players)
+V3 = """
+CREATE TABLE live_tables (
+    id INTEGER PRIMARY KEY,
+    opened_at REAL NOT NULL,
+    setup TEXT NOT NULL
+);
+CREATE TABLE table_commands (
+    table_id INTEGER NOT NULL REFERENCES live_tables (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    at REAL NOT NULL,
+    command BLOB NOT NULL,
+    PRIMARY KEY (table_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE table_snapshots (
+    table_id INTEGER PRIMARY KEY REFERENCES live_tables (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    code TEXT NOT NULL,
+    core BLOB NOT NULL
+);
+CREATE TABLE sessions (
+    player_id INTEGER PRIMARY KEY,
+    token_hash BLOB NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    address TEXT NOT NULL,
+    opened_at REAL NOT NULL
+);
+CREATE TABLE counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+"""Version 3: what a restart needs to carry on. The tables still open (`setup`: how
+to build each one's core, JSON) and every command each was given, in order (msgpack:
+`commands.to_record`); for each, the core as it was at its latest deal's start
+(`table_snapshots`: the commands before `seq` are in it), so a restart need not replay
+a long history; the sessions, by the hash of their resume token only; and the last
+ids given out, so a restart never hands out an id again."""
+
+
+def _v3(conn: sqlite3.Connection) -> None:
+    _run(conn, V3)
+
+
+MIGRATIONS: Sequence[Migration] = (_v1, _v2_players, _v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -157,7 +200,7 @@ def migrate(conn: sqlite3.Connection) -> int:
 
 # -- SQLite -------------------------------------------------------------------------------
 
-def _connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     # Autocommit (isolation_level None): transactions are explicit, so a migration's
     # DDL and a match's rows commit exactly where this module says. Not bound to the
     # opening thread: `Archive` hands the connection to its one worker thread.
@@ -179,7 +222,7 @@ class SqliteStore:
         self.path = str(path)
         if self.path != MEMORY:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = _connect(self.path)
+        self._conn = connect(self.path)
         try:
             self.journal_mode = str(self._conn.execute("PRAGMA journal_mode = WAL")
                                     .fetchone()[0])
@@ -280,7 +323,7 @@ def backup_file(source: str | os.PathLike[str], dest: str | os.PathLike[str]) ->
     """
     if not Path(source).is_file():
         raise FileNotFoundError(f"no database at {source}")
-    conn = _connect(source)
+    conn = connect(source)
     try:
         _backup(conn, dest)
     finally:

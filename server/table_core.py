@@ -45,6 +45,7 @@ from pisyedili.server.commands import (
     Reconnected,
     Rematch,
     RemoveBot,
+    Restored,
     Resync,
     Seen,
     Sit,
@@ -155,6 +156,9 @@ class TableCore:
         self.settings = settings
         self.phase = "waiting"  # "waiting" | "playing" | "over" (the match ended)
         self.closed = False
+        self.deals_begun = 0
+        """Deals dealt at this table, rematches included: a restart's snapshot of the
+        core is taken whenever it grows (a deal's start is where the history is long)."""
         self._host: MemberId | None = host
         self._seats = [Seat(i) for i in range(options.players)]
         self._members: dict[MemberId, Member] = {}
@@ -172,6 +176,7 @@ class TableCore:
             Start: self._start, Play: self._play, Chat: self._chat, Rematch: self._rematch,
             Resync: self._resync, Seen: self._seen, Disconnected: self._disconnected,
             Reconnected: self._reconnected, TimerFired: self._timer, BotMoved: self._bot_moved,
+            Restored: self._restored,
         }
 
     # -- the one entry point -------------------------------------------------------------
@@ -555,6 +560,7 @@ class TableCore:
 
     def _begin_deal(self) -> None:
         assert self._match is not None
+        self.deals_begun += 1
         self._deal_events = []
         self._prompt([{"event": "deal_start", "deal_no": self._match.deal_no,
                        "dealer": self._match.deal.dealer}])
@@ -752,6 +758,20 @@ class TableCore:
             # sees who decides now.
             self._prompt([], skip=c.member)
         self._send(c.member, self.snapshot(c.member))
+
+    def _restored(self, c: Restored) -> None:
+        """After a restart: timers again from their deadlines (one already past fires at
+        once), everyone away with a fresh grace period, and a bot asked again for the
+        move it was thinking about when the server stopped."""
+        for key, when in sorted(self._timers.items()):
+            self._step.out.append(SetTimer(key, max(0.0, when - self._step.now)))
+        for member, info in list(self._members.items()):
+            if info.connected:
+                self._disconnected(Disconnected(member))
+        if self.phase == "playing" and self._match is not None and BOT_TIMER not in self._timers:
+            to_act = self._match.deal.to_act
+            if to_act is not None and self._seats[to_act].bot_decides:
+                self._set_timer(BOT_TIMER, self.settings.bot_delay)
 
     # -- chat, rematch, resync -------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from pisyedili.server.effects import (
     Send,
     SetTimer,
 )
+from pisyedili.server.journal import NO_JOURNAL, Journal
 from pisyedili.server.table_core import TableCore
 
 log = Logger()
@@ -61,8 +62,10 @@ class TableRunner:
                  on_change: Callable[[TableRunner], None],
                  on_close: Callable[[TableRunner], None],
                  on_left: Callable[[TableRunner, MemberId], None],
-                 on_match: Callable[[MatchOver], object] | None = None) -> None:
+                 on_match: Callable[[MatchOver], object] | None = None,
+                 journal: Journal = NO_JOURNAL) -> None:
         self.core = core
+        self._journal = journal
         self._clock = clock
         self._deliver = deliver
         self._rng = rng  # match seeds and the bots' own randomness
@@ -70,6 +73,7 @@ class TableRunner:
         self._on_close = on_close
         self._on_left = on_left
         self._on_match = on_match
+        self._snapshot_at = core.deals_begun  # a snapshot is taken when this changes
         self._calls: dict[str, Delayed] = {}
         self._queue: deque[tuple[Command, ReplyTo | None]] = deque()
         self._busy = False
@@ -87,6 +91,17 @@ class TableRunner:
         restart that keeps tables rebuilds it from its commands and re-arms its timers)."""
         for key in list(self._calls):
             self._cancel(key)
+
+    def replay(self, commands: list[tuple[float, Command]]) -> None:
+        """Bring a fresh core to where the stored `commands` left it, doing nothing of
+        what they said then (it was done): a restart's first step, before `Restored`."""
+        for at, command in commands:
+            try:
+                self.core.handle(command, at)
+            except Exception:  # as it failed live: logged then, and again now
+                log.failure("table {table}: replaying {command} failed", table=self.id,
+                            command=type(command).__name__)
+        self._snapshot_at = self.core.deals_begun
 
     def new_seed(self) -> int:
         """A shuffle seed for a command that may start a match (it never leaves here)."""
@@ -106,8 +121,14 @@ class TableRunner:
             self._busy = False
 
     def _run(self, command: Command, reply: ReplyTo | None) -> None:
+        now = self._clock.seconds()
+        # Written before anything it caused is sent (the journal holds sends back until
+        # it has committed this), and even if the core fails on it: a replay then
+        # fails the same way and leaves the core as the live one was left.
+        if not self.core.closed:  # a closed table's commands change nothing
+            self._journal.command(self.id, now, command)
         try:
-            effects = self.core.handle(command, self._clock.seconds())
+            effects = self.core.handle(command, now)
         except Exception:
             log.failure("table {table}: {command} failed", table=self.id,
                         command=type(command).__name__)
@@ -115,6 +136,9 @@ class TableRunner:
                 reply(make_error("internal_error", "the server failed to handle this "
                                  "request"))
             return
+        if self.core.deals_begun != self._snapshot_at and not self.core.closed:
+            self._snapshot_at = self.core.deals_begun
+            self._journal.snapshot(self.core)
         if isinstance(command, Join | Leave | Start):
             log.info("table {table}: {command} by player {player}", table=self.id,
                      command=type(command).__name__.lower(), player=command.member)

@@ -15,6 +15,7 @@ import secrets
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import IO, Any, ClassVar, cast
 
 from twisted.application.service import IServiceCollection, Service
@@ -32,10 +33,12 @@ from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
 from pisyedili.server.discovery import Announcer
+from pisyedili.server.journal import NO_JOURNAL, Journal, Saved, SqliteJournal
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.logs import JsonLineObserver
 from pisyedili.server.net import ServerFactory, server_version
+from pisyedili.server.recovery import restore
 from pisyedili.server.session import Sessions
 from pisyedili.server.store import DAY, MEMORY, Archive, SqliteStore, backup_file, default_path
 from pisyedili.server.table_core import TableSettings
@@ -108,9 +111,9 @@ class ServerOptions(usage.Options):
          "Seconds of client silence before the server sends `ping`.", _float],
         ["idle-seconds", None, _LIMITS.idle_seconds,
          "Seconds of client silence before the connection is closed.", _float],
-        ["db", None, None, "The SQLite file finished matches are kept in (default: "
-         "pisyedili.sqlite3 in the per-user data directory); :memory: keeps nothing "
-         "past the process."],
+        ["db", None, None, "The SQLite file that keeps finished matches, and the open "
+         "tables and sessions a restart carries on with (default: pisyedili.sqlite3 in "
+         "the per-user data directory); :memory: keeps nothing past the process."],
         ["keep-days", None, 0, "Forget finished matches older than this many days "
          "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
@@ -180,17 +183,24 @@ def rng_factory(seed: int | None) -> Callable[[], random.Random]:
 def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = None,
                  limits: ServerLimits | None = None,
                  settings: TableSettings | None = None,
-                 archive: Archive | None = None) -> ServerFactory:
+                 archive: Archive | None = None,
+                 journal: SqliteJournal | None = None,
+                 saved: Saved | None = None) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
-    With `archive`, every finished match is handed to its store."""
+    With `archive`, every finished match is handed to its store. With `journal`, open
+    tables and sessions are written down as they change, and what it holds from the
+    last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
-    sessions = Sessions(clock, settings.grace_seconds)
+    kept: Journal = journal if journal is not None else NO_JOURNAL
+    sessions = Sessions(clock, settings.grace_seconds, kept)
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
-                  on_match=archive.record if archive is not None else None)
-    return ServerFactory(name, lobby, sessions, limits, clock)
+                  on_match=archive.record if archive is not None else None, journal=kept)
+    if journal is not None:
+        restore(saved if saved is not None else journal.load(), lobby, sessions)
+    return ServerFactory(name, lobby, sessions, limits, clock, kept)
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
@@ -210,8 +220,10 @@ class ServerService(Service):
     def __init__(self, factory: ServerFactory, endpoints: Sequence[str], clock: Any,
                  seed: int | None = None, log_format: str = "text",
                  announce: bool = False, archive: Archive | None = None,
-                 keep_days: float = 0, store_required: bool = True) -> None:
+                 keep_days: float = 0, store_required: bool = True,
+                 journal: SqliteJournal | None = None) -> None:
         self.factory = factory
+        self.journal = journal
         self.archive = archive
         self.keep_days = keep_days
         self.store_required = store_required
@@ -310,6 +322,8 @@ class ServerService(Service):
         if self._pruning is not None and self._pruning.running:
             self._pruning.stop()
         self.factory.shutdown()
+        if self.journal is not None:  # what the goodbyes tell of, then the goodbyes
+            self.journal.close()
         if self.archive is not None:
             gone.append(self.archive.close())  # after the writes already queued
         ports, self.ports = self.ports, []
@@ -327,14 +341,39 @@ def makeService(options: ServerOptions) -> ServerService:
 
     path = options["db"]
     archive = Archive(lambda: SqliteStore(path), reactor)
+    journal, saved = open_journal(path, cast(Clock, reactor),
+                                  required=bool(options["db-required"]))
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
                            limits=options["limits"], settings=options["settings"],
-                           archive=archive)
+                           archive=archive, journal=journal, saved=saved)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,
                          keep_days=float(options["keep-days"]),
-                         store_required=bool(options["db-required"]))
+                         store_required=bool(options["db-required"]), journal=journal)
+
+
+def open_journal(path: str, clock: Clock, *,
+                 required: bool) -> tuple[SqliteJournal | None, Saved | None]:
+    """The journal in the store's file and what it holds, read before anything listens:
+    a restart's tables are rebuilt from it first. None for `:memory:`. A file that
+    cannot be opened or read stops a server told to use it (`--db`); one left to the
+    default runs on, keeping nothing."""
+    if path == MEMORY:
+        return None, None
+    journal = None
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        journal = SqliteJournal(path, clock)
+        return journal, journal.load()
+    except (OSError, sqlite3.Error, RuntimeError) as e:
+        if journal is not None:
+            journal.close()
+        if required:
+            raise SystemExit(f"cannot open the store {path}: {e}") from None
+        log.error("cannot open the store {path}: {error}; open tables will NOT survive a "
+                  "restart: set --db to a writable file", path=path, error=str(e))
+        return None, None
 
 
 class BackupOptions(usage.Options):

@@ -23,6 +23,7 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.net import ServerFactory, ServerProtocol
 from pisyedili.server.table_core import TableSettings
@@ -217,9 +218,10 @@ class Server:
 
     @classmethod
     async def start(cls, clock: Any = None, settings: TableSettings = UNTIMED_NO_DELAYS,
-                    limits: ServerLimits | None = None, seed: int | None = 7) -> Server:
+                    limits: ServerLimits | None = None, seed: int | None = 7,
+                    journal: SqliteJournal | None = None) -> Server:
         factory = make_factory(clock or reactor, name="test server", seed=seed,
-                               limits=limits or ROOMY, settings=settings)
+                               limits=limits or ROOMY, settings=settings, journal=journal)
         port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(factory)
         server = cls(factory, port)
         build = factory.buildProtocol

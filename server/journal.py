@@ -1,0 +1,331 @@
+"""What a restart needs, written as it happens: tables, their commands, sessions.
+
+A table core is deterministic (`table_core.py`): its setup and the commands it was
+given, with their times, are its whole state. So the server keeps, in the SQLite
+file of its store, every open table's setup and every command it accepted, and
+every session by the hash of its resume token. A restart reads them back
+(`recovery.py`) and replays each table into a fresh core.
+
+At each deal's start the core itself is kept too (pickled: it is our own object, in
+our own file, and this is a cache): a restart then replays only the commands after
+it. The snapshot is used only by the very code that wrote it (`core_code` tells), so
+after an upgrade the tables are rebuilt from their commands, which stay the truth.
+
+Nothing is told to anyone before it is written: while rows wait to be committed,
+everything a connection would send waits behind them (`later`), in order. The rows
+of one reactor turn go in one transaction at the end of it (group commit), so a
+burst of moves costs one commit, and a move whose reply or update anyone received
+is in the file. The file is in WAL mode with `synchronous = NORMAL`: a commit
+survives the process being killed at any moment (not, without an fsync per commit,
+a power cut, which may lose the last commits but never corrupts the file).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import pickle
+import sqlite3
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgpack
+from twisted.logger import Logger
+
+from pisyedili.server.clock import Clock, Delayed
+from pisyedili.server.commands import Command, from_record, to_record
+from pisyedili.server.store import connect, migrate
+
+if TYPE_CHECKING:
+    from pisyedili.server.table_core import TableCore
+
+log = Logger()
+
+Setup = dict[str, Any]
+"""How to build a table's core again (JSON): name, options, host, settings..."""
+
+
+def token_hash(token: str) -> bytes:
+    """What is kept of a resume token. The token is 32 random bytes, so a plain SHA-256
+    is enough: there is nothing to guess that a slow hash would protect."""
+    return hashlib.sha256(token.encode()).digest()
+
+
+@functools.cache
+def core_code() -> str:
+    """A fingerprint of the code a pickled core depends on: the core's modules, the
+    rules engine, the Python version. A snapshot from other code is not used."""
+    from pisyedili.server import commands, default_move, effects, rules, seats, table_core
+
+    digest = hashlib.sha256(f"{sys.version_info[:2]}".encode())
+    files = [Path(m.__file__ or "") for m in (table_core, seats, commands, effects,
+                                               default_move)]
+    files += sorted(Path(rules.__file__ or "").parent.glob("*.py"))
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+class Journal(Protocol):
+    """Where the server writes down what it must not forget over a restart."""
+
+    def later(self, fn: Callable[..., object], *args: Any) -> None:
+        """Call `fn(*args)` once everything written so far is committed (at once if
+        nothing waits): how every byte to a client waits for what it tells of."""
+        ...
+
+    def table_opened(self, table_id: int, at: float, setup: Setup) -> None: ...
+
+    def command(self, table_id: int, at: float, command: Command) -> None: ...
+
+    def snapshot(self, core: TableCore) -> None:
+        """Keep `core` as it is now: a restart starts from here."""
+        ...
+
+    def table_closed(self, table_id: int) -> None: ...
+
+    def session_opened(self, player_id: int, token: bytes, name: str, address: str,
+                       at: float) -> None: ...
+
+    def session_forgotten(self, player_id: int) -> None: ...
+
+
+class NoJournal:
+    """A server that keeps nothing over a restart (`--db :memory:`, tests): writes
+    nothing and holds nothing back."""
+
+    def later(self, fn: Callable[..., object], *args: Any) -> None:
+        fn(*args)
+
+    def table_opened(self, table_id: int, at: float, setup: Setup) -> None:
+        pass
+
+    def command(self, table_id: int, at: float, command: Command) -> None:
+        pass
+
+    def snapshot(self, core: TableCore) -> None:
+        pass
+
+    def table_closed(self, table_id: int) -> None:
+        pass
+
+    def session_opened(self, player_id: int, token: bytes, name: str, address: str,
+                       at: float) -> None:
+        pass
+
+    def session_forgotten(self, player_id: int) -> None:
+        pass
+
+
+NO_JOURNAL = NoJournal()
+
+
+@dataclass
+class SavedTable:
+    id: int
+    opened_at: float
+    setup: Setup
+    commands: list[tuple[float, Command]] = field(default_factory=list)
+    """Every command since `core` (all of them if there is no usable snapshot)."""
+    core: TableCore | None = None
+    """The core at its latest deal's start, if this code wrote it and it loads."""
+
+
+@dataclass(frozen=True)
+class SavedSession:
+    player_id: int
+    token: bytes  # its hash
+    name: str
+    address: str
+
+
+@dataclass
+class Saved:
+    """Everything a restart reads back, in the order it was written."""
+
+    tables: list[SavedTable]
+    sessions: list[SavedSession]
+    last_table: int
+    last_player: int
+    unreadable: list[int] = field(default_factory=list)
+    """Tables whose stored commands could not be read: they are not rebuilt."""
+
+
+_Row = tuple[str, tuple[Any, ...]]
+
+
+class SqliteJournal:
+    """The journal in the store's SQLite file, on a connection of the reactor's thread.
+
+    Its commits do not fsync (WAL, `synchronous = NORMAL`), so one costs tens of
+    microseconds and the reactor does not wait on the disk; one per reactor turn.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], clock: Clock) -> None:
+        self.path = os.fspath(path)
+        self._clock = clock
+        self._conn = connect(self.path)
+        try:
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            migrate(self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+        self._rows: list[_Row] = []
+        self._outbox: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
+        self._flush_call: Delayed | None = None
+        self._draining = False
+        self._seq: dict[int, int] = {}  # next command number, by table
+        self._broken = False
+        self._closed = False
+        self.commits = 0
+
+    # -- reading back -------------------------------------------------------------------
+
+    def load(self) -> Saved:
+        """The open tables with their commands, the sessions, and the last ids used."""
+        conn = self._conn
+        tables: dict[int, SavedTable] = {}
+        for table_id, opened_at, setup in conn.execute(
+                "SELECT id, opened_at, setup FROM live_tables ORDER BY id"):
+            tables[table_id] = SavedTable(table_id, opened_at, json.loads(setup))
+            self._seq[table_id] = 0
+        start: dict[int, int] = {}  # by table: the first command after its snapshot
+        for table_id, seq, code, core in conn.execute(
+                "SELECT table_id, seq, code, core FROM table_snapshots"):
+            if code != core_code() or table_id not in tables:
+                continue  # other code wrote it: the commands are replayed from the start
+            try:
+                tables[table_id].core = pickle.loads(core)
+            except Exception as e:  # a cache: its loss costs a longer replay
+                log.warn("table {table}: its snapshot does not load ({error}); replaying "
+                         "every command", table=table_id, error=repr(e))
+                continue
+            start[table_id] = seq
+        unreadable: set[int] = set()
+        for table_id, seq, at, blob in conn.execute(
+                "SELECT table_id, seq, at, command FROM table_commands "
+                "ORDER BY table_id, seq"):
+            self._seq[table_id] = seq + 1
+            if table_id in unreadable or table_id not in tables \
+                    or seq < start.get(table_id, 0):
+                continue
+            try:
+                tables[table_id].commands.append((at, from_record(msgpack.unpackb(blob))))
+            except (ValueError, TypeError, msgpack.UnpackException) as e:
+                log.error("table {table}: stored command {seq} is unreadable ({error}); "
+                          "the table is not rebuilt", table=table_id, seq=seq, error=str(e))
+                unreadable.add(table_id)
+        sessions = [SavedSession(*row) for row in conn.execute(
+            "SELECT player_id, token_hash, name, address FROM sessions ORDER BY player_id")]
+        counters = dict(conn.execute("SELECT name, value FROM counters").fetchall())
+        last_table = max([counters.get("table", 0), *tables])
+        last_player = max([counters.get("player", 0), *(s.player_id for s in sessions)])
+        return Saved([t for t in tables.values() if t.id not in unreadable], sessions,
+                     last_table, last_player, sorted(unreadable))
+
+    # -- writing ------------------------------------------------------------------------
+
+    def later(self, fn: Callable[..., object], *args: Any) -> None:
+        if self._rows or self._draining:
+            self._outbox.append((fn, args))
+        else:
+            fn(*args)
+
+    def table_opened(self, table_id: int, at: float, setup: Setup) -> None:
+        self._seq[table_id] = 0
+        self._write("INSERT INTO live_tables VALUES (?, ?, ?)",
+                    (table_id, at, json.dumps(setup, separators=(",", ":"))))
+        self._write("INSERT OR REPLACE INTO counters VALUES ('table', ?)", (table_id,))
+
+    def command(self, table_id: int, at: float, command: Command) -> None:
+        seq = self._seq.get(table_id, 0)
+        self._seq[table_id] = seq + 1
+        self._write("INSERT INTO table_commands VALUES (?, ?, ?, ?)",
+                    (table_id, seq, at, msgpack.packb(to_record(command))))
+
+    def snapshot(self, core: TableCore) -> None:
+        self._write("INSERT OR REPLACE INTO table_snapshots VALUES (?, ?, ?, ?)",
+                    (core.id, self._seq.get(core.id, 0), core_code(),
+                     pickle.dumps(core, pickle.HIGHEST_PROTOCOL)))
+
+    def table_closed(self, table_id: int) -> None:
+        self._seq.pop(table_id, None)
+        self._write("DELETE FROM live_tables WHERE id = ?", (table_id,))
+
+    def session_opened(self, player_id: int, token: bytes, name: str, address: str,
+                       at: float) -> None:
+        self._write("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
+                    (player_id, token, name, address, at))
+        self._write("INSERT OR REPLACE INTO counters VALUES ('player', ?)", (player_id,))
+
+    def session_forgotten(self, player_id: int) -> None:
+        self._write("DELETE FROM sessions WHERE player_id = ?", (player_id,))
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        if self._broken or self._closed:
+            return  # closed: the goodbyes' disconnections; a restart marks everyone away
+        self._rows.append((sql, params))
+        if self._flush_call is None:
+            self._flush_call = self._clock.callLater(0, self.flush)
+
+    def flush(self) -> None:
+        """Commit what waits, in one transaction, then send what waited on it."""
+        if self._flush_call is not None and self._flush_call.active():
+            self._flush_call.cancel()
+        self._flush_call = None
+        rows, self._rows = self._rows, []
+        if rows:
+            self._commit(rows)
+        self._drain()
+
+    def _commit(self, rows: Iterable[_Row]) -> None:
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in rows:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            # A full disk or a vanished file: play goes on from memory, but a restart
+            # would now rebuild the tables wrongly, so nothing more is written at all.
+            self._broken = True
+            log.critical("the journal could not be written ({error}): live tables and "
+                         "sessions will NOT survive a restart from now on; free space or "
+                         "fix {path} and restart the server", error=str(e), path=self.path)
+            return
+        self.commits += 1
+
+    def _drain(self) -> None:
+        self._draining = True
+        try:
+            i = 0
+            while i < len(self._outbox):
+                fn, args = self._outbox[i]
+                i += 1
+                try:
+                    fn(*args)
+                except Exception:
+                    log.failure("sending after a commit failed")
+            self._outbox.clear()
+        finally:
+            self._draining = False
+
+    def close(self) -> None:
+        """Commit what waits and close the file (the server is stopping)."""
+        if self._closed:
+            return
+        self.flush()
+        self._closed = True
+        self._conn.close()

@@ -1,0 +1,200 @@
+"""The journal on a real SQLite file: what it writes, what it holds back, what it reads.
+
+A table's stored commands, read back from the file and replayed into a fresh core,
+give the live core's effects at every step and its state at the end; sends wait for
+the commit of what they tell of; a restart's `Restored` re-arms timers from their
+deadlines and marks everyone away.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from test_table_core import SETTINGS, new_core, run_script, scripts
+from twisted.internet.task import Clock
+
+from pisyedili.server import commands as cmd
+from pisyedili.server.effects import SetTimer
+from pisyedili.server.journal import SqliteJournal, token_hash
+from pisyedili.server.store import SCHEMA_VERSION
+from pisyedili.server.table_core import GRACE_TIMER, TURN_TIMER
+
+
+def test_commands_survive_the_record_form() -> None:
+    samples: list[cmd.Command] = [
+        cmd.Join("1", "Ayşe", True), cmd.Play("2", {"kind": "play", "card": "7h"}),
+        cmd.AddBot("1", 2, "hard", 2**63), cmd.TimerFired("grace:3"), cmd.BotMoved(4, 17),
+        cmd.Restored(), cmd.Rematch("1", False, 5)]
+    for command in samples:
+        assert cmd.from_record(cmd.to_record(command)) == command
+    for bad in ([], ["Nope"], ["Sit", "1"], [3]):
+        try:
+            cmd.from_record(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} was read as a command")
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scripts())
+def test_a_table_rebuilt_from_the_file_equals_the_live_one_at_every_step(
+        tmp_path: Path, script: tuple[str, int, list[int]]) -> None:
+    rules, seats, choices = script
+    live = run_script(rules, seats, choices)
+    path = tmp_path / f"{rules}-{seats}-{abs(hash(tuple(choices)))}.sqlite3"
+    clock = Clock()
+    journal = SqliteJournal(path, clock)
+    journal.table_opened(1, 0.0, {"anything": "json"})
+    for command, now in live.log:
+        journal.command(1, now, command)
+    journal.close()
+
+    saved = SqliteJournal(path, clock).load()
+    (table,) = saved.tables
+    assert [(c, at) for at, c in table.commands] == live.log
+    fresh = new_core(rules, seats)
+    for (at, command), effects in zip(table.commands, live.effects, strict=True):
+        assert fresh.handle(command, at) == effects
+    for member in live.core.members():
+        assert fresh.snapshot(member) == live.core.snapshot(member)
+    assert fresh.timers == live.core.timers
+
+
+def journal_like_the_runner(path: Path, rules: str, seats: int,
+                            log: list[tuple[cmd.Command, float]]) -> None:
+    """Write `log` as the runner does: each command, and the core at each deal's start."""
+    journal = SqliteJournal(path, Clock())
+    journal.table_opened(1, 0.0, {})
+    core, dealt = new_core(rules, seats), 0
+    for command, now in log:
+        journal.command(1, now, command)
+        core.handle(command, now)
+        if core.deals_begun != dealt:
+            dealt = core.deals_begun
+            journal.snapshot(core)
+    journal.close()
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(scripts())
+def test_a_table_rebuilt_from_its_deal_snapshot_equals_the_live_one(
+        tmp_path: Path, script: tuple[str, int, list[int]]) -> None:
+    rules, seats, choices = script
+    live = run_script(rules, seats, choices)
+    path = tmp_path / f"snap-{rules}-{seats}-{abs(hash(tuple(choices)))}.sqlite3"
+    journal_like_the_runner(path, rules, seats, live.log)
+    (table,) = SqliteJournal(path, Clock()).load().tables
+    assert table.core is not None  # the match started: a deal began
+    assert len(table.commands) < len(live.log)  # only what came after the snapshot
+    assert [(c, at) for at, c in table.commands] == live.log[len(live.log)
+                                                            - len(table.commands):]
+    core = table.core
+    for at, command in table.commands:
+        core.handle(command, at)
+    for member in live.core.members():
+        assert core.snapshot(member) == live.core.snapshot(member)
+    assert core.timers == live.core.timers and core.summary() == live.core.summary()
+
+
+def test_a_snapshot_from_other_code_is_not_used(tmp_path: Path) -> None:
+    live = run_script("classic", 3, [7, *range(1, 200, 3)])
+    path = tmp_path / "other.sqlite3"
+    journal_like_the_runner(path, "classic", 3, live.log)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE table_snapshots SET code = 'an older server'")
+    conn.commit()
+    conn.close()
+    (table,) = SqliteJournal(path, Clock()).load().tables
+    assert table.core is None and len(table.commands) == len(live.log)  # all of them
+
+
+def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    clock = Clock()
+    journal = SqliteJournal(path, clock)
+    sent: list[str] = []
+    journal.later(sent.append, "before")  # nothing waits: at once
+    assert sent == ["before"]
+    journal.table_opened(1, 0.0, {})
+    journal.command(1, 0.0, cmd.Join("1", "A"))
+    journal.later(sent.append, "reply")
+    journal.later(sent.append, "update")
+    assert sent == ["before"]
+    other = sqlite3.connect(path)  # another reader sees nothing yet
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (0,)
+    clock.advance(0)  # the end of the reactor turn: one commit, then the sends, in order
+    assert sent == ["before", "reply", "update"]
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (1,)
+    assert journal.commits == 1
+    journal.close()
+
+
+def test_sessions_are_kept_by_token_hash_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    journal = SqliteJournal(path, Clock())
+    journal.session_opened(7, token_hash("secret-token"), "Ayşe", "127.0.0.1", 1.0)
+    journal.session_opened(8, token_hash("other"), "Mehmet", "127.0.0.1", 1.0)
+    journal.session_forgotten(8)
+    journal.close()
+    for stored in tmp_path.iterdir():  # the file and anything beside it (WAL, shm)
+        assert b"secret-token" not in stored.read_bytes()
+    saved = SqliteJournal(path, Clock()).load()
+    assert [(s.player_id, s.name) for s in saved.sessions] == [(7, "Ayşe")]
+    assert saved.sessions[0].token == token_hash("secret-token")
+    assert saved.last_player == 8  # forgotten, but never handed out again
+
+
+def test_an_unreadable_command_drops_only_its_table(tmp_path: Path) -> None:
+    path = tmp_path / "bad.sqlite3"
+    journal = SqliteJournal(path, Clock())
+    for table_id in (1, 2):
+        journal.table_opened(table_id, 0.0, {})
+        journal.command(table_id, 0.0, cmd.Join("1", "A"))
+    journal.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE table_commands SET command = x'c1' WHERE table_id = 1")
+    conn.commit()
+    conn.close()
+    saved = SqliteJournal(path, Clock()).load()
+    assert [t.id for t in saved.tables] == [2] and saved.unreadable == [1]
+    assert saved.last_table == 2
+
+
+def test_the_journal_migrates_an_older_file(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE matches (id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, "
+                 "rules TEXT NOT NULL, options TEXT NOT NULL, players TEXT NOT NULL, "
+                 "started_at REAL NOT NULL, finished_at REAL NOT NULL, totals TEXT NOT NULL, "
+                 "winners TEXT NOT NULL)")
+    conn.execute("CREATE TABLE deals (match_id INTEGER NOT NULL, deal_no INTEGER NOT NULL, "
+                 "result TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (match_id, deal_no))")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    SqliteJournal(path, Clock()).close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    assert conn.execute("SELECT count(*) FROM live_tables").fetchone() == (0,)
+
+
+def test_restored_rearms_timers_from_their_deadlines_and_marks_everyone_away() -> None:
+    core = new_core("classic", 2)
+    core.handle(cmd.Join("1", "A"), 0.0)
+    core.handle(cmd.Join("2", "B"), 0.0)
+    core.handle(cmd.Ready("2", True), 0.0)
+    core.handle(cmd.Start("1", 9), 100.0)
+    assert core.timers[TURN_TIMER] == 100.0 + SETTINGS.turn_seconds
+    out = core.handle(cmd.Restored(), 105.0)
+    timers = {e.key: e.delay for e in out if isinstance(e, SetTimer)}
+    assert timers[TURN_TIMER] == SETTINGS.turn_seconds - 5.0  # what was left of the turn
+    for member in ("1", "2"):
+        assert timers[GRACE_TIMER + member] == SETTINGS.grace_seconds
+        assert core.snapshot(member)["table"]["seats"][core.seat_of(member)]["connected"] \
+            is False
+    late = core.handle(cmd.Restored(), 10_000.0)  # long after: the turn ran out at once
+    assert {e.key: e.delay for e in late if isinstance(e, SetTimer)}[TURN_TIMER] == 0.0

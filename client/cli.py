@@ -16,7 +16,8 @@ ENDPOINT is a Twisted client endpoint string (`tls:example.org:7707`,
 The session's resume token is kept on disk per server (client/token_store.py), so
 `pisyedili HOST` after a closed terminal, a crash or a reboot resumes the session and its
 seat (while the server keeps them); `--fresh` starts a new session. Offline play keeps
-none: its server dies with it.
+its match in a file of its own (client/offline.py): `pisyedili play --continue` takes it
+up again.
 
 Twisted's asyncio reactor is installed here, before anything imports the reactor, so
 Twisted and prompt_toolkit share one asyncio loop (and, offline, the embedded server
@@ -212,6 +213,9 @@ def build_play_parser() -> argparse.ArgumentParser:
                       help="bot level (default: the server's)")
     game.add_argument("--seed", type=int, default=None,
                       help="seed the shuffles (tests and demos: deals become predictable)")
+    game.add_argument("--continue", dest="resume", action="store_true",
+                      help="take up the unfinished match of the last offline session, "
+                      "where it stopped (otherwise a new match starts)")
     _common(play)
     return play
 
@@ -370,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reactor = install_reactor()
     # Imported only now: they import Twisted modules that must find the asyncio reactor.
     from .app import ClientApp
-    from .offline import OfflineOptions, play, wire
+    from .offline import OfflineOptions, offline_db, play, wire
 
     app = ClientApp(look, name, bell=args.bell, order=args.sort)
     start_logging(args.log, app.on_status)
@@ -378,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     async def session() -> None:
         if offline:
             opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed,
-                                  level=args.level)
+                                  level=args.level, resume=args.resume, db=offline_db())
             await play(app, reactor, name, opts)
         else:
             from .token_store import TokenStore

@@ -5,6 +5,11 @@ The server is the real one (`server.tap.make_factory`), listening on
 client, so offline play exercises exactly the code a networked game does.  A small
 autopilot then types, in effect, what a host would: create the table, sit, add the
 bots, ready, start.
+
+The embedded server journals its table to a file of its own in the user's data
+directory, and the client keeps its token there too (`TokenStore`, key `offline`), so
+`pisyedili play --continue` restarts that server on that file and takes the seat back
+where the last one left it — after a closed terminal, a crash or a reboot.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
@@ -19,14 +25,30 @@ from twisted.internet.interfaces import IStreamClientEndpoint
 from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
+from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.limits import ServerLimits
+from pisyedili.server.store import default_path
 from pisyedili.server.table_core import TableSettings
 from pisyedili.server.tap import make_factory
 
 from .app import ClientApp
+from .token_store import TokenStore
 from .wire import Link, Message, RequestFailed
 
 LOOPBACK = "tcp:0:interface=127.0.0.1"
+OFFLINE_KEY = "offline"
+"""The token store's key for the embedded server's session."""
+
+
+def offline_db() -> Path:
+    """The embedded server's journal: beside the server's own database, never it."""
+    return default_path().with_name("offline.sqlite3")
+
+
+def forget_offline(path: Path) -> None:
+    """A new offline match: the last one's file goes (with SQLite's WAL files)."""
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        file.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -40,18 +62,29 @@ class OfflineOptions:
     bot_delay: float = 0.8
     deal_pause: float = 4.0
     """Seconds to read the scores before the next deal."""
+    resume: bool = False
+    """`--continue`: the unfinished match of the last offline session, if there is one."""
+    db: Path | None = None
+    """The journal's file (default `offline_db()`); None in tests that keep nothing."""
 
 
 async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
-    """The embedded server, listening on an ephemeral loopback port."""
+    """The embedded server, listening on an ephemeral loopback port; with `opts.db`, it
+    journals there (and first rebuilds what the file holds: `opts.resume`)."""
     # `hard` bots search in a thread, so the prompt never freezes while they think.
     settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay,
                              deal_pause=opts.deal_pause, bot_thread=True)
     # The only client is this one: the per-connection rate limit guards a public server
     # against floods and has nothing to guard here (scripted input would trip it).
     limits = ServerLimits(rate=1000.0, burst=1000)
+    journal = None
+    if opts.db is not None:
+        if not opts.resume:
+            forget_offline(opts.db)
+        opts.db.parent.mkdir(parents=True, exist_ok=True)
+        journal = SqliteJournal(opts.db, cast(Clock, reactor))
     factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
-                           settings=settings, limits=limits)
+                           settings=settings, limits=limits, journal=journal)
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
     return await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
 
@@ -131,17 +164,47 @@ def wire(app: ClientApp, reactor: Any, endpoint: IStreamClientEndpoint, name: st
     return link
 
 
-async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) -> None:
-    """Run a whole offline session: server up, table hosted, the prompt until quit."""
+def unfinished(path: Path | None, store: TokenStore) -> str | None:
+    """The token of the last offline session, if its file still holds a table."""
+    saved = store.load(OFFLINE_KEY)
+    if path is None or saved is None or not path.exists():
+        return None
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+            (tables,) = conn.execute("SELECT count(*) FROM live_tables").fetchone()
+    except sqlite3.Error:
+        return None
+    return saved.token if tables else None
+
+
+async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions,
+               store: TokenStore | None = None) -> None:
+    """Run a whole offline session: server up, table hosted (or, with `--continue`,
+    taken back), the prompt until quit."""
+    store = store or TokenStore()
+    token = unfinished(opts.db, store) if opts.resume else None
+    if opts.resume and token is None:
+        app.on_status("no unfinished offline match to continue: a new one starts")
+    opts = OfflineOptions(**{**vars(opts), "resume": token is not None})
     port = await start_server(reactor, opts)
     if opts.seed is not None:
         app.on_status(f"--seed {opts.seed}: the shuffles are predictable (tests and demos)")
     pilot = Autopilot(app, opts)
+    pilot.started = token is not None  # the table exists: nothing to host
     app.subscribe_lobby = False
     app.state.deal_pause = opts.deal_pause  # the server sends no countdown to the next deal
     endpoint = cast(IStreamClientEndpoint,
                     TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port, timeout=10))
     link = wire(app, reactor, endpoint, name, before=pilot.on_message)
+    link.token = token
+
+    def changed(new: str | None, who: str) -> None:
+        if new is not None and opts.db is not None:
+            store.save(OFFLINE_KEY, new, who)
+
+    link.on_token = changed
     link.start()
     try:
         await app.run()

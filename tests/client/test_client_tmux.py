@@ -46,7 +46,8 @@ class Terminal:
               ascii_only: bool = False) -> None:
         """Run `argv` in a fresh window; when it ends, its exit status is printed and
         the window stays open to be read."""
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME")}
+        env = {k: v for k, v in os.environ.items()
+               if k in ("PATH", "HOME") or k.startswith("XDG_")}  # the test's own dirs
         env.update(TERM="xterm-256color", LANG="C.UTF-8")
         env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
         shell = f'{shlex.join(argv)}; echo "exit status $?"; sleep 120'
@@ -120,6 +121,33 @@ def hand_on(screen: str) -> list[str]:
     found = re.search(r"^hand (\d+:.*(?:\n {5}\d+:.*)*)", screen, re.M)
     assert found, screen
     return re.findall(r"\d+:(\S+)", found.group(1))
+
+
+def test_play_continue_takes_the_seat_back_after_the_terminal_closed(
+        terminal: Terminal) -> None:
+    terminal.start(play("--bots", "2", "--seed", "11", "--ascii"), 120, 40)
+    before = terminal.wait_for(lambda s: "your move:" in s, "our turn")
+    hand = hand_on(before)
+    terminal.tmux("kill-server")  # the terminal closes under the game
+
+    later = Terminal(f"{terminal.socket}-continue")  # its own tmux: the old one may linger
+    newer = Terminal(f"{terminal.socket}-new")
+    try:
+        later.start(play("--continue", "--ascii"), 120, 40)
+        after = later.wait_for(lambda s: "your move:" in s, "our turn, taken back")
+        assert hand_on(after) == hand
+        assert offered(after) == offered(before)
+        assert "no unfinished offline match" not in after
+        later.type("/quit")
+        later.type("/quit")
+        assert later.exited() == "0"
+
+        newer.start(play("--bots", "1", "--ascii"), 120, 40)  # no --continue: a new match
+        fresh = newer.wait_for(lambda s: "your move:" in s or "bot 2:" in s, "a new match")
+        assert "bot 3:" not in fresh
+    finally:
+        later.tmux("kill-server")
+        newer.tmux("kill-server")
 
 
 @pytest.mark.rule("C4")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import pickle
@@ -290,9 +291,9 @@ class SqliteJournal:
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, params in rows:
-                    conn.execute(sql, params)
+            try:  # runs of one statement (mostly commands) in one call each
+                for sql, run in itertools.groupby(rows, key=lambda row: row[0]):
+                    conn.executemany(sql, [params for _, params in run])
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

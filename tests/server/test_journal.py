@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
-from test_table_core import SETTINGS, new_core, run_script, scripts
+from test_table_core import SETTINGS, assert_same_table, new_core, run_script, scripts
 from twisted.internet.task import Clock
 
 from pisyedili.server import commands as cmd
@@ -58,9 +58,7 @@ def test_a_table_rebuilt_from_the_file_equals_the_live_one_at_every_step(
     fresh = new_core(rules, seats)
     for (at, command), effects in zip(table.commands, live.effects, strict=True):
         assert fresh.handle(command, at) == effects
-    for member in live.core.members():
-        assert fresh.snapshot(member) == live.core.snapshot(member)
-    assert fresh.timers == live.core.timers
+    assert_same_table(fresh, live.core)
 
 
 def journal_like_the_runner(path: Path, rules: str, seats: int,
@@ -95,9 +93,7 @@ def test_a_table_rebuilt_from_its_deal_snapshot_equals_the_live_one(
     core = table.core
     for at, command in table.commands:
         core.handle(command, at)
-    for member in live.core.members():
-        assert core.snapshot(member) == live.core.snapshot(member)
-    assert core.timers == live.core.timers and core.summary() == live.core.summary()
+    assert_same_table(core, live.core)
 
 
 def test_a_snapshot_from_other_code_is_not_used(tmp_path: Path) -> None:

@@ -182,10 +182,15 @@ def test_replaying_the_commands_gives_the_same_effects(script: tuple[str, int, l
     fresh = new_core(rules, seats)
     for (command, now), effects in zip(live.log, live.effects, strict=True):
         assert fresh.handle(command, now) == effects
-    for member in live.core.members():
-        assert fresh.snapshot(member) == live.core.snapshot(member)
-    assert fresh.timers == live.core.timers
-    assert fresh.summary() == live.core.summary()
+    assert_same_table(fresh, live.core)
+
+
+def assert_same_table(core: TableCore, live: TableCore) -> None:
+    """Every member's snapshot, the timers and the lobby row: all a table shows."""
+    for member in live.members():
+        assert core.snapshot(member) == live.snapshot(member)
+    assert core.timers == live.timers
+    assert core.summary() == live.summary()
 
 
 def test_a_bots_late_answer_is_ignored() -> None:

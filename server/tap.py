@@ -190,7 +190,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
                   on_match=archive.record if archive is not None else None)
-    return ServerFactory(name, lobby, sessions, limits, clock)
+    return ServerFactory(name, lobby, sessions, limits, clock, archive=archive)
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:

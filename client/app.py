@@ -551,8 +551,8 @@ class ClientApp:
     def _export(self, arg: str) -> None:
         """`/export ID FILE` fetches the match and saves it; `/export FILE` saves the
         one being replayed."""
-        first, _, rest = arg.partition(" ")
-        if rest:
+        first, by_id, rest = arg.partition("\n")  # `ID\nFILE`, or just `FILE`
+        if by_id:
             self.fetch_match(int(first), lambda match: self._save(match, rest))
         elif self.replay is not None:
             self._save(self.replay.match, first)

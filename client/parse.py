@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pisyedili.protocol.limits import MAX_ID
 from pisyedili.protocol.shapes import BOT_LEVELS, HISTORY_PAGE, RULE_SETS
 
 from . import cards
@@ -401,16 +402,24 @@ def _history(args: list[str], ctx: Context) -> Parsed:
     return Request(msg)
 
 
+def _match_id(text: str) -> str | None:
+    """A match id as typed (`12` or `#12`), or None if it cannot be one."""
+    digits = text.lstrip("#")
+    return digits if digits.isdigit() and int(digits) <= MAX_ID else None
+
+
 def _replay(args: list[str], ctx: Context) -> Parsed:
-    if len(args) != 1 or not args[0].lstrip("#").isdigit():
+    match = _match_id(args[0]) if len(args) == 1 else None
+    if match is None:
         return Invalid("Usage: /replay ID (the match's number in /history)")
-    return Local("replay", args[0].lstrip("#"))
+    return Local("replay", match)
 
 
 def _export(args: list[str], ctx: Context) -> Parsed:
     """`/export ID FILE`, or `/export FILE` for the match being replayed."""
-    if len(args) == 2 and args[0].lstrip("#").isdigit():
-        return Local("export", f"{args[0].lstrip('#')} {args[1]}")
+    match = _match_id(args[0]) if len(args) == 2 else None
+    if match is not None:
+        return Local("export", f"{match}\n{args[1]}")  # typed lines hold no newline
     if len(args) == 1:
         return Local("export", args[0])
     return Invalid("Usage: /export ID FILE (or /export FILE during a replay)")

@@ -351,7 +351,8 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
     lines = render.flow([], head, width, render.sep(look), indent=2)
     totals = match.totals_before(viewer.deal)
     turn = d.to_act
-    for seat in range(d.n):
+    # At the deal's end the result shows every hand beside its points: not twice.
+    for seat in range(0 if d.over else d.n):
         hand = cards.sort_hand([engine.CARD_STR[c] for c in d.hands[seat]])
         marker = ("▶ " if look.unicode else "> ") if seat == turn else "  "
         style = "class:turn" if seat == turn else ""

@@ -28,6 +28,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 from pisyedili.client import replay
 from pisyedili.client.app import ClientApp
 from pisyedili.client.offline import wire
+from pisyedili.client.parse import Context, Invalid, Local, Request, parse_input
 from pisyedili.client.render import Look, plain
 from pisyedili.server import rules as engine
 from pisyedili.server.effects import MatchOver
@@ -123,6 +124,28 @@ def test_typed_replay_commands_step_and_refuse_clearly() -> None:
     assert replay.replay_command("n", viewer) is None and (viewer.deal, viewer.step) == (1, 0)
     assert replay.replay_command("q", viewer) == "quit"
     assert "n next" in (replay.replay_command("7h", viewer) or "")
+
+
+@pytest.mark.parametrize(("typed", "parsed"), [
+    ("/history", Request({"type": "history", "of": "mine"})),
+    ("/history recent 3", Request({"type": "history", "of": "recent", "offset": 100})),
+    ("/history 2", Request({"type": "history", "of": "mine", "offset": 50})),
+    ("/history 'Ali Veli'", Request({"type": "history", "of": "player", "name": "Ali Veli"})),
+    ("/matches Mehmet 2", Request({"type": "history", "of": "player", "name": "Mehmet",
+                                   "offset": 50})),
+    ("/replay #12", Local("replay", "12")),
+    ("/export 12 'my match.json'", Local("export", "12\nmy match.json")),
+    ("/export '12 b.json'", Local("export", "12 b.json")),
+])
+def test_history_replay_and_export_commands(typed: str, parsed: object) -> None:
+    assert parse_input(typed, Context()) == parsed
+
+
+@pytest.mark.parametrize("typed", ["/history a b c", "/history 0", "/replay", "/replay x",
+                                   f"/replay {2**53}", "/export", "/export 1 2 3"])
+def test_bad_history_commands_say_how_to_type_them(typed: str) -> None:
+    parsed = parse_input(typed, Context())
+    assert isinstance(parsed, Invalid) and parsed.message.startswith("Usage: /")
 
 
 # -- the file ------------------------------------------------------------------------------

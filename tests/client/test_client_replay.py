@@ -27,6 +27,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 
 from pisyedili.client import replay
 from pisyedili.client.app import ClientApp
+from pisyedili.client.cli import main
 from pisyedili.client.offline import wire
 from pisyedili.client.parse import Context, Invalid, Local, Request, parse_input
 from pisyedili.client.render import Look, plain
@@ -256,6 +257,19 @@ def test_pisyedili_replay_steps_through_a_file_read_from_a_pipe(tmp_path: Path) 
     for seat in range(3):
         assert re.search(rf"^  {re.escape(NAMES[seat])} +\+{result['points'][seat]} ", out,
                          re.M), "the deal's result, every seat's points"
+
+
+def test_the_help_lists_the_replay_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    assert re.search(r"^  replay +watch an exported match", capsys.readouterr().out, re.M)
+    with pytest.raises(SystemExit) as exit_:
+        main(["replay", "--help"])
+    assert exit_.value.code == 0 and "usage: pisyedili replay" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main(["replay"])  # no FILE
+    assert exit_.value.code == 2 and "FILE" in capsys.readouterr().err
 
 
 def test_pisyedili_replay_refuses_a_bad_file_with_a_message(tmp_path: Path) -> None:

@@ -233,6 +233,31 @@ async def test_replies_from_the_store_keep_the_order_of_requests(
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_client_gone_before_its_answer_costs_nothing(
+        served: tuple[Server, Archive]) -> None:
+    server, archive = served
+    ayse, _ = await finish(server, archive, "Ayse", 11, deals=1)
+    failures: list[Any] = []
+
+    def observe(event: dict[str, Any]) -> None:
+        if event.get("log_failure") is not None:
+            failures.append(event)
+
+    globalLogPublisher.addObserver(observe)
+    try:
+        for msg in ({"type": "replay", "match": 1, "id": 1}, {"type": "ping", "id": 2}):
+            ayse.send(msg)
+        await ayse.close()
+        await server.dropped(ayse)
+        await archive.flush()  # the read ran, and its answer found the connection gone
+    finally:
+        globalLogPublisher.removeObserver(observe)
+    assert not failures, failures
+    other = await server.connect("Mehmet")
+    assert (await other.ok("history", of="recent"))["total"] == 1
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_store_that_fails_is_an_internal_error_and_logged(
         served: tuple[Server, Archive], tmp_path: Path) -> None:
     server, archive = served

@@ -18,8 +18,10 @@ from typing import Any
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
@@ -27,7 +29,7 @@ from twisted.python.failure import Failure
 
 from pisyedili.protocol.errors import ProtocolError
 
-from . import cards, render
+from . import cards, render, replay
 from .parse import (
     COMMANDS,
     Chat,
@@ -78,6 +80,21 @@ class _Completer(Completer):
                 yield Completion(value, start_position=-len(text), display_meta=meta)
 
 
+def _replay_keys(app: ClientApp) -> KeyBindings:
+    """In a replay, with nothing typed: arrows step through moves, PageDown and PageUp
+    through deals, End to the deal's result (`REPLAY_COMMANDS`)."""
+    keys = KeyBindings()
+    idle = Condition(lambda: app.replay is not None and not app.session.default_buffer.text)
+    for key, word in (("right", "n"), ("left", "b"), ("pagedown", "nd"), ("pageup", "pd"),
+                      ("end", "end")):
+
+        def step(event: KeyPressEvent, word: str = word) -> None:
+            app.replay_step(word)
+
+        keys.add(key, filter=idle)(step)
+    return keys
+
+
 class ClientApp:
     """Glue between the prompt, the state and a `Link`."""
 
@@ -115,12 +132,20 @@ class ClientApp:
         restart comes back as the same player (cli.py drops it after a lobby quit)."""
         self.resume_note: str | None = None
         """A line for /help on how sessions are kept across restarts (none offline)."""
+        self.replay: replay.Viewer | None = None
+        """The finished match being replayed, if one is: the status area shows it."""
+        self.replay_only = False
+        """`pisyedili replay FILE`: no server, and leaving the replay ends the program."""
+        self.replay_to_log = False
+        """Print the replay's screen above the prompt at each step too: for an output that
+        is not a terminal (a pipe, a file), where the status area cannot be redrawn."""
         self.session: PromptSession[str] = PromptSession(
             message=self._message,
             bottom_toolbar=self._toolbar,
             completer=_Completer(self),
             complete_while_typing=False,
             refresh_interval=1.0,
+            key_bindings=_replay_keys(self),
             style=self.style,
             input=input,
             output=output,
@@ -142,6 +167,8 @@ class ClientApp:
             return FormattedText([("class:warn", "leave the match? Ctrl-C again> ")])
         if armed == "leave":
             return FormattedText([("class:warn", "leave the match? /leave again> ")])
+        if self.replay is not None:
+            return FormattedText([("class:title", "replay"), ("", "> ")])
         if self.pending_jack is not None:
             jack = render.card(self.pending_jack, self.state.look)
             return FormattedText([*jack, ("", " names which suit? (c d h s, Enter cancels) ")])
@@ -162,6 +189,8 @@ class ClientApp:
 
     def status_lines(self) -> list[Fragments]:
         """The status area, laid out for the terminal's width."""
+        if self.replay is not None:
+            return replay.screen(self.replay, self.state.look, self._size()[1])
         return self.state.status(self.now(), self._size()[1], self._link_state())
 
     def _status(self) -> Fragments:
@@ -360,6 +389,9 @@ class ClientApp:
                 return
             self._send({"type": "move", "move": {"kind": "play", "card": jack, "suit": suit}})
             return
+        if self.replay is not None and not text.lstrip().startswith("/"):
+            self.replay_step(text)
+            return
         parsed = parse_input(text, self.state.context())
         if parsed is None:
             return
@@ -372,6 +404,9 @@ class ClientApp:
                 self._want_out("leave", "/leave", armed)
             elif parsed.msg.get("type") == "resync":
                 self.resync()
+            elif parsed.msg.get("type") == "history":
+                if self._has_history():
+                    self._send(dict(parsed.msg))
             else:
                 self._send(dict(parsed.msg))
         elif isinstance(parsed, Chat):
@@ -388,8 +423,13 @@ class ClientApp:
         look, width = self.state.look, self._size()[1]
         if cmd.name == "quit":
             self._want_out("quit", "/quit", armed)
+        elif cmd.name == "replay":
+            self.fetch_match(int(cmd.arg), self.start_replay)
+        elif cmd.name == "export":
+            self._export(cmd.arg)
         elif cmd.name == "help":
-            for line in render.help_lines(cmd.arg, width, look):
+            topic = cmd.arg or ("replay" if self.replay is not None else "")
+            for line in render.help_lines(topic, width, look):
                 self.show(line)
             if self.resume_note and not cmd.arg:
                 self.show([("class:dim", self.resume_note)])
@@ -416,6 +456,119 @@ class ClientApp:
             self.bell = cmd.arg == "on" if cmd.arg else not self.bell
             self.show([("class:dim", "Bell on: the terminal rings when it is your turn."
                         if self.bell else "Bell off.")])
+
+    # --------------------------------------------------------------- replays
+
+    def start_replay(self, match: replay.MatchReplay) -> None:
+        """Show `match` in the status area, from its first deal as dealt."""
+        self.replay = replay.Viewer(match)
+        deals = render.plural(len(match.deals), "deal")
+        keys = " or →" if self.state.look.unicode else ""
+        back = " or ←" if self.state.look.unicode else ""
+        self.show([("class:title", f"Replay of match #{match.id}"),
+                   ("", f", {deals}: n{keys} steps, b{back} goes back, nd/pd for deals, "
+                        "q leaves; /help replay for all.")])
+        self._replay_logged()
+        self._refresh()
+
+    def _replay_logged(self) -> None:
+        if self.replay is not None and self.replay_to_log:
+            for line in replay.screen(self.replay, self.state.look, self._size()[1]):
+                self.show(line)
+
+    def replay_step(self, text: str) -> None:
+        """One typed word (or key) of a replay."""
+        if self.replay is None:
+            return
+        said = replay.replay_command(text, self.replay)
+        if said == "quit":
+            self.replay = None
+            self.show([("class:dim", "left the replay")])
+            if self.replay_only:
+                self._quit = True
+        elif said:
+            self.show([("class:dim", said)])
+        else:
+            self._replay_logged()
+        self._refresh()
+
+    def _has_history(self) -> bool:
+        if self.link is None or not self.link.connected:
+            self.show([("class:error", "Not connected: match history comes from a server.")])
+            return False
+        if "history" not in self.link.features:
+            self.show([("class:error", "This server keeps no match history.")])
+            return False
+        return True
+
+    def fetch_match(self, match_id: int,
+                    then: Callable[[replay.MatchReplay], None]) -> Deferred[None] | None:
+        """Fetch a whole finished match, deal by deal and page by page, check it, and
+        hand it to `then`; a refusal was shown already (as every reply is)."""
+        if not self._has_history():
+            return None
+        link = self.link
+        assert link is not None
+        self.show([("class:dim", f"* fetching match #{match_id}")])
+
+        async def fetch() -> replay.MatchReplay | None:
+            replies: list[Message] = []
+            deal, start, deals = 1, 0, 1
+            while deal <= deals:
+                ask: dict[str, Any] = {"type": "replay", "match": match_id, "deal": deal}
+                if start:
+                    ask["from"] = start
+                reply = await link.request(ask)
+                if reply["type"] != "replay":
+                    return None
+                replies.append(reply)
+                deals = int(reply["match"]["deals"])
+                got = int(reply["from"]) + len(reply["record"]["moves"])
+                if got < int(reply["move_count"]) and got > start:
+                    start = got
+                else:
+                    deal, start = deal + 1, 0
+            return replay.from_replies(replies)
+
+        def fetched(match: replay.MatchReplay | None) -> None:
+            if match is not None:
+                then(match)
+            self._refresh()
+
+        def failed(failure: Failure) -> None:
+            if isinstance(failure.value, replay.ReplayError):
+                self.show([("class:error", f"Cannot replay match #{match_id}: "
+                                           f"{failure.value}")])
+            elif isinstance(failure.value, RequestFailed):
+                self.show([("class:error", f"Match #{match_id} did not arrive: "
+                                           f"{failure.value}")])
+            else:
+                failure.raiseException()  # a bug: let it be logged
+            self._refresh()
+
+        return Deferred.fromCoroutine(fetch()).addCallbacks(fetched, failed)
+
+    def _export(self, arg: str) -> None:
+        """`/export ID FILE` fetches the match and saves it; `/export FILE` saves the
+        one being replayed."""
+        first, by_id, rest = arg.partition("\n")  # `ID\nFILE`, or just `FILE`
+        if by_id:
+            self.fetch_match(int(first), lambda match: self._save(match, rest))
+        elif self.replay is not None:
+            self._save(self.replay.match, first)
+        else:
+            self.show([("class:error", "Usage: /export ID FILE (or /export FILE during a "
+                                       "replay)")])
+
+    def _save(self, match: replay.MatchReplay, path: str) -> None:
+        try:
+            replay.save(match, path)
+        except OSError as exc:
+            self.show([("class:error", f"Could not save match #{match.id} to {path}: "
+                                       f"{exc.strerror or exc}")])
+            return
+        self.show([("class:good", f"saved match #{match.id} to {path}"),
+                   ("class:dim", f" (pisyedili replay {path} opens it)")])
 
     # -------------------------------------------------------------------- loop
 

@@ -220,6 +220,25 @@ def build_play_parser() -> argparse.ArgumentParser:
     return play
 
 
+REPLAY_OPTIONS = "replay"
+
+
+def build_replay_parser() -> argparse.ArgumentParser:
+    replay = argparse.ArgumentParser(
+        prog="pisyedili replay",
+        description="Watch an exported match (/export in the game) move by move, every "
+                    "hand face up; no server needed.",
+        epilog="In the viewer, /help lists its keys and commands.")
+    group = replay.add_argument_group(REPLAY_OPTIONS)
+    group.add_argument("file", metavar="FILE", help="a match exported as JSON "
+                                                    "(docs/replay.md)")
+    replay.add_argument("--ascii", action="store_true",
+                        help="letters instead of suit symbols (c d h s)")
+    replay.add_argument("--log", metavar="FILE",
+                        help="write the program's log to FILE (default: no log)")
+    return replay
+
+
 @dataclass(frozen=True)
 class Subcommand:
     """A first word that makes `pisyedili` do something else than join a server."""
@@ -235,6 +254,8 @@ class Subcommand:
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("play", "play offline against bots on this machine", build_play_parser,
                PLAY_OPTIONS),
+    Subcommand("replay", "watch an exported match, every hand face up", build_replay_parser,
+               REPLAY_OPTIONS),
 )
 """Each is `pisyedili NAME [options]`; a server host of the same name needs its port
 (`play:7707`)."""
@@ -346,6 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args_in[0] if args_in and args_in[0] in subcommands else None
     parser = subcommands[command] if command else net_parser
     args = parser.parse_args(args_in[1:] if command else args_in)
+    if command == "replay":
+        return replay_file(parser, args.file, look_for(args.ascii), args.log)
     name = str(args.name).strip()[:MAX_NAME]
     if not name:
         parser.error("--name must not be blank")
@@ -397,6 +420,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             await app.run()
             if not app.quit_from_match:
                 store.delete(key)  # a clean quit from the lobby: nothing to come back to
+
+    try:
+        run_on_reactor(reactor, session)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,
+                log_path: str | None) -> int:
+    """`pisyedili replay FILE`: the file is read and checked before the terminal is
+    taken over, so a bad one is a plain message and exit status 1."""
+    from .replay import ReplayError, load
+
+    try:
+        match = load(path)
+    except (ReplayError, OSError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        parser.exit(1, f"{parser.prog}: {path}: {why}\n")
+    reactor = install_reactor()
+    from .app import ClientApp
+
+    app = ClientApp(look, "")
+    app.replay_only = True
+    app.replay_to_log = not sys.stdout.isatty()
+    start_logging(log_path, app.on_status)
+
+    async def session() -> None:
+        app.start_replay(match)
+        await app.run()
 
     try:
         run_on_reactor(reactor, session)

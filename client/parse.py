@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
+from pisyedili.protocol.limits import MAX_ID
+from pisyedili.protocol.shapes import BOT_LEVELS, HISTORY_PAGE, RULE_SETS
 
 from . import cards
 
@@ -381,6 +382,49 @@ def _lobby(args: list[str], ctx: Context) -> Parsed:
     return Request(msg)
 
 
+def _history(args: list[str], ctx: Context) -> Parsed:
+    """`/history [mine|recent|NAME] [PAGE]`: one page of finished matches."""
+    usage = Invalid("Usage: /history [mine|recent|NAME] [PAGE] (pages are numbered from 1)")
+    page = 1
+    if args and args[-1].isdigit():
+        page = int(args.pop())
+        if page < 1:
+            return usage
+    if len(args) > 1:
+        return usage
+    who = args[0] if args else "mine"
+    msg: Message = {"type": "history", "of": who.lower() if who.lower() in ("mine", "recent")
+                    else "player"}
+    if msg["of"] == "player":
+        msg["name"] = who
+    if page > 1:
+        msg["offset"] = (page - 1) * HISTORY_PAGE
+    return Request(msg)
+
+
+def _match_id(text: str) -> str | None:
+    """A match id as typed (`12` or `#12`), or None if it cannot be one."""
+    digits = text.lstrip("#")
+    return digits if digits.isdigit() and int(digits) <= MAX_ID else None
+
+
+def _replay(args: list[str], ctx: Context) -> Parsed:
+    match = _match_id(args[0]) if len(args) == 1 else None
+    if match is None:
+        return Invalid("Usage: /replay ID (the match's number in /history)")
+    return Local("replay", match)
+
+
+def _export(args: list[str], ctx: Context) -> Parsed:
+    """`/export ID FILE`, or `/export FILE` for the match being replayed."""
+    match = _match_id(args[0]) if len(args) == 2 else None
+    if match is not None:
+        return Local("export", f"{match}\n{args[1]}")  # typed lines hold no newline
+    if len(args) == 1:
+        return Local("export", args[0])
+    return Invalid("Usage: /export ID FILE (or /export FILE during a replay)")
+
+
 def _log(args: list[str], ctx: Context) -> Parsed:
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
         return Invalid("Usage: /log [PAGE] (1 is the newest page, 2 the one before...)")
@@ -399,8 +443,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "ring the terminal bell when it is your turn", _choice("bell", ("on", "off"))),
     CommandSpec("leave", "/leave", "/leave", "leave the table for the lobby",
                 _simple({"type": "leave_table"})),
-    CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, screen, "
-                "or a command", _local("help")),
+    CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, replay, "
+                "screen, or a command", _local("help")),
     CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D and Ctrl-C too)",
                 _local("quit")),
     CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit, "table"),
@@ -428,11 +472,31 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 _join(False), "lobby"),
     CommandSpec("watch", "/watch TABLE|CODE", "/watch 3", "spectate a table", _join(True),
                 "lobby"),
+    CommandSpec("history", "/history [mine|recent|NAME] [PAGE]", "/history recent",
+                "finished matches: yours, recent, a player's", _history,
+                "replay"),
+    CommandSpec("replay", "/replay ID", "/replay 12", "watch a finished match, every hand "
+                "face up", _replay, "replay"),
+    CommandSpec("export", "/export ID FILE", "/export 12 match.json",
+                "save a finished match to FILE", _export,
+                "replay"),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}
 _ALIASES = {"q": "quit", "exit": "quit", "h": "help", "?": "help", "spectate": "watch",
-            "part": "leave", "chat": "say", "add": "bot", "history": "log"}
+            "part": "leave", "chat": "say", "add": "bot", "matches": "history"}
+
+
+REPLAY_COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("n", "next"), "Right, Enter", "the next move (at a deal's end, the next deal)"),
+    (("b", "back"), "Left", "the move before"),
+    (("nd", "]"), "PageDown", "the next deal"),
+    (("pd", "["), "PageUp", "this deal's start, then the deal before"),
+    (("end",), "End", "this deal's end and its result"),
+    (("d N", "deal N"), "", "deal N from its start"),
+    (("q", "quit"), "", "leave the replay"),
+)
+"""The replay's commands: typed words, the key that does the same, what it does."""
 
 
 def parse_command(text: str, ctx: Context) -> Parsed:

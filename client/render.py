@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +22,10 @@ from typing import Any
 from prompt_toolkit.styles import Style
 from prompt_toolkit.utils import get_cwidth
 
-from pisyedili.protocol.shapes import RULE_SETS
+from pisyedili.protocol.shapes import HISTORY_PAGE, RULE_SETS
 
 from . import cards
-from .parse import COMMANDS, is_pick_phase, move_input
+from .parse import COMMANDS, REPLAY_COMMANDS, is_pick_phase, move_input
 
 Fragments = list[tuple[str, str]]
 Dict = Mapping[str, Any]
@@ -570,6 +571,50 @@ def lobby(tables: Iterable[Dict], offset: int = 0, total: int | None = None,
     return out
 
 
+# -------------------------------------------------------------------- finished matches
+
+
+def match_row(m: Dict) -> Fragments:
+    """One finished match: id, when it ended, rule set, deals, each seat's total, winners."""
+    players = [p for p in m.get("players") or [] if isinstance(p, Mapping)]
+    ended = m.get("finished_at")
+    when = (time.strftime("%Y-%m-%d %H:%M", time.localtime(ended))
+            if isinstance(ended, int | float) else "?")
+    seats = ", ".join(f"{p.get('name', '?')} {p.get('total', '?')}" for p in players)
+    won = [str(p.get("name", "?")) for p in players if p.get("seat") in (m.get("winners") or [])]
+    row = f"  #{m.get('id', '?'):<5} {when}  {m.get('rules', '?'):<8} "
+    row += f"{_count(m.get('deals'), 'deal')}  {seats}"
+    out: Fragments = [("", row), ("class:good", f"  won: {' and '.join(won) or 'nobody'}")]
+    if m.get("private"):
+        out.append(("class:dim", "  private"))
+    return out
+
+
+def history(msg: Dict) -> list[Fragments]:
+    """A `history` page: whose matches, which of them, and how to see more."""
+    of, name = msg.get("of"), msg.get("name")
+    rows = [match_row(m) for m in msg.get("matches") or [] if isinstance(m, Mapping)]
+    total, offset = msg.get("total"), msg.get("offset")
+    total = total if isinstance(total, int) else len(rows)
+    offset = offset if isinstance(offset, int) else 0
+    whose = {"mine": "Your matches", "recent": "Recent public matches"}.get(
+        str(of), f"Matches of {name}")
+    word = "" if of == "mine" else f"{name or of} "
+    if not rows:
+        if total:
+            return [[("class:dim", f"{whose}: none on this page of {total}; /history "
+                                   f"{word}1 shows the first.")]]
+        return [[("class:dim", f"{whose}: no finished matches yet.")]]
+    head = f"{whose} ({offset + 1}-{offset + len(rows)} of {total}, newest first):"
+    out = [[("class:title", head)], *rows,
+           [("class:dim", "/replay ID to watch one, /export ID FILE to save it")]]
+    if offset + len(rows) < total or offset:
+        page = -(-offset // HISTORY_PAGE) + 1
+        pages = max(1, -(-total // HISTORY_PAGE))
+        out.append([("class:dim", f"page {page} of {pages}: /history {word}PAGE for another")])
+    return out
+
+
 def sep(look: Look) -> str:
     return " · " if look.unicode else " | "
 
@@ -671,7 +716,7 @@ def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, loo
         if at.next_deal:
             line1.append([("class:dim", f"next deal {at.next_deal}")])
     else:
-        line1 += _table_items(view, look)
+        line1 += table_items(view, look)
     lines = flow([], line1, width, sep(look), indent=2)
 
     over = at.match_over or phase == "over"
@@ -692,7 +737,7 @@ def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, loo
     return lines
 
 
-def _table_items(view: Dict, look: Look) -> list[Fragments]:
+def table_items(view: Dict, look: Look) -> list[Fragments]:
     """The deal being played: top card, penalty, stock, what the next card must do."""
     rules = view.get("rules", "")
     top = view.get("top")
@@ -760,7 +805,7 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
 # ----------------------------------------------------------------------- help, rules
 
 
-HELP_TOPICS = ("moves", "table", "lobby", "screen")
+HELP_TOPICS = ("moves", "table", "lobby", "replay", "screen")
 
 _MOVES_HELP = (
     ("7h  10s  qd  ts", "play that card (case, and 10 or T, do not matter)"),
@@ -813,6 +858,15 @@ def help_lines(topic: str = "", width: int = 80, look: Look = Look()) -> list[Fr
         else:
             lines += _text(_CREATE_OPTIONS, width, "class:dim")
         return lines
+    if topic in ("replay", "history"):
+        keys = [(" or ".join(words) + (f" ({key})" if key else ""), what)
+                for words, key, what in REPLAY_COMMANDS]
+        return [[("class:title", "Finished matches")],
+                *_rows([(c.usage, c.about) for c in COMMANDS if c.topic == "replay"], width),
+                [("class:title", "In a replay (type a word, or press the key)")],
+                *_rows(keys, width),
+                *_text("pisyedili replay FILE opens a saved match, no server needed.",
+                       width)]
     if topic == "screen":
         turn = "▶" if look.unicode else ">"
         return [[("class:title", "The screen")],

@@ -307,6 +307,9 @@ class ClientState:
         scope = "" if msg.get("scope") != "lobby" or self.at_table else "[lobby] "
         return [[("class:dim", scope), ("class:me", f"{who}: "), ("", str(msg.get("text", "")))]]
 
+    def _on_history(self, msg: Message, now: float) -> list[Fragments]:
+        return render.history(msg)
+
     def _on_rematch(self, msg: Message, now: float) -> list[Fragments]:
         names = self.names()
         agreed = [names.get(s, f"seat {s + 1}") for s in msg.get("agreed") or []

@@ -51,7 +51,7 @@ log = Logger()
 
 Message = dict[str, Any]
 
-CLIENT_FEATURES = ("chat", "rematch")
+CLIENT_FEATURES = ("chat", "rematch", "history")
 """The optional features these clients implement, and so ask for."""
 
 _NOT_REQUESTS = frozenset({"hello", "pong"})

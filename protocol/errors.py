@@ -94,6 +94,11 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("game_in_progress", "The table is playing a match; seats cannot change now."),
     ErrorCode("no_game", "The table is not playing a deal."),
     ErrorCode("match_not_over", "A rematch can only be agreed once the match is over."),
+    # Finished matches (feature `history`).
+    ErrorCode("no_such_match", "No finished match with that id that you may see: it never "
+              "finished, was forgotten, or was played at a private table you did not sit at."),
+    ErrorCode("history_unavailable", "This server keeps no finished matches now (it runs "
+              "without a store, or its store could not be opened)."),
     # Moves, refused by the rules engine; `rule` names the rule (e.g. "C6").
     ErrorCode("not_your_turn", "It is not your seat's decision."),
     ErrorCode("illegal_card", "That card cannot be played now (`rule` says why)."),

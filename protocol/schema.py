@@ -18,16 +18,20 @@ from .errors import ProtocolError
 from .shapes import (
     BOT_LEVELS,
     COUNT,
+    DEAL_RECORD,
     EVENT,
+    HISTORY_PAGE,
     ID,
     LABEL,
     LOBBY_ROWS,
     MATCH_INFO,
+    MATCH_SUMMARY,
     MAX_SEATS,
     MOVE,
     NAME,
     OPTIONS,
     PLAYER_ID,
+    RESULT,
     RULE_SETS,
     SEAT,
     SHAPES,
@@ -89,6 +93,7 @@ class MessageSpec:
 # --- Messages ------------------------------------------------------------------------
 
 REQUEST_ID = opt("id", ID, "request id, echoed in the replies")
+HISTORY_OF = StrT(6, choices=("mine", "player", "recent"))
 REPLY_ID = opt("id", ID, "the `id` of the request this answers")
 
 _S = Direction.TO_SERVER
@@ -169,6 +174,23 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("rematch", _S, (req("agree", BoolT(), "agree to play again"), REQUEST_ID),
                 "After the match, agree (or not) to a new one with the same seats.",
                 feature="rematch", answer="`ok`"),
+    MessageSpec("history", _S, (
+        req("of", HISTORY_OF, "`mine`: matches you played (under your session's name); "
+                              "`player`: those `name` played; `recent`: every public one"),
+        opt("name", NAME, "the player, with `of: player` (needed there, ignored otherwise)"),
+        opt("offset", COUNT, "index of the first match wanted, from 0 (default 0)"),
+        opt("limit", IntT(1, HISTORY_PAGE), "most matches wanted (default and most: "
+                                            f"{HISTORY_PAGE})"),
+        REQUEST_ID,
+    ), "List finished matches, newest first, a page at a time.", feature="history",
+        answer="`history`", presence=False),
+    MessageSpec("replay", _S, (
+        req("match", ID, "a match id from `history`"),
+        opt("deal", IntT(1, L.MAX_ID), "the deal wanted, from 1 (default 1)"),
+        opt("from", COUNT, "index of the deal's first move wanted, from 0 (default 0)"),
+        REQUEST_ID,
+    ), "Fetch one deal of a finished match, with everything needed to replay it.",
+        feature="history", answer="`replay`", presence=False),
     # Server to client.
     MessageSpec("welcome", _C, (
         req("protocol", VERSION, "the protocol version of this connection"),
@@ -252,6 +274,24 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("declined", ListT(SEAT, MAX_SEATS), "seats that declined"),
     ), "Rematch agreement changed; when every human seat agrees a new match starts.",
         feature="rematch"),
+    MessageSpec("history", _C, (
+        req("of", HISTORY_OF, "the list asked for"),
+        opt("name", NAME, "whose matches: the `name` asked for, or yours for `mine`"),
+        req("matches", ListT(MATCH_SUMMARY, HISTORY_PAGE), "one page of the list, newest "
+                                                            "first"),
+        req("total", COUNT, "how many matches the whole list holds"),
+        req("offset", COUNT, "the index of `matches[0]` in the whole list"),
+        REPLY_ID,
+    ), "One page of finished matches.", feature="history"),
+    MessageSpec("replay", _C, (
+        req("match", MATCH_SUMMARY, "the match"),
+        req("deal_no", IntT(1, L.MAX_ID), "the deal this is, from 1 (`match.deals` in all)"),
+        req("result", RESULT, "the deal's outcome, as it was scored"),
+        req("record", DEAL_RECORD, "how the deal went: its deck, dealer, seed and moves"),
+        req("from", COUNT, "the index of `record.moves[0]` among the deal's moves"),
+        req("move_count", COUNT, "how many moves the deal has in all"),
+        REPLY_ID,
+    ), "One deal of a finished match (or one page of its moves).", feature="history"),
     MessageSpec("replaced", _C, (
         opt("message", StrT(1000), "human-readable explanation"),
     ), "Another connection resumed this session; the server closes this one."),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import limits as L
 from .types import (
     BoolT,
+    FloatT,
     IntT,
     ListT,
     MapT,
@@ -257,10 +258,66 @@ EVENT = TaggedT(
 
 TOTALS = ListT(POINTS, MAX_SEATS)
 
+# -- finished matches (feature `history`) ------------------------------------------------
+
+HISTORY_PAGE = 50
+"""The most matches one `history` lists: 50 rows of the largest size are about a
+twentieth of the server frame limit (docs/protocol.md, "Frame sizes")."""
+REPLAY_MOVES = 1000
+"""The most moves of a deal one `replay` carries. A deal has no upper bound on its
+moves (reshuffles can go on: C15, K6), so a longer one comes in several pages."""
+MAX_DECK_TEXT = MAX_CARDS * 4
+"""A deck written out: 104 cards of at most 3 characters, each followed by a space."""
+TIMESTAMP = FloatT(0, 1e12)
+SEED = IntT(0, 2**64 - 1)
+
+MATCH_PLAYER = MapT(
+    (
+        req("seat", SEAT, "seat number, 0-based"),
+        req("name", NAME, "the player's (or bot's) name when the match started"),
+        req("kind", StrT(5, choices=("human", "bot")), "who held the seat"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
+        req("total", POINTS, "the seat's match total"),
+    ),
+    name="match_player",
+)
+
+MATCH_SUMMARY = MapT(
+    (
+        req("id", ID, "the match's id, for `replay`"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("options", OPTIONS, "the match's options, with `rules` and `players`"),
+        req("players", ListT(MATCH_PLAYER, MAX_SEATS, 2), "every seat, in seat order"),
+        req("winners", ListT(SEAT, MAX_SEATS, 1), "the winning seats (lowest total: C16, "
+                                                   "K15; a tie has several)"),
+        req("deals", COUNT, "deals played"),
+        req("started_at", TIMESTAMP, "when the match started, seconds since 1970 (UTC)"),
+        req("finished_at", TIMESTAMP, "when it ended, seconds since 1970 (UTC)"),
+        req("private", BoolT(), "played at a private table: listed and replayed only to "
+                                "its players"),
+    ),
+    name="match_summary",
+)
+
+DEAL_RECORD = MapT(
+    (
+        req("options", OPTIONS, "the deal's options, with `rules` and `players`"),
+        req("dealer", SEAT, "the deal's dealer; the next seat opens (C2)"),
+        req("deck", StrT(MAX_DECK_TEXT), "the whole pack in the order it left the deck, "
+                                         "cards separated by spaces: dealt one at a time "
+                                         "from the dealer's left, then the stock from its "
+                                         "top"),
+        req("seed", SEED, "seeds the reshuffles of the discards (C15, K6, K14)"),
+        req("moves", ListT(MOVE, REPLAY_MOVES), "the deal's moves in order, from "
+                                                "`replay.from` on"),
+    ),
+    name="deal_record",
+)
+
 
 # The named shapes messages share, each documented once in docs/protocol.md.
 SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
     for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO,
-              VIEW, MUAMELE, RESULT, EVENT)
+              VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD)
 }

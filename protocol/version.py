@@ -22,6 +22,7 @@ SUPPORTED_VERSIONS: tuple[int, ...] = (2,)
 FEATURES: dict[str, str] = {
     "chat": "Lobby and table chat: `chat` in both directions.",
     "rematch": "After a match, seated players agree on a new one: `rematch` in both directions.",
+    "history": "Finished matches: `history` lists them, `replay` fetches one deal by deal.",
 }
 
 

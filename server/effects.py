@@ -84,6 +84,7 @@ class MatchOver:
     (`{"seat", "name", "kind": "human" | "bot", "level"}`), so someone who left midway
     is still named; `deals` are `{"deal_no", "result", "record"}`, the result and
     `DealRecord` in wire form. Times are the core's `now` (the runner's clock).
+    `private`: played at a private table, so only its players may list or replay it.
     """
 
     table_id: int
@@ -95,6 +96,7 @@ class MatchOver:
     totals: list[int]
     winners: list[int]
     deals: list[dict[str, Any]]
+    private: bool = False
 
 
 Effect = (Reply | Send | SetTimer | CancelTimer | AskBot | Changed | MemberLeft | Closed

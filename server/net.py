@@ -14,6 +14,7 @@ causes: table requests become table commands whose `Reply` effect comes first.
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib.metadata
 from collections.abc import Callable
@@ -32,15 +33,17 @@ from pisyedili.protocol.handshake import Hello, parse_hello
 from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.messages import announced_limits, make_error, make_welcome
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
-from pisyedili.protocol.version import negotiate_features
+from pisyedili.protocol.shapes import HISTORY_PAGE
+from pisyedili.protocol.version import FEATURES, negotiate_features
 from pisyedili.server import commands as cmd
-from pisyedili.server import names
+from pisyedili.server import history, names
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.effects import Message
 from pisyedili.server.journal import NO_JOURNAL, Journal
 from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.session import Session, Sessions
+from pisyedili.server.store import Archive, Store
 from pisyedili.server.table_runner import ReplyTo, TableRunner
 
 log = Logger()
@@ -112,6 +115,8 @@ class ServerProtocol(Int32StringReceiver):
         self._stall_call: Delayed | None = None
         self._paused = False
         self._queued = 0  # at least the bytes the transport still holds for this client
+        self._waiting = False  # a reply from the store is due: later frames wait
+        self._held: collections.deque[bytes] = collections.deque()
 
     @property
     def pending_output(self) -> int:
@@ -326,6 +331,9 @@ class ServerProtocol(Int32StringReceiver):
     def stringReceived(self, string: bytes) -> None:
         if self._closing:
             return
+        if self._waiting:  # behind a store read: replies keep the order of requests
+            self._held.append(string)
+            return
         try:
             self._receive(string)
         except Exception:  # a bug here must cost one request, not the server
@@ -423,6 +431,50 @@ class ServerProtocol(Int32StringReceiver):
             # shows the player is there all the same.
             table.handle(cmd.Seen(session.player_id))
 
+    # -- answers from the store ----------------------------------------------------------
+
+    def from_store(self, query: Callable[[Store], Message], reply: ReplyTo) -> None:
+        """Answer with what `query` reads, run on the store's thread.
+
+        Until the answer is sent this connection reads nothing more (its transport is
+        paused, frames already read wait in order), so replies still come in the order
+        of the requests. A `ProtocolError` from `query` is its refusal; anything else
+        is logged and answered with `internal_error`.
+        """
+        archive = self.server.archive
+        if archive is None or not archive.available:
+            raise ProtocolError("history_unavailable",
+                                "this server keeps no finished matches now")
+        self._waiting = True
+        pause = getattr(self.transport, "pauseProducing", None)
+        if pause is not None:
+            pause()
+
+        def failed(f: Failure) -> Message:
+            if isinstance(f.value, ProtocolError):
+                return f.value.to_message()
+            log.failure("reading the store for player {player} failed", f,
+                        player=self.session.player_id if self.session else None)
+            return make_error("internal_error", "the server failed to read its store")
+
+        d = archive.query(query)
+        d.addErrback(failed)
+        d.addCallback(reply)
+        d.addErrback(lambda f: log.failure("answering from the store failed", f))
+        d.addBoth(lambda _: self._release())
+
+    def _release(self) -> None:
+        """Read on after a store reply: the frames that waited, then the transport."""
+        self._waiting = False
+        if self._closing or self.transport is None:
+            self._held.clear()
+            return
+        resume = getattr(self.transport, "resumeProducing", None)
+        if resume is not None:
+            resume()
+        while self._held and not self._waiting and not self._closing:
+            self.stringReceived(self._held.popleft())
+
     # -- handshake ----------------------------------------------------------------------
 
     def _hello(self, hello: Hello) -> None:
@@ -435,7 +487,7 @@ class ServerProtocol(Int32StringReceiver):
             except names.BadName as e:
                 self.close("bad_field", f"name: {e}", rid, field="name")
                 return
-        self.features = frozenset(negotiate_features(hello.features))
+        self.features = frozenset(negotiate_features(hello.features, self.server.features))
         sessions = self.server.sessions
         if token is not None:
             existing = sessions.find(token)
@@ -578,6 +630,32 @@ def _rematch(conn: ServerProtocol, s: Session, msg: Message,
     return None
 
 
+def _history(conn: ServerProtocol, s: Session, msg: Message,
+             reply: ReplyTo) -> Message | None:
+    _require_feature(conn, "history")
+    of, name = msg["of"], msg.get("name")
+    if of == "player":
+        if name is None:
+            raise ProtocolError("missing_field", "of: player needs the player's name",
+                                field="name")
+        name = history.lookup_name(name)
+    offset, limit = msg.get("offset", 0), min(msg.get("limit", HISTORY_PAGE), HISTORY_PAGE)
+    viewer = s.name
+    conn.from_store(lambda store: history.history_page(store, of, name, viewer, offset,
+                                                       limit), reply)
+    return None
+
+
+def _replay(conn: ServerProtocol, s: Session, msg: Message,
+            reply: ReplyTo) -> Message | None:
+    _require_feature(conn, "history")
+    match_id, deal_no, start = msg["match"], msg.get("deal", 1), msg.get("from", 0)
+    viewer = s.name
+    conn.from_store(lambda store: history.replay_page(store, match_id, deal_no, start,
+                                                      viewer), reply)
+    return None
+
+
 HANDLERS: dict[str, Handler] = {
     "ping": _ping,
     "pong": _pong,
@@ -597,6 +675,8 @@ HANDLERS: dict[str, Handler] = {
     "move": _table_command(lambda s, m, t: cmd.Play(s.player_id, m["move"])),
     "chat": _chat,
     "rematch": _rematch,
+    "history": _history,
+    "replay": _replay,
 }
 
 TABLE_REQUESTS = frozenset({"resync", "leave_table", "sit", "stand", "add_bot",
@@ -611,9 +691,15 @@ class ServerFactory(Factory):
     """The server's shared state: lobby, sessions, limits and the live connections."""
 
     def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
-                 clock: Clock, journal: Journal = NO_JOURNAL) -> None:
+                 clock: Clock, archive: Archive | None = None,
+                 journal: Journal = NO_JOURNAL) -> None:
         self.name = name
         self.journal = journal
+        self.archive = archive
+        """Where finished matches are kept and read; None: the server keeps none, and
+        does not offer the `history` feature."""
+        self.features = frozenset(FEATURES) - ({"history"} if archive is None else set())
+        """The features this server offers in `welcome`."""
         self.lobby = lobby
         self.sessions = sessions
         self.limits = limits

@@ -19,9 +19,9 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 
@@ -29,6 +29,7 @@ from pisyedili.server.effects import MatchOver
 from pisyedili.server.worker import serial_pool
 
 log = Logger()
+T = TypeVar("T")
 
 MEMORY = ":memory:"
 DAY = 86400.0
@@ -62,6 +63,19 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    def history_page(self, of: str, name: str | None, viewer: str, offset: int,
+                     limit: int) -> tuple[list[dict[str, Any]], int]:
+        """One page of a list of matches, newest first, each with `private` and its
+        number of `deals`; and how many matches the whole list holds (see SqliteStore)."""
+        ...
+
+    def visible_deal(self, match_id: int, deal_no: int,
+                     viewer: str) -> dict[str, Any] | None:
+        """A match `viewer` may see, as `history_page` lists it, with its deal `deal_no`
+        (`deal`: deal_no, result, record; None past its last deal); None if there is no
+        such match for `viewer`."""
+        ...
 
 
 # -- schema ------------------------------------------------------------------------------
@@ -125,7 +139,18 @@ def _run(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(statement)
 
 
-V3 = """
+def _v3_private(conn: sqlite3.Connection) -> None:
+    """Version 3: whether a match was played at a private table, so that lists and
+    replays show it to its players only. Matches kept before this version are marked
+    private: whether their table was is not known, and private is the side that shows
+    nobody what they should not see."""
+    _run(conn, """
+        ALTER TABLE matches ADD COLUMN private INTEGER NOT NULL DEFAULT 1;
+        CREATE INDEX matches_public ON matches (private, finished_at)
+    """)
+
+
+V4 = """
 CREATE TABLE live_tables (
     id INTEGER PRIMARY KEY,
     opened_at REAL NOT NULL,
@@ -156,7 +181,7 @@ CREATE TABLE counters (
     value INTEGER NOT NULL
 ) WITHOUT ROWID;
 """
-"""Version 3: what a restart needs to carry on. The tables still open (`setup`: how
+"""Version 4: what a restart needs to carry on. The tables still open (`setup`: how
 to build each one's core, JSON) and every command each was given, in order (msgpack:
 `commands.to_record`); for each, the core as it was at its latest deal's start
 (`table_snapshots`: the commands before `seq` are in it), so a restart need not replay
@@ -164,11 +189,11 @@ a long history; the sessions, by the hash of their resume token only; and the la
 ids given out, so a restart never hands out an id again."""
 
 
-def _v3(conn: sqlite3.Connection) -> None:
-    _run(conn, V3)
+def _v4_live(conn: sqlite3.Connection) -> None:
+    _run(conn, V4)
 
 
-MIGRATIONS: Sequence[Migration] = (_v1, _v2_players, _v3)
+MIGRATIONS: Sequence[Migration] = (_v1, _v2_players, _v3_private, _v4_live)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -238,10 +263,10 @@ class SqliteStore:
         try:
             cur = conn.execute(
                 "INSERT INTO matches (table_id, rules, options, players, started_at, "
-                "finished_at, totals, winners) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "finished_at, totals, winners, private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (match.table_id, match.rules, _json(match.options), _json(match.players),
                  match.started_at, match.finished_at, _json(match.totals),
-                 _json(match.winners)))
+                 _json(match.winners), int(match.private)))
             match_id = cur.lastrowid
             assert match_id is not None
             conn.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?)",
@@ -291,6 +316,50 @@ class SqliteStore:
     def close(self) -> None:
         self._conn.close()
 
+    # -- lists and replays of finished matches (the `history` feature) --------------
+
+    def history_page(self, of: str, name: str | None, viewer: str, offset: int,
+                     limit: int) -> tuple[list[dict[str, Any]], int]:
+        """`of` is "mine" (a human seat named `viewer` played it), "player" (a seat named
+        `name` did; a private match only when `viewer` played it too) or "recent" (every
+        public match). Names are matched exactly, as they were kept."""
+        args: tuple[str, ...]
+        if of == "mine":
+            where, args = f"id IN ({_HUMAN_SEAT})", (viewer,)
+        elif of == "player":
+            where = f"id IN (SELECT match_id FROM match_players WHERE name = ?) AND {_VISIBLE}"
+            args = (name or "", viewer)
+        elif of == "recent":
+            where, args = "private = 0", ()
+        else:
+            raise ValueError(f"no list of matches called {of!r}")
+        (total,) = self._conn.execute(f"SELECT COUNT(*) FROM matches WHERE {where}",
+                                      args).fetchone()
+        rows = self._conn.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM matches WHERE {where} "
+            "ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?", (*args, limit, offset))
+        return [_summary_row(row) for row in rows], int(total)
+
+    def visible_deal(self, match_id: int, deal_no: int,
+                     viewer: str) -> dict[str, Any] | None:
+        row = self._conn.execute(
+            f"SELECT {_SUMMARY_COLUMNS} FROM matches WHERE id = ? AND {_VISIBLE}",
+            (match_id, viewer)).fetchone()
+        if row is None:
+            return None
+        found = _summary_row(row)
+        deal = self._conn.execute(
+            "SELECT result, record FROM deals WHERE match_id = ? AND deal_no = ?",
+            (match_id, deal_no)).fetchone()
+        found["deal"] = None if deal is None else {
+            "deal_no": deal_no, "result": json.loads(deal[0]), "record": json.loads(deal[1])}
+        return found
+
+
+_HUMAN_SEAT = "SELECT match_id FROM match_players WHERE name = ? AND kind = 'human'"
+_VISIBLE = f"(private = 0 OR id IN ({_HUMAN_SEAT}))"
+"""A match someone (the query's next argument) may see: a public one, or one they played."""
+
 
 _COLUMNS = "id, table_id, rules, options, players, started_at, finished_at, totals, winners"
 
@@ -301,6 +370,16 @@ def _match_row(row: tuple[Any, ...]) -> dict[str, Any]:
             "options": json.loads(options), "players": json.loads(players),
             "started_at": started, "finished_at": finished,
             "totals": json.loads(totals), "winners": json.loads(winners)}
+
+
+_SUMMARY_COLUMNS = (
+    "id, table_id, rules, options, players, started_at, finished_at, totals, winners, "
+    "private, (SELECT COUNT(*) FROM deals WHERE deals.match_id = matches.id)")
+
+
+def _summary_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    *match, private, deals = row
+    return {**_match_row(tuple(match)), "private": bool(private), "deals": int(deals)}
 
 
 def _json(value: Any) -> str:
@@ -422,3 +501,14 @@ class Archive:
 
         closing.addBoth(stop)
         return closing
+
+    @property
+    def available(self) -> bool:
+        """The store is open and takes calls: reads may be asked of it."""
+        return not self._closed and self._pool.started and self._store is not None
+
+    def query(self, fn: Callable[[Store], T]) -> Deferred[T]:
+        """Run the read `fn(store)` on the store's thread; its result in a Deferred."""
+        if not self.available:
+            return fail(RuntimeError("the store is not open"))
+        return self.call(lambda: fn(self.store))

@@ -584,7 +584,8 @@ class TableCore:
             totals=list(match.totals), winners=list(match.winners),
             deals=[{"deal_no": n, "result": result.to_wire(), "record": record.to_wire()}
                    for n, (result, record)
-                   in enumerate(zip(match.results, match.records, strict=True), 1)]))
+                   in enumerate(zip(match.results, match.records, strict=True), 1)],
+            private=self.private))
         for seat in self._seats:
             seat.ready = seat.kind == "bot"
             seat.held = None

@@ -200,7 +200,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                   on_match=archive.record if archive is not None else None, journal=kept)
     if journal is not None:
         restore(saved if saved is not None else journal.load(), lobby, sessions)
-    return ServerFactory(name, lobby, sessions, limits, clock, kept)
+    return ServerFactory(name, lobby, sessions, limits, clock, archive=archive, journal=kept)
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:

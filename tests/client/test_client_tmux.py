@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import replay_kit
+
+from pisyedili.client import replay
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
@@ -280,3 +283,25 @@ def test_between_deals_the_status_counts_down_to_the_next(terminal: Terminal) ->
     terminal.wait_for(lambda s: f"next deal in {seconds - 1}s" in s, "the countdown ticking")
     assert "deal 2 of 4" in first and "deal over" in first
     assert "waiting for" not in first and "(54s)" not in first, "nothing stale"
+
+
+def test_pisyedili_replay_steps_with_the_arrow_and_page_keys(terminal: Terminal,
+                                                             tmp_path: Path) -> None:
+    path = tmp_path / "match.json"
+    match = replay.from_document(replay_kit.play(3, "classic", 3))
+    replay.save(match, path)
+    terminal.start([*command(), "replay", str(path), "--ascii"], 80, 24)
+    screen = terminal.wait_for(lambda s: "| dealt" in s, "the deal as dealt")
+    assert "deal 1 of 2" in screen and "Ay" in screen and "Mehmet: 7 cards" in screen
+    terminal.keys("Right")
+    terminal.wait_for(lambda s: "move 1 of" in s, "one move on")
+    terminal.keys("Right")
+    terminal.wait_for(lambda s: "move 2 of" in s, "another")
+    terminal.keys("Left")
+    terminal.wait_for(lambda s: "move 1 of" in s, "one move back")
+    terminal.keys("End")
+    terminal.wait_for(lambda s: "deal over" in s, "the deal's result")
+    terminal.keys("PageDown")
+    terminal.wait_for(lambda s: "deal 2 of 2 | dealt" in s, "the next deal")
+    terminal.type("q")
+    assert terminal.exited() == "0"

@@ -63,7 +63,21 @@ TO_SERVER: dict[str, dict[str, Any]] = {
     "move": {"type": "move", "id": 6, "move": {"kind": "play", "card": "Jh", "suit": "s"}},
     "chat": {"type": "chat", "text": "iyi oyunlar!", "scope": "table"},
     "rematch": {"type": "rematch", "agree": True},
+    "history": {"type": "history", "of": "player", "name": "Ayşe", "offset": 50, "limit": 20,
+                "id": 7},
+    "replay": {"type": "replay", "match": 12, "deal": 2, "from": 0, "id": 8},
 }
+
+MATCH_SUMMARY = {
+    "id": 12, "rules": "classic", "options": {**OPTIONS, "rules": "classic", "players": 2},
+    "players": [{"seat": 0, "name": "Ayşe", "kind": "human", "total": 31},
+                {"seat": 1, "name": "bot (easy)", "kind": "bot", "level": "easy",
+                 "total": 62}],
+    "winners": [0], "deals": 4, "started_at": 1764590000.5, "finished_at": 1764590600.25,
+    "private": False,
+}
+DECK = ("Qd 7h 2c Js 9h 9c 3s Ah Kd 4c 5d 6h 8s Tc 2d 3h 4s 5c 6d 7s 8h 9d Tc Jh Qs Kc "
+        "Ac 2h 3d 4h 5s 6c 7d 8c 9s Th Jd Qh Kh As 2s 3c 4d 5h 6s 7c 8d Ts Jc Qc Ks Ad")
 
 TO_CLIENT: dict[str, dict[str, Any]] = {
     "welcome": {"type": "welcome", "protocol": 2, "server": "pisyedili", "version": "0.1.0",
@@ -89,6 +103,14 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
              "spectator": False, "text": "iyi oyunlar!"},
     "rematch": {"type": "rematch", "table": 3, "agreed": [0], "declined": [2]},
     "replaced": {"type": "replaced", "message": "resumed from another connection"},
+    "history": {"type": "history", "of": "player", "name": "Ayşe", "matches": [MATCH_SUMMARY],
+                "total": 51, "offset": 50, "id": 7},
+    "replay": {"type": "replay", "match": MATCH_SUMMARY, "deal_no": 2,
+               "result": {**RESULT, "points": [0, 36], "hands": [[], ["Kd", "9s"]],
+                          "winner": 0},
+               "record": {"options": MATCH_SUMMARY["options"], "dealer": 1, "deck": DECK,
+                          "seed": 2**64 - 1, "moves": MOVES},
+               "from": 0, "move_count": 3, "id": 8},
 }
 
 EXAMPLES: dict[Direction, dict[str, dict[str, Any]]] = {

@@ -34,11 +34,13 @@ from pisyedili.protocol import (
 from pisyedili.protocol import limits as L
 from pisyedili.protocol.shapes import (
     EVENT,
+    HISTORY_PAGE,
     LOBBY_PAGE,
     LOBBY_ROWS,
     MAX_CARDS,
     MAX_SEATS,
     MOVE,
+    REPLAY_MOVES,
     SHAPES,
 )
 from pisyedili.protocol.types import Field, MapT, TaggedT
@@ -325,6 +327,17 @@ WORST_ROW = {"id": L.MAX_ID, "name": text(L.MAX_TABLE_NAME), "rules": "classic",
              "free": MAX_SEATS, "bots": MAX_SEATS, "spectators": L.MAX_ID,
              "phase": "playing", "private": False, "host": text(L.MAX_NAME)}
 POLICY_LIMITS = ("rate", "burst", "ping_seconds", "idle_seconds", "tables_per_player")
+WORST_MATCH = {
+    "id": L.MAX_ID, "rules": "classic", "options": TABLE_OPTIONS,
+    "players": [{"seat": i, "name": text(L.MAX_NAME), "kind": "human", "level": "medium",
+                 "total": POINTS} for i in range(MAX_SEATS)],
+    "winners": list(range(MAX_SEATS)), "deals": L.MAX_ID, "started_at": 1e12,
+    "finished_at": 1e12, "private": False}
+# A deal's record: every card of two decks at its longest, the largest seed, and a full
+# page of the longest move (a jack naming a suit, as the schema allows any card to).
+WORST_RECORD = {"options": TABLE_OPTIONS, "dealer": LAST, "deck": " ".join(["10c"] * MAX_CARDS),
+                "seed": 2**64 - 1,
+                "moves": [{"kind": "play", "card": "10c", "suit": "c"}] * REPLAY_MOVES}
 
 
 def worst_lobby(rows: int) -> dict[str, Any]:
@@ -356,6 +369,13 @@ WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
     "`lobby_update`": (C, {"type": "lobby_update", "op": "update", "table": L.MAX_ID,
                            "summary": WORST_ROW}),
     "`lobby`, one page": (C, worst_lobby(LOBBY_PAGE)),
+    "`history`, one page": (C, {
+        "type": "history", "of": "player", "name": text(L.MAX_NAME),
+        "matches": [WORST_MATCH] * HISTORY_PAGE, "total": L.MAX_ID, "offset": L.MAX_ID,
+        "id": L.MAX_ID}),
+    "`replay`": (C, {
+        "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
+        "record": WORST_RECORD, "from": L.MAX_ID, "move_count": L.MAX_ID, "id": L.MAX_ID}),
     "`lobby`, 4096 rows": (C, worst_lobby(LOBBY_ROWS)),
     "`error`": (C, {
         "type": "error", "code": "x" * 64, "message": text(1000), "rule": "x" * 8,
@@ -426,11 +446,16 @@ def test_the_doc_states_the_worst_case_frame_sizes(doc: str) -> None:
     assert len(encode(worst_lobby(sizes[MOST_ROWS] + 1))) > MAX_SERVER_FRAME
     assert LOBBY_PAGE * 4 <= sizes[MOST_ROWS]
     assert sizes["`lobby`, one page"] <= MAX_SERVER_FRAME // 10
+    # A page of finished matches and a page of a deal's moves stay far within it too.
+    assert sizes["`history`, one page"] <= MAX_SERVER_FRAME // 10
+    assert sizes["`replay`"] <= MAX_SERVER_FRAME // 10
 
 
 def test_the_worst_cases_are_the_largest_of_their_direction() -> None:
     sizes = measured()
-    server = [n for n, (d, _m) in WORST.items() if d is C and not n.startswith("`lobby`")]
+    # Lists and replays are paged: their figures are checked against the limit above.
+    server = [n for n, (d, _m) in WORST.items()
+              if d is C and not n.startswith(("`lobby`", "`history`", "`replay`"))]
     client = [n for n, (d, _m) in WORST.items() if d is S]
     assert max(server, key=sizes.__getitem__) == "`table`"
     assert max(client, key=sizes.__getitem__) == "`hello`"

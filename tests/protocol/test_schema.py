@@ -239,7 +239,9 @@ def test_feature_gated_messages_name_real_features() -> None:
     assert gated <= set(FEATURES)
     assert spec("chat", S).feature == spec("chat", C).feature == "chat"
     assert spec("rematch", S).feature == spec("rematch", C).feature == "rematch"
-    assert gated == {"chat", "rematch"}
+    for kind in ("history", "replay"):
+        assert spec(kind, S).feature == spec(kind, C).feature == "history"
+    assert gated == {"chat", "rematch", "history"}
 
 
 def test_presence_is_said_of_requests_only() -> None:
@@ -248,7 +250,8 @@ def test_presence_is_said_of_requests_only() -> None:
         assert (m["presence"] is None) == (m["direction"] == "to_client"), m["type"]
     quiet = {m.type for m in MESSAGES.values()
              if m.direction is S and not m.presence}
-    assert quiet == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe"}
+    assert quiet == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe",
+                     "history", "replay"}
 
 
 def test_the_schema_can_be_printed_as_json(capsys: pytest.CaptureFixture[str]) -> None:

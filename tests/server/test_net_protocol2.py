@@ -386,6 +386,8 @@ PRESENCE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("chat", {"text": "back!"}),
     ("chat", {"text": "anyone?", "scope": "lobby"}),
     ("rematch", {"agree": True}),  # match_not_over
+    ("history", {"of": "recent"}),  # feature_not_negotiated: this server keeps no matches
+    ("replay", {"match": 1}),  # the same
 ]
 """Every request but `hello` (the handshake) and `leave_table` (no seat to take back)."""
 
@@ -394,7 +396,8 @@ def test_the_presence_cases_cover_every_request() -> None:
     requests = {t for d, t in MESSAGES if d is Direction.TO_SERVER}
     assert {t for t, _ in PRESENCE_CASES} == requests - {"hello", "leave_table"}
     absent = {t for t in requests if not MESSAGES[(Direction.TO_SERVER, t)].presence}
-    assert absent == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe"}
+    assert absent == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe",
+                      "history", "replay"}
 
 
 @pytest.mark.parametrize(("kind", "fields"), PRESENCE_CASES,

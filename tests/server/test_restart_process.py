@@ -114,9 +114,11 @@ def stored_view(db: Path, member: str) -> tuple[int, dict[str, Any]]:
     finally:
         journal.close()
     setup = table.setup
-    core = TableCore(table.id, setup["name"], Options(**setup["options"]),
-                     private=setup["private"], host=setup["opener"],
-                     settings=TableSettings(**setup["settings"]), code=setup["code"])
+    core = table.core or TableCore(  # from its deal snapshot, or from the start
+        table.id, setup["name"], Options(**setup["options"]), private=setup["private"],
+        host=setup["opener"], settings=TableSettings(**setup["settings"]),
+        code=setup["code"])
+    assert table.core is not None  # the match is under way: a deal began
     for at, command in table.commands:
         core.handle(command, at)
     return table.id, core.snapshot(member)["view"]

@@ -1,0 +1,77 @@
+"""Finished matches for the `history` feature: what `history` and `replay` answer.
+
+Transport-neutral and synchronous: each function takes the `Store` and runs on the
+store's thread (`Archive.query`), so a slow read never stalls the reactor. Only the
+store's finished matches are read, so nothing of a match in progress can leak; a
+private table's matches reach their own players only (the store's `_VISIBLE`).
+Refusals are `ProtocolError`s, which the network layer answers as `error`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES
+from pisyedili.server import names
+from pisyedili.server.effects import Message
+from pisyedili.server.store import Store
+
+
+def lookup_name(name: str) -> str:
+    """A typed player name in the one spelling names are kept in (NFC, trimmed)."""
+    try:
+        return names.normalise(name)
+    except names.BadName as e:
+        raise ProtocolError("bad_field", f"name: {e}", field="name") from None
+
+
+def summary(row: dict[str, Any]) -> Message:
+    """A stored match as a `match_summary`: each seat with its total, in seat order."""
+    totals = row["totals"]
+    players = []
+    for p in sorted(row["players"], key=lambda p: p["seat"]):
+        player: dict[str, Any] = {"seat": p["seat"], "name": p["name"], "kind": p["kind"],
+                                  "total": totals[p["seat"]]}
+        if p.get("level"):
+            player["level"] = p["level"]
+        players.append(player)
+    return {"id": row["id"], "rules": row["rules"], "options": row["options"],
+            "players": players, "winners": row["winners"], "deals": row["deals"],
+            "started_at": row["started_at"], "finished_at": row["finished_at"],
+            "private": row["private"]}
+
+
+def history_page(store: Store, of: str, name: str | None, viewer: str, offset: int = 0,
+                 limit: int = HISTORY_PAGE) -> Message:
+    """The `history` reply: one page of the list `of`, as `viewer` may see it."""
+    limit = min(limit, HISTORY_PAGE)
+    rows, total = store.history_page(of, name, viewer, offset, limit)
+    reply: Message = {"type": "history", "of": of, "matches": [summary(r) for r in rows],
+                      "total": total, "offset": offset}
+    whose = viewer if of == "mine" else name if of == "player" else None
+    if whose is not None:
+        reply["name"] = whose
+    return reply
+
+
+def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: str) -> Message:
+    """The `replay` reply: deal `deal_no` of the match, its moves from `start` on (a
+    page of at most `REPLAY_MOVES`)."""
+    found = store.visible_deal(match_id, deal_no, viewer)
+    if found is None:
+        raise ProtocolError("no_such_match", f"no finished match {match_id} that you may "
+                            "see")
+    deal = found["deal"]
+    if deal is None:
+        raise ProtocolError("bad_field", f"deal: match {match_id} has "
+                            f"{found['deals']} deals", field="deal")
+    record = deal["record"]
+    moves = record["moves"]
+    if start > len(moves):
+        raise ProtocolError("bad_field", f"from: deal {deal_no} has {len(moves)} moves",
+                            field="from")
+    return {"type": "replay", "match": summary(found), "deal_no": deal_no,
+            "result": deal["result"],
+            "record": {**record, "moves": moves[start:start + REPLAY_MOVES]},
+            "from": start, "move_count": len(moves)}

@@ -237,6 +237,7 @@ class WebSocketFactory(WebSocketServerFactory):
             # A violation (an oversize message) gets a closing handshake, not a reset: a
             # reset could destroy the `error` that says why before the client reads it.
             failByDrop=False,
+            allowNullOrigin=True,  # `OriginPolicy` decides on "null" too (refused but for *)
             webStatus=False)  # a plain GET of /ws: 426 Upgrade Required, no status page
 
 

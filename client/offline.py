@@ -5,6 +5,10 @@ The server is the real one (`server.tap.make_factory`), listening on
 client, so offline play exercises exactly the code a networked game does.  A small
 autopilot then types, in effect, what a host would: create the table, sit, add the
 bots, ready, start.
+
+`pisyedili play --web` serves the web client instead (`serve_web`): the same embedded
+server behind `server.web`'s site on a loopback port, and a URL whose query string
+(`play_url`) tells the page to do what the autopilot does here.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
+from urllib.parse import urlencode
 
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 from twisted.internet.interfaces import IStreamClientEndpoint
@@ -20,8 +25,10 @@ from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
 from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net import ServerFactory
 from pisyedili.server.table_core import TableSettings
 from pisyedili.server.tap import make_factory
+from pisyedili.server.web import make_site
 
 from .app import ClientApp
 from .wire import Link, Message, RequestFailed
@@ -42,18 +49,63 @@ class OfflineOptions:
     """Seconds to read the scores before the next deal."""
 
 
-async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
-    """The embedded server, listening on an ephemeral loopback port."""
+def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
+    """The embedded server's state, set up for one player against bots."""
     # `hard` bots search in a thread, so the prompt never freezes while they think.
     settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay,
                              deal_pause=opts.deal_pause, bot_thread=True)
     # The only client is this one: the per-connection rate limit guards a public server
     # against floods and has nothing to guard here (scripted input would trip it).
     limits = ServerLimits(rate=1000.0, burst=1000)
-    factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
-                           settings=settings, limits=limits)
+    return make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
+                        settings=settings, limits=limits)
+
+
+async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
+    """The embedded server, listening on an ephemeral loopback port."""
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
+    factory = embedded_server(reactor, opts)
     return await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
+
+
+def play_url(port: int, name: str, opts: OfflineOptions) -> str:
+    """The page of the embedded web server, with the match to set up in its query:
+    `?play=1&name=NAME&rules=RULES&bots=N[&level=LEVEL]` (no level: the server's)."""
+    query = {"play": "1", "name": name, "rules": opts.rules, "bots": str(opts.bots)}
+    if opts.level:
+        query["level"] = opts.level
+    return f"http://127.0.0.1:{port}/?{urlencode(query)}"
+
+
+def serve_web(reactor: Any, name: str, opts: OfflineOptions,
+              ready: Callable[[str], None]) -> bool:
+    """Run the embedded server with the web client on a loopback port until the reactor
+    stops (Ctrl-C); `ready` gets the page's URL once it listens. False if it could
+    not listen."""
+    factory = embedded_server(reactor, opts)
+    endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
+    failed: list[Failure] = []
+    ports: list[Any] = []
+
+    def listening(port: Any) -> None:
+        ports.append(port)
+        ready(play_url(port.getHost().port, name, opts))
+
+    def cannot_listen(failure: Failure) -> None:
+        failed.append(failure)
+        reactor.stop()
+
+    def shutdown() -> Any:
+        factory.shutdown()  # tells the page the server is going, stops the tables
+        return ports[0].stopListening() if ports else None
+
+    def start() -> None:
+        endpoint.listen(make_site(factory)).addCallbacks(listening, cannot_listen)
+
+    reactor.callWhenRunning(start)
+    reactor.addSystemEventTrigger("before", "shutdown", shutdown)
+    reactor.run()  # with Twisted's signal handlers: Ctrl-C and SIGTERM stop it cleanly
+    return not failed
 
 
 class Autopilot:

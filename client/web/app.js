@@ -102,9 +102,16 @@ const act = {
   },
   send(msg) {
     return wire.request(msg).then((reply) => {
+      if (reply.code === "not_connected") apply(state, reply, performance.now());
       render();
       return reply;
     });
+  },
+  /** Show presence while a stand-in bot holds our seat. The protocol has no request
+   * for just that; like docs/protocol.md's own example we send `ready`, which a match
+   * refuses (`game_in_progress`) but which counts as presence all the same. */
+  comeBack() {
+    wire.request({ type: "ready", ready: true }, { quiet: true }).then(render);
   },
   join(how) {
     act.send({ type: "join_table", ...how });
@@ -132,6 +139,7 @@ const act = {
     render();
     wire.request({ type: "move", move }).then((reply) => {
       if (reply.type === "error") {
+        if (reply.code === "not_connected") apply(state, reply, performance.now());
         state.inFlight = false;
         render();
       }
@@ -352,5 +360,5 @@ function boot() {
 }
 
 // Tests and curious people may read the state; nothing reads it back from here.
-window.pisyedili = { state, sortHand };
+window.pisyedili = { state, wire, sortHand };
 boot();

@@ -8,7 +8,7 @@ export function h(tag, attrs = {}, ...children) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on") && typeof value === "function") {
-      el.addEventListener(key.slice(2), value);
+      el[key] = value; // a property, so `morph` can hand a kept element the new one
     } else if (key === "class") {
       el.className = value;
     } else if (key === "dataset") {
@@ -86,12 +86,61 @@ export function suitLabel(suit) {
     h("span", { "aria-hidden": "true" }, SUIT_SYMBOLS[suit]), ` ${SUIT_NAMES[suit]}`);
 }
 
-/** Replace `el`'s children, keeping keyboard focus on the element with the same key. */
+const HANDLERS = ["onclick", "onsubmit", "onchange", "oninput", "onkeydown"];
+
+function keyOf(node) {
+  return node.nodeType === Node.ELEMENT_NODE && node.dataset.key ? `${node.nodeName}:${node.dataset.key}` : null;
+}
+
+function alike(a, b) {
+  return a.nodeType === b.nodeType && a.nodeName === b.nodeName
+    && (a.nodeType !== Node.ELEMENT_NODE || (keyOf(a) === keyOf(b) && a.id === b.id));
+}
+
+function patch(old, next) {
+  if (old.nodeType !== Node.ELEMENT_NODE) {
+    if (old.data !== next.data) old.data = next.data;
+    return;
+  }
+  for (const attr of [...old.attributes]) if (!next.hasAttribute(attr.name)) old.removeAttribute(attr.name);
+  for (const attr of next.attributes) {
+    if (old.getAttribute(attr.name) !== attr.value) old.setAttribute(attr.name, attr.value);
+  }
+  for (const name of HANDLERS) if (old[name] !== next[name]) old[name] = next[name];
+  morphChildren(old, [...next.childNodes]);
+}
+
+/** Make `parent`'s children look like `next`, keeping the elements that stay: a button
+ * under the pointer or the keyboard stays the same button while the state changes
+ * round it (a click is never lost to a redraw, and focus stays put). Elements are
+ * matched by `data-key`, the others by position; typed input values are kept. */
+export function morphChildren(parent, next) {
+  const old = [...parent.childNodes];
+  const keyed = new Map();
+  for (const node of old) if (keyOf(node)) keyed.set(keyOf(node), node);
+  const used = new Set();
+  const result = next.map((node, i) => {
+    const key = keyOf(node);
+    let match = key ? keyed.get(key) : old[i];
+    if (!match || used.has(match) || !alike(match, node)) return node;
+    used.add(match);
+    patch(match, node);
+    return match;
+  });
+  result.forEach((node, i) => {
+    const at = parent.childNodes[i];
+    if (at !== node) parent.insertBefore(node, at ?? null);
+  });
+  while (parent.childNodes.length > result.length) parent.lastChild.remove();
+}
+
+/** Redraw `el`'s children; if the focused element had to go, focus its successor with
+ * the same key (a card kept in hand, a button drawn again). */
 export function replaceKeepingFocus(el, children) {
   const active = document.activeElement;
   const key = active && el.contains(active) ? active.dataset.key : null;
-  el.replaceChildren(...children.filter(Boolean));
-  if (key) {
+  morphChildren(el, children.filter(Boolean));
+  if (key && !el.contains(document.activeElement)) {
     const again = el.querySelector(`[data-key="${CSS.escape(key)}"]`);
     if (again) again.focus({ preventScroll: true });
   }

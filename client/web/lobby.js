@@ -11,7 +11,11 @@ export function nameScreen(state, act, { name = "", error = null } = {}) {
   return h("section", { class: "panel name-panel", "aria-labelledby": "name-title" },
     h("h2", { id: "name-title" }, "Pis Yedili"),
     h("p", {}, "Dirty Seven, the Turkish shedding game: be the first out, and hold as few penalty points as you can when someone else is."),
-    h("form", { class: "name-form", onsubmit: (ev) => { ev.preventDefault(); act.connect(input.value.trim()); } },
+    // Handlers read the form they fire on: a redraw may keep the old elements (dom.js).
+    h("form", { class: "name-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      act.connect(ev.currentTarget.elements.name.value.trim());
+    } },
       h("label", { for: "name-input" }, "Your name"),
       input,
       h("p", { id: "name-help", class: "help" }, "1 to 24 characters; it is shown to the other players."),
@@ -39,7 +43,7 @@ function tableRow(t, act) {
         h("button", { type: "button", class: "watch", dataset: { key: `watch-${t.id}` },
           onclick: () => act.join({ table: t.id, spectate: true }), "aria-label": `Watch ${t.name}` }, "Watch"),
       ];
-  return h("li", { class: "lobby-row", dataset: { table: t.id } },
+  return h("li", { class: "lobby-row", dataset: { table: t.id, key: `table-${t.id}` } },
     h("div", { class: "row-main" },
       h("strong", {}, t.name),
       h("span", { class: "muted" }, ` #${t.id} · ${t.rules} · host ${t.host ?? "none"}`)),
@@ -60,10 +64,10 @@ function select(id, label, choices, value) {
 
 /** The create-table form; its options are those of `create_table.options`. */
 function createForm(act) {
-  const form = h("form", { class: "create-form", id: "create-form",
+  return h("form", { class: "create-form", id: "create-form",
     onsubmit: (ev) => {
       ev.preventDefault();
-      const f = new FormData(form);
+      const f = new FormData(ev.currentTarget);
       const rules = f.get("rules");
       const options = {};
       for (const key of ["ten", "empty_stock"]) if (f.get(key)) options[key] = f.get(key);
@@ -99,16 +103,16 @@ function createForm(act) {
         h("input", { id: "private", name: "private", type: "checkbox", dataset: { key: "private" } }),
         h("label", { for: "private" }, "Private (join by invite code only)"))),
     h("button", { type: "submit", id: "create", class: "primary", dataset: { key: "create" } }, "Open the table"));
-  return form;
 }
 
 function codeForm(act) {
   const input = h("input", { id: "code-input", name: "code", maxlength: 16, autocomplete: "off",
     autocapitalize: "characters", required: true, dataset: { key: "code-input" } });
-  const spectate = h("input", { id: "code-spectate", type: "checkbox", dataset: { key: "code-spectate" } });
+  const spectate = h("input", { id: "code-spectate", name: "spectate", type: "checkbox", dataset: { key: "code-spectate" } });
   return h("form", { class: "code-form", onsubmit: (ev) => {
     ev.preventDefault();
-    act.join({ code: input.value.trim(), spectate: spectate.checked });
+    const fields = ev.currentTarget.elements;
+    act.join({ code: fields.code.value.trim(), spectate: fields.spectate.checked });
   } },
     h("h3", {}, "Join by invite code"),
     h("div", { class: "fields" },

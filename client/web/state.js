@@ -258,7 +258,7 @@ export function describeEvent(state, ev) {
       return { text: `${who} picked card ${ev.position + 1}${card} (${plural(ev.picks, "pick")} left)`, cls: "" };
     }
     case "timeout":
-      if (ev.bot) return { text: `${who} ran out of time again: a stand-in bot plays for ${who === "you" ? "you; make any move to take your seat back" : "them"}`, cls: "warn" };
+      if (ev.bot) return { text: `${who} ran out of time again: a stand-in bot plays for ${who === "you" ? "you until you say you are back" : "them"}`, cls: "warn" };
       return { text: `${who} ran out of time; the server moves for ${who === "you" ? "you" : "them"}`, cls: "warn" };
     case "deal_end":
       return { text: dealHeadline(state, ev.result), cls: "title" };
@@ -299,7 +299,7 @@ export function prompt(state) {
   }
   if (!myTurn(state)) {
     const heldByBot = mySeatInfo(state)?.held_by_bot;
-    if (heldByBot && state.table.phase === "playing") return "A stand-in bot plays for you: make any move to take your seat back.";
+    if (heldByBot && state.table.phase === "playing") return 'A stand-in bot plays for you: press "I am back" to take your seat back.';
     return v.turn === null ? "" : `${seatName(state, v.turn)} to play`;
   }
   const kinds = new Set(state.moves.map((m) => m.kind));

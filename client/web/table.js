@@ -10,6 +10,11 @@ import {
 
 const LEVELS = ["easy", "medium", "hard"];
 
+function heldByBot(state) {
+  const me = mySeat(state);
+  return me !== null && state.table.phase === "playing" && Boolean(state.table.seats[me].held_by_bot);
+}
+
 export function timeLeft(deadlineAt, now) {
   const s = Math.max(0, Math.ceil((deadlineAt - now) / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
@@ -55,7 +60,7 @@ function seatBox(state, seat, now, mine) {
   if (!mine && count) for (let i = 0; i < Math.min(count, 12); i += 1) backs.push(cardBack("mini"));
   return h("div", {
     class: `seat ${mine ? "mine" : ""} ${acting ? "acting" : ""} kind-${info.kind}`,
-    dataset: { seat: String(seat) },
+    dataset: { seat: String(seat), key: `seat-${seat}` },
     "aria-label": `seat ${seat + 1}: ${name}${acting ? ", to play" : ""}`,
     role: "group",
   },
@@ -165,7 +170,13 @@ function moveControls(state, ui, act) {
     h("button", { type: "button", id: "pass", class: "action", disabled: !kinds.has("pass"),
       "aria-keyshortcuts": "p", dataset: { key: "pass" }, onclick: () => act.move({ kind: "pass" }) },
       "Pass", h("kbd", {}, "P")),
-    h("form", { class: "move-form", onsubmit: (ev) => { ev.preventDefault(); act.typed(input.value); input.value = ""; } },
+    h("form", { class: "move-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      const field = ev.currentTarget.elements.move; // the element on screen (dom.js keeps it)
+      const text = field.value;
+      field.value = "";
+      act.typed(text);
+    } },
       input, h("button", { type: "submit", dataset: { key: "move-send" } }, "Send")),
     ui.moveError ? h("p", { class: "error", role: "alert" }, ui.moveError) : null);
 }
@@ -184,13 +195,14 @@ function waitingControls(state, act) {
         const level = h("select", { "aria-label": `bot level for seat ${s.seat + 1}`, class: "bot-level",
           dataset: { key: `level-${s.seat}` } }, LEVELS.map((l) => h("option", { value: l, selected: l === "medium" }, l)));
         actions.push(level, h("button", { type: "button", class: "add-bot", dataset: { key: `bot-${s.seat}` },
-          onclick: () => act.send({ type: "add_bot", seat: s.seat, level: level.value }) }, "Add a bot"));
+          onclick: (ev) => act.send({ type: "add_bot", seat: s.seat,
+            level: ev.currentTarget.parentElement.querySelector(".bot-level").value }) }, "Add a bot"));
       }
     } else if (s.kind === "bot" && host) {
       actions.push(h("button", { type: "button", class: "remove-bot", dataset: { key: `unbot-${s.seat}` },
         onclick: () => act.send({ type: "remove_bot", seat: s.seat }) }, "Remove the bot"));
     }
-    return h("li", { class: "seat-row", dataset: { seat: String(s.seat) } },
+    return h("li", { class: "seat-row", dataset: { seat: String(s.seat), key: `seatrow-${s.seat}` } },
       h("span", { class: "seat-no" }, String(s.seat + 1)),
       h("span", { class: "seat-name" }, s.kind === "open" ? "open" : s.name, s.seat === me ? " (you)" : ""),
       h("span", { class: "seat-tags" }, seatBadges(state, s)),
@@ -287,6 +299,8 @@ export function tableScreen(state, ui, act, now) {
       me !== null ? h("div", { class: "me" },
         seatBox(state, me, now, true),
         h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
+        heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
+          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, "I am back: take my seat") : null,
         muameleSpread(state, act),
         handArea(state, ui, act),
         ui.jack ? suitPicker(state, ui, act) : null,

@@ -93,15 +93,16 @@ export class Wire {
   }
 
   /** Send a request; the promise resolves with its one reply (`error` included), or
-   * with an `error` of code `not_connected` when no reply will come. */
-  request(msg) {
+   * with an `error` of code `not_connected` when no reply will come. A `quiet` request's
+   * reply goes to the promise only, not to `onMessage`. */
+  request(msg, { quiet = false } = {}) {
     if (!this.connected) {
       return Promise.resolve({ type: "error", code: "not_connected", message: "not connected" });
     }
     const id = this.nextId++;
     const full = { ...msg, id };
     return new Promise((resolve) => {
-      this.pending.set(id, { resolve, msg: full, retries: 0 });
+      this.pending.set(id, { resolve, msg: full, retries: 0, quiet });
       this._send(full);
     });
   }
@@ -191,9 +192,9 @@ export class Wire {
         return;
       }
     }
-    this.onMessage(msg);
-    if (msg.id !== undefined && this.pending.has(msg.id) && kind !== "welcome") {
-      const p = this.pending.get(msg.id);
+    const p = msg.id !== undefined && kind !== "welcome" ? this.pending.get(msg.id) : undefined;
+    if (!p || !p.quiet) this.onMessage(msg);
+    if (p) {
       this.pending.delete(msg.id);
       p.resolve(msg);
     }

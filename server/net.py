@@ -135,9 +135,13 @@ class Connection:
 
     # -- connection life ------------------------------------------------------------
 
-    def opened(self) -> None:
-        """Bodies can flow: admit the connection (or refuse it) and start its timers."""
-        self.address = _address_of(self._transport().getPeer())
+    def opened(self, client_host: str | None = None) -> None:
+        """Bodies can flow: admit the connection (or refuse it) and start its timers.
+
+        `client_host` is the client's IP address where the peer is a trusted proxy that
+        said whom it speaks for; the per-address limits count by it."""
+        self.address = address_key(client_host) if client_host else \
+            _address_of(self._transport().getPeer())
         refusal = self.server.connections.admit(self.address)
         if refusal is not None:
             log.info("connection from {address} refused: {code}", address=self.address,

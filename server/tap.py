@@ -40,7 +40,7 @@ from pisyedili.server.net import ServerFactory, server_version
 from pisyedili.server.session import Sessions
 from pisyedili.server.store import DAY, MEMORY, Archive, SqliteStore, backup_file, default_path
 from pisyedili.server.table_core import TableSettings
-from pisyedili.server.web import OriginPolicy, make_site
+from pisyedili.server.web import OriginPolicy, Proxies, make_site
 
 log = Logger()
 
@@ -132,6 +132,7 @@ class ServerOptions(usage.Options):
         self["listen"] = []
         self["web"] = []
         self["web-origin"] = []
+        self["web-proxy"] = []
 
     def opt_web(self, endpoint: str) -> None:
         """Serve the browser client at / and the protocol over a WebSocket at /ws on a
@@ -143,6 +144,12 @@ class ServerOptions(usage.Options):
         """Also let pages of ORIGIN (e.g. https://play.example.org) open the WebSocket;
         * lets every page (repeatable; default: only the server's own pages)."""
         self["web-origin"].append(origin)
+
+    def opt_web_proxy(self, address: str) -> None:
+        """Trust the reverse proxy at ADDRESS (an IP address or network, e.g. 127.0.0.1)
+        to name each browser's address in X-Forwarded-For, which the per-address limits
+        then count by (repeatable; default: none, every peer counts as itself)."""
+        self["web-proxy"].append(address)
 
     def opt_listen(self, endpoint: str) -> None:
         """Listen on a Twisted endpoint string, e.g. tcp:7707, ssl:7708:privateKey=key.pem,
@@ -161,6 +168,10 @@ class ServerOptions(usage.Options):
             self["origins"] = OriginPolicy.from_options(self["web-origin"])
         except ValueError as e:
             raise usage.UsageError(f"--web-origin: {e}") from None
+        try:
+            self["proxies"] = Proxies.from_options(self["web-proxy"])
+        except ValueError as e:
+            raise usage.UsageError(f"--web-proxy: {e}") from None
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         try:
@@ -233,10 +244,11 @@ class ServerService(Service):
                  seed: int | None = None, log_format: str = "text",
                  announce: bool = False, archive: Archive | None = None,
                  keep_days: float = 0, store_required: bool = True,
-                 web: Sequence[str] = (), origins: OriginPolicy | None = None) -> None:
+                 web: Sequence[str] = (), origins: OriginPolicy | None = None,
+                 proxies: Proxies | None = None) -> None:
         self.factory = factory
         self.web_descriptions = list(web)
-        self.site = make_site(factory, origins) if web else None
+        self.site = make_site(factory, origins, proxies) if web else None
         self.archive = archive
         self.keep_days = keep_days
         self.store_required = store_required
@@ -371,7 +383,8 @@ def makeService(options: ServerOptions) -> ServerService:
                          announce=not options["no-announce"], archive=archive,
                          keep_days=float(options["keep-days"]),
                          store_required=bool(options["db-required"]),
-                         web=options["web"], origins=options["origins"])
+                         web=options["web"], origins=options["origins"],
+                         proxies=options["proxies"])
 
 
 class BackupOptions(usage.Options):

@@ -12,11 +12,15 @@ code path for both transports. The WebSocket only frames the bodies:
   (`frame_too_large`, then the close; WebSocket close code 1009), before autobahn
   buffers it;
 - a browser's handshake is refused (HTTP 403) unless its `Origin` is allowed
-  (`OriginPolicy`), so a page on another site cannot play in its visitor's name.
+  (`OriginPolicy`), so a page on another site cannot play in its visitor's name;
+- behind a reverse proxy every browser arrives from the proxy's address, so for peers
+  named as trusted proxies (`Proxies`) the per-address limits count by the address
+  the proxy puts last in `X-Forwarded-For`.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.resources import files
@@ -145,6 +149,52 @@ class OriginPolicy:
                                       or (host_port is None and port == _DEFAULT_PORTS[scheme]))
 
 
+# -- proxies ------------------------------------------------------------------------------
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class Proxies:
+    """The reverse proxies trusted to say, in `X-Forwarded-For`, whom they speak for.
+
+    Each proxy appends the address it was reached from, so the header is read from the
+    right: the first address that is not a trusted proxy is the client. A header from
+    any other peer is ignored (anyone can send one).
+    """
+
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def from_options(cls, proxies: Iterable[str]) -> Proxies:
+        """From `--web-proxy` values: addresses or networks; ValueError otherwise."""
+        return cls(tuple(ipaddress.ip_network(p.strip(), strict=False) for p in proxies))
+
+    def trusts(self, host: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip in network for network in self.networks)
+
+    def client(self, peer: str, forwarded: str | None) -> str | None:
+        """The client's address if `peer` is trusted and says one; else None."""
+        if not forwarded or not self.trusts(peer):
+            return None
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        for hop in reversed(hops):
+            try:
+                ipaddress.ip_address(hop)
+            except ValueError:
+                return None  # not an address (a port, `unknown`): count by the proxy
+            if not self.trusts(hop):
+                return hop
+        return hops[0] if hops else None
+
+
 # -- the WebSocket ----------------------------------------------------------------------
 
 
@@ -182,6 +232,7 @@ class WebSocketServer(WebSocketServerProtocol):
     def __init__(self) -> None:
         super().__init__()
         self.connection: WebSocketConnection | None = None
+        self.client_host: str | None = None
 
     def onConnect(self, request: ConnectionRequest) -> None:
         origin = request.headers.get("origin")  # `request.host` has lost the port
@@ -190,13 +241,16 @@ class WebSocketServer(WebSocketServerProtocol):
                      "(see --web-origin)", peer=request.peer, origin=origin)
             raise ConnectionDeny(  # type: ignore[no-untyped-call]
                 ConnectionDeny.FORBIDDEN, "origin not allowed")
+        peer = getattr(cast(Any, self.transport).getPeer(), "host", "")
+        self.client_host = self.factory.proxies.client(
+            str(peer), request.headers.get("x-forwarded-for"))
 
     def onOpen(self) -> None:
         # twisted.web's HTTP channel is the stream's producer still; the connection
         # takes its place, so a browser that stops reading pauses this connection.
         cast(Any, self.transport).unregisterProducer()
         self.connection = WebSocketConnection(self.factory.server, self)
-        self.connection.opened()
+        self.connection.opened(self.client_host)
 
     def onMessageFrameBegin(self, length: int) -> None:
         total = self.message_data_total_length + length
@@ -226,10 +280,12 @@ class WebSocketFactory(WebSocketServerFactory):
 
     protocol = WebSocketServer  # type: ignore[assignment]
 
-    def __init__(self, server: ServerFactory, origins: OriginPolicy) -> None:
+    def __init__(self, server: ServerFactory, origins: OriginPolicy,
+                 proxies: Proxies) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.server = server
         self.origins = origins
+        self.proxies = proxies
         # The protocol's client frame limit, checked by autobahn as each frame begins.
         self.setProtocolOptions(  # type: ignore[no-untyped-call]
             maxFramePayloadSize=MAX_CLIENT_FRAME,
@@ -273,11 +329,12 @@ class StaticFiles(File):
         return super().render(request)  # type: ignore[no-untyped-call]
 
 
-def make_site(server: ServerFactory, origins: OriginPolicy | None = None) -> Site:
+def make_site(server: ServerFactory, origins: OriginPolicy | None = None,
+              proxies: Proxies | None = None) -> Site:
     """The web client at `/` and the protocol at `/ws`, for one server."""
     root = StaticFiles(str(static_root()))
     socket = WebSocketResource(  # type: ignore[no-untyped-call]
-        WebSocketFactory(server, origins or OriginPolicy()))
+        WebSocketFactory(server, origins or OriginPolicy(), proxies or Proxies()))
     root.putChild(WS_PATH, cast(IResource, socket))
     site = Site(root)  # type: ignore[no-untyped-call]
     site.displayTracebacks = False

@@ -24,10 +24,11 @@ from twisted.internet import task
 from twisted.internet.threads import deferToThread
 from ws_kit import WebServer
 
+from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.limits import ServerLimits
-from pisyedili.server.web import OriginPolicy, parse_origin
+from pisyedili.server.web import OriginPolicy, Proxies, WebSocketConnection, parse_origin
 
 Msg = dict[str, Any]
 
@@ -264,6 +265,71 @@ async def test_flooding_is_rate_limited_then_closed_as_over_tcp() -> None:
     clock = task.Clock()  # frozen: the buckets never refill
     await with_server(test, clock=clock,
                       limits=ServerLimits(rate=5, burst=10, flood_close=30))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_server_message_over_the_client_limit_reaches_the_browser_whole() -> None:
+    async def test(web: WebServer) -> None:
+        browser = await web.ws("reader")
+        tcp = await web.server.connect("host")
+        await tcp.ok("create_table", rules="classic", seats=4, name="ş" * 40)
+        lobby = web.server.factory.lobby.snapshot()
+        (row,) = lobby["tables"]
+        # A lobby page as large as a busy server's: far over the client frame limit.
+        rows = [{**row, "id": row["id"] + k} for k in range(400)]
+        big = {**lobby, "tables": rows, "total": len(rows)}
+        assert len(encode(big)) > MAX_CLIENT_FRAME + 1024
+        conn = web.server_side(browser)
+        assert isinstance(conn, WebSocketConnection)
+        conn.send_message(big)
+        got = await browser.wait_type("lobby")
+        assert got == big
+        assert (await browser.request("ping"))["type"] == "pong"
+
+    await with_server(test)
+
+
+# -- proxies ------------------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_behind_a_trusted_proxy_limits_count_by_the_forwarded_address() -> None:
+    async def test(web: WebServer) -> None:
+        via_proxy = await web.ws("a", headers={"X-Forwarded-For": "203.0.113.7, 127.0.0.1"})
+        assert web.server_side(via_proxy).address == "203.0.113.7"
+        direct = await web.ws("b")
+        assert web.server_side(direct).address == "127.0.0.1"
+        # Two browsers behind the proxy: two addresses, not one proxy's cap.
+        other = await web.ws("c", headers={"X-Forwarded-For": "198.51.100.2"})
+        assert web.server_side(other).address == "198.51.100.2"
+        with pytest.raises(ConnectionError):  # the third from 127.0.0.1 itself: over its cap
+            await web.ws("d")
+
+    await with_server(test, proxies=Proxies.from_options(["127.0.0.1"]),
+                      limits=ServerLimits(max_per_address=1, rate=1000, burst=1000))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_forwarded_address_from_an_untrusted_peer_is_ignored() -> None:
+    async def test(web: WebServer) -> None:
+        liar = await web.ws("liar", headers={"X-Forwarded-For": "203.0.113.7"})
+        assert web.server_side(liar).address == "127.0.0.1"
+
+    await with_server(test, proxies=Proxies.from_options(["10.0.0.0/8"]))
+
+
+def test_proxies_read_the_forwarded_chain_from_the_right() -> None:
+    proxies = Proxies.from_options(["127.0.0.1", "10.0.0.0/8", "::1"])
+    assert proxies.client("127.0.0.1", "198.51.100.1, 203.0.113.9, 10.1.2.3") == "203.0.113.9"
+    assert proxies.client("::ffff:127.0.0.1", "203.0.113.9") == "203.0.113.9"
+    assert proxies.client("::1", "2001:db8::5") == "2001:db8::5"
+    assert proxies.client("127.0.0.1", "10.0.0.1") == "10.0.0.1"  # all proxies: the first
+    assert proxies.client("127.0.0.1", None) is None
+    assert proxies.client("127.0.0.1", "unknown") is None
+    assert proxies.client("127.0.0.1", "203.0.113.9:4711") is None  # not an address
+    assert proxies.client("192.0.2.1", "203.0.113.9") is None  # not a trusted peer
+    with pytest.raises(ValueError):
+        Proxies.from_options(["proxy.example.org"])
 
 
 # -- origins ------------------------------------------------------------------------------

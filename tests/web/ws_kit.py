@@ -21,7 +21,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.web import OriginPolicy, make_site
+from pisyedili.server.web import OriginPolicy, Proxies, make_site
 
 
 def sibling(folder: str, module: str) -> Any:
@@ -91,19 +91,21 @@ class ClientSocket(WebSocketClientProtocol):  # type: ignore[misc]
 class ClientFactory(WebSocketClientFactory):  # type: ignore[misc]
     protocol = ClientSocket
 
-    def __init__(self, url: str, origin: str | None) -> None:
-        super().__init__(url, origin=origin)
+    def __init__(self, url: str, origin: str | None, headers: dict[str, str]) -> None:
+        super().__init__(url, origin=origin, headers=headers)
         self.wire = WebSocketWire()
         self.opened: Deferred[WebSocketWire] = Deferred()
         self.refusal = ""
 
 
 async def ws_connect(port: int, origin: str | None = "own", name: str | None = None,
-                     host: str = "127.0.0.1") -> WebSocketWire:
+                     host: str = "127.0.0.1",
+                     headers: dict[str, str] | None = None) -> WebSocketWire:
     """A WebSocket to `/ws` on `port`, from a page of `origin` ("own": the server's;
     None: no Origin header, as a program); with `name`, it has said hello."""
     url = f"ws://{host}:{port}/ws"
-    factory = ClientFactory(url, f"http://{host}:{port}" if origin == "own" else origin)
+    factory = ClientFactory(url, f"http://{host}:{port}" if origin == "own" else origin,
+                            headers or {})
     factory.opened.addTimeout(TIMEOUT, reactor)
     await TCP4ClientEndpoint(reactor, host, port, timeout=TIMEOUT).connect(factory)
     wire: WebSocketWire = await factory.opened
@@ -124,9 +126,10 @@ class WebServer:
     sockets: list[WebSocketWire] = field(default_factory=list)
 
     @classmethod
-    async def start(cls, origins: OriginPolicy | None = None, **kwargs: Any) -> WebServer:
+    async def start(cls, origins: OriginPolicy | None = None, proxies: Proxies | None = None,
+                    **kwargs: Any) -> WebServer:
         server = await wireclient.Server.start(**kwargs)
-        site = make_site(server.factory, origins)
+        site = make_site(server.factory, origins, proxies)
         port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(site)
         return cls(server, port)
 
@@ -134,8 +137,16 @@ class WebServer:
     def web_port(self) -> int:
         return int(self.site_port.getHost().port)
 
-    async def ws(self, name: str | None = None, origin: str | None = "own") -> WebSocketWire:
-        wire = await ws_connect(self.web_port, origin, name)
+    def server_side(self, wire: WebSocketWire) -> Any:
+        """The server's `Connection` for a welcomed `wire`."""
+        player = str(wire.welcome["player"])
+        (found,) = [c for c in self.server.factory.protocols
+                    if c.session is not None and c.session.player_id == player]
+        return found
+
+    async def ws(self, name: str | None = None, origin: str | None = "own",
+                 headers: dict[str, str] | None = None) -> WebSocketWire:
+        wire = await ws_connect(self.web_port, origin, name, headers=headers)
         self.sockets.append(wire)
         return wire
 

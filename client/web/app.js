@@ -55,7 +55,8 @@ function afterWelcome(welcome) {
   if (welcome.resumed || wasAtTable) {
     // A resumed session at a table gets its snapshot anyway; the resync also tells a
     // session that lost its table (not_at_table) to drop the stale one.
-    wire.request({ type: "resync" }).then((reply) => {
+    wire.request({ type: "resync" }, { quiet: true }).then((reply) => {
+      if (reply.type === "table") onMessage(reply);
       if (reply.type === "error" && reply.code === "not_at_table") {
         leftTable(state);
         render();

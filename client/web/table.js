@@ -289,21 +289,24 @@ export function tableScreen(state, ui, act, now) {
   const me = mySeat(state);
   const others = me === null ? [...Array(n).keys()] : seatsAfter(n, me).slice(0, -1);
   const turnClass = myTurn(state) ? "my-turn" : "";
+  // Once a deal is over its result takes the middle of the felt, and the hand (now in
+  // the result) and the move controls step aside until the next deal.
+  const over = Boolean(state.view && state.view.phase === "over" && state.view.result);
   return h("section", { class: `table-screen ${turnClass}`, "aria-labelledby": "table-title" },
     tableHeader(state, act),
     h("div", { class: "felt" },
       h("div", { class: `opponents n${others.length}` }, others.map((s) => seatBox(state, s, now, false))),
-      centre(state),
+      over ? null : centre(state),
       matchResult(state, act),
       dealResult(state),
       me !== null ? h("div", { class: "me" },
         seatBox(state, me, now, true),
-        h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
+        over ? null : h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
         heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
           dataset: { key: "come-back" }, onclick: () => act.comeBack() }, "I am back: take my seat") : null,
         muameleSpread(state, act),
-        handArea(state, ui, act),
-        ui.jack ? suitPicker(state, ui, act) : null,
+        over ? null : handArea(state, ui, act),
+        ui.jack && !over ? suitPicker(state, ui, act) : null,
         moveControls(state, ui, act)) : muameleSpread(state, act)),
     waitingControls(state, act));
 }

@@ -161,8 +161,9 @@ class Page:
         self.wait_screen("lobby")
 
     def take_turn(self) -> str:
-        """Make the first move on offer, as a person would with the mouse: a highlighted
-        card (and the first suit offered for a jack), else draw, else pass, else a pick.
+        """Make the first move on offer, as a person would with the mouse: a pick in
+        muamele, a highlighted card (and the first suit offered for a jack), else pass,
+        else draw.
         Returns what it did."""
         from selenium.common.exceptions import StaleElementReferenceException
 
@@ -186,12 +187,12 @@ class Page:
             if card.startswith("J") and self.all("#suit-picker"):
                 self.click("#suit-picker .suit-choice")
             done = f"play {card}"
-        elif self.css("#draw").is_enabled():
+        elif self.css("#pass").is_enabled():
+            self.css("#pass").click()  # after a draw (C7) or an ace (C12): end the turn
+            done = "pass"
+        else:
             self.css("#draw").click()
             done = "draw"
-        else:
-            self.css("#pass").click()
-            done = "pass"
         # The move left: the decision it answered is no longer on screen.
         self.wait(lambda d: self.body("turn") != "mine" or self.body("serial") != serial,
                   what=f"the client to send {done}")

@@ -9,7 +9,9 @@ import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
 
 const state = createState();
-const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0 };
+const ORDER_KEY = "pisyedili.order";
+const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
+  order: localStorage.getItem(ORDER_KEY) === "rank" ? "rank" : "suit" };
 const $ = (id) => document.getElementById(id);
 const main = $("main");
 let logShown = 0;
@@ -168,6 +170,15 @@ const act = {
     }
     act.move({ kind: "play", card }); // not offered: the server says which rule refuses it
   },
+  sort(order) {
+    ui.order = order;
+    try {
+      localStorage.setItem(ORDER_KEY, order);
+    } catch {
+      /* kept for this page only */
+    }
+    render();
+  },
   cancelJack() {
     ui.jack = null;
     render();
@@ -249,6 +260,8 @@ function render() {
   body.tablePhase = state.table ? state.table.phase : "none";
   body.link = state.status;
   renderHeader();
+  // A tab in the background says when the decision is ours (the terminal's /bell).
+  document.title = myTurn(state) ? "▶ Your move · Pis Yedili" : "Pis Yedili";
   let content;
   if (screen === "name") {
     const saved = sessionStore.load();

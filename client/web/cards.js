@@ -70,13 +70,14 @@ function displayKey(card) {
   return [DISPLAY_ORDER[suitOf(card)] ?? 9, RANKS.indexOf(rankOf(card))];
 }
 
-/** The hand in display order: by suit (alternating colours), then by rank. The order
- * depends only on the cards held, so a card keeps its place from turn to turn. */
-export function sortHand(hand) {
+/** The hand in display order: by suit (alternating colours) then rank, or by rank
+ * then suit (pairs and sevens together). The order depends only on the cards held, so
+ * a card keeps its place from turn to turn. */
+export function sortHand(hand, order = "suit") {
   return [...hand].sort((a, b) => {
     const [sa, ra] = displayKey(a);
     const [sb, rb] = displayKey(b);
-    return sa - sb || ra - rb;
+    return order === "rank" ? ra - rb || sa - sb : sa - sb || ra - rb;
   });
 }
 

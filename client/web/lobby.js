@@ -23,7 +23,8 @@ export function nameScreen(state, act, { name = "", error = null } = {}) {
       h("button", { type: "submit", id: "connect", class: "primary", dataset: { key: "connect" } }, "Play")));
 }
 
-function optionsText(opts) {
+/** The options of a table in a few words: the match, a 10, the stock, decks, timer. */
+export function optionsText(opts) {
   const parts = [];
   if (opts.match_end) parts.push(opts.match_end.replace(":", " "));
   if (opts.ten) parts.push(`10 ${opts.ten}s`);

@@ -4,6 +4,7 @@
 
 import { cardName, cardText, jackSuits, playable, sortHand, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
 import { cardBack, cardButton, cardView, h, suitLabel } from "./dom.js";
+import { optionsText } from "./lobby.js";
 import {
   dealHeadline, hasFeature, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, seatsAfter, winnersText,
 } from "./state.js";
@@ -120,7 +121,7 @@ function handArea(state, ui, act) {
   if (!v || !Array.isArray(v.hand)) return null;
   const mine = myTurn(state);
   const legal = mine ? playable(state.moves) : new Set();
-  const shown = sortHand(v.hand);
+  const shown = sortHand(v.hand, ui.order);
   const seen = {};
   const buttons = shown.map((card) => {
     seen[card] = (seen[card] || 0) + 1; // two decks: the same card twice (K1)
@@ -133,7 +134,10 @@ function handArea(state, ui, act) {
       onclick: () => act.playCard(card),
     });
   });
-  return h("div", { class: "hand", id: "hand", role: "group", "aria-label": `your hand, ${shown.length} cards` }, buttons);
+  return h("div", { class: "hand-area" },
+    h("div", { class: "hand", id: "hand", role: "group", "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
+    shown.length > 1 ? h("button", { type: "button", class: "sort", id: "sort", dataset: { key: "sort" },
+      onclick: () => act.sort(ui.order === "suit" ? "rank" : "suit") }, `Sort by ${ui.order === "suit" ? "rank" : "suit"}`) : null);
 }
 
 function muameleSpread(state, act) {
@@ -278,6 +282,7 @@ function tableHeader(state, act) {
     t.code && t.phase !== "waiting" ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
     spect ? h("span", { class: "muted", title: t.spectators.join(", ") }, ` · ${spect} watching`) : null,
     state.you && state.you.spectator ? h("span", { class: "tag" }, "you are watching") : null,
+    h("span", { class: "muted options", id: "table-options" }, optionsText(t.options || {})),
     h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },
       onclick: () => act.leave() }, "Leave"));
 }

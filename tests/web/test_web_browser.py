@@ -40,8 +40,9 @@ def driver() -> Iterator[Any]:
 def page(driver: Any, server: WebServer) -> Iterator[Page]:
     """A fresh player: the client's page with nothing stored from an earlier test."""
     set_viewport(driver, 1280, 800)
-    driver.get(server.url + "no-such-page")  # the same origin, with no client running
-    driver.execute_script("localStorage.clear()")
+    driver.get("about:blank")  # the last test's page stops (and stops reconnecting)
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
     p = Page(driver)
     driver.get_log("browser")  # drop what earlier tests left
     yield p
@@ -80,7 +81,8 @@ class TcpPlayer:
             while len(self.buffer) < 4 or len(self.buffer) < 4 + self._length():
                 chunk = self.sock.recv(65536)
                 if not chunk:
-                    raise ConnectionError("the server closed the connection")
+                    raise ConnectionError(
+                        f"the server closed the connection after {self.seen[-3:]}")
                 self.buffer += chunk
         except TimeoutError:
             return None
@@ -398,3 +400,69 @@ def test_a_dropped_connection_resumes_and_a_stand_in_gives_the_seat_back(
     back.click()
     page.wait(lambda d: not page.state("table.seats[0].held_by_bot"), what="the seat back")
     assert "took the seat back" in page.log_text()
+
+
+def test_joining_a_private_table_by_its_invite_code(page: Page, server: WebServer) -> None:
+    """A private table is listed without a Join button; its code (in any letter case)
+    takes the browser to its open seat."""
+    tcp = TcpPlayer(server.tcp_port, "Cem")
+    try:
+        snap = tcp.request({"type": "create_table", "rules": "classic", "seats": 2,
+                            "private": True, "name": "Cem's private"})
+        code = snap["table"]["code"]
+        page.open(server.url)
+        page.name_and_enter("Leyla")
+        row = page.wait_css(f'.lobby-row[data-table="{snap["table"]["id"]}"]')
+        assert "private" in row.text and not row.find_elements("css selector", "button.join")
+        page.css("#code-input").send_keys(code.lower())
+        page.click("#join-code")
+        page.wait_screen("table")
+        assert page.css("#table-title").text == "Cem's private"
+        assert page.state("you.seat") == 1
+        assert page.css("#invite-code").text == code
+    finally:
+        tcp.close()
+
+
+def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
+    """A playable jack opens the suit picker with exactly the suits offered (C5); Escape
+    keeps the jack; a suit chosen is the one sent. A seeded server deals the same cards
+    each time, so the jack comes at the same turn."""
+    with served("--seed", "3") as seeded:
+        page.open(seeded.url + "?play=1&name=Oya&rules=classic&bots=1&level=easy")
+        page.wait_screen("table")
+
+        def jack_offered() -> bool:
+            return bool(page.state("moves.some(m => m.kind === 'play' && m.suit)"))
+
+        for _ in range(120):
+            page.wait(lambda d: page.body("turn") == "mine", what="our turn")
+            if jack_offered():
+                break
+            page.take_turn()
+        else:
+            raise AssertionError("no jack to play in 120 turns")
+        moves = page.state("moves")
+        jack = next(m["card"] for m in moves if m["kind"] == "play" and m.get("suit"))
+        suits = {m["suit"] for m in moves if m.get("card") == jack}
+        symbol = "♣♦♥♠"["cdhs".index(jack[-1])]
+        played = f"you played {jack[:-1]}{symbol}"
+        before = page.log_text().count(played)
+        page.css(f'#hand button[data-card="{jack}"]').click()
+        picker = page.wait_css("#suit-picker")
+        offered = {b.get_attribute("data-suit") for b in picker.find_elements(
+            "css selector", ".suit-choice")}
+        assert offered == suits
+        assert page.driver.switch_to.active_element.get_attribute("data-suit") in suits
+        page.driver.switch_to.active_element.send_keys("\ue00c")  # Escape
+        page.wait(lambda d: not page.all("#suit-picker"), what="the picker to close")
+        assert page.body("turn") == "mine"  # nothing was sent
+        assert page.log_text().count(played) == before
+        page.css(f'#hand button[data-card="{jack}"]').click()
+        choice = sorted(suits)[-1]
+        page.wait_css(f'#suit-picker [data-suit="{choice}"]').click()
+        names = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
+        page.wait(lambda d: page.log_text().count(played) == before + 1, what="the jack")
+        named = "♣♦♥♠"["cdhs".index(choice)]
+        assert f"{played}, naming {named} {names[choice]}" in page.log_text()
+        page.driver.get("about:blank")  # before this server stops: no reconnecting page

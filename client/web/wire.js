@@ -132,8 +132,11 @@ export class Wire {
       this._send(hello);
     };
     ws.onmessage = (ev) => this._receive(ev.data);
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return;
+      // The close's reason is the error code when the server closes for one; it stands
+      // in for an `error` that did not arrive first (docs/protocol.md, WebSocket).
+      if (!this.closing && ev.reason) this.closing = { type: "error", code: ev.reason, message: ev.reason };
       this.ws = null;
       this.welcomed = false;
       this._failPending();

@@ -404,7 +404,7 @@ def test_a_dropped_connection_resumes_and_a_stand_in_gives_the_seat_back(
 
 def test_joining_a_private_table_by_its_invite_code(page: Page, server: WebServer) -> None:
     """A private table is listed without a Join button; its code (in any letter case)
-    takes the browser to its open seat."""
+    takes the browser to its open seat, and Leave gives the seat up."""
     tcp = TcpPlayer(server.tcp_port, "Cem")
     try:
         snap = tcp.request({"type": "create_table", "rules": "classic", "seats": 2,
@@ -420,6 +420,10 @@ def test_joining_a_private_table_by_its_invite_code(page: Page, server: WebServe
         assert page.css("#table-title").text == "Cem's private"
         assert page.state("you.seat") == 1
         assert page.css("#invite-code").text == code
+        page.click("#leave")
+        page.wait_screen("lobby")
+        tcp.until(lambda m: m["type"] == "table_update"
+                  and m["table"]["seats"][1]["kind"] == "open")
     finally:
         tcp.close()
 
@@ -466,3 +470,44 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
         named = "♣♦♥♠"["cdhs".index(choice)]
         assert f"{played}, naming {named} {names[choice]}" in page.log_text()
         page.driver.get("about:blank")  # before this server stops: no reconnecting page
+
+
+def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
+    """`pisyedili play --web` prints a page that, with no clicks, names the player,
+    fills the seats with bots at the level asked for and starts the match."""
+    import selectors
+    import signal
+    import subprocess
+    import sys
+
+    start = "from pisyedili.client.cli import main; raise SystemExit(main())"
+    process = subprocess.Popen(
+        [sys.executable, "-c", start, "play", "--web", "--no-open", "--name", "Ayşe",
+         "--bots", "2", "--level", "easy", "--rules", "cardiva"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        text=True, encoding="utf-8")
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(process.stdout, selectors.EVENT_READ)
+            assert sel.select(timeout=30), "pisyedili play --web printed nothing"
+        line = process.stdout.readline()
+        url = line.split(" at ", 1)[1].strip()
+        page.open(url)
+        page.wait(lambda d: page.body("tablePhase") == "playing", what="the match to start")
+        assert page.state("me.name") == "Ayşe"
+        assert page.state("table.rules") == "cardiva"
+        assert page.state("table.seats.map(s => s.kind + ':' + (s.level || ''))") == [
+            "human:", "bot:easy", "bot:easy"]
+        page.wait(lambda d: page.body("turn") == "mine", what="our turn")
+        page.take_turn()
+        page.driver.get("about:blank")  # before the server goes: no reconnecting page
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()

@@ -70,6 +70,7 @@ runs a JS module only when it is served as JavaScript."""
 CACHE_CONTROL = b"no-cache"
 """The files keep their names across releases (no build step hashes them), so browsers
 revalidate each time; an unchanged file costs a 304 (Last-Modified)."""
+HTTP_IDLE_SECONDS = 60
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -336,6 +337,10 @@ def make_site(server: ServerFactory, origins: OriginPolicy | None = None,
     socket = WebSocketResource(  # type: ignore[no-untyped-call]
         WebSocketFactory(server, origins or OriginPolicy(), proxies or Proxies()))
     root.putChild(WS_PATH, cast(IResource, socket))
-    site = Site(root)  # type: ignore[no-untyped-call]
+    # An idle HTTP connection (keep-alive between page loads) is closed after a minute,
+    # not twisted.web's 12 hours; a WebSocket is not timed out by it (its request never
+    # ends), the protocol's own idle timeout applies.
+    site = Site(root, timeout=HTTP_IDLE_SECONDS,  # type: ignore[no-untyped-call]
+                reactor=server.clock)
     site.displayTracebacks = False
     return site

@@ -20,15 +20,25 @@ from typing import Any
 import msgpack
 import pytest
 import pytest_twisted
-from twisted.internet import task
+from twisted.internet import reactor, task
+from twisted.internet.defer import Deferred
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.protocol import Protocol, connectionDone
 from twisted.internet.threads import deferToThread
+from twisted.python.failure import Failure
 from ws_kit import WebServer
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.limits import ServerLimits
-from pisyedili.server.web import OriginPolicy, Proxies, WebSocketConnection, parse_origin
+from pisyedili.server.web import (
+    HTTP_IDLE_SECONDS,
+    OriginPolicy,
+    Proxies,
+    WebSocketConnection,
+    parse_origin,
+)
 
 Msg = dict[str, Any]
 
@@ -287,6 +297,43 @@ async def test_a_server_message_over_the_client_limit_reaches_the_browser_whole(
         assert (await browser.request("ping"))["type"] == "pong"
 
     await with_server(test)
+
+
+class RawHttp(Protocol):
+    """One keep-alive HTTP connection, as a browser leaves it between page loads."""
+
+    def __init__(self) -> None:
+        self.data = b""
+        self.answered: Deferred[None] = Deferred()
+        self.gone: Deferred[None] = Deferred()
+
+    def dataReceived(self, data: bytes) -> None:
+        self.data += data
+        if not self.answered.called and b"</html>" in self.data.lower():
+            self.answered.callback(None)
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self.gone.callback(None)
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_idle_http_connection_is_closed_but_a_quiet_websocket_is_not() -> None:
+    async def test(web: WebServer) -> None:
+        browser = await web.ws("quiet")
+        http = await connectProtocol(
+            TCP4ClientEndpoint(reactor, "127.0.0.1", web.web_port), RawHttp())
+        assert http.transport is not None
+        http.transport.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        await http.answered
+        clock.advance(HTTP_IDLE_SECONDS - 1)
+        assert not http.gone.called
+        clock.advance(2)
+        await http.gone.addTimeout(10, reactor)
+        assert (await browser.request("ping"))["type"] == "pong"  # the WebSocket stays
+        assert not browser.is_closed
+
+    clock = task.Clock()
+    await with_server(test, clock=clock)
 
 
 # -- proxies ------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from twisted.web.static import File
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
-from pisyedili.server.net import Connection, ServerFactory
+from pisyedili.server.net import ABORT_AFTER_CLOSE, Connection, ServerFactory
 
 log = Logger()
 
@@ -294,6 +294,9 @@ class WebSocketFactory(WebSocketServerFactory):
             # A violation (an oversize message) gets a closing handshake, not a reset: a
             # reset could destroy the `error` that says why before the client reads it.
             failByDrop=False,
+            # A closing connection has as long to drain what is queued as over TCP
+            # (the `error` saying why is last in the queue); autobahn's own is 1 s.
+            closeHandshakeTimeout=ABORT_AFTER_CLOSE,
             allowNullOrigin=True,  # `OriginPolicy` decides on "null" too (refused but for *)
             webStatus=False)  # a plain GET of /ws: 426 Upgrade Required, no status page
 

@@ -26,7 +26,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.protocol import Protocol, connectionDone
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
-from ws_kit import WebServer
+from ws_kit import WebServer, sibling
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
@@ -334,6 +334,75 @@ async def test_an_idle_http_connection_is_closed_but_a_quiet_websocket_is_not() 
 
     clock = task.Clock()
     await with_server(test, clock=clock)
+
+
+slow_reader = sibling("server", "test_net_slow_reader")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_browser_that_stops_reading_is_closed_too_slow_as_over_tcp() -> None:
+    """The WebSocket connection is its stream's producer (in place of twisted.web's
+    channel), so what a browser leaves unread is bounded as on TCP."""
+    async def test(web: WebServer) -> None:
+        host = await web.server.connect("host")
+        snap = await host.ok("create_table", rules="classic", seats=4,
+                             options={"match_end": "deals:100"})
+        for seat in (1, 2, 3):
+            await host.ok("add_bot", seat=seat, level="easy")
+        slow = await web.ws("slow")
+        await slow.ok("join_table", table=snap["table"]["id"], spectate=True)
+        seen = slow_reader.watch(web.server, slow)
+        assert isinstance(seen.proto, WebSocketConnection)
+        assert slow.socket is not None
+        slow.socket.transport.pauseProducing()  # stops reading: the server's writes pile up
+        await host.ok("start")
+        await host.ok("leave_table")  # bots only now, at machine speed
+        assert await seen.closed_with.addTimeout(30, reactor) == "too_slow"
+        slow_reader.assert_bounded(seen)
+        slow.socket.transport.resumeProducing()
+        await slow.closed
+        last = slow.received[-1]
+        assert (last["type"], last["code"]) == ("error", "too_slow")
+        await still_serves(web)
+
+    await with_server(test, limits=slow_reader.TIGHT)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_browser_session_resumed_over_tcp_is_told_replaced() -> None:
+    async def test(web: WebServer) -> None:
+        browser = await web.ws("roamer")
+        tcp = await web.server.connect("roamer", token=browser.welcome["token"])
+        assert tcp.welcome["resumed"] and tcp.welcome["player"] == browser.welcome["player"]
+        replaced = await browser.wait_type("replaced")
+        assert replaced["message"]
+        await browser.closed
+        assert browser.close_code == 1000
+        assert (await tcp.request("ping"))["type"] == "pong"
+
+    await with_server(test)
+
+
+@pytest_twisted.ensureDeferred
+async def test_random_bodies_never_cost_the_connection() -> None:
+    async def test(web: WebServer) -> None:
+        browser = await web.ws("noise")
+        rng = random.Random(11)
+        bodies = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+                  for _ in range(300)]
+        bodies += [msgpack.packb({"type": rng.choice(["sit", "move", "chat", "join_table"]),
+                                  "id": 10_000 + k, rng.choice(["seat", "move", "text"]):
+                                  rng.choice([None, -1, 2**40, "x", [1], {"a": 1}])})
+                   for k in range(100)]
+        for body in bodies:
+            browser.send_body(body)
+        pong = await browser.request("ping")  # after all of them, in order
+        assert pong["type"] == "pong"
+        errors = [m for m in browser.received if m["type"] == "error"]
+        assert errors and not [e for e in errors if e["code"] == "internal_error"]
+        assert not browser.is_closed
+
+    await with_server(test)
 
 
 # -- proxies ------------------------------------------------------------------------------

@@ -92,6 +92,16 @@ async function runAutopilot() {
 // -------------------------------------------------------------------- actions
 
 const act = {
+  /** From the lobby: end this session (it is not at a table) and choose a new name. */
+  changeName() {
+    wire.stop();
+    sessionStore.forget();
+    leftTable(state);
+    state.me = null;
+    state.status = "idle";
+    render();
+    document.getElementById("name-input")?.focus();
+  },
   connect(name) {
     if (!name) {
       ui.nameError = "Please choose a name.";
@@ -280,6 +290,11 @@ function render() {
   renderChat();
   if (state.serial !== ui.serialSeen) {
     ui.serialSeen = state.serial;
+    if (ui.moveError) {
+      ui.moveError = null; // about the last decision, not this one
+      render();
+      return;
+    }
     focusDecision();
   }
 }

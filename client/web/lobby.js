@@ -135,7 +135,10 @@ export function lobbyScreen(state, act) {
     : null;
   return h("section", { class: "lobby", "aria-labelledby": "lobby-title" },
     h("div", { class: "panel tables-panel" },
-      h("h2", { id: "lobby-title" }, "Tables"),
+      h("div", { class: "panel-head" },
+        h("h2", { id: "lobby-title" }, "Tables"),
+        h("button", { type: "button", id: "change-name", class: "quiet", dataset: { key: "change-name" },
+          onclick: () => act.changeName() }, "Change name")),
       tables.length
         ? h("ul", { class: "lobby-list", id: "lobby-list" }, tables.map((t) => tableRow(t, act)))
         : h("p", { class: "muted", id: "lobby-empty" }, "No tables are open. Open one below."),

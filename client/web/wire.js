@@ -15,6 +15,9 @@ const FRAME_LIMIT = 1048576; // server -> client, docs/protocol.md "Limits"
 // Closing codes after which the same hello would fail the same way (docs/protocol.md,
 // Errors, "reconnect: no"), and the hello refusals, which always close.
 const FINAL_CODES = new Set(["unsupported_version", "hello_required", "missing_field", "bad_field"]);
+// The codes after which the server closes a welcomed connection (Errors, "closes").
+const CLOSING_CODES = new Set(["frame_too_large", "idle_timeout", "too_slow", "shutting_down",
+  "server_full", "too_many_connections", "too_many_sessions", "rate_limited"]);
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 
 /** The session token kept across reloads: the page's origin is the server, so one
@@ -181,10 +184,8 @@ export class Wire {
       this.stop(msg);
       return;
     }
-    if (kind === "error" && !this.welcomed) {
-      this.closing = msg; // every refused hello closes
-    } else if (kind === "error" && msg.id === undefined) {
-      this.closing = msg; // idle_timeout, shutting_down, too_slow...: a close follows
+    if (kind === "error" && (!this.welcomed || CLOSING_CODES.has(msg.code))) {
+      this.closing = msg; // every refused hello closes, and so do these: a close follows
     }
     if (kind === "error" && msg.code === "rate_limited" && this.pending.has(msg.id)) {
       const p = this.pending.get(msg.id);

@@ -359,7 +359,7 @@ def test_a_phone_sized_viewport(page: Page, server: WebServer) -> None:
 
 def test_a_refused_name_is_explained(page: Page, server: WebServer) -> None:
     """A name kept for the server's bots is refused by the server; the page says why and
-    lets the player choose again."""
+    lets the player choose again. From the lobby, a player may start over as another."""
     page.open(server.url)
     page.wait_screen("name")
     page.css("#name-input").send_keys("bot (easy)")
@@ -368,6 +368,11 @@ def test_a_refused_name_is_explained(page: Page, server: WebServer) -> None:
     assert error.text
     assert page.body("screen") == "name"
     page.name_and_enter("Selin")
+    first = page.state("me.player")
+    page.click("#change-name")  # a new session under another name
+    page.name_and_enter("Sena")
+    assert page.state("me.name") == "Sena"
+    assert page.state("me.player") != first
 
 
 def test_a_dropped_connection_resumes_and_a_stand_in_gives_the_seat_back(

@@ -10,11 +10,13 @@ from __future__ import annotations
 import posixpath
 import random
 import re
+import ssl
 import struct
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from email.message import Message
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -22,11 +24,11 @@ import pytest
 import pytest_twisted
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
 from twisted.internet.protocol import Protocol, connectionDone
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
-from ws_kit import WebServer, sibling
+from ws_kit import WebServer, sibling, wireclient, ws_connect
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
@@ -37,6 +39,7 @@ from pisyedili.server.web import (
     OriginPolicy,
     Proxies,
     WebSocketConnection,
+    make_site,
     parse_origin,
 )
 
@@ -403,6 +406,40 @@ async def test_random_bodies_never_cost_the_connection() -> None:
         assert not browser.is_closed
 
     await with_server(test)
+
+
+@pytest_twisted.ensureDeferred
+async def test_over_tls_the_page_and_the_websocket_are_https_and_wss(tmp_path: Path) -> None:
+    """`--web ssl:...`: twisted.web hands the TLS stream to the WebSocket as it does TCP."""
+    key, cert = sibling("client", "test_client_tls").make_certificate(tmp_path)
+    server = await wireclient.Server.start()
+    site: Any = await serverFromString(
+        reactor, f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}",
+    ).listen(make_site(server.factory))
+    port = site.getHost().port
+    try:
+        browser = await ws_connect(port, name="güvenli", host="localhost",
+                                   tls_roots=cert.parent)
+        assert browser.welcome["name"] == "güvenli"
+        browser.send_text("hi")
+        assert (await browser.wait_type("error"))["code"] == "text_message"
+        with pytest.raises(ConnectionRefusedError, match="403"):  # origins hold over TLS
+            await ws_connect(port, origin="https://evil.example", host="localhost",
+                             tls_roots=cert.parent)
+        browser.send_body(msgpack.packb({"type": "ping", "x": "z" * MAX_CLIENT_FRAME}))
+        assert (await browser.wait_type("error"))["code"] == "frame_too_large"
+        await browser.closed
+
+        def get() -> tuple[int, str]:
+            context = ssl.create_default_context(cafile=str(cert))
+            with urllib.request.urlopen(f"https://localhost:{port}/", context=context,
+                                        timeout=10) as response:
+                return response.status, response.headers["content-type"]
+
+        assert await deferToThread(get) == (200, "text/html; charset=utf-8")
+    finally:
+        await site.stopListening()
+        await server.stop()
 
 
 # -- proxies ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
+from twisted.internet.endpoints import TCP4ClientEndpoint, clientFromString, serverFromString
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
@@ -99,15 +99,20 @@ class ClientFactory(WebSocketClientFactory):  # type: ignore[misc]
 
 
 async def ws_connect(port: int, origin: str | None = "own", name: str | None = None,
-                     host: str = "127.0.0.1",
-                     headers: dict[str, str] | None = None) -> WebSocketWire:
+                     host: str = "127.0.0.1", headers: dict[str, str] | None = None,
+                     tls_roots: Path | None = None) -> WebSocketWire:
     """A WebSocket to `/ws` on `port`, from a page of `origin` ("own": the server's;
-    None: no Origin header, as a program); with `name`, it has said hello."""
-    url = f"ws://{host}:{port}/ws"
-    factory = ClientFactory(url, f"http://{host}:{port}" if origin == "own" else origin,
+    None: no Origin header, as a program); with `name`, it has said hello. With
+    `tls_roots` (a folder of PEM certificates to trust) it is `wss://`."""
+    scheme = "https" if tls_roots is not None else "http"
+    url = f"{'wss' if tls_roots is not None else 'ws'}://{host}:{port}/ws"
+    factory = ClientFactory(url, f"{scheme}://{host}:{port}" if origin == "own" else origin,
                             headers or {})
     factory.opened.addTimeout(TIMEOUT, reactor)
-    await TCP4ClientEndpoint(reactor, host, port, timeout=TIMEOUT).connect(factory)
+    endpoint: Any = TCP4ClientEndpoint(reactor, host, port, timeout=TIMEOUT) \
+        if tls_roots is None else clientFromString(
+            reactor, f"tls:{host}:{port}:trustRoots={tls_roots}:timeout={int(TIMEOUT)}")
+    await endpoint.connect(factory)
     wire: WebSocketWire = await factory.opened
     if name is not None:
         welcome = await wire.request("hello", protocol=PROTOCOL_VERSION, name=name,

@@ -117,10 +117,11 @@ class OriginPolicy:
 
     By default only the server's own pages: the `Origin`'s host and port are those of
     the request's `Host` (what the browser was told to connect to, so this holds behind
-    a reverse proxy that passes `Host` on). `extra` adds origins; `any_origin` (`*`)
-    allows every page. A handshake without `Origin` comes from a program, not a
-    browser page, and is allowed: the check protects browsers' users, and a program
-    can send any header it likes.
+    a reverse proxy that passes `Host` on; the scheme is not compared, as a
+    TLS-terminating proxy hides it). `extra` adds origins; `any_origin` (`*`) allows
+    every page. A handshake without `Origin` comes from a program, not a browser page,
+    and is allowed: the check protects browsers' users, and a program can send any
+    header it likes.
     """
 
     extra: frozenset[Origin] = frozenset()

@@ -71,6 +71,7 @@ CACHE_CONTROL = b"no-cache"
 """The files keep their names across releases (no build step hashes them), so browsers
 revalidate each time; an unchanged file costs a 304 (Last-Modified)."""
 HTTP_IDLE_SECONDS = 60
+"""Seconds an HTTP connection may sit idle (keep-alive between page loads)."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 

@@ -516,3 +516,46 @@ def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+def test_typed_moves_read_as_the_terminal_client_reads_them(
+        page: Page, server: WebServer) -> None:
+    """cards.js, run in the browser: forgiving card text, a jack's suit, draw and pass,
+    picks (1-based on screen, 0-based on the wire), and what it refuses."""
+    page.open(server.url)
+    moves = [{"kind": "play", "card": "Jh", "suit": s} for s in "cdhs"] + [
+        {"kind": "play", "card": "10s"}, {"kind": "draw"}]
+    hand = ["Jh", "10s", "7c"]
+    cases = ["10S", "ts", "Jh>s", "js h", "jh", "d", "pass", "7c", "9d", "7c s", "", "zz"]
+    got = page.driver.execute_async_script(
+        """const [cases, moves, hand, done] = arguments;
+        import("/cards.js").then((m) =>
+          done(cases.map((c) => m.parseMoveText(c, moves, hand))));""",
+        cases, moves, hand)
+    assert got[:3] == [
+        {"move": {"kind": "play", "card": "10s"}},
+        {"move": {"kind": "play", "card": "10s"}},
+        {"move": {"kind": "play", "card": "Jh", "suit": "s"}},
+    ]
+    assert got[3] == {"error": "You do not hold J♠."}  # "js h": the jack of spades
+    assert got[4:8] == [
+        {"jack": "Jh"},  # no suit: the picker asks
+        {"move": {"kind": "draw"}},
+        {"move": {"kind": "pass"}},
+        {"move": {"kind": "play", "card": "7c"}},  # not offered: sent, the server says why
+    ]
+    assert got[8] == {"error": "You do not hold 9♦."}
+    assert got[9] == {"error": "Only a jack names a suit (C5, K8)."}
+    assert all("error" in g for g in got[10:])
+    picks = page.driver.execute_async_script(
+        """const done = arguments[0];
+        import("/cards.js").then((m) => done([
+          m.parseMoveText("pick 3", [{kind: "pick", position: 2}], []),
+          m.parseMoveText("1", [{kind: "pick", position: 0}], []),
+          m.sortHand(["Ad", "2c", "Kh", "3s", "10c"]),
+          m.sortHand(["Ad", "2c", "Kh", "3s", "10c"], "rank"),
+        ]));""")
+    assert picks[0] == {"move": {"kind": "pick", "position": 2}}
+    assert picks[1] == {"move": {"kind": "pick", "position": 0}}
+    assert picks[2] == ["2c", "10c", "Kh", "3s", "Ad"]  # ♣ ♥ ♠ ♦: colours alternate
+    assert picks[3] == ["2c", "3s", "10c", "Kh", "Ad"]

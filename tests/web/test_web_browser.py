@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 import struct
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgpack
@@ -47,6 +48,18 @@ def page(driver: Any, server: WebServer) -> Iterator[Page]:
     driver.get_log("browser")  # drop what earlier tests left
     yield p
     assert p.errors() == [], "the page logged errors"
+
+
+@contextmanager
+def seeded_server(page: Page, seed: str) -> Iterator[WebServer]:
+    """A server of its own whose shuffles follow `seed` (the bots' play follows), so a
+    test meets the same deal every time. The page leaves it before it stops, so no
+    reconnecting page logs a refused connection."""
+    with served("--seed", seed) as srv:
+        try:
+            yield srv
+        finally:
+            page.driver.get("about:blank")
 
 
 class TcpPlayer:
@@ -437,7 +450,7 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
     """A playable jack opens the suit picker with exactly the suits offered (C5); Escape
     keeps the jack; a suit chosen is the one sent. A seeded server deals the same cards
     each time, so the jack comes at the same turn."""
-    with served("--seed", "3") as seeded:
+    with seeded_server(page, "3") as seeded:
         page.open(seeded.url + "?play=1&name=Oya&rules=classic&bots=1&level=easy")
         page.wait_screen("table")
 
@@ -474,7 +487,6 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
         page.wait(lambda d: page.log_text().count(played) == before + 1, what="the jack")
         named = "♣♦♥♠"["cdhs".index(choice)]
         assert f"{played}, naming {named} {names[choice]}" in page.log_text()
-        page.driver.get("about:blank")  # before this server stops: no reconnecting page
 
 
 def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
@@ -559,3 +571,42 @@ def test_typed_moves_read_as_the_terminal_client_reads_them(
     assert picks[1] == {"move": {"kind": "pick", "position": 0}}
     assert picks[2] == ["2c", "10c", "Kh", "3s", "Ad"]  # ♣ ♥ ♠ ♦: colours alternate
     assert picks[3] == ["2c", "3s", "10c", "Kh", "Ad"]
+
+
+def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
+    """Cardiva's penalty round (K14): the spread is drawn face down, the positions the
+    server offers are the ones to click, and each pick is told in the log. A seeded
+    server brings a muamele of ours in the first deal."""
+    with seeded_server(page, "5") as seeded:
+        page.open(seeded.url + "?play=1&name=Nil&rules=cardiva&bots=1&level=easy")
+        page.wait_screen("table")
+
+        def our_pick() -> bool:
+            return bool(page.body("phase") == "muamele" and page.body("turn") == "mine")
+
+        for _ in range(200):
+            page.wait(lambda d: page.body("turn") == "mine", what="our turn")
+            if our_pick():
+                break
+            page.take_turn()
+        else:
+            raise AssertionError("no muamele of ours in 200 turns")
+        spread = page.state("view.muamele.spread")
+        offered = sorted(m["position"] for m in page.state("moves"))
+        buttons = page.all("#muamele .spread button")
+        assert len(buttons) == spread
+        legal = sorted(int(b.get_attribute("data-position")) for b in buttons
+                       if "legal" in str(b.get_attribute("class")))
+        assert legal == offered
+        assert "Muamele" in page.css("#muamele").text
+        picked = 0
+        while our_pick():
+            left = page.state("view.muamele.picks")
+            page.take_turn()
+            picked += 1
+            page.wait(lambda d, was=left: d.execute_script(
+                "const s = window.pisyedili.state; return !s.inFlight && ("
+                "s.view.phase !== 'muamele' || s.view.muamele.picks !== arguments[0]"
+                " || s.view.muamele.seat !== s.you.seat)", was), what="the pick to be made")
+        assert picked > 0
+        assert page.log_text().count("you picked card") == picked

@@ -2,6 +2,7 @@
 
     pisyedili [HOST[:PORT] | ENDPOINT] [--name NAME] [--fresh]   play on a server
     pisyedili play [--rules R] [--bots N] [--seed N] ...         play offline against bots
+    pisyedili play --web [--no-open] ...                        the same, in the browser
     pisyedili --discover                                         list the servers on the LAN
 
 With no server named, `pisyedili` looks for servers on the LAN and on this machine and
@@ -216,6 +217,12 @@ def build_play_parser() -> argparse.ArgumentParser:
     game.add_argument("--continue", dest="resume", action="store_true",
                       help="take up the unfinished match of the last offline session, "
                       "where it stopped (otherwise a new match starts)")
+    game.add_argument("--web", action="store_true",
+                      help="play in the browser instead of the terminal: the embedded server "
+                           "serves the web client on this machine, prints its address and "
+                           "opens it (Ctrl-C ends it)")
+    game.add_argument("--no-open", action="store_true",
+                      help="with --web: print the address, do not open a browser")
     _common(play)
     return play
 
@@ -361,6 +368,40 @@ def run_on_reactor(reactor: Any, main: Callable[[], Coroutine[Any, Any, None]]) 
         raise failure[0]
 
 
+def can_open_browser(environ: dict[str, str] | None = None,
+                     platform: str | None = None) -> bool:
+    """Whether a graphical browser can be opened: always on macOS and Windows; elsewhere
+    only with a display (`webbrowser` would otherwise start a text browser in this
+    terminal, or nothing)."""
+    env = os.environ if environ is None else environ
+    if (platform or sys.platform) in ("darwin", "win32"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def play_in_browser(reactor: Any, name: str, args: argparse.Namespace) -> int:
+    """`pisyedili play --web`: the embedded server for the web client until Ctrl-C."""
+    import webbrowser
+
+    from .offline import OfflineOptions, serve_web
+
+    start_logging(args.log, lambda line: print(line, file=sys.stderr, flush=True))
+    opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed, level=args.level)
+
+    def ready(url: str) -> None:
+        print(f"Pis Yedili is at {url}", flush=True)
+        opened = not args.no_open and can_open_browser() and webbrowser.open(url)
+        if not opened:
+            print("Open that address in a browser on this machine.", flush=True)
+        print("Ctrl-C ends the game and the server.", flush=True)
+
+    if not serve_web(reactor, name, opts, ready):
+        print("pisyedili play: the embedded server could not listen on 127.0.0.1",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     net_parser, subcommands = build_parsers()
@@ -379,6 +420,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         limit = max_bots(args.rules)
         if not 1 <= args.bots <= limit:
             parser.error(f"--bots must be 1-{limit} for {args.rules} (C1, K1)")
+        if args.no_open and not args.web:
+            parser.error("--no-open goes with --web")
+        if args.resume and args.web:  # the page keeps its own session, in the browser
+            parser.error("--continue is for play in the terminal, not with --web")
     else:
         if args.discover or args.address is None:  # LAN discovery (client/discovery.py)
             from . import discovery
@@ -395,6 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(exc))
 
     reactor = install_reactor()
+    if offline and args.web:
+        return play_in_browser(reactor, name, args)
     # Imported only now: they import Twisted modules that must find the asyncio reactor.
     from .app import ClientApp
     from .offline import OfflineOptions, offline_db, play, wire

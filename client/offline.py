@@ -10,6 +10,10 @@ The embedded server journals its table to a file of its own in the user's data
 directory, and the client keeps its token there too (`TokenStore`, key `offline`), so
 `pisyedili play --continue` restarts that server on that file and takes the seat back
 where the last one left it — after a closed terminal, a crash or a reboot.
+
+`pisyedili play --web` serves the web client instead (`serve_web`): the same embedded
+server behind `server.web`'s site on a loopback port, and a URL whose query string
+(`play_url`) tells the page to do what the autopilot does here.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlencode
 
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 from twisted.internet.interfaces import IStreamClientEndpoint
@@ -27,9 +32,11 @@ from twisted.python.failure import Failure
 from pisyedili.server.clock import Clock
 from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net import ServerFactory
 from pisyedili.server.store import default_path
 from pisyedili.server.table_core import TableSettings
 from pisyedili.server.tap import make_factory
+from pisyedili.server.web import make_site
 
 from .app import ClientApp
 from .token_store import TokenStore
@@ -68,9 +75,9 @@ class OfflineOptions:
     """The journal's file (default `offline_db()`); None in tests that keep nothing."""
 
 
-async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
-    """The embedded server, listening on an ephemeral loopback port; with `opts.db`, it
-    journals there (and first rebuilds what the file holds: `opts.resume`)."""
+def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
+    """The embedded server's state, set up for one player against bots; with `opts.db`,
+    it journals there (and first rebuilds what the file holds: `opts.resume`)."""
     # `hard` bots search in a thread, so the prompt never freezes while they think.
     settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay,
                              deal_pause=opts.deal_pause, bot_thread=True)
@@ -83,10 +90,55 @@ async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
             forget_offline(opts.db)
         opts.db.parent.mkdir(parents=True, exist_ok=True)
         journal = SqliteJournal(opts.db, cast(Clock, reactor))
-    factory = make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
-                           settings=settings, limits=limits, journal=journal)
+    return make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
+                        settings=settings, limits=limits, journal=journal)
+
+
+async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
+    """The embedded server, listening on an ephemeral loopback port."""
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
+    factory = embedded_server(reactor, opts)
     return await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
+
+
+def play_url(port: int, name: str, opts: OfflineOptions) -> str:
+    """The page of the embedded web server, with the match to set up in its query:
+    `?play=1&name=NAME&rules=RULES&bots=N[&level=LEVEL]` (no level: the server's)."""
+    query = {"play": "1", "name": name, "rules": opts.rules, "bots": str(opts.bots)}
+    if opts.level:
+        query["level"] = opts.level
+    return f"http://127.0.0.1:{port}/?{urlencode(query)}"
+
+
+def serve_web(reactor: Any, name: str, opts: OfflineOptions,
+              ready: Callable[[str], None]) -> bool:
+    """Run the embedded server with the web client on a loopback port until the reactor
+    stops (Ctrl-C); `ready` gets the page's URL once it listens. False if it could
+    not listen."""
+    factory = embedded_server(reactor, opts)
+    endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
+    failed: list[Failure] = []
+    ports: list[Any] = []
+
+    def listening(port: Any) -> None:
+        ports.append(port)
+        ready(play_url(port.getHost().port, name, opts))
+
+    def cannot_listen(failure: Failure) -> None:
+        failed.append(failure)
+        reactor.stop()
+
+    def shutdown() -> Any:
+        factory.shutdown()  # tells the page the server is going, stops the tables
+        return ports[0].stopListening() if ports else None
+
+    def start() -> None:
+        endpoint.listen(make_site(factory)).addCallbacks(listening, cannot_listen)
+
+    reactor.callWhenRunning(start)
+    reactor.addSystemEventTrigger("before", "shutdown", shutdown)
+    reactor.run()  # with Twisted's signal handlers: Ctrl-C and SIGTERM stop it cleanly
+    return not failed
 
 
 class Autopilot:

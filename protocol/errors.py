@@ -32,13 +32,16 @@ class ErrorCode:
 _ERRORS: tuple[ErrorCode, ...] = (
     # Framing and decoding (codec.py). A length prefix over the limit cannot be answered
     # in-stream: the server closes the connection (after sending this code if it can).
-    ErrorCode("frame_too_large", "The frame's length prefix is over the receiver's frame limit.",
-              closes=True, reconnect=True),
+    # Over WebSocket a frame is one binary message, with no length prefix.
+    ErrorCode("frame_too_large", "The frame's length prefix (over WebSocket: the message's "
+              "length) is over the receiver's frame limit.", closes=True, reconnect=True),
     ErrorCode("malformed_frame", "The frame body is not exactly one well-formed msgpack value."),
     ErrorCode("not_a_map", "The frame body is valid msgpack but not a map."),
     ErrorCode("missing_type", "The map has no `type` field, or `type` is not a string."),
     ErrorCode("invalid_utf8", "A msgpack string is not valid UTF-8."),
     ErrorCode("bad_key", "A map key is not a string."),
+    ErrorCode("text_message", "A WebSocket text message arrived: every message is binary, "
+              "one msgpack map; the connection stays open."),
     ErrorCode("ext_not_allowed", "The frame holds a msgpack extension type (timestamps included)."),
     ErrorCode("too_deep", "Maps and arrays are nested deeper than the depth limit."),
     ErrorCode("value_too_large", "A string, binary, array or map is longer than its limit."),

@@ -1,8 +1,11 @@
 """The network layer: bytes in, commands to the lobby and tables, messages out.
 
-Thin on purpose: Twisted's `Int32StringReceiver` does the framing, `pisyedili.protocol`
-decodes and validates each frame body, and a dispatch table turns each request into one
-call on the lobby or a session, or one command to a table.
+Thin on purpose: the transport frames the bytes (Twisted's `Int32StringReceiver` over
+TCP here, autobahn's WebSocket in server/web.py), `pisyedili.protocol` decodes and
+validates each frame body, and a dispatch table turns each request into one call on the
+lobby or a session, or one command to a table. `Connection` holds everything between
+bodies in and bodies out (handshake, limits, flow control, closing) once, for every
+transport; a transport supplies only how a body is written and how it ends.
 Everything a request can do wrong ends in an `error` with a stable code (and the
 request's `id`); a framing violation ends the connection; an unexpected exception
 is logged with its traceback and answered with `internal_error`, so one bad request
@@ -89,14 +92,25 @@ class _Transport(Protocol):
     def abortConnection(self) -> None: ...
 
 
-Handler = Callable[["ServerProtocol", Session, Message, ReplyTo], "Message | None"]
+Handler = Callable[["Connection", Session, Message, ReplyTo], "Message | None"]
 """A request handler: returns its reply, or hands `ReplyTo` to a table that will."""
 
 
-class ServerProtocol(Int32StringReceiver):
-    """One client connection: the `Peer` of a `Session` once it said `hello`."""
+class Connection:
+    """One client connection, whatever carries it: the `Peer` of a `Session` once it
+    said `hello`.
 
-    MAX_LENGTH = MAX_CLIENT_FRAME
+    A transport's class calls `opened` once bodies can flow, `body_received` with each
+    body, `body_refused` for a message it could not hand on (a WebSocket text message)
+    and `lost` when the connection is gone; it implements `_write_body` (one body out)
+    and `_end` (close once what is written has gone). `transport` is the byte stream
+    underneath (TCP or TLS): its producer, peer address and buffer size are read here.
+    """
+
+    FRAME_OVERHEAD = LENGTH_PREFIX
+    """Bytes the transport adds to each body it writes (an upper bound)."""
+
+    transport: Any
 
     def __init__(self, server: ServerFactory) -> None:
         self.server = server
@@ -117,6 +131,7 @@ class ServerProtocol(Int32StringReceiver):
         self._queued = 0  # at least the bytes the transport still holds for this client
         self._waiting = False  # a reply from the store is due: later frames wait
         self._held: collections.deque[bytes] = collections.deque()
+        self._close_code: str | None = None
 
     @property
     def pending_output(self) -> int:
@@ -126,11 +141,13 @@ class ServerProtocol(Int32StringReceiver):
 
     # -- connection life ------------------------------------------------------------
 
-    def connectionMade(self) -> None:
-        self.address = _address_of(self._transport().getPeer())
-        no_delay = getattr(self.transport, "setTcpNoDelay", None)
-        if no_delay is not None:
-            no_delay(True)  # small interactive frames: do not wait on Nagle
+    def opened(self, client_host: str | None = None) -> None:
+        """Bodies can flow: admit the connection (or refuse it) and start its timers.
+
+        `client_host` is the client's IP address where the peer is a trusted proxy that
+        said whom it speaks for; the per-address limits count by it."""
+        self.address = address_key(client_host) if client_host else \
+            _address_of(self._transport().getPeer())
         refusal = self.server.connections.admit(self.address)
         if refusal is not None:
             log.info("connection from {address} refused: {code}", address=self.address,
@@ -148,7 +165,8 @@ class ServerProtocol(Int32StringReceiver):
         self._heartbeat_call = self._clock.callLater(self.server.limits.ping_seconds,
                                                      self._heartbeat)
 
-    def connectionLost(self, reason: Failure | None = None) -> None:
+    def lost(self) -> None:
+        """The connection is gone: stop its timers, release its place and its session."""
         self._closing = True
         for call in (self._handshake_call, self._heartbeat_call, self._stall_call,
                      *self._timers):
@@ -173,6 +191,7 @@ class ServerProtocol(Int32StringReceiver):
         if self._closing:
             return
         self._write(make_error(code, message, rid, **extra))  # even past the output bound
+        self._close_code = code
         self._shut()
 
     def _shut(self) -> None:
@@ -186,8 +205,16 @@ class ServerProtocol(Int32StringReceiver):
         if self._admitted:
             # A transport with a registered producer is not closed until it goes.
             cast(Any, self.transport).unregisterProducer()
-        self._transport().loseConnection()
+        self._end(self._close_code)
         self._timers.append(self._clock.callLater(ABORT_AFTER_CLOSE, self._abort))
+
+    def _write_body(self, body: bytes) -> None:
+        """Write one body, framed as the transport frames it."""
+        raise NotImplementedError
+
+    def _end(self, code: str | None) -> None:
+        """Close once what is written has gone; `code` is the error that closes, if any."""
+        raise NotImplementedError
 
     def _transport(self) -> _Transport:
         assert self.transport is not None
@@ -272,7 +299,7 @@ class ServerProtocol(Int32StringReceiver):
         body = self._encode(msg)
         if body is None:
             return
-        if self._paused and self._queued + len(body) + LENGTH_PREFIX > limit:
+        if self._paused and self._queued + len(body) + self.FRAME_OVERHEAD > limit:
             log.info("closing a connection from {address} that reads too slowly "
                      "({queued} bytes unread)", address=self.address, queued=self._queued)
             self.close("too_slow", f"more than {limit} bytes were waiting for you to read "
@@ -297,13 +324,13 @@ class ServerProtocol(Int32StringReceiver):
 
     def _put(self, body: bytes) -> None:
         """Write one frame once the journal has committed what it tells of."""
-        self._queued += len(body) + LENGTH_PREFIX
+        self._queued += len(body) + self.FRAME_OVERHEAD
         self.server.journal.later(self._put_now, body)
 
     def _put_now(self, body: bytes) -> None:
         if self.transport is None:
             return
-        self.sendString(body)  # type: ignore[no-untyped-call]  # may pause us at once
+        self._write_body(body)  # may pause us at once
         if not self._paused:  # then the transport holds no more than its high-water mark
             high_water = getattr(self.transport, "bufferSize", FileDescriptor.bufferSize)
             self._queued = min(self._queued, high_water)
@@ -318,17 +345,14 @@ class ServerProtocol(Int32StringReceiver):
 
     # -- receiving ----------------------------------------------------------------------
 
-    def dataReceived(self, data: bytes) -> None:
-        if not self._closing:
-            super().dataReceived(data)  # type: ignore[no-untyped-call]
-
-    def lengthLimitExceeded(self, length: int) -> None:
-        """A length prefix over the limit: the stream cannot be trusted, so close."""
+    def too_large(self, length: int) -> None:
+        """A frame over the limit: the stream cannot be trusted, so close."""
         self.close("frame_too_large",
-                   f"a {length}-byte frame is over the {self.MAX_LENGTH}-byte limit",
-                   limit=self.MAX_LENGTH)
+                   f"a {length}-byte frame is over the {MAX_CLIENT_FRAME}-byte limit",
+                   limit=MAX_CLIENT_FRAME)
 
-    def stringReceived(self, string: bytes) -> None:
+    def body_received(self, string: bytes) -> None:
+        """One frame body from the client."""
         if self._closing:
             return
         if self._waiting:  # behind a store read: replies keep the order of requests
@@ -340,16 +364,27 @@ class ServerProtocol(Int32StringReceiver):
             log.failure("handling a frame from {address} failed", address=self.address)
             self._error("internal_error", "the server failed to handle this message", None)
 
+    def body_refused(self, error: ProtocolError) -> None:
+        """A message the transport could not hand on as a body: answered (and counted
+        against the rate limit) like a body that does not decode."""
+        if self._closing:
+            return
+        self._last_heard = self._clock.seconds()
+        self._undecodable(self._bucket.take(), error)
+
+    def _undecodable(self, allowed: bool, e: ProtocolError) -> None:
+        if allowed:
+            self._error(e.code, e.message, None, **e.extra)
+        else:
+            self._over_limit(None)
+
     def _receive(self, string: bytes) -> None:
         self._last_heard = self._clock.seconds()
         allowed = self._bucket.take()
         try:
             msg = decode(string, CLIENT_LIMITS)
         except ProtocolError as e:
-            if allowed:
-                self._error(e.code, e.message, None, **e.extra)
-            else:
-                self._over_limit(None)
+            self._undecodable(allowed, e)
             return
         rid = request_id(msg)
         if not allowed:
@@ -473,7 +508,7 @@ class ServerProtocol(Int32StringReceiver):
         if resume is not None:
             resume()
         while self._held and not self._waiting and not self._closing:
-            self.stringReceived(self._held.popleft())
+            self.body_received(self._held.popleft())
 
     # -- handshake ----------------------------------------------------------------------
 
@@ -525,6 +560,37 @@ class ServerProtocol(Int32StringReceiver):
             sessions.rejoin(session)  # the table sends its snapshot after this welcome
 
 
+class ServerProtocol(Connection, Int32StringReceiver):
+    """A client connection over TCP (or TLS, or a UNIX socket): each body behind a
+    4-byte big-endian length prefix."""
+
+    MAX_LENGTH = MAX_CLIENT_FRAME
+
+    # The framing's own calls, bound straight to the logic: nothing between them on the
+    # hot path.
+    _write_body = Int32StringReceiver.sendString
+    stringReceived = Connection.body_received
+
+    def connectionMade(self) -> None:
+        no_delay = getattr(self.transport, "setTcpNoDelay", None)
+        if no_delay is not None:
+            no_delay(True)  # small interactive frames: do not wait on Nagle
+        self.opened()
+
+    def connectionLost(self, reason: Failure | None = None) -> None:
+        self.lost()
+
+    def _end(self, code: str | None) -> None:
+        self._transport().loseConnection()
+
+    def dataReceived(self, data: bytes) -> None:
+        if not self._closing:
+            super().dataReceived(data)  # type: ignore[no-untyped-call]
+
+    def lengthLimitExceeded(self, length: int) -> None:
+        self.too_large(length)
+
+
 def _table_of(session: Session) -> TableRunner | None:
     table = session.table
     if table is not None and table.closed:
@@ -540,7 +606,7 @@ def _require_table(session: Session) -> TableRunner:
     return table
 
 
-def _require_feature(conn: ServerProtocol, feature: str) -> None:
+def _require_feature(conn: Connection, feature: str) -> None:
     if feature not in conn.features:
         raise ProtocolError("feature_not_negotiated",
                       f"say features: [{feature!r}] in hello to use this", feature=feature)
@@ -549,27 +615,27 @@ def _require_feature(conn: ServerProtocol, feature: str) -> None:
 OK: Message = {"type": "ok"}
 
 
-def _ping(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
+def _ping(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     return {"type": "pong"}
 
 
-def _pong(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
+def _pong(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     return None
 
 
-def _lobby_subscribe(conn: ServerProtocol, s: Session, msg: Message,
+def _lobby_subscribe(conn: Connection, s: Session, msg: Message,
                      reply: ReplyTo) -> Message | None:
     page = {key: msg[key] for key in ("offset", "limit") if key in msg}  # else the first
     return conn.server.lobby.subscribe(s, **page)
 
 
-def _lobby_unsubscribe(conn: ServerProtocol, s: Session, msg: Message,
+def _lobby_unsubscribe(conn: Connection, s: Session, msg: Message,
                        reply: ReplyTo) -> Message | None:
     conn.server.lobby.unsubscribe(s)
     return OK
 
 
-def _create_table(conn: ServerProtocol, s: Session, msg: Message,
+def _create_table(conn: Connection, s: Session, msg: Message,
                   reply: ReplyTo) -> Message | None:
     if _table_of(s) is not None:
         raise ProtocolError("already_at_table", "leave your table before opening another")
@@ -581,7 +647,7 @@ def _create_table(conn: ServerProtocol, s: Session, msg: Message,
     return None
 
 
-def _join_table(conn: ServerProtocol, s: Session, msg: Message,
+def _join_table(conn: Connection, s: Session, msg: Message,
                 reply: ReplyTo) -> Message | None:
     table = conn.server.lobby.find(msg.get("table"), msg.get("code"))
     current = _table_of(s)
@@ -596,7 +662,7 @@ def _join_table(conn: ServerProtocol, s: Session, msg: Message,
 def _table_command(build: Callable[[Session, Message, TableRunner], cmd.Command]) -> Handler:
     """A handler that hands the request to the player's table as one command."""
 
-    def handler(conn: ServerProtocol, s: Session, msg: Message,
+    def handler(conn: Connection, s: Session, msg: Message,
                 reply: ReplyTo) -> Message | None:
         table = _require_table(s)
         table.handle(build(s, msg, table), reply)
@@ -605,7 +671,7 @@ def _table_command(build: Callable[[Session, Message, TableRunner], cmd.Command]
     return handler
 
 
-def _chat(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
+def _chat(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     _require_feature(conn, "chat")
     scope = msg.get("scope")
     table = _table_of(s)
@@ -622,7 +688,7 @@ def _chat(conn: ServerProtocol, s: Session, msg: Message, reply: ReplyTo) -> Mes
     return None
 
 
-def _rematch(conn: ServerProtocol, s: Session, msg: Message,
+def _rematch(conn: Connection, s: Session, msg: Message,
              reply: ReplyTo) -> Message | None:
     _require_feature(conn, "rematch")
     table = _require_table(s)
@@ -630,7 +696,7 @@ def _rematch(conn: ServerProtocol, s: Session, msg: Message,
     return None
 
 
-def _history(conn: ServerProtocol, s: Session, msg: Message,
+def _history(conn: Connection, s: Session, msg: Message,
              reply: ReplyTo) -> Message | None:
     _require_feature(conn, "history")
     of, name = msg["of"], msg.get("name")
@@ -646,7 +712,7 @@ def _history(conn: ServerProtocol, s: Session, msg: Message,
     return None
 
 
-def _replay(conn: ServerProtocol, s: Session, msg: Message,
+def _replay(conn: Connection, s: Session, msg: Message,
             reply: ReplyTo) -> Message | None:
     _require_feature(conn, "history")
     match_id, deal_no, start = msg["match"], msg.get("deal", 1), msg.get("from", 0)
@@ -705,7 +771,8 @@ class ServerFactory(Factory):
         self.limits = limits
         self.clock = clock
         self.connections = ConnectionCounter(limits.max_connections, limits.max_per_address)
-        self.protocols: set[ServerProtocol] = set()
+        self.protocols: set[Connection] = set()
+        """Every admitted connection, over any transport."""
 
     def buildProtocol(self, addr: IAddress | None) -> ServerProtocol:
         return ServerProtocol(self)

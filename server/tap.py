@@ -5,7 +5,8 @@
 which does what twistd would do without daemonising: start logging in the chosen
 format, start the service, run the reactor. Listening is on Twisted endpoint strings
 (`tcp:`, `ssl:`, `unix:`, `systemd:`), so TLS and socket activation are options,
-not code. docs/operating.md documents every option.
+not code; so is `--web`, which serves the browser client and the protocol over a
+WebSocket (server/web.py). docs/operating.md documents every option.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pisyedili.server.recovery import restore
 from pisyedili.server.session import Sessions
 from pisyedili.server.store import DAY, MEMORY, Archive, SqliteStore, backup_file, default_path
 from pisyedili.server.table_core import TableSettings
+from pisyedili.server.web import OriginPolicy, Proxies, make_site
 
 log = Logger()
 
@@ -71,7 +73,7 @@ _int = _positive(int)
 class ServerOptions(usage.Options):
     """The server's command line (shared by the console script and the twistd plugin)."""
 
-    synopsis = "[--listen ENDPOINT]... [options]"
+    synopsis = "[--listen ENDPOINT]... [--web ENDPOINT]... [options]"
     longdesc = ("Host a Pis Yedili (Dirty Seven) game server: a lobby, tables, seats, "
                 "bots and chat, over a msgpack protocol (docs/protocol.md). "
                 "See docs/operating.md for deployment.")
@@ -89,6 +91,8 @@ class ServerOptions(usage.Options):
          "Seconds a dropped player keeps their seat before a bot holds it.", _float],
         ["bot-delay", None, _SETTINGS.bot_delay,
          "Seconds a bot waits before moving, so people can follow.", _float],
+        ["deal-pause", None, _SETTINGS.deal_pause,
+         "Seconds between the end of a deal and the next, to read the scores.", _float],
         ["max-connections", None, _LIMITS.max_connections,
          "Most connections the server accepts at once.", _int],
         ["max-per-address", None, _LIMITS.max_per_address,
@@ -129,6 +133,26 @@ class ServerOptions(usage.Options):
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self["listen"] = []
+        self["web"] = []
+        self["web-origin"] = []
+        self["web-proxy"] = []
+
+    def opt_web(self, endpoint: str) -> None:
+        """Serve the browser client at / and the protocol over a WebSocket at /ws on a
+        Twisted endpoint string, e.g. tcp:8080, ssl:8443:privateKey=key.pem (repeatable;
+        default: none)."""
+        self["web"].append(endpoint)
+
+    def opt_web_origin(self, origin: str) -> None:
+        """Also let pages of ORIGIN (e.g. https://play.example.org) open the WebSocket;
+        * lets every page (repeatable; default: only the server's own pages)."""
+        self["web-origin"].append(origin)
+
+    def opt_web_proxy(self, address: str) -> None:
+        """Trust the reverse proxy at ADDRESS (an IP address or network, e.g. 127.0.0.1)
+        to name each browser's address in X-Forwarded-For, which the per-address limits
+        then count by (repeatable; default: none, every peer counts as itself)."""
+        self["web-proxy"].append(address)
 
     def opt_listen(self, endpoint: str) -> None:
         """Listen on a Twisted endpoint string, e.g. tcp:7707, ssl:7708:privateKey=key.pem,
@@ -143,6 +167,14 @@ class ServerOptions(usage.Options):
         self["db-required"] = self["db"] is not None
         if self["db"] is None:
             self["db"] = str(default_path())
+        try:
+            self["origins"] = OriginPolicy.from_options(self["web-origin"])
+        except ValueError as e:
+            raise usage.UsageError(f"--web-origin: {e}") from None
+        try:
+            self["proxies"] = Proxies.from_options(self["web-proxy"])
+        except ValueError as e:
+            raise usage.UsageError(f"--web-proxy: {e}") from None
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         try:
@@ -164,6 +196,7 @@ class ServerOptions(usage.Options):
                 turn_seconds=float(self["turn-seconds"]),
                 grace_seconds=float(self["grace-seconds"]),
                 bot_delay=float(self["bot-delay"]),
+                deal_pause=float(self["deal-pause"]),
                 # A `hard` search spends its whole budget: off the reactor thread, so
                 # other tables and heartbeats go on meanwhile.
                 bot_thread=True,
@@ -221,9 +254,13 @@ class ServerService(Service):
                  seed: int | None = None, log_format: str = "text",
                  announce: bool = False, archive: Archive | None = None,
                  keep_days: float = 0, store_required: bool = True,
+                 web: Sequence[str] = (), origins: OriginPolicy | None = None,
+                 proxies: Proxies | None = None,
                  journal: SqliteJournal | None = None) -> None:
         self.factory = factory
         self.journal = journal
+        self.web_descriptions = list(web)
+        self.site = make_site(factory, origins, proxies) if web else None
         self.archive = archive
         self.keep_days = keep_days
         self.store_required = store_required
@@ -233,6 +270,7 @@ class ServerService(Service):
         self.log_format = log_format
         self._reactor = clock
         self.ports: list[Any] = []  # IListeningPort
+        self.web_ports: list[Any] = []  # IListeningPort, for `--web`: never announced
         self.ready: Deferred[Any] | None = None
         self.failed = False
         self.announcer = Announcer(clock, factory.name, server_version(),
@@ -257,20 +295,24 @@ class ServerService(Service):
                      seed=self.seed)
         if self.archive is not None:
             self.archive.open().addCallbacks(self._store_open, self._cannot_store)
-        listening: list[Deferred[Any]] = []
-        for desc in self.descriptions:
-            try:
-                endpoint: Any = serverFromString(  # type: ignore[no-untyped-call]
-                    self._reactor, desc)
-            except Exception as e:  # a bad string, or systemd: without an inherited socket
-                listening.append(fail(ValueError(f"bad endpoint {desc!r}: {e!r}")))
-                continue
-            d = endpoint.listen(self.factory)
-            d.addCallback(self._listening, desc)
-            listening.append(d)
+        listening = [self._listen(desc, self.factory, self._listening)
+                     for desc in self.descriptions]
+        listening += [self._listen(desc, self.site, self._serving_web)
+                      for desc in self.web_descriptions]
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
         self.ready.addErrback(self._cannot_listen)
         self.ready.addCallback(self._announce)
+
+    def _listen(self, desc: str, factory: Any,
+                listening: Callable[[Any, str], Any]) -> Deferred[Any]:
+        try:
+            endpoint: Any = serverFromString(  # type: ignore[no-untyped-call]
+                self._reactor, desc)
+        except Exception as e:  # a bad string, or systemd: without an inherited socket
+            return fail(ValueError(f"bad endpoint {desc!r}: {e!r}"))
+        d: Deferred[Any] = endpoint.listen(factory)
+        d.addCallback(listening, desc)
+        return d
 
     def _store_open(self, _: object) -> None:
         assert self.archive is not None
@@ -298,7 +340,13 @@ class ServerService(Service):
     def _listening(self, port: Any, desc: str) -> Any:
         self.ports.append(port)
         log.info("listening on {endpoint} ({address})", endpoint=desc,
-                 address=str(port.getHost()))
+                 address=str(port.getHost()), port=getattr(port.getHost(), "port", None))
+        return port
+
+    def _serving_web(self, port: Any, desc: str) -> Any:
+        self.web_ports.append(port)
+        log.info("serving the web client on {endpoint} ({address})", endpoint=desc,
+                 address=str(port.getHost()), port=getattr(port.getHost(), "port", None))
         return port
 
     def _announce(self, result: Any) -> Any:
@@ -326,7 +374,7 @@ class ServerService(Service):
             self.journal.close()
         if self.archive is not None:
             gone.append(self.archive.close())  # after the writes already queued
-        ports, self.ports = self.ports, []
+        ports, self.ports, self.web_ports = [*self.ports, *self.web_ports], [], []
         return DeferredList([*gone, *(d for d in (p.stopListening() for p in ports)
                                       if d is not None)])
 
@@ -350,7 +398,9 @@ def makeService(options: ServerOptions) -> ServerService:
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,
                          keep_days=float(options["keep-days"]),
-                         store_required=bool(options["db-required"]), journal=journal)
+                         store_required=bool(options["db-required"]),
+                         web=options["web"], origins=options["origins"],
+                         proxies=options["proxies"], journal=journal)
 
 
 def open_journal(path: str, clock: Clock, *,

@@ -1,0 +1,393 @@
+// Glue: the connection feeds the state, the state draws the screen, the screen's
+// buttons and keys send requests. Also the `?play=1` autopilot of `pisyedili play --web`.
+
+import { jackSuits, parseMoveText, parseSuit, sortHand } from "./cards.js";
+import { h, replaceKeepingFocus, richText } from "./dom.js";
+import { lobbyScreen, nameScreen } from "./lobby.js";
+import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn } from "./state.js";
+import { tableScreen, timeLeft } from "./table.js";
+import { defaultUrl, sessionStore, Wire } from "./wire.js";
+
+const state = createState();
+const ORDER_KEY = "pisyedili.order";
+const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
+  order: localStorage.getItem(ORDER_KEY) === "rank" ? "rank" : "suit" };
+const $ = (id) => document.getElementById(id);
+const main = $("main");
+let logShown = 0;
+let chatShown = 0;
+
+const params = new URLSearchParams(window.location.search);
+const autopilot = params.get("play") === "1" ? {
+  name: (params.get("name") || "").trim(),
+  rules: params.get("rules") || "classic",
+  bots: Math.max(1, Math.min(5, Number(params.get("bots") || 3) || 3)),
+  level: params.get("level") || null,
+  done: false,
+} : null;
+
+const wire = new Wire({ url: defaultUrl(), onMessage, onStatus });
+
+function onStatus(status, detail) {
+  state.status = status;
+  if (status === "welcomed") {
+    ui.nameError = null;
+    afterWelcome(detail);
+  } else if (status === "stopped") {
+    state.stopReason = detail;
+    if (detail && detail.type === "error") {
+      // A refused hello (a name the server will not take): back to the name screen.
+      ui.nameError = detail.message || detail.code;
+      state.me = null;
+    }
+  }
+  render();
+}
+
+function onMessage(msg) {
+  apply(state, msg, performance.now());
+  if (msg.type === "error" && ui.jack) ui.jack = null;
+  render();
+}
+
+/** A new or resumed session: the lobby list, and where we were. */
+function afterWelcome(welcome) {
+  wire.request({ type: "lobby_subscribe" });
+  const wasAtTable = atTable(state);
+  if (welcome.resumed || wasAtTable) {
+    // A resumed session at a table gets its snapshot anyway; the resync also tells a
+    // session that lost its table (not_at_table) to drop the stale one.
+    wire.request({ type: "resync" }, { quiet: true }).then((reply) => {
+      if (reply.type === "table") onMessage(reply);
+      if (reply.type === "error" && reply.code === "not_at_table") {
+        leftTable(state);
+        render();
+        runAutopilot();
+      }
+    });
+  } else {
+    runAutopilot();
+  }
+}
+
+// ------------------------------------------------------------------ autopilot
+
+/** `?play=1&name=…&rules=…&bots=N&level=…`: a table with N bots, started, no clicks
+ * (like the terminal client's offline autopilot). Each step waits for its reply. */
+async function runAutopilot() {
+  if (!autopilot || autopilot.done) return;
+  autopilot.done = true;
+  const snapshot = await wire.request({ type: "create_table", rules: autopilot.rules,
+    seats: autopilot.bots + 1, private: true });
+  if (snapshot.type !== "table") return; // the error is in the log: the player takes over
+  for (const seat of snapshot.table.seats.filter((s) => s.kind === "open")) {
+    const bot = { type: "add_bot", seat: seat.seat };
+    if (autopilot.level) bot.level = autopilot.level;
+    if ((await wire.request(bot)).type !== "ok") return;
+  }
+  if ((await wire.request({ type: "ready", ready: true })).type !== "ok") return;
+  await wire.request({ type: "start" });
+}
+
+// -------------------------------------------------------------------- actions
+
+const act = {
+  /** From the lobby: end this session (it is not at a table) and choose a new name. */
+  changeName() {
+    wire.stop();
+    sessionStore.forget();
+    leftTable(state);
+    state.me = null;
+    state.status = "idle";
+    render();
+    document.getElementById("name-input")?.focus();
+  },
+  connect(name) {
+    if (!name) {
+      ui.nameError = "Please choose a name.";
+      render();
+      return;
+    }
+    const saved = sessionStore.load();
+    if (saved && saved.name !== name) sessionStore.forget(); // another person: a new session
+    ui.nameError = null;
+    wire.start(name);
+  },
+  send(msg) {
+    return wire.request(msg).then((reply) => {
+      if (reply.code === "not_connected") apply(state, reply, performance.now());
+      render();
+      return reply;
+    });
+  },
+  /** Show presence while a stand-in bot holds our seat. The protocol has no request
+   * for just that; like docs/protocol.md's own example we send `ready`, which a match
+   * refuses (`game_in_progress`) but which counts as presence all the same. */
+  comeBack() {
+    wire.request({ type: "ready", ready: true }, { quiet: true }).then(render);
+  },
+  join(how) {
+    act.send({ type: "join_table", ...how });
+  },
+  create(msg) {
+    act.send(msg);
+  },
+  lobbyPage(offset) {
+    act.send({ type: "lobby_subscribe", offset });
+  },
+  leave() {
+    const playing = state.table.phase === "playing" && mySeat(state) !== null;
+    if (playing && !window.confirm("The match is on: leaving hands your seat to a bot for good. Leave?")) return;
+    wire.request({ type: "leave_table" }).then((reply) => {
+      if (reply.type === "ok") {
+        leftTable(state);
+        render();
+      }
+    });
+  },
+  move(move) {
+    ui.jack = null;
+    ui.moveError = null;
+    state.inFlight = true;
+    render();
+    wire.request({ type: "move", move }).then((reply) => {
+      if (reply.type === "error") {
+        if (reply.code === "not_connected") apply(state, reply, performance.now());
+        state.inFlight = false;
+        render();
+      }
+    });
+  },
+  playCard(card) {
+    if (!myTurn(state)) {
+      ui.moveError = state.moves.length ? null : "It is not your turn.";
+      render();
+      return;
+    }
+    if (card.startsWith("J")) {
+      const suits = jackSuits(card, state.moves);
+      if (suits.length === 1) {
+        act.move(suits[0] === null ? { kind: "play", card } : { kind: "play", card, suit: suits[0] });
+        return;
+      }
+      if (suits.length > 1) {
+        ui.jack = card;
+        render();
+        const first = document.querySelector("#suit-picker .suit-choice");
+        if (first) first.focus();
+        return;
+      }
+    }
+    act.move({ kind: "play", card }); // not offered: the server says which rule refuses it
+  },
+  sort(order) {
+    ui.order = order;
+    try {
+      localStorage.setItem(ORDER_KEY, order);
+    } catch {
+      /* kept for this page only */
+    }
+    render();
+  },
+  cancelJack() {
+    ui.jack = null;
+    render();
+  },
+  typed(text) {
+    const hand = state.view && Array.isArray(state.view.hand) ? state.view.hand : [];
+    const parsed = parseMoveText(text, state.moves, hand);
+    ui.moveError = parsed.error || null;
+    if (parsed.move) act.move(parsed.move);
+    else if (parsed.jack) act.playCard(parsed.jack);
+    else render();
+  },
+  chat(text) {
+    const scope = atTable(state) ? "table" : "lobby";
+    return wire.request({ type: "chat", text, scope });
+  },
+};
+
+// --------------------------------------------------------------------- drawing
+
+function linkText() {
+  switch (state.status) {
+    case "connecting": return "connecting…";
+    case "reconnecting": return "connection lost: reconnecting…";
+    case "stopped":
+      if (state.stopReason && state.stopReason.type === "replaced") return "this session continues in another tab";
+      return state.me ? "disconnected" : "";
+    default: return "";
+  }
+}
+
+function renderHeader() {
+  const who = $("who");
+  who.replaceChildren(state.me ? `${state.me.name} · ${state.me.server}` : "");
+  const link = $("link");
+  link.textContent = linkText();
+  link.hidden = !link.textContent;
+}
+
+function renderLog() {
+  const list = $("log");
+  for (const entry of state.log) {
+    if (entry.seq <= logShown) continue;
+    list.append(h("li", { class: entry.cls }, richText(entry.text)));
+    logShown = entry.seq;
+  }
+  while (list.children.length > 200) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+}
+
+function renderChat() {
+  const list = $("chat-list");
+  for (const line of state.chat) {
+    if (line.seq <= chatShown) continue;
+    list.append(h("li", { class: `scope-${line.scope}` },
+      h("strong", {}, line.name), line.spectator ? h("span", { class: "muted" }, " (watching)") : null,
+      line.scope === "lobby" && atTable(state) ? h("span", { class: "muted" }, " [lobby]") : null,
+      `: ${line.text}`));
+    chatShown = line.seq;
+  }
+  while (list.children.length > 200) list.firstElementChild.remove();
+  list.scrollTop = list.scrollHeight;
+  $("chat").hidden = !hasFeature(state, "chat");
+  $("chat-scope").textContent = atTable(state) ? "to the table" : "to the lobby";
+}
+
+function screenName() {
+  if (!state.me) return "name";
+  return atTable(state) ? "table" : "lobby";
+}
+
+function render() {
+  const screen = screenName();
+  const body = document.body.dataset;
+  body.screen = screen;
+  body.turn = myTurn(state) ? "mine" : "wait";
+  body.serial = String(state.serial);
+  body.phase = state.view ? state.view.phase : "none";
+  body.tablePhase = state.table ? state.table.phase : "none";
+  body.link = state.status;
+  renderHeader();
+  // A tab in the background says when the decision is ours (the terminal's /bell).
+  document.title = myTurn(state) ? "▶ Your move · Pis Yedili" : "Pis Yedili";
+  let content;
+  if (screen === "name") {
+    const saved = sessionStore.load();
+    if (state.status === "connecting" || state.status === "reconnecting") {
+      content = h("section", { class: "panel" }, h("p", { role: "status" }, "Connecting…"));
+    } else {
+      content = nameScreen(state, act, { name: (autopilot && autopilot.name) || (saved && saved.name) || "", error: ui.nameError });
+    }
+  } else if (screen === "lobby") {
+    content = lobbyScreen(state, act);
+  } else {
+    content = tableScreen(state, ui, act, performance.now());
+  }
+  replaceKeepingFocus(main, [content]);
+  renderLog();
+  renderChat();
+  if (state.serial !== ui.serialSeen) {
+    ui.serialSeen = state.serial;
+    if (ui.moveError) {
+      ui.moveError = null; // about the last decision, not this one
+      render();
+      return;
+    }
+    focusDecision();
+  }
+}
+
+/** A decision came to us and the keyboard has nothing in hand: put it on the first
+ * thing the decision offers, so keyboard play needs no hunting with Tab. */
+function focusDecision() {
+  const active = document.activeElement;
+  if (active && active !== document.body && document.contains(active)) return;
+  const target = document.querySelector("#hand .legal, #muamele .legal, #draw:not([disabled]), #pass:not([disabled])");
+  if (target) target.focus({ preventScroll: true });
+}
+
+function tick() {
+  const now = performance.now();
+  for (const el of document.querySelectorAll(".timer[data-deadline]")) {
+    const text = timeLeft(Number(el.dataset.deadline), now);
+    if (el.textContent !== text) el.textContent = text;
+    el.classList.toggle("low", Number(el.dataset.deadline) - now < 10000);
+  }
+}
+
+// ------------------------------------------------------------------- keyboard
+
+function typing(target) {
+  return target instanceof HTMLElement && (target.isContentEditable
+    || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function onKey(ev) {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ui.jack) {
+    if (ev.key === "Escape") {
+      act.cancelJack();
+      ev.preventDefault();
+      return;
+    }
+    const suit = typing(ev.target) ? null : parseSuit(ev.key);
+    if (suit && jackSuits(ui.jack, state.moves).includes(suit)) {
+      act.move({ kind: "play", card: ui.jack, suit });
+      ev.preventDefault();
+    }
+    return;
+  }
+  const group = ev.target instanceof HTMLElement ? ev.target.closest("#hand, .spread, .suit-buttons") : null;
+  if (group && ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"].includes(ev.key)) {
+    const buttons = [...group.querySelectorAll("button")];
+    const at = buttons.indexOf(ev.target);
+    const step = ev.key === "ArrowLeft" || ev.key === "ArrowUp" ? -1 : 1;
+    let next = at + step;
+    if (ev.key === "Home") next = 0;
+    if (ev.key === "End") next = buttons.length - 1;
+    if (buttons.length) buttons[(next + buttons.length) % buttons.length].focus();
+    ev.preventDefault();
+    return;
+  }
+  if (typing(ev.target) || screenName() !== "table") return;
+  const key = ev.key.toLowerCase();
+  if (key === "d" && !$("draw")?.disabled) {
+    act.move({ kind: "draw" });
+    ev.preventDefault();
+  } else if (key === "p" && !$("pass")?.disabled) {
+    act.move({ kind: "pass" });
+    ev.preventDefault();
+  } else if (key === "/" || key === "m") {
+    $("move-input")?.focus();
+    ev.preventDefault();
+  } else if (key === "h") {
+    document.querySelector("#hand .legal, #hand button")?.focus();
+    ev.preventDefault();
+  }
+}
+
+// ------------------------------------------------------------------------ start
+
+function boot() {
+  document.addEventListener("keydown", onKey);
+  $("chat-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const input = $("chat-input");
+    const text = input.value.trim();
+    if (!text) return;
+    act.chat(text).then((reply) => {
+      if (reply.type === "ok") input.value = "";
+    });
+  });
+  setInterval(tick, 250);
+  const saved = sessionStore.load();
+  if (autopilot && autopilot.name) wire.start(autopilot.name);
+  else if (saved && saved.token) wire.start(saved.name); // a reload: resume the seat
+  render();
+}
+
+// Tests and curious people may read the state; nothing reads it back from here.
+window.pisyedili = { state, wire, sortHand };
+boot();

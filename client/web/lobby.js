@@ -1,0 +1,147 @@
+// The name screen and the lobby: the live table list, a new table with its options,
+// joining by id or invite code. Views only: they call `act` for everything they do.
+
+import { h } from "./dom.js";
+
+/** Choose a name (or come back as the stored one). */
+export function nameScreen(state, act, { name = "", error = null } = {}) {
+  const input = h("input", { id: "name-input", name: "name", autocomplete: "nickname",
+    maxlength: 24, required: true, value: name, "aria-describedby": "name-help",
+    dataset: { key: "name-input" } });
+  return h("section", { class: "panel name-panel", "aria-labelledby": "name-title" },
+    h("h2", { id: "name-title" }, "Pis Yedili"),
+    h("p", {}, "Dirty Seven, the Turkish shedding game: be the first out, and hold as few penalty points as you can when someone else is."),
+    // Handlers read the form they fire on: a redraw may keep the old elements (dom.js).
+    h("form", { class: "name-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      act.connect(ev.currentTarget.elements.name.value.trim());
+    } },
+      h("label", { for: "name-input" }, "Your name"),
+      input,
+      h("p", { id: "name-help", class: "help" }, "1 to 24 characters; it is shown to the other players."),
+      error ? h("p", { class: "error", role: "alert", id: "name-error" }, error) : null,
+      h("button", { type: "submit", id: "connect", class: "primary", dataset: { key: "connect" } }, "Play")));
+}
+
+/** The options of a table in a few words: the match, a 10, the stock, decks, timer. */
+export function optionsText(opts) {
+  const parts = [];
+  if (opts.match_end) parts.push(opts.match_end.replace(":", " "));
+  if (opts.ten) parts.push(`10 ${opts.ten}s`);
+  if (opts.empty_stock) parts.push(opts.empty_stock === "reshuffle" ? "reshuffle" : "stock out ends");
+  if (opts.decks && opts.decks > 1) parts.push(`${opts.decks} decks`);
+  parts.push(opts.turn_seconds ? `${opts.turn_seconds}s turns` : "untimed");
+  return parts.join(" · ");
+}
+
+function tableRow(t, act) {
+  const full = t.taken >= t.seats || t.phase !== "waiting";
+  const buttons = t.private
+    ? [h("span", { class: "tag" }, "private: join by code")]
+    : [
+        h("button", { type: "button", class: "join", disabled: full, dataset: { key: `join-${t.id}` },
+          onclick: () => act.join({ table: t.id }), "aria-label": `Join ${t.name}` }, "Join"),
+        h("button", { type: "button", class: "watch", dataset: { key: `watch-${t.id}` },
+          onclick: () => act.join({ table: t.id, spectate: true }), "aria-label": `Watch ${t.name}` }, "Watch"),
+      ];
+  return h("li", { class: "lobby-row", dataset: { table: t.id, key: `table-${t.id}` } },
+    h("div", { class: "row-main" },
+      h("strong", {}, t.name),
+      h("span", { class: "muted" }, ` #${t.id} · ${t.rules} · host ${t.host ?? "none"}`)),
+    h("div", { class: "row-info" },
+      h("span", {}, `${t.taken}/${t.seats} seated`, t.bots ? ` (${t.bots} bot${t.bots === 1 ? "" : "s"})` : ""),
+      t.spectators ? h("span", {}, ` · ${t.spectators} watching`) : null,
+      h("span", { class: `phase phase-${t.phase}` }, ` · ${t.phase}`),
+      h("span", { class: "muted" }, ` · ${optionsText(t.options || {})}`)),
+    h("div", { class: "row-actions" }, buttons));
+}
+
+function select(id, label, choices, value) {
+  return h("div", { class: "field" },
+    h("label", { for: id }, label),
+    h("select", { id, name: id, dataset: { key: id } },
+      choices.map(([v, text]) => h("option", { value: v, selected: v === value }, text))));
+}
+
+/** The create-table form; its options are those of `create_table.options`. */
+function createForm(act) {
+  return h("form", { class: "create-form", id: "create-form",
+    onsubmit: (ev) => {
+      ev.preventDefault();
+      const f = new FormData(ev.currentTarget);
+      const rules = f.get("rules");
+      const options = {};
+      for (const key of ["ten", "empty_stock"]) if (f.get(key)) options[key] = f.get(key);
+      const count = Number(f.get("match_count"));
+      if (f.get("match_kind") && count) options.match_end = `${f.get("match_kind")}:${count}`;
+      if (f.get("decks")) options.decks = Number(f.get("decks"));
+      const turn = f.get("turn_seconds");
+      if (turn !== "") options.turn_seconds = Number(turn);
+      const msg = { type: "create_table", rules, seats: Number(f.get("seats")), options,
+        private: f.get("private") === "on" };
+      const name = String(f.get("table_name") || "").trim();
+      if (name) msg.name = name;
+      act.create(msg);
+    } },
+    h("h3", {}, "New table"),
+    h("div", { class: "fields" },
+      select("rules", "Rules", [["classic", "Classic"], ["cardiva", "Cardiva"]], "classic"),
+      select("seats", "Seats", [2, 3, 4, 5, 6].map((n) => [String(n), String(n)]), "4"),
+      select("ten", "A 10", [["", "rule set's default"], ["reverse", "reverses (C10)"], ["bounce", "bounces back (K9)"]], ""),
+      select("empty_stock", "Empty stock", [["", "rule set's default"], ["end_deal", "ends the deal"], ["reshuffle", "reshuffle"]], ""),
+      select("match_kind", "Match", [["", "rule set's default"], ["deals", "deals"], ["points", "points"]], ""),
+      h("div", { class: "field" },
+        h("label", { for: "match_count" }, "Deals or points"),
+        h("input", { id: "match_count", name: "match_count", type: "number", min: 1, max: 10000, placeholder: "4 or 101", dataset: { key: "match_count" } })),
+      select("decks", "Decks", [["", "rule set's default"], ["1", "1"], ["2", "2"]], ""),
+      h("div", { class: "field" },
+        h("label", { for: "turn_seconds" }, "Seconds a turn"),
+        h("input", { id: "turn_seconds", name: "turn_seconds", type: "number", min: 0, max: 3600, placeholder: "0 = untimed", dataset: { key: "turn_seconds" } })),
+      h("div", { class: "field" },
+        h("label", { for: "table_name" }, "Table name"),
+        h("input", { id: "table_name", name: "table_name", maxlength: 40, placeholder: "your name's table", dataset: { key: "table_name" } })),
+      h("div", { class: "field check" },
+        h("input", { id: "private", name: "private", type: "checkbox", dataset: { key: "private" } }),
+        h("label", { for: "private" }, "Private (join by invite code only)"))),
+    h("button", { type: "submit", id: "create", class: "primary", dataset: { key: "create" } }, "Open the table"));
+}
+
+function codeForm(act) {
+  const input = h("input", { id: "code-input", name: "code", maxlength: 16, autocomplete: "off",
+    autocapitalize: "characters", required: true, dataset: { key: "code-input" } });
+  const spectate = h("input", { id: "code-spectate", name: "spectate", type: "checkbox", dataset: { key: "code-spectate" } });
+  return h("form", { class: "code-form", onsubmit: (ev) => {
+    ev.preventDefault();
+    const fields = ev.currentTarget.elements;
+    act.join({ code: fields.code.value.trim(), spectate: fields.spectate.checked });
+  } },
+    h("h3", {}, "Join by invite code"),
+    h("div", { class: "fields" },
+      h("div", { class: "field" }, h("label", { for: "code-input" }, "Invite code"), input),
+      h("div", { class: "field check" }, spectate, h("label", { for: "code-spectate" }, "Watch only"))),
+    h("button", { type: "submit", id: "join-code", dataset: { key: "join-code" } }, "Join"));
+}
+
+/** The lobby: the table list, a page at a time, and the two ways to a table. */
+export function lobbyScreen(state, act) {
+  const { tables, total, offset, page } = state.lobby;
+  const pager = total > tables.length
+    ? h("div", { class: "pager" },
+        h("button", { type: "button", disabled: offset === 0, dataset: { key: "prev" },
+          onclick: () => act.lobbyPage(Math.max(0, offset - page)) }, "Previous"),
+        h("span", {}, `${offset + 1}-${offset + tables.length} of ${total}`),
+        h("button", { type: "button", disabled: offset + tables.length >= total, dataset: { key: "next" },
+          onclick: () => act.lobbyPage(offset + page) }, "Next"))
+    : null;
+  return h("section", { class: "lobby", "aria-labelledby": "lobby-title" },
+    h("div", { class: "panel tables-panel" },
+      h("div", { class: "panel-head" },
+        h("h2", { id: "lobby-title" }, "Tables"),
+        h("button", { type: "button", id: "change-name", class: "quiet", dataset: { key: "change-name" },
+          onclick: () => act.changeName() }, "Change name")),
+      tables.length
+        ? h("ul", { class: "lobby-list", id: "lobby-list" }, tables.map((t) => tableRow(t, act)))
+        : h("p", { class: "muted", id: "lobby-empty" }, "No tables are open. Open one below."),
+      pager),
+    h("div", { class: "panel forms-panel" }, createForm(act), codeForm(act)));
+}

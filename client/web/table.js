@@ -1,0 +1,317 @@
+// The table: seats round the felt, the pile and the stock, your hand as buttons, the
+// moves the server offers, the waiting room's seat controls, deal and match results.
+// Views only: drawn from the state, acting through `act`.
+
+import { cardName, cardText, jackSuits, playable, sortHand, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
+import { cardBack, cardButton, cardView, h, suitLabel } from "./dom.js";
+import { optionsText } from "./lobby.js";
+import {
+  dealHeadline, hasFeature, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, seatsAfter, winnersText,
+} from "./state.js";
+
+const LEVELS = ["easy", "medium", "hard"];
+
+function heldByBot(state) {
+  const me = mySeat(state);
+  return me !== null && state.table.phase === "playing" && Boolean(state.table.seats[me].held_by_bot);
+}
+
+export function timeLeft(deadlineAt, now) {
+  const s = Math.max(0, Math.ceil((deadlineAt - now) / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** The seat whose clock runs: the picking seat in muamele, else the seat to act. */
+function actingSeat(view) {
+  if (!view || view.phase === "over") return null;
+  if (view.phase === "muamele" && view.muamele) return view.muamele.seat;
+  return view.turn;
+}
+
+function timer(state, seat, now) {
+  if (state.deadlineAt === null || actingSeat(state.view) !== seat) return null;
+  return h("span", { class: "timer", role: "timer", "aria-label": "time left",
+    dataset: { deadline: String(state.deadlineAt) } }, timeLeft(state.deadlineAt, now));
+}
+
+function seatBadges(state, info) {
+  const t = state.table;
+  const out = [];
+  if (info.kind === "human" && info.player === t.host) out.push(h("span", { class: "tag host" }, "host"));
+  if (info.kind === "bot") out.push(h("span", { class: "tag bot" }, `bot · ${info.level ?? "medium"}`));
+  if (info.kind === "human" && info.connected === false) out.push(h("span", { class: "tag warn" }, "offline"));
+  if (info.held_by_bot) out.push(h("span", { class: "tag warn" }, "a bot plays for them"));
+  if (t.phase === "waiting" && info.kind !== "open") {
+    out.push(h("span", { class: `tag ${info.ready ? "good" : ""}` }, info.ready ? "ready" : "not ready"));
+  }
+  if (t.phase === "over" && info.rematch !== undefined) {
+    out.push(h("span", { class: `tag ${info.rematch ? "good" : "warn"}` }, info.rematch ? "again!" : "declined"));
+  }
+  return out;
+}
+
+function seatBox(state, seat, now, mine) {
+  const info = state.table.seats[seat];
+  const v = state.view;
+  const count = v && v.hand_counts ? v.hand_counts[seat] : null;
+  const total = v && v.scores ? v.scores[seat] : null;
+  const acting = actingSeat(v) === seat;
+  const name = info.kind === "open" ? "open seat" : seatLabel(state, seat);
+  const backs = [];
+  if (!mine && count) for (let i = 0; i < Math.min(count, 12); i += 1) backs.push(cardBack("mini"));
+  return h("div", {
+    class: `seat ${mine ? "mine" : ""} ${acting ? "acting" : ""} kind-${info.kind}`,
+    dataset: { seat: String(seat), key: `seat-${seat}` },
+    "aria-label": `seat ${seat + 1}: ${name}${acting ? ", to play" : ""}`,
+    role: "group",
+  },
+    h("div", { class: "seat-head" },
+      h("span", { class: "seat-no", "aria-hidden": "true" }, String(seat + 1)),
+      h("strong", { class: "seat-name" }, mine ? `${name} (you)` : name),
+      acting ? h("span", { class: "turn-mark" }, "to play") : null,
+      timer(state, seat, now)),
+    h("div", { class: "seat-tags" }, seatBadges(state, info)),
+    count !== null && !mine
+      ? h("div", { class: "seat-cards" }, h("span", { class: "fan", "aria-hidden": "true" }, backs),
+          h("span", { class: "count" }, `${count} card${count === 1 ? "" : "s"}`))
+      : null,
+    total !== null ? h("div", { class: "seat-score" }, `total ${total}`) : null);
+}
+
+function centre(state) {
+  const v = state.view;
+  if (!v) return h("div", { class: "centre empty" }, h("p", { class: "muted" }, "The cards are dealt when the host starts."));
+  const pile = (v.pile || []).slice(-3);
+  const notes = [];
+  if (v.named_suit) notes.push(h("span", { class: "note", id: "named-suit" }, "asks for ", suitLabel(v.named_suit)));
+  if (v.penalty) notes.push(h("span", { class: "note warn", id: "penalty" }, `+${v.penalty} to draw`));
+  if (v.must_follow === "ace") notes.push(h("span", { class: "note" }, "ace: play on or pass (C12, K10)"));
+  if (v.must_follow === "pisti") notes.push(h("span", { class: "note" }, "pişti: play on (K11)"));
+  if (v.first_round && v.phase === "play") {
+    notes.push(h("span", { class: "note" }, v.rules === "cardiva" ? "opening lap: clubs only (K3)" : "opening: a club (C2)"));
+  }
+  notes.push(h("span", { class: "note muted" }, v.direction === -1 ? "↺ play goes down the seats" : "↻ play goes up the seats"));
+  return h("div", { class: "centre" },
+    h("div", { class: "stock", "aria-label": `${v.stock} cards in the stock` },
+      v.stock ? cardBack("stock-card") : h("span", { class: "card empty-slot" }),
+      h("span", { class: "count", id: "stock-count" }, `${v.stock} in stock`)),
+    h("div", { class: "pile", id: "pile", "aria-label": v.top ? `top of the pile: ${cardName(v.top)}` : "the pile is empty" },
+      pile.length
+        ? pile.map((c, i) => cardView(c, i === pile.length - 1 ? "top" : `under under-${pile.length - 1 - i}`))
+        : h("span", { class: "card empty-slot" }, "pile")),
+    h("div", { class: "notes" }, notes));
+}
+
+/** The suit picker for a jack (C5, K8): only the suits the server offers. */
+function suitPicker(state, ui, act) {
+  const suits = jackSuits(ui.jack, state.moves);
+  return h("div", { class: "suit-picker", role: "dialog", "aria-modal": "false", "aria-labelledby": "suit-title", id: "suit-picker" },
+    h("p", { id: "suit-title" }, `${cardText(ui.jack)}: which suit do you name?`),
+    h("div", { class: "suit-buttons" },
+      suits.filter((s) => s !== null).map((s) => h("button", {
+        type: "button", class: `suit-choice suit-${s}`, dataset: { suit: s, key: `suit-${s}` },
+        "aria-label": SUIT_NAMES[s], "aria-keyshortcuts": s,
+        onclick: () => act.move({ kind: "play", card: ui.jack, suit: s }),
+      }, h("span", { "aria-hidden": "true", class: s === "d" || s === "h" ? "red" : "black" }, SUIT_SYMBOLS[s]), ` ${SUIT_NAMES[s]}`)),
+      h("button", { type: "button", class: "cancel", dataset: { key: "suit-cancel" }, onclick: () => act.cancelJack() }, "Cancel")));
+}
+
+function handArea(state, ui, act) {
+  const v = state.view;
+  if (!v || !Array.isArray(v.hand)) return null;
+  const mine = myTurn(state);
+  const legal = mine ? playable(state.moves) : new Set();
+  const shown = sortHand(v.hand, ui.order);
+  const seen = {};
+  const buttons = shown.map((card) => {
+    seen[card] = (seen[card] || 0) + 1; // two decks: the same card twice (K1)
+    const ok = legal.has(card);
+    const only = v.drawn && v.drawn === card ? ", the card you drew" : "";
+    return cardButton(card, {
+      legal: ok,
+      key: `card-${card}-${seen[card]}`,
+      label: `${cardName(card)}${ok ? ", playable" : ""}${only}`,
+      onclick: () => act.playCard(card),
+    });
+  });
+  return h("div", { class: "hand-area" },
+    h("div", { class: "hand", id: "hand", role: "group", "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
+    shown.length > 1 ? h("button", { type: "button", class: "sort", id: "sort", dataset: { key: "sort" },
+      onclick: () => act.sort(ui.order === "suit" ? "rank" : "suit") }, `Sort by ${ui.order === "suit" ? "rank" : "suit"}`) : null);
+}
+
+function muameleSpread(state, act) {
+  const v = state.view;
+  if (!v || v.phase !== "muamele" || !v.muamele) return null;
+  const picks = new Set(myTurn(state) ? state.moves.filter((m) => m.kind === "pick").map((m) => m.position) : []);
+  const m = v.muamele;
+  const cards = [];
+  for (let i = 0; i < m.spread; i += 1) {
+    const ok = picks.has(i);
+    cards.push(h("button", {
+      type: "button", class: `card back pick ${ok ? "legal" : "idle"}`,
+      "aria-label": `face-down card ${i + 1}`, "aria-disabled": ok ? null : "true",
+      dataset: { position: String(i), key: `pick-${i}` },
+      onclick: () => ok && act.move({ kind: "pick", position: i }),
+    }, h("span", { class: "pick-no", "aria-hidden": "true" }, String(i + 1))));
+  }
+  return h("div", { class: "muamele", id: "muamele" },
+    h("p", {}, `Muamele (K14): ${seatName(state, m.seat)} ${m.seat === mySeat(state) ? "pick" : "picks"} ${m.picks} of ${m.spread} face-down cards.`),
+    h("div", { class: "spread", role: "group", "aria-label": "the face-down spread" }, cards));
+}
+
+function moveControls(state, ui, act) {
+  const v = state.view;
+  if (!v || v.phase === "over" || mySeat(state) === null) return null;
+  const mine = myTurn(state);
+  const kinds = new Set(mine ? state.moves.map((m) => m.kind) : []);
+  const input = h("input", { id: "move-input", name: "move", autocomplete: "off", spellcheck: "false",
+    placeholder: "type 7h, Jh>s, d, p…", "aria-label": "Type a move", dataset: { key: "move-input" } });
+  return h("div", { class: "actions" },
+    h("button", { type: "button", id: "draw", class: "action", disabled: !kinds.has("draw"),
+      "aria-keyshortcuts": "d", dataset: { key: "draw" }, onclick: () => act.move({ kind: "draw" }) },
+      v.penalty && kinds.has("draw") ? `Draw ${v.penalty}` : "Draw", h("kbd", {}, "D")),
+    h("button", { type: "button", id: "pass", class: "action", disabled: !kinds.has("pass"),
+      "aria-keyshortcuts": "p", dataset: { key: "pass" }, onclick: () => act.move({ kind: "pass" }) },
+      "Pass", h("kbd", {}, "P")),
+    h("form", { class: "move-form", onsubmit: (ev) => {
+      ev.preventDefault();
+      const field = ev.currentTarget.elements.move; // the element on screen (dom.js keeps it)
+      const text = field.value;
+      field.value = "";
+      act.typed(text);
+    } },
+      input, h("button", { type: "submit", dataset: { key: "move-send" } }, "Send")),
+    ui.moveError ? h("p", { class: "error", role: "alert" }, ui.moveError) : null);
+}
+
+function waitingControls(state, act) {
+  const t = state.table;
+  if (t.phase !== "waiting") return null;
+  const me = mySeat(state);
+  const host = state.you && state.you.host;
+  const rows = t.seats.map((s) => {
+    const actions = [];
+    if (s.kind === "open") {
+      actions.push(h("button", { type: "button", class: "sit", dataset: { key: `sit-${s.seat}` },
+        onclick: () => act.send({ type: "sit", seat: s.seat }) }, me === null ? "Sit here" : "Move here"));
+      if (host) {
+        const level = h("select", { "aria-label": `bot level for seat ${s.seat + 1}`, class: "bot-level",
+          dataset: { key: `level-${s.seat}` } }, LEVELS.map((l) => h("option", { value: l, selected: l === "medium" }, l)));
+        actions.push(level, h("button", { type: "button", class: "add-bot", dataset: { key: `bot-${s.seat}` },
+          onclick: (ev) => act.send({ type: "add_bot", seat: s.seat,
+            level: ev.currentTarget.parentElement.querySelector(".bot-level").value }) }, "Add a bot"));
+      }
+    } else if (s.kind === "bot" && host) {
+      actions.push(h("button", { type: "button", class: "remove-bot", dataset: { key: `unbot-${s.seat}` },
+        onclick: () => act.send({ type: "remove_bot", seat: s.seat }) }, "Remove the bot"));
+    }
+    return h("li", { class: "seat-row", dataset: { seat: String(s.seat), key: `seatrow-${s.seat}` } },
+      h("span", { class: "seat-no" }, String(s.seat + 1)),
+      h("span", { class: "seat-name" }, s.kind === "open" ? "open" : s.name, s.seat === me ? " (you)" : ""),
+      h("span", { class: "seat-tags" }, seatBadges(state, s)),
+      h("span", { class: "seat-actions" }, actions));
+  });
+  const mineInfo = me === null ? null : t.seats[me];
+  return h("div", { class: "panel waiting", id: "waiting" },
+    h("h3", {}, "Waiting for players"),
+    t.code ? h("p", {}, "Invite code: ", h("strong", { class: "code", id: "invite-code" }, t.code),
+      t.private ? " (this table is private: share the code)" : "") : null,
+    h("ul", { class: "seat-list" }, rows),
+    h("div", { class: "buttons" },
+      mineInfo && !host ? h("button", { type: "button", id: "ready", class: "primary", dataset: { key: "ready" },
+        "aria-pressed": mineInfo.ready ? "true" : "false",
+        onclick: () => act.send({ type: "ready", ready: !mineInfo.ready }) }, mineInfo.ready ? "Not ready" : "Ready") : null,
+      host ? h("button", { type: "button", id: "start", class: "primary", dataset: { key: "start" },
+        onclick: () => act.send({ type: "start" }) }, "Start the match") : null,
+      me !== null ? h("button", { type: "button", id: "stand", dataset: { key: "stand" },
+        onclick: () => act.send({ type: "stand" }) }, "Stand up") : null));
+}
+
+function dealResult(state) {
+  const v = state.view;
+  if (!v || v.phase !== "over" || !v.result) return null;
+  const r = v.result;
+  const n = v.players;
+  const rows = [];
+  for (let seat = 0; seat < n; seat += 1) {
+    const hand = sortHand(r.hands[seat] || []);
+    rows.push(h("tr", { class: seat === r.winner ? "winner" : "" },
+      h("th", { scope: "row" }, seatName(state, seat)),
+      h("td", { class: "hand-cell" }, hand.length ? h("span", { class: "mini-hand" }, hand.map((c) => cardView(c, "small"))) : h("span", { class: "muted" }, "out")),
+      h("td", { class: "num" }, `+${r.points[seat]}`),
+      h("td", { class: "num" }, String(v.scores[seat]))));
+  }
+  const over = state.table.phase === "over" || state.matchEnd;
+  return h("div", { class: "panel result", id: "deal-result", role: "region", "aria-label": "deal result" },
+    h("h3", {}, dealHeadline(state, r)),
+    h("table", { class: "scores" },
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Seat"), h("th", { scope: "col" }, "Hand left"),
+        h("th", { scope: "col" }, "Points"), h("th", { scope: "col" }, "Total"))),
+      h("tbody", {}, rows)),
+    over ? null : h("p", { class: "muted" }, "The next deal comes in a few seconds."));
+}
+
+function matchResult(state, act) {
+  const t = state.table;
+  const end = state.matchEnd;
+  if (t.phase !== "over" && !end) return null;
+  const totals = end ? end.totals : (state.view ? state.view.scores : []);
+  const winners = end ? end.winners : [];
+  const order = totals.map((p, seat) => [p, seat]).sort((a, b) => a[0] - b[0]);
+  const seated = mySeat(state) !== null;
+  const canRematch = t.phase === "over" && seated && hasFeature(state, "rematch");
+  const agreed = state.rematch ? state.rematch.agreed.map((s) => seatName(state, s)) : [];
+  return h("div", { class: "panel match-result", id: "match-result", role: "region", "aria-label": "match result" },
+    h("h3", {}, winners.length ? `Match over: ${winnersText(state, winners)} won` : "Match over"),
+    h("ol", { class: "totals" }, order.map(([p, seat]) => h("li", {}, `${seatName(state, seat)}: ${p}`))),
+    agreed.length ? h("p", {}, `Playing again: ${agreed.join(", ")}`) : null,
+    canRematch ? h("div", { class: "buttons" },
+      h("button", { type: "button", id: "rematch", class: "primary", dataset: { key: "rematch" },
+        onclick: () => act.send({ type: "rematch", agree: true }) }, "Play again"),
+      h("button", { type: "button", id: "no-rematch", dataset: { key: "no-rematch" },
+        onclick: () => act.send({ type: "rematch", agree: false }) }, "No more")) : null);
+}
+
+function tableHeader(state, act) {
+  const t = state.table;
+  const spect = state.table.spectator_count ?? t.spectators.length;
+  return h("div", { class: "table-head" },
+    h("h2", { id: "table-title" }, t.name),
+    h("span", { class: "muted" }, ` #${t.id} · ${t.rules}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
+    t.code && t.phase !== "waiting" ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
+    spect ? h("span", { class: "muted", title: t.spectators.join(", ") }, ` · ${spect} watching`) : null,
+    state.you && state.you.spectator ? h("span", { class: "tag" }, "you are watching") : null,
+    h("span", { class: "muted options", id: "table-options" }, optionsText(t.options || {})),
+    h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },
+      onclick: () => act.leave() }, "Leave"));
+}
+
+/** The whole table screen. */
+export function tableScreen(state, ui, act, now) {
+  const t = state.table;
+  const n = t.seats.length;
+  const me = mySeat(state);
+  const others = me === null ? [...Array(n).keys()] : seatsAfter(n, me).slice(0, -1);
+  const turnClass = myTurn(state) ? "my-turn" : "";
+  // Once a deal is over its result takes the middle of the felt, and the hand (now in
+  // the result) and the move controls step aside until the next deal.
+  const over = Boolean(state.view && state.view.phase === "over" && state.view.result);
+  return h("section", { class: `table-screen ${turnClass}`, "aria-labelledby": "table-title" },
+    tableHeader(state, act),
+    h("div", { class: "felt" },
+      h("div", { class: `opponents n${others.length}` }, others.map((s) => seatBox(state, s, now, false))),
+      over ? null : centre(state),
+      matchResult(state, act),
+      dealResult(state),
+      me !== null ? h("div", { class: "me" },
+        seatBox(state, me, now, true),
+        over ? null : h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
+        heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
+          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, "I am back: take my seat") : null,
+        muameleSpread(state, act),
+        over ? null : handArea(state, ui, act),
+        ui.jack && !over ? suitPicker(state, ui, act) : null,
+        moveControls(state, ui, act)) : muameleSpread(state, act)),
+    waitingControls(state, act));
+}

@@ -1,0 +1,351 @@
+"""The browser's way in: the web client's files over HTTP, the protocol over a WebSocket.
+
+`make_site` builds one `twisted.web.server.Site`: `/` serves the static files of the
+package folder `pisyedili.client/web` (installed with the package, no build step) and
+`/ws` is autobahn's WebSocket resource. Each binary WebSocket message carries one
+msgpack map, the body a TCP frame would carry, handed to the same `Connection` logic
+as TCP (server/net.py): schema, limits, rate limits, handshake and error codes are one
+code path for both transports. The WebSocket only frames the bodies:
+
+- a text message is answered with `error` `text_message` (the connection stays);
+- a message over the client frame limit is answered as an oversize TCP frame is
+  (`frame_too_large`, then the close; WebSocket close code 1009), before autobahn
+  buffers it;
+- a browser's handshake is refused (HTTP 403) unless its `Origin` is allowed
+  (`OriginPolicy`), so a page on another site cannot play in its visitor's name;
+- behind a reverse proxy every browser arrives from the proxy's address, so for peers
+  named as trusted proxies (`Proxies`) the per-address limits count by the address
+  the proxy puts last in `X-Forwarded-For`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from autobahn.twisted.resource import WebSocketResource
+from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
+from autobahn.websocket.protocol import WebSocketProtocol
+from autobahn.websocket.types import ConnectionDeny, ConnectionRequest
+from twisted.logger import Logger
+from twisted.web import pages
+from twisted.web.resource import IResource
+from twisted.web.server import Request, Site
+from twisted.web.static import File
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.limits import MAX_CLIENT_FRAME
+from pisyedili.server.net import ABORT_AFTER_CLOSE, Connection, ServerFactory
+
+log = Logger()
+
+WS_PATH = b"ws"
+"""The WebSocket's path under the site's root: `/ws`."""
+WS_HEADER_MAX = 10
+"""Bytes of a server WebSocket frame's header at most (unmasked, 64-bit length)."""
+BINARY = 2
+"""The WebSocket opcode of a binary message."""
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".webp": "image/webp",
+    ".woff2": "font/woff2",
+    ".txt": "text/plain; charset=utf-8",
+}
+"""Fixed here rather than read from the system's mime.types, which differ: a browser
+runs a JS module only when it is served as JavaScript."""
+CACHE_CONTROL = b"no-cache"
+"""The files keep their names across releases (no build step hashes them), so browsers
+revalidate each time; an unchanged file costs a 304 (Last-Modified)."""
+HTTP_IDLE_SECONDS = 60
+"""Seconds an HTTP connection may sit idle (keep-alive between page loads)."""
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def static_root() -> Path:
+    """The web client's folder, as installed with `pisyedili.client`."""
+    root = files("pisyedili.client").joinpath("web")
+    if not isinstance(root, Path):  # a zipped install: twisted.web serves files only
+        raise RuntimeError("the web client must be installed as files, not in an archive")
+    return root
+
+
+# -- origins --------------------------------------------------------------------------
+
+
+Origin = tuple[str, str, int]
+"""(scheme, host, port) of a web origin, lowercased, the port made explicit."""
+
+
+def parse_origin(text: str) -> Origin:
+    """`https://example.org[:port]` → ('https', 'example.org', 443); ValueError if the
+    text is not an http(s) origin (no path, query or user part)."""
+    parts = urlsplit(text.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or parts.username is not None:
+        raise ValueError(f"{text!r} is not an origin such as https://example.org:8443")
+    port = parts.port  # ValueError on a bad port
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS[scheme]
+
+
+def _host_header(text: str) -> tuple[str, int | None] | None:
+    """A Host header's host and port (None: not given), or None if it cannot be read."""
+    try:
+        parts = urlsplit("//" + text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    return (parts.hostname.lower(), port) if parts.hostname else None
+
+
+@dataclass(frozen=True)
+class OriginPolicy:
+    """Which pages may open the WebSocket.
+
+    By default only the server's own pages: the `Origin`'s host and port are those of
+    the request's `Host` (what the browser was told to connect to, so this holds behind
+    a reverse proxy that passes `Host` on; the scheme is not compared, as a
+    TLS-terminating proxy hides it). `extra` adds origins; `any_origin` (`*`) allows
+    every page. A handshake without `Origin` comes from a program, not a browser page,
+    and is allowed: the check protects browsers' users, and a program can send any
+    header it likes.
+    """
+
+    extra: frozenset[Origin] = frozenset()
+    any_origin: bool = False
+
+    @classmethod
+    def from_options(cls, origins: Iterable[str]) -> OriginPolicy:
+        """From `--web-origin` values: origins, or `*`; ValueError on anything else."""
+        given = list(origins)
+        return cls(frozenset(parse_origin(o) for o in given if o.strip() != "*"),
+                   any(o.strip() == "*" for o in given))
+
+    def allows(self, origin: str | None, host: str | None) -> bool:
+        if self.any_origin or not origin:
+            return True
+        try:
+            scheme, name, port = parse_origin(origin)  # "null" (a sandboxed page): refused
+        except ValueError:
+            return False
+        if (scheme, name, port) in self.extra:
+            return True
+        own = _host_header(host or "")
+        if own is None:
+            return False
+        host_name, host_port = own
+        return host_name == name and (port == host_port
+                                      or (host_port is None and port == _DEFAULT_PORTS[scheme]))
+
+
+# -- proxies ------------------------------------------------------------------------------
+
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class Proxies:
+    """The reverse proxies trusted to say, in `X-Forwarded-For`, whom they speak for.
+
+    Each proxy appends the address it was reached from, so the header is read from the
+    right: the first address that is not a trusted proxy is the client. A header from
+    any other peer is ignored (anyone can send one).
+    """
+
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def from_options(cls, proxies: Iterable[str]) -> Proxies:
+        """From `--web-proxy` values: addresses or networks; ValueError otherwise."""
+        return cls(tuple(ipaddress.ip_network(p.strip(), strict=False) for p in proxies))
+
+    def trusts(self, host: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip in network for network in self.networks)
+
+    def client(self, peer: str, forwarded: str | None) -> str | None:
+        """The client's address if `peer` is trusted and says one; else None."""
+        if not forwarded or not self.trusts(peer):
+            return None
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        for hop in reversed(hops):
+            try:
+                ipaddress.ip_address(hop)
+            except ValueError:
+                return None  # not an address (a port, `unknown`): count by the proxy
+            if not self.trusts(hop):
+                return hop
+        return hops[0] if hops else None
+
+
+# -- the WebSocket ----------------------------------------------------------------------
+
+
+class WebSocketConnection(Connection):
+    """`Connection` over a WebSocket: a body is one binary message."""
+
+    FRAME_OVERHEAD = WS_HEADER_MAX
+
+    def __init__(self, server: ServerFactory, socket: WebSocketServerProtocol) -> None:
+        super().__init__(server)
+        self.socket = socket
+        self.transport = socket.transport  # the TCP (or TLS) stream: producer, peer, buffer
+
+    def _write_body(self, body: bytes) -> None:
+        # `sendFrame`, not `sendMessage`: autobahn applies its message limit (the client
+        # frame limit, for what it receives) to what it sends too, and a server frame
+        # may be larger. No extension is negotiated, so a frame is all a message needs.
+        if self.socket.state == WebSocketProtocol.STATE_OPEN:
+            self.socket.sendFrame(opcode=BINARY, payload=body)
+
+    def _end(self, code: str | None) -> None:
+        if code == "frame_too_large":
+            return  # autobahn fails the connection itself next, with close code 1009
+        if self.socket.state == WebSocketProtocol.STATE_OPEN:
+            # 1000 (normal): the `error` just sent says why; the reason repeats its code.
+            self.socket.sendClose(WebSocketProtocol.CLOSE_STATUS_CODE_NORMAL, code)
+
+
+class WebSocketServer(WebSocketServerProtocol):
+    """autobahn's side of one browser connection: the handshake and the framing; the
+    rest is its `WebSocketConnection`."""
+
+    factory: WebSocketFactory
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connection: WebSocketConnection | None = None
+        self.client_host: str | None = None
+
+    def onConnect(self, request: ConnectionRequest) -> None:
+        origin = request.headers.get("origin")  # `request.host` has lost the port
+        if not self.factory.origins.allows(origin, request.headers.get("host")):
+            log.info("WebSocket from {peer} refused: origin {origin!r} is not allowed "
+                     "(see --web-origin)", peer=request.peer, origin=origin)
+            raise ConnectionDeny(  # type: ignore[no-untyped-call]
+                ConnectionDeny.FORBIDDEN, "origin not allowed")
+        peer = getattr(cast(Any, self.transport).getPeer(), "host", "")
+        self.client_host = self.factory.proxies.client(
+            str(peer), request.headers.get("x-forwarded-for"))
+
+    def onOpen(self) -> None:
+        # twisted.web's HTTP channel is the stream's producer still; the connection
+        # takes its place, so a browser that stops reading pauses this connection.
+        cast(Any, self.transport).unregisterProducer()
+        self.connection = WebSocketConnection(self.factory.server, self)
+        self.connection.opened(self.client_host)
+
+    def onMessageFrameBegin(self, length: int) -> None:
+        total = self.message_data_total_length + length
+        if total > MAX_CLIENT_FRAME and self.connection is not None:
+            self.connection.too_large(total)  # the error, then the close
+        super().onMessageFrameBegin(length)  # over the limit: autobahn drops the rest
+
+    def onMessage(self, payload: bytes, isBinary: bool) -> None:
+        connection = self.connection
+        if connection is None:
+            return
+        if isBinary:
+            connection.body_received(payload)
+        else:
+            connection.body_refused(ProtocolError(
+                "text_message", "send each message as a binary WebSocket message holding "
+                "one msgpack map; text messages are not read"))
+
+    def onClose(self, wasClean: bool, code: int | None, reason: str | None) -> None:
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            connection.lost()
+
+
+class WebSocketFactory(WebSocketServerFactory):
+    """autobahn's factory for `/ws`, tied to the server's shared state."""
+
+    protocol = WebSocketServer  # type: ignore[assignment]
+
+    def __init__(self, server: ServerFactory, origins: OriginPolicy,
+                 proxies: Proxies) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.server = server
+        self.origins = origins
+        self.proxies = proxies
+        # The protocol's client frame limit, checked by autobahn as each frame begins.
+        self.setProtocolOptions(  # type: ignore[no-untyped-call]
+            maxFramePayloadSize=MAX_CLIENT_FRAME,
+            maxMessagePayloadSize=MAX_CLIENT_FRAME,
+            # A violation (an oversize message) gets a closing handshake, not a reset: a
+            # reset could destroy the `error` that says why before the client reads it.
+            failByDrop=False,
+            # A closing connection has as long to drain what is queued as over TCP
+            # (the `error` saying why is last in the queue); autobahn's own is 1 s.
+            closeHandshakeTimeout=ABORT_AFTER_CLOSE,
+            allowNullOrigin=True,  # `OriginPolicy` decides on "null" too (refused but for *)
+            webStatus=False)  # a plain GET of /ws: 426 Upgrade Required, no status page
+
+
+# -- the static files -------------------------------------------------------------------
+
+
+class StaticFiles(File):
+    """The web client's folder: `index.html` at `/`, fixed content types, no directory
+    listings and no hidden files."""
+
+    childNotFound = pages.notFound()
+    forbidden = pages.forbidden()
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, defaultType="application/octet-stream")
+        self.contentTypes = dict(CONTENT_TYPES)
+        self.indexNames = ["index.html"]
+
+    def createSimilarFile(self, path: str) -> StaticFiles:
+        return StaticFiles(path)
+
+    def getChild(self, path: bytes, request: Request) -> IResource:
+        if path.startswith(b"."):
+            return self.childNotFound
+        return cast(IResource, super().getChild(path, request))  # type: ignore[no-untyped-call]
+
+    def directoryListing(self) -> IResource:
+        return self.childNotFound
+
+    def render(self, request: Request) -> Any:
+        request.setHeader(b"cache-control", CACHE_CONTROL)  # type: ignore[no-untyped-call]
+        request.setHeader(b"x-content-type-options", b"nosniff")  # type: ignore[no-untyped-call]
+        return super().render(request)  # type: ignore[no-untyped-call]
+
+
+def make_site(server: ServerFactory, origins: OriginPolicy | None = None,
+              proxies: Proxies | None = None) -> Site:
+    """The web client at `/` and the protocol at `/ws`, for one server."""
+    root = StaticFiles(str(static_root()))
+    socket = WebSocketResource(  # type: ignore[no-untyped-call]
+        WebSocketFactory(server, origins or OriginPolicy(), proxies or Proxies()))
+    root.putChild(WS_PATH, cast(IResource, socket))
+    # An idle HTTP connection (keep-alive between page loads) is closed after a minute,
+    # not twisted.web's 12 hours; a WebSocket is not timed out by it (its request never
+    # ends), the protocol's own idle timeout applies.
+    site = Site(root, timeout=HTTP_IDLE_SECONDS,  # type: ignore[no-untyped-call]
+                reactor=server.clock)
+    site.displayTracebacks = False
+    return site

@@ -1,0 +1,210 @@
+"""A real browser for the web client's tests: headless Chromium from the system's
+packages, driven by Selenium.
+
+Selenium is pointed at `/usr/bin/chromium` and `/usr/bin/chromedriver` explicitly, so
+Selenium Manager never looks for (or downloads) a browser of its own. Without them the
+browser tests skip, saying why, except under `CI=true`, where a missing browser is a
+broken environment and fails.
+
+The helpers wait on DOM conditions (`WebDriverWait`) and never on fixed sleeps: the
+client marks its body with `data-screen`, `data-turn` (`mine` while a decision of ours
+is pending and nothing is in flight) and `data-serial` (a count of decisions handed to
+us), which is what the waits read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+WAIT = 20.0
+"""Seconds any one DOM condition may take: a server round trip and some bot moves."""
+
+FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--force-device-scale-factor=1")
+
+
+def need_browser() -> None:
+    """Skip (fail under CI) when the system's Chromium or its driver is missing."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package")
+    if missing:
+        reason = (f"the browser tests need {', '.join(missing)} "
+                  "(apt-get install chromium chromium-driver; pip install selenium)")
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+@contextmanager
+def chromium(width: int = 1280, height: int = 800, mobile: bool = False) -> Iterator[Any]:
+    """One headless Chromium with a fresh profile, closed (and its profile removed) after.
+
+    The page gets exactly `width` x `height` CSS pixels (the DevTools device metrics,
+    not the window, whose frame would take some); `mobile` also turns on the phone's
+    viewport rules and touch."""
+    need_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="pisyedili-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_argument(f"--window-size={width},{height}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        set_viewport(driver, width, height, mobile)
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def set_viewport(driver: Any, width: int, height: int, mobile: bool = False) -> None:
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": mobile})
+
+
+@dataclass
+class Page:
+    """The web client in one browser, with the waits the tests need."""
+
+    driver: Any
+
+    def open(self, url: str) -> None:
+        self.driver.get(url)
+        self.wait(lambda d: d.execute_script("return document.body.dataset.screen") is not None)
+
+    def wait(self, cond: Callable[[Any], Any], timeout: float = WAIT, what: str = "") -> Any:
+        from selenium.common.exceptions import TimeoutException
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(cond)
+        except TimeoutException:
+            raise AssertionError(f"timed out waiting for {what or cond}; the log says: "
+                                 f"{self.log_text()[-1500:]!r}; errors: {self.errors()}") from None
+
+    def css(self, selector: str) -> Any:
+        from selenium.webdriver.common.by import By
+
+        return self.driver.find_element(By.CSS_SELECTOR, selector)
+
+    def all(self, selector: str) -> list[Any]:
+        from selenium.webdriver.common.by import By
+
+        return list(self.driver.find_elements(By.CSS_SELECTOR, selector))
+
+    def wait_css(self, selector: str, timeout: float = WAIT) -> Any:
+        """The first element matching `selector`, once it is displayed."""
+
+        def shown(d: Any) -> Any:
+            found = self.all(selector)
+            return found[0] if found and found[0].is_displayed() else False
+
+        return self.wait(shown, timeout, what=selector)
+
+    def click(self, selector: str) -> None:
+        self.wait_css(selector).click()
+
+    def body(self, key: str) -> str:
+        return str(self.driver.execute_script(f"return document.body.dataset.{key} || ''"))
+
+    def wait_screen(self, screen: str, timeout: float = WAIT) -> None:
+        self.wait(lambda d: self.body("screen") == screen, timeout, what=f"the {screen} screen")
+
+    def state(self, expr: str) -> Any:
+        """Read the client's own state (`window.pisyedili.state`), e.g. `view.phase`."""
+        return self.driver.execute_script(f"const s = window.pisyedili.state; return s.{expr};")
+
+    def log_text(self) -> str:
+        try:
+            return str(self.driver.execute_script(
+                "return document.getElementById('log')?.innerText || ''"))
+        except Exception:  # the page itself is gone: nothing to add to the message
+            return ""
+
+    def errors(self) -> list[str]:
+        """What the page logged as errors (uncaught exceptions, failed loads)."""
+        try:
+            entries = self.driver.get_log("browser")
+        except Exception:
+            return []
+        return [e["message"] for e in entries if e.get("level") == "SEVERE"]
+
+    def name_and_enter(self, name: str) -> None:
+        """From the name screen to the lobby."""
+        self.wait_screen("name")
+        field = self.wait_css("#name-input")
+        field.clear()
+        field.send_keys(name)
+        self.click("#connect")
+        self.wait_screen("lobby")
+
+    def take_turn(self) -> str:
+        """Make the first move on offer, as a person would with the mouse: a pick in
+        muamele, a highlighted card (and the first suit offered for a jack), else pass,
+        else draw.
+        Returns what it did."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        for _ in range(5):
+            try:
+                return self._take_turn()
+            except StaleElementReferenceException:
+                continue  # the state moved under the pointer (a timer, a redraw): look again
+        raise AssertionError("the controls kept changing under the pointer")
+
+    def _take_turn(self) -> str:
+        serial = self.body("serial")
+        picks = self.all("#muamele button.legal")
+        cards = self.all("#hand button.card.legal")
+        if picks:
+            picks[0].click()
+            done = "pick"
+        elif cards:
+            card = str(cards[0].get_attribute("data-card"))
+            cards[0].click()
+            if card.startswith("J") and self.all("#suit-picker"):
+                self.click("#suit-picker .suit-choice")
+            done = f"play {card}"
+        elif self.css("#pass").is_enabled():
+            self.css("#pass").click()  # after a draw (C7) or an ace (C12): end the turn
+            done = "pass"
+        else:
+            self.css("#draw").click()
+            done = "draw"
+        # The move left: the decision it answered is no longer on screen.
+        self.wait(lambda d: self.body("turn") != "mine" or self.body("serial") != serial,
+                  what=f"the client to send {done}")
+        return done
+
+    def play_until(self, done: Callable[[], bool], limit: int = 400) -> int:
+        """Take every decision the server hands us until `done()`; returns the moves made."""
+        moves = 0
+        while moves < limit:
+            self.wait(lambda d: done() or self.body("turn") == "mine", what="our turn or the end")
+            if done():
+                return moves
+            self.take_turn()
+            moves += 1
+        raise AssertionError(f"still playing after {limit} moves")

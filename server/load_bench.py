@@ -170,15 +170,17 @@ def _nodelay(transport: Any) -> None:
     transport.setTcpNoDelay(True)  # small interactive frames, as the server sets too
 
 
-def server_argv(port: int, seed: int, deal_pause: float, profile: str | None) -> list[str]:
+def server_argv(port: int, seed: int, deal_pause: float, profile: str | None,
+                db_path: str = ":memory:") -> list[str]:
+    """The server's command line. `db_path` is `:memory:` (nothing kept) or a fresh
+    file, so the journal writes every command as a server on a real store does; never
+    the user's own database."""
     run = ([sys.executable, "-m", "cProfile", "-o", profile] if profile
            else [sys.executable])
+    huge = "1000000"
     from pisyedili.server.tap import ServerOptions
 
-    huge = "1000000"
-    # Finished matches go to a throwaway database, not the user's, where the server has one.
-    db = ["--db", ":memory:"] if any(o[0] == "db" for o in ServerOptions.optParameters) \
-        else []
+    db = ["--db", db_path]
     # An explicit --deal-pause wins over the default `serve` patches in.
     pause = ["--deal-pause", str(deal_pause)] \
         if any(o[0] == "deal-pause" for o in ServerOptions.optParameters) else []
@@ -486,10 +488,20 @@ class Load:
             client.table = table
         return clients
 
-    async def load_round(self, seed: int) -> dict[str, Any]:
+    async def load_round(self, seed: int, store: str = "memory") -> dict[str, Any]:
         a = self.args
         port = free_port()
-        child = Child(server_argv(port, seed, a.deal_pause, a.profile), port)
+        with tempfile.TemporaryDirectory(prefix="pisyedili-bench-") as scratch:
+            db = ":memory:" if store == "memory" else os.path.join(scratch, "bench.sqlite3")
+            child = Child(server_argv(port, seed, a.deal_pause, a.profile, db), port)
+            result = await self._load(child, seed, port)
+            if store == "file":
+                result["db_bytes"] = sum(os.path.getsize(os.path.join(scratch, f))
+                                         for f in os.listdir(scratch))
+        return {**result, "store": store}
+
+    async def _load(self, child: Child, seed: int, port: int) -> dict[str, Any]:
+        a = self.args
         c = Counters(think=a.think / 1000, rng=random.Random(seed))
         try:
             tables = await self.bounded([functools.partial(self.open_table, port, c, n)
@@ -605,11 +617,16 @@ class Load:
         a = self.args
         loads: list[dict[str, Any]] = []
         echoes: list[dict[str, Any]] = []
+        stored: list[dict[str, Any]] = []  # with --db both: the same load on a file
         for r in range(a.rounds):
-            loads.append(await self.load_round(a.seed + r))
+            loads.append(await self.load_round(a.seed + r,
+                                               "file" if a.db == "file" else "memory"))
             await self.sleep(0.5)  # let the aborted connections go
             echoes.append(await self.echo_round(loads[-1]["connections"]))
             await self.sleep(0.5)
+            if a.db == "both":
+                stored.append(await self.load_round(a.seed + r, "file"))
+                await self.sleep(0.5)
         idle = await self.idle(a.seed)
 
         def med(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -637,6 +654,14 @@ class Load:
             "echo_client_cpu_s": [y["echo_client_cpu_s"] for y in echoes],
             "rounds_detail": [{**x, **y} for x, y in zip(loads, echoes, strict=True)],
             "idle": idle,
+            "store": a.db,
+            **({"file_moves_per_s": med(stored, "moves_per_s"),
+                "file_to_memory": round(statistics.median(
+                    x["moves_per_s"] / y["moves_per_s"]
+                    for x, y in zip(stored, loads, strict=True)), 4),
+                "file_last_seat_p99_ms": med(stored, "last_seat_p99_ms"),
+                "file_db_bytes": [x["db_bytes"] for x in stored],
+                "file_rounds_detail": stored} if stored else {}),
         }
 
 
@@ -672,6 +697,10 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     p.add_argument("--deal-pause", type=float, default=0.0,
                    help="seconds between deals on the server (its built-in default is 4)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--db", choices=("memory", "file", "both"), default="memory",
+                   help="the server's store: memory (keeps nothing), file (a fresh SQLite "
+                   "file: every table command journalled), or both, alternated in each "
+                   "round, with their ratio (default memory)")
     p.add_argument("--profile", metavar="FILE",
                    help="run the server under cProfile, writing stats to FILE")
     args = p.parse_args(list(argv))

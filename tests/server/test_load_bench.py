@@ -67,6 +67,15 @@ def test_server_bots_mode() -> None:
     assert r["idle"] == {"baseline": None, "levels": []}
 
 
+def test_the_store_on_a_file_against_memory() -> None:
+    r = run_bench("--db", "both", "--idle", "0")
+    assert r["store"] == "both" and r["errors"] == 0
+    assert positive(r["file_moves_per_s"]) and positive(r["file_to_memory"])
+    (stored,) = r["file_rounds_detail"]
+    assert stored["store"] == "file" and stored["db_bytes"] > 0  # the journal wrote
+    assert r["rounds_detail"][0]["store"] == "memory"
+
+
 def test_helpers() -> None:
     assert percentile([], 50) is None
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0

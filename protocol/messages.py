@@ -64,6 +64,7 @@ def make_welcome(
     features: Iterable[str],
     limits: Mapping[str, int] | None = None,
     resumed: bool | None = None,
+    table: int | None = None,
     id: int | None = None,
 ) -> dict[str, Any]:
     """`welcome`; `limits` defaults to `announced_limits()`."""
@@ -71,7 +72,7 @@ def make_welcome(
         "welcome", Direction.TO_CLIENT, id, protocol=PROTOCOL_VERSION, server=server,
         version=version, player=player, name=name, token=token,
         limits=dict(announced_limits() if limits is None else limits),
-        features=list(features), resumed=resumed,
+        features=list(features), resumed=resumed, table=table,
     )
 
 

@@ -203,6 +203,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
             "the server's limits (see Limits)"),
         req("features", ListT(LABEL, L.MAX_FEATURES), "the features agreed on"),
         opt("resumed", BoolT(), "true when `hello.token` resumed a session"),
+        opt("table", TABLE_ID, "resumed at a table: its id (its `table` snapshot follows)"),
         REPLY_ID,
     ), "Accepts `hello`."),
     MessageSpec("error", _C, (

@@ -132,7 +132,8 @@ TABLE_SUMMARY = MapT(
         req("spectators", COUNT, "number of spectators"),
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
         req("private", BoolT(), "joined only by invite code"),
-        opt("host", NAME, "the host's name"),
+        opt("host", NAME, "the host's name (in `table_info`, `host` is the id and "
+            "`host_name` the name)"),
     ),
     name="table_summary",
 )

@@ -550,13 +550,14 @@ class Connection:
         log.info("{address} welcomed as player {player} ({name!r}), resumed={resumed}, "
                  "client={client!r}", address=self.address, player=session.player_id,
                  name=session.name, resumed=token is not None, client=hello.client)
+        at = _table_of(session) if token is not None else None
         self._send(make_welcome(
             server=self.server.name, version=server_version(),
             player=int(session.player_id), name=session.name, token=session.token,
             features=sorted(self.features),
             limits={**announced_limits(), **self.server.limits.to_wire()},
-            resumed=token is not None, id=rid))
-        if token is not None and _table_of(session) is not None:
+            resumed=token is not None, table=at.id if at is not None else None, id=rid))
+        if at is not None:
             sessions.rejoin(session)  # the table sends its snapshot after this welcome
 
 

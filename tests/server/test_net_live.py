@@ -353,3 +353,23 @@ async def test_a_client_that_stops_reading_is_cut_off_in_time() -> None:
         assert (await other.request("ping"))["type"] == "pong"
     finally:
         await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_resumed_welcome_names_the_table_whose_snapshot_follows() -> None:
+    server = await Server.start()
+    try:
+        (ann, _ben), table_id = await open_table(server, ["ann", "ben"], "classic", 2)
+        idle = await server.connect("cem")
+        for client in (ann, idle):
+            await client.close()
+            await server.dropped(client)
+        back = await server.connect("ann", token=ann.welcome["token"])
+        assert back.welcome["resumed"] is True and back.welcome["table"] == table_id
+        snap = await back.wait(lambda m: m["type"] == "table")
+        assert snap["table"]["id"] == table_id
+        alone = await server.connect("cem", token=idle.welcome["token"])
+        assert alone.welcome["resumed"] is True and "table" not in alone.welcome
+        assert "table" not in ann.welcome  # a new session is at no table
+    finally:
+        await server.stop()

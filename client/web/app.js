@@ -53,21 +53,14 @@ function onMessage(msg) {
 /** A new or resumed session: the lobby list, and where we were. */
 function afterWelcome(welcome) {
   wire.request({ type: "lobby_subscribe" });
-  const wasAtTable = atTable(state);
-  if (welcome.resumed || wasAtTable) {
-    // A resumed session at a table gets its snapshot anyway; the resync also tells a
-    // session that lost its table (not_at_table) to drop the stale one.
-    wire.request({ type: "resync" }, { quiet: true }).then((reply) => {
-      if (reply.type === "table") onMessage(reply);
-      if (reply.type === "error" && reply.code === "not_at_table") {
-        leftTable(state);
-        render();
-        runAutopilot();
-      }
-    });
-  } else {
-    runAutopilot();
+  // A resumed welcome names the table we are at, and its snapshot follows by itself;
+  // without it we are at none (a table we showed is gone).
+  if (welcome.resumed && welcome.table != null) return;
+  if (atTable(state)) {
+    leftTable(state);
+    render();
   }
+  runAutopilot();
 }
 
 // ------------------------------------------------------------------ autopilot

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from replay_kit import NAMES, play
+from test_client_app import until
 from twisted.internet.asyncioreactor import AsyncioSelectorReactor
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 
@@ -296,17 +297,6 @@ def _stored(doc: dict[str, Any], private: bool = False) -> MatchOver:
         started_at=summary["started_at"], finished_at=summary["finished_at"],
         totals=[p["total"] for p in summary["players"]], winners=summary["winners"],
         deals=doc["deals"], private=private)
-
-
-async def until(app: ClientApp, ready: Callable[[], bool], what: str) -> None:
-    try:
-        async with asyncio.timeout(TIMEOUT / 2):
-            while not ready():
-                app.changed.clear()
-                await app.changed.wait()
-    except TimeoutError:
-        tail = "\n".join(app.log[-15:])
-        raise AssertionError(f"waited in vain for {what}; the log ends:\n{tail}") from None
 
 
 def test_history_replay_and_export_in_the_client(tmp_path: Path) -> None:

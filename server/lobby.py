@@ -78,6 +78,8 @@ class Lobby:
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, Session] = {}
         self._ids = itertools.count(1)
+        self.rated: set[int] = set()
+        """Open tables whose matches change ratings (`ratings.py`); the rest are casual."""
 
     # -- tables -------------------------------------------------------------------
 
@@ -86,7 +88,8 @@ class Lobby:
 
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
-               private: bool = False, *, address: str = "local") -> TableRunner:
+               private: bool = False, *, address: str = "local",
+               rated: bool = False) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
@@ -107,6 +110,9 @@ class Lobby:
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
         table = self._add(core, rng, host.player_id, address)
+        if rated:
+            self.rated.add(table_id)
+            self._journal.table_flagged(table_id, True)
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
                  table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private)
@@ -194,6 +200,10 @@ class Lobby:
             raise TableError("bad_options", str(e), field="options") from None
         return engine_options, settings
 
+    def by_id(self, table_id: int) -> TableRunner | None:
+        """Any open table, private or not (for operators)."""
+        return self._tables.get(table_id)
+
     def find(self, table_id: Any = None, code: Any = None) -> TableRunner:
         """The table a `join_table` names: by invite code, or by id if public."""
         if isinstance(code, str) and code:
@@ -259,6 +269,7 @@ class Lobby:
         if self._tables.pop(table.id, None) is None:
             return
         self._journal.table_closed(table.id)
+        self.rated.discard(table.id)
         opener = self._hosts.pop(table.id, None)
         if opener is not None:
             for counter, key in ((self._per_host, opener[0]), (self._per_address, opener[1])):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 import argon2
 from twisted.internet.defer import Deferred, ensureDeferred
 from twisted.internet.interfaces import IAddress, ISSLTransport
-from twisted.internet.threads import deferToThread
+from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
@@ -282,26 +282,33 @@ class Accounts:
 
     # -- hashing, off the reactor thread --------------------------------------------------
 
+    def _thread(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        """On the thread pool of the reactor the server runs on (not the store's thread:
+        a hash must not hold up match writes)."""
+        reactor = self._archive.reactor
+        return deferToThreadPool(reactor, reactor.getThreadPool(), fn, *args)
+
     def _hash(self, password: str) -> Deferred[str]:
-        return deferToThread(self._hasher.hash, password)
+        return self._thread(self._hasher.hash, password)
 
     def _verify(self, hashed: str | None, password: str) -> Deferred[bool]:
         """Whether `password` matches; with no hash, a dummy is checked all the same, so
         an unknown name takes as long to refuse as a wrong password."""
         hasher = self._hasher
-        if hashed is None:
-            if self._dummy is None:
-                self._dummy = hasher.hash(secrets.token_urlsafe(16))
-            hashed = self._dummy
 
         def verify() -> bool:
+            target = hashed
+            if target is None:  # on this thread too: a hash is slow wherever it is made
+                if self._dummy is None:
+                    self._dummy = hasher.hash(secrets.token_urlsafe(16))
+                target = self._dummy
             try:
-                return hasher.verify(hashed, password)
+                return hasher.verify(target, password)
             except (argon2.exceptions.VerificationError,
                     argon2.exceptions.InvalidHashError):
                 return False
 
-        return deferToThread(verify)
+        return self._thread(verify)
 
     def _store(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
         def run() -> Any:

@@ -449,6 +449,11 @@ class Archive:
         self._closed = False
 
     @property
+    def reactor(self) -> Any:
+        """The reactor this archive answers on (its thread pool does other slow work)."""
+        return self._reactor
+
+    @property
     def store(self) -> Store:
         if self._store is None:
             raise RuntimeError("the store is not open")

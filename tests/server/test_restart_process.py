@@ -114,9 +114,12 @@ def stored_view(db: Path, member: str) -> tuple[int, dict[str, Any]]:
     finally:
         journal.close()
     setup = table.setup
-    core = TableCore(table.id, setup["name"], Options(**setup["options"]),
-                     private=setup["private"], host=setup["opener"],
-                     settings=TableSettings(**setup["settings"]), code=setup["code"])
+    # From the latest deal's snapshot when there is one: `commands` then holds only
+    # what came after it.
+    core = table.core or TableCore(table.id, setup["name"], Options(**setup["options"]),
+                                   private=setup["private"], host=setup["opener"],
+                                   settings=TableSettings(**setup["settings"]),
+                                   code=setup["code"])
     for at, command in table.commands:
         core.handle(command, at)
     return table.id, core.snapshot(member)["view"]

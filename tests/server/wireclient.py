@@ -229,10 +229,13 @@ class Server:
         moderation, their registry read from `community_from`."""
         if archive is not None:
             await archive.open()
+        # Only what was asked: a test may hand its own archive to `make_factory`.
+        community: dict[str, Any] = {} if archive is None else {
+            "archive": archive, "account_settings": accounts,
+            "community_from": community_from}
         factory = make_factory(clock or reactor, name="test server", seed=seed,
                                limits=limits or ROOMY, settings=settings, journal=journal,
-                               archive=archive, account_settings=accounts,
-                               community_from=community_from)
+                               **community)
         port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(factory)
         server = cls(factory, port, archive=archive)
         build = factory.buildProtocol

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import DummyHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from twisted.internet.defer import Deferred
@@ -36,12 +38,14 @@ from .parse import (
     Move,
     NeedSuit,
     Request,
+    Secret,
     move_input,
     parse_input,
     parse_suit_answer,
 )
 from .render import Fragments, Look
 from .state import ClientState
+from .token_store import ServerLogins
 from .wire import Link, Message, NotConnected, RequestFailed
 
 log = Logger()
@@ -76,6 +80,15 @@ class _Completer(Completer):
         for value, meta in options:
             if value.startswith(low):
                 yield Completion(value, start_position=-len(text), display_meta=meta)
+
+
+@dataclass
+class _Ask:
+    """Passwords being asked for, one hidden prompt each."""
+
+    secret: Secret
+    prompts: tuple[str, ...]
+    answers: list[str] = field(default_factory=list)
 
 
 class ClientApp:
@@ -115,6 +128,12 @@ class ClientApp:
         restart comes back as the same player (cli.py drops it after a lobby quit)."""
         self.resume_note: str | None = None
         """A line for /help on how sessions are kept across restarts (none offline)."""
+        self.logins: ServerLogins | None = None
+        """The login remembered for this server (network games only)."""
+        self.insecure: str | None = None
+        """Set when the connection is neither TLS nor loopback: what to call it when
+        warning that a password would cross the network in clear."""
+        self._asking: _Ask | None = None
         self.session: PromptSession[str] = PromptSession(
             message=self._message,
             bottom_toolbar=self._toolbar,
@@ -239,6 +258,8 @@ class ClientApp:
             lines = [[("class:error", f"(could not show a {kind} message from the server)")]]
         for line in lines:
             self.show(line)
+        if kind == "welcome" and not msg.get("resumed") and not msg.get("registered"):
+            self._auto_login()
         if kind == "welcome" and not self.state.at_table and self.subscribe_lobby:
             self._send({"type": "lobby_subscribe"})
         if kind == "error" and self.pending_jack is not None:
@@ -372,8 +393,12 @@ class ClientApp:
                 self._want_out("leave", "/leave", armed)
             elif parsed.msg.get("type") == "resync":
                 self.resync()
+            elif parsed.msg.get("type") == "logout":
+                self._logout(dict(parsed.msg))
             else:
                 self._send(dict(parsed.msg))
+        elif isinstance(parsed, Secret):
+            self._ask(parsed)
         elif isinstance(parsed, Chat):
             scope = "table" if self.state.at_table else "lobby"
             self._send({"type": "chat", "text": parsed.text, "scope": scope})
@@ -417,6 +442,98 @@ class ClientApp:
             self.show([("class:dim", "Bell on: the terminal rings when it is your turn."
                         if self.bell else "Bell off.")])
 
+    # ---------------------------------------------------------------- accounts
+
+    def _ask(self, secret: Secret) -> None:
+        """Start asking for the password(s) `secret` needs, at a hidden prompt."""
+        prompts = {"register": ("New password: ", "Again: "),
+                   "login": (f"Password for {secret.name}: ",),
+                   "passwd": ("Current password: ", "New password: ", "Again: ")}
+        self._asking = _Ask(secret, prompts[secret.kind])
+        if self.insecure is not None:
+            self.show([("class:error", f"Warning: the connection to {self.insecure} is not "
+                        "encrypted: the password would cross the network in clear. Connect "
+                        "with tls:HOST:PORT if the server offers TLS. An empty line "
+                        "cancels.")])
+        else:
+            self.show([("class:dim", "(an empty line cancels)")])
+
+    @property
+    def secret_prompt(self) -> str | None:
+        """What the hidden prompt asks now, if a password is wanted."""
+        ask = self._asking
+        return None if ask is None else ask.prompts[len(ask.answers)]
+
+    def answer_secret(self, text: str) -> None:
+        """One hidden answer; the request goes once all are in (never echoed or kept)."""
+        ask = self._asking
+        if ask is None:
+            return
+        if not text:
+            self._asking = None
+            self.show([("class:dim", "cancelled")])
+            return
+        ask.answers.append(text)
+        if len(ask.answers) < len(ask.prompts):
+            return
+        self._asking = None
+        kind, answers = ask.secret.kind, ask.answers
+        if kind in ("register", "passwd") and answers[-1] != answers[-2]:
+            self.show([("class:error", "The two passwords differ; nothing was sent.")])
+            return
+        msg: dict[str, Any] = {"type": kind}
+        if kind == "register":
+            msg["password"] = answers[0]
+        elif kind == "login":
+            msg.update(name=ask.secret.name, password=answers[0])
+        else:
+            msg.update(old=answers[0], new=answers[1])
+        self._account_request(msg)
+
+    async def _read_secret(self, prompt: str) -> str:
+        """One line at the prompt, hidden as it is typed and kept out of the history."""
+        buffer = self.session.default_buffer
+        history, buffer.history = buffer.history, DummyHistory()
+        try:
+            return await self.session.prompt_async(prompt, is_password=True)
+        finally:
+            buffer.history = history
+            self.session.message = self._message
+            self.session.is_password = False
+
+    def _account_request(self, msg: dict[str, Any], saved: bool = False) -> None:
+        """Send an account request; keep the login token its `account` answer carries
+        (a `bad_login` for a saved token means it was revoked: forget it)."""
+        d = self._send(msg)
+        if d is None:
+            return
+
+        def answered(reply: Message | None) -> None:
+            if reply is None or self.logins is None:
+                return
+            if reply.get("type") == "account" and reply.get("login"):
+                self.logins.save(str(reply["name"]), str(reply["login"]))
+            elif saved and reply.get("code") == "bad_login":
+                self.logins.delete()
+                self.show([("class:dim", "* the saved login was revoked; /login again")])
+                self._refresh()
+
+        d.addCallback(answered)
+
+    def _auto_login(self) -> None:
+        saved = self.logins.load() if self.logins is not None else None
+        if saved is not None:
+            self._account_request({"type": "login", "name": saved[0], "token": saved[1]},
+                                  saved=True)
+
+    def _logout(self, msg: dict[str, Any]) -> None:
+        saved = self.logins.load() if self.logins is not None else None
+        if saved is not None:
+            msg["token"] = saved[1]
+            assert self.logins is not None
+            self.logins.delete()  # whatever the server says: this client forgets it
+        self._send(msg)
+
     # -------------------------------------------------------------------- loop
 
     async def run(self) -> None:
@@ -433,6 +550,13 @@ class ClientApp:
                 self.interrupt("Ctrl-D")
                 continue
             self.submit(text)
+            while self.secret_prompt is not None:
+                try:
+                    secret = await self._read_secret(self.secret_prompt)
+                except (KeyboardInterrupt, EOFError):
+                    secret = ""
+                self.answer_secret(secret)
+                self._refresh()
         await self.close()
 
     async def close(self) -> None:

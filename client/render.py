@@ -527,6 +527,8 @@ def lobby_table(t: Dict) -> Fragments:
     row += f"  {t.get('phase', '')}"
     if t.get("private"):
         row += "  private"
+    if t.get("rated"):
+        row += "  rated"
     return [("", row)]
 
 

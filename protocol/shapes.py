@@ -133,6 +133,7 @@ TABLE_SUMMARY = MapT(
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
         req("private", BoolT(), "joined only by invite code"),
         opt("host", NAME, "the host's name"),
+        opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
     ),
     name="table_summary",
 )

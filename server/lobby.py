@@ -149,7 +149,7 @@ class Lobby:
         core.settings = settings  # how bots search is this server's own
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
-        self._rows[core.id] = core.summary()
+        self._rows[core.id] = self._summary(table)
         return table
 
     def continue_ids(self, last_id: int) -> None:
@@ -232,7 +232,7 @@ class Lobby:
         size = LOBBY_PAGE if limit is None else max(0, min(limit, LOBBY_PAGE))
         offset = max(0, offset)
         page = itertools.islice(self._tables.values(), offset, offset + size)
-        return {"type": "lobby", "tables": [t.core.summary() for t in page],
+        return {"type": "lobby", "tables": [self._summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
 
     def subscribe(self, session: Session, offset: int = 0,
@@ -252,8 +252,14 @@ class Lobby:
         for session in list(self._subscribers.values()):
             session.send(msg)
 
-    def _push_row(self, table: TableRunner) -> None:
+    def _summary(self, table: TableRunner) -> dict[str, Any]:
         row = table.core.summary()
+        if table.id in self.rated:
+            row["rated"] = True
+        return row
+
+    def _push_row(self, table: TableRunner) -> None:
+        row = self._summary(table)
         old = self._rows.get(table.id)
         if old == row:
             return

@@ -110,6 +110,10 @@ async def test_guests_watch_rated_tables_and_cannot_open_them() -> None:
         refused = await guest.request("create_table", rules="classic", seats=2, rated=True)
         assert refused["code"] == "account_required"
         snap = await ayse.ok("create_table", rules="classic", seats=2, rated=True)
+        casual = await member(server, "Mehmet")
+        await casual.ok("create_table", rules="classic", seats=2)
+        lobby = await guest.request("lobby_subscribe")
+        assert [t.get("rated", False) for t in lobby["tables"]] == [True, False]
         watching = await guest.ok("join_table", table=snap["table"]["id"])
         assert watching["you"]["seat"] is None
         sit = await guest.request("sit", seat=1)

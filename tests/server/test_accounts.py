@@ -256,3 +256,25 @@ async def test_accounts_and_logins_survive_a_restart(tmp_path: Path) -> None:
         assert stored.startswith("$argon2id$") and PASSWORD not in stored
     finally:
         await second.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_logged_in_session_resumes_logged_in_after_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "crash.sqlite3"
+    first = await start(path=path)
+    try:
+        _, account = await registered(first, "Deniz")
+    finally:
+        journal = first.factory.journal
+        assert isinstance(journal, SqliteJournal)
+        journal.close()  # as a killed process: nothing more is written
+        await first.stop()
+    second = await start(path=path)
+    try:
+        back = await second.connect("whatever", token=account["token"])
+        assert back.welcome["resumed"] is True and back.welcome["registered"] is True
+        assert back.welcome["name"] == "Deniz"
+        again = await back.request("register", password=PASSWORD)
+        assert again["code"] == "logged_in"  # the session is still the account's
+    finally:
+        await second.stop()

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_twisted
 from twisted.internet import reactor
 from wireclient import Msg, Server, WireClient
@@ -278,3 +279,47 @@ async def test_a_logged_in_session_resumes_logged_in_after_a_crash(tmp_path: Pat
         assert again["code"] == "logged_in"  # the session is still the account's
     finally:
         await second.stop()
+
+
+def _lan_address() -> str | None:
+    """An IPv4 address of this machine that is not loopback, if it has one."""
+    import ifaddr
+
+    for adapter in ifaddr.get_adapters():
+        for ip in adapter.ips:
+            if isinstance(ip.ip, str) and not ip.ip.startswith("127."):
+                return ip.ip
+    return None
+
+
+@pytest_twisted.ensureDeferred
+async def test_tls_only_logins_refuse_passwords_over_plain_tcp_from_the_network() -> None:
+    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
+
+    from pisyedili.protocol.version import FEATURES
+
+    address = _lan_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    server = await start(tls_required=True)
+    lan = await serverFromString(reactor, f"tcp:0:interface={address}").listen(
+        server.factory)
+    try:
+        _, account = await registered(server, "Deniz")  # over loopback: taken
+        client = await connectProtocol(
+            TCP4ClientEndpoint(reactor, address, lan.getHost().port), WireClient())
+        server.clients.append(client)
+        welcome = await client.request("hello", protocol=2, name="Remote",
+                                       features=sorted(FEATURES))
+        assert welcome["type"] == "welcome"
+        for kind, fields in (("register", {"password": PASSWORD}),
+                             ("login", {"name": "Deniz", "password": PASSWORD})):
+            refused = await client.request(kind, **fields)
+            assert refused["code"] == "tls_required", refused
+        by_token = await client.request("login", name="Deniz", token=account["login"])
+        assert by_token["type"] == "account"  # a token is no password
+        refused = await client.request("passwd", old=PASSWORD, new="staple grammar")
+        assert refused["code"] == "tls_required"
+    finally:
+        await server.stop()
+        await lan.stopListening()

@@ -355,7 +355,7 @@ class Accounts:
             raise ProtocolError("name_registered", "that name is registered already")
         self._limit_address(conn)
         hashed = await self._hash(password)
-        if conn.session is not session or session.account is not None:
+        if self._gone(conn, session):
             return None
         try:
             account = await self._store(_create, session.name, keys, hashed,
@@ -400,10 +400,16 @@ class Accounts:
         banned = self.ban_check(account.id)
         if banned is not None:
             raise ProtocolError("banned", banned)
-        if conn.session is not session or session.account is not None:
+        if self._gone(conn, session):
             return None
         if login is None:
             login = await self._new_login(account.id)
+            try:
+                if self._gone(conn, session):
+                    return None
+            finally:
+                if conn.session is not session or session.account is not None:
+                    await self._store(_revoke, account.id, token_hash(login))  # unused
         log.info("player {player} logged in to account {account} from {address}",
                  player=session.player_id, account=account.id, address=conn.address)
         return self._attach(conn, session, account.id, login)
@@ -445,6 +451,17 @@ class Accounts:
         log.info("account {account} changed its password; its other logins are revoked",
                  account=account)
         return self.describe(session, login) if session.account == account else None
+
+    @staticmethod
+    def _gone(conn: ServerProtocol, session: Session) -> bool:
+        """After a wait: whether the connection let the session go (nothing to answer);
+        two logins on one connection at once: the first to finish wins, the other is
+        told."""
+        if conn.session is None:  # closed, or replaced by another connection
+            return True
+        if conn.session is not session or session.account is not None:
+            raise ProtocolError("logged_in", "you are logged in to an account already")
+        return False
 
     async def _new_login(self, account: int) -> str:
         login = secrets.token_urlsafe(32)

@@ -323,3 +323,14 @@ async def test_tls_only_logins_refuse_passwords_over_plain_tcp_from_the_network(
     finally:
         await server.stop()
         await lan.stopListening()
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_logins_at_once_on_one_connection_get_one_answer_each(
+        server: Server) -> None:
+    await registered(server, "Deniz")
+    client = await server.connect("Guest")
+    first = client.request("login", name="Deniz", password=PASSWORD)
+    second = client.request("login", name="Deniz", password=PASSWORD)
+    answers = sorted([(await first)["type"], (await second).get("code", "account")])
+    assert answers == ["account", "logged_in"]

@@ -137,6 +137,10 @@ def _password_of(conn: sqlite3.Connection, account: int) -> str | None:
     return None if row is None else str(row[0])
 
 
+def _rehash(conn: sqlite3.Connection, account: int, password: str) -> None:
+    conn.execute("UPDATE accounts SET password = ? WHERE id = ?", (password, account))
+
+
 def _issue(conn: sqlite3.Connection, account: int, hashed: bytes, now: float) -> None:
     conn.execute("INSERT INTO login_tokens VALUES (?, ?, ?, ?)", (hashed, account, now, now))
     conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?", (now, account))
@@ -393,6 +397,12 @@ class Accounts:
                                                                      account.id)
             ok = await self._verify(stored, password) and account is not None
             login = None
+            if ok and account is not None and stored is not None \
+                    and self._hasher.check_needs_rehash(stored):
+                # Hashed at another cost (the server's setting changed): hash it again
+                # now that the password is at hand.
+                rehashed = await self._hash(password)
+                await self._store(_rehash, account.id, rehashed)
         if not ok or account is None:
             log.info("a login as {name!r} from {address} was refused", name=name,
                      address=conn.address)

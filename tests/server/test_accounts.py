@@ -14,7 +14,7 @@ from twisted.internet import reactor
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.server import names
-from pisyedili.server.accounts import CHEAP, AccountSettings, LoginLimits
+from pisyedili.server.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
 from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.store import MEMORY, Archive, SqliteStore
 
@@ -334,3 +334,28 @@ async def test_two_logins_at_once_on_one_connection_get_one_answer_each(
     second = client.request("login", name="Deniz", password=PASSWORD)
     answers = sorted(a.get("code", a["type"]) for a in [await first, await second])
     assert answers == ["account", "logged_in"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_password_hashed_at_another_cost_is_hashed_again_at_login(
+        tmp_path: Path) -> None:
+    path = tmp_path / "cost.sqlite3"
+    first = await start(path=path)
+    try:
+        await registered(first, "Deniz")
+    finally:
+        await first.stop()
+    dearer = HashCost(time_cost=2, memory_cost=16, parallelism=1)
+    second = await Server.start(
+        archive=archive(str(path)), journal=SqliteJournal(path, reactor),
+        community_from=str(path), accounts=AccountSettings(cost=dearer, limits=ROOMY_LOGINS))
+    try:
+        guest = await second.connect("Guest")
+        assert (await guest.request("login", name="Deniz", password=PASSWORD))["type"] == \
+            "account"
+    finally:
+        await second.stop()
+    conn = sqlite3.connect(path)
+    (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
+    conn.close()
+    assert "$m=16,t=2,p=1$" in stored and not dearer.hasher().check_needs_rehash(stored)

@@ -109,12 +109,6 @@ def _log(conn: sqlite3.Connection, at: float, by: str, action: str, target: str,
                  "VALUES (?, ?, ?, ?, ?)", (at, by, action, target, detail))
 
 
-def log_entries(conn: sqlite3.Connection, limit: int = 50) -> list[tuple[Any, ...]]:
-    """The latest operator actions, newest first: (at, operator, action, target, detail)."""
-    return conn.execute("SELECT at, operator, action, target, detail FROM moderation_log "
-                        "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-
-
 def _until(expires_at: float | None) -> str:
     if expires_at is None:
         return "until lifted"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_toolkit import PromptSession, print_formatted_text
@@ -20,6 +21,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import DummyHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
@@ -38,12 +40,14 @@ from .parse import (
     Move,
     NeedSuit,
     Request,
+    Secret,
     move_input,
     parse_input,
     parse_suit_answer,
 )
 from .render import Fragments, Look
 from .state import ClientState
+from .token_store import ServerLogins
 from .wire import Link, Message, NotConnected, RequestFailed
 
 log = Logger()
@@ -93,6 +97,13 @@ def _replay_keys(app: ClientApp) -> KeyBindings:
 
         keys.add(key, filter=idle)(step)
     return keys
+@dataclass
+class _Ask:
+    """Passwords being asked for, one hidden prompt each."""
+
+    secret: Secret
+    prompts: tuple[str, ...]
+    answers: list[str] = field(default_factory=list)
 
 
 class ClientApp:
@@ -139,6 +150,12 @@ class ClientApp:
         self.replay_to_log = False
         """Print the replay's screen above the prompt at each step too: for an output that
         is not a terminal (a pipe, a file), where the status area cannot be redrawn."""
+        self.logins: ServerLogins | None = None
+        """The login remembered for this server (network games only)."""
+        self.insecure: str | None = None
+        """Set when the connection is neither TLS nor loopback: what to call it when
+        warning that a password would cross the network in clear."""
+        self._asking: _Ask | None = None
         self.session: PromptSession[str] = PromptSession(
             message=self._message,
             bottom_toolbar=self._toolbar,
@@ -268,6 +285,8 @@ class ClientApp:
             lines = [[("class:error", f"(could not show a {kind} message from the server)")]]
         for line in lines:
             self.show(line)
+        if kind == "welcome" and not msg.get("resumed") and not msg.get("registered"):
+            self._auto_login()
         if kind == "welcome" and not self.state.at_table and self.subscribe_lobby:
             self._send({"type": "lobby_subscribe"})
         if kind == "error" and self.pending_jack is not None:
@@ -407,8 +426,12 @@ class ClientApp:
             elif parsed.msg.get("type") == "history":
                 if self._has_history():
                     self._send(dict(parsed.msg))
+            elif parsed.msg.get("type") == "logout":
+                self._logout(dict(parsed.msg))
             else:
                 self._send(dict(parsed.msg))
+        elif isinstance(parsed, Secret):
+            self._ask(parsed)
         elif isinstance(parsed, Chat):
             scope = "table" if self.state.at_table else "lobby"
             self._send({"type": "chat", "text": parsed.text, "scope": scope})
@@ -569,6 +592,97 @@ class ClientApp:
             return
         self.show([("class:good", f"saved match #{match.id} to {path}"),
                    ("class:dim", f" (pisyedili replay {path} opens it)")])
+    # ---------------------------------------------------------------- accounts
+
+    def _ask(self, secret: Secret) -> None:
+        """Start asking for the password(s) `secret` needs, at a hidden prompt."""
+        prompts = {"register": ("New password: ", "Again: "),
+                   "login": (f"Password for {secret.name}: ",),
+                   "passwd": ("Current password: ", "New password: ", "Again: ")}
+        self._asking = _Ask(secret, prompts[secret.kind])
+        if self.insecure is not None:
+            self.show([("class:error", f"Warning: the connection to {self.insecure} is not "
+                        "encrypted: the password would cross the network in clear. Connect "
+                        "with tls:HOST:PORT if the server offers TLS. An empty line "
+                        "cancels.")])
+        else:
+            self.show([("class:dim", "(an empty line cancels)")])
+
+    @property
+    def secret_prompt(self) -> str | None:
+        """What the hidden prompt asks now, if a password is wanted."""
+        ask = self._asking
+        return None if ask is None else ask.prompts[len(ask.answers)]
+
+    def answer_secret(self, text: str) -> None:
+        """One hidden answer; the request goes once all are in (never echoed or kept)."""
+        ask = self._asking
+        if ask is None:
+            return
+        if not text:
+            self._asking = None
+            self.show([("class:dim", "cancelled")])
+            return
+        ask.answers.append(text)
+        if len(ask.answers) < len(ask.prompts):
+            return
+        self._asking = None
+        kind, answers = ask.secret.kind, ask.answers
+        if kind in ("register", "passwd") and answers[-1] != answers[-2]:
+            self.show([("class:error", "The two passwords differ; nothing was sent.")])
+            return
+        msg: dict[str, Any] = {"type": kind}
+        if kind == "register":
+            msg["password"] = answers[0]
+        elif kind == "login":
+            msg.update(name=ask.secret.name, password=answers[0])
+        else:
+            msg.update(old=answers[0], new=answers[1])
+        self._account_request(msg)
+
+    async def _read_secret(self, prompt: str) -> str:
+        """One line at the prompt, hidden as it is typed and kept out of the history."""
+        buffer = self.session.default_buffer
+        history, buffer.history = buffer.history, DummyHistory()
+        try:
+            return await self.session.prompt_async(prompt, is_password=True)
+        finally:
+            buffer.history = history
+            self.session.message = self._message
+            self.session.is_password = False
+
+    def _account_request(self, msg: dict[str, Any], saved: bool = False) -> None:
+        """Send an account request; keep the login token its `account` answer carries
+        (a `bad_login` for a saved token means it was revoked: forget it)."""
+        d = self._send(msg)
+        if d is None:
+            return
+
+        def answered(reply: Message | None) -> None:
+            if reply is None or self.logins is None:
+                return
+            if reply.get("type") == "account" and reply.get("login"):
+                self.logins.save(str(reply["name"]), str(reply["login"]))
+            elif saved and reply.get("code") == "bad_login":
+                self.logins.delete()
+                self.show([("class:dim", "* the saved login was revoked; /login again")])
+                self._refresh()
+
+        d.addCallback(answered)
+
+    def _auto_login(self) -> None:
+        saved = self.logins.load() if self.logins is not None else None
+        if saved is not None:
+            self._account_request({"type": "login", "name": saved[0], "token": saved[1]},
+                                  saved=True)
+
+    def _logout(self, msg: dict[str, Any]) -> None:
+        saved = self.logins.load() if self.logins is not None else None
+        if saved is not None:
+            msg["token"] = saved[1]
+            assert self.logins is not None
+            self.logins.delete()  # whatever the server says: this client forgets it
+        self._send(msg)
 
     # -------------------------------------------------------------------- loop
 
@@ -586,6 +700,13 @@ class ClientApp:
                 self.interrupt("Ctrl-D")
                 continue
             self.submit(text)
+            while self.secret_prompt is not None:
+                try:
+                    secret = await self._read_secret(self.secret_prompt)
+                except (KeyboardInterrupt, EOFError):
+                    secret = ""
+                self.answer_secret(secret)
+                self._refresh()
         await self.close()
 
     async def close(self) -> None:

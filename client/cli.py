@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import ipaddress
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -127,6 +128,28 @@ def check_server(text: str) -> None:
         server_endpoint(Clock(), text)  # the parsers only keep the reactor they are given
     else:
         parse_address(text)
+
+
+def insecure_target(text: str) -> str | None:
+    """How to name the server when a password to it would cross a network in clear:
+    None for TLS (`tls:`, `ssl:`), a UNIX socket or a loopback host."""
+    text = text.strip()
+    if is_endpoint_string(text):
+        kind, _, rest = text.partition(":")
+        if kind.lower() != "tcp":
+            return None
+        fields = dict(f.partition("=")[::2] for f in rest.split(":") if "=" in f)
+        host = fields.get("host") or rest.split(":")[0]
+    else:
+        host = parse_address(text)[0]
+    if host.lower() == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass
+    return host
 
 
 def server_key(text: str) -> str:
@@ -455,11 +478,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   level=args.level, resume=args.resume, db=offline_db())
             await play(app, reactor, name, opts)
         else:
-            from .token_store import TokenStore
+            from .token_store import ServerLogins, TokenStore
 
             store, key = TokenStore(), server_key(args.address)
             link = wire(app, reactor, server_endpoint(reactor, args.address), name)
             saved = remember_session(link, store, key, args.fresh)
+            app.logins = ServerLogins(store, key)
+            app.insecure = insecure_target(args.address)
             app.resume_note = RESUME_NOTE
             resuming = f" (resuming the session of {saved.name})" if saved else ""
             app.on_status(f"connecting to {args.address} as {name}{resuming}")

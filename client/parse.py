@@ -74,6 +74,16 @@ class Local:
 
 
 @dataclass(frozen=True)
+class Secret:
+    """An account request that needs a password typed at a hidden prompt first
+    (`register`, `login` NAME, `passwd`): never on the command line, where the screen
+    and the history would keep it."""
+
+    kind: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class Chat:
     text: str
 
@@ -87,7 +97,7 @@ class Invalid:
     """`message` names cards in wire notation, to be drawn as the screen draws them."""
 
 
-Parsed = Move | NeedSuit | Request | Local | Chat | Invalid
+Parsed = Move | NeedSuit | Request | Local | Chat | Invalid | Secret
 
 
 # --------------------------------------------------------------------------- moves
@@ -240,7 +250,7 @@ def _seat(text: str) -> int | None:
 
 def _create(args: list[str], ctx: Context) -> Parsed:
     usage = Invalid(
-        f"Usage: /create {'|'.join(RULE_SETS)} SEATS [--private] [--name NAME]"
+        f"Usage: /create {'|'.join(RULE_SETS)} SEATS [--private] [--rated] [--name NAME]"
         " [--ten reverse|bounce] [--empty-stock end_deal|reshuffle]"
         " [--match-end deals:4|points:101] [--decks 1|2] [--turn SECONDS]"
     )
@@ -260,6 +270,8 @@ def _create(args: list[str], ctx: Context) -> Parsed:
         flag = rest.pop(0).lower()
         if flag == "--private":
             msg["private"] = True
+        elif flag == "--rated":
+            msg["rated"] = True  # registered players only; its matches change ratings
         elif flag in ("--name", *flags) and rest:
             value = rest.pop(0)
             if flag == "--name":
@@ -423,6 +435,72 @@ def _export(args: list[str], ctx: Context) -> Parsed:
     if len(args) == 1:
         return Local("export", args[0])
     return Invalid("Usage: /export ID FILE (or /export FILE during a replay)")
+def _secret(kind: str, usage: str, names: int = 0) -> Callable[[list[str], Context], Parsed]:
+    def build(args: list[str], ctx: Context) -> Parsed:
+        if len(args) != names:
+            return Invalid(f"Usage: {usage} (the password is asked for next, hidden)")
+        return Secret(kind, args[0] if args else "")
+
+    return build
+
+
+def _logout(args: list[str], ctx: Context) -> Parsed:
+    if len(args) > 1 or (args and args[0].lower() not in ("everywhere", "all")):
+        return Invalid("Usage: /logout [everywhere]")
+    msg: Message = {"type": "logout"}
+    if args:
+        msg["everywhere"] = True
+    return Request(msg)
+
+
+def _top(args: list[str], ctx: Context) -> Parsed:
+    rules = [a.lower() for a in args if a.lower() in RULE_SETS]
+    counts = [a for a in args if a.isdigit() and 1 <= int(a) <= 100]
+    if len(args) != len(rules) + len(counts) or len(rules) > 1 or len(counts) > 1:
+        return Invalid(f"Usage: /top [{'|'.join(RULE_SETS)}] [HOW-MANY, 1-100]")
+    msg: Message = {"type": "leaderboard", "rules": rules[0] if rules else RULE_SETS[0]}
+    if counts:
+        msg["limit"] = int(counts[0])
+    return Request(msg)
+
+
+def _named(kind: str, usage: str, minutes: bool = False,
+           reason: bool = False) -> Callable[[list[str], Context], Parsed]:
+    """`/kind NAME [MINUTES] [REASON...]`, as far as the request takes them."""
+    def build(args: list[str], ctx: Context) -> Parsed:
+        if not args:
+            return Invalid(f"Usage: {usage}")
+        target, rest = args[0], args[1:]
+        msg: Message = {"type": kind}
+        if kind in ("ban", "unban") and any(c in target for c in ".:/") \
+                and not target.isalpha():
+            msg["network"] = target  # an address or range; names hold none of these
+        else:
+            msg["name"] = target
+        if minutes and rest and rest[0].isdigit():
+            msg["minutes"] = int(rest.pop(0))
+        if reason and rest:
+            msg["reason"] = " ".join(rest)
+        elif rest:
+            return Invalid(f"Usage: {usage}")
+        return Request(msg)
+
+    return build
+
+
+def _close_table(args: list[str], ctx: Context) -> Parsed:
+    if not args or not args[0].isdigit():
+        return Invalid("Usage: /closetable TABLE-ID [REASON]")
+    msg: Message = {"type": "close_table", "table": int(args[0])}
+    if args[1:]:
+        msg["reason"] = " ".join(args[1:])
+    return Request(msg)
+
+
+def _announce(args: list[str], ctx: Context) -> Parsed:
+    if not args:
+        return Invalid("Usage: /announce TEXT")
+    return Request({"type": "announce", "text": " ".join(args)})
 
 
 def _log(args: list[str], ctx: Context) -> Parsed:
@@ -445,6 +523,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 _simple({"type": "leave_table"})),
     CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, replay, "
                 "screen, or a command", _local("help")),
+    CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, account, "
+                "operator, screen, or a command", _local("help")),
     CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D and Ctrl-C too)",
                 _local("quit")),
     CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit, "table"),
@@ -480,6 +560,37 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("export", "/export ID FILE", "/export 12 match.json",
                 "save a finished match to FILE", _export,
                 "replay"),
+    CommandSpec("register", "/register", "/register", "register the name you play under "
+                "(asks for a password)", _secret("register", "/register"), "account"),
+    CommandSpec("login", "/login NAME", "/login Ayşe", "log in to your account (asks for "
+                "the password; remembered for this server)", _secret("login", "/login NAME",
+                                                                      1), "account"),
+    CommandSpec("logout", "/logout [everywhere]", "/logout", "log out (everywhere: on "
+                "every device)", _logout, "account"),
+    CommandSpec("passwd", "/passwd", "/passwd", "change your password (asks for both)",
+                _secret("passwd", "/passwd"), "account"),
+    CommandSpec("top", "/top [RULES] [N]", "/top cardiva", "the rating ladder of a rule set",
+                _top, "account"),
+    CommandSpec("profile", "/profile NAME", "/profile Ayşe", "a player's ratings and "
+                "latest matches", _named("profile", "/profile NAME"), "account"),
+    CommandSpec("kick", "/kick NAME [REASON]", "/kick Troll spamming", "operators: "
+                "disconnect a player", _named("kick", "/kick NAME [REASON]", reason=True),
+                "operator"),
+    CommandSpec("mute", "/mute NAME [MINUTES] [REASON]", "/mute Troll 30", "operators: "
+                "stop a player chatting", _named("mute", "/mute NAME [MINUTES] [REASON]",
+                                                 minutes=True, reason=True), "operator"),
+    CommandSpec("unmute", "/unmute NAME", "/unmute Troll", "operators: lift a mute",
+                _named("unmute", "/unmute NAME"), "operator"),
+    CommandSpec("ban", "/ban NAME|RANGE [MINUTES] [REASON]", "/ban 203.0.113.0/24 60",
+                "operators: ban an account or an address range",
+                _named("ban", "/ban NAME|RANGE [MINUTES] [REASON]", minutes=True,
+                       reason=True), "operator"),
+    CommandSpec("unban", "/unban NAME|RANGE", "/unban Troll", "operators: lift a ban",
+                _named("unban", "/unban NAME|RANGE"), "operator"),
+    CommandSpec("closetable", "/closetable TABLE [REASON]", "/closetable 7",
+                "operators: close a table", _close_table, "operator"),
+    CommandSpec("announce", "/announce TEXT", "/announce restart at ten", "operators: "
+                "tell every player", _announce, "operator"),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}

@@ -527,6 +527,8 @@ def lobby_table(t: Dict) -> Fragments:
     row += f"  {t.get('phase', '')}"
     if t.get("private"):
         row += "  private"
+    if t.get("rated"):
+        row += "  rated"
     return [("", row)]
 
 
@@ -805,7 +807,7 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
 # ----------------------------------------------------------------------- help, rules
 
 
-HELP_TOPICS = ("moves", "table", "lobby", "replay", "screen")
+HELP_TOPICS = ("moves", "table", "lobby", "replay", "account", "operator", "screen")
 
 _MOVES_HELP = (
     ("7h  10s  qd  ts", "play that card (case, and 10 or T, do not matter)"),
@@ -818,7 +820,7 @@ _MOVES_HELP = (
 
 _CREATE_OPTIONS = ("/create options: --name NAME, --ten reverse|bounce, --decks 1|2, "
                    "--turn SECONDS, --empty-stock end_deal|reshuffle, "
-                   "--match-end deals:N|points:N")
+                   "--match-end deals:N|points:N, --rated")
 
 
 def _rows(pairs: Sequence[tuple[str, str]], width: int) -> list[Fragments]:
@@ -848,6 +850,14 @@ def help_lines(topic: str = "", width: int = 80, look: Look = Look()) -> list[Fr
         return [[("class:title", "Moves (on your turn)")], *_rows(_MOVES_HELP, width),
                 *_text("Tab completes the legal moves and /moves lists them; off your turn, "
                        "plain text is chat.", width)]
+    if topic in ("account", "operator"):
+        head = "Accounts and ratings" if topic == "account" else "Operators"
+        return [[("class:title", head)],
+                *_rows([(c.usage, c.about) for c in COMMANDS if c.topic == topic], width),
+                *_text("A registered name is yours alone: others get it suffixed. /login "
+                       "remembers a login token for this server, never the password."
+                       if topic == "account" else "Only the server's operators may use "
+                       "these; every action is logged with your name.", width, "class:dim")]
     if topic in ("table", "lobby"):
         head = "At a table" if topic == "table" else "In the lobby"
         lines = [[("class:title", head)],
@@ -999,3 +1009,32 @@ def rules_lines(rules: str | None, options: Dict | None) -> list[Fragments]:
         opts = ", ".join(f"{k} {v}" for k, v in sorted(options.items()) if k != "rules")
         lines.append([("class:dim", f"  options: {opts}")])
     return lines
+
+
+def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
+    """`/top`: the rating ladder of one rule set."""
+    rows = msg.get("rows") or []
+    out: list[Fragments] = [[("class:title", f"Top {len(rows)} ({msg.get('rules')})")]]
+    if not rows:
+        return [*out, [("class:dim", "  nobody has played a rated match of it yet")]]
+    for row in rows:
+        out.append([("", f"  {row['rank']:>3}. {row['name']:<24} {row['rating']:>7.2f}  "
+                         f"({row['matches']} played, {row['wins']} won)")])
+    return out
+
+
+def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
+    """`/profile NAME`: ratings, then the latest matches."""
+    out: list[Fragments] = [[("class:title", f"{msg.get('name')}: {msg.get('matches', 0)} "
+                                             f"matches, {msg.get('wins', 0)} won")]]
+    for r in msg.get("ratings") or []:
+        out.append([("", f"  {r['rules']}: rating {r['rating']:.2f} (mu {r['mu']:.2f}, "
+                         f"sigma {r['sigma']:.2f}), #{r['rank']}, {r['matches']} rated")])
+    for m in msg.get("recent") or []:
+        when = time.strftime("%Y-%m-%d", time.localtime(m["finished_at"]))
+        result = "won" if m["won"] else "lost"
+        others = ", ".join(n for i, n in enumerate(m["players"]) if i != m["seat"])
+        kind = "rated" if m["rated"] else "casual"
+        out.append([("class:dim", f"  {when} {m['rules']} {kind}: {result} with "
+                                  f"{m['total']} points vs {others}")])
+    return out

@@ -27,6 +27,9 @@ class ClientState:
     player: str | None = None
     token: str | None = None
     server: str = ""
+    registered: bool = False
+    """Logged in to the account of `name`."""
+    operator: bool = False
     lobby: dict[int, dict[str, Any]] = field(default_factory=dict)
     """The lobby page we hold, oldest first."""
     lobby_total: int | None = None
@@ -147,6 +150,7 @@ class ClientState:
         return lines
 
     def _on_welcome(self, msg: Message, now: float) -> list[Fragments]:
+        self.registered = bool(msg.get("registered"))
         self.player = msg.get("player")
         self.token = msg.get("token") or self.token
         self.name = msg.get("name") or self.name
@@ -156,6 +160,33 @@ class ClientState:
         if self.at_table:  # a fresh session (the old one expired): the table is gone
             self.left_table()
         return [[("class:good", f"connected to {self.server or 'server'} as {self.name}")]]
+
+    def _on_account(self, msg: Message, now: float) -> list[Fragments]:
+        self.player = msg.get("player", self.player)
+        self.token = msg.get("token") or self.token
+        self.name = msg.get("name") or self.name
+        self.registered = bool(msg.get("registered"))
+        self.operator = bool(msg.get("operator"))
+        if not self.registered:
+            return [[("class:good", f"logged out: you play on as the guest {self.name}")]]
+        role = " (an operator)" if self.operator else ""
+        return [[("class:good", f"logged in as {self.name}{role}")]]
+
+    def _on_leaderboard(self, msg: Message, now: float) -> list[Fragments]:
+        return render.ladder_lines(msg)
+
+    def _on_profile(self, msg: Message, now: float) -> list[Fragments]:
+        return render.profile_lines(msg)
+
+    def _on_announcement(self, msg: Message, now: float) -> list[Fragments]:
+        return [[("class:title", f"announcement from {msg.get('by')}: {msg.get('text')}")]]
+
+    def _on_table_closed(self, msg: Message, now: float) -> list[Fragments]:
+        reason = msg.get("reason")
+        if self.at_table:
+            self.left_table()
+        return [[("class:error", "an operator closed your table"
+                  + (f": {reason}" if reason else ""))]]
 
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:
         return [render.refusal(msg, self.look)]

@@ -1,7 +1,8 @@
 """Resume tokens kept on disk, one per server, so a player whose terminal closed (or whose
 machine rebooted) gets their session, and their seat, back on the next `pisyedili HOST`.
 
-The file is JSON, `{server key: {"token", "name", "saved_at"}}`, in the per-user state
+The file is JSON, `{server key: {"token", "name", "saved_at"}}` (and the logins kept
+by `/login`: `{"@logins": {server key: {"name", "token", "saved_at"}}}`), in the per-user state
 directory (`platformdirs.user_state_dir`). A token is a password to the session, so the
 file is written readable by its owner alone (mode 0600) and never logged. On Windows the
 mode bits mean little; the file lives in the user's own profile, which is private already.
@@ -28,6 +29,8 @@ log = Logger()
 
 APP_NAME = "pisyedili"
 FILE_NAME = "sessions.json"
+LOGINS = "@logins"
+"""The file's key for remembered logins (server keys never start with `@`)."""
 
 
 def default_path() -> Path:
@@ -72,6 +75,35 @@ class TokenStore:
         if data.pop(server, None) is not None:
             self._write(data)
 
+    # A login is kept apart from the session: a session ends, a login lasts until it is
+    # revoked (`/logout`, or a password change elsewhere). It is the server's login
+    # token, never the password.
+
+    def load_login(self, server: str) -> tuple[str, str] | None:
+        """The (account name, login token) remembered for `server`."""
+        logins = self._read().get(LOGINS)
+        entry = logins.get(server) if isinstance(logins, dict) else None
+        if not isinstance(entry, dict):
+            return None
+        name, token = entry.get("name"), entry.get("token")
+        if not isinstance(name, str) or not isinstance(token, str) or not token:
+            return None
+        return name, token
+
+    def save_login(self, server: str, name: str, token: str) -> None:
+        data = self._read()
+        logins = data.get(LOGINS)
+        if not isinstance(logins, dict):
+            logins = data[LOGINS] = {}
+        logins[server] = {"name": name, "token": token, "saved_at": time.time()}
+        self._write(data)
+
+    def delete_login(self, server: str) -> None:
+        data = self._read()
+        logins = data.get(LOGINS)
+        if isinstance(logins, dict) and logins.pop(server, None) is not None:
+            self._write(data)
+
     def _read(self) -> dict[str, Any]:
         try:
             text = self.path.read_text(encoding="utf-8")
@@ -111,3 +143,20 @@ class TokenStore:
         except OSError as exc:
             log.warn("cannot save the session to {path}: {error}", path=str(self.path),
                      error=type(exc).__name__)
+
+
+@dataclass(frozen=True)
+class ServerLogins:
+    """The remembered login of one server (what the client app needs of the file)."""
+
+    store: TokenStore
+    server: str
+
+    def load(self) -> tuple[str, str] | None:
+        return self.store.load_login(self.server)
+
+    def save(self, name: str, token: str) -> None:
+        self.store.save_login(self.server, name, token)
+
+    def delete(self) -> None:
+        self.store.delete_login(self.server)

@@ -51,7 +51,7 @@ log = Logger()
 
 Message = dict[str, Any]
 
-CLIENT_FEATURES = ("chat", "rematch", "history")
+CLIENT_FEATURES = ("chat", "rematch", "history", "accounts", "ratings", "moderation")
 """The optional features these clients implement, and so ask for."""
 
 _NOT_REQUESTS = frozenset({"hello", "pong"})
@@ -283,6 +283,10 @@ class Link:
         if kind == "welcome":
             self._welcomed = self._ever_welcomed = True
             self.welcome = msg
+            self.token = msg["token"]
+            self.name = msg["name"]
+            self._token_changed()
+        elif kind == "account":  # a login may have moved us to another session
             self.token = msg["token"]
             self.name = msg["name"]
             self._token_changed()

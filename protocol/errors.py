@@ -102,6 +102,30 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "finished, was forgotten, or was played at a private table you did not sit at."),
     ErrorCode("history_unavailable", "This server keeps no finished matches now (it runs "
               "without a store, or its store could not be opened)."),
+    # Accounts (feature `accounts`).
+    ErrorCode("accounts_unavailable", "This server keeps no accounts (it runs without a "
+              "store)."),
+    ErrorCode("name_registered", "The name, or one that looks like it, is registered to an "
+              "account already."),
+    ErrorCode("logged_in", "You are logged in to an account already; log out first."),
+    ErrorCode("not_logged_in", "The request needs you to be logged in to an account."),
+    ErrorCode("bad_login", "Wrong name, password or login token (which of them is not "
+              "told)."),
+    ErrorCode("too_many_logins", "Too many password attempts from your address or on that "
+              "account; `retry_after` says how many seconds to wait."),
+    ErrorCode("weak_password", "The password is too short (`limit`: the fewest characters)."),
+    ErrorCode("tls_required", "This server takes passwords only over TLS (or loopback)."),
+    ErrorCode("account_required", "A rated table seats registered players (and bots) only: "
+              "log in, or watch."),
+    # Moderation (feature `moderation`).
+    ErrorCode("not_operator", "Only a server operator may do this."),
+    ErrorCode("no_such_player", "Nobody of that name is connected, and no account has it."),
+    ErrorCode("bad_network", "`network` is not an IP address or range (CIDR)."),
+    ErrorCode("muted", "An operator muted you: you cannot chat (`message` says until when)."),
+    ErrorCode("banned", "You, your account or your address are banned from this server "
+              "(`message` says until when).", closes=True),
+    ErrorCode("kicked", "An operator removed you from the server.", closes=True,
+              reconnect=False),
     # Moves, refused by the rules engine; `rule` names the rule (e.g. "C6").
     ErrorCode("not_your_turn", "It is not your seat's decision."),
     ErrorCode("illegal_card", "That card cannot be played now (`rule` says why)."),

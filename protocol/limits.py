@@ -46,4 +46,7 @@ MAX_TOKEN = 128
 MAX_CODE = 16  # invite codes
 MAX_LABEL = 64  # client name, version strings, feature names
 MAX_FEATURES = 32
+MAX_PASSWORD = 1024  # argon2 takes any length; this bounds the work a request costs
+MAX_REASON = 200  # a moderation action's stated reason
+MAX_MINUTES = 10 * 366 * 24 * 60  # the longest timed ban or mute: ten years
 MAX_ID = 2**53 - 1  # request ids: safe integers in every language

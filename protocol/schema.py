@@ -23,6 +23,7 @@ from .shapes import (
     HISTORY_PAGE,
     ID,
     LABEL,
+    LADDER_ROW,
     LOBBY_ROWS,
     MATCH_INFO,
     MATCH_SUMMARY,
@@ -31,6 +32,8 @@ from .shapes import (
     NAME,
     OPTIONS,
     PLAYER_ID,
+    RATING,
+    RECENT_MATCH,
     RESULT,
     RULE_SETS,
     SEAT,
@@ -129,6 +132,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("options", OPTIONS, "options; absent ones take the rule set's defaults"),
         opt("name", StrT(L.MAX_TABLE_NAME, text=True), "table name"),
         opt("private", BoolT(), "joined only by invite code (default false)"),
+        opt("rated", BoolT(), "its matches change ratings; seats registered players and "
+                              "bots only (default false: casual)"),
         REQUEST_ID,
     ), "Open a table; you join it as its host and take seat 0.", answer="`table`"),
     MessageSpec("join_table", _S, (
@@ -191,6 +196,85 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         REQUEST_ID,
     ), "Fetch one deal of a finished match, with everything needed to replay it.",
         feature="history", answer="`replay`", presence=False),
+    MessageSpec("register", _S, (
+        req("password", StrT(L.MAX_PASSWORD), "the password (at least 8 characters)"),
+        REQUEST_ID,
+    ), "Register the name you play under, with a password.", feature="accounts",
+        answer="`account`", presence=False),
+    MessageSpec("login", _S, (
+        req("name", NAME, "the account's name"),
+        opt("password", StrT(L.MAX_PASSWORD), "its password"),
+        opt("token", StrT(L.MAX_TOKEN), "a login token from an earlier `account`"),
+        REQUEST_ID,
+    ), "Log in to an account by exactly one of `password` or `token`.",
+        one_of=("password", "token"), feature="accounts", answer="`account`",
+        presence=False),
+    MessageSpec("logout", _S, (
+        opt("token", StrT(L.MAX_TOKEN), "this client's login token, to revoke it"),
+        opt("everywhere", BoolT(), "revoke every login token of the account "
+                                   "(default false)"),
+        REQUEST_ID,
+    ), "Log out: you play on as a guest.", feature="accounts", answer="`account`",
+        presence=False),
+    MessageSpec("passwd", _S, (
+        req("old", StrT(L.MAX_PASSWORD), "the current password"),
+        req("new", StrT(L.MAX_PASSWORD), "the new password (at least 8 characters)"),
+        REQUEST_ID,
+    ), "Change your account's password; every other login token is revoked.",
+        feature="accounts", answer="`account`", presence=False),
+    MessageSpec("leaderboard", _S, (
+        opt("rules", StrT(7, choices=RULE_SETS), "rule set (default classic)"),
+        opt("limit", IntT(1, 100), "most rows (default 20)"),
+        REQUEST_ID,
+    ), "The top of a rule set's ladder.", feature="ratings", answer="`leaderboard`",
+        presence=False),
+    MessageSpec("profile", _S, (
+        req("name", NAME, "an account's name"),
+        REQUEST_ID,
+    ), "A registered player's ratings and recent matches.", feature="ratings",
+        answer="`profile`", presence=False),
+    MessageSpec("kick", _S, (
+        req("name", NAME, "a connected player"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, told to them and logged"),
+        REQUEST_ID,
+    ), "Operators: disconnect a player and end their session.", feature="moderation",
+        answer="`ok`", presence=False),
+    MessageSpec("mute", _S, (
+        req("name", NAME, "an account, or a connected guest"),
+        opt("minutes", IntT(1, L.MAX_MINUTES), "how long (default: until unmuted)"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, logged"),
+        REQUEST_ID,
+    ), "Operators: stop a player from chatting.", feature="moderation", answer="`ok`",
+        presence=False),
+    MessageSpec("unmute", _S, (req("name", NAME, "a muted player"), REQUEST_ID),
+                "Operators: lift a mute.", feature="moderation", answer="`ok`",
+                presence=False),
+    MessageSpec("ban", _S, (
+        opt("name", NAME, "an account, or a connected guest (their address is banned)"),
+        opt("network", StrT(64), "an IP address or range, e.g. `203.0.113.0/24`"),
+        opt("minutes", IntT(1, L.MAX_MINUTES), "how long (default: until unbanned)"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, told to them and logged"),
+        REQUEST_ID,
+    ), "Operators: ban an account or an address range by exactly one of `name` or "
+       "`network`; whoever it covers is disconnected.", one_of=("name", "network"),
+        feature="moderation", answer="`ok`", presence=False),
+    MessageSpec("unban", _S, (
+        opt("name", NAME, "a banned account"),
+        opt("network", StrT(64), "a banned range, as it was banned"),
+        REQUEST_ID,
+    ), "Operators: lift a ban, by exactly one of `name` or `network`.",
+        one_of=("name", "network"), feature="moderation", answer="`ok`", presence=False),
+    MessageSpec("close_table", _S, (
+        req("table", TABLE_ID, "the table's id"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, told to its members and logged"),
+        REQUEST_ID,
+    ), "Operators: close a table; its members are told `table_closed`.",
+        feature="moderation", answer="`ok`", presence=False),
+    MessageSpec("announce", _S, (
+        req("text", StrT(L.MAX_CHAT, text=True), "the announcement"),
+        REQUEST_ID,
+    ), "Operators: send every connected player an `announcement`.", feature="moderation",
+        answer="`ok`", presence=False),
     # Server to client.
     MessageSpec("welcome", _C, (
         req("protocol", VERSION, "the protocol version of this connection"),
@@ -204,6 +288,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("features", ListT(LABEL, L.MAX_FEATURES), "the features agreed on"),
         opt("resumed", BoolT(), "true when `hello.token` resumed a session"),
         opt("table", TABLE_ID, "resumed at a table: its id (its `table` snapshot follows)"),
+        opt("registered", BoolT(), "the resumed session is logged in to its name's "
+                                   "account (feature `accounts`)"),
         REPLY_ID,
     ), "Accepts `hello`."),
     MessageSpec("error", _C, (
@@ -293,6 +379,37 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("move_count", COUNT, "how many moves the deal has in all"),
         REPLY_ID,
     ), "One deal of a finished match (or one page of its moves).", feature="history"),
+    MessageSpec("account", _C, (
+        req("player", PLAYER_ID, "your player id (a login may take over your account's "
+                                 "other session, and its id)"),
+        req("name", NAME, "your player name now"),
+        req("token", StrT(L.MAX_TOKEN), "the resume token of your session now"),
+        req("registered", BoolT(), "you are logged in to the account of `name`"),
+        req("operator", BoolT(), "the account is a server operator"),
+        opt("login", StrT(L.MAX_TOKEN), "a login token to remember instead of the password"),
+        REPLY_ID,
+    ), "Who you are after `register`, `login`, `logout` or `passwd`.", feature="accounts"),
+    MessageSpec("leaderboard", _C, (
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("rows", ListT(LADDER_ROW, 100), "best first"),
+        REPLY_ID,
+    ), "The top of a rule set's ladder.", feature="ratings"),
+    MessageSpec("profile", _C, (
+        req("name", NAME, "the account's name"),
+        req("ratings", ListT(RATING, 8), "one per rule set it played rated matches of"),
+        req("matches", COUNT, "matches kept that it played, rated or not"),
+        req("wins", COUNT, "of those, the ones it won"),
+        req("recent", ListT(RECENT_MATCH, 20), "its latest matches, newest first"),
+        REPLY_ID,
+    ), "A registered player's ratings and recent matches.", feature="ratings"),
+    MessageSpec("announcement", _C, (
+        req("text", StrT(L.MAX_CHAT, text=True), "the announcement"),
+        req("by", NAME, "the operator who sent it"),
+    ), "A server-wide announcement from an operator."),
+    MessageSpec("table_closed", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why"),
+    ), "An operator closed your table: you are at no table now."),
     MessageSpec("replaced", _C, (
         opt("message", StrT(1000), "human-readable explanation"),
     ), "Another connection resumed this session; the server closes this one."),

@@ -134,6 +134,7 @@ TABLE_SUMMARY = MapT(
         req("private", BoolT(), "joined only by invite code"),
         opt("host", NAME, "the host's name (in `table_info`, `host` is the id and "
             "`host_name` the name)"),
+        opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
     ),
     name="table_summary",
 )
@@ -317,8 +318,50 @@ DEAL_RECORD = MapT(
 
 
 # The named shapes messages share, each documented once in docs/protocol.md.
+RATING_VALUE = FloatT(-1000, 1000)
+LADDER_ROW = MapT(
+    (
+        req("rank", IntT(1, L.MAX_ID), "place on the ladder, from 1"),
+        req("name", NAME, "the account's name, or the bot level's"),
+        req("kind", StrT(6, choices=("player", "bot")), "a registered player or a bot level"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "the bot level (kind `bot`)"),
+        req("rating", RATING_VALUE, "the ladder's sort key: mu - 3 sigma"),
+        req("mu", RATING_VALUE, "OpenSkill mean skill"),
+        req("sigma", FloatT(0, 1000), "OpenSkill uncertainty"),
+        req("matches", COUNT, "rated matches played"),
+        req("wins", COUNT, "rated matches won"),
+    ),
+    name="ladder_row",
+)
+RATING = MapT(
+    (
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("rating", RATING_VALUE, "mu - 3 sigma"),
+        req("mu", RATING_VALUE, "OpenSkill mean skill"),
+        req("sigma", FloatT(0, 1000), "OpenSkill uncertainty"),
+        req("matches", COUNT, "rated matches played"),
+        req("wins", COUNT, "rated matches won"),
+        req("rank", IntT(1, L.MAX_ID), "place on the rule set's ladder"),
+    ),
+    name="rating",
+)
+RECENT_MATCH = MapT(
+    (
+        req("id", ID, "the match's id in the server's store"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("finished_at", FloatT(0, 1e11), "when it ended (Unix seconds)"),
+        req("rated", BoolT(), "it changed ratings"),
+        req("seat", SEAT, "the player's seat"),
+        req("total", POINTS, "the player's match total"),
+        req("won", BoolT(), "the player won (or shared the win)"),
+        req("players", ListT(NAME, MAX_SEATS), "every seat's name, by seat"),
+    ),
+    name="recent_match",
+)
+
 SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
     for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO,
-              VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD)
+              VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD,
+              LADDER_ROW, RATING, RECENT_MATCH)
 }

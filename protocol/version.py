@@ -23,6 +23,12 @@ FEATURES: dict[str, str] = {
     "chat": "Lobby and table chat: `chat` in both directions.",
     "rematch": "After a match, seated players agree on a new one: `rematch` in both directions.",
     "history": "Finished matches: `history` lists them, `replay` fetches one deal by deal.",
+    "accounts": "Registered names: `register`, `login`, `logout`, `passwd` and their "
+                "answer `account`.",
+    "ratings": "Ratings of registered players and bot levels: `leaderboard` and `profile` "
+               "in both directions.",
+    "moderation": "Operator requests: `kick`, `mute`, `unmute`, `ban`, `unban`, "
+                  "`close_table`, `announce`.",
 }
 
 

@@ -96,6 +96,15 @@ class Journal(Protocol):
 
     def session_forgotten(self, player_id: int) -> None: ...
 
+    def session_changed(self, player_id: int, token: bytes, name: str,
+                        account: int | None) -> None:
+        """A session took another name, token or account (a login, a logout)."""
+        ...
+
+    def table_flagged(self, table_id: int, rated: bool) -> None:
+        """An open table is rated (or casual): it goes with the table."""
+        ...
+
 
 class NoJournal:
     """A server that keeps nothing over a restart (`--db :memory:`, tests): writes
@@ -121,6 +130,13 @@ class NoJournal:
         pass
 
     def session_forgotten(self, player_id: int) -> None:
+        pass
+
+    def session_changed(self, player_id: int, token: bytes, name: str,
+                        account: int | None) -> None:
+        pass
+
+    def table_flagged(self, table_id: int, rated: bool) -> None:
         pass
 
 
@@ -156,6 +172,9 @@ class Saved:
     last_player: int
     unreadable: list[int] = field(default_factory=list)
     """Tables whose stored commands could not be read: they are not rebuilt."""
+    session_accounts: dict[int, int] = field(default_factory=dict)
+    """By player id: the account each logged-in session belongs to."""
+    rated_tables: set[int] = field(default_factory=set)
 
 
 _Row = tuple[str, tuple[Any, ...]]
@@ -229,8 +248,12 @@ class SqliteJournal:
         counters = dict(conn.execute("SELECT name, value FROM counters").fetchall())
         last_table = max([counters.get("table", 0), *tables])
         last_player = max([counters.get("player", 0), *(s.player_id for s in sessions)])
+        accounts = dict(conn.execute("SELECT player_id, account FROM session_accounts")
+                        .fetchall())
+        rated = {row[0] for row in conn.execute(
+            "SELECT table_id FROM live_table_flags WHERE rated")}
         return Saved([t for t in tables.values() if t.id not in unreadable], sessions,
-                     last_table, last_player, sorted(unreadable))
+                     last_table, last_player, sorted(unreadable), accounts, rated)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -269,6 +292,20 @@ class SqliteJournal:
 
     def session_forgotten(self, player_id: int) -> None:
         self._write("DELETE FROM sessions WHERE player_id = ?", (player_id,))
+
+    def session_changed(self, player_id: int, token: bytes, name: str,
+                        account: int | None) -> None:
+        self._write("UPDATE sessions SET token_hash = ?, name = ? WHERE player_id = ?",
+                    (token, name, player_id))
+        if account is None:
+            self._write("DELETE FROM session_accounts WHERE player_id = ?", (player_id,))
+        else:
+            self._write("INSERT OR REPLACE INTO session_accounts VALUES (?, ?)",
+                        (player_id, account))
+
+    def table_flagged(self, table_id: int, rated: bool) -> None:
+        self._write("INSERT OR REPLACE INTO live_table_flags VALUES (?, ?)",
+                    (table_id, int(rated)))
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         if self._broken or self._closed:

@@ -78,6 +78,8 @@ class Lobby:
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, Session] = {}
         self._ids = itertools.count(1)
+        self.rated: set[int] = set()
+        """Open tables whose matches change ratings (`ratings.py`); the rest are casual."""
 
     # -- tables -------------------------------------------------------------------
 
@@ -86,7 +88,8 @@ class Lobby:
 
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
-               private: bool = False, *, address: str = "local") -> TableRunner:
+               private: bool = False, *, address: str = "local",
+               rated: bool = False) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
@@ -107,6 +110,9 @@ class Lobby:
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
         table = self._add(core, rng, host.player_id, address)
+        if rated:
+            self.rated.add(table_id)
+            self._journal.table_flagged(table_id, True)
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
                  table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private)
@@ -143,7 +149,7 @@ class Lobby:
         core.settings = settings  # how bots search is this server's own
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
-        self._rows[core.id] = core.summary()
+        self._rows[core.id] = self._summary(table)
         return table
 
     def continue_ids(self, last_id: int) -> None:
@@ -194,6 +200,10 @@ class Lobby:
             raise TableError("bad_options", str(e), field="options") from None
         return engine_options, settings
 
+    def by_id(self, table_id: int) -> TableRunner | None:
+        """Any open table, private or not (for operators)."""
+        return self._tables.get(table_id)
+
     def find(self, table_id: Any = None, code: Any = None) -> TableRunner:
         """The table a `join_table` names: by invite code, or by id if public."""
         if isinstance(code, str) and code:
@@ -222,7 +232,7 @@ class Lobby:
         size = LOBBY_PAGE if limit is None else max(0, min(limit, LOBBY_PAGE))
         offset = max(0, offset)
         page = itertools.islice(self._tables.values(), offset, offset + size)
-        return {"type": "lobby", "tables": [t.core.summary() for t in page],
+        return {"type": "lobby", "tables": [self._summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
 
     def subscribe(self, session: Session, offset: int = 0,
@@ -242,8 +252,14 @@ class Lobby:
         for session in list(self._subscribers.values()):
             session.send(msg)
 
-    def _push_row(self, table: TableRunner) -> None:
+    def _summary(self, table: TableRunner) -> dict[str, Any]:
         row = table.core.summary()
+        if table.id in self.rated:
+            row["rated"] = True
+        return row
+
+    def _push_row(self, table: TableRunner) -> None:
+        row = self._summary(table)
         old = self._rows.get(table.id)
         if old == row:
             return
@@ -259,6 +275,7 @@ class Lobby:
         if self._tables.pop(table.id, None) is None:
             return
         self._journal.table_closed(table.id)
+        self.rated.discard(table.id)
         opener = self._hosts.pop(table.id, None)
         if opener is not None:
             for counter, key in ((self._per_host, opener[0]), (self._per_address, opener[1])):

@@ -38,8 +38,8 @@ from pisyedili.protocol.messages import announced_limits, make_error, make_welco
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.protocol.shapes import HISTORY_PAGE
 from pisyedili.protocol.version import FEATURES, negotiate_features
+from pisyedili.server import accounts, history, moderation, names, ratings
 from pisyedili.server import commands as cmd
-from pisyedili.server import history, names
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.effects import Message
 from pisyedili.server.journal import NO_JOURNAL, Journal
@@ -524,6 +524,11 @@ class Connection:
                 return
         self.features = frozenset(negotiate_features(hello.features, self.server.features))
         sessions = self.server.sessions
+        banned = self.server.moderation and self.server.moderation.address_banned(
+            self.address)
+        if banned:
+            self.close("banned", banned, rid)
+            return
         if token is not None:
             existing = sessions.find(token)
             if existing is None:
@@ -551,12 +556,15 @@ class Connection:
                  "client={client!r}", address=self.address, player=session.player_id,
                  name=session.name, resumed=token is not None, client=hello.client)
         at = _table_of(session) if token is not None else None
-        self._send(make_welcome(
+        welcome = make_welcome(
             server=self.server.name, version=server_version(),
             player=int(session.player_id), name=session.name, token=session.token,
             features=sorted(self.features),
             limits={**announced_limits(), **self.server.limits.to_wire()},
-            resumed=token is not None, table=at.id if at is not None else None, id=rid))
+            resumed=token is not None, table=at.id if at is not None else None, id=rid)
+        if session.account is not None and "accounts" in self.features:
+            welcome["registered"] = True
+        self._send(welcome)
         if at is not None:
             sessions.rejoin(session)  # the table sends its snapshot after this welcome
 
@@ -640,9 +648,11 @@ def _create_table(conn: Connection, s: Session, msg: Message,
                   reply: ReplyTo) -> Message | None:
     if _table_of(s) is not None:
         raise ProtocolError("already_at_table", "leave your table before opening another")
+    rated = bool(msg.get("rated", False))
+    ratings.guard_seat(conn, s, rated)
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
                                      msg.get("name"), bool(msg.get("private", False)),
-                                     address=conn.address)
+                                     address=conn.address, rated=rated)
     s.table = table
     table.handle(cmd.Join(s.player_id, s.name), reply)  # the snapshot is the reply
     return None
@@ -654,7 +664,10 @@ def _join_table(conn: Connection, s: Session, msg: Message,
     current = _table_of(s)
     if current is not None and current is not table:
         raise ProtocolError("already_at_table", "leave your table before joining another")
-    table.handle(cmd.Join(s.player_id, s.name, bool(msg.get("spectate", False))), reply)
+    # A guest at a rated table watches (ratings.py).
+    spectate = bool(msg.get("spectate", False)) or (
+        table.id in conn.server.lobby.rated and s.account is None)
+    table.handle(cmd.Join(s.player_id, s.name, spectate), reply)
     if table.core.is_member(s.player_id):
         s.table = table
     return None
@@ -672,6 +685,13 @@ def _table_command(build: Callable[[Session, Message, TableRunner], cmd.Command]
     return handler
 
 
+def _sit(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
+    table = _require_table(s)
+    ratings.guard_seat(conn, s, table.id in conn.server.lobby.rated)
+    table.handle(cmd.Sit(s.player_id, msg["seat"]), reply)
+    return None
+
+
 def _chat(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     _require_feature(conn, "chat")
     scope = msg.get("scope")
@@ -679,6 +699,9 @@ def _chat(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message
     if scope is None:
         scope = "lobby" if table is None else "table"
     text = msg["text"].strip()
+    muted = conn.server.moderation and conn.server.moderation.muted(s)
+    if muted:
+        raise ProtocolError("muted", muted)
     if scope == "lobby":
         reply(OK)  # first: the line itself and a seat taken back come after it
         conn.server.lobby.chat(s, text)
@@ -732,7 +755,7 @@ HANDLERS: dict[str, Handler] = {
     "join_table": _join_table,
     "resync": _table_command(lambda s, m, t: cmd.Resync(s.player_id)),
     "leave_table": _table_command(lambda s, m, t: cmd.Leave(s.player_id)),
-    "sit": _table_command(lambda s, m, t: cmd.Sit(s.player_id, m["seat"])),
+    "sit": _sit,
     "stand": _table_command(lambda s, m, t: cmd.Stand(s.player_id)),
     "add_bot": _table_command(lambda s, m, t: cmd.AddBot(
         s.player_id, m["seat"], m.get("level", "medium"), t.new_seed())),
@@ -744,6 +767,19 @@ HANDLERS: dict[str, Handler] = {
     "rematch": _rematch,
     "history": _history,
     "replay": _replay,
+    "register": accounts.handle_register,
+    "login": accounts.handle_login,
+    "logout": accounts.handle_logout,
+    "passwd": accounts.handle_passwd,
+    "leaderboard": ratings.handle_leaderboard,
+    "profile": ratings.handle_profile,
+    "kick": moderation.handle_kick,
+    "mute": moderation.handle_mute,
+    "unmute": moderation.handle_unmute,
+    "ban": moderation.handle_ban,
+    "unban": moderation.handle_unban,
+    "close_table": moderation.handle_close_table,
+    "announce": moderation.handle_announce,
 }
 
 TABLE_REQUESTS = frozenset({"resync", "leave_table", "sit", "stand", "add_bot",
@@ -774,6 +810,10 @@ class ServerFactory(Factory):
         self.connections = ConnectionCounter(limits.max_connections, limits.max_per_address)
         self.protocols: set[Connection] = set()
         """Every admitted connection, over any transport."""
+        # Set by `tap.make_factory` on a server with a store.
+        self.accounts: accounts.Accounts | None = None
+        self.moderation: moderation.Moderation | None = None
+        self.ratings: ratings.Ratings | None = None
 
     def buildProtocol(self, addr: IAddress | None) -> ServerProtocol:
         return ServerProtocol(self)

@@ -24,6 +24,11 @@ log = Logger()
 def restore(saved: Saved, lobby: Lobby, sessions: Sessions) -> int:
     """Rebuild what `saved` holds; the number of tables rebuilt."""
     sessions.restore(saved.sessions, saved.last_player)
+    for player_id, account in saved.session_accounts.items():
+        logged_in = sessions.by_id(str(player_id))
+        if logged_in is not None:
+            logged_in.account = account
+    lobby.rated.update(saved.rated_tables)
     lobby.continue_ids(saved.last_table)
     rebuilt = []
     for table in saved.tables:

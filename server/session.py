@@ -18,6 +18,7 @@ import itertools
 import secrets
 import unicodedata
 from collections import Counter
+from collections.abc import Container
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from twisted.logger import Logger
@@ -58,6 +59,8 @@ class Session:
         self.peer: Peer | None = None
         self.table: TableRunner | None = None
         self.expiry: Delayed | None = None
+        self.account: int | None = None
+        """The account this session is logged in to (`accounts.py`); None: a guest."""
 
     @property
     def player_id(self) -> str:
@@ -135,6 +138,8 @@ class Sessions:
         self._next_suffix: dict[str, int] = {}  # by held key: the first suffix to try
         self._per_address: Counter[str] = Counter()  # live sessions by opening address
         self._ids = itertools.count(1)
+        self.reserved: Container[str] = frozenset()
+        """Name keys no guest may take: the registered accounts' (`accounts.py`)."""
 
     def __len__(self) -> int:
         return len(self._by_token)
@@ -204,7 +209,42 @@ class Sessions:
 
     def _held(self, keys: tuple[str, ...]) -> str | None:
         """The first of `keys` some session holds."""
-        return next((key for key in keys if key in self._by_key), None)
+        return next((key for key in keys if key in self._by_key or key in self.reserved),
+                    None)
+
+    def rename(self, session: Session, name: str, *, exact: bool = False) -> None:
+        """Give `session` another name: `exact` takes `name` as it is (an account's own
+        name, whose keys only its session may hold), else the first free one as in
+        `open`. The journal keeps the name and the account it is logged in to."""
+        self._release(session)
+        if exact:  # no other session holds them: a guest may not, and the account's
+            claim = _Claim(names.keys(name), None, 0)  # other session is taken over
+        else:
+            name, claim = self._unique(name)
+        session._name = name
+        for key in claim.keys:
+            self._by_key[key] = session
+        self._claims[session.player_id] = claim
+        self._journal.session_changed(int(session.player_id), session.hashed_token, name,
+                                      session.account)
+
+    def take_over(self, session: Session, peer: Peer) -> None:
+        """Attach `peer` to `session` (an account's session, found by its login) with a
+        fresh resume token: the token of a restored session is not known, and the old
+        connection, if any, is told `replaced`. The caller then calls `rejoin`."""
+        del self._by_token[session.hashed_token]
+        token = secrets.token_urlsafe(32)
+        session._token, session._hashed = token, token_hash(token)
+        self._by_token[session.hashed_token] = session
+        if session.expiry is not None and session.expiry.active():
+            session.expiry.cancel()
+        session.expiry = None
+        old, session.peer = session.peer, peer
+        if old is not None and old is not peer:
+            old.replaced()
+        self._journal.session_changed(int(session.player_id), session.hashed_token,
+                                      session.name, session.account)
+        log.info("session {player} taken over by a login", player=session.player_id)
 
     def _release(self, session: Session) -> None:
         claim = self._claims.pop(session.player_id, None)

@@ -193,7 +193,91 @@ def _v4_live(conn: sqlite3.Connection) -> None:
     _run(conn, V4)
 
 
-MIGRATIONS: Sequence[Migration] = (_v1, _v2_players, _v3_private, _v4_live)
+V5 = """
+CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    password TEXT NOT NULL,
+    operator INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    last_login REAL
+);
+CREATE TABLE account_keys (
+    key TEXT PRIMARY KEY,
+    account INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX account_keys_account ON account_keys (account);
+CREATE TABLE login_tokens (
+    token_hash BLOB PRIMARY KEY,
+    account INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    created_at REAL NOT NULL,
+    last_used REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX login_tokens_account ON login_tokens (account);
+CREATE TABLE session_accounts (
+    player_id INTEGER PRIMARY KEY REFERENCES sessions (player_id) ON DELETE CASCADE,
+    account INTEGER NOT NULL
+);
+CREATE TABLE live_table_flags (
+    table_id INTEGER PRIMARY KEY REFERENCES live_tables (id) ON DELETE CASCADE,
+    rated INTEGER NOT NULL
+);
+CREATE TABLE match_accounts (
+    match_id INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    account INTEGER NOT NULL,
+    rated INTEGER NOT NULL,
+    PRIMARY KEY (match_id, seat)
+) WITHOUT ROWID;
+CREATE INDEX match_accounts_account ON match_accounts (account, match_id);
+CREATE TABLE ratings (
+    rules TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    ordinal REAL NOT NULL,
+    matches INTEGER NOT NULL,
+    wins INTEGER NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (rules, subject)
+) WITHOUT ROWID;
+CREATE INDEX ratings_ladder ON ratings (rules, ordinal);
+CREATE TABLE sanctions (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    account INTEGER REFERENCES accounts (id) ON DELETE CASCADE,
+    player_id INTEGER,
+    network TEXT,
+    reason TEXT NOT NULL,
+    by_name TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL,
+    lifted_at REAL
+);
+CREATE TABLE moderation_log (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    operator TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+"""
+"""Version 5: accounts and what hangs on them. An account's name and its look-alike
+keys (`names.keys`, each held by one account only); its password as an argon2id hash
+string; the hashes of the login tokens clients remember (never a token itself); which
+journalled session is logged in to which account, and which open table is rated (both
+go with their session or table); the accounts seated in each kept match; a rating per
+rule set and subject (`a:<account id>` or `bot:<level>`, OpenSkill mu and sigma, and
+the ladder's sort key); bans and mutes (`sanctions`: of an account, a guest session or
+an address range, until `expires_at` or lifted); and every operator action."""
+
+
+def _v5_accounts(conn: sqlite3.Connection) -> None:
+    _run(conn, V5)
+
+
+MIGRATIONS: Sequence[Migration] = (_v1, _v2_players, _v3_private, _v4_live, _v5_accounts)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -312,6 +396,12 @@ class SqliteStore:
 
     def backup(self, path: str | os.PathLike[str]) -> None:
         _backup(self._conn, path)
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The connection, for the SQLite-only parts (accounts, ratings, moderation)
+        that run on the store's thread through `Archive.call`."""
+        return self._conn
 
     def close(self) -> None:
         self._conn.close()
@@ -436,6 +526,11 @@ class Archive:
         # drains them anyway.
         self._pool = serial_pool("pisyedili-store", minthreads=1)
         self._closed = False
+
+    @property
+    def reactor(self) -> Any:
+        """The reactor this archive answers on (its thread pool does other slow work)."""
+        return self._reactor
 
     @property
     def store(self) -> Store:

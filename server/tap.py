@@ -32,16 +32,30 @@ from twisted.logger import (
 from twisted.python import usage
 from twisted.python.failure import Failure
 
+from pisyedili.server import accounts as accounts_
+from pisyedili.server import moderation as moderation_
+from pisyedili.server.accounts import Accounts, AccountSettings
 from pisyedili.server.clock import Clock
 from pisyedili.server.discovery import Announcer
 from pisyedili.server.journal import NO_JOURNAL, Journal, Saved, SqliteJournal
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.logs import JsonLineObserver
+from pisyedili.server.moderation import Moderation
 from pisyedili.server.net import ServerFactory, server_version
+from pisyedili.server.ratings import Ratings
 from pisyedili.server.recovery import restore
 from pisyedili.server.session import Sessions
-from pisyedili.server.store import DAY, MEMORY, Archive, SqliteStore, backup_file, default_path
+from pisyedili.server.store import (
+    DAY,
+    MEMORY,
+    Archive,
+    SqliteStore,
+    backup_file,
+    connect,
+    default_path,
+    migrate,
+)
 from pisyedili.server.table_core import TableSettings
 from pisyedili.server.web import OriginPolicy, Proxies, make_site
 
@@ -128,6 +142,9 @@ class ServerOptions(usage.Options):
     optFlags: ClassVar[list[list[Any]]] = [
         ["no-announce", None, "Do not announce the server on the LAN (mDNS/DNS-SD, "
          "_pisyedili._tcp); players then connect by address."],
+        ["tls-logins", None, "Refuse passwords (register, login, passwd) over connections "
+         "that are neither TLS nor loopback: over plain TCP a password crosses the "
+         "network in clear."],
     ]
 
     def __init__(self) -> None:
@@ -136,6 +153,7 @@ class ServerOptions(usage.Options):
         self["web"] = []
         self["web-origin"] = []
         self["web-proxy"] = []
+        self["operators"] = []
 
     def opt_web(self, endpoint: str) -> None:
         """Serve the browser client at / and the protocol over a WebSocket at /ws on a
@@ -153,6 +171,11 @@ class ServerOptions(usage.Options):
         to name each browser's address in X-Forwarded-For, which the per-address limits
         then count by (repeatable; default: none, every peer counts as itself)."""
         self["web-proxy"].append(address)
+
+    def opt_operator(self, name: str) -> None:
+        """An account name whose account is a server operator (repeatable); the
+        `operator` subcommand flags accounts in the store instead."""
+        self["operators"].append(name)
 
     def opt_listen(self, endpoint: str) -> None:
         """Listen on a Twisted endpoint string, e.g. tcp:7707, ssl:7708:privateKey=key.pem,
@@ -218,22 +241,51 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  settings: TableSettings | None = None,
                  archive: Archive | None = None,
                  journal: SqliteJournal | None = None,
-                 saved: Saved | None = None) -> ServerFactory:
+                 saved: Saved | None = None,
+                 account_settings: AccountSettings | None = None,
+                 community_from: str | None = None) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
-    With `archive`, every finished match is handed to its store. With `journal`, open
+    With `archive`, every finished match is handed to its store (rated ones rated), and
+    accounts and moderation are on, their registry read from the file `community_from`
+    (the store's, already migrated) before anything listens. With `journal`, open
     tables and sessions are written down as they change, and what it holds from the
     last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     kept: Journal = journal if journal is not None else NO_JOURNAL
     sessions = Sessions(clock, settings.grace_seconds, kept)
+    accounts = moderation = ratings = None
+    if archive is not None:
+        registry, sanctions = read_community(community_from, clock.seconds())
+        accounts = Accounts(archive, sessions, clock, account_settings, registry)
+        moderation = Moderation(archive, accounts, clock, sanctions)
+        ratings = Ratings(archive, accounts)
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
-                  on_match=archive.record if archive is not None else None, journal=kept)
+                  on_match=ratings.on_match if ratings is not None else None, journal=kept)
+    if ratings is not None:
+        ratings.lobby = lobby
     if journal is not None:
         restore(saved if saved is not None else journal.load(), lobby, sessions)
-    return ServerFactory(name, lobby, sessions, limits, clock, archive=archive, journal=kept)
+    factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
+                            journal=kept)
+    factory.accounts, factory.moderation, factory.ratings = accounts, moderation, ratings
+    return factory
+
+
+def read_community(path: str | None, now: float) -> tuple[
+        tuple[dict[int, accounts_.Account], dict[str, int]] | None,
+        list[moderation_.Sanction] | None]:
+    """The accounts and the sanctions in force, read from the store's file at start."""
+    if path is None or path == MEMORY or not Path(path).is_file():
+        return None, None
+    conn = connect(path)
+    try:
+        migrate(conn)
+        return accounts_.load(conn), moderation_.load(conn, now)
+    finally:
+        conn.close()
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
@@ -391,9 +443,13 @@ def makeService(options: ServerOptions) -> ServerService:
     archive = Archive(lambda: SqliteStore(path), reactor)
     journal, saved = open_journal(path, cast(Clock, reactor),
                                   required=bool(options["db-required"]))
+    account_settings = AccountSettings(tls_required=bool(options["tls-logins"]),
+                                       operators=frozenset(options["operators"]))
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
                            limits=options["limits"], settings=options["settings"],
-                           archive=archive, journal=journal, saved=saved)
+                           archive=archive, journal=journal, saved=saved,
+                           account_settings=account_settings,
+                           community_from=path if journal is not None else None)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,
@@ -466,12 +522,73 @@ def backup(argv: Sequence[str]) -> None:
     print(f"backed up {source} to {options['dest']}")
 
 
+class OperatorOptions(usage.Options):
+    """`pisyedili-server operator [--db PATH] add|remove NAME | list`."""
+
+    synopsis = "operator [--db PATH] add NAME | remove NAME | list"
+    optParameters: ClassVar[list[list[Any]]] = [
+        ["db", None, None, "The server's database (default: the one the server uses by "
+         "default, in the per-user data directory)."],
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+
+    def parseArgs(self, *args: str) -> None:
+        if args[:1] == ("list",) and len(args) == 1:
+            self["action"], self["name"] = "list", None
+        elif args[:1] in (("add",), ("remove",)) and len(args) == 2:
+            self["action"], self["name"] = args
+        else:
+            raise usage.UsageError("say add NAME, remove NAME or list")
+
+
+def operator(argv: Sequence[str]) -> None:
+    """Flag accounts as operators in the store, whether the server runs or not (the
+    running server reads the flag at its next start; `--operator` needs a restart too)."""
+    options = OperatorOptions()
+    options.synopsis = f"Usage: pisyedili-server {OperatorOptions.synopsis}"
+    try:
+        options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
+    except usage.UsageError as e:
+        print(f"{sys.argv[0]} operator: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    path = options["db"] or str(default_path())
+    if path == MEMORY or not Path(path).is_file():
+        print(f"{sys.argv[0]} operator: no database at {path}", file=sys.stderr)
+        raise SystemExit(1)
+    try:
+        conn = connect(path)
+        try:
+            migrate(conn)
+            if options["action"] == "list":
+                for name in accounts_.operators(conn):
+                    print(name)
+                return
+            name = options["name"]
+            if not accounts_.set_operator(conn, name, options["action"] == "add"):
+                print(f"{sys.argv[0]} operator: no account is named {name!r}",
+                      file=sys.stderr)
+                raise SystemExit(1)
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error, RuntimeError) as e:
+        print(f"{sys.argv[0]} operator: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+    print(f"{name}: {'now an operator' if options['action'] == 'add' else 'no longer an operator'}"
+          " (from the server's next start)")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """`pisyedili-server`: run in the foreground, logging to stdout
-    (`pisyedili-server backup DEST` copies the database instead)."""
+    (`pisyedili-server backup DEST` copies the database instead; `pisyedili-server
+    operator ...` names operators)."""
     args = list(argv) if argv is not None else sys.argv[1:]
     if args[:1] == ["backup"]:
         backup(args[1:])
+        return
+    if args[:1] == ["operator"]:
+        operator(args[1:])
         return
     options = ServerOptions()
     options.synopsis = f"Usage: pisyedili-server {ServerOptions.synopsis}"

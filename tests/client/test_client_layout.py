@@ -195,7 +195,7 @@ def test_seats_say_who_is_away_and_who_a_bot_plays_for() -> None:
 
 
 @pytest.mark.parametrize("topic", ["", "moves", "table", "lobby", "screen", "create", "log",
-                                   "replay", "history", "export"])
+                                   "replay", "history", "export", "account", "operator"])
 def test_each_help_page_fits_80_by_24(topic: str) -> None:
     lines = rows(render.help_lines(topic, 80))
     # A page leaves room for the status area (up to 8 rows) and the prompt.
@@ -204,7 +204,8 @@ def test_each_help_page_fits_80_by_24(topic: str) -> None:
 
 
 def test_every_command_is_on_a_help_page() -> None:
-    pages = "\n".join(plain(f) for t in ("", "table", "lobby", "replay")
+    pages = "\n".join(plain(f) for t in ("", "table", "lobby", "replay", "account",
+                                         "operator")
                       for f in render.help_lines(t, 80))
     for c in COMMANDS:
         assert c.usage in pages, c.name

@@ -98,7 +98,7 @@ def test_tab_completion_offers_exactly_the_legal_moves(app: ClientApp) -> None:
 
     assert complete("") == ["7h", "js c", "js d", "js h", "js s", "draw"]
     assert complete("J") == ["js c", "js d", "js h", "js s"]
-    assert complete("/re") == ["/ready", "/rematch", "/resync", "/replay"]
+    assert complete("/re") == ["/ready", "/rematch", "/resync", "/replay", "/register"]
     app.state.legal = []
     assert complete("") == []
 

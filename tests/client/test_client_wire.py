@@ -76,7 +76,8 @@ def test_hello_first_then_the_resume_token_on_every_reconnection() -> None:
     [hello] = h.sent()
     assert hello["type"] == "hello" and hello["protocol"] == PROTOCOL_VERSION == 2
     assert hello["name"] == "tester" and "token" not in hello
-    assert hello["features"] == ["chat", "rematch", "history"] == list(CLIENT_FEATURES)
+    assert hello["features"] == ["chat", "rematch", "history", "accounts", "ratings",
+                                 "moderation"] == list(CLIENT_FEATURES)
     h.hear(welcome(id=hello["id"]))
     assert h.link.connected and h.messages[-1]["type"] == "welcome"
     h.proto.connectionLost(Failure(ConnectionError()))

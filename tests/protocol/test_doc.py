@@ -325,7 +325,8 @@ WORST_TABLE_INFO = {
 WORST_ROW = {"id": L.MAX_ID, "name": text(L.MAX_TABLE_NAME), "rules": "classic",
              "options": TABLE_OPTIONS, "seats": MAX_SEATS, "taken": MAX_SEATS,
              "free": MAX_SEATS, "bots": MAX_SEATS, "spectators": L.MAX_ID,
-             "phase": "playing", "private": False, "host": text(L.MAX_NAME)}
+             "phase": "playing", "private": False, "host": text(L.MAX_NAME),
+             "rated": True}
 POLICY_LIMITS = ("rate", "burst", "ping_seconds", "idle_seconds", "tables_per_player")
 WORST_MATCH = {
     "id": L.MAX_ID, "rules": "classic", "options": TABLE_OPTIONS,

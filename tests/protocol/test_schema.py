@@ -241,7 +241,7 @@ def test_feature_gated_messages_name_real_features() -> None:
     assert spec("rematch", S).feature == spec("rematch", C).feature == "rematch"
     for kind in ("history", "replay"):
         assert spec(kind, S).feature == spec(kind, C).feature == "history"
-    assert gated == {"chat", "rematch", "history"}
+    assert gated == set(FEATURES)  # every feature gates some message
 
 
 def test_presence_is_said_of_requests_only() -> None:
@@ -251,7 +251,10 @@ def test_presence_is_said_of_requests_only() -> None:
     quiet = {m.type for m in MESSAGES.values()
              if m.direction is S and not m.presence}
     assert quiet == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe",
-                     "history", "replay"}
+                     "history", "replay",
+                     # Account business, reads and operator actions are not play.
+                     "register", "login", "logout", "passwd", "leaderboard", "profile",
+                     "kick", "mute", "unmute", "ban", "unban", "close_table", "announce"}
 
 
 def test_the_schema_can_be_printed_as_json(capsys: pytest.CaptureFixture[str]) -> None:

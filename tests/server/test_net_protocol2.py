@@ -388,6 +388,20 @@ PRESENCE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("rematch", {"agree": True}),  # match_not_over
     ("history", {"of": "recent"}),  # feature_not_negotiated: this server keeps no matches
     ("replay", {"match": 1}),  # the same
+    # Accounts, ratings and moderation (this server has no store; nobody is an operator).
+    ("register", {"password": "correct horse"}),
+    ("login", {"name": "host", "password": "correct horse"}),
+    ("logout", {}),
+    ("passwd", {"old": "correct horse", "new": "battery staple"}),
+    ("leaderboard", {}),
+    ("profile", {"name": "host"}),
+    ("kick", {"name": "host"}),
+    ("mute", {"name": "host"}),
+    ("unmute", {"name": "host"}),
+    ("ban", {"name": "host"}),
+    ("unban", {"name": "host"}),
+    ("close_table", {"table": 1}),
+    ("announce", {"text": "hello"}),
 ]
 """Every request but `hello` (the handshake) and `leave_table` (no seat to take back)."""
 
@@ -397,7 +411,9 @@ def test_the_presence_cases_cover_every_request() -> None:
     assert {t for t, _ in PRESENCE_CASES} == requests - {"hello", "leave_table"}
     absent = {t for t in requests if not MESSAGES[(Direction.TO_SERVER, t)].presence}
     assert absent == {"ping", "pong", "resync", "lobby_subscribe", "lobby_unsubscribe",
-                      "history", "replay"}
+                      "history", "replay",
+                      "register", "login", "logout", "passwd", "leaderboard", "profile",
+                      "kick", "mute", "unmute", "ban", "unban", "close_table", "announce"}
 
 
 @pytest.mark.parametrize(("kind", "fields"), PRESENCE_CASES,

@@ -23,9 +23,11 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+from pisyedili.server.accounts import AccountSettings
 from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.net import ServerFactory, ServerProtocol
+from pisyedili.server.store import Archive
 from pisyedili.server.table_core import TableSettings
 from pisyedili.server.tap import make_factory
 
@@ -215,15 +217,27 @@ class Server:
     clients: list[WireClient] = field(default_factory=list)
     lost: dict[tuple[str, int], Deferred[None]] = field(default_factory=dict)
     """Per client address: fires once the server side of that connection has gone."""
+    archive: Archive | None = None
 
     @classmethod
     async def start(cls, clock: Any = None, settings: TableSettings = UNTIMED_NO_DELAYS,
                     limits: ServerLimits | None = None, seed: int | None = 7,
-                    journal: SqliteJournal | None = None) -> Server:
+                    journal: SqliteJournal | None = None, archive: Archive | None = None,
+                    accounts: AccountSettings | None = None,
+                    community_from: str | None = None) -> Server:
+        """With `archive` (opened here, closed by `stop`): accounts, ratings and
+        moderation, their registry read from `community_from`."""
+        if archive is not None:
+            await archive.open()
+        # Only what was asked: a test may hand its own archive to `make_factory`.
+        community: dict[str, Any] = {} if archive is None else {
+            "archive": archive, "account_settings": accounts,
+            "community_from": community_from}
         factory = make_factory(clock or reactor, name="test server", seed=seed,
-                               limits=limits or ROOMY, settings=settings, journal=journal)
+                               limits=limits or ROOMY, settings=settings, journal=journal,
+                               **community)
         port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(factory)
-        server = cls(factory, port)
+        server = cls(factory, port, archive=archive)
         build = factory.buildProtocol
 
         def build_watched(addr: Any) -> ServerProtocol:
@@ -256,9 +270,13 @@ class Server:
         return waiter
 
     async def connect(self, name: str | None = None, features: list[str] | None = None,
-                      auto_pong: bool = True, token: str | None = None) -> WireClient:
-        """A connected client; with `name`, it has said hello and got `welcome`."""
-        endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", self.port.getHost().port)
+                      auto_pong: bool = True, token: str | None = None,
+                      source: str | None = None) -> WireClient:
+        """A connected client; with `name`, it has said hello and got `welcome`.
+        `source`: the loopback address to connect from (127.0.0.0/8), for per-address
+        limits."""
+        endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", self.port.getHost().port,
+                                      bindAddress=(source, 0) if source else None)
         client = await connectProtocol(endpoint, WireClient(auto_pong))
         self.clients.append(client)
         if name is not None:
@@ -281,5 +299,7 @@ class Server:
         for session in self.factory.sessions.each():
             self.factory.sessions.forget(session)
         await self.port.stopListening()
+        if self.archive is not None:
+            await self.archive.close()
         bad = [(c, m) for c in self.clients for m in c.invalid]
         assert not bad, f"server sent messages the schema refuses: {bad[:3]}"

@@ -1,0 +1,562 @@
+"""Accounts: a name registered with a password, so only its owner can play under it.
+
+Guests play under whatever name they typed. A guest may `register` the name it holds;
+from then on that name and its look-alikes (`names.keys`) are reserved: a guest who asks
+for one is given a suffixed name (as for a name another session holds), and only a
+`login` gives the name back. A login turns the connection's session into the account's;
+if the account already has a session (another device, or one restored after a
+restart), the login takes that session over, seat and all, as a resume would: one
+player, one session, the newest connection wins.
+
+Secrets: a password is hashed with argon2id (`argon2-cffi`) on the reactor's thread pool,
+never on the reactor thread, and is never logged, kept or sent back. A login answers
+with a login token (32 random bytes, only its SHA-256 kept, as for resume tokens) that
+the client remembers instead of the password; `logout` revokes it, `logout everywhere`
+and `passwd` revoke them all. Login attempts are rate-limited by token buckets per
+address and per account (`LoginLimits`), so a password cannot be guessed at speed.
+
+The registry of names and operators is held in memory (read at start, before anything
+listens), so a `hello` is checked without waiting on the store; every change is
+written through the store's thread (`Archive.call`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import sqlite3
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import argon2
+from twisted.internet.defer import Deferred, ensureDeferred
+from twisted.internet.interfaces import IAddress, ISSLTransport
+from twisted.internet.threads import deferToThreadPool
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server import names
+from pisyedili.server.clock import Clock
+from pisyedili.server.effects import Message
+from pisyedili.server.journal import token_hash
+from pisyedili.server.limits import TokenBucket
+from pisyedili.server.session import Session, Sessions
+from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.table_runner import ReplyTo
+
+if TYPE_CHECKING:
+    from pisyedili.server.net import Connection
+
+log = Logger()
+
+MIN_PASSWORD = 8
+"""Characters a password needs at least: short ones fall to the first guesses."""
+
+
+@dataclass(frozen=True)
+class HashCost:
+    """argon2id's cost. The default is argon2-cffi's (RFC 9106's second recommended
+    profile: 64 MiB, 3 passes, 4 lanes: tens of milliseconds); tests may pass a cheap
+    one explicitly."""
+
+    time_cost: int = argon2.DEFAULT_TIME_COST
+    memory_cost: int = argon2.DEFAULT_MEMORY_COST
+    parallelism: int = argon2.DEFAULT_PARALLELISM
+
+    def hasher(self) -> argon2.PasswordHasher:
+        return argon2.PasswordHasher(time_cost=self.time_cost, memory_cost=self.memory_cost,
+                                     parallelism=self.parallelism, type=argon2.Type.ID)
+
+
+CHEAP = HashCost(time_cost=1, memory_cost=8, parallelism=1)
+"""For tests only: the least argon2 allows, so a test's logins take microseconds."""
+
+
+@dataclass(frozen=True)
+class LoginLimits:
+    """Password checks allowed, as token buckets (docs/operating.md): per address, a
+    burst of `address_burst` then one every `1 / address_rate` seconds; per account the
+    same with its own numbers. `register` and `passwd` count against the address too:
+    each costs a hash."""
+
+    address_burst: int = 10
+    address_rate: float = 1 / 6
+    account_burst: int = 5
+    account_rate: float = 1 / 30
+
+
+@dataclass(frozen=True)
+class AccountSettings:
+    cost: HashCost = field(default_factory=HashCost)
+    limits: LoginLimits = field(default_factory=LoginLimits)
+    tls_required: bool = False
+    """Refuse a password over a connection that is neither TLS nor loopback."""
+    operators: frozenset[str] = frozenset()
+    """Account names that are operators by the server's configuration (`--operator`)."""
+
+
+@dataclass
+class Account:
+    id: int
+    name: str
+    operator: bool  # as the store says; `Accounts.is_operator` adds the configured ones
+
+
+# -- the store's side (runs on the store's thread) ---------------------------------------
+
+def load(conn: sqlite3.Connection) -> tuple[dict[int, Account], dict[str, int]]:
+    """Every account and the name keys each holds."""
+    accounts = {row[0]: Account(row[0], row[1], bool(row[2])) for row in conn.execute(
+        "SELECT id, name, operator FROM accounts")}
+    keys = dict(conn.execute("SELECT key, account FROM account_keys").fetchall())
+    return accounts, keys
+
+
+def _create(conn: sqlite3.Connection, name: str, keys: tuple[str, ...], password: str,
+            now: float) -> int:
+    """A new account holding `keys`; `sqlite3.IntegrityError` if one is held already."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        cur = conn.execute("INSERT INTO accounts (name, password, created_at, last_login) "
+                           "VALUES (?, ?, ?, ?)", (name, password, now, now))
+        account = cur.lastrowid
+        assert account is not None
+        conn.executemany("INSERT INTO account_keys VALUES (?, ?)",
+                         [(key, account) for key in keys])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return account
+
+
+def _password_of(conn: sqlite3.Connection, account: int) -> str | None:
+    row = conn.execute("SELECT password FROM accounts WHERE id = ?", (account,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _rehash(conn: sqlite3.Connection, account: int, password: str) -> None:
+    conn.execute("UPDATE accounts SET password = ? WHERE id = ?", (password, account))
+
+
+def _issue(conn: sqlite3.Connection, account: int, hashed: bytes, now: float) -> None:
+    conn.execute("INSERT INTO login_tokens VALUES (?, ?, ?, ?)", (hashed, account, now, now))
+    conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?", (now, account))
+
+
+def _token_account(conn: sqlite3.Connection, hashed: bytes, now: float) -> int | None:
+    row = conn.execute("SELECT account FROM login_tokens WHERE token_hash = ?",
+                       (hashed,)).fetchone()
+    if row is None:
+        return None
+    conn.execute("UPDATE login_tokens SET last_used = ? WHERE token_hash = ?", (now, hashed))
+    conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?", (now, row[0]))
+    return int(row[0])
+
+
+def _revoke(conn: sqlite3.Connection, account: int, hashed: bytes | None) -> None:
+    """Revoke one of the account's login tokens, or (None) all of them."""
+    if hashed is None:
+        conn.execute("DELETE FROM login_tokens WHERE account = ?", (account,))
+    else:
+        conn.execute("DELETE FROM login_tokens WHERE account = ? AND token_hash = ?",
+                     (account, hashed))
+
+
+def _set_password(conn: sqlite3.Connection, account: int, password: str, keep: bytes,
+                  now: float) -> None:
+    """A new password hash; every login token but `keep` (the new one) is revoked."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("UPDATE accounts SET password = ? WHERE id = ?", (password, account))
+        _revoke(conn, account, None)
+        _issue(conn, account, keep, now)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def set_operator(conn: sqlite3.Connection, name: str, operator: bool) -> bool:
+    """Make the account named `name` (or a look-alike) an operator, or not; False if
+    there is no such account. For `pisyedili-server operator`, on the store's file."""
+    row = _find_key(conn, names.keys(name))
+    if row is None:
+        return False
+    conn.execute("UPDATE accounts SET operator = ? WHERE id = ?", (int(operator), row))
+    return True
+
+
+def operators(conn: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in conn.execute(
+        "SELECT name FROM accounts WHERE operator ORDER BY name")]
+
+
+def _find_key(conn: sqlite3.Connection, keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        row = conn.execute("SELECT account FROM account_keys WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            return int(row[0])
+    return None
+
+
+# -- the reactor's side -------------------------------------------------------------------
+
+class Accounts:
+    """The registry of accounts and the four requests on them."""
+
+    def __init__(self, archive: Archive, sessions: Sessions, clock: Clock,
+                 settings: AccountSettings | None = None,
+                 loaded: tuple[dict[int, Account], dict[str, int]] | None = None) -> None:
+        self._archive = archive
+        self._sessions = sessions
+        self._clock = clock
+        self.settings = settings or AccountSettings()
+        self._hasher = self.settings.cost.hasher()
+        self._dummy: str | None = None  # checked against when no account matches
+        self.accounts, self.keys = loaded or ({}, {})
+        sessions.reserved = self.keys
+        self._configured = {key for name in self.settings.operators
+                            for key in names.keys(name)}
+        self._by_address: dict[str, TokenBucket] = {}
+        self._by_account: dict[str, TokenBucket] = {}
+        self.ban_check: Callable[[int], str | None] = lambda account: None
+        """Why the account may not log in now (moderation.py), or None."""
+
+    # -- look-ups -----------------------------------------------------------------------
+
+    def find(self, name: str) -> Account | None:
+        """The account whose name `name` is, or looks like."""
+        for key in names.keys(name):
+            account = self.keys.get(key)
+            if account is not None:
+                return self.accounts.get(account)
+        return None
+
+    def is_operator(self, account: int | None) -> bool:
+        found = self.accounts.get(account) if account is not None else None
+        if found is None:
+            return False
+        return found.operator or any(k in self._configured for k in names.keys(found.name))
+
+    def session_of(self, account: int) -> Session | None:
+        return next((s for s in self._sessions.each() if s.account == account), None)
+
+    def describe(self, session: Session, login: str | None = None) -> Message:
+        """The `account` message: who this connection now is."""
+        msg: Message = {"type": "account", "player": int(session.player_id),
+                        "name": session.name, "token": session.token,
+                        "registered": session.account is not None,
+                        "operator": self.is_operator(session.account)}
+        if login is not None:
+            msg["login"] = login
+        return msg
+
+    # -- guards -------------------------------------------------------------------------
+
+    def _check_channel(self, conn: Connection) -> None:
+        if not self.settings.tls_required or ISSLTransport.providedBy(conn.transport):
+            return
+        if conn.transport is not None and is_local(cast(Any, conn.transport).getPeer()):
+            return
+        raise ProtocolError("tls_required", "this server takes passwords over TLS only: connect "
+                    "with TLS")
+
+    def _take(self, buckets: dict[str, TokenBucket], key: str, burst: int,
+              rate: float) -> None:
+        bucket = buckets.get(key)
+        if bucket is None:
+            if len(buckets) > 100_000:  # forget the full ones: they are as if new
+                for k in [k for k, b in buckets.items() if b.retry_after() == 0]:
+                    del buckets[k]
+            bucket = buckets[key] = TokenBucket(rate, burst, self._clock)
+        if not bucket.take():
+            raise ProtocolError("too_many_logins", "too many password attempts; wait before trying "
+                        "again", retry_after=round(min(bucket.retry_after(), 3600), 3))
+
+    def _limit_address(self, conn: Connection) -> None:
+        limits = self.settings.limits
+        self._take(self._by_address, conn.address, limits.address_burst, limits.address_rate)
+
+    def _limit_account(self, key: str) -> None:
+        limits = self.settings.limits
+        self._take(self._by_account, key, limits.account_burst, limits.account_rate)
+
+    # -- hashing, off the reactor thread --------------------------------------------------
+
+    def _thread(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        """On the thread pool of the reactor the server runs on (not the store's thread:
+        a hash must not hold up match writes)."""
+        reactor = self._archive.reactor
+        return deferToThreadPool(reactor, reactor.getThreadPool(), fn, *args)
+
+    def _hash(self, password: str) -> Deferred[str]:
+        return self._thread(self._hasher.hash, password)
+
+    def _verify(self, hashed: str | None, password: str) -> Deferred[bool]:
+        """Whether `password` matches; with no hash, a dummy is checked all the same, so
+        an unknown name takes as long to refuse as a wrong password."""
+        hasher = self._hasher
+
+        def verify() -> bool:
+            target = hashed
+            if target is None:  # on this thread too: a hash is slow wherever it is made
+                if self._dummy is None:
+                    self._dummy = hasher.hash(secrets.token_urlsafe(16))
+                target = self._dummy
+            try:
+                return hasher.verify(target, password)
+            except (argon2.exceptions.VerificationError,
+                    argon2.exceptions.InvalidHashError):
+                return False
+
+        return self._thread(verify)
+
+    def _store(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        def run() -> Any:
+            store = self._archive.store
+            assert isinstance(store, SqliteStore)
+            return fn(store.connection, *args)
+        return self._archive.call(run)
+
+    # -- requests -----------------------------------------------------------------------
+
+    def run(self, conn: Connection, session: Session, reply: ReplyTo,
+            work: Coroutine[Any, Any, Message | Answer | None]) -> None:
+        """Answer with what `work` returns (or its refusal) once it is done, if the
+        connection still holds a session then."""
+        def done(answer: Message | Answer | None) -> None:
+            if answer is None or conn.session is None:
+                return
+            if isinstance(answer, Answer):
+                reply(answer.msg)
+                answer.then()
+            else:
+                reply(answer)
+
+        def failed(failure: Failure) -> None:
+            error = failure.value
+            if isinstance(error, ProtocolError):
+                done(error.to_message())
+                return
+            log.failure("an account request from {player} failed", failure,
+                        player=session.player_id)
+            done({"type": "error", "code": "internal_error",
+                  "message": "the server failed to handle this request"})
+
+        ensureDeferred(work).addCallbacks(done, failed)
+
+    async def register(self, conn: Connection, session: Session,
+                       password: str) -> Message | Answer | None:
+        self._check_channel(conn)
+        if session.account is not None:
+            raise ProtocolError("logged_in", "you are logged in to an account already")
+        _check_password(password)
+        keys = names.keys(session.name)
+        if self.find(session.name) is not None:
+            raise ProtocolError("name_registered", "that name is registered already")
+        self._limit_address(conn)
+        hashed = await self._hash(password)
+        if self._gone(conn, session):
+            return None
+        try:
+            account = await self._store(_create, session.name, keys, hashed,
+                                        self._clock.seconds())
+        except sqlite3.IntegrityError:
+            raise ProtocolError("name_registered", "that name is registered already") from None
+        self.accounts[account] = Account(account, session.name, False)
+        for key in keys:
+            self.keys[key] = account
+        login = await self._new_login(account)
+        log.info("player {player} registered the name {name!r} as account {account}",
+                 player=session.player_id, name=session.name, account=account)
+        return self._attach(conn, session, account, login)
+
+    async def login(self, conn: Connection, session: Session, name: str,
+                    password: str | None, token: str | None) -> Message | Answer | None:
+        if password is not None:
+            self._check_channel(conn)
+        if session.account is not None:
+            raise ProtocolError("logged_in", "you are logged in to an account already: log out "
+                        "first")
+        if session.table is not None and not session.table.closed:
+            raise ProtocolError("already_at_table", "leave your table before logging in")
+        account = self.find(name)
+        self._limit_address(conn)
+        self._limit_account(names.keys(name)[0])
+        if token is not None:
+            owner = await self._store(_token_account, token_hash(token),
+                                      self._clock.seconds())
+            ok = account is not None and owner == account.id
+            login = token
+        else:
+            assert password is not None
+            stored = None if account is None else await self._store(_password_of,
+                                                                     account.id)
+            ok = await self._verify(stored, password) and account is not None
+            login = None
+            if ok and account is not None and stored is not None \
+                    and self._hasher.check_needs_rehash(stored):
+                # Hashed at another cost (the server's setting changed): hash it again
+                # now that the password is at hand.
+                rehashed = await self._hash(password)
+                await self._store(_rehash, account.id, rehashed)
+        if not ok or account is None:
+            log.info("a login as {name!r} from {address} was refused", name=name,
+                     address=conn.address)
+            raise ProtocolError("bad_login", "wrong name, password or login token")
+        banned = self.ban_check(account.id)
+        if banned is not None:
+            raise ProtocolError("banned", banned)
+        if self._gone(conn, session):
+            return None
+        if login is None:
+            login = await self._new_login(account.id)
+            try:
+                if self._gone(conn, session):
+                    return None
+            finally:
+                if conn.session is not session or session.account is not None:
+                    await self._store(_revoke, account.id, token_hash(login))  # unused
+        log.info("player {player} logged in to account {account} from {address}",
+                 player=session.player_id, account=account.id, address=conn.address)
+        return self._attach(conn, session, account.id, login)
+
+    async def logout(self, session: Session, token: str | None,
+                     everywhere: bool) -> Message | None:
+        account = session.account
+        if account is None:
+            raise ProtocolError("not_logged_in", "you are not logged in")
+        if session.table is not None and not session.table.closed:
+            raise ProtocolError("already_at_table", "leave your table before logging out")
+        if everywhere or token is not None:
+            await self._store(_revoke, account,
+                              None if everywhere else token_hash(token or ""))
+        if session.account != account:
+            return None
+        session.account = None
+        self._sessions.rename(session, session.name)  # a guest's name: suffixed
+        log.info("player {player} logged out of account {account} (everywhere={all})",
+                 player=session.player_id, account=account, all=everywhere)
+        return self.describe(session)
+
+    async def passwd(self, conn: Connection, session: Session, old: str,
+                     new: str) -> Message | None:
+        self._check_channel(conn)
+        account = session.account
+        if account is None:
+            raise ProtocolError("not_logged_in", "you are not logged in")
+        _check_password(new)
+        self._limit_address(conn)
+        self._limit_account(names.keys(session.name)[0])
+        stored = await self._store(_password_of, account)
+        if not await self._verify(stored, old):
+            raise ProtocolError("bad_login", "the old password is wrong")
+        hashed = await self._hash(new)
+        login = secrets.token_urlsafe(32)
+        await self._store(_set_password, account, hashed, token_hash(login),
+                          self._clock.seconds())
+        log.info("account {account} changed its password; its other logins are revoked",
+                 account=account)
+        return self.describe(session, login) if session.account == account else None
+
+    @staticmethod
+    def _gone(conn: Connection, session: Session) -> bool:
+        """After a wait: whether the connection let the session go (nothing to answer);
+        two logins on one connection at once: the first to finish wins, the other is
+        told."""
+        if conn.session is None:  # closed, or replaced by another connection
+            return True
+        if conn.session is not session or session.account is not None:
+            raise ProtocolError("logged_in", "you are logged in to an account already")
+        return False
+
+    async def _new_login(self, account: int) -> str:
+        login = secrets.token_urlsafe(32)
+        await self._store(_issue, account, token_hash(login), self._clock.seconds())
+        return login
+
+    def _attach(self, conn: Connection, session: Session, account: int,
+                login: str) -> Message | Answer:
+        """Make the connection's session the account's (taking over the account's other
+        session, if it has one) and answer with who it is now."""
+        other = self.session_of(account)
+        if other is None or other is session:
+            session.account = account
+            self._sessions.rename(session, self.accounts[account].name, exact=True)
+            return self.describe(session, login)
+        conn.server.lobby.unsubscribe(session)
+        self._sessions.forget(session)
+        self._sessions.take_over(other, conn)
+        conn.session = other
+        # Its table's snapshot follows the answer.
+        return Answer(self.describe(other, login), lambda: self._sessions.rejoin(other))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A reply, and what to do right after it is sent."""
+
+    msg: Message
+    then: Callable[[], object]
+
+
+def is_local(peer: IAddress) -> bool:
+    """A loopback or UNIX-socket peer: what it sends never crosses a network."""
+    host = getattr(peer, "host", None)
+    if not isinstance(host, str):
+        return True  # UNIX sockets
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD or not password.strip():
+        raise ProtocolError("weak_password", f"a password needs at least {MIN_PASSWORD} characters",
+                    limit=MIN_PASSWORD)
+
+
+# -- the requests' handlers (net.py's dispatch table) --------------------------------------
+
+def _accounts(conn: Connection) -> Accounts:
+    accounts = conn.server.accounts
+    if accounts is None:
+        raise ProtocolError("accounts_unavailable", "this server keeps no accounts")
+    if "accounts" not in conn.features:
+        raise ProtocolError("feature_not_negotiated", "say features: ['accounts'] in hello to use "
+                    "this", feature="accounts")
+    return accounts
+
+
+def handle_register(conn: Connection, s: Session, msg: Message,
+                    reply: ReplyTo) -> Message | None:
+    accounts = _accounts(conn)
+    accounts.run(conn, s, reply, accounts.register(conn, s, msg["password"]))
+    return None
+
+
+def handle_login(conn: Connection, s: Session, msg: Message,
+                 reply: ReplyTo) -> Message | None:
+    accounts = _accounts(conn)
+    accounts.run(conn, s, reply, accounts.login(conn, s, msg["name"], msg.get("password"),
+                                                msg.get("token")))
+    return None
+
+
+def handle_logout(conn: Connection, s: Session, msg: Message,
+                  reply: ReplyTo) -> Message | None:
+    accounts = _accounts(conn)
+    accounts.run(conn, s, reply, accounts.logout(s, msg.get("token"),
+                                                 bool(msg.get("everywhere", False))))
+    return None
+
+
+def handle_passwd(conn: Connection, s: Session, msg: Message,
+                  reply: ReplyTo) -> Message | None:
+    accounts = _accounts(conn)
+    accounts.run(conn, s, reply, accounts.passwd(conn, s, msg["old"], msg["new"]))
+    return None

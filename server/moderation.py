@@ -1,0 +1,363 @@
+"""Moderation: what an operator may do to a player, and how it sticks.
+
+Operators are accounts: flagged in the store (`pisyedili-server operator add NAME`) or
+named in the server's configuration (`--operator NAME`). They may kick a player, mute
+one (no chat), ban an account or an address range, close a table and send every
+connected player an announcement. A ban or mute may be timed (`minutes`) or stand
+until lifted; both are kept in the store (`sanctions`), read back at start, so they
+survive a restart. Every action is written to `moderation_log` and the server log with
+the operator's name. Anyone else asking gets `not_operator`.
+
+A guest has no account to hold a sanction: muting one mutes its session (for as long as
+the session lives, a restart included), and banning one by name bans its address (an
+IPv4 address, or its IPv6 /64: what the server counts connections by).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server import commands as cmd
+from pisyedili.server import names
+from pisyedili.server.accounts import Accounts
+from pisyedili.server.clock import Clock
+from pisyedili.server.effects import Message
+from pisyedili.server.session import Session
+from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.table_runner import ReplyTo
+
+if TYPE_CHECKING:
+    from pisyedili.server.net import Connection, ServerFactory
+
+log = Logger()
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass
+class Sanction:
+    kind: str  # "ban" or "mute"
+    account: int | None
+    player_id: int | None
+    network: str | None
+    reason: str
+    by: str
+    expires_at: float | None
+
+    def active(self, now: float) -> bool:
+        return self.expires_at is None or self.expires_at > now
+
+    def covers_network(self, key: str) -> bool:
+        """Whether this ban covers the address key `key` (limits.address_key)."""
+        if self.network is None:
+            return False
+        try:
+            mine = ipaddress.ip_network(self.network, strict=False)
+            theirs = ipaddress.ip_network(key, strict=False)
+        except ValueError:
+            return False
+        return mine.version == theirs.version and mine.overlaps(theirs)
+
+
+def load(conn: sqlite3.Connection, now: float) -> list[Sanction]:
+    """The bans and mutes in force at `now`."""
+    return [Sanction(*row) for row in conn.execute(
+        "SELECT kind, account, player_id, network, reason, by_name, expires_at "
+        "FROM sanctions WHERE lifted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) "
+        "ORDER BY id", (now,))]
+
+
+def _keep(conn: sqlite3.Connection, s: Sanction, at: float, action: str, target: str,
+          detail: str) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("INSERT INTO sanctions (kind, account, player_id, network, reason, "
+                     "by_name, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (s.kind, s.account, s.player_id, s.network, s.reason, s.by, at,
+                      s.expires_at))
+        _log(conn, at, s.by, action, target, detail)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _lift(conn: sqlite3.Connection, kind: str, account: int | None, player_id: int | None,
+          network: str | None, at: float, by: str, target: str) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("UPDATE sanctions SET lifted_at = ? WHERE lifted_at IS NULL AND kind = ? "
+                     "AND account IS ? AND player_id IS ? AND network IS ?",
+                     (at, kind, account, player_id, network))
+        _log(conn, at, by, "un" + kind, target, "")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _log(conn: sqlite3.Connection, at: float, by: str, action: str, target: str,
+         detail: str) -> None:
+    conn.execute("INSERT INTO moderation_log (at, operator, action, target, detail) "
+                 "VALUES (?, ?, ?, ?, ?)", (at, by, action, target, detail))
+
+
+def _until(expires_at: float | None) -> str:
+    if expires_at is None:
+        return "until lifted"
+    import datetime
+
+    when = datetime.datetime.fromtimestamp(expires_at, datetime.UTC)
+    return f"until {when:%Y-%m-%d %H:%M} UTC"
+
+
+class Moderation:
+    """Sanctions in force (in memory, kept in the store) and the operator requests."""
+
+    def __init__(self, archive: Archive, accounts: Accounts, clock: Clock,
+                 loaded: list[Sanction] | None = None) -> None:
+        self._archive = archive
+        self._accounts = accounts
+        self._clock = clock
+        self.sanctions = list(loaded or ())
+        accounts.ban_check = self.account_banned
+
+    def _active(self, kind: str) -> list[Sanction]:
+        now = self._clock.seconds()
+        self.sanctions = [s for s in self.sanctions if s.active(now)]
+        return [s for s in self.sanctions if s.kind == kind]
+
+    # -- checks (net.py's hooks) ----------------------------------------------------------
+
+    def account_banned(self, account: int) -> str | None:
+        ban = next((s for s in self._active("ban") if s.account == account), None)
+        return None if ban is None else f"this account is banned {_until(ban.expires_at)}" \
+            + (f": {ban.reason}" if ban.reason else "")
+
+    def address_banned(self, key: str) -> str | None:
+        ban = next((s for s in self._active("ban") if s.covers_network(key)), None)
+        return None if ban is None else f"your address is banned {_until(ban.expires_at)}" \
+            + (f": {ban.reason}" if ban.reason else "")
+
+    def muted(self, session: Session) -> str | None:
+        mute = next((s for s in self._active("mute")
+                     if (s.account is not None and s.account == session.account)
+                     or (s.player_id is not None and str(s.player_id) == session.player_id)),
+                    None)
+        return None if mute is None else f"you are muted {_until(mute.expires_at)}"
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _store(self, fn: Any, *args: Any) -> Deferred[Any]:
+        def run() -> Any:
+            store = self._archive.store
+            assert isinstance(store, SqliteStore)
+            return fn(store.connection, *args)
+        return self._archive.call(run)
+
+    def _expiry(self, msg: Message) -> float | None:
+        minutes = msg.get("minutes")
+        return None if minutes is None else self._clock.seconds() + 60.0 * minutes
+
+    def _keep(self, sanction: Sanction, action: str, target: str, detail: str,
+              reply: ReplyTo) -> None:
+        self.sanctions.append(sanction)
+        log.info("operator {by!r}: {action} {target} ({detail})", by=sanction.by,
+                 action=action, target=target, detail=detail)
+        self._answer(self._store(_keep, sanction, self._clock.seconds(), action, target,
+                                 detail), reply)
+
+    def _answer(self, written: Deferred[Any], reply: ReplyTo) -> None:
+        """`ok` once the store has it: an action answered is one a restart keeps."""
+        def failed(failure: Any) -> None:
+            log.failure("a moderation action could not be kept", failure)
+            reply({"type": "error", "code": "internal_error",
+                   "message": "the action took effect but could not be kept"})
+        written.addCallbacks(lambda _: reply({"type": "ok"}), failed)
+
+    def log_action(self, by: str, action: str, target: str, detail: str) -> Deferred[Any]:
+        log.info("operator {by!r}: {action} {target} ({detail})", by=by, action=action,
+                 target=target, detail=detail)
+        return self._store(_log, self._clock.seconds(), by, action, target, detail)
+
+
+def _online(factory: ServerFactory, name: str) -> Session | None:
+    wanted = set(names.keys(name))
+    return next((s for s in factory.sessions.each() if wanted & set(names.keys(s.name))),
+                None)
+
+
+def _connections_of(factory: ServerFactory, session: Session) -> list[Connection]:
+    return [p for p in factory.protocols if p.session is session]
+
+
+def end_session(factory: ServerFactory, session: Session) -> None:
+    """Forget the session, whose connection was told why and closed (its seat passes to
+    a bot mid-match, as for anyone who leaves)."""
+    factory.lobby.unsubscribe(session)
+    factory.sessions.forget(session)
+
+
+def _operator(conn: Connection, s: Session) -> Moderation:
+    moderation = conn.server.moderation
+    accounts = conn.server.accounts
+    if "moderation" not in conn.features:
+        raise ProtocolError("feature_not_negotiated", "say features: ['moderation'] in hello "
+                            "to use this", feature="moderation")
+    if moderation is None or accounts is None or not accounts.is_operator(s.account):
+        raise ProtocolError("not_operator", "only a server operator may do this")
+    return moderation
+
+
+def _network(text: str) -> str:
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise ProtocolError("bad_network", f"{text[:64]!r} is not an IP address or range",
+                            field="network") from None
+
+
+def _reason(msg: Message) -> str:
+    return str(msg.get("reason", "")).strip()
+
+
+def handle_kick(conn: Connection, s: Session, msg: Message,
+                reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    target = _online(conn.server, msg["name"])
+    if target is None or target is s:
+        raise ProtocolError("no_such_player", f"nobody named {msg['name']!r} is here")
+    reason = _reason(msg)
+    for proto in _connections_of(conn.server, target):
+        proto.close("kicked", "an operator removed you from the server"
+                    + (f": {reason}" if reason else ""))
+    end_session(conn.server, target)
+    moderation._answer(moderation.log_action(s.name, "kick", target.name, reason), reply)
+    return None
+
+
+def _target(conn: Connection, moderation: Moderation,
+            name: str) -> tuple[int | None, Session | None]:
+    """The account of `name`, or failing that the connected guest of that name."""
+    account = moderation._accounts.find(name)
+    if account is not None:
+        return account.id, moderation._accounts.session_of(account.id)
+    session = _online(conn.server, name)
+    if session is None:
+        raise ProtocolError("no_such_player", f"nobody named {name!r} is here, and no "
+                            "account has that name")
+    return session.account, session
+
+
+def handle_mute(conn: Connection, s: Session, msg: Message,
+                reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    account, session = _target(conn, moderation, msg["name"])
+    player = None if account is not None or session is None else int(session.player_id)
+    sanction = Sanction("mute", account, player, None, _reason(msg), s.name,
+                        moderation._expiry(msg))
+    moderation._keep(sanction, "mute", msg["name"], _until(sanction.expires_at), reply)
+    return None
+
+
+def handle_unmute(conn: Connection, s: Session, msg: Message,
+                  reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    account, session = _target(conn, moderation, msg["name"])
+    player = None if account is not None or session is None else int(session.player_id)
+    moderation.sanctions = [x for x in moderation.sanctions if not (
+        x.kind == "mute" and x.account == account and x.player_id == player)]
+    moderation._answer(moderation._store(_lift, "mute", account, player, None,
+                                         moderation._clock.seconds(), s.name, msg["name"]),
+                       reply)
+    return None
+
+
+def handle_ban(conn: Connection, s: Session, msg: Message,
+               reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    reason = _reason(msg)
+    expires = moderation._expiry(msg)
+    told = "you are banned from this server" + (f": {reason}" if reason else "")
+    if "network" in msg:
+        network = _network(msg["network"])
+        sanction = Sanction("ban", None, None, network, reason, s.name, expires)
+        target = network
+    else:
+        account, session = _target(conn, moderation, msg["name"])
+        if account is not None:
+            sanction = Sanction("ban", account, None, None, reason, s.name, expires)
+        else:
+            assert session is not None
+            sanction = Sanction("ban", None, None, _network(session.address), reason,
+                                s.name, expires)
+        target = msg["name"]
+    if sanction.account == s.account or sanction.covers_network(conn.address):
+        raise ProtocolError("bad_field", "that ban would cover you", field="name"
+                            if "name" in msg else "network")
+    moderation._keep(sanction, "ban", target, _until(expires), reply)
+    for proto in list(conn.server.protocols):
+        session = proto.session
+        if (session is not None and sanction.account is not None
+                and session.account == sanction.account) \
+                or sanction.covers_network(proto.address):
+            proto.close("banned", told)
+            if session is not None:
+                end_session(conn.server, session)
+    return None
+
+
+def handle_unban(conn: Connection, s: Session, msg: Message,
+                 reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    if "network" in msg:
+        account, network = None, _network(msg["network"])
+    else:
+        found = moderation._accounts.find(msg["name"])
+        if found is None:
+            raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
+        account, network = found.id, None
+    moderation.sanctions = [x for x in moderation.sanctions if not (
+        x.kind == "ban" and x.account == account and x.network == network)]
+    moderation._answer(moderation._store(_lift, "ban", account, None, network,
+                                         moderation._clock.seconds(), s.name,
+                                         msg.get("name") or network), reply)
+    return None
+
+
+def handle_close_table(conn: Connection, s: Session, msg: Message,
+                       reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    table = conn.server.lobby.by_id(msg["table"])
+    if table is None or table.closed:
+        raise ProtocolError("no_such_table", f"there is no table {msg['table']}")
+    reason = _reason(msg)
+    notice: Message = {"type": "table_closed", "table": table.id}
+    if reason:
+        notice["reason"] = reason
+    for member in table.core.members():
+        session = conn.server.sessions.by_id(member)
+        if session is not None:
+            session.send(notice)
+        table.handle(cmd.Leave(member))  # the last to leave closes it
+    moderation._answer(moderation.log_action(s.name, "close_table", str(table.id), reason),
+                       reply)
+    return None
+
+
+def handle_announce(conn: Connection, s: Session, msg: Message,
+                    reply: ReplyTo) -> Message | None:
+    moderation = _operator(conn, s)
+    text = msg["text"].strip()
+    notice: Message = {"type": "announcement", "text": text, "by": s.name}
+    for session in conn.server.sessions.each():
+        session.send(notice)
+    moderation._answer(moderation.log_action(s.name, "announce", "everyone", text), reply)
+    return None

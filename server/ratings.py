@@ -1,0 +1,234 @@
+"""Ratings: OpenSkill (Plackett-Luce) per rule set, for registered players and bot levels.
+
+A table is rated or casual, chosen when it is opened (`create_table.rated`); a rated
+table seats registered players and bots only. When a rated match ends, its final
+ranking (lower match total is better, C16 and K15; equal totals share a place) updates
+the rating of every seat's subject: the account (`a:<id>`) or the bot level
+(`bot:<level>`), so the ladder itself shows how strong each level plays. A level that
+holds several seats of one match is one subject: it takes the mean of its seats'
+updates. New subjects start at the model's defaults (mu 25, sigma 25/3); the ladder
+sorts by the conservative estimate mu - 3 sigma (`ordinal`).
+
+The update runs on the store's thread right after the match is recorded, in the same
+call (its own transaction: the match's rows commit first, so a failed rating update
+never loses the match; it is logged). Every match, rated or casual, notes which seats
+were held by which accounts (`match_accounts`): a profile lists its player's matches
+by account, not by name.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from openskill.models import PlackettLuce
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server.accounts import Accounts
+from pisyedili.server.effects import MatchOver, Message
+from pisyedili.server.seats import bot_name
+from pisyedili.server.session import Session
+from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.table_runner import ReplyTo
+
+if TYPE_CHECKING:
+    from pisyedili.server.lobby import Lobby
+    from pisyedili.server.net import Connection
+
+log = Logger()
+
+MODEL = PlackettLuce()
+"""The model with its defaults: ratings are comparable only under one set of them."""
+DEFAULT_RULES = "classic"
+RECENT = 10
+
+
+def subject_of(player: dict[str, Any], accounts: dict[str, int]) -> str | None:
+    """The rated subject of one seat of `MatchOver.players`, None for a guest."""
+    if player["kind"] == "bot":
+        return f"bot:{player['level']}"
+    account = accounts.get(player["name"])
+    return None if account is None else f"a:{account}"
+
+
+def rate(conn: sqlite3.Connection, match: MatchOver, subjects: list[str],
+         now: float) -> dict[str, tuple[float, float]]:
+    """Update the ratings of one rated match's `subjects` (by seat); the new (mu, sigma)."""
+    rows = {subject: (mu, sigma) for subject, mu, sigma in conn.execute(
+        "SELECT subject, mu, sigma FROM ratings WHERE rules = ? AND subject IN "
+        f"({','.join('?' * len(subjects))})", (match.rules, *subjects))}
+    teams = [[MODEL.rating(*rows.get(subject, (None, None)))] for subject in subjects]
+    rated = MODEL.rate(teams, ranks=[float(t) for t in match.totals])
+    by_subject: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for subject, (new,) in zip(subjects, rated, strict=True):
+        by_subject[subject].append((new.mu, new.sigma))
+    won = {subjects[seat] for seat in match.winners}
+    result = {}
+    for subject, values in by_subject.items():
+        mu = sum(v[0] for v in values) / len(values)
+        sigma = sum(v[1] for v in values) / len(values)
+        result[subject] = (mu, sigma)
+        conn.execute(
+            "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
+            "ON CONFLICT (rules, subject) DO UPDATE SET mu = excluded.mu, "
+            "sigma = excluded.sigma, ordinal = excluded.ordinal, matches = matches + 1, "
+            "wins = wins + excluded.wins, updated_at = excluded.updated_at",
+            (match.rules, subject, mu, sigma, mu - 3 * sigma, int(subject in won), now))
+    return result
+
+
+def record(store: SqliteStore, match: MatchOver, accounts: dict[str, int],
+           rated: bool) -> int:
+    """Keep the match, then note its accounts and (rated) rate it; the match's id."""
+    match_id = store.record_match(match)
+    subjects = [subject_of(p, accounts) for p in match.players]
+    conn = store.connection
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT INTO match_accounts VALUES (?, ?, ?, ?)", [
+            (match_id, p["seat"], accounts[p["name"]], int(rated))
+            for p in match.players if p["kind"] == "human" and p["name"] in accounts])
+        if rated:
+            known = [s for s in subjects if s is not None]
+            if len(known) == len(subjects):
+                rate(conn, match, known, match.finished_at)
+            else:  # cannot happen through the protocol: a guest cannot sit there
+                log.warn("match {id}: a seat had no account; not rated", id=match_id)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return match_id
+
+
+def leaderboard(conn: sqlite3.Connection, rules: str, limit: int) -> list[Message]:
+    rows = conn.execute(
+        "SELECT r.subject, r.mu, r.sigma, r.ordinal, r.matches, r.wins, a.name "
+        "FROM ratings r LEFT JOIN accounts a ON r.subject = 'a:' || a.id "
+        "WHERE r.rules = ? ORDER BY r.ordinal DESC, r.subject LIMIT ?", (rules, limit))
+    out = []
+    for rank, (subject, mu, sigma, ordinal, matches, wins, name) in enumerate(rows, 1):
+        row: Message = {"rank": rank, "rating": round(ordinal, 3), "mu": round(mu, 3),
+                        "sigma": round(sigma, 3), "matches": matches, "wins": wins}
+        if subject.startswith("bot:"):
+            level = subject[4:]
+            row.update(name=bot_name(level), kind="bot", level=level)
+        else:
+            row.update(name=name or "?", kind="player")
+        out.append(row)
+    return out
+
+
+def profile(conn: sqlite3.Connection, account: int, name: str) -> Message:
+    subject = f"a:{account}"
+    ratings = []
+    for rules, mu, sigma, ordinal, matches, wins in conn.execute(
+            "SELECT rules, mu, sigma, ordinal, matches, wins FROM ratings WHERE subject = ? "
+            "ORDER BY rules", (subject,)).fetchall():
+        (above,) = conn.execute("SELECT count(*) FROM ratings WHERE rules = ? AND "
+                                "ordinal > ?", (rules, ordinal)).fetchone()
+        ratings.append({"rules": rules, "rating": round(ordinal, 3), "mu": round(mu, 3),
+                        "sigma": round(sigma, 3), "matches": matches, "wins": wins,
+                        "rank": above + 1})
+    matches = wins = 0
+    recent: list[Message] = []
+    for match_id, seat, rated, rules, finished, players, totals, winners in conn.execute(
+            "SELECT m.id, ma.seat, ma.rated, m.rules, m.finished_at, m.players, m.totals, "
+            "m.winners FROM match_accounts ma JOIN matches m ON m.id = ma.match_id "
+            "WHERE ma.account = ? ORDER BY m.finished_at DESC, m.id DESC", (account,)):
+        won = seat in json.loads(winners)
+        matches += 1
+        wins += won
+        if len(recent) < RECENT:
+            recent.append({"id": match_id, "rules": rules, "finished_at": finished,
+                           "rated": bool(rated), "seat": seat,
+                           "total": json.loads(totals)[seat], "won": won,
+                           "players": [p["name"] for p in json.loads(players)]})
+    return {"type": "profile", "name": name, "ratings": ratings, "matches": matches,
+            "wins": wins, "recent": recent}
+
+
+class Ratings:
+    """The lobby's `on_match`: keeps each match (rating the rated ones) on the store's
+    thread, and answers `leaderboard` and `profile` from there."""
+
+    def __init__(self, archive: Archive, accounts: Accounts) -> None:
+        self._archive = archive
+        self._accounts = accounts
+        self.lobby: Lobby | None = None  # set once the lobby exists (it takes on_match)
+
+    def on_match(self, match: MatchOver) -> Deferred[Any]:
+        rated = self.lobby is not None and match.table_id in self.lobby.rated
+        seated = {}
+        for p in match.players:
+            account = self._accounts.find(p["name"]) if p["kind"] == "human" else None
+            if account is not None and account.name == p["name"]:
+                seated[p["name"]] = account.id
+        d = self._archive.call(self._record, match, seated, rated)
+        d.addCallbacks(
+            lambda match_id: log.info("store: match {id} kept (table {table}, rated={rated})",
+                                      id=match_id, table=match.table_id, rated=rated),
+            lambda f: log.failure("store: match at table {table} not kept", f,
+                                  table=match.table_id))
+        return d
+
+    def _record(self, match: MatchOver, seated: dict[str, int], rated: bool) -> int:
+        store = self._archive.store
+        assert isinstance(store, SqliteStore)
+        return record(store, match, seated, rated)
+
+    def query(self, fn: Any, *args: Any) -> Deferred[Any]:
+        def run() -> Any:
+            store = self._archive.store
+            assert isinstance(store, SqliteStore)
+            return fn(store.connection, *args)
+        return self._archive.call(run)
+
+
+def _ratings(conn: Connection) -> Ratings:
+    ratings = conn.server.ratings
+    if "ratings" not in conn.features:
+        raise ProtocolError("feature_not_negotiated", "say features: ['ratings'] in hello "
+                            "to use this", feature="ratings")
+    if ratings is None:
+        raise ProtocolError("accounts_unavailable", "this server keeps no ratings")
+    return ratings
+
+
+def _answer(d: Deferred[Any], reply: ReplyTo) -> None:
+    def failed(failure: Any) -> None:
+        log.failure("a ratings query failed", failure)
+        reply({"type": "error", "code": "internal_error",
+               "message": "the server failed to handle this request"})
+    d.addCallbacks(reply, failed)
+
+
+def handle_leaderboard(conn: Connection, s: Session, msg: Message,
+                       reply: ReplyTo) -> Message | None:
+    ratings = _ratings(conn)
+    rules = msg.get("rules", DEFAULT_RULES)
+    d = ratings.query(leaderboard, rules, msg.get("limit", 20))
+    d.addCallback(lambda rows: {"type": "leaderboard", "rules": rules, "rows": rows})
+    _answer(d, reply)
+    return None
+
+
+def handle_profile(conn: Connection, s: Session, msg: Message,
+                   reply: ReplyTo) -> Message | None:
+    ratings = _ratings(conn)
+    account = ratings._accounts.find(msg["name"])
+    if account is None:
+        raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
+    _answer(ratings.query(profile, account.id, account.name), reply)
+    return None
+
+
+def guard_seat(conn: Connection, s: Session, rated: bool) -> None:
+    """A rated table seats registered players only."""
+    if rated and s.account is None:
+        raise ProtocolError("account_required", "a rated table seats registered players "
+                            "only: log in, or watch")

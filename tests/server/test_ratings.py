@@ -1,0 +1,124 @@
+"""Ratings over loopback: a rated match updates the players' and the bot level's
+OpenSkill ratings exactly as the library's own `rate()` computes them from the final
+ranking (C16: the lowest total wins); a casual match leaves them alone; guests do not
+sit at rated tables."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+import pytest_twisted
+from net_match import play_to_match_end
+from openskill.models import PlackettLuce
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, gatherResults
+from wireclient import Msg, Server, WireClient
+
+from pisyedili.server.accounts import CHEAP, AccountSettings
+from pisyedili.server.store import MEMORY, Archive, SqliteStore
+
+PASSWORD = "correct horse battery"
+
+
+async def start() -> Server:
+    return await Server.start(archive=Archive(lambda: SqliteStore(MEMORY), reactor),
+                              accounts=AccountSettings(cost=CHEAP))
+
+
+async def member(server: Server, name: str) -> WireClient:
+    client = await server.connect(name)
+    assert (await client.request("register", password=PASSWORD))["type"] == "account"
+    return client
+
+
+async def play_match(server: Server, host: WireClient, other: WireClient, *,
+                     rated: bool, seed: int) -> Msg:
+    """Host, other and an easy bot play one deal of classic to its end; `match_end`."""
+    snap = await host.ok("create_table", rules="classic", seats=3, rated=rated,
+                         options={"match_end": "deals:1"})
+    joined = await other.ok("join_table", table=snap["table"]["id"])
+    assert joined["you"]["seat"] == 1
+    await host.ok("add_bot", seat=2, level="easy")
+    await other.ok("ready", ready=True)
+    await host.ok("start")
+    rng = random.Random(seed)
+    ends: list[Any] = await gatherResults([
+        Deferred.fromCoroutine(play_to_match_end(c, rng)) for c in (host, other)])
+    for client in (host, other):
+        await client.ok("leave_table")
+    assert server.archive is not None
+    await server.archive.flush()  # the match and its ratings are kept
+    result: Msg = ends[0]
+    return result
+
+
+def by_name(rows: list[Msg]) -> dict[str, Msg]:
+    return {row["name"]: row for row in rows}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does() -> None:
+    server = await start()
+    try:
+        ayse, mehmet = await member(server, "Ayşe"), await member(server, "Mehmet")
+        end = await play_match(server, ayse, mehmet, rated=True, seed=3)
+        model = PlackettLuce()
+        expected = model.rate([[model.rating()] for _ in range(3)],
+                              ranks=[float(t) for t in end["totals"]])
+        board = await ayse.request("leaderboard", rules="classic")
+        assert board["type"] == "leaderboard", board
+        rows = by_name(board["rows"])
+        assert set(rows) == {"Ayşe", "Mehmet", "bot (easy)"}
+        for seat, name in enumerate(("Ayşe", "Mehmet", "bot (easy)")):
+            (new,) = expected[seat]
+            row = rows[name]
+            assert row["mu"] == pytest.approx(new.mu, abs=1e-3), name
+            assert row["sigma"] == pytest.approx(new.sigma, abs=1e-3), name
+            assert row["rating"] == pytest.approx(new.ordinal(), abs=1e-3), name
+            assert (row["matches"], row["wins"]) == (1, int(seat in end["winners"])), name
+        assert rows["bot (easy)"]["kind"] == "bot" and rows["bot (easy)"]["level"] == "easy"
+        assert [r["rank"] for r in board["rows"]] == [1, 2, 3]
+        assert [r["rating"] for r in board["rows"]] == sorted(
+            (r["rating"] for r in board["rows"]), reverse=True)
+
+        # A casual match: the ratings stay; the profile counts the match all the same.
+        casual_end = await play_match(server, ayse, mehmet, rated=False, seed=4)
+        after = await ayse.request("leaderboard", rules="classic")
+        assert after["rows"] == board["rows"]
+        profile = await mehmet.request("profile", name="ayşe")
+        assert profile["type"] == "profile" and profile["name"] == "Ayşe"
+        assert profile["matches"] == 2
+        assert profile["wins"] == int(0 in end["winners"]) + int(0 in casual_end["winners"])
+        assert [m["rated"] for m in profile["recent"]] == [False, True]
+        assert profile["recent"][1]["players"] == ["Ayşe", "Mehmet", "bot (easy)"]
+        (rating,) = profile["ratings"]
+        assert rating["mu"] == rows["Ayşe"]["mu"] and rating["rank"] == rows["Ayşe"]["rank"]
+        empty = await ayse.request("leaderboard", rules="cardiva")
+        assert empty["rows"] == []
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_guests_watch_rated_tables_and_cannot_open_them() -> None:
+    server = await start()
+    try:
+        ayse = await member(server, "Ayşe")
+        guest = await server.connect("Guest")
+        refused = await guest.request("create_table", rules="classic", seats=2, rated=True)
+        assert refused["code"] == "account_required"
+        snap = await ayse.ok("create_table", rules="classic", seats=2, rated=True)
+        casual = await member(server, "Mehmet")
+        await casual.ok("create_table", rules="classic", seats=2)
+        lobby = await guest.request("lobby_subscribe")
+        assert [t.get("rated", False) for t in lobby["tables"]] == [True, False]
+        watching = await guest.ok("join_table", table=snap["table"]["id"])
+        assert watching["you"]["seat"] is None
+        sit = await guest.request("sit", seat=1)
+        assert sit["code"] == "account_required"
+        unknown = await guest.request("profile", name="Nobody")
+        assert unknown["code"] == "no_such_player"
+    finally:
+        await server.stop()

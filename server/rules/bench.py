@@ -90,8 +90,14 @@ def engine_player(rules: str, players: int, seed: int) -> Slice:
     return timed(play_deal)
 
 
-def openspiel_player(players: int, seed: int) -> Slice:
-    """The reference: OpenSpiel's C++ crazy_eights, random legal actions from Python."""
+def openspiel_player(players: int, seed: int, lean: bool = False) -> Slice:
+    """The reference: OpenSpiel's C++ crazy_eights, random legal actions from Python.
+
+    At a chance node the reference loop picks from ``chance_outcomes()``, as OpenSpiel's
+    own examples do; the lean loop (``lean``) picks from ``legal_actions()``, which is the
+    same uniform choice for this game (every chance node of crazy_eights is uniform over
+    its legal actions) and about a tenth faster, because it builds no (action,
+    probability) pairs. The lean loop is the bar: the fastest way to drive it."""
     try:
         pyspiel: Any = importlib.import_module("pyspiel")
     except ImportError as exc:
@@ -105,14 +111,24 @@ def openspiel_player(players: int, seed: int) -> Slice:
         decisions = 0
         while not state.is_terminal():
             if state.is_chance_node():
-                # Every chance node of crazy_eights is uniform (checked when written).
                 state.apply_action(choice(state.chance_outcomes())[0])
             else:
                 state.apply_action(choice(state.legal_actions()))
                 decisions += 1
         return decisions
 
-    return timed(play_deal)
+    def play_deal_lean() -> int:
+        state = game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(choice(state.legal_actions()))
+            else:
+                state.apply_action(choice(state.legal_actions()))
+                decisions += 1
+        return decisions
+
+    return timed(play_deal_lean if lean else play_deal)
 
 
 def run_engine(rules: str, players: int, seconds: float, seed: int) -> dict[str, Any]:
@@ -123,17 +139,32 @@ def run_engine(rules: str, players: int, seconds: float, seed: int) -> dict[str,
 
 
 def compare(rules: str, players: int, seconds: float, seed: int) -> list[dict[str, Any]]:
-    """Ours against OpenSpiel, in alternating slices so machine load hits both alike."""
-    ours, ref = Counter(), Counter()
+    """Ours against OpenSpiel's two drivers, in rotating slices so that machine load
+    hits all three alike; the ratios are to the lean driver (the bar) and to the
+    reference one."""
+    ours, ref, lean = Counter(), Counter(), Counter()
     play_ours = engine_player(rules, players, seed)
     play_ref = openspiel_player(players, seed)
+    play_lean = openspiel_player(players, seed, lean=True)
     slices = max(1, round(seconds / SLICE_S))
     for _ in range(slices):
         play_ref(seconds / slices, ref)
+        play_lean(seconds / slices, lean)
         play_ours(seconds / slices, ours)
+    rate = ours.moves / ours.seconds
     mine = {"rules": rules, "players": players, **ours.figures()}
-    mine["ratio_to_openspiel"] = round(ours.moves / ours.seconds / (ref.moves / ref.seconds), 3)
-    return [{"game": "openspiel:crazy_eights", "players": players, **ref.figures()}, mine]
+    mine["ratio_to_openspiel"] = round(rate / (lean.moves / lean.seconds), 3)
+    mine["ratio_to_openspiel_reference_loop"] = round(rate / (ref.moves / ref.seconds), 3)
+    return [
+        {
+            "game": "openspiel:crazy_eights",
+            "driver": "reference",
+            "players": players,
+            **ref.figures(),
+        },
+        {"game": "openspiel:crazy_eights", "driver": "lean", "players": players, **lean.figures()},
+        mine,
+    ]
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:

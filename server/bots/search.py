@@ -89,9 +89,7 @@ class SearchPolicy:
                 hands[own] = None  # the view's own hand, the card drawn last (K10, K11)
             if template is None:
                 template = deal_from_view(view, hands, guess.stock)
-                deal = template.copy()
-            else:
-                deal = redeal(template, hands, guess.stock)
+            deal = redeal(template, hands, guess.stock)
             self._iterate(root, deal, allowed, r)
             n += 1
         self.last_iterations = n

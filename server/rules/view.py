@@ -231,7 +231,8 @@ def _rebuild(
 
 
 def redeal(template: Deal, hands: Sequence[Sequence[int] | None], stock: Sequence[int]) -> Deal:
-    """A copy of ``template`` (a deal from ``deal_from_view``) with other hidden cards.
+    """A copy of ``template`` (a deal from ``deal_from_view``) with other hidden cards,
+    to simulate: ``apply`` on it returns no events (``Deal.quiet``).
 
     ``hands`` and ``stock`` are as ``deal_from_view`` takes them; a ``None`` hand keeps
     the template's. Nothing is checked again: a search builds one deal from the view,
@@ -239,6 +240,7 @@ def redeal(template: Deal, hands: Sequence[Sequence[int] | None], stock: Sequenc
     unseen ones, so that re-reading and re-checking the view on every guess is waste.
     """
     d = template.copy()
+    d.quiet = True
     own = d.hands
     d.hands = [own[s] if h is None else list(h) for s, h in enumerate(hands)]
     d.stock = list(reversed(stock))

@@ -39,6 +39,8 @@ def _info(move: Move) -> _Info:
 
 
 def rollout_move(deal: Deal, seat: int, moves: Sequence[Move], rng: random.Random) -> Move:
+    if len(moves) == 1:
+        return moves[0]  # often: a draw with nothing to play, or a forced pass
     counts = [0, 0, 0, 0]
     for c in deal.hands[seat]:
         counts[c // 13] += 1

@@ -16,33 +16,55 @@ from ..rules import Deal
 from ..rules.cards import JACK
 from .situation import Move, action_of
 
+_PLAY, _JACK, _DRAW, _PASS, _PICK = range(5)
+
+_Info = tuple[int, int, int]
+_INFO: dict[Move, _Info] = {}
+"""Per move: its kind, the suit of its card and the suit a jack names (-1 if none),
+decoded once: a rollout looks at every legal move of every step."""
+
+
+def _info(move: Move) -> _Info:
+    a = action_of(move)
+    if a.kind == "play":
+        kind = _JACK if a.card % 13 == JACK else _PLAY
+        info = (kind, a.card // 13, a.suit)
+    else:
+        info = ({"draw": _DRAW, "pass": _PASS}.get(a.kind, _PICK), -1, -1)
+    try:
+        _INFO[move] = info
+    except TypeError:  # an unhashable move encoding: decode every time
+        pass
+    return info
+
 
 def rollout_move(deal: Deal, seat: int, moves: Sequence[Move], rng: random.Random) -> Move:
-    hand = deal.hands[seat]
+    if len(moves) == 1:
+        return moves[0]  # often: a draw with nothing to play, or a forced pass
     counts = [0, 0, 0, 0]
-    for c in hand:
+    for c in deal.hands[seat]:
         counts[c // 13] += 1
+    rand = rng.random
+    get = _INFO.get
     best: Move | None = None
     best_score = -1e9
     draw = pas = None
     for m in moves:
-        a = action_of(m)
-        kind = a.kind
-        if kind == "play":
-            card = a.card
-            if card % 13 == JACK:
-                held = counts[a.suit] - (1 if a.suit == card // 13 else 0)
-                score = held - 20.0 + rng.random()
-            else:
-                score = counts[card // 13] + rng.random() * 2.0
-            if score > best_score:
-                best, best_score = m, score
-        elif kind == "draw":
+        kind, suit, named = get(m) or _info(m)
+        if kind == _PLAY:
+            score = counts[suit] + rand() * 2.0
+        elif kind == _JACK:
+            score = counts[named] - (suit == named) - 20.0 + rand()
+        elif kind == _DRAW:
             draw = m
-        elif kind == "pass":
+            continue
+        elif kind == _PASS:
             pas = m
+            continue
         else:
-            return moves[int(rng.random() * len(moves))]  # K14: face-down picks
+            return moves[int(rand() * len(moves))]  # K14: face-down picks
+        if score > best_score:
+            best, best_score = m, score
     if best is not None:
         return best
     if pas is not None:

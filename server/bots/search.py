@@ -16,12 +16,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..rules import Deal, apply, deal_from_view, legal_moves
+from ..rules import Deal, apply, deal_from_view, legal_moves, redeal
 from .knowledge import Knowledge
 from .medium import best_move
 from .outcome import rewards
 from .rollout import rollout_move
-from .sampling import sample
+from .sampling import Sampler
 from .situation import Move, View, action_of, canonical, situation_of
 
 DEFAULT_BUDGET_S = 0.3
@@ -73,13 +73,23 @@ class SearchPolicy:
         clock = time.perf_counter
         deadline = clock() + self.budget_s if self.budget_s is not None else math.inf
         n = 0
+        # The view is read and checked once; each iteration deals a new guess of the
+        # hidden cards into a copy of the deal rebuilt from the first one.
+        sampler = Sampler(view, sit, self.knowledge)
+        own = sit.seat if view.get("seat") == sit.seat else None
+        template: Deal | None = None
         while True:
             if self.iterations is not None and n >= self.iterations:
                 break
             if n >= MIN_ITERATIONS and clock() >= deadline:
                 break
-            guess = sample(view, sit, self.knowledge, r)
-            deal = deal_from_view(view, guess.hands, guess.stock)
+            guess = sampler.draw(r)
+            hands: list[list[int] | None] = list(guess.hands)
+            if own is not None:
+                hands[own] = None  # the view's own hand, the card drawn last (K10, K11)
+            if template is None:
+                template = deal_from_view(view, hands, guess.stock)
+            deal = redeal(template, hands, guess.stock)
             self._iterate(root, deal, allowed, r)
             n += 1
         self.last_iterations = n

@@ -199,10 +199,17 @@ def table(summary: dict[str, object]) -> str:
 
 
 def run(
-    cfg: Config, deals: int, jobs: int, progress: Callable[[int], None] | None = None
+    cfg: Config,
+    deals: int,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,
+    partial: Callable[[dict[str, object]], None] | None = None,
 ) -> dict[str, object]:
-    """Play `deals` deals on `jobs` processes; `progress(done)` hears of each deal played."""
+    """Play `deals` deals on `jobs` processes; `progress(done)` hears of each deal played,
+    and `partial` is given the summary of the deals played so far at each tenth of the
+    run: a long run stopped early still says what its first deals showed."""
     started = time.perf_counter()
+    tenth = max(1, deals // 10)
     work = [(cfg, i) for i in range(deals)]
     records: list[DealRecord] = []
     with contextlib.ExitStack() as stack:
@@ -215,6 +222,8 @@ def run(
             records.append(record)
             if progress is not None:
                 progress(len(records))
+            if partial is not None and len(records) % tenth == 0 and len(records) < deals:
+                partial(summarize(cfg, records, time.perf_counter() - started))
     return summarize(cfg, records, time.perf_counter() - started)
 
 
@@ -232,7 +241,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=int, default=None, help="hard: iterations per decision")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--jobs", type=int, default=1, help="worker processes")
-    p.add_argument("--progress", action="store_true", help="report each tenth done on stderr")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="report each tenth done on stderr, with the JSON summary of the deals so far",
+    )
     return p
 
 
@@ -256,7 +269,16 @@ def main(argv: list[str] | None = None) -> int:
         if done % step == 0 or done == args.deals:
             print(f"{done}/{args.deals} deals played", file=sys.stderr, flush=True)
 
-    summary = run(cfg, args.deals, args.jobs, progress if args.progress else None)
+    def partial(summary: dict[str, object]) -> None:
+        print(json.dumps(summary, sort_keys=True), file=sys.stderr, flush=True)
+
+    summary = run(
+        cfg,
+        args.deals,
+        args.jobs,
+        progress if args.progress else None,
+        partial if args.progress else None,
+    )
     print(table(summary))
     print(json.dumps(summary, sort_keys=True))
     return 0

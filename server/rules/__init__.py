@@ -14,7 +14,7 @@ from .options import Options
 from .records import DealRecord
 from .result import DealResult, hand_points
 from .rulesets import CARDIVA, CLASSIC, RULESETS, RuleSet
-from .view import deal_from_view, unseen_cards, view
+from .view import deal_from_view, redeal, unseen_cards, view
 
 __all__ = [
     "CARDIVA",
@@ -55,6 +55,7 @@ __all__ = [
     "new_deal",
     "parse_card",
     "parse_suit",
+    "redeal",
     "replay",
     "unseen_cards",
     "view",

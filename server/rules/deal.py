@@ -73,6 +73,7 @@ class Deal:
         "pile",
         "playable",
         "queue",
+        "quiet",
         "reshuffle",
         "reshuffles",
         "result",
@@ -131,6 +132,11 @@ class Deal:
     reshuffles: int
     deck: tuple[int, ...]
     moves: list[Move]
+    quiet: bool
+    """``apply`` returns no events (an empty list): for a deal nobody watches, such as a
+    search's simulations (``redeal`` makes its copies quiet); the one attribute one may
+    set on a deal of one's own. The rules are played the same; only the wire events,
+    above all the shown hands at the end, are not built."""
 
     @property
     def top(self) -> int | None:
@@ -174,6 +180,7 @@ class Deal:
         new.reshuffles = self.reshuffles
         new.deck = self.deck
         new.moves = self.moves[:]
+        new.quiet = self.quiet
         return new
 
     def __repr__(self) -> str:
@@ -232,6 +239,7 @@ def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, 
     d.reshuffles = 0
     d.deck = deck_order
     d.moves = []
+    d.quiet = False
     return d
 
 
@@ -390,6 +398,8 @@ def apply(d: Deal, move: Move) -> list[Event]:
     else:
         raise IllegalMove(f"not a move: {move!r}")
     d.moves.append(move)
+    if d.quiet:
+        return []  # the rarer events were built all the same, and are dropped here
     return events
 
 
@@ -430,11 +440,13 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
     except ValueError:
         raise _not_in_hand(card) from None
     pile.append(card)
-    ev: Event = {"event": "play", "seat": seat, "card": CARD_STR[card]}
-    events = [ev]
+    events: list[Event] = (
+        [] if d.quiet else [{"event": "play", "seat": seat, "card": CARD_STR[card]}]
+    )
     if move >= JACK_BASE:
         d.named = named = (move - JACK_BASE) % 4  # C5, K8
-        ev["suit"] = SUITS[named]
+        if events:
+            events[0]["suit"] = SUITS[named]
     elif rank == JACK:
         d.named = CLUBS  # C2: an opening jack of clubs names nothing; clubs stay asked
     else:
@@ -552,6 +564,8 @@ def _draw_cards(d: Deal, seat: int, count: int, reason: str, events: list[Event]
     if count == 1 and stock:  # by far the most common case
         c = stock.pop()
         hand.append(c)
+        if d.quiet:
+            return True
         events.append(
             {"event": "draw", "seat": seat, "count": 1, "reason": reason, "cards": [CARD_STR[c]]}
         )
@@ -561,6 +575,8 @@ def _draw_cards(d: Deal, seat: int, count: int, reason: str, events: list[Event]
         del stock[len(stock) - count :]
         got.reverse()
         hand.extend(got)
+        if d.quiet:
+            return True
         events.append(
             {
                 "event": "draw",
@@ -616,6 +632,8 @@ def _draw(d: Deal, seat: int) -> list[Event]:
     c = stock.pop()
     d.hands[seat].append(c)
     d.drew = True
+    if d.quiet:
+        return []
     return [{"event": "draw", "seat": seat, "count": 1, "reason": "draw", "cards": [CARD_STR[c]]}]
 
 
@@ -653,7 +671,7 @@ def _pass(d: Deal, seat: int) -> list[Event]:
     if d.drew and not (d.penalty or d.first_left or d.follow):
         d.turn = d.to_act = (seat + d.direction) % d.n  # C7, K5: pass after a draw
         d.drew = False
-        return [{"event": "pass", "seat": seat}]
+        return [] if d.quiet else [{"event": "pass", "seat": seat}]
     rs = d.rs
     if d.penalty:
         raise IllegalMove(f"answer with a 7 or draw the penalty of {d.penalty}", rs.cite("penalty"))
@@ -691,7 +709,8 @@ def _finish(d: Deal, reason: str, winner: int | None, multiplier: int, events: l
     d.to_act = None
     d.penalty = 0
     d.follow = NO_FOLLOW
-    events.append({"event": "deal_end", "result": d.result.to_wire()})
+    if not d.quiet:
+        events.append({"event": "deal_end", "result": d.result.to_wire()})
 
 
 def _start_muamele(d: Deal, events: list[Event]) -> None:
@@ -744,9 +763,17 @@ def _pick(d: Deal, move: Move) -> list[Event]:
     d.picks -= 1
     if card % 13 == SEVEN:
         d.picks += 3  # K14: a picked 7 gives 3 more picks
-    events: list[Event] = [
-        {"event": "pick", "seat": seat, "position": pos, "card": CARD_STR[card], "picks": d.picks}
-    ]
+    events: list[Event] = []
+    if not d.quiet:
+        events.append(
+            {
+                "event": "pick",
+                "seat": seat,
+                "position": pos,
+                "card": CARD_STR[card],
+                "picks": d.picks,
+            }
+        )
     if not d.picks or not _spread_ready(d, events):
         _next_picker(d, events)
     return events

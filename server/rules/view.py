@@ -228,3 +228,20 @@ def _rebuild(
             d.out_seat = d.result.winner
             d.multiplier = d.result.multiplier
     return d
+
+
+def redeal(template: Deal, hands: Sequence[Sequence[int] | None], stock: Sequence[int]) -> Deal:
+    """A copy of ``template`` (a deal from ``deal_from_view``) with other hidden cards,
+    to simulate: ``apply`` on it returns no events (``Deal.quiet``).
+
+    ``hands`` and ``stock`` are as ``deal_from_view`` takes them; a ``None`` hand keeps
+    the template's. Nothing is checked again: a search builds one deal from the view,
+    checked, and then many guesses of the same hidden cards, each a shuffle of the same
+    unseen ones, so that re-reading and re-checking the view on every guess is waste.
+    """
+    d = template.copy()
+    d.quiet = True
+    own = d.hands
+    d.hands = [own[s] if h is None else list(h) for s, h in enumerate(hands)]
+    d.stock = list(reversed(stock))
+    return d

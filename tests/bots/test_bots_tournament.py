@@ -34,7 +34,12 @@ def test_two_jobs_give_the_same_figures_as_one(capsys: pytest.CaptureFixture[str
     assert main([*args, "--jobs", "2", "--progress"]) == 0
     printed = capsys.readouterr()
     two = json.loads(printed.out.strip().splitlines()[-1])
-    assert printed.err.splitlines()[-1] == "6/6 deals played"
+    lines = printed.err.splitlines()
+    assert lines[-1] == "6/6 deals played"
+    # Each tenth but the last also gives the summary of the deals played so far.
+    partial = [json.loads(x) for x in lines if x.startswith("{")]
+    assert [p["deals"] for p in partial] == [1, 2, 3, 4, 5]
+    assert partial[-1]["a"]["level"] == "medium"
     for side in ("a", "b"):
         assert one[side]["win_rate"] == two[side]["win_rate"]
         assert one[side]["mean_points"] == two[side]["mean_points"]

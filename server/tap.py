@@ -482,10 +482,10 @@ def open_journal(path: str, clock: Clock, *,
         return None, None
 
 
-class BackupOptions(usage.Options):
-    """`pisyedili-server backup [--db PATH] DEST`: copy the store, server running or not."""
+class StoreCommandOptions(usage.Options):
+    """The options of a subcommand that works on the store's file, not a server."""
 
-    synopsis = "backup [--db PATH] DEST"
+    synopsis = ""
     optParameters: ClassVar[list[list[Any]]] = [
         ["db", None, None, "The server's database (default: the one the server uses by "
          "default, in the per-user data directory)."],
@@ -493,6 +493,24 @@ class BackupOptions(usage.Options):
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
+
+    @classmethod
+    def parse(cls, name: str, argv: Sequence[str]) -> tuple[StoreCommandOptions, str]:
+        """The parsed options and the database path; usage errors exit with status 2."""
+        options = cls()
+        options.synopsis = f"Usage: pisyedili-server {cls.synopsis}"
+        try:
+            options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
+        except usage.UsageError as e:
+            print(f"{sys.argv[0]} {name}: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+        return options, options["db"] or str(default_path())
+
+
+class BackupOptions(StoreCommandOptions):
+    """`pisyedili-server backup [--db PATH] DEST`: copy the store, server running or not."""
+
+    synopsis = "backup [--db PATH] DEST"
 
     def parseArgs(self, *args: str) -> None:
         if len(args) != 1:
@@ -502,14 +520,7 @@ class BackupOptions(usage.Options):
 
 def backup(argv: Sequence[str]) -> None:
     """Copy the database through SQLite's online backup: consistent while the server writes."""
-    options = BackupOptions()
-    options.synopsis = f"Usage: pisyedili-server {BackupOptions.synopsis}"
-    try:
-        options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
-    except usage.UsageError as e:
-        print(f"{sys.argv[0]} backup: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
-    source = options["db"] or str(default_path())
+    options, source = BackupOptions.parse("backup", argv)
     if source == MEMORY:
         print(f"{sys.argv[0]} backup: an in-memory database has nothing to back up",
               file=sys.stderr)
@@ -522,17 +533,10 @@ def backup(argv: Sequence[str]) -> None:
     print(f"backed up {source} to {options['dest']}")
 
 
-class OperatorOptions(usage.Options):
+class OperatorOptions(StoreCommandOptions):
     """`pisyedili-server operator [--db PATH] add|remove NAME | list`."""
 
     synopsis = "operator [--db PATH] add NAME | remove NAME | list"
-    optParameters: ClassVar[list[list[Any]]] = [
-        ["db", None, None, "The server's database (default: the one the server uses by "
-         "default, in the per-user data directory)."],
-    ]
-
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
 
     def parseArgs(self, *args: str) -> None:
         if args[:1] == ("list",) and len(args) == 1:
@@ -546,14 +550,7 @@ class OperatorOptions(usage.Options):
 def operator(argv: Sequence[str]) -> None:
     """Flag accounts as operators in the store, whether the server runs or not (the
     running server reads the flag at its next start; `--operator` needs a restart too)."""
-    options = OperatorOptions()
-    options.synopsis = f"Usage: pisyedili-server {OperatorOptions.synopsis}"
-    try:
-        options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
-    except usage.UsageError as e:
-        print(f"{sys.argv[0]} operator: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
-    path = options["db"] or str(default_path())
+    options, path = OperatorOptions.parse("operator", argv)
     if path == MEMORY or not Path(path).is_file():
         print(f"{sys.argv[0]} operator: no database at {path}", file=sys.stderr)
         raise SystemExit(1)

@@ -7,18 +7,14 @@ traceback. The timeouts are backstops only: every wait is for a log line.
 
 from __future__ import annotations
 
-import queue
-import re
 import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
+from process_output import Output
 
 BACKSTOP = 60.0
 
@@ -29,52 +25,6 @@ def command(script: str, module: str) -> list[str]:
     if installed.exists():
         return [str(installed)]
     return [sys.executable, "-c", f"from {module} import main; raise SystemExit(main())"]
-
-
-class Output:
-    """A process's merged output, read on a thread so that waits can time out."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for(self, pattern: str, timeout: float = BACKSTOP) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-            found = re.search(pattern, line)
-            if found:
-                return found
-        raise AssertionError(f"no {pattern!r} in the output:\n{self.text}")
-
-    def rest(self, timeout: float = BACKSTOP) -> str:
-        """Everything up to the end of the stream (the process has exited)."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                break
-            self.seen.append(line)
-        return self.text
-
-    @property
-    def text(self) -> str:
-        return "".join(self.seen)
 
 
 def start(argv: list[str]) -> tuple[subprocess.Popen[str], Output]:

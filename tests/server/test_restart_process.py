@@ -13,19 +13,18 @@ then gives the player the seat back, and the match plays on.
 from __future__ import annotations
 
 import random
-import re
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from process_output import Output
 from twisted.internet.task import Clock
 
 from pisyedili.protocol.codec import decode, frame
@@ -48,20 +47,9 @@ def server(db: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
          "--no-announce"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     assert proc.stdout is not None
-    seen = ""
-    deadline = time.monotonic() + BACKSTOP
+    out = Output(proc.stdout)  # drained all along, so the server never blocks on it
     try:
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            seen += line
-            found = re.search(r"listening on .*port=(\d+)", line)
-            if found:
-                break
-            if not line:
-                raise AssertionError(f"the server did not start:\n{seen}")
-        else:
-            raise AssertionError(f"the server did not start in time:\n{seen}")
-        yield proc, int(found.group(1))
+        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", BACKSTOP).group(1))
     finally:
         if proc.poll() is None:
             proc.kill()

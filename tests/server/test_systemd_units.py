@@ -20,7 +20,6 @@ import errno
 import json
 import mmap
 import os
-import queue
 import re
 import shlex
 import shutil
@@ -30,13 +29,14 @@ import ssl
 import struct
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # this file is also the sandbox's launcher, run with no test path
+    from process_output import Output
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ROOT / "systemd" / "pisyedili.service"
@@ -290,41 +290,6 @@ def sandboxed_exec(cfg: dict[str, Any], argv: list[str]) -> None:
     os.execve(argv[0], argv, env)
 
 
-class Output:
-    """A process's output, read on a thread so that waits can time out."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
-
-    def _pump(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for(self, pattern: str | None, timeout: float = BACKSTOP) -> str:
-        """Lines up to one matching `pattern` (None: up to the end)."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line is None:
-                if pattern is None:
-                    return self.text
-                break
-            self.seen.append(line)
-            if pattern is not None and re.search(pattern, line):
-                return self.text
-        raise AssertionError(f"no {pattern!r} in the server's output:\n{self.text}")
-
-    @property
-    def text(self) -> str:
-        return "".join(self.seen)
-
-
 @pytest.fixture
 def sandboxed() -> Iterator[Any]:
     procs: list[subprocess.Popen[str]] = []
@@ -344,6 +309,8 @@ def sandboxed() -> Iterator[Any]:
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         procs.append(proc)
         assert proc.stdout is not None
+        from process_output import Output
+
         return proc, Output(proc.stdout)
 
     yield start
@@ -392,8 +359,8 @@ def test_the_server_serves_ipv4_and_ipv6_under_the_units_sandbox(sandboxed: Any)
     assert hello("127.0.0.1", port)["type"] == "welcome"
     assert hello("::1", port)["type"] == "welcome"
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=BACKSTOP) == 0, out.wait_for(None)
-    log = out.wait_for(None)
+    assert proc.wait(timeout=BACKSTOP) == 0, out.rest()
+    log = out.rest()
     assert "127.0.0.1 welcomed" in log  # IPv4 clients keep their own address
     assert "Traceback" not in log and "Unhandled" not in log, log
 
@@ -410,7 +377,8 @@ def test_tls_in_the_server_needs_memory_deny_write_execute_off(sandboxed: Any,
     assert pem.exists(), pem
     cfg = {**sandbox_of(units(SERVICE)), "mdwe": mdwe, "private_network": False}
     proc, out = sandboxed(cfg, ["--listen", f"ssl:0:interface=127.0.0.1:privateKey={pem}"])
-    port = int(re.findall(r"port=(\d+)", out.wait_for(r"listening on ssl:"))[-1])
+    out.wait_for(r"listening on ssl:")
+    port = int(re.findall(r"port=(\d+)", out.text)[-1])
     context = ssl.create_default_context()
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     with socket.create_connection(("127.0.0.1", port), timeout=BACKSTOP) as raw:
@@ -425,7 +393,7 @@ def test_tls_in_the_server_needs_memory_deny_write_execute_off(sandboxed: Any,
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=BACKSTOP) == 0
     if not mdwe:
-        log = out.wait_for(None)
+        log = out.rest()
         assert "Traceback" not in log and "Unhandled" not in log, log
 
 

@@ -1,0 +1,60 @@
+"""A child process's output, read line by line on a thread, so that every wait on it
+can time out instead of blocking the test on a process that went quiet."""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+import time
+from typing import IO
+
+BACKSTOP = 60.0
+"""Seconds any one wait may take: far beyond what a healthy process needs."""
+
+
+class Output:
+    """Every line the process wrote so far (`text`), and waits on what comes next."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _next(self, deadline: float) -> str | None:
+        """The next line, or None at the end of the stream or past `deadline`."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            line = self.lines.get(timeout=left)
+        except queue.Empty:
+            return None
+        if line is not None:
+            self.seen.append(line)
+        return line
+
+    def wait_for(self, pattern: str, timeout: float = BACKSTOP) -> re.Match[str]:
+        """The first line from here on that matches `pattern`."""
+        deadline = time.monotonic() + timeout
+        while (line := self._next(deadline)) is not None:
+            found = re.search(pattern, line)
+            if found:
+                return found
+        raise AssertionError(f"no {pattern!r} in the output:\n{self.text}")
+
+    def rest(self, timeout: float = BACKSTOP) -> str:
+        """Everything up to the end of the stream (the process has exited)."""
+        deadline = time.monotonic() + timeout
+        while self._next(deadline) is not None:
+            pass
+        return self.text
+
+    @property
+    def text(self) -> str:
+        return "".join(self.seen)

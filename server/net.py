@@ -59,6 +59,9 @@ connection is aborted: what the server buffers for one client is bounded in time
 in bytes, by `ServerLimits.max_output_bytes`)."""
 LENGTH_PREFIX = 4
 """Bytes of a frame's length prefix (`Int32StringReceiver`)."""
+AGREED_CACHE = 256
+"""Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
+a client may ask for any list of names."""
 
 
 @functools.cache
@@ -110,6 +113,14 @@ class Connection:
     FRAME_OVERHEAD = LENGTH_PREFIX
     """Bytes the transport adds to each body it writes (an upper bound)."""
 
+    # Slots, so that a connection's own state never sits in its instance dict: Twisted
+    # reads a protocol's `__dict__` on every frame, which makes the dict real, and one
+    # holding these as well took over a kilobyte per idle connection.
+    __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
+                 "_close_code", "_closing", "_handshake_call", "_heartbeat_call", "_held",
+                 "_last_heard", "_paused", "_queued", "_refused_in_row", "_stall_call",
+                 "_waiting", "address", "features", "server", "session")
+
     transport: Any
 
     def __init__(self, server: ServerFactory) -> None:
@@ -123,14 +134,14 @@ class Connection:
         self._bucket = TokenBucket(server.limits.rate, server.limits.burst, server.clock)
         self._refused_in_row = 0
         self._last_heard = 0.0
-        self._timers: list[Delayed] = []
+        self._abort_call: Delayed | None = None
         self._handshake_call: Delayed | None = None
         self._heartbeat_call: Delayed | None = None
         self._stall_call: Delayed | None = None
         self._paused = False
         self._queued = 0  # at least the bytes the transport still holds for this client
         self._waiting = False  # a reply from the store is due: later frames wait
-        self._held: collections.deque[bytes] = collections.deque()
+        self._held: collections.deque[bytes] | None = None  # made by the first frame held
         self._close_code: str | None = None
 
     @property
@@ -169,7 +180,7 @@ class Connection:
         """The connection is gone: stop its timers, release its place and its session."""
         self._closing = True
         for call in (self._handshake_call, self._heartbeat_call, self._stall_call,
-                     *self._timers):
+                     self._abort_call):
             if call is not None and call.active():
                 call.cancel()
         if not self._admitted:
@@ -206,7 +217,8 @@ class Connection:
             # A transport with a registered producer is not closed until it goes.
             cast(Any, self.transport).unregisterProducer()
         self._end(self._close_code)
-        self._timers.append(self._clock.callLater(ABORT_AFTER_CLOSE, self._abort))
+        if self._abort_call is None:
+            self._abort_call = self._clock.callLater(ABORT_AFTER_CLOSE, self._abort)
 
     def _write_body(self, body: bytes) -> None:
         """Write one body, framed as the transport frames it."""
@@ -265,7 +277,7 @@ class Connection:
 
     def _handshake_expired(self) -> None:
         self._handshake_call = None
-        if self.session is None:
+        if self.session is None and not self._closing:
             self.close("handshake_timeout", "no hello arrived in time")
 
     def _heartbeat(self) -> None:
@@ -356,6 +368,8 @@ class Connection:
         if self._closing:
             return
         if self._waiting:  # behind a store read: replies keep the order of requests
+            if self._held is None:
+                self._held = collections.deque()
             self._held.append(string)
             return
         try:
@@ -502,13 +516,16 @@ class Connection:
         """Read on after a store reply: the frames that waited, then the transport."""
         self._waiting = False
         if self._closing or self.transport is None:
-            self._held.clear()
+            self._held = None
             return
         resume = getattr(self.transport, "resumeProducing", None)
         if resume is not None:
             resume()
-        while self._held and not self._waiting and not self._closing:
-            self.body_received(self._held.popleft())
+        held = self._held
+        while held and not self._waiting and not self._closing:
+            self.body_received(held.popleft())
+        if held is not None and not held:
+            self._held = None
 
     # -- handshake ----------------------------------------------------------------------
 
@@ -522,7 +539,7 @@ class Connection:
             except names.BadName as e:
                 self.close("bad_field", f"name: {e}", rid, field="name")
                 return
-        self.features = frozenset(negotiate_features(hello.features, self.server.features))
+        self.features = self.server.agreed(hello.features)
         sessions = self.server.sessions
         banned = self.server.moderation and self.server.moderation.address_banned(
             self.address)
@@ -550,8 +567,11 @@ class Connection:
             session = sessions.open(name, self, self.address)
         self.session = session
         if self._handshake_call is not None and self._handshake_call.active():
-            self._handshake_call.cancel()
-        self._handshake_call = None
+            # Fired now rather than cancelled: it finds the session and does nothing. A
+            # cancelled call stays in the reactor's heap until more than half of that
+            # heap is cancelled, so with every connection's handshake call cancelled
+            # each idle connection would keep one there.
+            self._handshake_call.reset(0)
         log.info("{address} welcomed as player {player} ({name!r}), resumed={resumed}, "
                  "client={client!r}", address=self.address, player=session.player_id,
                  name=session.name, resumed=token is not None, client=hello.client)
@@ -803,6 +823,7 @@ class ServerFactory(Factory):
         does not offer the `history` feature."""
         self.features = frozenset(FEATURES) - ({"history"} if archive is None else set())
         """The features this server offers in `welcome`."""
+        self._agreed: dict[tuple[str, ...] | None, frozenset[str]] = {}
         self.lobby = lobby
         self.sessions = sessions
         self.limits = limits
@@ -814,6 +835,17 @@ class ServerFactory(Factory):
         self.accounts: accounts.Accounts | None = None
         self.moderation: moderation.Moderation | None = None
         self.ratings: ratings.Ratings | None = None
+
+    def agreed(self, requested: tuple[str, ...] | None) -> frozenset[str]:
+        """The features agreed with a client that asked for `requested`: one shared set
+        per distinct request (clients ask for a handful of combinations), not one per
+        connection."""
+        agreed = self._agreed.get(requested)
+        if agreed is None:
+            agreed = frozenset(negotiate_features(requested, self.features))
+            if len(self._agreed) < AGREED_CACHE:
+                self._agreed[requested] = agreed
+        return agreed
 
     def buildProtocol(self, addr: IAddress | None) -> ServerProtocol:
         return ServerProtocol(self)

@@ -1,0 +1,107 @@
+"""What an idle welcomed connection keeps on the server: one timer, shared feature sets.
+
+The load bench's idle figure (bytes of server memory per welcomed connection) rests on
+these; each test fails if a connection goes back to holding its own copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest_twisted
+from twisted.internet import reactor
+from twisted.internet.task import Clock
+from wireclient import Server
+
+from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net import AGREED_CACHE
+
+
+@pytest_twisted.ensureDeferred
+async def test_hello_fires_the_handshake_timer_rather_than_leave_it_cancelled() -> None:
+    """A cancelled call stays in the reactor's heap (Twisted compacts it only once more
+    than half is cancelled): one per idle connection, were it cancelled at `hello`."""
+    server = await Server.start(limits=ServerLimits(handshake_seconds=600, ping_seconds=30,
+                                                    idle_seconds=90))
+    try:
+        calls: list[Any] = []
+        build = server.factory.buildProtocol
+
+        def recording(addr: Any) -> Any:
+            proto = build(addr)
+            made = proto.connectionMade
+
+            def record() -> None:
+                made()
+                calls.append(proto._handshake_call)
+
+            proto.connectionMade = record  # type: ignore[method-assign]
+            return proto
+
+        server.factory.buildProtocol = recording  # type: ignore[method-assign]
+        clients = [await server.connect() for _ in range(5)]
+        for n, client in enumerate(clients):  # each hello read once its call was made
+            welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name=f"i{n}")
+            assert welcome["type"] == "welcome"
+        for client in clients:  # the reactor has turned since each hello
+            assert (await client.request("ping"))["type"] == "pong"
+        heap = [*reactor._pendingTimedCalls, *reactor._newTimedCalls]  # type: ignore[attr-defined]
+        for call in calls:
+            assert call is not None and call.called and not call.cancelled  # type: ignore[attr-defined]
+            assert all(c is not call for c in heap)
+        assert len(calls) == 5
+        assert all(p._handshake_call is None for p in server.factory.protocols)
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_handshake_timer_fired_at_hello_closes_nobody_later() -> None:
+    clock = Clock()
+    server = await Server.start(clock=clock, limits=ServerLimits(handshake_seconds=5))
+    try:
+        talker = await server.connect("talker")
+        silent = await server.connect()
+        clock.advance(5)
+        assert (await silent.wait_type("error"))["code"] == "handshake_timeout"
+        clock.advance(5)
+        assert (await talker.request("ping"))["type"] == "pong"
+        assert not talker.errors()
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_clients_asking_the_same_features_share_one_set() -> None:
+    server = await Server.start()
+    try:
+        a = await server.connect("a", features=["chat", "rematch"])
+        b = await server.connect("b", features=["chat", "rematch"])
+        c = await server.connect("c", features=["chat"])
+        assert a.welcome["features"] == b.welcome["features"] == ["chat", "rematch"]
+        assert c.welcome["features"] == ["chat"]
+        by_name = {p.session.name: p for p in server.factory.protocols if p.session}
+        assert by_name["a"].features is by_name["b"].features
+        assert by_name["c"].features == frozenset({"chat"})
+    finally:
+        await server.stop()
+
+
+def test_shared_feature_sets_are_bounded_yet_always_right() -> None:
+    server_factory = _factory()
+    for n in range(AGREED_CACHE + 20):  # each request unique: past the cap, not kept
+        junk = tuple(f"x{n}-{i}" for i in range(3))
+        assert server_factory.agreed((*junk, "chat")) == frozenset({"chat"})
+    late = ("chat", "late")
+    assert server_factory.agreed(late) == frozenset({"chat"})
+    assert server_factory.agreed(late) is not server_factory.agreed(late)  # not kept
+    assert server_factory.agreed(None) == frozenset()
+    everything = tuple(sorted(FEATURES))
+    assert server_factory.agreed(everything) == server_factory.features
+
+
+def _factory() -> Any:
+    from pisyedili.server.tap import make_factory
+
+    return make_factory(Clock(), name="test server", seed=1)

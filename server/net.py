@@ -74,6 +74,13 @@ def server_version() -> str:
         return "0"
 
 
+WELCOMED = ("{address} welcomed as player {player} ({name!r}), resumed={resumed}, "
+            "client={client!r}")
+WELCOMED_RENAMED = ("{address} welcomed as player {player} ({name!r}, asked for {asked!r}), "
+                    "resumed={resumed}, client={client!r}")
+"""The log line of a `welcome`; a new player whose name was taken gets a suffixed one."""
+
+
 def _address_of(peer: IAddress) -> str:
     """The key for per-address limits (an IPv4 address or IPv6 /64); UNIX sockets: one."""
     host = getattr(peer, "host", None)
@@ -572,9 +579,11 @@ class Connection:
             # heap is cancelled, so with every connection's handshake call cancelled
             # each idle connection would keep one there.
             self._handshake_call.reset(0)
-        log.info("{address} welcomed as player {player} ({name!r}), resumed={resumed}, "
-                 "client={client!r}", address=self.address, player=session.player_id,
-                 name=session.name, resumed=token is not None, client=hello.client)
+        # The one line a hello logs (a line costs about as much as the rest of hello).
+        renamed = token is None and name != session.name
+        log.info(WELCOMED_RENAMED if renamed else WELCOMED, address=self.address,
+                 player=session.player_id, name=session.name, resumed=token is not None,
+                 client=hello.client, **({"asked": name} if renamed else {}))
         at = _table_of(session) if token is not None else None
         welcome = make_welcome(
             server=self.server.name, version=server_version(),

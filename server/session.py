@@ -161,7 +161,6 @@ class Sessions:
         self._add(session, claim)
         self._journal.session_opened(int(session.player_id), session.hashed_token,
                                      session.name, address, self._clock.seconds())
-        log.info("session {player} opened for {name!r}", player=session.player_id, name=name)
         return session
 
     def _add(self, session: Session, claim: _Claim) -> None:

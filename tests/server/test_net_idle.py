@@ -11,6 +11,7 @@ from typing import Any
 import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.task import Clock
+from twisted.logger import formatEvent, globalLogPublisher
 from wireclient import Server
 
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
@@ -105,3 +106,32 @@ def _factory() -> Any:
     from pisyedili.server.tap import make_factory
 
     return make_factory(Clock(), name="test server", seed=1)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hello_logs_one_line_saying_the_name_asked_for_when_suffixed() -> None:
+    events: list[dict[str, Any]] = []
+
+    def observe(event: dict[str, Any]) -> None:
+        if event.get("log_namespace", "").startswith("pisyedili.server"):
+            events.append(event)
+
+    server = await Server.start()
+    globalLogPublisher.addObserver(observe)
+    try:
+        await server.connect("Ayşe")
+        twin = await server.connect("AYŞE")
+        assert twin.welcome["name"] == "AYŞE 2"
+        back = await server.connect(token=twin.welcome["token"], name="ignored")
+        assert back.welcome["resumed"] is True
+    finally:
+        globalLogPublisher.removeObserver(observe)
+        await server.stop()
+    lines = [formatEvent(e) for e in events]
+    hellos = [line for line in lines if " welcomed as " in line]
+    assert len(hellos) == 3
+    assert hellos[0].endswith("welcomed as player 1 ('Ayşe'), resumed=False, "
+                              "client=None")
+    assert "player 2 ('AYŞE 2', asked for 'AYŞE'), resumed=False" in hellos[1]
+    assert "player 2 ('AYŞE 2'), resumed=True" in hellos[2]
+    assert not [line for line in lines if "opened for" in line]  # not a second line

@@ -1,11 +1,14 @@
-"""What an idle welcomed connection keeps on the server: one timer, shared feature sets.
+"""What a connection costs the server: what an idle one keeps (one timer, shared
+feature sets, one log line for its hello) and how a frame leaves (at once, to a socket
+with nothing queued).
 
-The load bench's idle figure (bytes of server memory per welcomed connection) rests on
-these; each test fails if a connection goes back to holding its own copy.
+The load bench's figures rest on these; each test fails if a connection goes back to
+holding its own copy, or a frame back to waiting for the reactor.
 """
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest_twisted
@@ -135,3 +138,53 @@ async def test_a_hello_logs_one_line_saying_the_name_asked_for_when_suffixed() -
     assert "player 2 ('AYŞE 2', asked for 'AYŞE'), resumed=False" in hellos[1]
     assert "player 2 ('AYŞE 2'), resumed=True" in hellos[2]
     assert not [line for line in lines if "opened for" in line]  # not a second line
+
+
+def _server_side(server: Server, name: str) -> Any:
+    return next(p for p in server.factory.protocols
+                if p.session is not None and p.session.name == name)
+
+
+def _line(n: int) -> dict[str, Any]:
+    return {"type": "chat", "scope": "lobby", "name": "op", "text": f"{n:05d} " + "x" * 250,
+            "spectator": False}
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_frame_to_an_idle_socket_is_sent_at_once_not_queued() -> None:
+    server = await Server.start()
+    try:
+        client = await server.connect("reader")
+        proto = _server_side(server, "reader")
+        proto.send_message(_line(0))
+        # Already with the kernel: nothing waits in the transport for the reactor.
+        assert not proto.transport._tempDataLen and not proto.transport.dataBuffer
+        assert (await client.wait_type("chat"))["text"].startswith("00000 ")
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_frames_behind_a_full_socket_queue_in_the_transport_and_keep_order() -> None:
+    server = await Server.start(limits=ServerLimits(max_output_bytes=16 * 1024 * 1024))
+    try:
+        client = await server.connect("slow")
+        proto = _server_side(server, "slow")
+        # Small kernel buffers on both ends, and a client that stops reading: the
+        # socket fills after a few frames and the rest must wait in the transport.
+        proto.transport.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        client.transport.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.transport.pauseProducing()
+        lines = 400
+        queued = False
+        for n in range(lines):
+            proto.send_message(_line(n))
+            queued = queued or bool(proto.transport._tempDataLen or proto.transport.dataBuffer)
+        assert queued  # the transport's path was taken: the socket was full
+        client.transport.resumeProducing()
+        await client.wait(lambda m: m["type"] == "chat"
+                          and m["text"].startswith(f"{lines - 1:05d} "))
+        texts = [m["text"][:5] for m in client.received if m["type"] == "chat"]
+        assert texts == [f"{n:05d}" for n in range(lines)]
+    finally:
+        await server.stop()

@@ -248,7 +248,8 @@ class Connection:
     # systemd sockets; TLS passes its TCP transport's calls on) pauses its producer as
     # soon as its buffer goes over `bufferSize`, and resumes it only once that buffer
     # is empty. So while we are not paused it holds at most `bufferSize`; while paused,
-    # that plus what we wrote since. The private `dataBuffer` is never read.
+    # that plus what we wrote since. Only `ServerProtocol._write_body` looks at the
+    # private buffers, to know whether anything is queued at all.
 
     def pauseProducing(self) -> None:
         self._paused = True

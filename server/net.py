@@ -127,7 +127,8 @@ class Connection:
     # reads a protocol's `__dict__` on every frame, which makes the dict real, and one
     # holding these as well took over a kilobyte per idle connection.
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
-                 "_close_code", "_closing", "_handshake_call", "_heartbeat_call", "_held",
+                 "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
+                 "_held",
                  "_last_heard", "_paused", "_queued", "_refused_in_row", "_stall_call",
                  "_waiting", "address", "features", "server", "session")
 
@@ -153,6 +154,7 @@ class Connection:
         self._waiting = False  # a reply from the store is due: later frames wait
         self._held: collections.deque[bytes] | None = None  # made by the first frame held
         self._close_code: str | None = None
+        self._cork: list[bytes] | None = None  # frames a request holds back (ServerProtocol)
 
     @property
     def pending_output(self) -> int:
@@ -354,7 +356,8 @@ class Connection:
         if self.transport is None:
             return
         self._write_body(body)  # may pause us at once
-        if not self._paused:  # then the transport holds no more than its high-water mark
+        if not self._paused and self._cork is None:
+            # Then the transport holds no more than its high-water mark.
             high_water = getattr(self.transport, "bufferSize", FileDescriptor.bufferSize)
             self._queued = min(self._queued, high_water)
 
@@ -621,6 +624,19 @@ class ServerProtocol(Connection, Int32StringReceiver):
         self._socket = _sendable_socket(self.transport)
         self.opened()
 
+    def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
+        """The frames one request writes to its own client go out together at its end:
+        a move's `ok` and the mover's `update` in one `send`, not two."""
+        self._cork = cork = cast(list[bytes], [])
+        try:
+            super()._dispatch(kind, msg, rid)
+        finally:
+            self._cork = None
+            if cork:
+                self._send_frame(b"".join(cork))
+                if not self._paused:  # as in `_put_now`, now that the frames are out
+                    self._queued = min(self._queued, self.transport.bufferSize)
+
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it
         to the transport (as `sendString` would).
@@ -633,6 +649,12 @@ class ServerProtocol(Connection, Int32StringReceiver):
         send, full buffer, error and close to the transport, as before.
         """
         frame = _LENGTH.pack(len(body)) + body
+        if self._cork is not None:
+            self._cork.append(frame)
+            return
+        self._send_frame(frame)
+
+    def _send_frame(self, frame: bytes) -> None:
         sock = self._socket
         transport = self.transport
         if sock is not None and not transport._tempDataLen and not transport.dataBuffer \

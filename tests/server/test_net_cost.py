@@ -188,3 +188,36 @@ async def test_frames_behind_a_full_socket_queue_in_the_transport_and_keep_order
         assert texts == [f"{n:05d}" for n in range(lines)]
     finally:
         await server.stop()
+
+
+class CountingSocket:
+    """The connection's real socket, counting the `send` calls made on it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.sends: list[int] = []
+
+    def send(self, data: bytes) -> int:
+        sent = self.sock.send(data)
+        self.sends.append(sent)
+        return sent
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_frames_a_request_writes_to_its_own_client_leave_in_one_send() -> None:
+    server = await Server.start()
+    try:
+        client = await server.connect("talker")
+        assert (await client.request("lobby_subscribe"))["type"] == "lobby"
+        proto = _server_side(server, "talker")
+        counting = CountingSocket(proto._socket)
+        proto._socket = counting
+        client.send({"type": "chat", "id": 50, "scope": "lobby", "text": "hello all"})
+        line = await client.wait_type("chat")  # said in the lobby: back to its subscriber
+        assert line["text"] == "hello all"
+        assert any(m.get("id") == 50 and m["type"] == "ok" for m in client.received)
+        assert len(counting.sends) == 1  # the `ok` and the line together
+        assert (await client.request("ping"))["type"] == "pong"
+        assert len(counting.sends) == 2
+    finally:
+        await server.stop()

@@ -128,9 +128,8 @@ class Connection:
     # holding these as well took over a kilobyte per idle connection.
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
                  "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
-                 "_held",
-                 "_last_heard", "_paused", "_queued", "_refused_in_row", "_stall_call",
-                 "_waiting", "address", "features", "server", "session")
+                 "_held", "_last_heard", "_paused", "_queued", "_refused_in_row",
+                 "_stall_call", "_waiting", "address", "features", "server", "session")
 
     transport: Any
 
@@ -626,7 +625,12 @@ class ServerProtocol(Connection, Int32StringReceiver):
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         """The frames one request writes to its own client go out together at its end:
-        a move's `ok` and the mover's `update` in one `send`, not two."""
+        a move's `ok` and the mover's `update` in one `send`, not two. A request handled
+        inside another's (frames held behind a store read, released at once) adds to
+        the outer one's frames, so they keep their order."""
+        if self._cork is not None:
+            super()._dispatch(kind, msg, rid)
+            return
         self._cork = cork = cast(list[bytes], [])
         try:
             super()._dispatch(kind, msg, rid)

@@ -18,6 +18,8 @@ class Delayed(Protocol):
 
     def cancel(self) -> None: ...
 
+    def reset(self, secondsFromNow: float) -> None: ...
+
 
 class Clock(Protocol):
     """Reads and schedules time (`IReactorTime`)."""

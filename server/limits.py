@@ -80,6 +80,8 @@ class TokenBucket:
     Time comes from the injected clock, so tests step it with `task.Clock`.
     """
 
+    __slots__ = ("_burst", "_clock", "_rate", "_stamp", "_tokens")  # one per connection
+
     def __init__(self, rate: float, burst: int, clock: Clock) -> None:
         self._rate = rate
         self._burst = float(burst)

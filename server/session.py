@@ -49,6 +49,10 @@ class Peer(Protocol):
 class Session:
     """One player: a stable id, a name, a resume token and at most one table."""
 
+    # One per player: no per-instance dict.
+    __slots__ = ("_address", "_hashed", "_name", "_player_id", "_token", "account", "expiry",
+                 "peer", "table")
+
     def __init__(self, player_id: str, name: str, token: str | None, address: str = "?",
                  *, hashed: bytes | None = None) -> None:
         self._player_id = player_id
@@ -59,8 +63,7 @@ class Session:
         self.peer: Peer | None = None
         self.table: TableRunner | None = None
         self.expiry: Delayed | None = None
-        self.account: int | None = None
-        """The account this session is logged in to (`accounts.py`); None: a guest."""
+        self.account: int | None = None  # logged in to (`accounts.py`); None: a guest
 
     @property
     def player_id(self) -> str:
@@ -158,7 +161,6 @@ class Sessions:
         self._add(session, claim)
         self._journal.session_opened(int(session.player_id), session.hashed_token,
                                      session.name, address, self._clock.seconds())
-        log.info("session {player} opened for {name!r}", player=session.player_id, name=name)
         return session
 
     def _add(self, session: Session, claim: _Claim) -> None:

@@ -5,22 +5,24 @@ Ints keep hands cheap to copy and compare, which the bots' search depends on.
 
 from __future__ import annotations
 
+from typing import Final
+
 SUITS = "cdhs"
 """Suit letters in index order: clubs, diamonds, hearts, spades."""
 
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 """Rank names in index order (rank index 0 is the 2)."""
 
-CLUBS = 0
-SEVEN = 5
-EIGHT = 6
-TEN = 8
-JACK = 9
-QUEEN = 10
-KING = 11
-ACE = 12
+CLUBS: Final = 0
+SEVEN: Final = 5
+EIGHT: Final = 6
+TEN: Final = 8
+JACK: Final = 9
+QUEEN: Final = 10
+KING: Final = 11
+ACE: Final = 12
 
-DECK_SIZE = 52
+DECK_SIZE: Final = 52
 
 CARD_STR: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
 """Notation of every card, indexed by card int."""

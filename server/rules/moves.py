@@ -10,17 +10,17 @@ Everyone outside the engine goes through ``move_to_wire`` / ``move_from_wire`` /
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .cards import CARD_STR, JACK, SUITS, parse_card, parse_suit
 
 Move = int
 
-JACK_BASE = 52
-DRAW = 68
-PASS = 69
-PICK = 70
-MAX_PICK_POSITION = 103
+JACK_BASE: Final = 52
+DRAW: Final = 68
+PASS: Final = 69
+PICK: Final = 70
+MAX_PICK_POSITION: Final = 103
 
 MOVE_CARD: tuple[int, ...] = tuple(range(52)) + tuple(
     (m - JACK_BASE) // 4 * 13 + JACK for m in range(JACK_BASE, DRAW)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Final
 
-SUITS = "cdhs"
+SUITS: Final = "cdhs"
 """Suit letters in index order: clubs, diamonds, hearts, spades."""
 
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+RANKS: Final = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 """Rank names in index order (rank index 0 is the 2)."""
 
 CLUBS: Final = 0
@@ -24,7 +24,7 @@ ACE: Final = 12
 
 DECK_SIZE: Final = 52
 
-CARD_STR: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
+CARD_STR: Final[tuple[str, ...]] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
 """Notation of every card, indexed by card int."""
 
 _BY_NAME: dict[str, int] = {name.upper(): c for c, name in enumerate(CARD_STR)}

@@ -43,11 +43,11 @@ FOLLOW_ACE: Final = 1
 FOLLOW_PISTI: Final = 2
 FOLLOW_NAMES = (None, "ace", "pisti")
 
-_NOT_ORDINARY = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
-_ACTION_RANKS = frozenset({SEVEN, EIGHT, TEN, ACE})  # C9-C12, K7, K9, K10
-_DRAW_ONLY = (DRAW,)
-_DRAW_OR_PASS = (DRAW, PASS)
-_PASS_ONLY = (PASS,)
+_NOT_ORDINARY: Final = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
+_ACTION_RANKS: Final = frozenset({SEVEN, EIGHT, TEN, ACE})  # C9-C12, K7, K9, K10
+_DRAW_ONLY: Final = (DRAW,)
+_DRAW_OR_PASS: Final = (DRAW, PASS)
+_PASS_ONLY: Final = (PASS,)
 
 
 class Deal:

@@ -22,7 +22,7 @@ PASS: Final = 69
 PICK: Final = 70
 MAX_PICK_POSITION: Final = 103
 
-MOVE_CARD: tuple[int, ...] = tuple(range(52)) + tuple(
+MOVE_CARD: Final[tuple[int, ...]] = tuple(range(52)) + tuple(
     (m - JACK_BASE) // 4 * 13 + JACK for m in range(JACK_BASE, DRAW)
 )
 """The card a play move puts down, indexed by move (plays only)."""

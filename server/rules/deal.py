@@ -190,6 +190,11 @@ class Deal:
         )
 
 
+DEAL_FIELDS: Final = tuple(Deal.__annotations__)
+"""The names of every attribute of a deal: its ``__slots__``, which a build compiled with
+mypyc does not keep (a native class lays its attributes out itself)."""
+
+
 _Fixed = tuple[RuleSet, int, Table, bool, bool, bool]
 
 

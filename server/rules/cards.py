@@ -43,14 +43,14 @@ def make_card(rank: int, suit: int) -> int:
     return suit * 13 + rank
 
 
-def card_str(card: int) -> str:
+def card_str(card: object) -> str:
     """``7h``, ``10d``, ``Js``; raises ``ValueError`` for anything but a card int."""
     if type(card) is not int or not 0 <= card < DECK_SIZE:
         raise ValueError(f"not a card: {card!r}")
     return CARD_STR[card]
 
 
-def parse_card(text: str) -> int:
+def parse_card(text: object) -> int:
     """Parse ``7h``, ``10D``, ``th``, ``Qs``... (case-insensitive, ``T`` = 10)."""
     if not isinstance(text, str):
         raise ValueError(f"not a card: {text!r}")
@@ -60,7 +60,7 @@ def parse_card(text: str) -> int:
     return card
 
 
-def parse_suit(text: str) -> int:
+def parse_suit(text: object) -> int:
     """Parse a suit letter ``c d h s`` (case-insensitive)."""
     if not isinstance(text, str) or len(text.strip()) != 1 or text.strip().lower() not in SUITS:
         raise ValueError(f"not a suit: {text!r} (expected one of c, d, h, s)")

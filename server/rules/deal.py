@@ -50,42 +50,48 @@ _DRAW_OR_PASS: Final = (DRAW, PASS)
 _PASS_ONLY: Final = (PASS,)
 
 
+DEAL_FIELDS: Final = (
+    "bounce",
+    "dealer",
+    "deck",
+    "direction",
+    "drew",
+    "first_left",
+    "follow",
+    "hands",
+    "moves",
+    "multiplier",
+    "n",
+    "named",
+    "options",
+    "out_seat",
+    "over",
+    "penalty",
+    "phase",
+    "picks",
+    "pile",
+    "queue",
+    "quiet",
+    "reshuffle",
+    "reshuffles",
+    "result",
+    "rs",
+    "seed",
+    "stock",
+    "table",
+    "to_act",
+    "turn",
+    "twins",
+)
+"""The names of every attribute of a deal: its ``__slots__``, kept apart because a build
+compiled with mypyc does not keep ``__slots__`` (a native class lays its attributes out
+itself)."""
+
+
 class Deal:
     """One deal's full state. Read it through ``view``; change it only through ``apply``."""
 
-    __slots__ = (
-        "bounce",
-        "dealer",
-        "deck",
-        "direction",
-        "drew",
-        "first_left",
-        "follow",
-        "hands",
-        "moves",
-        "multiplier",
-        "n",
-        "named",
-        "options",
-        "out_seat",
-        "over",
-        "penalty",
-        "phase",
-        "picks",
-        "pile",
-        "queue",
-        "quiet",
-        "reshuffle",
-        "reshuffles",
-        "result",
-        "rs",
-        "seed",
-        "stock",
-        "table",
-        "to_act",
-        "turn",
-        "twins",
-    )
+    __slots__ = DEAL_FIELDS
 
     options: Options
     rs: RuleSet
@@ -188,11 +194,6 @@ class Deal:
             f"turn={self.turn} top={CARD_STR[self.pile[-1]] if self.pile else None} "
             f"stock={len(self.stock)} hands={[len(h) for h in self.hands]}>"
         )
-
-
-DEAL_FIELDS: Final = tuple(Deal.__annotations__)
-"""The names of every attribute of a deal: its ``__slots__``, which a build compiled with
-mypyc does not keep (a native class lays its attributes out itself)."""
 
 
 _Fixed = tuple[RuleSet, int, Table, bool, bool, bool]
@@ -374,7 +375,7 @@ def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
 # --- applying moves -----------------------------------------------------------------
 
 
-def apply_for(d: Deal, seat: int, move: Move) -> list[Event]:
+def apply_for(d: Deal, seat: object, move: object) -> list[Event]:
     """``apply`` after checking that ``seat`` is the one to act."""
     if d.phase == OVER:
         raise DealOver("the deal is over")
@@ -383,15 +384,22 @@ def apply_for(d: Deal, seat: int, move: Move) -> list[Event]:
     return apply(d, move)
 
 
-def apply(d: Deal, move: Move) -> list[Event]:
-    """Apply ``move`` for the seat to act; return the events, in wire form."""
+def apply(d: Deal, move: object) -> list[Event]:
+    """Apply ``move`` for the seat to act; return the events, in wire form.
+
+    Anything but a legal move, of any type, raises a ``RuleError`` and changes nothing
+    (typed ``object`` so that a compiled build checks it here, not at the call)."""
     phase = d.phase
+    if not isinstance(move, int) or isinstance(move, bool):
+        if phase == OVER:
+            raise DealOver("the deal is over")
+        if phase:
+            raise _no_such_pick(d)
+        raise IllegalMove(f"not a move: {move!r}")
     if phase:
         if phase == OVER:
             raise DealOver("the deal is over")
         events = _pick(d, move)
-    elif type(move) is not int:
-        raise IllegalMove(f"not a move: {move!r}")
     elif 0 <= move < DRAW:
         events = _play(d, d.turn, move)
     elif move == DRAW:
@@ -754,13 +762,17 @@ def _next_picker(d: Deal, events: list[Event]) -> None:
     _finish(d, REASON_OUT, d.out_seat, d.multiplier, events)
 
 
+def _no_such_pick(d: Deal) -> IllegalMove:
+    return IllegalMove(
+        f"muamele: pick a position 0-{len(d.stock) - 1} of the face-down spread",
+        d.rs.cite("muamele"),
+    )
+
+
 def _pick(d: Deal, move: Move) -> list[Event]:
     stock = d.stock
-    if type(move) is not int or not PICK <= move < PICK + len(stock):
-        raise IllegalMove(
-            f"muamele: pick a position 0-{len(stock) - 1} of the face-down spread",
-            d.rs.cite("muamele"),
-        )
+    if not PICK <= move < PICK + len(stock):
+        raise _no_such_pick(d)
     seat = d.turn
     pos = move - PICK
     card = stock.pop(len(stock) - 1 - pos)

@@ -41,7 +41,7 @@ def is_play(move: Move) -> bool:
     return 0 <= move < DRAW
 
 
-def move_to_wire(move: Move) -> dict[str, Any]:
+def move_to_wire(move: object) -> dict[str, Any]:
     if type(move) is not int:
         raise ValueError(f"not a move: {move!r}")
     if 0 <= move < JACK_BASE:

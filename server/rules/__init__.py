@@ -5,7 +5,17 @@ and docs/rules.md for the rules themselves.
 """
 
 from .cards import CARD_STR, RANKS, SUITS, card_str, deck, parse_card, parse_suit
-from .deal import Deal, Event, apply, apply_for, deal_from_deck, legal_moves, new_deal, replay
+from .deal import (
+    DEAL_FIELDS,
+    Deal,
+    Event,
+    apply,
+    apply_for,
+    deal_from_deck,
+    legal_moves,
+    new_deal,
+    replay,
+)
 from .errors import DealOver, IllegalCard, IllegalMove, NotYourTurn, RuleError
 from .events import events_for
 from .match import Match
@@ -20,6 +30,7 @@ __all__ = [
     "CARDIVA",
     "CARD_STR",
     "CLASSIC",
+    "DEAL_FIELDS",
     "DRAW",
     "PASS",
     "PICK",

@@ -5,24 +5,26 @@ Ints keep hands cheap to copy and compare, which the bots' search depends on.
 
 from __future__ import annotations
 
-SUITS = "cdhs"
+from typing import Final
+
+SUITS: Final = "cdhs"
 """Suit letters in index order: clubs, diamonds, hearts, spades."""
 
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+RANKS: Final = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 """Rank names in index order (rank index 0 is the 2)."""
 
-CLUBS = 0
-SEVEN = 5
-EIGHT = 6
-TEN = 8
-JACK = 9
-QUEEN = 10
-KING = 11
-ACE = 12
+CLUBS: Final = 0
+SEVEN: Final = 5
+EIGHT: Final = 6
+TEN: Final = 8
+JACK: Final = 9
+QUEEN: Final = 10
+KING: Final = 11
+ACE: Final = 12
 
-DECK_SIZE = 52
+DECK_SIZE: Final = 52
 
-CARD_STR: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
+CARD_STR: Final[tuple[str, ...]] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
 """Notation of every card, indexed by card int."""
 
 _BY_NAME: dict[str, int] = {name.upper(): c for c, name in enumerate(CARD_STR)}
@@ -41,14 +43,14 @@ def make_card(rank: int, suit: int) -> int:
     return suit * 13 + rank
 
 
-def card_str(card: int) -> str:
+def card_str(card: object) -> str:
     """``7h``, ``10d``, ``Js``; raises ``ValueError`` for anything but a card int."""
     if type(card) is not int or not 0 <= card < DECK_SIZE:
         raise ValueError(f"not a card: {card!r}")
     return CARD_STR[card]
 
 
-def parse_card(text: str) -> int:
+def parse_card(text: object) -> int:
     """Parse ``7h``, ``10D``, ``th``, ``Qs``... (case-insensitive, ``T`` = 10)."""
     if not isinstance(text, str):
         raise ValueError(f"not a card: {text!r}")
@@ -58,7 +60,7 @@ def parse_card(text: str) -> int:
     return card
 
 
-def parse_suit(text: str) -> int:
+def parse_suit(text: object) -> int:
     """Parse a suit letter ``c d h s`` (case-insensitive)."""
     if not isinstance(text, str) or len(text.strip()) != 1 or text.strip().lower() not in SUITS:
         raise ValueError(f"not a suit: {text!r} (expected one of c, d, h, s)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from .cards import ACE, CARD_STR, CLUBS, EIGHT, JACK, SEVEN, SUITS, TEN, deck
 from .errors import DealOver, IllegalCard, IllegalMove, NotYourTurn, RuleError
@@ -22,75 +22,81 @@ from .tables import (
     CTX_NAMED,
     CTX_OPENING,
     CTX_PENALTY,
-    JACKS,
     Table,
     play_table,
-    playable_table,
 )
 
 Event = dict[str, Any]
 
-HAND_SIZE = 7  # C1, K2
+HAND_SIZE: Final = 7  # C1, K2
 
 _PACKS = {decks: tuple(deck(decks)) for decks in (1, 2)}
 _SORTED_PACKS = {decks: sorted(pack) for decks, pack in _PACKS.items()}
 
-PLAY, MUAMELE, OVER = 0, 1, 2
+PLAY: Final = 0
+MUAMELE: Final = 1
+OVER: Final = 2
 PHASE_NAMES = ("play", "muamele", "over")
 
-NO_FOLLOW, FOLLOW_ACE, FOLLOW_PISTI = 0, 1, 2
+NO_FOLLOW: Final = 0
+FOLLOW_ACE: Final = 1
+FOLLOW_PISTI: Final = 2
 FOLLOW_NAMES = (None, "ace", "pisti")
 
-_NOT_ORDINARY = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
-_ACTION_RANKS = frozenset({SEVEN, EIGHT, TEN, ACE})  # C9-C12, K7, K9, K10
-_DRAW_ONLY = (DRAW,)
-_DRAW_OR_PASS = (DRAW, PASS)
-_PASS_ONLY = (PASS,)
+_NOT_ORDINARY: Final = frozenset({JACK, SEVEN, TEN, ACE})  # K11: pişti needs an ordinary card
+_ACTION_RANKS: Final = frozenset({SEVEN, EIGHT, TEN, ACE})  # C9-C12, K7, K9, K10
+_DRAW_ONLY: Final = (DRAW,)
+_DRAW_OR_PASS: Final = (DRAW, PASS)
+_PASS_ONLY: Final = (PASS,)
+
+
+DEAL_FIELDS: Final = (
+    "bounce",
+    "dealer",
+    "deck",
+    "direction",
+    "drew",
+    "first_left",
+    "follow",
+    "hands",
+    "moves",
+    "multiplier",
+    "n",
+    "named",
+    "options",
+    "out_seat",
+    "over",
+    "penalty",
+    "phase",
+    "picks",
+    "pile",
+    "queue",
+    "quiet",
+    "reshuffle",
+    "reshuffles",
+    "result",
+    "rs",
+    "seed",
+    "stock",
+    "table",
+    "to_act",
+    "turn",
+    "twins",
+)
+"""The names of every attribute of a deal: its ``__slots__``, kept apart because a build
+compiled with mypyc does not keep ``__slots__`` (a native class lays its attributes out
+itself)."""
 
 
 class Deal:
     """One deal's full state. Read it through ``view``; change it only through ``apply``."""
 
-    __slots__ = (
-        "bounce",
-        "dealer",
-        "deck",
-        "direction",
-        "drew",
-        "first_left",
-        "follow",
-        "hands",
-        "moves",
-        "multiplier",
-        "n",
-        "named",
-        "options",
-        "out_seat",
-        "over",
-        "penalty",
-        "phase",
-        "picks",
-        "pile",
-        "playable",
-        "queue",
-        "quiet",
-        "reshuffle",
-        "reshuffles",
-        "result",
-        "rs",
-        "seed",
-        "stock",
-        "table",
-        "to_act",
-        "turn",
-        "twins",
-    )
+    __slots__ = DEAL_FIELDS
 
     options: Options
     rs: RuleSet
     n: int
     table: Table
-    playable: tuple[frozenset[int], ...]
     bounce: bool
     reshuffle: bool
     twins: bool
@@ -153,7 +159,6 @@ class Deal:
         new.rs = self.rs
         new.n = self.n
         new.table = self.table
-        new.playable = self.playable
         new.bounce = self.bounce
         new.reshuffle = self.reshuffle
         new.twins = self.twins
@@ -191,7 +196,7 @@ class Deal:
         )
 
 
-_Fixed = tuple[RuleSet, int, Table, tuple[frozenset[int], ...], bool, bool, bool]
+_Fixed = tuple[RuleSet, int, Table, bool, bool, bool]
 
 
 @lru_cache(maxsize=256)
@@ -203,7 +208,6 @@ def _fixed(options: Options) -> _Fixed:
         rs,
         options.players,
         play_table(rs),
-        playable_table(rs),
         options.ten == "bounce",
         options.empty_stock == "reshuffle",
         options.decks > 1,
@@ -215,7 +219,7 @@ def blank_deal(options: Options, dealer: int, seed: int, deck_order: tuple[int, 
         raise ValueError(f"dealer must be a seat 0-{options.players - 1}, not {dealer!r}")
     d = Deal.__new__(Deal)
     d.options = options
-    d.rs, d.n, d.table, d.playable, d.bounce, d.reshuffle, d.twins = _fixed(options)
+    d.rs, d.n, d.table, d.bounce, d.reshuffle, d.twins = _fixed(options)
     rs = d.rs
     d.dealer = dealer
     d.hands = [[] for _ in range(d.n)]
@@ -292,14 +296,29 @@ def _context(d: Deal) -> int:
 
 
 def _plays(d: Deal, hand: list[int], ctx: int) -> list[Move]:
-    """The plays ``hand`` allows in ``ctx``, in no particular order (twins give one move)."""
-    cards = d.playable[ctx].intersection(hand)
-    if cards.isdisjoint(JACKS):
-        moves = [*cards]  # one move per card: the card itself
-    else:
-        moves = _expand(d.table[ctx], cards)  # a jack: one move per suit named
+    """The plays ``hand`` allows in ``ctx``, in the order of the hand (twins give one move)."""
+    moves = _collect(d.table[ctx], hand, d.twins)
     if moves and len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
         return []  # K10: an ace may not be the last card
+    return moves
+
+
+def _collect(row: tuple[tuple[Move, ...], ...], hand: list[int], twins: bool) -> list[Move]:
+    """The moves of the cards of ``hand`` in a play-table row, in the order of the hand;
+    a jack has one move per suit named, and a twin adds none (K1).
+
+    One tuple lookup a card: quicker than a set intersection when interpreted, and a few
+    machine operations a card when compiled."""
+    moves: list[Move] = []
+    for c in hand:
+        plays = row[c]
+        if plays:
+            if twins and plays[0] in moves:
+                continue
+            if len(plays) == 1:
+                moves.append(c)
+            else:
+                moves += plays
     return moves
 
 
@@ -324,23 +343,10 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
         tail = _PASS_ONLY if d.rs.draw_limit else _DRAW_OR_PASS
     else:
         tail = _DRAW_ONLY  # C7, K5: draw instead of playing
-    cards = d.playable[ctx].intersection(hand)
     if len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
         return [*tail]  # K10: an ace may not be the last card
-    if cards.isdisjoint(JACKS):
-        return [*cards, *tail]
-    moves = _expand(d.table[ctx], cards)  # a jack names a suit: 4 moves
+    moves = _collect(d.table[ctx], hand, d.twins)
     moves += tail
-    return moves
-
-
-def _expand(row: tuple[tuple[Move, ...], ...], cards: frozenset[int]) -> list[Move]:
-    """The moves of ``cards`` from a play-table row, in the order of ``cards``.
-
-    A plain loop: a nested list comprehension costs twice as much on Python 3.11."""
-    moves: list[Move] = []
-    for c in cards:
-        moves += row[c]
     return moves
 
 
@@ -369,7 +375,7 @@ def _special_legal_moves(d: Deal, hand: list[int]) -> list[Move]:
 # --- applying moves -----------------------------------------------------------------
 
 
-def apply_for(d: Deal, seat: int, move: Move) -> list[Event]:
+def apply_for(d: Deal, seat: object, move: object) -> list[Event]:
     """``apply`` after checking that ``seat`` is the one to act."""
     if d.phase == OVER:
         raise DealOver("the deal is over")
@@ -378,15 +384,22 @@ def apply_for(d: Deal, seat: int, move: Move) -> list[Event]:
     return apply(d, move)
 
 
-def apply(d: Deal, move: Move) -> list[Event]:
-    """Apply ``move`` for the seat to act; return the events, in wire form."""
+def apply(d: Deal, move: object) -> list[Event]:
+    """Apply ``move`` for the seat to act; return the events, in wire form.
+
+    Anything but a legal move, of any type, raises a ``RuleError`` and changes nothing
+    (typed ``object`` so that a compiled build checks it here, not at the call)."""
     phase = d.phase
+    if not isinstance(move, int) or isinstance(move, bool):
+        if phase == OVER:
+            raise DealOver("the deal is over")
+        if phase:
+            raise _no_such_pick(d)
+        raise IllegalMove(f"not a move: {move!r}")
     if phase:
         if phase == OVER:
             raise DealOver("the deal is over")
         events = _pick(d, move)
-    elif type(move) is not int:
-        raise IllegalMove(f"not a move: {move!r}")
     elif 0 <= move < DRAW:
         events = _play(d, d.turn, move)
     elif move == DRAW:
@@ -749,13 +762,17 @@ def _next_picker(d: Deal, events: list[Event]) -> None:
     _finish(d, REASON_OUT, d.out_seat, d.multiplier, events)
 
 
+def _no_such_pick(d: Deal) -> IllegalMove:
+    return IllegalMove(
+        f"muamele: pick a position 0-{len(d.stock) - 1} of the face-down spread",
+        d.rs.cite("muamele"),
+    )
+
+
 def _pick(d: Deal, move: Move) -> list[Event]:
     stock = d.stock
-    if type(move) is not int or not PICK <= move < PICK + len(stock):
-        raise IllegalMove(
-            f"muamele: pick a position 0-{len(stock) - 1} of the face-down spread",
-            d.rs.cite("muamele"),
-        )
+    if not PICK <= move < PICK + len(stock):
+        raise _no_such_pick(d)
     seat = d.turn
     pos = move - PICK
     card = stock.pop(len(stock) - 1 - pos)

@@ -10,19 +10,19 @@ Everyone outside the engine goes through ``move_to_wire`` / ``move_from_wire`` /
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from .cards import CARD_STR, JACK, SUITS, parse_card, parse_suit
 
 Move = int
 
-JACK_BASE = 52
-DRAW = 68
-PASS = 69
-PICK = 70
-MAX_PICK_POSITION = 103
+JACK_BASE: Final = 52
+DRAW: Final = 68
+PASS: Final = 69
+PICK: Final = 70
+MAX_PICK_POSITION: Final = 103
 
-MOVE_CARD: tuple[int, ...] = tuple(range(52)) + tuple(
+MOVE_CARD: Final[tuple[int, ...]] = tuple(range(52)) + tuple(
     (m - JACK_BASE) // 4 * 13 + JACK for m in range(JACK_BASE, DRAW)
 )
 """The card a play move puts down, indexed by move (plays only)."""
@@ -41,7 +41,7 @@ def is_play(move: Move) -> bool:
     return 0 <= move < DRAW
 
 
-def move_to_wire(move: Move) -> dict[str, Any]:
+def move_to_wire(move: object) -> dict[str, Any]:
     if type(move) is not int:
         raise ValueError(f"not a move: {move!r}")
     if 0 <= move < JACK_BASE:

@@ -1,25 +1,26 @@
 """Precomputed play tables: for each situation, the play moves each card allows.
 
-``table[ctx][card]`` is a tuple of moves (empty when the card may not be played), and
-``playable_table(rs)[ctx]`` the set of cards with any play, so that listing legal plays
-is one set intersection with the hand, with no rule logic on the hot path.
+``table[ctx][card]`` is a tuple of moves (empty when the card may not be played), so
+that listing legal plays is one lookup per card in hand, with no rule logic on the hot
+path.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Final
 
 from .cards import CLUBS, DECK_SIZE, JACK, SEVEN
 from .moves import Move, jack_move
 from .rulesets import RuleSet
 
-CTX_NAMED = 52
+CTX_NAMED: Final = 52
 """``52 + suit``: a jack is on top and named that suit (C6, K8)."""
-CTX_OPENING = 56
+CTX_OPENING: Final = 56
 """An opening turn: a club must be played (C2, K3)."""
-CTX_PENALTY = 57
+CTX_PENALTY: Final = 57
 """A 7 penalty is pending: only a 7 answers (C11, K7)."""
-N_CTX = 58
+N_CTX: Final = 58
 
 Table = tuple[tuple[tuple[Move, ...], ...], ...]
 
@@ -51,15 +52,3 @@ def _plays(rs: RuleSet, ctx: int, card: int) -> tuple[Move, ...]:
 @cache
 def play_table(rs: RuleSet) -> Table:
     return tuple(tuple(_plays(rs, ctx, card) for card in range(DECK_SIZE)) for ctx in range(N_CTX))
-
-
-JACKS = frozenset(range(JACK, DECK_SIZE, 13))
-"""The jacks: the only cards with more than one play (one per suit named, C5, K8)."""
-
-
-@cache
-def playable_table(rs: RuleSet) -> tuple[frozenset[int], ...]:
-    table = play_table(rs)
-    return tuple(
-        frozenset(card for card in range(DECK_SIZE) if table[ctx][card]) for ctx in range(N_CTX)
-    )

@@ -47,13 +47,16 @@ def _sorted_pack(decks: int) -> list[int]:
     return sorted(deck(decks))
 
 
-def _check_seat(seat: int | None, players: int) -> None:
-    if seat is not None and (type(seat) is not int or not 0 <= seat < players):
+def _checked_seat(seat: object, players: int) -> int | None:
+    if seat is None:
+        return None
+    if type(seat) is not int or not 0 <= seat < players:
         raise ValueError(f"seat must be None (spectator) or 0-{players - 1}, not {seat!r}")
+    return seat
 
 
-def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
-    """What ``seat`` may know now (``None`` = a spectator: ``hand`` is None).
+def view(game: Deal | Match, who: object) -> dict[str, Any]:
+    """What seat ``who`` may know now (``None`` = a spectator: ``hand`` is None).
 
     Cards are notation strings. ``phase`` is ``play``, ``muamele`` or ``over``; ``turn``
     the seat to decide (None when over); ``direction`` 1 (clockwise) or -1;
@@ -74,7 +77,7 @@ def view(game: Deal | Match, seat: int | None) -> dict[str, Any]:
         d = game
         scores = [0] * d.n
         deal_no = 1
-    _check_seat(seat, d.n)
+    seat = _checked_seat(who, d.n)
     muamele = None
     if d.phase == MUAMELE:
         muamele = {

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pisyedili.server.rules import (
+    DEAL_FIELDS,
     Deal,
     Options,
     apply,
@@ -120,7 +121,7 @@ def hand(d: Deal, seat: int) -> list[str]:
 
 def snapshot(d: Deal) -> tuple[Any, ...]:
     """Every part of a deal's state, to check that a refused move changes nothing."""
-    parts = [getattr(d, name) for name in Deal.__slots__ if name != "hands"]
+    parts = [getattr(d, name) for name in DEAL_FIELDS if name != "hands"]
     parts = [p[:] if isinstance(p, list) else p for p in parts]
     return (*parts, tuple(tuple(h) for h in d.hands))
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from rules_kit import conserved, random_deal, snapshot
 
 from pisyedili.server.rules import (
+    DEAL_FIELDS,
     DRAW,
     PICK,
     Deal,
@@ -41,7 +42,7 @@ COMBOS = [("classic", p) for p in range(2, 7)] + [("cardiva", p) for p in range(
 ALL_MOVES = list(range(PICK + 104))
 GARBAGE: list[Any] = [-1, PICK + 200, 10**9, True, None, "7h", 3.0]
 MAX_MOVES = {"end_deal": 2_000, "reshuffle": 60_000}
-STATE_SLOTS = [s for s in Deal.__slots__ if s not in ("deck", "moves", "seed", "reshuffles")]
+STATE_SLOTS = [s for s in DEAL_FIELDS if s not in ("deck", "moves", "seed", "reshuffles")]
 
 VIEW_KEYS = {
     "rules", "options", "players", "seat", "dealer", "phase", "turn", "direction", "hand",

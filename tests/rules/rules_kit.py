@@ -118,9 +118,17 @@ def hand(d: Deal, seat: int) -> list[str]:
     return hand_strs
 
 
+DEAL_ATTRIBUTES: tuple[str, ...] = tuple(
+    getattr(Deal, "__slots__", None) or getattr(Deal, "__mypyc_attrs__", ())
+)
+"""Every attribute of a deal's state: Deal's __slots__, which mypyc's compiled class
+(a PISYEDILI_MYPYC build) lists as __mypyc_attrs__ instead."""
+assert DEAL_ATTRIBUTES, "Deal lists its attributes in neither __slots__ nor __mypyc_attrs__"
+
+
 def snapshot(d: Deal) -> tuple[Any, ...]:
     """Every part of a deal's state, to check that a refused move changes nothing."""
-    parts = [getattr(d, name) for name in Deal.__slots__ if name != "hands"]
+    parts = [getattr(d, name) for name in DEAL_ATTRIBUTES if name != "hands"]
     parts = [p[:] if isinstance(p, list) else p for p in parts]
     return (*parts, tuple(tuple(h) for h in d.hands))
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rules_kit import conserved, random_deal, snapshot
+from rules_kit import DEAL_ATTRIBUTES, conserved, random_deal, snapshot
 
 from pisyedili.server.rules import (
     DRAW,
@@ -41,7 +41,7 @@ COMBOS = [("classic", p) for p in range(2, 7)] + [("cardiva", p) for p in range(
 ALL_MOVES = list(range(PICK + 104))
 GARBAGE: list[Any] = [-1, PICK + 200, 10**9, True, None, "7h", 3.0]
 MAX_MOVES = {"end_deal": 2_000, "reshuffle": 60_000}
-STATE_SLOTS = [s for s in Deal.__slots__ if s not in ("deck", "moves", "seed", "reshuffles")]
+STATE_SLOTS = [s for s in DEAL_ATTRIBUTES if s not in ("deck", "moves", "seed", "reshuffles")]
 
 VIEW_KEYS = {
     "rules", "options", "players", "seat", "dealer", "phase", "turn", "direction", "hand",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sysconfig
 from pathlib import Path
 
 from packaging_kit import CHECKOUT, extension_stem, load_backend
@@ -23,4 +24,6 @@ def test_the_engine_flag_tells_the_modules_apart() -> None:
     if os.environ.get("PISYEDILI_EXPECT_COMPILED") == "1":
         assert rules.COMPILED, files
         # From the installed wheel, not from a build folder of the checkout.
-        assert not [f for f in files if Path(f).is_relative_to(CHECKOUT)], files
+        site = Path(sysconfig.get_paths()["platlib"]).resolve()
+        assert all(Path(f).resolve().is_relative_to(site) for f in files), (files, site)
+        assert not [f for f in files if Path(f).resolve().is_relative_to(CHECKOUT / "build")]

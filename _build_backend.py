@@ -21,6 +21,21 @@ itself needs the install command run again.
 include the files of ``backend-path``), so a wheel can be built from the sdist. Every
 other hook is setuptools.build_meta's, unchanged, and ``pip install .`` wheels are
 setuptools' own (the dropin is the ``twisted.plugins`` package listed in pyproject.toml).
+
+The compiled engine. With ``PISYEDILI_MYPYC=1`` (or ``require``) in the environment, a
+wheel build (``pip install .``, ``pip wheel .``) also compiles the modules of `COMPILED`
+with mypyc: the bots' search plays the rules engine thousands of times a decision, so
+its speed is their strength (docs/bench.md). ``setup.py`` hands setuptools
+the extension modules `setup_arguments` makes. mypyc names a module after its path under
+a package root, and the package-dir mapping would make ``server/rules/deal.py`` the
+module ``server.rules.deal``; so the sources are copied under their import names into
+``build/mypyc/src/pisyedili/...`` (``pisyedili`` a namespace package, as installed) and
+compiled from there, into one shared library named after `GROUP`, inside our package.
+The ``.py`` files stay in the wheel beside the extension modules (the import system
+picks the extension first; tracebacks still find the source). ``1`` falls back to the
+pure Python wheel, with a warning on stderr, when compiling fails (no C compiler, no
+mypy); ``require`` fails the build instead. Editable installs never compile: an
+extension module built in place would shadow every later edit of its ``.py`` file.
 """
 
 from __future__ import annotations
@@ -31,17 +46,20 @@ import csv
 import hashlib
 import io
 import os
+import re
+import shutil
 import stat
+import sys
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import (
-    build_wheel,
     get_requires_for_build_editable,
     get_requires_for_build_sdist,
-    get_requires_for_build_wheel,
     prepare_metadata_for_build_editable,
     prepare_metadata_for_build_wheel,
 )
@@ -63,6 +81,190 @@ ConfigSettings = dict[str, str | list[str]] | None
 DROPIN = "twisted/plugins/pisyedili_server.py"
 _ROOT = Path(__file__).resolve().parent
 
+COMPILED = (
+    "pisyedili.server.rules.cards",
+    "pisyedili.server.rules.moves",
+    "pisyedili.server.rules.tables",
+    "pisyedili.server.rules.deal",
+    "pisyedili.server.rules.view",
+    "pisyedili.server.bots.knowledge",
+    "pisyedili.server.bots.rollout",
+    "pisyedili.server.bots.sampling",
+    "pisyedili.server.bots.search",
+    "pisyedili.server.bots.situation",
+)
+"""The modules a ``PISYEDILI_MYPYC`` wheel compiles: the engine's hot path and the hard
+bot's search, which plays it. The one list.
+
+Each module here must pass the whole suite compiled (CI runs it both ways). Compiled code
+checks annotated argument types on entry, so an entry point that refuses bad input itself
+takes ``object`` (``deal.apply``, ``cards.parse_card``...). ``rules.result`` stays out: its
+frozen dataclass ``DealResult``, compiled, does not unpickle (mypyc's ``__setstate__``
+assigns the fields, which the frozen class refuses), and a journal snapshot holds them;
+it runs once a deal, so nothing is lost."""
+
+GROUP = "pisyedili.server.engine"
+"""mypyc's group: its shared library installs as ``pisyedili/server/engine__mypyc.*.so``."""
+
+VARIABLE = "PISYEDILI_MYPYC"
+_MODES = {"": None, "0": None, "1": "1", "require": "require"}
+# Where the sources are staged under their import names, the C is written, setuptools builds.
+_STAGE = Path("build", "mypyc")
+_compiling = False  # set while build_wheel runs setuptools for a compiled wheel
+
+
+def mypyc_mode() -> str | None:
+    """``PISYEDILI_MYPYC``: None (pure Python), "1" (compile, else pure) or "require"."""
+    value = os.environ.get(VARIABLE, "").strip()
+    if value not in _MODES:
+        raise SystemExit(
+            f"error: {VARIABLE}={value!r}: expected 1 (compile the engine, or build pure "
+            "Python where compiling fails), require (compile or fail), or 0 (pure Python)"
+        )
+    return _MODES[value]
+
+
+def _warn(message: str) -> None:
+    print(f"\nWARNING: {message}\n", file=sys.stderr, flush=True)
+
+
+def _pyproject() -> dict[str, Any]:
+    with (_ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def mypy_requirement() -> str:
+    """The test extra's mypy requirement (mypyc ships with mypy), bound and all."""
+    extra = _pyproject()["project"]["optional-dependencies"]["test"]
+    (found,) = (r for r in extra if re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0] == "mypy")
+    return str(found)
+
+
+def get_requires_for_build_wheel(config_settings: ConfigSettings = None) -> list[str]:
+    """setuptools' requirements, and mypy when compiling (an isolated build env has none)."""
+    requires = list(_setuptools.get_requires_for_build_wheel(config_settings))
+    return [*requires, mypy_requirement()] if mypyc_mode() else requires
+
+
+def build_wheel(
+    wheel_directory: str,
+    config_settings: ConfigSettings = None,
+    metadata_directory: str | None = None,
+) -> str:
+    """setuptools' wheel; with ``PISYEDILI_MYPYC``, the `COMPILED` modules compiled too."""
+    global _compiling
+    mode = mypyc_mode()
+    if mode is not None:
+        _compiling = True
+        try:
+            return str(_setuptools.build_wheel(wheel_directory, config_settings,
+                                               metadata_directory))
+        except (Exception, SystemExit) as exc:
+            if mode == "require":
+                print(f"error: {VARIABLE}=require and compiling with mypyc failed: {exc}",
+                      file=sys.stderr, flush=True)
+                raise
+            _warn(f"{VARIABLE}=1 but compiling the engine with mypyc failed ({exc}); "
+                  "building the pure Python wheel instead, which plays the same, only "
+                  "slower. Compiling needs a C compiler for this Python and mypy "
+                  f"({mypy_requirement()}); {VARIABLE}=require makes this an error.")
+        finally:
+            _compiling = False
+    return str(_setuptools.build_wheel(wheel_directory, config_settings, metadata_directory))
+
+
+def setup_arguments() -> dict[str, Any]:
+    """What ``setup.py`` adds to pyproject.toml's settings: the extension modules of a
+    compiled wheel build, else nothing (editable, sdist and pure wheel builds)."""
+    if not _compiling:
+        return {}
+    # A build base of their own: setuptools leaves the extension modules in its build
+    # folder, and a later pure wheel built from build/lib would otherwise pick them up.
+    # Its lib folder goes too, for a module taken off the list; the object files stay.
+    build_base = _ROOT / _STAGE / "build"
+    for lib in build_base.glob("lib*"):
+        shutil.rmtree(lib)
+    return {
+        "ext_modules": mypyc_extensions(),
+        "options": {"build": {"build_base": os.path.relpath(build_base)}},
+    }
+
+
+def module_source(module: str) -> Path:
+    """The source file of a module, through pyproject.toml's package-dir mapping."""
+    mapping: dict[str, str] = _pyproject()["tool"]["setuptools"]["package-dir"]
+    package = max((p for p in mapping if module.startswith(p + ".")), key=len)
+    rest = module[len(package) + 1 :].split(".")
+    return Path(mapping[package], *rest).with_suffix(".py")
+
+
+def stage_sources(stage: Path) -> Path:
+    """Copy the mapped packages' Python files under their import names; returns the root.
+
+    mypy follows the compiled modules' imports into the rest, which it type-checks but
+    does not compile. The copy is made afresh so that no deleted module lingers."""
+    root = stage / "src"
+    shutil.rmtree(root, ignore_errors=True)
+    for package, folder in _pyproject()["tool"]["setuptools"]["package-dir"].items():
+        shutil.copytree(
+            _ROOT / folder,
+            root.joinpath(*package.split(".")),
+            ignore=lambda d, names: [
+                n for n in names
+                if not (n.endswith((".py", ".pyi")) or n == "py.typed" or Path(d, n).is_dir())
+                or n == "__pycache__"
+            ],
+        )
+    return root
+
+
+def mypyc_extensions() -> list[Any]:
+    """mypyc's Extension objects for `COMPILED`, generated from a staged copy.
+
+    mypy reads a configuration of its own (written next to the staged sources), never
+    the checkout's pyproject.toml, whose mypy_path reads the checkout's folders."""
+    from mypyc.build import mypycify  # mypy is a build requirement only when compiling
+
+    stage = _ROOT / _STAGE
+    root = stage_sources(stage)
+    config = stage / "mypy.ini"
+    config.write_text(
+        "[mypy]\n"
+        # Relative to this file: mypy splits mypy_path at colons, even a drive letter's.
+        f"mypy_path = $MYPY_CONFIG_FILE_DIR/{root.relative_to(stage).as_posix()}\n"
+        "explicit_package_bases = True\n"
+        "namespace_packages = True\n"
+        # The modules mypy follows are type-checked by the project's own strict run.
+        "follow_imports = silent\n"
+        "ignore_missing_imports = True\n",
+        encoding="utf-8",
+    )
+    paths = [Path(*m.split(".")).with_suffix(".py").as_posix() for m in COMPILED]
+    for module, path in zip(COMPILED, paths, strict=True):
+        if not (root / path).is_file():
+            raise SystemExit(f"error: {module} is in COMPILED but {module_source(module)} "
+                             "does not exist")
+    # Compiled code names its source in tracebacks by the path mypyc was given, so it is
+    # given pisyedili/server/rules/deal.py, which the traceback module then finds on
+    # sys.path, in site-packages: mypycify runs in the staged tree, and the paths of the
+    # Extension objects, relative to it, are made relative to the project again.
+    here = Path.cwd()
+    os.chdir(root)
+    try:
+        extensions = mypycify(["--config-file", str(config), *paths],
+                              target_dir=os.path.relpath(stage / "c", root), group_name=GROUP)
+    finally:
+        os.chdir(here)
+
+    def rebased(paths: list[str]) -> list[str]:
+        return [p if os.path.isabs(p) else os.path.relpath(root / p, here) for p in paths]
+
+    for extension in extensions:
+        extension.sources = rebased(extension.sources)
+        extension.include_dirs = rebased(extension.include_dirs)
+        extension.depends = rebased(extension.depends)
+    return list(extensions)
+
 
 def build_editable(
     wheel_directory: str,
@@ -70,6 +272,10 @@ def build_editable(
     metadata_directory: str | None = None,
 ) -> str:
     """setuptools' editable wheel, with the twistd dropin file added to it."""
+    if mypyc_mode() is not None:
+        _warn(f"{VARIABLE} is ignored by editable installs, which stay pure Python: an "
+              "extension module built in place would shadow every later edit of its .py "
+              "file. Build a wheel to compile the engine: pip install . (not -e).")
     name = str(_setuptools.build_editable(wheel_directory, config_settings, metadata_directory))
     add_to_wheel(Path(wheel_directory, name), DROPIN, (_ROOT / DROPIN).read_bytes())
     return name

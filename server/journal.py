@@ -60,10 +60,12 @@ def token_hash(token: str) -> bytes:
 @functools.cache
 def core_code() -> str:
     """A fingerprint of the code a pickled core depends on: the core's modules, the
-    rules engine, the Python version. A snapshot from other code is not used."""
+    rules engine, whether that is compiled (a deal pickled by the mypyc build does not
+    load into the interpreted class, nor the other way), the Python version. A snapshot
+    from other code is not used."""
     from pisyedili.server import commands, default_move, effects, rules, seats, table_core
 
-    digest = hashlib.sha256(f"{sys.version_info[:2]}".encode())
+    digest = hashlib.sha256(f"{sys.version_info[:2]} compiled={rules.COMPILED}".encode())
     files = [Path(m.__file__ or "") for m in (table_core, seats, commands, effects,
                                                default_move)]
     files += sorted(Path(rules.__file__ or "").parent.glob("*.py"))

@@ -45,6 +45,7 @@ from pisyedili.server.moderation import Moderation
 from pisyedili.server.net import ServerFactory, server_version
 from pisyedili.server.ratings import Ratings
 from pisyedili.server.recovery import restore
+from pisyedili.server.rules import COMPILED
 from pisyedili.server.session import Sessions
 from pisyedili.server.store import (
     DAY,
@@ -341,6 +342,9 @@ class ServerService(Service):
         super().startService()  # type: ignore[no-untyped-call]
         log.info("Pis Yedili server {version} ({name!r}) starting", version=server_version(),
                  name=self.factory.name)
+        # The bots' strength depends on it (docs/operating.md, "The compiled engine").
+        log.info("rules engine: {engine}", compiled=COMPILED,
+                 engine="compiled (mypyc)" if COMPILED else "interpreted")
         if self.seed is not None:
             log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
                      "tests and demos only, never on a server people play on. !!!",

@@ -4,6 +4,9 @@ Everything other parts use is re-exported here; see docs/architecture.md ("Engin
 and docs/rules.md for the rules themselves.
 """
 
+import sys as _sys
+from importlib.machinery import EXTENSION_SUFFIXES as _EXTENSION_SUFFIXES
+
 from .cards import CARD_STR, RANKS, SUITS, card_str, deck, parse_card, parse_suit
 from .deal import (
     DEAL_FIELDS,
@@ -26,10 +29,20 @@ from .result import DealResult, hand_points
 from .rulesets import CARDIVA, CLASSIC, RULESETS, RuleSet
 from .view import deal_from_view, redeal, unseen_cards, view
 
+COMPILED: bool = any(
+    (getattr(module, "__file__", None) or "").endswith(tuple(_EXTENSION_SUFFIXES))
+    for name, module in list(_sys.modules.items())
+    if name.startswith(__name__ + ".")
+)
+"""Whether the engine runs compiled by mypyc (any of its modules, all imported by now, an
+extension module), as a wheel built with PISYEDILI_MYPYC has it (docs/operating.md); the
+bench and the server's start-up log say which they measured."""
+
 __all__ = [
     "CARDIVA",
     "CARD_STR",
     "CLASSIC",
+    "COMPILED",
     "DEAL_FIELDS",
     "DRAW",
     "PASS",

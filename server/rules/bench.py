@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pisyedili.server.rules import Options, apply, legal_moves, new_deal
+from pisyedili.server.rules import COMPILED, Options, apply, legal_moves, new_deal
 
 SLICE_S = 0.5
 
@@ -139,7 +139,8 @@ def run_engine(
     """Play random deals until `seconds` have passed; count deals and moves."""
     counter = Counter()
     engine_player(rules, players, seed, quiet)(seconds, counter)
-    return {"rules": rules, "players": players, "quiet": quiet, **counter.figures()}
+    return {"rules": rules, "players": players, "quiet": quiet, "compiled": COMPILED,
+            **counter.figures()}
 
 
 def compare(rules: str, players: int, seconds: float, seed: int) -> list[dict[str, Any]]:
@@ -163,7 +164,8 @@ def compare(rules: str, players: int, seconds: float, seed: int) -> list[dict[st
     ]
     for quiet, c in ours.items():
         rate = c.moves / c.seconds
-        mine = {"rules": rules, "players": players, "quiet": quiet, **c.figures()}
+        mine = {"rules": rules, "players": players, "quiet": quiet, "compiled": COMPILED,
+                **c.figures()}
         mine["ratio_to_openspiel"] = round(rate / (lean.moves / lean.seconds), 3)
         mine["ratio_to_openspiel_reference_loop"] = round(rate / (ref.moves / ref.seconds), 3)
         lines.append(mine)

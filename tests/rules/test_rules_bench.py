@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pisyedili.server.rules import bench
+from pisyedili.server.rules import COMPILED, bench
 
 
 def test_engine_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
@@ -16,6 +16,7 @@ def test_engine_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> 
     assert line["rules"] == "cardiva" and line["players"] == 3 and line["quiet"]
     assert line["deals"] >= 1 and line["moves"] > line["deals"]
     assert line["moves_per_s"] > 0
+    assert line["compiled"] is COMPILED  # which engine the figures are of
 
 
 def test_engine_bench_refuses_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,6 +31,7 @@ def test_openspiel_comparison_reports_both_drivers(capsys: pytest.CaptureFixture
     assert (ref["driver"], lean["driver"]) == ("reference", "lean")
     assert (ours["quiet"], quiet["quiet"]) == (False, True)
     assert min(ref["moves"], lean["moves"], ours["moves"], quiet["moves"]) > 0
+    assert ours["compiled"] is quiet["compiled"] is COMPILED and "compiled" not in lean
     for line in (ours, quiet):
         rate = line["moves"] / line["seconds"]
         assert line["ratio_to_openspiel"] == pytest.approx(rate / lean["moves_per_s"], rel=0.01)

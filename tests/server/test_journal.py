@@ -11,13 +11,15 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from test_table_core import SETTINGS, assert_same_table, new_core, run_script, scripts
 from twisted.internet.task import Clock
 
 from pisyedili.server import commands as cmd
+from pisyedili.server import rules
 from pisyedili.server.effects import SetTimer
-from pisyedili.server.journal import SqliteJournal, token_hash
+from pisyedili.server.journal import SqliteJournal, core_code, token_hash
 from pisyedili.server.store import SCHEMA_VERSION
 from pisyedili.server.table_core import GRACE_TIMER, TURN_TIMER
 
@@ -106,6 +108,19 @@ def test_a_snapshot_from_other_code_is_not_used(tmp_path: Path) -> None:
     conn.close()
     (table,) = SqliteJournal(path, Clock()).load().tables
     assert table.core is None and len(table.commands) == len(live.log)  # all of them
+
+
+def test_the_fingerprint_tells_a_compiled_engine_from_an_interpreted_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deal pickled by the mypyc build does not load into the interpreted class (nor the
+    other way), so a server switched between the two must replay, not unpickle."""
+    this = core_code()
+    core_code.cache_clear()
+    monkeypatch.setattr(rules, "COMPILED", not rules.COMPILED)
+    try:
+        assert core_code() != this
+    finally:
+        core_code.cache_clear()
 
 
 def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:

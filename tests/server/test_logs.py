@@ -21,6 +21,7 @@ from twisted.python.failure import Failure
 from twisted.python.log import textFromEventDict
 
 from pisyedili.server.logs import JsonLineObserver, iso_time
+from pisyedili.server.rules import COMPILED
 from pisyedili.server.tap import make_observer
 
 
@@ -173,6 +174,11 @@ def test_the_server_logs_json_lines_as_a_process(runner: str, tmp_path: Path) ->
     assert warning["level"] == "warn" and "PREDICTABLE" in warning["message"]
     assert warning["namespace"] == "pisyedili.server.tap"
     assert any(r["message"].startswith("listening on tcp:0") for r in records)
+    # Once, with the engine this process runs: the bots' speed depends on it.
+    [engine] = [r for r in records if "compiled" in r]
+    assert engine["compiled"] is COMPILED and engine["level"] == "info"
+    assert engine["message"] == "rules engine: " + ("compiled (mypyc)" if COMPILED else
+                                                    "interpreted")
 
 
 def test_a_legacy_log_err_keeps_its_traceback() -> None:

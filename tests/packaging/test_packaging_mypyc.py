@@ -1,0 +1,179 @@
+"""The optional mypyc build of the engine (PISYEDILI_MYPYC), built for real from the sdist.
+
+Each wheel is built once for the module, by pip in its isolated build environment (which
+must get mypy from the backend's requirements), from an sdist made of the checkout: that
+is how users and CI build it, and each build starts from a fresh unpacked tree, so
+nothing one build leaves in a build folder can make another pass.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from packaging_kit import CHECKOUT, extension_stem, load_backend
+
+# They build from the checkout whichever engine runs them: CI's pass against the
+# compiled wheel leaves them to its first pass (-m "not wheel_build").
+pytestmark = pytest.mark.wheel_build
+
+
+backend = load_backend()
+COMPILED_FILES = {"/".join(m.split(".")) for m in backend.COMPILED}
+"""The compiled modules as paths in a wheel, without a suffix: pisyedili/server/rules/deal."""
+SHARED_LIB = "/".join(backend.GROUP.split(".")) + "__mypyc"
+
+
+def _env(**changes: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PISYEDILI_MYPYC", "PYTHONPATH")}
+    env.update({k: v for k, v in changes.items() if v is not None})
+    return env
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=900, check=False)
+
+
+class Built:
+    """One pip wheel build: its output, and the wheel's file names."""
+
+    def __init__(self, sdist: Path, out: Path, **env: str | None) -> None:
+        self.done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w",
+                          str(out), str(sdist)], _env(**env), out)
+        self.output = self.done.stdout + self.done.stderr
+        wheels = list(out.glob("*.whl"))
+        self.wheel = wheels[0] if len(wheels) == 1 else None
+        self.names: list[str] = []
+        if self.wheel:
+            with zipfile.ZipFile(self.wheel) as z:
+                self.names = z.namelist()
+
+    def built(self) -> Path:
+        assert self.done.returncode == 0 and self.wheel, self.output[-4000:]
+        return self.wheel
+
+    def extensions(self) -> set[str]:
+        return {stem for n in self.names if (stem := extension_stem(n))}
+
+    def sources(self) -> set[str]:
+        return {n for n in self.names if not extension_stem(n) and ".dist-info/" not in n}
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sdist")
+    done = _run([sys.executable, "-c",
+                 "import sys, _build_backend as b; b.build_sdist(sys.argv[1])", str(out)],
+                _env(), CHECKOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (found,) = out.glob("pisyedili-*.tar.gz")
+    return found
+
+
+@pytest.fixture(scope="module")
+def compiled(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
+
+
+@pytest.fixture(scope="module")
+def pure(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return Built(sdist, tmp_path_factory.mktemp("pure"))
+
+
+def test_a_compiled_wheel_has_the_extensions_beside_the_sources(compiled: Built) -> None:
+    wheel = compiled.built()
+    assert not wheel.name.endswith("-none-any.whl"), wheel.name
+    # Every module of the list, and our group's shared library inside our package: nothing
+    # of mypyc's lands at the top of site-packages.
+    assert compiled.extensions() == COMPILED_FILES | {SHARED_LIB}
+    assert all(name.startswith("pisyedili/server/rules/") for name in COMPILED_FILES)
+    # The .py files stay: tracebacks read them; the import system prefers the extension.
+    assert {f"{name}.py" for name in COMPILED_FILES} <= compiled.sources()
+
+
+def test_without_the_variable_the_wheel_is_pure_python(pure: Built, compiled: Built) -> None:
+    wheel = pure.built()
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    assert pure.extensions() == set()
+    # The compiled wheel is the pure one plus the extension modules, not one file less.
+    assert pure.sources() == compiled.sources()
+
+
+def test_without_a_compiler_the_build_warns_and_falls_back(sdist: Path, tmp_path: Path) -> None:
+    fallback = Built(sdist, tmp_path, PISYEDILI_MYPYC="1", CC="/nonexistent/cc")
+    wheel = fallback.built()
+    assert "WARNING: PISYEDILI_MYPYC=1 but compiling the engine with mypyc failed" in (
+        fallback.output), fallback.output[-4000:]
+    assert "building the pure Python wheel instead" in fallback.output
+    assert wheel.name.endswith("-py3-none-any.whl") and fallback.extensions() == set()
+
+
+def test_require_fails_the_build_without_a_compiler(sdist: Path, tmp_path: Path) -> None:
+    """What CI builds with: it can never test the pure engine twice unawares."""
+    failed = Built(sdist, tmp_path, PISYEDILI_MYPYC="require", CC="/nonexistent/cc")
+    assert failed.done.returncode != 0 and failed.wheel is None, failed.output[-4000:]
+    assert "PISYEDILI_MYPYC=require and compiling with mypyc failed" in failed.output
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> Iterator[Path]:
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True,
+                   timeout=300)
+    yield tmp_path / "venv" / ("Scripts" if os.name == "nt" else "bin")
+
+
+PLAY = """
+import importlib, random, sys
+import pisyedili.server.rules as rules
+from pisyedili.server.rules import Options, apply, legal_moves, new_deal
+d = new_deal(Options.make("classic", 4), 0, random.Random(7))
+moves = 0
+while not d.over:
+    apply(d, random.Random(moves).choice(legal_moves(d, d.to_act)))
+    moves += 1
+print(rules.COMPILED, moves, d.result.reason)
+for name in sys.argv[1:]:
+    print(importlib.import_module(name).__file__)
+"""
+
+
+def test_the_compiled_wheel_installed_plays_a_deal(compiled: Built, venv: Path) -> None:
+    """Installed alone (no mypy, no other package): the engine needs nothing of mypyc's."""
+    python = venv / "python"
+    done = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                 str(compiled.built())], _env(), venv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = _run([str(python), "-c", PLAY, *backend.COMPILED], _env(), venv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary, *files = done.stdout.splitlines()
+    flag, moves, _reason = summary.split()
+    assert flag == "True" and int(moves) > 0
+    assert len(files) == len(backend.COMPILED)
+    for file in files:
+        assert Path(file).is_relative_to(venv.parent) and extension_stem(file), file
+
+
+def test_editable_installs_never_compile(sdist: Path, venv: Path) -> None:
+    """An extension module built in place would shadow later edits of its .py file."""
+    with tarfile.open(sdist) as tar:
+        tar.extractall(venv.parent, filter="data")
+    (tree,) = venv.parent.glob("pisyedili-*/")
+    done = _run([str(venv / "python"), "-m", "pip", "install", "-v", "--no-deps", "-e",
+                 str(tree)], _env(PISYEDILI_MYPYC="require"), venv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PISYEDILI_MYPYC is ignored by editable installs" in done.stdout + done.stderr
+    built = [p for p in tree.rglob("*") if extension_stem(p.name)]
+    built += [p for p in venv.parent.rglob("pisyedili/**/*") if extension_stem(p.name)]
+    assert not built, built
+    done = _run([str(venv / "python"), "-c",
+                 "import pisyedili.server.rules as r; print(r.COMPILED, r.__file__)"],
+                _env(), venv)
+    assert done.stdout.split() == ["False", str(tree / "server" / "rules" / "__init__.py")], (
+        done.stdout + done.stderr)

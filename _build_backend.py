@@ -85,6 +85,7 @@ COMPILED = (
     "pisyedili.server.rules.cards",
     "pisyedili.server.rules.moves",
     "pisyedili.server.rules.tables",
+    "pisyedili.server.rules.result",
     "pisyedili.server.rules.deal",
     "pisyedili.server.rules.view",
     "pisyedili.server.bots.knowledge",
@@ -98,10 +99,9 @@ bot's search, which plays it. The one list.
 
 Each module here must pass the whole suite compiled (CI runs it both ways). Compiled code
 checks annotated argument types on entry, so an entry point that refuses bad input itself
-takes ``object`` (``deal.apply``, ``cards.parse_card``...). ``rules.result`` stays out: its
-frozen dataclass ``DealResult``, compiled, does not unpickle (mypyc's ``__setstate__``
-assigns the fields, which the frozen class refuses), and a journal snapshot holds them;
-it runs once a deal, so nothing is lost."""
+takes ``object`` (``deal.apply``, ``cards.parse_card``...); and a compiled frozen dataclass
+pickles by its constructor (``DealResult.__reduce__``), since mypyc's field-by-field
+unpickling assigns, which frozen refuses."""
 
 GROUP = "pisyedili.server.engine"
 """mypyc's group: its shared library installs as ``pisyedili/server/engine__mypyc.*.so``."""

@@ -34,6 +34,12 @@ class DealResult:
     points: tuple[int, ...]
     hands: tuple[tuple[int, ...], ...]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as a call of the constructor: compiled by mypyc, a frozen dataclass
+        # cannot be unpickled field by field (its __setstate__ assigns, which frozen
+        # refuses), and a journal snapshot holds the results of a match's deals.
+        return (DealResult, (self.reason, self.winner, self.multiplier, self.points, self.hands))
+
     def to_wire(self) -> dict[str, Any]:
         return {
             "reason": self.reason,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 from typing import Any
 
@@ -194,6 +195,21 @@ def test_copy_is_independent() -> None:
     apply(c, legal_moves(c, c.turn)[0])
     assert (c.moves != d.moves and c.hands != d.hands) or c.stock != d.stock
     assert d.moves == [] and sum(map(len, d.hands)) == 28
+
+
+def test_a_match_pickles_with_its_finished_deals() -> None:
+    """The journal pickles a table's core at each deal's start, with the match's results
+    so far: the deal and its result must come back equal, compiled (mypyc) or not."""
+    m = Match(Options.make("cardiva", 3, match_end="deals:3"), random.Random(4), dealer=1)
+    rng = random.Random(9)
+    while not m.deal.over:
+        m.apply(rng.choice(legal_moves(m.deal, m.deal.turn)))
+    again = pickle.loads(pickle.dumps(m, pickle.HIGHEST_PROTOCOL))
+    assert again.deal.result == m.deal.result and again.deal.result is not None
+    assert view(again, 0) == view(m, 0) and again.totals == m.totals
+    again.next_deal()
+    m.next_deal()
+    assert view(again, 2) == view(m, 2)
 
 
 def test_records_round_trip_and_replay_the_same_states() -> None:

@@ -22,7 +22,11 @@ from ws_kit import ws_connect
 
 from pisyedili.client.cli import can_open_browser
 
-START = "from pisyedili.client.cli import main; raise SystemExit(main())"
+# Ctrl-C as from a terminal: SIGINT back at Python's default in the child, since an
+# ignored SIGINT is inherited across exec and an earlier test's helper processes (the
+# browser tests') may leave it ignored here; Twisted then installs no handler for it.
+START = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+         "from pisyedili.client.cli import main; raise SystemExit(main())")
 TIMEOUT = 30.0
 
 

@@ -334,7 +334,8 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
         return list(range(PICK, PICK + len(d.stock)))  # K14: any position of the spread
     if d.penalty or d.first_left or d.follow:
         return _special_legal_moves(d, d.hands[seat])
-    # The common turn, _plays spelled out: the bots' search runs through here on every step.
+    # The common turn, its context worked out here: the bots' search runs through here on
+    # every step.
     hand = d.hands[seat]
     named = d.named
     ctx = d.pile[-1] if named < 0 else CTX_NAMED + named
@@ -343,9 +344,7 @@ def legal_moves(d: Deal, seat: int) -> list[Move]:
         tail = _PASS_ONLY if d.rs.draw_limit else _DRAW_OR_PASS
     else:
         tail = _DRAW_ONLY  # C7, K5: draw instead of playing
-    if len(hand) == 1 and d.rs.ace_not_last and hand[0] % 13 == ACE:
-        return [*tail]  # K10: an ace may not be the last card
-    moves = _collect(d.table[ctx], hand, d.twins)
+    moves = _plays(d, hand, ctx)
     moves += tail
     return moves
 
@@ -390,15 +389,11 @@ def apply(d: Deal, move: object) -> list[Event]:
     Anything but a legal move, of any type, raises a ``RuleError`` and changes nothing
     (typed ``object`` so that a compiled build checks it here, not at the call)."""
     phase = d.phase
-    if not isinstance(move, int) or isinstance(move, bool):
-        if phase == OVER:
-            raise DealOver("the deal is over")
-        if phase:
-            raise _no_such_pick(d)
-        raise IllegalMove(f"not a move: {move!r}")
+    if phase == OVER:
+        raise DealOver("the deal is over")
+    if type(move) is not int:
+        raise _no_such_pick(d) if phase else IllegalMove(f"not a move: {move!r}")
     if phase:
-        if phase == OVER:
-            raise DealOver("the deal is over")
         events = _pick(d, move)
     elif 0 <= move < DRAW:
         events = _play(d, d.turn, move)

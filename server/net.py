@@ -90,9 +90,11 @@ def _address_of(peer: IAddress) -> str:
     return address_key(host) if isinstance(host, str) and host else "local"
 
 
-def _feature_of(msg_type: str) -> str | None:
-    spec = MESSAGES.get((Direction.TO_CLIENT, msg_type))
-    return spec.feature if spec is not None else None
+_FEATURE_OF: dict[str, str] = {
+    msg_type: spec.feature for (direction, msg_type), spec in MESSAGES.items()
+    if direction is Direction.TO_CLIENT and spec.feature is not None}
+"""Per server→client message type, the optional feature it belongs to: a plain dict of
+strings, since every frame sent looks it up (an `Enum` in a key hashes in Python)."""
 
 
 class _Transport(Protocol):
@@ -310,7 +312,7 @@ class Connection:
 
     def send_message(self, msg: Message) -> None:
         """`Peer.send_message`: messages of features not agreed on are dropped."""
-        feature = _feature_of(str(msg.get("type", "")))
+        feature = _FEATURE_OF.get(msg.get("type", ""))
         if feature is not None and feature not in self.features:
             return
         self._send(msg)
@@ -320,8 +322,10 @@ class Connection:
         if self._closing or self.transport is None:
             return
         limit = self.server.limits.max_output_bytes
-        body = self._encode(msg)
-        if body is None:
+        try:
+            body = encode(msg)  # as `_encode`, inline: this runs for every frame sent
+        except (TypeError, ValueError):
+            log.failure("could not encode a {type} message", type=msg.get("type"))
             return
         if self._paused and self._queued + len(body) + self.FRAME_OVERHEAD > limit:
             log.info("closing a connection from {address} that reads too slowly "

@@ -341,13 +341,13 @@ class TableCore:
         """One `update` per member: the step's events as its seat may see them, its view
         after all of them, and its legal moves if the decision is its own."""
         assert self._match is not None
-        for member in self._members:
-            if member == skip:
-                continue
-            seat = self.seat_of(member)
-            msg: Message = {"type": "update", "table": self.id,
-                            "events": engine.events_for(events, seat),
-                            "view": engine.view(self._match, seat)}
+        members = [m for m in self._members if m != skip]
+        seats = [self.seat_of(m) for m in members]
+        # What members see alike is built once and shared between their messages.
+        for member, seat, seen, view in zip(members, seats,
+                                            engine.events_for_seats(events, seats),
+                                            engine.views(self._match, seats), strict=True):
+            msg: Message = {"type": "update", "table": self.id, "events": seen, "view": view}
             self._add_decision(msg, seat)
             self._send(member, msg)
 

@@ -20,14 +20,14 @@ from .deal import (
     replay,
 )
 from .errors import DealOver, IllegalCard, IllegalMove, NotYourTurn, RuleError
-from .events import events_for
+from .events import events_for, events_for_seats
 from .match import Match
 from .moves import DRAW, PASS, PICK, Move, jack_move, move_from_wire, move_str, move_to_wire
 from .options import Options
 from .records import DealRecord
 from .result import DealResult, hand_points
 from .rulesets import CARDIVA, CLASSIC, RULESETS, RuleSet
-from .view import deal_from_view, redeal, unseen_cards, view
+from .view import deal_from_view, redeal, unseen_cards, view, views
 
 COMPILED: bool = any(
     (getattr(module, "__file__", None) or "").endswith(tuple(_EXTENSION_SUFFIXES))
@@ -70,6 +70,7 @@ __all__ = [
     "deal_from_view",
     "deck",
     "events_for",
+    "events_for_seats",
     "hand_points",
     "jack_move",
     "legal_moves",
@@ -83,4 +84,5 @@ __all__ = [
     "replay",
     "unseen_cards",
     "view",
+    "views",
 ]

@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 Event = dict[str, Any]
@@ -36,4 +36,22 @@ def events_for(events: Iterable[Event], seat: int | None) -> list[Event]:
         if key is not None and key in ev and (seat is None or ev.get("seat") != seat):
             ev = {k: v for k, v in ev.items() if k != key}
         out.append(ev)
+    return out
+
+
+def events_for_seats(events: Sequence[Event], seats: Sequence[int | None]) -> list[list[Event]]:
+    """``events_for(events, s)`` for each ``s`` of ``seats``: a server masks a step's
+    events for every member. Seats that see the same events (every one that drew
+    nothing, spectators) share one list, so the lists must be read, never changed."""
+    owners = {ev.get("seat") for ev in events
+              if (key := PRIVATE_KEYS.get(ev.get("event", ""))) is not None and key in ev}
+    public: list[Event] | None = None
+    out: list[list[Event]] = []
+    for seat in seats:
+        if seat is not None and seat in owners:
+            out.append(events_for(events, seat))
+        else:
+            if public is None:
+                public = events_for(events, None)
+            out.append(public)
     return out

@@ -69,6 +69,15 @@ def view(game: Deal | Match, who: object) -> dict[str, Any]:
     size, the ``queue`` of ``[seat, picks]`` still to come, the deal's ``winner`` and
     ``multiplier``; ``result`` once the deal is over, with every hand.
     """
+    return views(game, (who,))[0]
+
+
+def views(game: Deal | Match, seats: Sequence[object]) -> list[dict[str, Any]]:
+    """``view(game, s)`` for each ``s`` of ``seats``, at little more than the cost of
+    one: a server sends a view to every member after every step, and all but the hand
+    is the same for each. The views share those parts (lists, the options), so they
+    must be read, never changed in place.
+    """
     if isinstance(game, Match):
         d = game.deal
         scores = list(game.totals)
@@ -77,7 +86,7 @@ def view(game: Deal | Match, who: object) -> dict[str, Any]:
         d = game
         scores = [0] * d.n
         deal_no = 1
-    seat = _checked_seat(who, d.n)
+    checked = [_checked_seat(who, d.n) for who in seats]
     muamele = None
     if d.phase == MUAMELE:
         muamele = {
@@ -88,33 +97,46 @@ def view(game: Deal | Match, who: object) -> dict[str, Any]:
             "winner": d.out_seat,
             "multiplier": d.multiplier,
         }
-    v: dict[str, Any] = {
-        "rules": d.options.rules,
-        "options": d.options.to_wire(),
-        "players": d.n,
-        "seat": seat,
-        "dealer": d.dealer,
-        "phase": PHASE_NAMES[d.phase],
-        "turn": d.to_act,
-        "direction": d.direction,
-        "hand": None if seat is None else [CARD_STR[c] for c in sorted(d.hands[seat])],
-        "hand_counts": [len(h) for h in d.hands],
-        "top": CARD_STR[d.pile[-1]] if d.pile else None,
-        "named_suit": SUITS[d.named] if d.named >= 0 else None,
-        "pile": [CARD_STR[c] for c in d.pile],
-        "stock": len(d.stock),
-        "penalty": d.penalty,
-        "first_round": d.first_left,
-        "must_follow": FOLLOW_NAMES[d.follow],
-        "drew": d.drew,
-        "scores": scores,
-        "deal_no": deal_no,
-        "muamele": muamele,
-        "result": d.result.to_wire() if d.result is not None else None,
-    }
-    if d.follow and d.drew and seat == d.turn:
-        v["drawn"] = CARD_STR[d.hands[seat][-1]]  # a follow-up draw appends (K10, K11)
-    return v
+    rules = d.options.rules
+    options = d.options.to_wire()
+    phase = PHASE_NAMES[d.phase]
+    hand_counts = [len(h) for h in d.hands]
+    top = CARD_STR[d.pile[-1]] if d.pile else None
+    named_suit = SUITS[d.named] if d.named >= 0 else None
+    pile = [CARD_STR[c] for c in d.pile]
+    must_follow = FOLLOW_NAMES[d.follow]
+    result = d.result.to_wire() if d.result is not None else None
+    out: list[dict[str, Any]] = []
+    for seat in checked:
+        v: dict[str, Any] = {
+            "rules": rules,
+            "options": options,
+            "players": d.n,
+            "seat": seat,
+            "dealer": d.dealer,
+            "phase": phase,
+            "turn": d.to_act,
+            "direction": d.direction,
+            "hand": None if seat is None else [CARD_STR[c] for c in sorted(d.hands[seat])],
+            "hand_counts": hand_counts,
+            "top": top,
+            "named_suit": named_suit,
+            "pile": pile,
+            "stock": len(d.stock),
+            "penalty": d.penalty,
+            "first_round": d.first_left,
+            "must_follow": must_follow,
+            "drew": d.drew,
+            "scores": scores,
+            "deal_no": deal_no,
+            "muamele": muamele,
+            "result": result,
+        }
+        if seat is not None and d.follow and d.drew and seat == d.turn:
+            # a follow-up draw appends (K10, K11)
+            v["drawn"] = CARD_STR[d.hands[seat][-1]]
+        out.append(v)
+    return out
 
 
 def unseen_cards(v: Mapping[str, Any]) -> list[int]:

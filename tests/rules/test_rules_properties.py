@@ -30,12 +30,14 @@ from pisyedili.server.rules import (
     apply_for,
     deal_from_view,
     events_for,
+    events_for_seats,
     legal_moves,
     move_to_wire,
     parse_card,
     replay,
     unseen_cards,
     view,
+    views,
 )
 
 COMBOS = [("classic", p) for p in range(2, 7)] + [("cardiva", p) for p in range(2, 5)]
@@ -57,7 +59,10 @@ def _state(d: Deal) -> dict[str, Any]:
 
 def _check_views(d: Deal, rng: random.Random) -> None:
     """Each seat's view: own hand only; it depends on nothing hidden; it rebuilds the deal."""
-    for seat in [None, *range(d.n)]:
+    seats = [None, *range(d.n)]
+    # A server's fan-out builds them all at once (shared parts); one seat's is the same.
+    assert views(d, seats[::-1]) == [view(d, seat) for seat in seats[::-1]]
+    for seat in seats:
         v = view(d, seat)
         # K10, K11: the card a follow-up draw brought, in the drawer's own view only.
         owed_draw = d.follow and d.drew and seat == d.to_act
@@ -130,6 +135,8 @@ def _check_events(events: list[dict[str, Any]]) -> None:
         assert isinstance(ev["event"], str)
         if ev["event"] == "draw":
             assert len(ev["cards"]) == ev["count"]
+    seats = [None, 0, 1, 0]
+    assert events_for_seats(events, seats) == [events_for(events, seat) for seat in seats]
     for seat in (None, 0, 1):
         for ev in events_for(events, seat):
             if ev["event"] == "draw":

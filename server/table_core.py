@@ -274,7 +274,7 @@ class TableCore:
         if self._match is not None:
             msg["view"] = engine.view(self._match, seat)
             msg["match"] = {"deal_no": self._match.deal_no, "totals": self._totals()}
-            self._add_decision(msg, seat)
+            self._add_decision(msg, seat, self._deciding())
         return msg
 
     def _seat_wire(self, seat: Seat) -> dict[str, Any]:
@@ -299,10 +299,10 @@ class TableCore:
             return None
         return to_act
 
-    def _add_decision(self, msg: Message, seat: int | None) -> None:
-        """`moves` for the seat that must decide now; `deadline` for everyone."""
+    def _add_decision(self, msg: Message, seat: int | None, deciding: int | None) -> None:
+        """`moves` for `seat` if it is `deciding` (`_deciding()`, which a fan-out reads
+        once for every member); `deadline` for everyone."""
         assert self._match is not None
-        deciding = self._deciding()
         if seat is not None and seat == deciding:
             msg["moves"] = [engine.move_to_wire(m)
                             for m in engine.legal_moves(self._match.deal, seat)]
@@ -342,13 +342,15 @@ class TableCore:
         after all of them, and its legal moves if the decision is its own."""
         assert self._match is not None
         members = [m for m in self._members if m != skip]
-        seats = [self.seat_of(m) for m in members]
+        seat_of = {s.member: s.index for s in self._seats if s.kind == "human"}
+        seats = [seat_of.get(m) for m in members]
+        deciding = self._deciding()
         # What members see alike is built once and shared between their messages.
         for member, seat, seen, view in zip(members, seats,
                                             engine.events_for_seats(events, seats),
                                             engine.views(self._match, seats), strict=True):
             msg: Message = {"type": "update", "table": self.id, "events": seen, "view": view}
-            self._add_decision(msg, seat)
+            self._add_decision(msg, seat, deciding)
             self._send(member, msg)
 
     # -- membership ------------------------------------------------------------------------

@@ -1,21 +1,37 @@
 """`pisyedili-bench load` with tiny parameters: it runs end to end and reports every
-figure. Its speed is judged from the figures it prints, never asserted here."""
+figure. Its speed is judged from the figures it prints, never asserted here; what is
+asserted is that each figure measures what it says (the fan-out bar's shape)."""
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import sys
 from typing import Any
 
+import msgpack
 import pytest
 
-from pisyedili.server.load_bench import parse, percentile, source_address
+from pisyedili.server.load_bench import (
+    FANOUT_GROUP,
+    HOST,
+    Child,
+    fanout_frame_bytes,
+    free_port,
+    parse,
+    percentile,
+    source_address,
+)
 
 ROUND_KEYS = {"moves_per_s", "moves", "connections", "errors", "frames_per_move",
               "bytes_per_move", "mover_p50_ms", "mover_p99_ms", "last_seat_p50_ms",
               "last_seat_p99_ms", "server_cpu_s", "client_cpu_s", "echo_requests_per_s",
-              "echo_server_cpu_s", "echo_client_cpu_s"}
+              "echo_server_cpu_s", "echo_client_cpu_s", "fanout_moves_per_s",
+              "fanout_server_cpu_s", "fanout_client_cpu_s"}
+FANOUT_KEYS = ("fanout_moves_per_s", "fanout_to_echo", "ratio_to_fanout",
+               "fanout_bytes_per_frame")
 
 
 def run_bench(*args: str) -> dict[str, Any]:
@@ -52,12 +68,88 @@ def test_scripted_tables_report_every_figure() -> None:
         assert values[0] is None or values[0] >= 0  # None: no /proc on this system
     (detail,) = r["rounds_detail"]
     assert ROUND_KEYS <= set(detail)
+    assert_fanout(r)
     assert r["idle"]["baseline"]["hello_p50_ms"] > 0
     (idle,) = r["idle"]["levels"]
     assert idle["connections"] == 50
     assert idle["hello_p50_ms"] > 0
     if idle["rss_before_kib"] is not None:
         assert 0 < idle["bytes_per_connection"] < 1_000_000
+
+
+def assert_fanout(r: dict[str, Any]) -> None:
+    for key in FANOUT_KEYS:
+        assert positive(r[key]), (key, r[key])
+    (detail,) = r["rounds_detail"]
+    assert detail["fanout_moves_per_s"] == r["fanout_moves_per_s"]
+    assert r["fanout_to_echo"] == pytest.approx(
+        r["fanout_moves_per_s"] / r["echo_requests_per_s"], rel=1e-3)
+    assert r["ratio_to_fanout"] == pytest.approx(
+        r["moves_per_s"] / r["fanout_moves_per_s"], rel=1e-3)
+    for key in ("fanout_server_cpu_s", "fanout_client_cpu_s"):
+        (value,) = r[key]
+        assert value is None or value >= 0
+    # The bar stands for a move's I/O: its frames to a table carry about the bytes
+    # the real server's frames for one move do.
+    assert 0.6 < FANOUT_GROUP * r["fanout_bytes_per_frame"] / r["bytes_per_move"] < 1.5
+
+
+def test_without_the_fanout_bar() -> None:
+    r = run_bench("--no-fanout", "--idle", "0")
+    assert positive(r["moves_per_s"]) and positive(r["ratio_to_echo"])
+    for key in FANOUT_KEYS:
+        assert r[key] is None, key
+    assert r["fanout_server_cpu_s"] == r["fanout_client_cpu_s"] == [None]
+    (detail,) = r["rounds_detail"]
+    assert detail["fanout_moves_per_s"] is None
+
+
+def read_frame(sock: socket.socket) -> tuple[int, dict[str, Any]]:
+    """One length-prefixed frame: its size on the wire and its decoded body."""
+    head = sock.recv(4, socket.MSG_WAITALL)
+    (length,) = struct.unpack("!I", head)
+    body = sock.recv(length, socket.MSG_WAITALL)
+    assert len(body) == length
+    return length + 4, msgpack.unpackb(body)
+
+
+def send_frame(sock: socket.socket, msg: dict[str, Any]) -> None:
+    body = msgpack.packb(msg)
+    sock.sendall(struct.pack("!I", len(body)) + body)
+
+
+def test_the_fanout_server_answers_each_request_to_its_whole_group() -> None:
+    port = free_port()
+    child = Child([sys.executable, "-m", "pisyedili.server.load_bench", "--fanout-serve",
+                   str(port)], port)  # its start-up probe connects and never joins
+    socks: list[socket.socket] = []
+    try:
+        silent = socket.create_connection((HOST, port), timeout=5)  # never sends: no seat
+        socks.append(silent)
+        welcomes = []
+        for _ in range(FANOUT_GROUP + 1):
+            sock = socket.create_connection((HOST, port), timeout=5)
+            socks.append(sock)
+            send_frame(sock, {"type": "hello"})
+            welcomes.append(read_frame(sock)[1])
+        assert [(w["group"], w["seat"]) for w in welcomes] == \
+            [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0)]
+        table, alone = socks[1:1 + FANOUT_GROUP], socks[-1]
+        send_frame(table[2], {"type": "move", "seq": 7})
+        for sock in table:
+            size, update = read_frame(sock)
+            assert update["type"] == "update" and update["seq"] == 7
+            assert "view" in update and size == fanout_frame_bytes(seq=7)
+        send_frame(alone, {"type": "move", "seq": 8})
+        assert read_frame(alone)[1]["seq"] == 8  # the other group's update never came
+        table[0].close()  # a member that leaves does not hold up the rest's frames
+        send_frame(table[1], {"type": "move", "seq": 9})
+        for sock in table[1:]:
+            assert read_frame(sock)[1]["seq"] == 9
+    finally:
+        for sock in socks:
+            sock.close()
+        child.stop()
 
 
 def test_server_bots_mode() -> None:
@@ -68,7 +160,7 @@ def test_server_bots_mode() -> None:
 
 
 def test_the_store_on_a_file_against_memory() -> None:
-    r = run_bench("--db", "both", "--idle", "0")
+    r = run_bench("--db", "both", "--idle", "0", "--no-fanout")
     assert r["store"] == "both" and r["errors"] == 0
     assert positive(r["file_moves_per_s"]) and positive(r["file_to_memory"])
     (stored,) = r["file_rounds_detail"]
@@ -86,3 +178,4 @@ def test_helpers() -> None:
                and a != "127.0.0.1" for a in addresses)
     with pytest.raises(SystemExit):
         parse(["--tables", "0"], "load")
+    assert parse([], "load").fanout and not parse(["--no-fanout"], "load").fanout

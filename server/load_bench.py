@@ -12,10 +12,13 @@ pause. `pisyedili-server --deal-pause` sets it; the server is still started thro
 `--serve`, which also sets it in servers from before that option, so the bench runs
 against older checkouts too.
 
-One more measure puts the figure in context. The fan-out bar (`--fanout-serve`) is a
+Two more measures put the figure in context. The fan-out bar (`--fanout-serve`) is a
 bare Twisted server with a move's I/O shape and nothing else: the I/O floor of a move,
 what a server that only reads a move and writes an `update` to each member of the
-table reaches; no work on the game's side can take the server past it.
+table reaches; no work on the game's side can take the server past it. The paced round
+has the scripted clients think for the server's own bot delay before each move, the
+pace a real table plays at, where latency is the server's own and not the queue of a
+saturated closed loop.
 """
 
 from __future__ import annotations
@@ -76,8 +79,11 @@ FANOUT_UPDATE: Msg = {
 size the real server sends in mid-deal (~460 bytes framed, `seq` added per request)."""
 _LENGTH = struct.Struct("!I")
 FANOUT_ROUND_KEYS = ("fanout_moves_per_s", "fanout_server_cpu_s", "fanout_client_cpu_s")
-"""The figures of a fan-out round: null with `--no-fanout`, so that every run prints
-the same keys."""
+PACED_KEYS = ("paced_moves_per_s", "paced_mover_p50_ms", "paced_mover_p99_ms",
+              "paced_last_seat_p50_ms", "paced_last_seat_p99_ms", "paced_server_cpu_s",
+              "paced_errors")
+"""The figures of a fan-out round and of the paced round: null when they are skipped
+(`--no-fanout`, `--paced-think 0`), so that every run prints the same keys."""
 
 
 # -- measuring processes ------------------------------------------------------------------
@@ -638,27 +644,36 @@ class Load:
             client.table = table
         return clients
 
-    async def load_round(self, seed: int, store: str = "memory") -> dict[str, Any]:
+    async def load_round(self, seed: int, store: str = "memory",
+                         think_ms: float | None = None, warmup: float | None = None,
+                         profiled: bool = True) -> dict[str, Any]:
+        """One round of the real server; `think_ms` and `warmup` default to the
+        command line's `--think` and `--warmup`; `--profile` applies only where
+        `profiled` (a later round would overwrite the file)."""
         a = self.args
         port = free_port()
         with tempfile.TemporaryDirectory(prefix="pisyedili-bench-") as scratch:
             db = ":memory:" if store == "memory" else os.path.join(scratch, "bench.sqlite3")
-            child = Child(server_argv(port, seed, a.deal_pause, a.profile, db), port)
-            result = await self._load(child, seed, port)
+            child = Child(server_argv(port, seed, a.deal_pause,
+                                      a.profile if profiled else None, db), port)
+            result = await self._load(child, seed, port,
+                                      a.think if think_ms is None else think_ms,
+                                      a.warmup if warmup is None else warmup)
             if store == "file":
                 result["db_bytes"] = sum(os.path.getsize(os.path.join(scratch, f))
                                          for f in os.listdir(scratch))
         return {**result, "store": store}
 
-    async def _load(self, child: Child, seed: int, port: int) -> dict[str, Any]:
+    async def _load(self, child: Child, seed: int, port: int, think_ms: float,
+                    warmup: float) -> dict[str, Any]:
         a = self.args
-        c = Counters(think=a.think / 1000, rng=random.Random(seed))
+        c = Counters(think=think_ms / 1000, rng=random.Random(seed))
         try:
             tables = await self.bounded([functools.partial(self.open_table, port, c, n)
                                          for n in range(a.tables)])
             for clients in tables:
                 clients[0].request("start")
-            await self.sleep(a.warmup)
+            await self.sleep(warmup)
             window = await self.window(c, child.pid)
             if child.proc.poll() is not None:
                 raise RuntimeError(f"the server died: {child.stderr()}")
@@ -750,6 +765,25 @@ class Load:
                 "fanout_server_cpu_s": window["server_cpu_s"],
                 "fanout_client_cpu_s": window["client_cpu_s"]}
 
+    async def paced_round(self) -> dict[str, Any]:
+        """The real server with every scripted client thinking `--paced-think` ms on
+        average before each move, after a warm-up of at least twice that: each client
+        draws its delay from 0 to twice the mean, so by then every table has moved."""
+        a = self.args
+        think = a.paced_think
+        if not think:
+            return {"paced_think_ms": think, "paced_warmup": None, **dict.fromkeys(
+                PACED_KEYS)}
+        warmup = max(a.warmup, 2 * think / 1000)
+        r = await self.load_round(a.seed + a.rounds,
+                                  "file" if a.db == "file" else "memory", think, warmup,
+                                  profiled=False)
+        return {"paced_think_ms": think, "paced_warmup": warmup,
+                **{f"paced_{k}": r[k] for k in ("moves_per_s", "mover_p50_ms",
+                                                "mover_p99_ms", "last_seat_p50_ms",
+                                                "last_seat_p99_ms", "server_cpu_s",
+                                                "errors")}}
+
     async def probe_hello(self, port: int, c: Counters, tag: str,
                           held: list[Any]) -> dict[str, float | None]:
         """Milliseconds from `hello` sent to `welcome` read, on fresh connections, one at
@@ -821,6 +855,9 @@ class Load:
             if a.db == "both":
                 stored.append(await self.load_round(a.seed + r, "file"))
                 await self.sleep(0.5)
+        paced = await self.paced_round()
+        if a.paced_think:
+            await self.sleep(0.5)
         idle = await self.idle(a.seed)
 
         def med(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -861,6 +898,7 @@ class Load:
             "echo_client_cpu_s": [y["echo_client_cpu_s"] for y in echoes],
             "fanout_server_cpu_s": [y["fanout_server_cpu_s"] for y in fanouts],
             "fanout_client_cpu_s": [y["fanout_client_cpu_s"] for y in fanouts],
+            **paced,
             "rounds_detail": [{**x, **y, **z}
                               for x, y, z in zip(loads, echoes, fanouts, strict=True)],
             "idle": idle,
@@ -880,6 +918,14 @@ def percentile(values: list[float], p: float) -> float | None:
         return None
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))], 3)
+
+
+def default_paced_think() -> float:
+    """The server's own bot delay in ms: the pace of a table of bots, and so the pace a
+    real table plays at."""
+    from pisyedili.server.table_core import TableSettings
+
+    return TableSettings().bot_delay * 1000
 
 
 def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -904,6 +950,10 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
                    help="after each echo round, a round against a bare server with a "
                    "move's I/O shape (one frame in, an update to each of 4 group members "
                    "out): the I/O floor of a move (default on)")
+    p.add_argument("--paced-think", type=float, default=default_paced_think(), metavar="MS",
+                   help="after the rounds, one round whose clients think this mean time "
+                   "before each move, after a warm-up of at least twice it (default: the "
+                   "server's bot delay, %(default)g; 0: skip)")
     p.add_argument("--bot-level", choices=("easy", "medium", "hard"), default="easy")
     p.add_argument("--idle", type=int, default=1000,
                    help="idle welcomed connections for RSS and hello time (measured at "
@@ -919,9 +969,9 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
                    help="run the server under cProfile, writing stats to FILE")
     args = p.parse_args(list(argv))
     if args.tables < 1 or args.rounds < 1 or args.seconds <= 0 or args.warmup < 0 \
-            or args.think < 0:
+            or args.think < 0 or args.paced_think < 0:
         p.error("--tables and --rounds must be at least 1, --seconds positive, "
-                "--think and --warmup not negative")
+                "--think, --paced-think and --warmup not negative")
     if not 0 <= args.idle <= 15000:
         p.error("--idle must be 0..15000")
     return args
@@ -952,7 +1002,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") 
         done(None)
 
     # Every wait is bounded on its own; this bounds their sum, whatever goes wrong.
-    budget = args.rounds * (3 * (args.seconds + args.warmup) + 360) + args.idle / 20 + 300
+    paced = args.seconds + max(args.warmup, 2 * args.paced_think / 1000) + 240 \
+        if args.paced_think else 0
+    budget = args.rounds * (3 * (args.seconds + args.warmup) + 360) + paced \
+        + args.idle / 20 + 300
     watchdog = reactor.callLater(budget, give_up)
     reactor.callWhenRunning(start)
     try:

@@ -1,6 +1,7 @@
 """`pisyedili-bench load` with tiny parameters: it runs end to end and reports every
 figure. Its speed is judged from the figures it prints, never asserted here; what is
-asserted is that each figure measures what it says (the fan-out bar's shape)."""
+asserted is that each figure measures what it says (the fan-out bar's shape, the paced
+round's pace)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pisyedili.server.load_bench import (
     FANOUT_GROUP,
     HOST,
     Child,
+    default_paced_think,
     fanout_frame_bytes,
     free_port,
     parse,
@@ -32,12 +34,16 @@ ROUND_KEYS = {"moves_per_s", "moves", "connections", "errors", "frames_per_move"
               "fanout_server_cpu_s", "fanout_client_cpu_s"}
 FANOUT_KEYS = ("fanout_moves_per_s", "fanout_to_echo", "ratio_to_fanout",
                "fanout_bytes_per_frame")
+PACED_KEYS = ("paced_moves_per_s", "paced_mover_p50_ms", "paced_mover_p99_ms",
+              "paced_last_seat_p50_ms", "paced_last_seat_p99_ms", "paced_server_cpu_s")
+PACED_THINK = 50.0
 
 
 def run_bench(*args: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench", "load",
                            "--tables", "2", "--seconds", "1", "--warmup", "0.3",
-                           "--rounds", "1", "--idle", "50", *args],
+                           "--rounds", "1", "--idle", "50",
+                           "--paced-think", str(PACED_THINK), *args],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
@@ -69,6 +75,7 @@ def test_scripted_tables_report_every_figure() -> None:
     (detail,) = r["rounds_detail"]
     assert ROUND_KEYS <= set(detail)
     assert_fanout(r)
+    assert_paced(r, tables=2)
     assert r["idle"]["baseline"]["hello_p50_ms"] > 0
     (idle,) = r["idle"]["levels"]
     assert idle["connections"] == 50
@@ -94,14 +101,43 @@ def assert_fanout(r: dict[str, Any]) -> None:
     assert 0.6 < FANOUT_GROUP * r["fanout_bytes_per_frame"] / r["bytes_per_move"] < 1.5
 
 
-def test_without_the_fanout_bar() -> None:
-    r = run_bench("--no-fanout", "--idle", "0")
+def assert_paced(r: dict[str, Any], tables: int, saturated: bool = True) -> None:
+    assert r["paced_think_ms"] == PACED_THINK
+    assert r["paced_warmup"] >= 2 * PACED_THINK / 1000
+    for key in PACED_KEYS:
+        assert positive(r[key]) or (key.endswith("cpu_s") and r[key] in (None, 0)), \
+            (key, r[key])
+    assert r["paced_errors"] == 0
+    assert r["paced_mover_p50_ms"] <= r["paced_mover_p99_ms"]
+    assert r["paced_last_seat_p50_ms"] <= r["paced_last_seat_p99_ms"]
+    # One move in flight per table, each after a mean think time plus the server's
+    # latency: the pace is set by the think time, not by the server.
+    expected = tables * 1000 / (PACED_THINK + r["paced_mover_p50_ms"])
+    assert 0.5 * expected < r["paced_moves_per_s"] < 1.5 * expected, \
+        (r["paced_moves_per_s"], expected)
+    if saturated:  # the main rounds: a closed loop, far faster
+        assert r["paced_moves_per_s"] < r["moves_per_s"] / 5
+
+
+def test_without_the_fanout_bar_and_the_paced_round() -> None:
+    r = run_bench("--no-fanout", "--paced-think", "0", "--idle", "0")
     assert positive(r["moves_per_s"]) and positive(r["ratio_to_echo"])
     for key in FANOUT_KEYS:
         assert r[key] is None, key
     assert r["fanout_server_cpu_s"] == r["fanout_client_cpu_s"] == [None]
     (detail,) = r["rounds_detail"]
     assert detail["fanout_moves_per_s"] is None
+    assert r["paced_think_ms"] == 0 and r["paced_warmup"] is None
+    for key in PACED_KEYS:
+        assert r[key] is None, key
+
+
+def test_an_explicit_think_time_paces_the_main_rounds_too() -> None:
+    r = run_bench("--think", "20", "--no-fanout", "--idle", "0")
+    assert r["think_ms"] == 20
+    expected = 2 * 1000 / 20
+    assert 0.5 * expected < r["moves_per_s"] < 1.5 * expected
+    assert_paced(r, tables=2, saturated=False)  # the paced round keeps its own pace
 
 
 def read_frame(sock: socket.socket) -> tuple[int, dict[str, Any]]:
@@ -160,7 +196,7 @@ def test_server_bots_mode() -> None:
 
 
 def test_the_store_on_a_file_against_memory() -> None:
-    r = run_bench("--db", "both", "--idle", "0", "--no-fanout")
+    r = run_bench("--db", "both", "--idle", "0", "--no-fanout", "--paced-think", "0")
     assert r["store"] == "both" and r["errors"] == 0
     assert positive(r["file_moves_per_s"]) and positive(r["file_to_memory"])
     (stored,) = r["file_rounds_detail"]
@@ -178,4 +214,8 @@ def test_helpers() -> None:
                and a != "127.0.0.1" for a in addresses)
     with pytest.raises(SystemExit):
         parse(["--tables", "0"], "load")
-    assert parse([], "load").fanout and not parse(["--no-fanout"], "load").fanout
+    with pytest.raises(SystemExit):
+        parse(["--paced-think", "-1"], "load")
+    args = parse([], "load")
+    assert args.fanout and not parse(["--no-fanout"], "load").fanout
+    assert args.paced_think == default_paced_think() > 0

@@ -11,6 +11,14 @@ with it, most tables would sit idle reading scores and the bench would measure t
 pause. `pisyedili-server --deal-pause` sets it; the server is still started through
 `--serve`, which also sets it in servers from before that option, so the bench runs
 against older checkouts too.
+
+Two more measures put the figure in context. The fan-out bar (`--fanout-serve`) is a
+bare Twisted server with a move's I/O shape and nothing else: the I/O floor of a move,
+what a server that only reads a move and writes an `update` to each member of the
+table reaches; no work on the game's side can take the server past it. The paced round
+has the scripted clients think for the server's own bot delay before each move, the
+pace a real table plays at, where latency is the server's own and not the queue of a
+saturated closed loop.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import random
 import resource
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -30,7 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 
@@ -50,6 +59,31 @@ MATCH_END = {"classic": "deals:100", "cardiva": "points:10000"}
 does, every human agrees to a rematch)."""
 
 Msg = dict[str, Any]
+
+FANOUT_GROUP = 4
+"""Members of one fan-out group: the connections of a four-seat table."""
+FANOUT_UPDATE: Msg = {
+    "type": "update", "table": 137, "events": [{"event": "play", "seat": 2, "card": "9h"}],
+    "view": {"rules": "classic",
+             "options": {"rules": "classic", "players": 4, "ten": "reverse",
+                         "empty_stock": "end_deal", "match_end": "deals:100", "decks": 1,
+                         "turn_seconds": 0},
+             "players": 4, "seat": 3, "dealer": 1, "phase": "play", "turn": 3,
+             "direction": 1, "hand": ["Ac", "5d", "8d", "Kd", "2s", "7s", "9c"],
+             "hand_counts": [4, 6, 5, 7], "top": "9h", "named_suit": None,
+             "pile": ["Qc", "Kc", "9c", "7c", "Jh", "9h"], "stock": 19, "penalty": 0,
+             "first_round": 0, "must_follow": None, "drew": False,
+             "scores": [36, 0, 70, 12], "deal_no": 3, "muamele": None, "result": None},
+    "moves": [{"kind": "play", "card": "9c"}, {"kind": "draw"}]}
+"""What the fan-out bar sends each member: a classic four-seat `update` of about the
+size the real server sends in mid-deal (~460 bytes framed, `seq` added per request)."""
+_LENGTH = struct.Struct("!I")
+FANOUT_ROUND_KEYS = ("fanout_moves_per_s", "fanout_server_cpu_s", "fanout_client_cpu_s")
+PACED_KEYS = ("paced_moves_per_s", "paced_mover_p50_ms", "paced_mover_p99_ms",
+              "paced_last_seat_p50_ms", "paced_last_seat_p99_ms", "paced_server_cpu_s",
+              "paced_errors")
+"""The figures of a fan-out round and of the paced round: null when they are skipped
+(`--no-fanout`, `--paced-think 0`), so that every run prints the same keys."""
 
 
 # -- measuring processes ------------------------------------------------------------------
@@ -222,6 +256,75 @@ def echo(port: int) -> None:
     reactor.run()
 
 
+def fanout_frame_bytes(seq: int = 100_000) -> int:
+    """Bytes of one fan-out frame on the wire, length prefix included (a `seq` past
+    65,535, as most are in a round, takes 5 bytes)."""
+    return len(msgpack.packb({**FANOUT_UPDATE, "seq": seq})) + _LENGTH.size
+
+
+def fanout(port: int) -> None:
+    """`--fanout-serve PORT`: the I/O floor of a move. Each connection joins a group of
+    `FANOUT_GROUP` with its first frame, in the order those arrive (the bench's own
+    probe, which never sends, joins none); each later frame is decoded and answered by
+    an `update` to every member, the requester first, each encoded on its own (as the
+    server encodes every member's view) and sent as `ServerProtocol._send_frame` sends:
+    straight to the socket while the transport holds nothing, else through it."""
+    from twisted.internet import reactor as _reactor
+    from twisted.internet.protocol import Factory
+    from twisted.protocols.basic import Int32StringReceiver
+
+    reactor: Any = _reactor
+    pack, unpack = msgpack.packb, msgpack.unpackb
+    groups: dict[int, list[Member]] = {}
+    joined = 0
+
+    class Member(Int32StringReceiver):
+        def connectionMade(self) -> None:
+            _nodelay(self.transport)
+            sock = getattr(self.transport, "socket", None)
+            self.sock: socket.socket | None = \
+                sock if isinstance(sock, socket.socket) else None
+            self.group: list[Member] | None = None
+
+        def connectionLost(self, reason: object = None) -> None:
+            if self.group is not None and self in self.group:
+                self.group.remove(self)
+
+        def stringReceived(self, string: bytes) -> None:
+            nonlocal joined
+            seq = unpack(string).get("seq")
+            group = self.group
+            if group is None:
+                number, seat = divmod(joined, FANOUT_GROUP)
+                joined += 1
+                group = self.group = groups.setdefault(number, [])
+                group.append(self)
+                self.send(pack({"type": "welcome", "group": number, "seat": seat}))
+                return
+            self.send(pack({**FANOUT_UPDATE, "seq": seq}))
+            for member in group:
+                if member is not self:
+                    member.send(pack({**FANOUT_UPDATE, "seq": seq}))
+
+        def send(self, body: bytes) -> None:
+            frame = _LENGTH.pack(len(body)) + body
+            sock, transport = self.sock, cast(Any, self.transport)
+            if sock is not None and not transport._tempDataLen \
+                    and not transport.dataBuffer and transport.connected \
+                    and not transport.disconnecting:
+                try:
+                    sent = sock.send(frame)
+                except OSError:  # full (EAGAIN) or broken: the transport finds out which
+                    sent = 0
+                if sent == len(frame):
+                    return
+                frame = frame[sent:]
+            transport.write(frame)
+
+    reactor.listenTCP(port, Factory.forProtocol(Member), backlog=4096, interface=HOST)
+    reactor.run()
+
+
 # -- the load clients ---------------------------------------------------------------------
 
 
@@ -238,11 +341,13 @@ class Counters:
     bytes: int = 0
     errors: int = 0
     echoes: int = 0
+    fanouts: int = 0
     mover_ms: list[float] = field(default_factory=list)
     last_seat_ms: list[float] = field(default_factory=list)
 
     def reset(self) -> None:
         self.moves = self.frames = self.bytes = self.errors = self.echoes = 0
+        self.fanouts = 0
         self.mover_ms.clear()
         self.last_seat_ms.clear()
 
@@ -408,6 +513,56 @@ def _echo_client_class() -> Any:
     return EchoClient
 
 
+def _fanout_client_class() -> Any:
+    from twisted.internet import reactor as _reactor
+    from twisted.internet.defer import Deferred
+    from twisted.protocols.basic import Int32StringReceiver
+
+    reactor: Any = _reactor
+    pack, unpack = msgpack.packb, msgpack.unpackb
+    hello = pack({"type": "hello"})
+
+    class FanoutClient(Int32StringReceiver):
+        """One member of a fan-out group. Request `seq` is sent by seat `seq` mod the
+        group's size; the seat after it sends the next one as soon as its `update`
+        arrives, so each group has one request in flight, as each scripted table has
+        one move in flight."""
+
+        def __init__(self, counters: Counters) -> None:
+            self.c = counters
+            self.running = True
+            self.group: list[FanoutClient] = [self]
+            self.seat = 0
+            self.welcome: Deferred[Msg] = Deferred()
+
+        def connectionMade(self) -> None:
+            _nodelay(self.transport)
+
+        def join(self) -> Deferred[Msg]:
+            _write(self.transport, hello)
+            self.welcome.addTimeout(REQUEST_TIMEOUT, reactor)
+            return self.welcome
+
+        def go(self, seq: int) -> None:
+            _write(self.transport, pack({"type": "move", "move": {"kind": "draw"},
+                                         "seq": seq}))
+
+        def stringReceived(self, string: bytes) -> None:
+            msg = unpack(string)
+            seq = msg.get("seq")
+            if seq is None:
+                if not self.welcome.called:
+                    self.welcome.callback(msg)
+                return
+            if self.seat == (seq + 1) % len(self.group):
+                if self.c.measuring:
+                    self.c.fanouts += 1
+                if self.running:
+                    self.go(seq + 1)
+
+    return FanoutClient
+
+
 class Load:
     """The async half of the bench: connections, tables, windows."""
 
@@ -420,6 +575,7 @@ class Load:
         self.n_conn = 0
         self.client = _client_class()
         self.echo_client = _echo_client_class()
+        self.fanout_client = _fanout_client_class()
 
     def _source(self) -> str:
         i = self.n_conn
@@ -488,27 +644,36 @@ class Load:
             client.table = table
         return clients
 
-    async def load_round(self, seed: int, store: str = "memory") -> dict[str, Any]:
+    async def load_round(self, seed: int, store: str = "memory",
+                         think_ms: float | None = None, warmup: float | None = None,
+                         profiled: bool = True) -> dict[str, Any]:
+        """One round of the real server; `think_ms` and `warmup` default to the
+        command line's `--think` and `--warmup`; `--profile` applies only where
+        `profiled` (a later round would overwrite the file)."""
         a = self.args
         port = free_port()
         with tempfile.TemporaryDirectory(prefix="pisyedili-bench-") as scratch:
             db = ":memory:" if store == "memory" else os.path.join(scratch, "bench.sqlite3")
-            child = Child(server_argv(port, seed, a.deal_pause, a.profile, db), port)
-            result = await self._load(child, seed, port)
+            child = Child(server_argv(port, seed, a.deal_pause,
+                                      a.profile if profiled else None, db), port)
+            result = await self._load(child, seed, port,
+                                      a.think if think_ms is None else think_ms,
+                                      a.warmup if warmup is None else warmup)
             if store == "file":
                 result["db_bytes"] = sum(os.path.getsize(os.path.join(scratch, f))
                                          for f in os.listdir(scratch))
         return {**result, "store": store}
 
-    async def _load(self, child: Child, seed: int, port: int) -> dict[str, Any]:
+    async def _load(self, child: Child, seed: int, port: int, think_ms: float,
+                    warmup: float) -> dict[str, Any]:
         a = self.args
-        c = Counters(think=a.think / 1000, rng=random.Random(seed))
+        c = Counters(think=think_ms / 1000, rng=random.Random(seed))
         try:
             tables = await self.bounded([functools.partial(self.open_table, port, c, n)
                                          for n in range(a.tables)])
             for clients in tables:
                 clients[0].request("start")
-            await self.sleep(a.warmup)
+            await self.sleep(warmup)
             window = await self.window(c, child.pid)
             if child.proc.poll() is not None:
                 raise RuntimeError(f"the server died: {child.stderr()}")
@@ -561,6 +726,63 @@ class Load:
         return {"echo_requests_per_s": c.echoes / self.args.seconds,
                 "echo_server_cpu_s": window["server_cpu_s"],
                 "echo_client_cpu_s": window["client_cpu_s"]}
+
+    async def join_fanout(self, port: int, c: Counters) -> tuple[Any, Msg]:
+        client = await self.connect(port, c, self.fanout_client)
+        welcome: Msg = await client.join()
+        return client, welcome
+
+    async def fanout_round(self, connections: int) -> dict[str, Any]:
+        """The fan-out bar at `connections`, in groups of `FANOUT_GROUP` as the server
+        formed them (from the seats its `welcome` names)."""
+        port = free_port()
+        child = Child([sys.executable, "-m", "pisyedili.server.load_bench",
+                       "--fanout-serve", str(port)], port)
+        c = Counters()
+        try:
+            joined = await self.bounded(
+                [functools.partial(self.join_fanout, port, c) for _ in range(connections)])
+            clients = [x for x, _ in joined]
+            seats: dict[int, list[tuple[int, Any]]] = {}
+            for client, welcome in joined:
+                seats.setdefault(welcome["group"], []).append((welcome["seat"], client))
+            groups = [[x for _, x in sorted(members, key=lambda m: m[0])]
+                      for members in seats.values()]
+            for group in groups:
+                for seat, x in enumerate(group):
+                    x.group, x.seat = group, seat
+            for group in groups:
+                group[0].go(0)
+            await self.sleep(self.args.warmup)
+            window = await self.window(c, child.pid)
+            for x in clients:
+                x.running = False
+        finally:
+            child.stop()
+        for x in clients:
+            x.transport.abortConnection()
+        return {"fanout_moves_per_s": c.fanouts / self.args.seconds,
+                "fanout_server_cpu_s": window["server_cpu_s"],
+                "fanout_client_cpu_s": window["client_cpu_s"]}
+
+    async def paced_round(self) -> dict[str, Any]:
+        """The real server with every scripted client thinking `--paced-think` ms on
+        average before each move, after a warm-up of at least twice that: each client
+        draws its delay from 0 to twice the mean, so by then every table has moved."""
+        a = self.args
+        think = a.paced_think
+        if not think:
+            return {"paced_think_ms": think, "paced_warmup": None, **dict.fromkeys(
+                PACED_KEYS)}
+        warmup = max(a.warmup, 2 * think / 1000)
+        r = await self.load_round(a.seed + a.rounds,
+                                  "file" if a.db == "file" else "memory", think, warmup,
+                                  profiled=False)
+        return {"paced_think_ms": think, "paced_warmup": warmup,
+                **{f"paced_{k}": r[k] for k in ("moves_per_s", "mover_p50_ms",
+                                                "mover_p99_ms", "last_seat_p50_ms",
+                                                "last_seat_p99_ms", "server_cpu_s",
+                                                "errors")}}
 
     async def probe_hello(self, port: int, c: Counters, tag: str,
                           held: list[Any]) -> dict[str, float | None]:
@@ -618,15 +840,24 @@ class Load:
         loads: list[dict[str, Any]] = []
         echoes: list[dict[str, Any]] = []
         stored: list[dict[str, Any]] = []  # with --db both: the same load on a file
+        fanouts: list[dict[str, Any]] = []  # all None with --no-fanout
         for r in range(a.rounds):
             loads.append(await self.load_round(a.seed + r,
                                                "file" if a.db == "file" else "memory"))
             await self.sleep(0.5)  # let the aborted connections go
             echoes.append(await self.echo_round(loads[-1]["connections"]))
             await self.sleep(0.5)
+            if a.fanout:
+                fanouts.append(await self.fanout_round(loads[-1]["connections"]))
+                await self.sleep(0.5)
+            else:
+                fanouts.append(dict.fromkeys(FANOUT_ROUND_KEYS))
             if a.db == "both":
                 stored.append(await self.load_round(a.seed + r, "file"))
                 await self.sleep(0.5)
+        paced = await self.paced_round()
+        if a.paced_think:
+            await self.sleep(0.5)
         idle = await self.idle(a.seed)
 
         def med(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -636,6 +867,15 @@ class Load:
         moves, echo_rate = med(loads, "moves_per_s"), med(echoes, "echo_requests_per_s")
         ratios = [x["moves_per_s"] / y["echo_requests_per_s"]
                   for x, y in zip(loads, echoes, strict=True) if y["echo_requests_per_s"]]
+
+        def ratio(tops: list[float | None], bottoms: list[float | None]) -> float | None:
+            """The median of per-round ratios, rounds with a missing or zero side left
+            out: the rounds' conditions differ, so each ratio is taken within one."""
+            values = [x / y for x, y in zip(tops, bottoms, strict=True)
+                      if x is not None and y]
+            return round(statistics.median(values), 4) if values else None
+
+        fan = [y["fanout_moves_per_s"] for y in fanouts]
         return {
             "bench": "load", "rules": a.rules,
             "mode": "server_bots" if a.server_bots else "scripted",
@@ -644,6 +884,10 @@ class Load:
             "deal_pause": a.deal_pause, "think_ms": a.think,
             "moves_per_s": moves, "echo_requests_per_s": echo_rate,
             "ratio_to_echo": round(statistics.median(ratios), 4) if ratios else None,
+            "fanout_moves_per_s": med(fanouts, "fanout_moves_per_s"),
+            "fanout_to_echo": ratio(fan, [y["echo_requests_per_s"] for y in echoes]),
+            "ratio_to_fanout": ratio([x["moves_per_s"] for x in loads], fan),
+            "fanout_bytes_per_frame": fanout_frame_bytes() if a.fanout else None,
             **{k: med(loads, k) for k in ("mover_p50_ms", "mover_p99_ms",
                                           "last_seat_p50_ms", "last_seat_p99_ms",
                                           "frames_per_move", "bytes_per_move")},
@@ -652,7 +896,11 @@ class Load:
             "client_cpu_s": [x["client_cpu_s"] for x in loads],
             "echo_server_cpu_s": [y["echo_server_cpu_s"] for y in echoes],
             "echo_client_cpu_s": [y["echo_client_cpu_s"] for y in echoes],
-            "rounds_detail": [{**x, **y} for x, y in zip(loads, echoes, strict=True)],
+            "fanout_server_cpu_s": [y["fanout_server_cpu_s"] for y in fanouts],
+            "fanout_client_cpu_s": [y["fanout_client_cpu_s"] for y in fanouts],
+            **paced,
+            "rounds_detail": [{**x, **y, **z}
+                              for x, y, z in zip(loads, echoes, fanouts, strict=True)],
             "idle": idle,
             "store": a.db,
             **({"file_moves_per_s": med(stored, "moves_per_s"),
@@ -670,6 +918,14 @@ def percentile(values: list[float], p: float) -> float | None:
         return None
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))], 3)
+
+
+def default_paced_think() -> float:
+    """The server's own bot delay in ms: the pace of a table of bots, and so the pace a
+    real table plays at."""
+    from pisyedili.server.table_core import TableSettings
+
+    return TableSettings().bot_delay * 1000
 
 
 def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
@@ -690,6 +946,14 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
                    "from 0 to twice it (default 0: at "
                    "once, a closed loop whose latency is tables / throughput); with a "
                    "think time the load is paced and latency is the server's own")
+    p.add_argument("--fanout", action=argparse.BooleanOptionalAction, default=True,
+                   help="after each echo round, a round against a bare server with a "
+                   "move's I/O shape (one frame in, an update to each of 4 group members "
+                   "out): the I/O floor of a move (default on)")
+    p.add_argument("--paced-think", type=float, default=default_paced_think(), metavar="MS",
+                   help="after the rounds, one round whose clients think this mean time "
+                   "before each move, after a warm-up of at least twice it (default: the "
+                   "server's bot delay, %(default)g; 0: skip)")
     p.add_argument("--bot-level", choices=("easy", "medium", "hard"), default="easy")
     p.add_argument("--idle", type=int, default=1000,
                    help="idle welcomed connections for RSS and hello time (measured at "
@@ -705,9 +969,9 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
                    help="run the server under cProfile, writing stats to FILE")
     args = p.parse_args(list(argv))
     if args.tables < 1 or args.rounds < 1 or args.seconds <= 0 or args.warmup < 0 \
-            or args.think < 0:
+            or args.think < 0 or args.paced_think < 0:
         p.error("--tables and --rounds must be at least 1, --seconds positive, "
-                "--think and --warmup not negative")
+                "--think, --paced-think and --warmup not negative")
     if not 0 <= args.idle <= 15000:
         p.error("--idle must be 0..15000")
     return args
@@ -738,7 +1002,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") 
         done(None)
 
     # Every wait is bounded on its own; this bounds their sum, whatever goes wrong.
-    budget = args.rounds * (2 * (args.seconds + args.warmup) + 240) + args.idle / 20 + 300
+    paced = args.seconds + max(args.warmup, 2 * args.paced_think / 1000) + 240 \
+        if args.paced_think else 0
+    budget = args.rounds * (3 * (args.seconds + args.warmup) + 360) + paced \
+        + args.idle / 20 + 300
     watchdog = reactor.callLater(budget, give_up)
     reactor.callWhenRunning(start)
     try:
@@ -761,5 +1028,7 @@ if __name__ == "__main__":
         serve(sys.argv[2:])
     elif sys.argv[1:2] == ["--echo"]:
         echo(int(sys.argv[2]))
+    elif sys.argv[1:2] == ["--fanout-serve"]:
+        fanout(int(sys.argv[2]))
     else:
         raise SystemExit(main())

@@ -1,27 +1,49 @@
 """`pisyedili-bench load` with tiny parameters: it runs end to end and reports every
-figure. Its speed is judged from the figures it prints, never asserted here."""
+figure. Its speed is judged from the figures it prints, never asserted here; what is
+asserted is that each figure measures what it says (the fan-out bar's shape, the paced
+round's pace)."""
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import sys
 from typing import Any
 
+import msgpack
 import pytest
 
-from pisyedili.server.load_bench import parse, percentile, source_address
+from pisyedili.server.load_bench import (
+    FANOUT_GROUP,
+    HOST,
+    Child,
+    default_paced_think,
+    fanout_frame_bytes,
+    free_port,
+    parse,
+    percentile,
+    source_address,
+)
 
 ROUND_KEYS = {"moves_per_s", "moves", "connections", "errors", "frames_per_move",
               "bytes_per_move", "mover_p50_ms", "mover_p99_ms", "last_seat_p50_ms",
               "last_seat_p99_ms", "server_cpu_s", "client_cpu_s", "echo_requests_per_s",
-              "echo_server_cpu_s", "echo_client_cpu_s"}
+              "echo_server_cpu_s", "echo_client_cpu_s", "fanout_moves_per_s",
+              "fanout_server_cpu_s", "fanout_client_cpu_s"}
+FANOUT_KEYS = ("fanout_moves_per_s", "fanout_to_echo", "ratio_to_fanout",
+               "fanout_bytes_per_frame")
+PACED_KEYS = ("paced_moves_per_s", "paced_mover_p50_ms", "paced_mover_p99_ms",
+              "paced_last_seat_p50_ms", "paced_last_seat_p99_ms", "paced_server_cpu_s")
+PACED_THINK = 50.0
 
 
 def run_bench(*args: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench", "load",
                            "--tables", "2", "--seconds", "1", "--warmup", "0.3",
-                           "--rounds", "1", "--idle", "50", *args],
+                           "--rounds", "1", "--idle", "50",
+                           "--paced-think", str(PACED_THINK), *args],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
@@ -52,12 +74,118 @@ def test_scripted_tables_report_every_figure() -> None:
         assert values[0] is None or values[0] >= 0  # None: no /proc on this system
     (detail,) = r["rounds_detail"]
     assert ROUND_KEYS <= set(detail)
+    assert_fanout(r)
+    assert_paced(r, tables=2)
     assert r["idle"]["baseline"]["hello_p50_ms"] > 0
     (idle,) = r["idle"]["levels"]
     assert idle["connections"] == 50
     assert idle["hello_p50_ms"] > 0
     if idle["rss_before_kib"] is not None:
         assert 0 < idle["bytes_per_connection"] < 1_000_000
+
+
+def assert_fanout(r: dict[str, Any]) -> None:
+    for key in FANOUT_KEYS:
+        assert positive(r[key]), (key, r[key])
+    (detail,) = r["rounds_detail"]
+    assert detail["fanout_moves_per_s"] == r["fanout_moves_per_s"]
+    assert r["fanout_to_echo"] == pytest.approx(
+        r["fanout_moves_per_s"] / r["echo_requests_per_s"], rel=1e-3)
+    assert r["ratio_to_fanout"] == pytest.approx(
+        r["moves_per_s"] / r["fanout_moves_per_s"], rel=1e-3)
+    for key in ("fanout_server_cpu_s", "fanout_client_cpu_s"):
+        (value,) = r[key]
+        assert value is None or value >= 0
+    # The bar stands for a move's I/O: its frames to a table carry about the bytes
+    # the real server's frames for one move do.
+    assert 0.6 < FANOUT_GROUP * r["fanout_bytes_per_frame"] / r["bytes_per_move"] < 1.5
+
+
+def assert_paced(r: dict[str, Any], tables: int, saturated: bool = True) -> None:
+    assert r["paced_think_ms"] == PACED_THINK
+    assert r["paced_warmup"] >= 2 * PACED_THINK / 1000
+    for key in PACED_KEYS:
+        assert positive(r[key]) or (key.endswith("cpu_s") and r[key] in (None, 0)), \
+            (key, r[key])
+    assert r["paced_errors"] == 0
+    assert r["paced_mover_p50_ms"] <= r["paced_mover_p99_ms"]
+    assert r["paced_last_seat_p50_ms"] <= r["paced_last_seat_p99_ms"]
+    # One move in flight per table, each after a mean think time plus the server's
+    # latency: the pace is set by the think time, not by the server.
+    expected = tables * 1000 / (PACED_THINK + r["paced_mover_p50_ms"])
+    assert 0.5 * expected < r["paced_moves_per_s"] < 1.5 * expected, \
+        (r["paced_moves_per_s"], expected)
+    if saturated:  # the main rounds: a closed loop, far faster
+        assert r["paced_moves_per_s"] < r["moves_per_s"] / 5
+
+
+def test_without_the_fanout_bar_and_the_paced_round() -> None:
+    r = run_bench("--no-fanout", "--paced-think", "0", "--idle", "0")
+    assert positive(r["moves_per_s"]) and positive(r["ratio_to_echo"])
+    for key in FANOUT_KEYS:
+        assert r[key] is None, key
+    assert r["fanout_server_cpu_s"] == r["fanout_client_cpu_s"] == [None]
+    (detail,) = r["rounds_detail"]
+    assert detail["fanout_moves_per_s"] is None
+    assert r["paced_think_ms"] == 0 and r["paced_warmup"] is None
+    for key in PACED_KEYS:
+        assert r[key] is None, key
+
+
+def test_an_explicit_think_time_paces_the_main_rounds_too() -> None:
+    r = run_bench("--think", "20", "--no-fanout", "--idle", "0")
+    assert r["think_ms"] == 20
+    expected = 2 * 1000 / 20
+    assert 0.5 * expected < r["moves_per_s"] < 1.5 * expected
+    assert_paced(r, tables=2, saturated=False)  # the paced round keeps its own pace
+
+
+def read_frame(sock: socket.socket) -> tuple[int, dict[str, Any]]:
+    """One length-prefixed frame: its size on the wire and its decoded body."""
+    head = sock.recv(4, socket.MSG_WAITALL)
+    (length,) = struct.unpack("!I", head)
+    body = sock.recv(length, socket.MSG_WAITALL)
+    assert len(body) == length
+    return length + 4, msgpack.unpackb(body)
+
+
+def send_frame(sock: socket.socket, msg: dict[str, Any]) -> None:
+    body = msgpack.packb(msg)
+    sock.sendall(struct.pack("!I", len(body)) + body)
+
+
+def test_the_fanout_server_answers_each_request_to_its_whole_group() -> None:
+    port = free_port()
+    child = Child([sys.executable, "-m", "pisyedili.server.load_bench", "--fanout-serve",
+                   str(port)], port)  # its start-up probe connects and never joins
+    socks: list[socket.socket] = []
+    try:
+        silent = socket.create_connection((HOST, port), timeout=5)  # never sends: no seat
+        socks.append(silent)
+        welcomes = []
+        for _ in range(FANOUT_GROUP + 1):
+            sock = socket.create_connection((HOST, port), timeout=5)
+            socks.append(sock)
+            send_frame(sock, {"type": "hello"})
+            welcomes.append(read_frame(sock)[1])
+        assert [(w["group"], w["seat"]) for w in welcomes] == \
+            [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0)]
+        table, alone = socks[1:1 + FANOUT_GROUP], socks[-1]
+        send_frame(table[2], {"type": "move", "seq": 7})
+        for sock in table:
+            size, update = read_frame(sock)
+            assert update["type"] == "update" and update["seq"] == 7
+            assert "view" in update and size == fanout_frame_bytes(seq=7)
+        send_frame(alone, {"type": "move", "seq": 8})
+        assert read_frame(alone)[1]["seq"] == 8  # the other group's update never came
+        table[0].close()  # a member that leaves does not hold up the rest's frames
+        send_frame(table[1], {"type": "move", "seq": 9})
+        for sock in table[1:]:
+            assert read_frame(sock)[1]["seq"] == 9
+    finally:
+        for sock in socks:
+            sock.close()
+        child.stop()
 
 
 def test_server_bots_mode() -> None:
@@ -68,7 +196,7 @@ def test_server_bots_mode() -> None:
 
 
 def test_the_store_on_a_file_against_memory() -> None:
-    r = run_bench("--db", "both", "--idle", "0")
+    r = run_bench("--db", "both", "--idle", "0", "--no-fanout", "--paced-think", "0")
     assert r["store"] == "both" and r["errors"] == 0
     assert positive(r["file_moves_per_s"]) and positive(r["file_to_memory"])
     (stored,) = r["file_rounds_detail"]
@@ -86,3 +214,8 @@ def test_helpers() -> None:
                and a != "127.0.0.1" for a in addresses)
     with pytest.raises(SystemExit):
         parse(["--tables", "0"], "load")
+    with pytest.raises(SystemExit):
+        parse(["--paced-think", "-1"], "load")
+    args = parse([], "load")
+    assert args.fanout and not parse(["--no-fanout"], "load").fanout
+    assert args.paced_think == default_paced_think() > 0

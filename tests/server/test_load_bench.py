@@ -119,19 +119,6 @@ def assert_paced(r: dict[str, Any], tables: int, saturated: bool = True) -> None
         assert r["paced_moves_per_s"] < r["moves_per_s"] / 5
 
 
-def test_without_the_fanout_bar_and_the_paced_round() -> None:
-    r = run_bench("--no-fanout", "--paced-think", "0", "--idle", "0")
-    assert positive(r["moves_per_s"]) and positive(r["ratio_to_echo"])
-    for key in FANOUT_KEYS:
-        assert r[key] is None, key
-    assert r["fanout_server_cpu_s"] == r["fanout_client_cpu_s"] == [None]
-    (detail,) = r["rounds_detail"]
-    assert detail["fanout_moves_per_s"] is None
-    assert r["paced_think_ms"] == 0 and r["paced_warmup"] is None
-    for key in PACED_KEYS:
-        assert r[key] is None, key
-
-
 def test_an_explicit_think_time_paces_the_main_rounds_too() -> None:
     r = run_bench("--think", "20", "--no-fanout", "--idle", "0")
     assert r["think_ms"] == 20
@@ -189,15 +176,29 @@ def test_the_fanout_server_answers_each_request_to_its_whole_group() -> None:
 
 
 def test_server_bots_mode() -> None:
-    r = run_bench("--server-bots", "--idle", "0", "--seconds", "0.5")
+    r = run_bench("--server-bots", "--idle", "0", "--seconds", "0.5", "--no-fanout",
+                  "--paced-think", "0")
     assert r["mode"] == "server_bots" and r["connections"] == 2
+    assert_left_out(r)
     assert positive(r["moves_per_s"]) and positive(r["ratio_to_echo"])
     assert r["idle"] == {"baseline": None, "levels": []}
+
+
+def assert_left_out(r: dict[str, Any]) -> None:
+    """`--no-fanout` and `--paced-think 0`: the keys stay, with nulls."""
+    for key in FANOUT_KEYS:
+        assert r[key] is None, key
+    assert r["fanout_server_cpu_s"] == r["fanout_client_cpu_s"] == [None] * r["rounds"]
+    assert all(detail["fanout_moves_per_s"] is None for detail in r["rounds_detail"])
+    assert r["paced_think_ms"] == 0 and r["paced_warmup"] is None
+    for key in PACED_KEYS:
+        assert r[key] is None, key
 
 
 def test_the_store_on_a_file_against_memory() -> None:
     r = run_bench("--db", "both", "--idle", "0", "--no-fanout", "--paced-think", "0")
     assert r["store"] == "both" and r["errors"] == 0
+    assert_left_out(r)
     assert positive(r["file_moves_per_s"]) and positive(r["file_to_memory"])
     (stored,) = r["file_rounds_detail"]
     assert stored["store"] == "file" and stored["db_bytes"] > 0  # the journal wrote

@@ -81,7 +81,10 @@ async def test_play_web_prints_an_address_that_serves_the_page_and_the_socket() 
             await browser.ok("add_bot", seat=seat, level=query["level"])
         await browser.ok("ready", ready=True)
         await browser.ok("start")
-        assert (await browser.next_decision())["type"] in ("table", "update")
+        # The bots play at the default delay (0.8 s a step) and may take several steps
+        # each, draws and penalties included, before the first decision is ours: up to
+        # 8 s was seen, past the wire client's default wait.
+        assert (await browser.next_decision(TIMEOUT))["type"] in ("table", "update")
         assert snap["table"]["rules"] == "cardiva"
 
         process.send_signal(signal.SIGINT)  # Ctrl-C

@@ -322,10 +322,8 @@ class Connection:
         if self._closing or self.transport is None:
             return
         limit = self.server.limits.max_output_bytes
-        try:
-            body = encode(msg)  # as `_encode`, inline: this runs for every frame sent
-        except (TypeError, ValueError):
-            log.failure("could not encode a {type} message", type=msg.get("type"))
+        body = self._encode(msg)
+        if body is None:
             return
         if self._paused and self._queued + len(body) + self.FRAME_OVERHEAD > limit:
             log.info("closing a connection from {address} that reads too slowly "
@@ -624,7 +622,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
         no_delay = getattr(self.transport, "setTcpNoDelay", None)
         if no_delay is not None:
             no_delay(True)  # small interactive frames: do not wait on Nagle
-        self._socket = _sendable_socket(self.transport)
+        self._socket = sendable_socket(self.transport)
         self.opened()
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
@@ -641,7 +639,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
         finally:
             self._cork = None
             if cork:
-                self._send_frame(b"".join(cork))
+                send_frame(self._socket, self.transport, b"".join(cork))
                 if not self._paused:  # as in `_put_now`, now that the frames are out
                     self._queued = min(self._queued, self.transport.bufferSize)
 
@@ -660,21 +658,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
         if self._cork is not None:
             self._cork.append(frame)
             return
-        self._send_frame(frame)
-
-    def _send_frame(self, frame: bytes) -> None:
-        sock = self._socket
-        transport = self.transport
-        if sock is not None and not transport._tempDataLen and not transport.dataBuffer \
-                and transport.connected and not transport.disconnecting:
-            try:
-                sent = sock.send(frame)
-            except OSError:  # full (EAGAIN) or broken: the transport finds out which
-                sent = 0
-            if sent == len(frame):
-                return
-            frame = frame[sent:]
-        transport.write(frame)
+        send_frame(self._socket, self.transport, frame)
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self.lost()
@@ -694,8 +678,25 @@ _LENGTH = struct.Struct("!I")
 """`Int32StringReceiver`'s length prefix."""
 
 
-def _sendable_socket(transport: object) -> socket.socket | None:
-    """The socket of a plain TCP transport whose buffers `_write_body` may look at (not
+def send_frame(sock: socket.socket | None, transport: Any, frame: bytes) -> None:
+    """Write `frame` (length prefix included) to `transport`, straight to `sock` while
+    the transport holds nothing queued, else through the transport (with what a partial
+    send left). `sock`: `sendable_socket(transport)`. The load bench's fan-out bar sends
+    the same way, so that it measures the server's own write path."""
+    if sock is not None and not transport._tempDataLen and not transport.dataBuffer \
+            and transport.connected and not transport.disconnecting:
+        try:
+            sent = sock.send(frame)
+        except OSError:  # full (EAGAIN) or broken: the transport finds out which
+            sent = 0
+        if sent == len(frame):
+            return
+        frame = frame[sent:]
+    transport.write(frame)
+
+
+def sendable_socket(transport: object) -> socket.socket | None:
+    """The socket of a plain TCP transport whose buffers `send_frame` may look at (not
     TLS, whose bytes go through its own layer, nor any other kind); None: always write
     through the transport."""
     if type(transport) is not tcp.Server:

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgpack
 
@@ -267,11 +267,13 @@ def fanout(port: int) -> None:
     `FANOUT_GROUP` with its first frame, in the order those arrive (the bench's own
     probe, which never sends, joins none); each later frame is decoded and answered by
     an `update` to every member, the requester first, each encoded on its own (as the
-    server encodes every member's view) and sent as `ServerProtocol._send_frame` sends:
+    server encodes every member's view) and sent as the server sends (`net.send_frame`):
     straight to the socket while the transport holds nothing, else through it."""
     from twisted.internet import reactor as _reactor
     from twisted.internet.protocol import Factory
     from twisted.protocols.basic import Int32StringReceiver
+
+    from pisyedili.server.net import send_frame, sendable_socket
 
     reactor: Any = _reactor
     pack, unpack = msgpack.packb, msgpack.unpackb
@@ -281,9 +283,7 @@ def fanout(port: int) -> None:
     class Member(Int32StringReceiver):
         def connectionMade(self) -> None:
             _nodelay(self.transport)
-            sock = getattr(self.transport, "socket", None)
-            self.sock: socket.socket | None = \
-                sock if isinstance(sock, socket.socket) else None
+            self.sock = sendable_socket(self.transport)
             self.group: list[Member] | None = None
 
         def connectionLost(self, reason: object = None) -> None:
@@ -307,19 +307,7 @@ def fanout(port: int) -> None:
                     member.send(pack({**FANOUT_UPDATE, "seq": seq}))
 
         def send(self, body: bytes) -> None:
-            frame = _LENGTH.pack(len(body)) + body
-            sock, transport = self.sock, cast(Any, self.transport)
-            if sock is not None and not transport._tempDataLen \
-                    and not transport.dataBuffer and transport.connected \
-                    and not transport.disconnecting:
-                try:
-                    sent = sock.send(frame)
-                except OSError:  # full (EAGAIN) or broken: the transport finds out which
-                    sent = 0
-                if sent == len(frame):
-                    return
-                frame = frame[sent:]
-            transport.write(frame)
+            send_frame(self.sock, self.transport, _LENGTH.pack(len(body)) + body)
 
     reactor.listenTCP(port, Factory.forProtocol(Member), backlog=4096, interface=HOST)
     reactor.run()
@@ -704,17 +692,19 @@ class Load:
                 else round(server1 - server0, 3),
                 "client_cpu_s": round(client1 - client0, 3)}
 
-    async def echo_round(self, connections: int) -> dict[str, Any]:
+    async def bar_round(self, serve: str, connections: int,
+                        join: Callable[[int, Counters], Any],
+                        begin: Callable[[list[Any]], list[Any]]) -> tuple[Counters, Any]:
+        """One round against a bar (`--echo`, `--fanout-serve`) in a process of its own:
+        `connections` joined by `join`, set going by `begin` (which returns the clients),
+        then measured for a window after the warm-up. Counters and that window."""
         port = free_port()
-        child = Child([sys.executable, "-m", "pisyedili.server.load_bench", "--echo",
+        child = Child([sys.executable, "-m", "pisyedili.server.load_bench", serve,
                        str(port)], port)
         c = Counters()
         try:
-            clients = await self.bounded(
-                [functools.partial(self.connect, port, c, self.echo_client)
-                 for _ in range(connections)])
-            for x in clients:
-                x.go()
+            clients = begin(await self.bounded(
+                [functools.partial(join, port, c) for _ in range(connections)]))
             await self.sleep(self.args.warmup)
             window = await self.window(c, child.pid)
             for x in clients:
@@ -723,6 +713,17 @@ class Load:
             child.stop()
         for x in clients:
             x.transport.abortConnection()
+        return c, window
+
+    async def echo_round(self, connections: int) -> dict[str, Any]:
+        def begin(clients: list[Any]) -> list[Any]:
+            for x in clients:
+                x.go()
+            return clients
+
+        c, window = await self.bar_round(
+            "--echo", connections,
+            lambda port, c: self.connect(port, c, self.echo_client), begin)
         return {"echo_requests_per_s": c.echoes / self.args.seconds,
                 "echo_server_cpu_s": window["server_cpu_s"],
                 "echo_client_cpu_s": window["client_cpu_s"]}
@@ -735,14 +736,8 @@ class Load:
     async def fanout_round(self, connections: int) -> dict[str, Any]:
         """The fan-out bar at `connections`, in groups of `FANOUT_GROUP` as the server
         formed them (from the seats its `welcome` names)."""
-        port = free_port()
-        child = Child([sys.executable, "-m", "pisyedili.server.load_bench",
-                       "--fanout-serve", str(port)], port)
-        c = Counters()
-        try:
-            joined = await self.bounded(
-                [functools.partial(self.join_fanout, port, c) for _ in range(connections)])
-            clients = [x for x, _ in joined]
+
+        def begin(joined: list[tuple[Any, Msg]]) -> list[Any]:
             seats: dict[int, list[tuple[int, Any]]] = {}
             for client, welcome in joined:
                 seats.setdefault(welcome["group"], []).append((welcome["seat"], client))
@@ -753,14 +748,10 @@ class Load:
                     x.group, x.seat = group, seat
             for group in groups:
                 group[0].go(0)
-            await self.sleep(self.args.warmup)
-            window = await self.window(c, child.pid)
-            for x in clients:
-                x.running = False
-        finally:
-            child.stop()
-        for x in clients:
-            x.transport.abortConnection()
+            return [x for x, _ in joined]
+
+        c, window = await self.bar_round("--fanout-serve", connections, self.join_fanout,
+                                         begin)
         return {"fanout_moves_per_s": c.fanouts / self.args.seconds,
                 "fanout_server_cpu_s": window["server_cpu_s"],
                 "fanout_client_cpu_s": window["client_cpu_s"]}
@@ -865,8 +856,6 @@ class Load:
             return round(statistics.median(values), 3) if values else None
 
         moves, echo_rate = med(loads, "moves_per_s"), med(echoes, "echo_requests_per_s")
-        ratios = [x["moves_per_s"] / y["echo_requests_per_s"]
-                  for x, y in zip(loads, echoes, strict=True) if y["echo_requests_per_s"]]
 
         def ratio(tops: list[float | None], bottoms: list[float | None]) -> float | None:
             """The median of per-round ratios, rounds with a missing or zero side left
@@ -883,7 +872,8 @@ class Load:
             "seconds": a.seconds, "warmup": a.warmup, "rounds": a.rounds,
             "deal_pause": a.deal_pause, "think_ms": a.think,
             "moves_per_s": moves, "echo_requests_per_s": echo_rate,
-            "ratio_to_echo": round(statistics.median(ratios), 4) if ratios else None,
+            "ratio_to_echo": ratio([x["moves_per_s"] for x in loads],
+                                   [y["echo_requests_per_s"] for y in echoes]),
             "fanout_moves_per_s": med(fanouts, "fanout_moves_per_s"),
             "fanout_to_echo": ratio(fan, [y["echo_requests_per_s"] for y in echoes]),
             "ratio_to_fanout": ratio([x["moves_per_s"] for x in loads], fan),

@@ -342,8 +342,7 @@ class TableCore:
         after all of them, and its legal moves if the decision is its own."""
         assert self._match is not None
         members = [m for m in self._members if m != skip]
-        seat_of = {s.member: s.index for s in self._seats if s.kind == "human"}
-        seats = [seat_of.get(m) for m in members]
+        seats = [self.seat_of(m) for m in members]
         deciding = self._deciding()
         # What members see alike is built once and shared between their messages.
         for member, seat, seen, view in zip(members, seats,

@@ -251,7 +251,7 @@ class Connection:
     # systemd sockets; TLS passes its TCP transport's calls on) pauses its producer as
     # soon as its buffer goes over `bufferSize`, and resumes it only once that buffer
     # is empty. So while we are not paused it holds at most `bufferSize`; while paused,
-    # that plus what we wrote since. Only `ServerProtocol._write_body` looks at the
+    # that plus what we wrote since. Only `send_frame` looks at the
     # private buffers, to know whether anything is queued at all.
 
     def pauseProducing(self) -> None:
@@ -357,8 +357,13 @@ class Connection:
         if self.transport is None:
             return
         self._write_body(body)  # may pause us at once
-        if not self._paused and self._cork is None:
-            # Then the transport holds no more than its high-water mark.
+        if self._cork is None:
+            self._written()
+
+    def _written(self) -> None:
+        """Frames went to the transport: unless it paused us, it holds no more than its
+        high-water mark."""
+        if not self._paused:
             high_water = getattr(self.transport, "bufferSize", FileDescriptor.bufferSize)
             self._queued = min(self._queued, high_water)
 
@@ -640,8 +645,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
             self._cork = None
             if cork:
                 send_frame(self._socket, self.transport, b"".join(cork))
-                if not self._paused:  # as in `_put_now`, now that the frames are out
-                    self._queued = min(self._queued, self.transport.bufferSize)
+                self._written()
 
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it

@@ -522,9 +522,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("leave", "/leave", "/leave", "leave the table for the lobby",
                 _simple({"type": "leave_table"})),
     CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, replay, "
-                "screen, or a command", _local("help")),
-    CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, account, "
-                "operator, screen, or a command", _local("help")),
+                "account, operator, screen, or a command", _local("help")),
     CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D and Ctrl-C too)",
                 _local("quit")),
     CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit, "table"),

@@ -294,3 +294,10 @@ def test_a_fresh_session_forgets_the_old_table() -> None:
     assert st.at_table, "a resumed session keeps its table until the snapshot comes"
     st.handle(welcome(token="another"), now=2.0)
     assert not st.at_table and st.view is None
+
+
+def test_the_help_overview_lists_help_once_naming_every_topic() -> None:
+    text = "\n".join(plain(line) for line in render.help_lines(width=200))  # unwrapped
+    (entry,) = [line for line in text.splitlines() if line.lstrip().startswith("/help")]
+    for topic in render.HELP_TOPICS:
+        assert topic in entry, topic

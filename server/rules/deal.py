@@ -455,10 +455,8 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         d.named = named = (move - JACK_BASE) % 4  # C5, K8
         if events:
             events[0]["suit"] = SUITS[named]
-    elif rank == JACK:
-        d.named = CLUBS  # C2: an opening jack of clubs names nothing; clubs stay asked
     else:
-        d.named = -1
+        d.named = -1  # C2: an opening jack of clubs names nothing (the table: its suit)
     if not hand:
         _go_out(d, seat, card, events)
     elif not first and (rank in _ACTION_RANKS or card == ctx):
@@ -544,6 +542,11 @@ def _why_illegal(d: Deal, ctx: int, move: Move) -> IllegalCard:
         return IllegalCard("an opening jack has no effect: it names no suit", rs.cite("opening"))
     if card % 13 == JACK and move < JACK_BASE:
         return IllegalCard("a jack must name a suit", rs.cite("jack"))
+    if ctx < CTX_NAMED and ctx % 13 == JACK:  # C2: the opening jack, which named nothing
+        if card % 13 == JACK:
+            return IllegalCard("a jack may not be played on a jack", rs.cite("jack_top"))
+        return IllegalCard(f"the opening jack names no suit: follow its own, "
+                           f"{SUITS[ctx // 13]}", rs.cite("jack_top"))
     if ctx >= CTX_NAMED:
         suit = SUITS[ctx - CTX_NAMED]
         if card % 13 == JACK:

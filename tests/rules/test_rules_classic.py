@@ -17,7 +17,9 @@ from pisyedili.server.rules import (
     apply,
     apply_for,
     card_str,
+    deal_from_view,
     legal_moves,
+    move_str,
     new_deal,
     view,
 )
@@ -81,8 +83,15 @@ def test_c2_opening_jack_of_clubs_names_no_suit_and_clubs_follow() -> None:
         apply(d, mv("Jc>h"))
     assert err.value.rule == "C2"
     play(d, "Jc")
-    assert view(d, 1)["named_suit"] == "c"
-    assert legal(d) == {"5c", "2c", "draw"}
+    seen = view(d, 1)
+    assert seen["named_suit"] is None and seen["top"] == "Jc"  # C2: it names no suit
+    assert legal(d) == {"5c", "2c", "draw"}  # its own suit is followed, and no jack (C6)
+    for move, rule in (("Jd>d", "C6"), ("6d", "C6")):
+        with pytest.raises(IllegalCard) as err:
+            apply(d, mv(move))
+        assert err.value.rule == rule
+    rebuilt = deal_from_view(seen, [list(d.hands[0]), None], list(d.stock))
+    assert sorted(move_str(m) for m in legal_moves(rebuilt, 1)) == ["2c", "5c", "draw"]
 
 
 @pytest.mark.rule("C2")

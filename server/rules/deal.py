@@ -720,6 +720,7 @@ def _finish(d: Deal, reason: str, winner: int | None, multiplier: int, events: l
     d.to_act = None
     d.penalty = 0
     d.follow = NO_FOLLOW
+    d.drew = False  # a draw belongs to a turn, and no turn is left
     if not d.quiet:
         events.append({"event": "deal_end", "result": d.result.to_wire()})
 
@@ -729,6 +730,7 @@ def _start_muamele(d: Deal, events: list[Event]) -> None:
     winner's left."""
     d.penalty = 0
     d.follow = NO_FOLLOW
+    d.drew = False
     n = d.n
     for k in range(1, n):
         seat = (d.out_seat + k) % n

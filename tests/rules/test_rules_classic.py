@@ -290,6 +290,21 @@ def test_c15_stock_runs_out_lowest_hand_wins_without_multiplier() -> None:
 
 
 @pytest.mark.rule("C15")
+def test_c15_a_deal_that_ran_out_after_a_draw_shows_no_draw_pending() -> None:
+    # C7: a seat that drew may draw again; the stock is empty, so the deal ends (C15).
+    # The final view is of a deal over: nobody "drew this turn" there.
+    d = build("classic", ["2c 9d", "Jd 3s"], pile="5h", stock="4s", rest="pile", turn=0)
+    play(d, "draw")
+    assert view(d, 0)["drew"] is True
+    events = play(d, "draw")
+    assert [e["event"] for e in events] == ["stock_out", "deal_end"]
+    assert d.result is not None and d.result.reason == "stock_out"
+    for seat in (0, 1, None):
+        final = view(d, seat)
+        assert final["phase"] == "over" and final["drew"] is False
+
+
+@pytest.mark.rule("C15")
 def test_c15_tie_for_lowest_hand_names_no_winner() -> None:
     d = build("classic", ["2c 9d", "4s 7c"], pile="5h", stock="", rest="pile", turn=0)
     play(d, "draw")

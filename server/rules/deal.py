@@ -763,9 +763,12 @@ def _next_picker(d: Deal, events: list[Event]) -> None:
 
 
 def _no_such_pick(d: Deal) -> IllegalMove:
+    """Worded in the wire's terms: ``position`` counts from 0 (a client may show 1-n)."""
+    n = len(d.stock)
     return IllegalMove(
-        f"muamele: pick a position 0-{len(d.stock) - 1} of the face-down spread",
+        f"muamele: position counts from 0; pick 0-{n - 1}, one of the {n} face-down cards",
         d.rs.cite("muamele"),
+        field="move.position",
     )
 
 

@@ -337,6 +337,21 @@ def test_c15_reshuffle_option_turns_the_discards_into_a_new_stock() -> None:
     assert d.pile == cards("5h") and len(d.stock) == under - 1
 
 
+@pytest.mark.rule("C15")
+def test_c15_a_reshuffled_stock_is_drawn_as_the_protocol_says() -> None:
+    # docs/protocol.md, "Replaying a deal": the pile bottom to top without its top card,
+    # shuffled by random.Random(seed * 131 + n), drawn from the list's end.
+    d = build(
+        "classic", ["2c 9d", "4s"], pile="3h 8h Kh 5h", stock="", rest="pile", turn=0,
+        empty_stock="reshuffle",
+    )  # fmt: skip
+    discards = list(d.pile[:-1])
+    random.Random(d.seed * 131 + 0).shuffle(discards)
+    events = play(d, "draw")
+    assert events[1]["cards"] == [card_str(discards[-1])]
+    assert d.stock == discards[:-1]
+
+
 @pytest.mark.rule("C16")
 def test_c16_match_is_four_deals_lowest_total_wins_dealer_rotates() -> None:
     opts = Options.make("classic", 3)

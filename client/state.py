@@ -192,7 +192,14 @@ class ClientState:
         return [render.refusal(msg, self.look)]
 
     def _on_ok(self, msg: Message, now: float) -> list[Fragments]:
-        return []
+        done = msg.get("done")  # an operator's request: what the server did
+        return [[("class:good", str(done))]] if done else []
+
+    def _on_player_removed(self, msg: Message, now: float) -> list[Fragments]:
+        how = "banned" if msg.get("action") == "ban" else "kicked"
+        reason = msg.get("reason")
+        return [[("class:error", f"{msg.get('name')} was removed by an operator ({how}"
+                  + (f": {reason})" if reason else ")"))]]
 
     def _on_pong(self, msg: Message, now: float) -> list[Fragments]:
         return []

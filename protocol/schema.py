@@ -305,7 +305,11 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("feature", LABEL, "the feature to ask for (`feature_not_negotiated`)"),
         REPLY_ID,
     ), "A refusal; nothing changed."),
-    MessageSpec("ok", _C, (REPLY_ID,), "A request succeeded."),
+    MessageSpec("ok", _C, (
+        opt("done", StrT(L.MAX_CHAT + 200, text=True),
+            "what was done, worded for the operator (moderation requests)"),
+        REPLY_ID,
+    ), "A request succeeded."),
     MessageSpec("ping", _C, (opt("id", ID, "echo it in `pong`"),),
                 "Heartbeat: answer with `pong` carrying the same `id`."),
     MessageSpec("pong", _C, (REPLY_ID,), "Answer to `ping`."),
@@ -410,6 +414,13 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("table", TABLE_ID, "the table's id"),
         opt("reason", StrT(L.MAX_REASON, text=True), "why"),
     ), "An operator closed your table: you are at no table now."),
+    MessageSpec("player_removed", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("name", NAME, "the player removed"),
+        opt("seat", NullableT(SEAT), "the seat they held, nil if none"),
+        req("action", StrT(4, choices=("kick", "ban")), "how: kicked or banned"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, as the operator gave it"),
+    ), "An operator removed a member of your table from the server."),
     MessageSpec("replaced", _C, (
         opt("message", StrT(1000), "human-readable explanation"),
     ), "Another connection resumed this session; the server closes this one."),

@@ -107,10 +107,16 @@ class Account:
 # -- the store's side (runs on the store's thread) ---------------------------------------
 
 def load(conn: sqlite3.Connection) -> tuple[dict[int, Account], dict[str, int]]:
-    """Every account and the name keys each holds."""
+    """Every account and the name keys each holds: those stored, and those its name has
+    by today's `names.keys`, so an account registered before the folding changed (width
+    forms are folded since) is still found by, and still reserves, its name. A key
+    another account stores stays that account's."""
     accounts = {row[0]: Account(row[0], row[1], bool(row[2])) for row in conn.execute(
-        "SELECT id, name, operator FROM accounts")}
+        "SELECT id, name, operator FROM accounts ORDER BY id")}
     keys = dict(conn.execute("SELECT key, account FROM account_keys").fetchall())
+    for account in accounts.values():
+        for key in names.keys(account.name):
+            keys.setdefault(key, account.id)
     return accounts, keys
 
 

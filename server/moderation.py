@@ -8,6 +8,10 @@ until lifted; both are kept in the store (`sanctions`), read back at start, so t
 survive a restart. Every action is written to `moderation_log` and the server log with
 the operator's name. Anyone else asking gets `not_operator`.
 
+The server says what it did: the `ok` answering an operator carries `done`, the action
+in words ("kicked Troll: spam"), and the other members of a kicked or banned player's
+table get `player_removed`, so they do not just see a bot take the seat.
+
 A guest has no account to hold a sanction: muting one mutes its session (for as long as
 the session lives, a restart included), and banning one by name bans its address (an
 IPv4 address, or its IPv6 /64: what the server counts connections by).
@@ -167,25 +171,53 @@ class Moderation:
         return None if minutes is None else self._clock.seconds() + 60.0 * minutes
 
     def _keep(self, sanction: Sanction, action: str, target: str, detail: str,
-              reply: ReplyTo) -> None:
+              reply: ReplyTo, done: str) -> None:
         self.sanctions.append(sanction)
-        log.info("operator {by!r}: {action} {target} ({detail})", by=sanction.by,
-                 action=action, target=target, detail=detail)
+        _logged(sanction.by, action, target, detail)
         self._answer(self._store(_keep, sanction, self._clock.seconds(), action, target,
-                                 detail), reply)
+                                 detail), reply, done)
 
-    def _answer(self, written: Deferred[Any], reply: ReplyTo) -> None:
-        """`ok` once the store has it: an action answered is one a restart keeps."""
+    def _lift(self, kind: str, account: int | None, player: int | None,
+              network: str | None, by: str, target: str, reply: ReplyTo) -> None:
+        """Lift the sanctions of `kind` on that target: in memory, in the store, in the
+        logs, and say whether there was one."""
+        before = len(self.sanctions)
+        self.sanctions = [x for x in self.sanctions if not (
+            x.kind == kind and x.account == account and x.player_id == player
+            and x.network == network)]
+        lifted = len(self.sanctions) < before
+        _logged(by, "un" + kind, target, "lifted" if lifted else "none in force")
+        done = _UNDONE[kind]
+        self._answer(self._store(_lift, kind, account, player, network,
+                                 self._clock.seconds(), by, target), reply,
+                     f"{done} {target}" if lifted
+                     else f"{target} had no {kind} in force; nothing to lift")
+
+    def _answer(self, written: Deferred[Any], reply: ReplyTo, done: str) -> None:
+        """`ok` once the store has it: an action answered is one a restart keeps. `done`
+        says what was done, for the operator's screen."""
         def failed(failure: Any) -> None:
             log.failure("a moderation action could not be kept", failure)
             reply({"type": "error", "code": "internal_error",
                    "message": "the action took effect but could not be kept"})
-        written.addCallbacks(lambda _: reply({"type": "ok"}), failed)
+        written.addCallbacks(lambda _: reply({"type": "ok", "done": done}), failed)
 
     def log_action(self, by: str, action: str, target: str, detail: str) -> Deferred[Any]:
-        log.info("operator {by!r}: {action} {target} ({detail})", by=by, action=action,
-                 target=target, detail=detail)
+        _logged(by, action, target, detail)
         return self._store(_log, self._clock.seconds(), by, action, target, detail)
+
+
+_UNDONE = {"mute": "unmuted", "ban": "unbanned"}
+
+
+def _logged(by: str, action: str, target: str, detail: str) -> None:
+    """The server log's line for a moderation action: every one, lifts included."""
+    log.info("operator {by!r}: {action} {target} ({detail})", by=by, action=action,
+             target=target, detail=detail)
+
+
+def _with(reason: str) -> str:
+    return f": {reason}" if reason else ""
 
 
 def _online(factory: ServerFactory, name: str) -> Session | None:
@@ -196,6 +228,22 @@ def _online(factory: ServerFactory, name: str) -> Session | None:
 
 def _connections_of(factory: ServerFactory, session: Session) -> list[Connection]:
     return [p for p in factory.protocols if p.session is session]
+
+
+def _tell_table(factory: ServerFactory, session: Session, action: str, reason: str) -> None:
+    """Tell the other members of `session`'s table that an operator removed it, before
+    it leaves: otherwise they would only see a bot take the seat."""
+    table = session.table
+    if table is None or table.closed:
+        return
+    notice: Message = {"type": "player_removed", "table": table.id, "name": session.name,
+                       "seat": table.core.seat_of(session.player_id), "action": action}
+    if reason:
+        notice["reason"] = reason
+    for member in table.core.members():
+        other = factory.sessions.by_id(member)
+        if other is not None and other is not session:
+            other.send(notice)
 
 
 def end_session(factory: ServerFactory, session: Session) -> None:
@@ -235,48 +283,49 @@ def handle_kick(conn: Connection, s: Session, msg: Message,
     if target is None or target is s:
         raise ProtocolError("no_such_player", f"nobody named {msg['name']!r} is here")
     reason = _reason(msg)
+    _tell_table(conn.server, target, "kick", reason)
     for proto in _connections_of(conn.server, target):
-        proto.close("kicked", "an operator removed you from the server"
-                    + (f": {reason}" if reason else ""))
+        proto.close("kicked", "an operator removed you from the server" + _with(reason))
     end_session(conn.server, target)
-    moderation._answer(moderation.log_action(s.name, "kick", target.name, reason), reply)
+    moderation._answer(moderation.log_action(s.name, "kick", target.name, reason), reply,
+                       f"kicked {target.name}{_with(reason)}")
     return None
 
 
 def _target(conn: Connection, moderation: Moderation,
-            name: str) -> tuple[int | None, Session | None]:
-    """The account of `name`, or failing that the connected guest of that name."""
+            name: str) -> tuple[int | None, Session | None, str]:
+    """The account of `name`, or failing that the connected guest of that name; and the
+    name as it is spelled (the operator may have typed a look-alike)."""
     account = moderation._accounts.find(name)
     if account is not None:
-        return account.id, moderation._accounts.session_of(account.id)
+        return account.id, moderation._accounts.session_of(account.id), account.name
     session = _online(conn.server, name)
     if session is None:
         raise ProtocolError("no_such_player", f"nobody named {name!r} is here, and no "
                             "account has that name")
-    return session.account, session
+    return session.account, session, session.name
 
 
 def handle_mute(conn: Connection, s: Session, msg: Message,
                 reply: ReplyTo) -> Message | None:
     moderation = _operator(conn, s)
-    account, session = _target(conn, moderation, msg["name"])
+    account, session, name = _target(conn, moderation, msg["name"])
     player = None if account is not None or session is None else int(session.player_id)
-    sanction = Sanction("mute", account, player, None, _reason(msg), s.name,
+    reason = _reason(msg)
+    sanction = Sanction("mute", account, player, None, reason, s.name,
                         moderation._expiry(msg))
-    moderation._keep(sanction, "mute", msg["name"], _until(sanction.expires_at), reply)
+    until = _until(sanction.expires_at)
+    moderation._keep(sanction, "mute", msg["name"], until, reply,
+                     f"muted {name} {until}{_with(reason)}")
     return None
 
 
 def handle_unmute(conn: Connection, s: Session, msg: Message,
                   reply: ReplyTo) -> Message | None:
     moderation = _operator(conn, s)
-    account, session = _target(conn, moderation, msg["name"])
+    account, session, name = _target(conn, moderation, msg["name"])
     player = None if account is not None or session is None else int(session.player_id)
-    moderation.sanctions = [x for x in moderation.sanctions if not (
-        x.kind == "mute" and x.account == account and x.player_id == player)]
-    moderation._answer(moderation._store(_lift, "mute", account, player, None,
-                                         moderation._clock.seconds(), s.name, msg["name"]),
-                       reply)
+    moderation._lift("mute", account, player, None, s.name, name, reply)
     return None
 
 
@@ -291,7 +340,7 @@ def handle_ban(conn: Connection, s: Session, msg: Message,
         sanction = Sanction("ban", None, None, network, reason, s.name, expires)
         target = network
     else:
-        account, session = _target(conn, moderation, msg["name"])
+        account, session, name = _target(conn, moderation, msg["name"])
         if account is not None:
             sanction = Sanction("ban", account, None, None, reason, s.name, expires)
         else:
@@ -302,15 +351,24 @@ def handle_ban(conn: Connection, s: Session, msg: Message,
     if sanction.account == s.account or sanction.covers_network(conn.address):
         raise ProtocolError("bad_field", "that ban would cover you", field="name"
                             if "name" in msg else "network")
-    moderation._keep(sanction, "ban", target, _until(expires), reply)
+    closed = 0
     for proto in list(conn.server.protocols):
         session = proto.session
         if (session is not None and sanction.account is not None
                 and session.account == sanction.account) \
                 or sanction.covers_network(proto.address):
+            if session is not None:
+                _tell_table(conn.server, session, "ban", reason)
             proto.close("banned", told)
+            closed += 1
             if session is not None:
                 end_session(conn.server, session)
+    shown = target if "network" in msg else name
+    if sanction.network is not None and "network" not in msg:
+        shown = f"{name} (address {sanction.network})"
+    gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
+    moderation._keep(sanction, "ban", target, _until(expires), reply,
+                     f"banned {shown} {_until(expires)}{_with(reason)}{gone}")
     return None
 
 
@@ -319,16 +377,13 @@ def handle_unban(conn: Connection, s: Session, msg: Message,
     moderation = _operator(conn, s)
     if "network" in msg:
         account, network = None, _network(msg["network"])
+        target = network
     else:
         found = moderation._accounts.find(msg["name"])
         if found is None:
             raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
-        account, network = found.id, None
-    moderation.sanctions = [x for x in moderation.sanctions if not (
-        x.kind == "ban" and x.account == account and x.network == network)]
-    moderation._answer(moderation._store(_lift, "ban", account, None, network,
-                                         moderation._clock.seconds(), s.name,
-                                         msg.get("name") or network), reply)
+        account, network, target = found.id, None, found.name
+    moderation._lift("ban", account, None, network, s.name, target, reply)
     return None
 
 
@@ -342,13 +397,15 @@ def handle_close_table(conn: Connection, s: Session, msg: Message,
     notice: Message = {"type": "table_closed", "table": table.id}
     if reason:
         notice["reason"] = reason
-    for member in table.core.members():
+    members = table.core.members()
+    for member in members:
         session = conn.server.sessions.by_id(member)
         if session is not None:
             session.send(notice)
         table.handle(cmd.Leave(member))  # the last to leave closes it
+    told = f"{len(members)} member{'s' if len(members) != 1 else ''} told"
     moderation._answer(moderation.log_action(s.name, "close_table", str(table.id), reason),
-                       reply)
+                       reply, f"closed table {table.id} ({told}){_with(reason)}")
     return None
 
 
@@ -357,7 +414,9 @@ def handle_announce(conn: Connection, s: Session, msg: Message,
     moderation = _operator(conn, s)
     text = msg["text"].strip()
     notice: Message = {"type": "announcement", "text": text, "by": s.name}
-    for session in conn.server.sessions.each():
+    sessions = conn.server.sessions.each()
+    for session in sessions:
         session.send(notice)
-    moderation._answer(moderation.log_action(s.name, "announce", "everyone", text), reply)
+    moderation._answer(moderation.log_action(s.name, "announce", "everyone", text), reply,
+                       f"announced to {len(sessions)} player{'s' if len(sessions) != 1 else ''}")
     return None

@@ -11,6 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pisyedili.protocol.names import bot_name
+
+__all__ = ["HeldFor", "Seat", "SeatKind", "bot_name", "wire_player_id"]
+
 SeatKind = Literal["open", "human", "bot"]
 
 # Why a stand-in bot holds a human seat.
@@ -20,11 +24,6 @@ HeldFor = Literal["idle", "disconnected"]
 def wire_player_id(player_id: str) -> int | str:
     """Player ids are integers on the wire (protocol schema); sessions hold them as text."""
     return int(player_id) if player_id.isdecimal() else player_id
-
-
-def bot_name(level: str) -> str:
-    """How a bot seat is named to players; `hello` refuses names of this shape."""
-    return f"bot ({level})"
 
 
 @dataclass(slots=True)

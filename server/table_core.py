@@ -543,7 +543,7 @@ class TableCore:
         try:
             return list(self._match.apply(move))
         except engine.RuleError as e:
-            raise TableError(e.code, str(e), rule=e.rule) from None
+            raise TableError(e.code, str(e), rule=e.rule, field=e.field) from None
 
     def _after_move(self, events: list[engine.Event]) -> None:
         """Fan a move's events out, then move the game on: next prompt, or the deal's end."""

@@ -455,10 +455,8 @@ def _play(d: Deal, seat: int, move: Move) -> list[Event]:
         d.named = named = (move - JACK_BASE) % 4  # C5, K8
         if events:
             events[0]["suit"] = SUITS[named]
-    elif rank == JACK:
-        d.named = CLUBS  # C2: an opening jack of clubs names nothing; clubs stay asked
     else:
-        d.named = -1
+        d.named = -1  # C2: an opening jack of clubs names nothing (the table: its suit)
     if not hand:
         _go_out(d, seat, card, events)
     elif not first and (rank in _ACTION_RANKS or card == ctx):
@@ -544,6 +542,11 @@ def _why_illegal(d: Deal, ctx: int, move: Move) -> IllegalCard:
         return IllegalCard("an opening jack has no effect: it names no suit", rs.cite("opening"))
     if card % 13 == JACK and move < JACK_BASE:
         return IllegalCard("a jack must name a suit", rs.cite("jack"))
+    if ctx < CTX_NAMED and ctx % 13 == JACK:  # C2: the opening jack, which named nothing
+        if card % 13 == JACK:
+            return IllegalCard("a jack may not be played on a jack", rs.cite("jack_top"))
+        return IllegalCard(f"the opening jack names no suit: follow its own, "
+                           f"{SUITS[ctx // 13]}", rs.cite("jack_top"))
     if ctx >= CTX_NAMED:
         suit = SUITS[ctx - CTX_NAMED]
         if card % 13 == JACK:
@@ -717,6 +720,7 @@ def _finish(d: Deal, reason: str, winner: int | None, multiplier: int, events: l
     d.to_act = None
     d.penalty = 0
     d.follow = NO_FOLLOW
+    d.drew = False  # a draw belongs to a turn, and no turn is left
     if not d.quiet:
         events.append({"event": "deal_end", "result": d.result.to_wire()})
 
@@ -726,6 +730,7 @@ def _start_muamele(d: Deal, events: list[Event]) -> None:
     winner's left."""
     d.penalty = 0
     d.follow = NO_FOLLOW
+    d.drew = False
     n = d.n
     for k in range(1, n):
         seat = (d.out_seat + k) % n
@@ -758,9 +763,12 @@ def _next_picker(d: Deal, events: list[Event]) -> None:
 
 
 def _no_such_pick(d: Deal) -> IllegalMove:
+    """Worded in the wire's terms: ``position`` counts from 0 (a client may show 1-n)."""
+    n = len(d.stock)
     return IllegalMove(
-        f"muamele: pick a position 0-{len(d.stock) - 1} of the face-down spread",
+        f"muamele: position counts from 0; pick 0-{n - 1}, one of the {n} face-down cards",
         d.rs.cite("muamele"),
+        field="move.position",
     )
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 class RuleError(Exception):
     code = "rule_error"
 
-    def __init__(self, message: str, rule: str | None = None, code: str | None = None) -> None:
+    def __init__(self, message: str, rule: str | None = None, code: str | None = None,
+                 field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.rule = rule
+        self.field = field
+        """The move's field at fault, as the wire names it (``move.position``), if one is."""
         if code is not None:
             self.code = code
 
@@ -18,6 +21,8 @@ class RuleError(Exception):
         out = {"code": self.code, "message": self.message}
         if self.rule:
             out["rule"] = self.rule
+        if self.field:
+            out["field"] = self.field
         return out
 
 

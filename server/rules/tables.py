@@ -43,9 +43,13 @@ def _plays(rs: RuleSet, ctx: int, card: int) -> tuple[Move, ...]:
         if rank == JACK:
             return _jack_moves(card) if rs.jack_on_jack else ()  # K8 / C6
         return (card,) if suit == ctx - CTX_NAMED else ()  # C6, K8
+    top_suit, top_rank = divmod(ctx, 13)
+    if top_rank == JACK:
+        # C2: an opening jack of clubs names no suit; its own suit is followed, and (C6)
+        # no jack goes on it, as on a jack that named clubs.
+        return _plays(rs, CTX_NAMED + top_suit, card)
     if rank == JACK:
         return _jack_moves(card)  # C5, K8: a jack goes on any non-jack card
-    top_suit, top_rank = divmod(ctx, 13)
     return (card,) if suit == top_suit or rank == top_rank else ()  # C4, K4
 
 

@@ -163,3 +163,21 @@ async def client(reactor: Any, pipe: PipeInput, endpoint: Any, path: Path,
     app.task = task  # type: ignore[attr-defined]  # kept alive until it ends
     await until(app, lambda: link.connected, "the welcome")
     return app
+
+
+def test_what_moderation_did_is_printed() -> None:
+    """The operator's `ok` says what was done; a table hears who an operator removed."""
+    from pisyedili.client.render import plain
+    from pisyedili.client.state import ClientState
+
+    st = ClientState(look=Look(unicode=False, color=False))
+    said = st.handle({"type": "ok", "done": "kicked Troll: spam", "id": 4}, now=0.0)
+    assert [plain(line) for line in said] == ["kicked Troll: spam"]
+    assert st.handle({"type": "ok", "id": 5}, now=0.0) == []  # other requests: silent
+    removed = st.handle({"type": "player_removed", "table": 7, "name": "Troll", "seat": 1,
+                         "action": "kick", "reason": "spam"}, now=0.0)
+    assert [plain(line) for line in removed] == [
+        "Troll was removed by an operator (kicked: spam)"]
+    banned = st.handle({"type": "player_removed", "table": 7, "name": "Troll",
+                        "action": "ban"}, now=0.0)
+    assert [plain(line) for line in banned] == ["Troll was removed by an operator (banned)"]

@@ -182,6 +182,8 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
     "announcement": {"type": "announcement", "text": "The server restarts at 22:00 UTC.",
                      "by": "Deniz"},
     "table_closed": {"type": "table_closed", "table": 7, "reason": "abusive table name"},
+    "player_removed": {"type": "player_removed", "table": 7, "name": "Troll", "seat": 1,
+                       "action": "kick", "reason": "abuse in chat"},
 }
 
 EXAMPLES: dict[Direction, dict[str, dict[str, Any]]] = {

@@ -381,6 +381,21 @@ def test_k14_muamele_three_picks_per_seven_picked_sevens_add_three() -> None:
 
 
 @pytest.mark.rule("K14")
+def test_k14_a_pick_beyond_the_spread_is_refused_in_the_wires_terms() -> None:
+    # The wire's `position` counts from 0: the refusal says so, gives the range in
+    # those terms and names the field.
+    d = build("cardiva", ["Jh", "7c", "3s"], pile="9h", stock="2s 3d 4d 5d", rest="pile", turn=0)
+    play(d, "Jh>c")
+    with pytest.raises(IllegalMove) as err:
+        apply(d, mv("pick 4"))
+    assert err.value.to_wire() == {
+        "code": "illegal_move", "rule": "K14", "field": "move.position",
+        "message": "muamele: position counts from 0; pick 0-3, one of the 4 face-down cards",
+    }
+    play(d, "pick 3")  # the last position is taken
+
+
+@pytest.mark.rule("K14")
 def test_k14_player_chooses_the_position_and_the_multiplier_applies() -> None:
     d = build("cardiva", ["Jh", "7c", "3s"], pile="9h", stock="2s 3d 4d 5d", rest="pile", turn=0)
     play(d, "Jh>c")

@@ -17,7 +17,9 @@ from pisyedili.server.rules import (
     apply,
     apply_for,
     card_str,
+    deal_from_view,
     legal_moves,
+    move_str,
     new_deal,
     view,
 )
@@ -81,8 +83,15 @@ def test_c2_opening_jack_of_clubs_names_no_suit_and_clubs_follow() -> None:
         apply(d, mv("Jc>h"))
     assert err.value.rule == "C2"
     play(d, "Jc")
-    assert view(d, 1)["named_suit"] == "c"
-    assert legal(d) == {"5c", "2c", "draw"}
+    seen = view(d, 1)
+    assert seen["named_suit"] is None and seen["top"] == "Jc"  # C2: it names no suit
+    assert legal(d) == {"5c", "2c", "draw"}  # its own suit is followed, and no jack (C6)
+    for move, rule in (("Jd>d", "C6"), ("6d", "C6")):
+        with pytest.raises(IllegalCard) as err:
+            apply(d, mv(move))
+        assert err.value.rule == rule
+    rebuilt = deal_from_view(seen, [list(d.hands[0]), None], list(d.stock))
+    assert sorted(move_str(m) for m in legal_moves(rebuilt, 1)) == ["2c", "5c", "draw"]
 
 
 @pytest.mark.rule("C2")
@@ -281,6 +290,21 @@ def test_c15_stock_runs_out_lowest_hand_wins_without_multiplier() -> None:
 
 
 @pytest.mark.rule("C15")
+def test_c15_a_deal_that_ran_out_after_a_draw_shows_no_draw_pending() -> None:
+    # C7: a seat that drew may draw again; the stock is empty, so the deal ends (C15).
+    # The final view is of a deal over: nobody "drew this turn" there.
+    d = build("classic", ["2c 9d", "Jd 3s"], pile="5h", stock="4s", rest="pile", turn=0)
+    play(d, "draw")
+    assert view(d, 0)["drew"] is True
+    events = play(d, "draw")
+    assert [e["event"] for e in events] == ["stock_out", "deal_end"]
+    assert d.result is not None and d.result.reason == "stock_out"
+    for seat in (0, 1, None):
+        final = view(d, seat)
+        assert final["phase"] == "over" and final["drew"] is False
+
+
+@pytest.mark.rule("C15")
 def test_c15_tie_for_lowest_hand_names_no_winner() -> None:
     d = build("classic", ["2c 9d", "4s 7c"], pile="5h", stock="", rest="pile", turn=0)
     play(d, "draw")
@@ -311,6 +335,21 @@ def test_c15_reshuffle_option_turns_the_discards_into_a_new_stock() -> None:
     assert events[0] == {"event": "reshuffle", "count": under}
     assert events[1]["event"] == "draw" and not d.over
     assert d.pile == cards("5h") and len(d.stock) == under - 1
+
+
+@pytest.mark.rule("C15")
+def test_c15_a_reshuffled_stock_is_drawn_as_the_protocol_says() -> None:
+    # docs/protocol.md, "Replaying a deal": the pile bottom to top without its top card,
+    # shuffled by random.Random(seed * 131 + n), drawn from the list's end.
+    d = build(
+        "classic", ["2c 9d", "4s"], pile="3h 8h Kh 5h", stock="", rest="pile", turn=0,
+        empty_stock="reshuffle",
+    )  # fmt: skip
+    discards = list(d.pile[:-1])
+    random.Random(d.seed * 131 + 0).shuffle(discards)
+    events = play(d, "draw")
+    assert events[1]["cards"] == [card_str(discards[-1])]
+    assert d.stock == discards[:-1]
 
 
 @pytest.mark.rule("C16")

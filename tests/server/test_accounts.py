@@ -359,3 +359,28 @@ async def test_a_password_hashed_at_another_cost_is_hashed_again_at_login(
     (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
     conn.close()
     assert "$m=16,t=2,p=1$" in stored and not dearer.hasher().check_needs_rehash(stored)
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_account_keyed_by_an_older_folding_keeps_its_name(tmp_path: Path) -> None:
+    """Keys stored before width forms were folded ("ｂob" kept as itself) still reserve
+    the name once the server folds them: read back, the name's keys are recomputed."""
+    path = tmp_path / "server.sqlite3"
+    fullwidth = "\uff42ob"  # ｂob
+    first = await start(path=path)
+    try:
+        _, account = await registered(first, fullwidth)
+    finally:
+        await first.stop()
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE account_keys SET key = ?", (fullwidth,))  # the old key
+    conn.close()
+    second = await start(path=path)
+    try:
+        guest = await second.connect("bob")
+        assert guest.welcome["name"] == "bob 2"  # reserved by the account
+        back = await guest.request("login", name="BOB", token=account["login"])
+        assert back["type"] == "account" and back["name"] == fullwidth
+    finally:
+        await second.stop()

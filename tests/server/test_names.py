@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from twisted.internet import task
 
+from pisyedili.protocol import names as protocol_names
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server import names
 from pisyedili.server.session import Session, Sessions
@@ -97,6 +98,9 @@ def test_names_are_nfc_with_whitespace_tidied() -> None:
     ("Bob", "B0B"),
     ("rn", "m"),
     ("Mehmet", "Mehrnet"),
+    ("Bob", "\uff42\uff4f\uff42"),  # fullwidth ｂｏｂ: a width form, folded by NFKD
+    ("Ali", "\uff21\uff4c\uff49"),
+    ("fina", "\ufb01na"),  # the ligature ﬁ
 ])
 def test_look_alikes_are_one_name(pair: tuple[str, str]) -> None:
     assert same(*pair)
@@ -116,6 +120,10 @@ def test_different_names_stay_apart(pair: tuple[str, str]) -> None:
     "bot (easy)", "Bot (Hard)", "BOT(medium)", "bot  (x)",
     "b\u043et (easy)",  # Cyrillic о
     "b0t (easy)", "b\u00f3t (easy)", "bot\u3000(easy)", "bot \u2768easy\u2769",
+    "\uff42ot (easy)", "bot \uff08easy\uff09",  # fullwidth ｂ, fullwidth brackets
+    "\uff42\uff4f\uff54",  # ｂｏｔ
+    "bot", "Bot", "bot 2", "BOT2", "bot 12", "bot \uff12", "bot 1", "bot 2 (easy)",
+    "bot (easy) 2", "\U0001d41b\U0001d428\U0001d42d 3",  # mathematical bold letters
 ])
 def test_bot_names_and_their_look_alikes_are_reserved(name: str) -> None:
     assert names.reserved(names.normalise(name))
@@ -123,7 +131,7 @@ def test_bot_names_and_their_look_alikes_are_reserved(name: str) -> None:
         names.accept(name)
 
 
-@pytest.mark.parametrize("name", ["robot", "bot", "Botan", "bot (easy) 2", "(bot)"])
+@pytest.mark.parametrize("name", ["robot", "Botan", "botox", "bot Ali", "(bot)", "2 bot"])
 def test_names_near_a_bots_are_free(name: str) -> None:
     assert names.accept(name) == name
 
@@ -222,3 +230,10 @@ def test_a_suffixed_name_passes_the_rules_too(raw: str) -> None:
     twin = sessions.open(name, FakeConnection()).name
     assert twin != name and names.accept(twin) == twin
     assert not same(twin, name)
+
+
+def test_the_client_checks_names_with_the_servers_rules() -> None:
+    """The check lives in the protocol package, which clients import: no Twisted."""
+    assert names.accept is protocol_names.accept
+    with pytest.raises(protocol_names.BadName, match="kept for the server's bots"):
+        protocol_names.accept("\uff42ot 2")

@@ -22,6 +22,9 @@ AYSE = "Ay\u015fe"
     ("...", "letter or digit"),
     ("b\u043et (easy)", "kept for the server's bots"),  # a Cyrillic о
     ("B0T (hard)", "kept for the server's bots"),
+    ("\uff42ot (easy)", "kept for the server's bots"),  # a fullwidth ｂ
+    ("bot \uff08easy\uff09", "kept for the server's bots"),  # fullwidth brackets
+    ("bot 2", "kept for the server's bots"),  # how clients show a bot seat
 ])
 @pytest_twisted.ensureDeferred
 async def test_a_refused_name_is_a_bad_field_then_a_close(name: str, says: str) -> None:

@@ -303,3 +303,28 @@ def test_a_penalty_drawn_across_a_reshuffle_is_one_update_per_member() -> None:
     drawn = mine["events"][0]["cards"] + mine["events"][2]["cards"]
     assert sorted(mine["view"]["hand"]) == sorted(before["hand"] + drawn)
 
+
+
+def test_a_move_between_deals_is_deal_over_and_after_the_match_no_game() -> None:
+    """The codes docs/protocol.md names under `move` for a move with no deal to take it."""
+    rig = make_table("classic", 2, settings=replace(TIMED_NO_DELAYS, deal_pause=5.0),
+                     match_end="deals:2")
+    a, b = seated(rig, ["h", "h"])
+    t = rig.table
+    t.start(a)
+    rng = random.Random(3)
+    by_seat = {t.seat_of(a): a, t.seat_of(b): b}
+    while not t.match.deal.over:
+        run_clock(rig.clock)
+        human = by_seat[t.match.deal.to_act]
+        prompt = human.prompt()
+        assert prompt is not None
+        t.move(human, rng.choice(prompt["moves"]))
+    with pytest.raises(TableError) as info:
+        t.move(a, {"kind": "draw"})
+    assert info.value.code == "deal_over"  # the pause before deal 2
+    play_out(rig, [a, b], rng)
+    assert t.phase == "over"
+    with pytest.raises(TableError) as info:
+        t.move(b, {"kind": "draw"})
+    assert info.value.code == "no_game"  # the match's last deal is over

@@ -67,6 +67,7 @@ def test_a_second_server_on_the_same_file_refuses_to_start(tmp_path: Path) -> No
         assert lock_path(db).read_text().strip() == str(first.pid)
         first.kill()
         first.wait()
+        assert "could not be written" not in first_out.rest(BACKSTOP)
     # The OS dropped the dead server's lock: the next one starts on the file.
     with server(db) as (third, third_out):
         third_out.wait_for(r"listening on", BACKSTOP)

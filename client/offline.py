@@ -347,7 +347,11 @@ def take_match(app: ClientApp, opts: OfflineOptions) -> tuple[OfflineMatch | Non
         if opts.resume:
             app.on_status("no unfinished offline match to continue: a new one starts")
         return None, None
-    found = survey(opts.journals, pick=opts.resume)
+    try:
+        found = survey(opts.journals, pick=opts.resume)
+    except OSError as e:  # the folder cannot be read: play on, a new match
+        log.warn("offline journals unreadable: {error}", error=str(e))
+        found = None
     if found is not None:
         match, about = found
         saved = match.tokens.load(OFFLINE_KEY)
@@ -356,8 +360,8 @@ def take_match(app: ClientApp, opts: OfflineOptions) -> tuple[OfflineMatch | Non
             return match, saved.token
         match.forget()
     if opts.resume:
-        app.on_status("no unfinished offline match to continue (none is kept that "
-                      "another `pisyedili play` is not playing): a new one starts")
+        app.on_status("no unfinished offline match to continue (another `pisyedili "
+                      "play` may be playing one): a new one starts")
     try:
         return OfflineMatch.new(opts.journals), None
     except OSError as e:

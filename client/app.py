@@ -141,6 +141,9 @@ class ClientApp:
         self.quit_from_match = False
         """The player quit during a running match: the saved resume token is kept, so a
         restart comes back as the same player (cli.py drops it after a lobby quit)."""
+        self.keep_seat_on_quit = False
+        """Quitting mid-match hangs up without leaving the table, so the seat is held
+        for a later `pisyedili play --continue` (offline play that keeps its match)."""
         self.resume_note: str | None = None
         """A line for /help on how sessions are kept across restarts (none offline)."""
         self.replay: replay.Viewer | None = None
@@ -382,8 +385,12 @@ class ClientApp:
                      else f"press {key} again (or type /quit)")
         else:
             again = "type /leave again"
-        self.show([("class:warn", f"The match is on: leaving hands your seat to a bot for "
-                                  f"good. To {action}, {again} within "
+        if action == "quit" and self.keep_seat_on_quit:
+            what = ("The match is on: it is kept, and `pisyedili play --continue` takes "
+                    "it up again.")
+        else:
+            what = "The match is on: leaving hands your seat to a bot for good."
+        self.show([("class:warn", f"{what} To {action}, {again} within "
                                   f"{CONFIRM_WINDOW:g} seconds; anything else stays.")])
 
     def interrupt(self, key: str) -> None:
@@ -714,7 +721,8 @@ class ClientApp:
         if self.link is None:
             return
         loop = asyncio.get_running_loop()
-        if self.link.connected and self.state.at_table:
+        keep = self.keep_seat_on_quit and self.quit_from_match
+        if self.link.connected and self.state.at_table and not keep:
             left = self._leave()
             if left is not None:
                 try:

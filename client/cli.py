@@ -238,8 +238,9 @@ def build_play_parser() -> argparse.ArgumentParser:
     game.add_argument("--seed", type=int, default=None,
                       help="seed the shuffles (tests and demos: deals become predictable)")
     game.add_argument("--continue", dest="resume", action="store_true",
-                      help="take up the unfinished match of the last offline session, "
-                      "where it stopped (otherwise a new match starts)")
+                      help="take up the most recent unfinished offline match that no "
+                      "running `play` is playing, where it stopped (otherwise a new "
+                      "match starts)")
     game.add_argument("--web", action="store_true",
                       help="play in the browser instead of the terminal: the embedded server "
                            "serves the web client on this machine, prints its address and "
@@ -467,7 +468,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return play_in_browser(reactor, name, args)
     # Imported only now: they import Twisted modules that must find the asyncio reactor.
     from .app import ClientApp
-    from .offline import OfflineOptions, offline_db, play, wire
+    from .offline import OfflineOptions, offline_dir, play, wire
 
     app = ClientApp(look, name, bell=args.bell, order=args.sort)
     start_logging(args.log, app.on_status)
@@ -475,7 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     async def session() -> None:
         if offline:
             opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed,
-                                  level=args.level, resume=args.resume, db=offline_db())
+                                  level=args.level, resume=args.resume,
+                                  journals=offline_dir())
             await play(app, reactor, name, opts)
         else:
             from .token_store import ServerLogins, TokenStore

@@ -6,10 +6,15 @@ client, so offline play exercises exactly the code a networked game does.  A sma
 autopilot then types, in effect, what a host would: create the table, sit, add the
 bots, ready, start.
 
-The embedded server journals its table to a file of its own in the user's data
-directory, and the client keeps its token there too (`TokenStore`, key `offline`), so
-`pisyedili play --continue` restarts that server on that file and takes the seat back
-where the last one left it — after a closed terminal, a crash or a reboot.
+The embedded server journals its match to a file of the match's own, in `offline/`
+in the user's data directory, and the client keeps its token beside it (a
+`TokenStore` file, key `offline`). The `play` running the match holds the file's lock
+(`server.files.FileLock`) until it ends, so matches in two terminals never share a
+journal, and `pisyedili play --continue` takes up the most recent unfinished match no
+running `play` holds: it restarts the server on that file and takes the seat back
+where the last one left it — after a closed terminal, a `/quit`, a crash or a reboot.
+A journal goes once its match is over (or was never started), and at most
+`KEEP_UNFINISHED` unfinished ones are kept.
 
 `pisyedili play --web` serves the web client instead (`serve_web`): the same embedded
 server behind `server.web`'s site on a loopback port, and a URL whose query string
@@ -19,18 +24,25 @@ server behind `server.web`'s site on a loopback port, and a URL whose query stri
 from __future__ import annotations
 
 import asyncio
+import os
+import secrets
+import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlencode
 
+from twisted.internet import task
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 from twisted.internet.interfaces import IStreamClientEndpoint
+from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
-from pisyedili.server.journal import SqliteJournal
+from pisyedili.server.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir
+from pisyedili.server.journal import SqliteJournal, token_hash
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.net import ServerFactory
 from pisyedili.server.store import default_path
@@ -47,15 +59,126 @@ OFFLINE_KEY = "offline"
 """The token store's key for the embedded server's session."""
 
 
-def offline_db() -> Path:
-    """The embedded server's journal: beside the server's own database, never it."""
-    return default_path().with_name("offline.sqlite3")
+KEEP_UNFINISHED = 10
+"""Unfinished offline matches kept for `--continue`; older ones go."""
+JOURNAL_SUFFIX = ".sqlite3"
+
+log = Logger()
 
 
-def forget_offline(path: Path) -> None:
-    """A new offline match: the last one's file goes (with SQLite's WAL files)."""
-    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        file.unlink(missing_ok=True)
+def offline_dir() -> Path:
+    """The offline journals, one per match: beside the server's database, never it."""
+    return default_path().with_name("offline")
+
+
+@dataclass(frozen=True)
+class Resumable:
+    """What `--continue` tells the player about the match it takes up."""
+
+    rules: str
+    seat: int
+    deal_no: int
+    started_at: float
+
+    def describe(self) -> str:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.started_at))
+        return (f"continuing the {self.rules} match started {started}: deal "
+                f"{self.deal_no}, you in seat {self.seat + 1}")
+
+
+class OfflineMatch:
+    """One offline match's journal and token file, this process's own while it holds
+    the journal's lock."""
+
+    def __init__(self, path: Path, lock: FileLock) -> None:
+        self.path = path
+        self.lock = lock
+        self.tokens = TokenStore(path.with_name(path.name.removesuffix(JOURNAL_SUFFIX)
+                                                + ".session.json"))
+
+    @classmethod
+    def new(cls, folder: Path) -> OfflineMatch:
+        """A fresh journal in `folder` (made 0700), named by the time, this pid and a
+        random tail (never an older match's name)."""
+        private_dir(folder)
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(4)}"
+        path = folder / f"{name}{JOURNAL_SUFFIX}"
+        return cls(path, FileLock.acquire(path))
+
+    def read(self) -> Resumable | None:
+        """The match the journal holds, if it is under way with the player still seated."""
+        saved = self.tokens.load(OFFLINE_KEY)
+        if saved is None or not self.path.is_file():
+            return None
+        clock = task.Clock()
+        try:
+            journal = SqliteJournal(self.path, cast(Clock, clock))
+            try:
+                kept = journal.load()
+            finally:
+                journal.close()
+        except (sqlite3.Error, OSError, RuntimeError) as e:
+            log.warn("offline journal {path} unreadable ({error}): dropped",
+                     path=str(self.path), error=str(e))
+            return None
+        mine = [s for s in kept.sessions if s.token == token_hash(saved.token)]
+        if len(kept.tables) != 1 or not mine:
+            return None
+        try:  # on a clock of its own: nothing it sets up runs
+            core = make_factory(cast(Clock, clock)).lobby.rebuild(kept.tables[0]).core
+        except Exception:
+            log.failure("offline journal {path}: its match could not be rebuilt",
+                        path=str(self.path))
+            return None
+        seat = core.seat_of(str(mine[0].player_id))
+        if core.phase != "playing" or core.match is None or seat is None:
+            return None
+        return Resumable(core.options.rules, seat, core.match.deal_no,
+                         kept.tables[0].opened_at)
+
+    def forget(self) -> None:
+        """The journal, its token and its lock file go (the match is over)."""
+        for path in (self.path, *(self.path.with_name(self.path.name + suffix)
+                                  for suffix in SQLITE_SIDECARS), self.tokens.path):
+            path.unlink(missing_ok=True)
+        try:  # while still held: nobody takes a lock on a file about to go
+            Path(self.lock.path).unlink(missing_ok=True)
+        except OSError:
+            pass  # Windows: an open file is not removed; it is reused
+        self.lock.release()
+
+
+def _last_change(path: Path) -> float:
+    """When the journal was last written (its WAL, mostly)."""
+    times = [p.stat().st_mtime for p in (path, path.with_name(path.name + "-wal"))
+             if p.exists()]
+    return max(times, default=0.0)
+
+
+def survey(folder: Path, pick: bool) -> tuple[OfflineMatch, Resumable] | None:
+    """Go through the journals no running `play` holds, newest first: with `pick`, the
+    first unfinished one is taken (its lock kept); journals of matches over, and
+    unfinished ones past the newest `KEEP_UNFINISHED`, are removed."""
+    if not folder.is_dir():
+        return None
+    found: tuple[OfflineMatch, Resumable] | None = None
+    kept = 0
+    for path in sorted(folder.glob(f"*{JOURNAL_SUFFIX}"), key=_last_change, reverse=True):
+        try:
+            match = OfflineMatch(path, FileLock.acquire(path))
+        except (FileInUse, OSError):
+            continue  # another `play` plays it
+        about = match.read()
+        if about is None:
+            match.forget()
+        elif pick and found is None:
+            found = match, about
+        elif kept < KEEP_UNFINISHED:
+            kept += 1
+            match.lock.release()
+        else:
+            match.forget()
+    return found
 
 
 @dataclass(frozen=True)
@@ -70,9 +193,11 @@ class OfflineOptions:
     deal_pause: float = 4.0
     """Seconds to read the scores before the next deal."""
     resume: bool = False
-    """`--continue`: the unfinished match of the last offline session, if there is one."""
+    """`--continue`: take up the most recent unfinished match no running `play` holds."""
+    journals: Path | None = None
+    """The folder of the offline journals (`offline_dir()`); None keeps nothing."""
     db: Path | None = None
-    """The journal's file (default `offline_db()`); None in tests that keep nothing."""
+    """The journal of this match (`play` sets it); None keeps nothing."""
 
 
 def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
@@ -86,19 +211,18 @@ def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
     limits = ServerLimits(rate=1000.0, burst=1000)
     journal = None
     if opts.db is not None:
-        if not opts.resume:
-            forget_offline(opts.db)
-        opts.db.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(opts.db.parent)
         journal = SqliteJournal(opts.db, cast(Clock, reactor))
     return make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
                         settings=settings, limits=limits, journal=journal)
 
 
-async def start_server(reactor: Any, opts: OfflineOptions) -> Any:
-    """The embedded server, listening on an ephemeral loopback port."""
+async def start_server(reactor: Any, opts: OfflineOptions) -> tuple[Any, ServerFactory]:
+    """The embedded server, listening on an ephemeral loopback port; and its state."""
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
     factory = embedded_server(reactor, opts)
-    return await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
+    port = await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
+    return port, factory
 
 
 def play_url(port: int, name: str, opts: OfflineOptions) -> str:
@@ -216,36 +340,48 @@ def wire(app: ClientApp, reactor: Any, endpoint: IStreamClientEndpoint, name: st
     return link
 
 
-def unfinished(path: Path | None, store: TokenStore) -> str | None:
-    """The token of the last offline session, if its file still holds a table."""
-    saved = store.load(OFFLINE_KEY)
-    if path is None or saved is None or not path.exists():
-        return None
-    import sqlite3
-
+def take_match(app: ClientApp, opts: OfflineOptions) -> tuple[OfflineMatch | None, str | None]:
+    """This process's journal and, with `--continue`, the token of the match it takes
+    up (and the player is told which, or that there is none)."""
+    if opts.journals is None:
+        if opts.resume:
+            app.on_status("no unfinished offline match to continue: a new one starts")
+        return None, None
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-            (tables,) = conn.execute("SELECT count(*) FROM live_tables").fetchone()
-    except sqlite3.Error:
-        return None
-    return saved.token if tables else None
+        found = survey(opts.journals, pick=opts.resume)
+    except OSError as e:  # the folder cannot be read: play on, a new match
+        log.warn("offline journals unreadable: {error}", error=str(e))
+        found = None
+    if found is not None:
+        match, about = found
+        saved = match.tokens.load(OFFLINE_KEY)
+        if saved is not None:
+            app.on_status(about.describe())
+            return match, saved.token
+        match.forget()
+    if opts.resume:
+        app.on_status("no unfinished offline match to continue (another `pisyedili "
+                      "play` may be playing one): a new one starts")
+    try:
+        return OfflineMatch.new(opts.journals), None
+    except OSError as e:
+        app.on_status(f"the match cannot be kept for --continue ({e})")
+        return None, None
 
 
-async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions,
-               store: TokenStore | None = None) -> None:
+async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) -> None:
     """Run a whole offline session: server up, table hosted (or, with `--continue`,
-    taken back), the prompt until quit."""
-    store = store or TokenStore()
-    token = unfinished(opts.db, store) if opts.resume else None
-    if opts.resume and token is None:
-        app.on_status("no unfinished offline match to continue: a new one starts")
-    opts = OfflineOptions(**{**vars(opts), "resume": token is not None})
-    port = await start_server(reactor, opts)
+    taken back), the prompt until quit; then the journal goes if the match is over."""
+    match, token = take_match(app, opts)
+    opts = OfflineOptions(**{**vars(opts), "resume": token is not None,
+                             "db": match.path if match is not None else None})
+    port, factory = await start_server(reactor, opts)
     if opts.seed is not None:
         app.on_status(f"--seed {opts.seed}: the shuffles are predictable (tests and demos)")
     pilot = Autopilot(app, opts)
     pilot.started = token is not None  # the table exists: nothing to host
     app.subscribe_lobby = False
+    app.keep_seat_on_quit = match is not None  # `--continue` takes it back
     app.state.deal_pause = opts.deal_pause  # the server sends no countdown to the next deal
     endpoint = cast(IStreamClientEndpoint,
                     TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port, timeout=10))
@@ -253,8 +389,8 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions,
     link.token = token
 
     def changed(new: str | None, who: str) -> None:
-        if new is not None and opts.db is not None:
-            store.save(OFFLINE_KEY, new, who)
+        if new is not None and match is not None:
+            match.tokens.save(OFFLINE_KEY, new, who)
 
     link.on_token = changed
     link.start()
@@ -264,3 +400,10 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions,
         stopped = port.stopListening()
         if stopped is not None:
             await stopped.asFuture(asyncio.get_running_loop())
+        if match is not None:  # a match over (or never begun) is not kept
+            if isinstance(factory.journal, SqliteJournal):
+                factory.journal.close()
+            if not any(t.core.phase == "playing" for t in factory.lobby.tables()):
+                match.forget()
+            else:
+                match.lock.release()

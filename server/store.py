@@ -26,6 +26,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 
 from pisyedili.server.effects import MatchOver
+from pisyedili.server.files import private_database, private_dir
 from pisyedili.server.worker import serial_pool
 
 log = Logger()
@@ -310,6 +311,10 @@ def migrate(conn: sqlite3.Connection) -> int:
 # -- SQLite -------------------------------------------------------------------------------
 
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    # The file holds password and token hashes and live decks: it is made (or made
+    # again) 0600 before SQLite opens it, and SQLite gives its -wal and -shm that mode.
+    if os.fspath(path) != MEMORY:
+        private_database(path)
     # Autocommit (isolation_level None): transactions are explicit, so a migration's
     # DDL and a match's rows commit exactly where this module says. Not bound to the
     # opening thread: `Archive` hands the connection to its one worker thread.
@@ -330,7 +335,7 @@ class SqliteStore:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
         if self.path != MEMORY:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(self.path).parent)
         self._conn = connect(self.path)
         try:
             self.journal_mode = str(self._conn.execute("PRAGMA journal_mode = WAL")
@@ -477,8 +482,9 @@ def _json(value: Any) -> str:
 
 
 def _backup(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
-    """SQLite's online backup: a consistent snapshot even while the server writes."""
-    dest = sqlite3.connect(path)
+    """SQLite's online backup: a consistent snapshot even while the server writes. The
+    copy is as private as the original (0600)."""
+    dest = connect(path)
     try:
         conn.backup(dest)
     finally:

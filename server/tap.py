@@ -17,7 +17,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, ClassVar, cast
+from typing import IO, Any, ClassVar, TypeVar, cast
 
 from twisted.application.service import IServiceCollection, Service
 from twisted.internet.defer import Deferred, DeferredList, fail
@@ -37,6 +37,7 @@ from pisyedili.server import moderation as moderation_
 from pisyedili.server.accounts import Accounts, AccountSettings
 from pisyedili.server.clock import Clock
 from pisyedili.server.discovery import Announcer
+from pisyedili.server.files import FileInUse, FileLock, private_dir
 from pisyedili.server.journal import NO_JOURNAL, Journal, Saved, SqliteJournal
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.lobby import Lobby
@@ -61,6 +62,7 @@ from pisyedili.server.table_core import TableSettings
 from pisyedili.server.web import OriginPolicy, Proxies, make_site
 
 log = Logger()
+T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "tcp:7707:backlog=1024"
 """Twisted's own listen backlog is 50: a burst of connections would wait in SYN retries."""
@@ -309,9 +311,12 @@ class ServerService(Service):
                  keep_days: float = 0, store_required: bool = True,
                  web: Sequence[str] = (), origins: OriginPolicy | None = None,
                  proxies: Proxies | None = None,
-                 journal: SqliteJournal | None = None) -> None:
+                 journal: SqliteJournal | None = None,
+                 lock: FileLock | None = None) -> None:
         self.factory = factory
         self.journal = journal
+        self.lock = lock
+        """The store file's lock: let go once the store is closed."""
         self.web_descriptions = list(web)
         self.site = make_site(factory, origins, proxies) if web else None
         self.archive = archive
@@ -431,8 +436,17 @@ class ServerService(Service):
         if self.archive is not None:
             gone.append(self.archive.close())  # after the writes already queued
         ports, self.ports, self.web_ports = [*self.ports, *self.web_ports], [], []
-        return DeferredList([*gone, *(d for d in (p.stopListening() for p in ports)
-                                      if d is not None)])
+        stopped = DeferredList([*gone, *(d for d in (p.stopListening() for p in ports)
+                                         if d is not None)])
+        if self.lock is not None:
+            stopped.addBoth(self._let_go, self.lock)
+        return stopped
+
+    @staticmethod
+    def _let_go(result: T, lock: FileLock) -> T:
+        """Once the store is closed, the file is free for the next server."""
+        lock.release()
+        return result
 
 
 Options = ServerOptions
@@ -445,8 +459,14 @@ def makeService(options: ServerOptions) -> ServerService:
 
     path = options["db"]
     archive = Archive(lambda: SqliteStore(path), reactor)
-    journal, saved = open_journal(path, cast(Clock, reactor),
-                                  required=bool(options["db-required"]))
+    lock = lock_store(path, required=bool(options["db-required"]))
+    try:
+        journal, saved = open_journal(path, cast(Clock, reactor),
+                                      required=bool(options["db-required"]))
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
     account_settings = AccountSettings(tls_required=bool(options["tls-logins"]),
                                        operators=frozenset(options["operators"]))
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
@@ -460,7 +480,28 @@ def makeService(options: ServerOptions) -> ServerService:
                          keep_days=float(options["keep-days"]),
                          store_required=bool(options["db-required"]),
                          web=options["web"], origins=options["origins"],
-                         proxies=options["proxies"], journal=journal)
+                         proxies=options["proxies"], journal=journal, lock=lock)
+
+
+def lock_store(path: str, *, required: bool) -> FileLock | None:
+    """The store's file, this server's alone while it runs (`files.FileLock`): two
+    servers on one file would each take the other's live tables over. A file another
+    process holds stops this one, naming that process; None for `:memory:`, and for a
+    default file that cannot be reached (that server runs on keeping nothing)."""
+    if path == MEMORY:
+        return None
+    try:
+        private_dir(Path(path).parent)
+        return FileLock.acquire(path)
+    except FileInUse as e:
+        by = f"process {e.pid}" if e.pid is not None else "another process"
+        raise SystemExit(f"cannot use the store {path}: {by} has it open (another "
+                         "server on the same file); stop that one, or give this one a "
+                         "--db of its own") from None
+    except OSError as e:
+        if required:
+            raise SystemExit(f"cannot open the store {path}: {e}") from None
+        return None  # `open_journal` says why the server keeps nothing
 
 
 def open_journal(path: str, clock: Clock, *,
@@ -473,7 +514,7 @@ def open_journal(path: str, clock: Clock, *,
         return None, None
     journal = None
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        private_dir(Path(path).parent)
         journal = SqliteJournal(path, clock)
         return journal, journal.load()
     except (OSError, sqlite3.Error, RuntimeError) as e:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from twisted.internet.asyncioreactor import AsyncioSelectorReactor
 
-from pisyedili.client import cards
+from pisyedili.client import cards, offline
 from pisyedili.client.app import ClientApp
 from pisyedili.client.offline import OfflineOptions, play
 from pisyedili.client.parse import move_inputs
@@ -240,3 +241,53 @@ def test_reconnection_resumes_the_seat_with_the_same_hand(pipe: PipeInput) -> No
         await task
 
     run(scenario)
+
+
+def test_a_match_played_to_its_end_leaves_no_journal(pipe: PipeInput, tmp_path: Path) -> None:
+    folder = tmp_path / "offline"
+    app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                    output=DummyOutput())
+    opts = OfflineOptions(rules="classic", bots=1, seed=3, bot_delay=0.0, deal_pause=0.0,
+                          level="easy", journals=folder)
+
+    async def scenario(reactor: Any) -> None:
+        task = start(app, reactor, opts)
+        await until(app, lambda: app.state.my_turn, "our first turn")
+        assert len(list(folder.glob("*.sqlite3"))) == 1, "the match is journalled"
+        assert await autoplay(app, pipe, lambda: in_log(app, "match over")) > 0
+        pipe.send_text("/quit\r")
+        await task
+
+    run(scenario)
+    assert list(folder.iterdir()) == [], "a match over is not kept"
+
+
+def test_only_the_newest_unfinished_matches_are_kept(
+        pipe: PipeInput, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matches quit mid-way are kept for `--continue`, up to `KEEP_UNFINISHED`: a new
+    match's start removes the oldest of those past it."""
+    folder = tmp_path / "offline"
+    monkeypatch.setattr(offline, "KEEP_UNFINISHED", 1)
+    made: list[set[str]] = []
+
+    def quit_mid_match(seed: int) -> None:
+        app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                        output=DummyOutput())
+        opts = OfflineOptions(rules="classic", bots=1, seed=seed, bot_delay=0.0,
+                              journals=folder)
+
+        async def scenario(reactor: Any) -> None:
+            task = start(app, reactor, opts)
+            await until(app, lambda: app.state.my_turn, "our first turn")
+            quit_(pipe)
+            await task
+
+        run(scenario)
+        made.append({p.name for p in folder.glob("*.sqlite3")})
+
+    quit_mid_match(3)
+    quit_mid_match(5)
+    (first,) = made[0]
+    assert first in made[1] and len(made[1]) == 2, made
+    quit_mid_match(7)  # two unfinished before it, one kept: the oldest went
+    assert first not in made[2] and len(made[2]) == 2, made

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -46,14 +47,17 @@ class Terminal:
                               capture_output=True, text=True, timeout=10, check=False)
 
     def start(self, argv: list[str], width: int = 80, height: int = 24,
-              ascii_only: bool = False) -> None:
-        """Run `argv` in a fresh window; when it ends, its exit status is printed and
-        the window stays open to be read."""
+              ascii_only: bool = False, data_home: Path | None = None) -> None:
+        """Run `argv` in a fresh window (umask 022, as a login shell has it; with
+        `data_home`, its own XDG_DATA_HOME); when it ends, its exit status is printed
+        and the window stays open to be read."""
         env = {k: v for k, v in os.environ.items()
                if k in ("PATH", "HOME") or k.startswith("XDG_")}  # the test's own dirs
         env.update(TERM="xterm-256color", LANG="C.UTF-8")
+        if data_home is not None:
+            env["XDG_DATA_HOME"] = str(data_home)
         env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
-        shell = f'{shlex.join(argv)}; echo "exit status $?"; sleep 120'
+        shell = f'umask 022; {shlex.join(argv)}; echo "exit status $?"; sleep 120'
         started = self.tmux("new-session", "-d", "-s", "play", "-x", str(width),
                             "-y", str(height), "-c", str(Path(__file__).parent),
                             *env_args, shell)
@@ -153,6 +157,110 @@ def test_play_continue_takes_the_seat_back_after_the_terminal_closed(
         newer.tmux("kill-server")
 
 
+def move_once(term: Terminal) -> None:
+    """Make the first move offered, and wait for the log to show it."""
+    first = offered(term.wait_for(lambda s: "your move:" in s, "our turn"))[0]
+    if first in ("draw", "pass"):
+        typed = first[0]
+    else:
+        number = first.removesuffix("+suit").split(":")[0]
+        typed = number + (" h" if first.endswith("+suit") else "")  # a jack names hearts
+    term.type(typed)
+    term.wait_for(lambda s: re.search(r"you (played|drew|passed)", s) is not None,
+                  "our move in the log")
+
+
+def journals(data_home: Path) -> Path:
+    return data_home / "pisyedili" / "offline"
+
+
+def free_journals(data_home: Path) -> list[Path]:
+    """The offline journals no running `play` holds (each lock taken and let go)."""
+    from pisyedili.server.files import FileInUse, FileLock
+
+    free = []
+    for path in sorted(journals(data_home).glob("*.sqlite3")):
+        try:
+            FileLock.acquire(path).release()
+        except FileInUse:
+            continue
+        free.append(path)
+    return free
+
+
+def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.2)
+
+
+def test_two_offline_matches_at_once_keep_a_journal_each(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    one, two, three, four = (Terminal(f"pisyedili-test-{uuid.uuid4().hex[:8]}")
+                             for _ in range(4))
+    try:
+        one.start(play("--bots", "2", "--seed", "11", "--ascii"), 120, 40, data_home=data)
+        hand = hand_on(one.wait_for(lambda s: "your move:" in s, "One's turn"))
+        two.start(play("--bots", "1", "--seed", "5", "--ascii"), 120, 40, data_home=data)
+        two.wait_for(lambda s: "your move:" in s, "Two's turn")
+
+        # Every file the two `play`s made is their owner's alone, and so is the folder.
+        folder = journals(data)
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+        stems = {name.split(".")[0] for name in modes}
+        assert len(stems) == 2, modes
+        assert sorted(modes) == sorted(
+            f"{stem}{suffix}" for stem in stems for suffix in (
+                ".sqlite3", ".sqlite3-wal", ".sqlite3-shm", ".sqlite3.lock", ".session.json"))
+        assert set(modes.values()) == {0o600}, modes
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert free_journals(data) == []  # each held by its `play`
+
+        one.tmux("kill-server")  # One's terminal closes under its match
+        wait_until(lambda: len(free_journals(data)) == 1, "One's end")
+        three.start(play("--continue", "--ascii"), 120, 40, data_home=data)
+        after = three.wait_for(lambda s: "your move:" in s, "One's match, taken back")
+        assert hand_on(after) == hand, "--continue took up One's match, not Two's"
+        said = three.history()
+        assert re.search(r"continuing the classic match started \d{4}-\d\d-\d\d "
+                         r"\d\d:\d\d: deal 1, you in seat 1", said), said
+
+        # Both matches play on, each into its own journal.
+        move_once(three)
+        move_once(two)
+        for term in (two, three):
+            assert "journal could not be written" not in term.history()
+
+        # Nothing is left to continue: Two's match is Two's while it runs.
+        four.start(play("--continue", "--ascii"), 120, 40, data_home=data)
+        four.wait_for(lambda s: "no unfinished offline match to continue" in s,
+                      "word that there is nothing to continue")
+    finally:
+        for term in (one, two, three, four):
+            term.tmux("kill-server")
+
+
+def test_quit_mid_match_then_continue_takes_it_back(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first, later = (Terminal(f"pisyedili-test-{uuid.uuid4().hex[:8]}") for _ in range(2))
+    try:
+        first.start(play("--bots", "2", "--seed", "11", "--ascii"), 120, 40, data_home=data)
+        hand = hand_on(first.wait_for(lambda s: "your move:" in s, "our turn"))
+        first.type("/quit")
+        first.wait_for(lambda s: "play --continue` takes it up" in s, "the question")
+        first.type("/quit")
+        assert first.exited() == "0"
+
+        later.start(play("--continue", "--ascii"), 120, 40, data_home=data)
+        after = later.wait_for(lambda s: "your move:" in s, "the match, taken back")
+        assert hand_on(after) == hand
+        assert "continuing the classic match" in later.history()
+    finally:
+        first.tmux("kill-server")
+        later.tmux("kill-server")
+
+
 @pytest.mark.rule("C4")
 def test_pisyedili_play_in_a_real_terminal(terminal: Terminal) -> None:
     terminal.start(play("--bots", "2", "--seed", "5", "--ascii"), 120, 40)
@@ -184,7 +292,8 @@ def test_pisyedili_play_in_a_real_terminal(terminal: Terminal) -> None:
     assert "(rule " not in screen, screen
 
     terminal.type("/quit")
-    terminal.wait_for(lambda s: "to a bot for good" in s, "the question before leaving a match")
+    terminal.wait_for(lambda s: "play --continue` takes it up" in s,
+                      "the question before leaving a match")
     terminal.type("/quit")
     assert terminal.exited() == "0"
 
@@ -221,19 +330,20 @@ def test_help_fits_80_by_24_and_wraps_between_words(terminal: Terminal) -> None:
         assert shown[start:start + len(rows)] == rows, (rows, screen)
 
 
-def test_ctrl_c_mid_match_asks_then_leaves_with_status_0(terminal: Terminal) -> None:
+def test_ctrl_c_mid_match_asks_then_quits_with_status_0(terminal: Terminal) -> None:
     terminal.start(play("--bots", "2", "--seed", "5", "--bell"))
     terminal.wait_for(lambda s: "your move:" in s, "our turn")
     assert terminal.rang(), "--bell rings when a decision becomes ours"
     terminal.type("/say hello")
     terminal.wait_for(lambda s: "tester: hello" in s, "the chat line")
     terminal.keys("C-d")
-    terminal.wait_for(lambda s: "to a bot for good" in s, "the question before leaving")
+    terminal.wait_for(lambda s: "play --continue` takes it up" in s,
+                      "the question before quitting")
     terminal.keys("C-c")
     assert terminal.exited() == "0"
     history = terminal.history()
     assert history.count("tester: hello") == 1, "Ctrl-D did not send the line again"
-    assert "you left the table" in history
+    assert "you left the table" not in history, "offline, the seat is kept to continue"
 
 
 def test_ctrl_d_at_the_first_prompt_exits_with_status_0(terminal: Terminal) -> None:

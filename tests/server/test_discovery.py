@@ -114,7 +114,8 @@ async def test_listings_of_real_ports(tmp_path: Path) -> None:
 def test_announcing_is_on_by_default_and_no_announce_turns_it_off() -> None:
     def service(*argv: str) -> tap.ServerService:
         options = tap.Options()
-        options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", *argv])
+        options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--db", ":memory:",
+                              *argv])
         return tap.makeService(options)
 
     assert service().announcer is not None

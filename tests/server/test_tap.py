@@ -121,7 +121,8 @@ async def test_service_that_cannot_listen_fails() -> None:
     assert first.ready is not None
     await first.ready
     taken = first.ports[0].getHost().port
-    second = tap.makeService(parse("--listen", f"tcp:{taken}:interface=127.0.0.1"))
+    second = tap.makeService(parse("--listen", f"tcp:{taken}:interface=127.0.0.1",
+                                   "--db", ":memory:"))  # the first one's file is its own
     second._reactor = _NotRunning()  # keep the test's reactor running
     second.startService()
     try:

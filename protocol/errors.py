@@ -113,7 +113,10 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "told)."),
     ErrorCode("too_many_logins", "Too many password attempts from your address or on that "
               "account; `retry_after` says how many seconds to wait."),
-    ErrorCode("weak_password", "The password is too short (`limit`: the fewest characters)."),
+    ErrorCode("weak_password", "The new password is too short, or blank (`limit`: the "
+              "fewest characters)."),
+    ErrorCode("bad_password", "The new password holds a character no password may: a "
+              "control character (NUL, tab, a line break) or a bidirectional control."),
     ErrorCode("tls_required", "This server takes passwords only over TLS (or loopback)."),
     ErrorCode("account_required", "A rated table seats registered players (and bots) only: "
               "log in, or watch."),

@@ -36,7 +36,9 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.passwords import MIN_PASSWORD
 from pisyedili.server import names
 from pisyedili.server.clock import Clock
 from pisyedili.server.effects import Message
@@ -50,9 +52,6 @@ if TYPE_CHECKING:
     from pisyedili.server.net import Connection
 
 log = Logger()
-
-MIN_PASSWORD = 8
-"""Characters a password needs at least: short ones fall to the first guesses."""
 
 
 @dataclass(frozen=True)
@@ -314,6 +313,17 @@ class Accounts:
 
         return self._thread(verify)
 
+    async def _check(self, stored: str | None, given: str) -> tuple[bool, bool]:
+        """Whether `given` is the password hashed in `stored`, and whether that hash is
+        stale (another cost, or of a password set before passwords were NFC: such a one
+        is tried as it was typed when its NFC form does not match)."""
+        normal = passwords.normalise(given)
+        if await self._verify(stored, normal):
+            return True, stored is not None and self._hasher.check_needs_rehash(stored)
+        if normal != given and await self._verify(stored, given):  # a dummy, unknown too
+            return stored is not None, True
+        return False, False
+
     def _store(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
         def run() -> Any:
             store = self._archive.store
@@ -353,7 +363,7 @@ class Accounts:
         self._check_channel(conn)
         if session.account is not None:
             raise ProtocolError("logged_in", "you are logged in to an account already")
-        _check_password(password)
+        password = check_password(password)
         keys = names.keys(session.name)
         if self.find(session.name) is not None:
             raise ProtocolError("name_registered", "that name is registered already")
@@ -395,13 +405,13 @@ class Accounts:
             assert password is not None
             stored = None if account is None else await self._store(_password_of,
                                                                      account.id)
-            ok = await self._verify(stored, password) and account is not None
+            ok, stale = await self._check(stored, password)
+            ok = ok and account is not None
             login = None
-            if ok and account is not None and stored is not None \
-                    and self._hasher.check_needs_rehash(stored):
-                # Hashed at another cost (the server's setting changed): hash it again
+            if ok and account is not None and stale:
+                # Hashed at another cost, or before passwords were NFC: hash it again
                 # now that the password is at hand.
-                rehashed = await self._hash(password)
+                rehashed = await self._hash(passwords.normalise(password))
                 await self._store(_rehash, account.id, rehashed)
         if not ok or account is None:
             log.info("a login as {name!r} from {address} was refused", name=name,
@@ -448,11 +458,11 @@ class Accounts:
         account = session.account
         if account is None:
             raise ProtocolError("not_logged_in", "you are not logged in")
-        _check_password(new)
+        new = check_password(new)
         self._limit_address(conn)
         self._limit_account(names.keys(session.name)[0])
         stored = await self._store(_password_of, account)
-        if not await self._verify(stored, old):
+        if not (await self._check(stored, old))[0]:
             raise ProtocolError("bad_login", "the old password is wrong")
         hashed = await self._hash(new)
         login = secrets.token_urlsafe(32)
@@ -514,10 +524,16 @@ def is_local(peer: IAddress) -> bool:
         return False
 
 
-def _check_password(password: str) -> None:
-    if len(password) < MIN_PASSWORD or not password.strip():
-        raise ProtocolError("weak_password", f"a password needs at least {MIN_PASSWORD} characters",
-                    limit=MIN_PASSWORD)
+def check_password(password: str) -> str:
+    """A new password, normalised (`protocol/passwords.py`), or the refusal."""
+    password = passwords.normalise(password)
+    refused = passwords.problem(password)
+    if refused is not None:
+        code, message = refused
+        if code == "weak_password":
+            raise ProtocolError("weak_password", message, limit=MIN_PASSWORD)
+        raise ProtocolError("bad_password", message)
+    return password
 
 
 # -- the requests' handlers (net.py's dispatch table) --------------------------------------

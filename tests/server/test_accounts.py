@@ -127,6 +127,27 @@ async def test_short_passwords_and_double_registration_are_refused(server: Serve
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_password_rules_nfc_controls_bidi_and_length(server: Server) -> None:
+    guest = await server.connect("Deniz")
+    for password, code in (
+            (" " * 8, "weak_password"),
+            ("s\u0327ifre12", "weak_password"),  # 8 code points typed, 7 characters in NFC
+            ("correct\x00horse", "bad_password"),
+            ("tab\tinside it", "bad_password"),
+            ("abc\u202edef ghi", "bad_password"),  # a right-to-left override
+            ("abc\u2066def ghi", "bad_password")):  # an isolate
+        refused = await guest.request("register", password=password)
+        assert refused["code"] == code, (password, refused)
+    # Decomposed at registering, precomposed at login: one password.
+    assert (await guest.request("register", password="s\u0327ifre123"))["type"] == "account"
+    other = await server.connect("Other")
+    assert (await other.request("login", name="Deniz", password="\u015fifre123"))["type"] \
+        == "account"
+    changed = await other.request("passwd", old="\u015fifre123", new="new\u200fpassword")
+    assert changed["code"] == "bad_password"
+
+
+@pytest_twisted.ensureDeferred
 async def test_login_tokens_log_in_and_logout_revokes_them(server: Server) -> None:
     first, account = await registered(server, "Deniz")
     logged_out = await first.request("logout", token=account["login"])
@@ -359,3 +380,30 @@ async def test_a_password_hashed_at_another_cost_is_hashed_again_at_login(
     (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
     conn.close()
     assert "$m=16,t=2,p=1$" in stored and not dearer.hasher().check_needs_rehash(stored)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_password_set_before_nfc_still_logs_in_and_is_hashed_again_as_nfc(
+        tmp_path: Path) -> None:
+    path = tmp_path / "nfc.sqlite3"
+    first = await start(path=path)
+    try:
+        await registered(first, "Deniz")
+    finally:
+        await first.stop()
+    decomposed = "s\u0327ifre123"  # as an older server hashed it: as typed
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE accounts SET password = ?", (CHEAP.hasher().hash(decomposed),))
+    conn.commit()
+    conn.close()
+    second = await start(path=path)
+    try:
+        guest = await second.connect("Guest")
+        assert (await guest.request("login", name="Deniz", password=decomposed))["type"] == \
+            "account"
+    finally:
+        await second.stop()
+    conn = sqlite3.connect(path)
+    (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
+    conn.close()
+    assert CHEAP.hasher().verify(stored, "\u015fifre123")

@@ -93,7 +93,8 @@ class AccountSettings:
     tls_required: bool = False
     """Refuse a password over a connection that is neither TLS nor loopback."""
     operators: frozenset[str] = frozenset()
-    """Account names that are operators by the server's configuration (`--operator`)."""
+    """Account names that are operators by the server's configuration (`--operator`):
+    each must name an account when the server starts (`Accounts.unknown_operators`)."""
 
 
 @dataclass
@@ -114,12 +115,13 @@ def load(conn: sqlite3.Connection) -> tuple[dict[int, Account], dict[str, int]]:
 
 
 def _create(conn: sqlite3.Connection, name: str, keys: tuple[str, ...], password: str,
-            now: float) -> int:
+            now: float, operator: bool = False) -> int:
     """A new account holding `keys`; `sqlite3.IntegrityError` if one is held already."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        cur = conn.execute("INSERT INTO accounts (name, password, created_at, last_login) "
-                           "VALUES (?, ?, ?, ?)", (name, password, now, now))
+        cur = conn.execute("INSERT INTO accounts (name, password, created_at, last_login, "
+                           "operator) VALUES (?, ?, ?, ?, ?)",
+                           (name, password, now, now, int(operator)))
         account = cur.lastrowid
         assert account is not None
         conn.executemany("INSERT INTO account_keys VALUES (?, ?)",
@@ -188,6 +190,14 @@ def set_operator(conn: sqlite3.Connection, name: str, operator: bool) -> bool:
     return True
 
 
+def add_account(conn: sqlite3.Connection, name: str, password_hash: str, now: float, *,
+                operator: bool = False) -> int:
+    """A new account made on the store's file, not through a server (`pisyedili-server
+    operator add`): `name` as `names.accept` gives it, `password_hash` argon2id's.
+    `sqlite3.IntegrityError` if the name or a look-alike is registered already."""
+    return _create(conn, name, names.keys(name), password_hash, now, operator)
+
+
 def operators(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute(
         "SELECT name FROM accounts WHERE operator ORDER BY name")]
@@ -217,12 +227,28 @@ class Accounts:
         self._dummy: str | None = None  # checked against when no account matches
         self.accounts, self.keys = loaded or ({}, {})
         sessions.reserved = self.keys
-        self._configured = {key for name in self.settings.operators
-                            for key in names.keys(name)}
+        self._configured, self.unknown_operators = self._resolve(self.settings.operators)
         self._by_address: dict[str, TokenBucket] = {}
         self._by_account: dict[str, TokenBucket] = {}
         self.ban_check: Callable[[int], str | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
+
+    def _resolve(self, configured: frozenset[str]) -> tuple[frozenset[int], list[str]]:
+        """The accounts the configured operator names (`--operator`) name now, at start,
+        and the names that name none. Resolved once: a name no account holds must not
+        make an operator of whoever registers it first."""
+        ids: set[int] = set()
+        unknown: list[str] = []
+        for name in sorted(configured):
+            found = self.find(name)
+            if found is None:
+                unknown.append(name)
+                log.warn("--operator {name!r} names no account: nobody is made operator by "
+                         "it (create the account with `pisyedili-server operator add`)",
+                         name=name)
+            else:
+                ids.add(found.id)
+        return frozenset(ids), unknown
 
     # -- look-ups -----------------------------------------------------------------------
 
@@ -238,7 +264,7 @@ class Accounts:
         found = self.accounts.get(account) if account is not None else None
         if found is None:
             return False
-        return found.operator or any(k in self._configured for k in names.keys(found.name))
+        return found.operator or found.id in self._configured
 
     def session_of(self, account: int) -> Session | None:
         return next((s for s in self._sessions.each() if s.account == account), None)

@@ -12,8 +12,9 @@ Secrets: a password is hashed with argon2id (`argon2-cffi`) on the reactor's thr
 never on the reactor thread, and is never logged, kept or sent back. A login answers
 with a login token (32 random bytes, only its SHA-256 kept, as for resume tokens) that
 the client remembers instead of the password; `logout` revokes it, `logout everywhere`
-and `passwd` revoke them all. Login attempts are rate-limited by token buckets per
-address and per account (`LoginLimits`), so a password cannot be guessed at speed.
+and `passwd` revoke them all. Passwords are limited per address, then slowed per account
+(`LoginLimits`), so a password cannot be guessed at speed, yet its owner is never
+locked out; a login token is not limited.
 
 The registry of names and operators is held in memory (read at start, before anything
 listens), so a `hello` is checked without waiting on the store; every change is
@@ -31,7 +32,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import argon2
 from twisted.internet.defer import Deferred, ensureDeferred
-from twisted.internet.interfaces import IAddress, ISSLTransport
+from twisted.internet.interfaces import IAddress, IReactorTime, ISSLTransport
+from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from pisyedili.server.net import Connection
 
 log = Logger()
+
 
 
 @dataclass(frozen=True)
@@ -75,15 +78,33 @@ CHEAP = HashCost(time_cost=1, memory_cost=8, parallelism=1)
 
 @dataclass(frozen=True)
 class LoginLimits:
-    """Password checks allowed, as token buckets (docs/operating.md): per address, a
-    burst of `address_burst` then one every `1 / address_rate` seconds; per account the
-    same with its own numbers. `register` and `passwd` count against the address too:
-    each costs a hash."""
+    """How fast passwords may be tried (docs/operating.md, "Login limits").
+
+    Per address, checked first: a token bucket, a burst of `address_burst` then one
+    every `1 / address_rate` seconds, for every password `login`, `register` and
+    `passwd` (each costs a hash). An address stopped there costs the account nothing.
+    Per account (by name key, whether an account has it or not), no lock: its password
+    is checked after a delay that grows with its recent failures, none for the first
+    `account_free`, then `account_delay` doubling with each more, at most
+    `account_max_delay`; failures fade by half every `account_half_life` seconds. So
+    guesses from anywhere slow down, and the owner with the right password waits at
+    most the longest delay. An address has one check on an account under way at a time.
+    A login by token hashes nothing and cannot be guessed: it is not limited here.
+    """
 
     address_burst: int = 10
     address_rate: float = 1 / 6
-    account_burst: int = 5
-    account_rate: float = 1 / 30
+    account_free: int = 3
+    account_delay: float = 1.0
+    account_max_delay: float = 30.0
+    account_half_life: float = 600.0
+
+    def delay(self, failures: float) -> float:
+        """Seconds an account with `failures` recent failures makes a check wait."""
+        if failures < self.account_free:
+            return 0.0
+        return min(self.account_delay * 2 ** (failures - self.account_free),
+                   self.account_max_delay)
 
 
 @dataclass(frozen=True)
@@ -229,7 +250,10 @@ class Accounts:
         sessions.reserved = self.keys
         self._configured, self.unknown_operators = self._resolve(self.settings.operators)
         self._by_address: dict[str, TokenBucket] = {}
-        self._by_account: dict[str, TokenBucket] = {}
+        self._failures: dict[str, tuple[float, float]] = {}
+        """Per name key: recent failed password checks (fading) and when last counted."""
+        self._checking: dict[tuple[str, str], float] = {}
+        """Per (name key, address): the check under way, and when its delay ends."""
         self.ban_check: Callable[[int], str | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
 
@@ -305,9 +329,46 @@ class Accounts:
         limits = self.settings.limits
         self._take(self._by_address, conn.address, limits.address_burst, limits.address_rate)
 
-    def _limit_account(self, key: str) -> None:
-        limits = self.settings.limits
-        self._take(self._by_account, key, limits.account_burst, limits.account_rate)
+    def _recent_failures(self, key: str) -> float:
+        count, at = self._failures.get(key, (0.0, 0.0))
+        if not count:
+            return 0.0
+        elapsed = max(0.0, self._clock.seconds() - at)
+        return float(count * 0.5 ** (elapsed / self.settings.limits.account_half_life))
+
+    def _failed(self, key: str) -> None:
+        """Count a failed password check against the account `key`."""
+        if len(self._failures) > 100_000:  # forget the faded ones: they are as if new
+            free = self.settings.limits.account_free
+            for k in [k for k in self._failures if self._recent_failures(k) < free]:
+                del self._failures[k]
+        self._failures[key] = (self._recent_failures(key) + 1, self._clock.seconds())
+
+    async def _turn(self, key: str, conn: Connection) -> tuple[str, str]:
+        """Wait for the account `key`'s delay before its password is checked; the
+        returned slot (released by `_done`) keeps this address to one check on it at a
+        time. The per-address limit is taken first, so an address over it waits for
+        nothing here and counts for nothing."""
+        self._limit_address(conn)
+        slot = (key, conn.address)
+        now = self._clock.seconds()
+        busy = self._checking.get(slot)
+        if busy is not None:
+            raise ProtocolError("too_many_logins", "a password check on this account from your "
+                                "address is under way; wait for its answer",
+                                retry_after=round(min(max(busy - now, 1.0), 3600), 3))
+        delay = self.settings.limits.delay(self._recent_failures(key))
+        self._checking[slot] = now + delay
+        if delay > 0:
+            try:
+                await deferLater(cast(IReactorTime, self._clock), delay)
+            except BaseException:
+                self._done(slot)
+                raise
+        return slot
+
+    def _done(self, slot: tuple[str, str]) -> None:
+        self._checking.pop(slot, None)
 
     # -- hashing, off the reactor thread --------------------------------------------------
 
@@ -420,8 +481,6 @@ class Accounts:
         if session.table is not None and not session.table.closed:
             raise ProtocolError("already_at_table", "leave your table before logging in")
         account = self.find(name)
-        self._limit_address(conn)
-        self._limit_account(names.keys(name)[0])
         if token is not None:
             owner = await self._store(_token_account, token_hash(token),
                                       self._clock.seconds())
@@ -429,10 +488,19 @@ class Accounts:
             login = token
         else:
             assert password is not None
-            stored = None if account is None else await self._store(_password_of,
-                                                                     account.id)
-            ok, stale = await self._check(stored, password)
-            ok = ok and account is not None
+            key = names.keys(name)[0]
+            slot = await self._turn(key, conn)
+            try:
+                if self._gone(conn, session):
+                    return None
+                stored = None if account is None else await self._store(_password_of,
+                                                                         account.id)
+                ok, stale = await self._check(stored, password)
+                ok = ok and account is not None
+                if not ok:
+                    self._failed(key)
+            finally:
+                self._done(slot)
             login = None
             if ok and account is not None and stale:
                 # Hashed at another cost, or before passwords were NFC: hash it again
@@ -485,10 +553,16 @@ class Accounts:
         if account is None:
             raise ProtocolError("not_logged_in", "you are not logged in")
         new = check_password(new)
-        self._limit_address(conn)
-        self._limit_account(names.keys(session.name)[0])
-        stored = await self._store(_password_of, account)
-        if not (await self._check(stored, old))[0]:
+        key = names.keys(session.name)[0]
+        slot = await self._turn(key, conn)
+        try:
+            stored = await self._store(_password_of, account)
+            right = (await self._check(stored, old))[0]
+            if not right:
+                self._failed(key)
+        finally:
+            self._done(slot)
+        if not right:
             raise ProtocolError("bad_login", "the old password is wrong")
         hashed = await self._hash(new)
         login = secrets.token_urlsafe(32)

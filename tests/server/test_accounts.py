@@ -7,10 +7,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
+from twisted.internet import reactor, task
+from twisted.internet.defer import Deferred, ensureDeferred
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.server import names
@@ -19,8 +21,7 @@ from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.store import MEMORY, Archive, SqliteStore
 
 PASSWORD = "correct horse battery"
-ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_burst=1000,
-                           account_rate=1000)
+ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
 
 
 def archive(path: str = MEMORY) -> Archive:
@@ -28,10 +29,10 @@ def archive(path: str = MEMORY) -> Archive:
 
 
 async def start(limits: LoginLimits = ROOMY_LOGINS, path: Path | None = None,
-                **settings: object) -> Server:
+                clock: Any = None, cost: HashCost = CHEAP, **settings: object) -> Server:
     if path is None:
-        return await Server.start(archive=archive(), accounts=AccountSettings(
-            cost=CHEAP, limits=limits, **settings))  # type: ignore[arg-type]
+        return await Server.start(clock=clock, archive=archive(), accounts=AccountSettings(
+            cost=cost, limits=limits, **settings))  # type: ignore[arg-type]
     return await Server.start(
         archive=archive(str(path)), journal=SqliteJournal(path, reactor),
         community_from=str(path),
@@ -190,10 +191,9 @@ async def test_logout_everywhere_and_passwd_revoke_every_login(server: Server) -
 
 @pytest_twisted.ensureDeferred
 async def test_login_attempts_are_limited_per_address() -> None:
-    server = await start(LoginLimits(address_burst=3, address_rate=0.001,
-                                     account_burst=1000, account_rate=1000))
+    server = await start(LoginLimits(address_burst=3, address_rate=0.001))
     try:
-        await registered(server, "Deniz")
+        _, account = await registered(server, "Deniz")
         guest = await server.connect("Guest")
         codes = [(await guest.request("login", name="Deniz", password=f"guess {n:04}"))
                  for n in range(4)]
@@ -201,9 +201,11 @@ async def test_login_attempts_are_limited_per_address() -> None:
         assert [c["code"] for c in codes] == ["bad_login", "bad_login", "too_many_logins",
                                               "too_many_logins"]
         assert codes[-1]["retry_after"] > 0
-        # Even the right password waits; another address does not.
+        # Even the right password waits; another address does not, nor a login token.
         limited = await guest.request("login", name="Deniz", password=PASSWORD)
         assert limited["code"] == "too_many_logins"
+        by_token = await guest.request("login", name="Deniz", token=account["login"])
+        assert by_token["type"] == "account"
         elsewhere = await server.connect("Elsewhere", source="127.0.0.2")
         ok = await elsewhere.request("login", name="Deniz", password=PASSWORD)
         assert ok["type"] == "account"
@@ -211,21 +213,80 @@ async def test_login_attempts_are_limited_per_address() -> None:
         await server.stop()
 
 
+DELAYS = LoginLimits(address_burst=3, address_rate=0.001, account_free=2, account_delay=10,
+                     account_max_delay=40, account_half_life=600)
+
+
+def answered(d: Deferred[Msg]) -> Msg | None:
+    """The answer `d` carries, if it has one yet."""
+    got: list[Msg] = []
+    d.addCallback(lambda msg: got.append(msg) or msg)
+    return got[0] if got else None
+
+
 @pytest_twisted.ensureDeferred
-async def test_login_attempts_are_limited_per_account_across_addresses() -> None:
-    server = await start(LoginLimits(address_burst=1000, address_rate=1000,
-                                     account_burst=2, account_rate=0.001))
+async def test_failures_delay_an_accounts_next_check_and_the_owner_still_gets_in() -> None:
+    clock = task.Clock()
+    server = await start(DELAYS, clock=clock)
+    try:
+        _, account = await registered(server, "Deniz")
+        attackers = [await server.connect(f"A{n}", source=f"127.0.0.{n}") for n in range(2, 5)]
+        first, second = attackers[0], attackers[1]
+        # The first two failures cost no delay.
+        for attacker in (first, second):
+            assert (await attacker.request("login", name="Deniz", password="guess"))["code"] \
+                == "bad_login"
+        # The third waits 10 s (on the server's clock) before its password is checked,
+        # and its address may not start another check on the account meanwhile.
+        third = attackers[2].request("login", name="Deniz", password="guess")
+        again = await attackers[2].request("login", name="Deniz", password="guess 2")
+        assert again["code"] == "too_many_logins" and again["retry_after"] == 10
+        assert answered(third) is None
+        # A login token is never held back by others' guesses.
+        owner = await server.connect("Owner", source="127.0.0.9")
+        by_token = await owner.request("login", name="Deniz", token=account["login"])
+        assert by_token["type"] == "account"
+        assert (await owner.request("logout"))["type"] == "account"
+        clock.advance(10)
+        assert (await third)["code"] == "bad_login"
+        # Three failures: the owner's right password waits 20 s, then gets in.
+        attempt = owner.request("login", name="Deniz", password=PASSWORD)
+        await owner.request("ping")  # answered in turn: the server has the login now
+        clock.advance(19)
+        await owner.request("ping")
+        assert answered(attempt) is None
+        clock.advance(1)
+        assert (await attempt)["type"] == "account"
+        # Failures fade: after an hour (six half-lives) the delay is gone.
+        clock.advance(3600)  # the idle connections are closed meanwhile
+        late = await server.connect("Late", source="127.0.0.2")
+        quick = await late.request("login", name="Deniz", password="guess 3")
+        assert quick["code"] == "bad_login"
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_address_over_its_limit_costs_the_account_nothing() -> None:
+    clock = task.Clock()
+    server = await start(DELAYS, clock=clock)
     try:
         await registered(server, "Deniz")
-        results = []
-        for n in range(2, 6):
-            guest = await server.connect(f"Guest {n}", source=f"127.0.0.{n}")
-            results.append(await guest.request("login", name="deniz", password=f"guess {n}"))
-        assert [r["code"] for r in results] == ["bad_login", "bad_login", "too_many_logins",
-                                                "too_many_logins"]
-        # Another account is not held back by this one's guesses.
-        other = await server.connect("Ali", source="127.0.0.9")
-        assert (await other.request("register", password=PASSWORD))["type"] == "account"
+        attacker = await server.connect("Attacker", source="127.0.0.2")
+        codes = [(await attacker.request("login", name="Deniz", password=f"guess {n}"))["code"]
+                 for n in range(2)]
+        third = attacker.request("login", name="Deniz", password="guess 2")  # delayed 10 s
+        codes += [(await attacker.request("login", name="Deniz", password=f"guess {n}"))[
+            "code"] for n in range(3, 20)]
+        assert codes == ["bad_login"] * 2 + ["too_many_logins"] * 17
+        clock.advance(10)
+        assert (await third)["code"] == "bad_login"
+        # Three failures counted, not twenty: the owner's login waits 20 s, not 40.
+        owner = await server.connect("Owner", source="127.0.0.3")
+        attempt = owner.request("login", name="Deniz", password=PASSWORD)
+        await owner.request("ping")  # answered in turn: the server has the login now
+        clock.advance(20)
+        assert (await attempt)["type"] == "account"
     finally:
         await server.stop()
 
@@ -349,12 +410,18 @@ async def test_tls_only_logins_refuse_passwords_over_plain_tcp_from_the_network(
 @pytest_twisted.ensureDeferred
 async def test_two_logins_at_once_on_one_connection_get_one_answer_each(
         server: Server) -> None:
-    await registered(server, "Deniz")
+    _, account = await registered(server, "Deniz")
     client = await server.connect("Guest")
     first = client.request("login", name="Deniz", password=PASSWORD)
-    second = client.request("login", name="Deniz", password=PASSWORD)
+    second = client.request("login", name="Deniz", token=account["login"])
     answers = sorted(a.get("code", a["type"]) for a in [await first, await second])
     assert answers == ["account", "logged_in"]
+    # Two passwords at once from one address: the second waits for the first's answer.
+    other = await server.connect("Other")
+    first = other.request("login", name="Ali", password=PASSWORD)
+    second = other.request("login", name="Ali", password=PASSWORD)
+    assert sorted(a["code"] for a in [await first, await second]) == ["bad_login",
+                                                                       "too_many_logins"]
 
 
 @pytest_twisted.ensureDeferred
@@ -407,3 +474,47 @@ async def test_a_password_set_before_nfc_still_logs_in_and_is_hashed_again_as_nf
     (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
     conn.close()
     assert CHEAP.hasher().verify(stored, "\u015fifre123")
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_owner_gets_in_while_others_guess_at_argon2s_real_cost() -> None:
+    # The default argon2 cost (64 MiB); small address bursts and short account delays,
+    # so the test takes seconds, not the defaults' minutes.
+    limits = LoginLimits(address_burst=3, account_delay=0.05, account_max_delay=0.5)
+    server = await start(limits, cost=HashCost())
+    try:
+        _, account = await registered(server, "Deniz")
+        attackers = [await server.connect(f"A{n}", source=f"127.0.0.{n}")
+                     for n in range(2, 6)]
+        stop = False
+        seen: list[str] = []
+
+        async def guess(attacker: WireClient) -> None:
+            n = 0
+            while not stop:
+                n += 1
+                answer = await attacker.request("login", name="deniz", password=f"guess {n}")
+                seen.append(answer["code"])
+                if answer["code"] != "bad_login":
+                    await task.deferLater(reactor, 0.05)
+
+        attacks = [ensureDeferred(guess(a)) for a in attackers]
+        try:
+            # Until the account's delay is at its longest and an address at its limit.
+            for _ in range(1200):  # a backstop of a minute
+                if seen.count("bad_login") >= 8 and "too_many_logins" in seen:
+                    break
+                await task.deferLater(reactor, 0.05)
+            owner = await server.connect("Owner", source="127.0.0.9")
+            by_password = await owner.request("login", name="Deniz", password=PASSWORD)
+            assert by_password["type"] == "account", by_password
+            await owner.request("logout")
+            by_token = await owner.request("login", name="Deniz", token=account["login"])
+            assert by_token["type"] == "account", by_token
+        finally:
+            stop = True
+            for attack in attacks:
+                await attack
+        assert "too_many_logins" in seen  # the addresses were held back meanwhile
+    finally:
+        await server.stop()

@@ -113,6 +113,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "told)."),
     ErrorCode("too_many_logins", "Too many password attempts from your address or on that "
               "account; `retry_after` says how many seconds to wait."),
+    ErrorCode("server_busy", "The server is checking as many passwords as it can at once; "
+              "`retry_after` says how many seconds to wait before trying again."),
     ErrorCode("weak_password", "The new password is too short, or blank (`limit`: the "
               "fewest characters)."),
     ErrorCode("bad_password", "The new password holds a character no password may: a "

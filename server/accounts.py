@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import argon2
-from twisted.internet.defer import Deferred, ensureDeferred
+from twisted.internet.defer import Deferred, DeferredSemaphore, ensureDeferred
 from twisted.internet.interfaces import IAddress, IReactorTime, ISSLTransport
 from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 
 log = Logger()
 
+BUSY_RETRY = 2.0
+"""Seconds `server_busy` asks a client to wait: a queue of hashes drains in about that."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,12 @@ class AccountSettings:
     limits: LoginLimits = field(default_factory=LoginLimits)
     tls_required: bool = False
     """Refuse a password over a connection that is neither TLS nor loopback."""
+    hashes: int = 2
+    """argon2 hashes computed at once, server-wide: each holds `cost.memory_cost` KiB
+    (64 MiB by default) and a core, so more at once only adds memory and latency."""
+    hash_queue: int = 64
+    """Password requests waiting for a hash beyond those; more are refused with
+    `server_busy`."""
     operators: frozenset[str] = frozenset()
     """Account names that are operators by the server's configuration (`--operator`):
     each must name an account when the server starts (`Accounts.unknown_operators`)."""
@@ -254,6 +262,7 @@ class Accounts:
         """Per name key: recent failed password checks (fading) and when last counted."""
         self._checking: dict[tuple[str, str], float] = {}
         """Per (name key, address): the check under way, and when its delay ends."""
+        self._hashing = DeferredSemaphore(max(1, self.settings.hashes))
         self.ban_check: Callable[[int], str | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
 
@@ -378,8 +387,20 @@ class Accounts:
         reactor = self._archive.reactor
         return deferToThreadPool(reactor, reactor.getThreadPool(), fn, *args)
 
+    def _hashed(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        """`fn` (a hash) on the thread pool once one of the server's `hashes` is free, so
+        memory and CPU stay bounded whatever the load; past `hash_queue` waiting, refused
+        with `server_busy`."""
+        gate = self._hashing
+        if gate.tokens == 0 and len(gate.waiting) >= self.settings.hash_queue:
+            log.warn("too many password checks at once: refused one with server_busy",
+                     waiting=len(gate.waiting))
+            raise ProtocolError("server_busy", "the server is busy checking passwords; try "
+                                "again shortly", retry_after=BUSY_RETRY)
+        return gate.run(self._thread, fn, *args)
+
     def _hash(self, password: str) -> Deferred[str]:
-        return self._thread(self._hasher.hash, password)
+        return self._hashed(self._hasher.hash, password)
 
     def _verify(self, hashed: str | None, password: str) -> Deferred[bool]:
         """Whether `password` matches; with no hash, a dummy is checked all the same, so
@@ -398,7 +419,7 @@ class Accounts:
                     argon2.exceptions.InvalidHashError):
                 return False
 
-        return self._thread(verify)
+        return self._hashed(verify)
 
     async def _check(self, stored: str | None, given: str) -> tuple[bool, bool]:
         """Whether `given` is the password hashed in `stored`, and whether that hash is
@@ -504,9 +525,14 @@ class Accounts:
             login = None
             if ok and account is not None and stale:
                 # Hashed at another cost, or before passwords were NFC: hash it again
-                # now that the password is at hand.
-                rehashed = await self._hash(passwords.normalise(password))
-                await self._store(_rehash, account.id, rehashed)
+                # now that the password is at hand (when a hash is free: a busy server
+                # leaves it to a later login rather than refuse this one).
+                try:
+                    rehashed = await self._hash(passwords.normalise(password))
+                except ProtocolError:
+                    rehashed = None
+                if rehashed is not None:
+                    await self._store(_rehash, account.id, rehashed)
         if not ok or account is None:
             log.info("a login as {name!r} from {address} was refused", name=name,
                      address=conn.address)

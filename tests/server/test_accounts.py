@@ -15,6 +15,7 @@ from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred, ensureDeferred
 from wireclient import Msg, Server, WireClient
 
+from pisyedili.protocol.codec import frame
 from pisyedili.server import names
 from pisyedili.server.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
 from pisyedili.server.journal import SqliteJournal
@@ -477,6 +478,25 @@ async def test_a_password_set_before_nfc_still_logs_in_and_is_hashed_again_as_nf
 
 
 @pytest_twisted.ensureDeferred
+async def test_hashes_in_flight_are_bounded_and_the_rest_told_server_busy() -> None:
+    server = await start(hashes=1, hash_queue=2)
+    try:
+        guest = await server.connect("Guest")
+        # Six password logins in one write: read in one turn, before any hash is done.
+        guest.send_raw(b"".join(frame({"type": "login", "name": f"nobody {n}",
+                                       "password": PASSWORD, "id": 100 + n})
+                                for n in range(6)))
+        answers = [await guest.wait_for_id(100 + n) for n in range(6)]
+        assert [a["code"] for a in answers] == ["bad_login"] * 3 + ["server_busy"] * 3
+        assert all(a["retry_after"] > 0 for a in answers[3:])
+        # Once the queue drained, hashing goes on.
+        assert (await guest.request("login", name="nobody 9", password=PASSWORD))["code"] \
+            == "bad_login"
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
 async def test_the_owner_gets_in_while_others_guess_at_argon2s_real_cost() -> None:
     # The default argon2 cost (64 MiB); small address bursts and short account delays,
     # so the test takes seconds, not the defaults' minutes.
@@ -516,5 +536,6 @@ async def test_the_owner_gets_in_while_others_guess_at_argon2s_real_cost() -> No
             for attack in attacks:
                 await attack
         assert "too_many_logins" in seen  # the addresses were held back meanwhile
+        assert "server_busy" not in seen  # a bounded queue, never full at this rate
     finally:
         await server.stop()

@@ -8,7 +8,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, cast
 
 import pytest
 import pytest_twisted
@@ -287,3 +289,52 @@ def test_the_console_script_warns_on_stderr_of_an_operator_without_an_account(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _add_at_a_terminal(path: Path, *typed: str) -> tuple[int, str]:
+    """`operator add Ayşe` with a terminal for stdin (a pty): the lines `typed` at its
+    prompts; its exit status and what the terminal showed."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(  # a new session: no /dev/tty, so getpass reads the pty
+        [sys.executable, "-c", START, "operator", "--db", str(path), "add", "Ayşe"],
+        stdin=slave, stdout=subprocess.PIPE, stderr=slave, start_new_session=True,
+        text=True, encoding="utf-8")
+    os.close(slave)
+
+    def chunks() -> Iterator[str]:  # as the terminal shows them: a prompt ends no line
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its side
+                return
+            if not data:
+                return
+            yield data.decode("utf-8", "replace")
+
+    shown = Output(cast(IO[str], chunks()))
+    try:
+        for line in typed:
+            shown.wait_for(r"(Password for Ayşe|Again): ")
+            os.write(master, f"{line}\n".encode())
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        status = proc.wait(timeout=120)
+        shown.rest()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return status, out + shown.text
+
+
+def test_operator_add_at_a_terminal_asks_twice_unechoed(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    status, shown = _add_at_a_terminal(path, PASSWORD, "another password")
+    assert status == 1 and "differ" in shown
+    status, shown = _add_at_a_terminal(path, PASSWORD, PASSWORD)
+    assert status == 0 and "Ayşe: a new account, now an operator" in shown
+    assert PASSWORD not in shown  # never echoed

@@ -118,7 +118,7 @@ class AccountSettings:
     hashes: int = 2
     """argon2 hashes computed at once, server-wide: each holds `cost.memory_cost` KiB
     (64 MiB by default) and a core, so more at once only adds memory and latency."""
-    hash_queue: int = 64
+    hash_queue: int = 16
     """Password requests waiting for a hash beyond those; more are refused with
     `server_busy`."""
     operators: frozenset[str] = frozenset()

@@ -539,3 +539,71 @@ async def test_the_owner_gets_in_while_others_guess_at_argon2s_real_cost() -> No
         assert "server_busy" not in seen  # a bounded queue, never full at this rate
     finally:
         await server.stop()
+
+
+def _peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    (kib,) = [int(line.split()[1]) for line in status.splitlines()
+              if line.startswith("VmHWM:")]
+    return kib / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads /proc")
+@pytest_twisted.ensureDeferred
+async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from process_output import Output
+    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+    from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from pisyedili.server.tap import main; main()",
+         "--listen", "tcp:0:interface=127.0.0.1", "--db", str(tmp_path / "db.sqlite3"),
+         "--no-announce"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        encoding="utf-8")
+    assert proc.stdout is not None
+    clients: list[WireClient] = []
+
+    async def connect(source: str, name: str) -> WireClient:
+        client = await connectProtocol(TCP4ClientEndpoint(
+            reactor, "127.0.0.1", port, bindAddress=(source, 0)), WireClient())
+        clients.append(client)
+        welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name=name,
+                                       features=sorted(FEATURES))
+        assert welcome["type"] == "welcome", welcome
+        return client
+
+    try:
+        port = int(Output(proc.stdout).wait_for(r"port=(\d+)").group(1))
+        owner = await connect("127.0.0.1", "Deniz")
+        _, account = owner, await owner.request("register", password=PASSWORD)
+        assert account["type"] == "account", account
+        before = _peak_rss_mib(proc.pid)
+        # 20 addresses, 10 password logins each, all at once, on names nobody has.
+        floods = [await connect(f"127.0.1.{n}", f"Flood {n}") for n in range(1, 21)]
+        answers = [flood.request("login", name=f"nobody {n} {k}", password=PASSWORD)
+                   for n, flood in enumerate(floods) for k in range(10)]
+        # The owner, meanwhile, by password: queued, or told to come back shortly.
+        owner_again = await connect("127.0.0.2", "Owner")
+        for n in range(30):  # a backstop: the queue is short, each wait is long
+            owner_again.send({"type": "login", "name": "Deniz", "password": PASSWORD,
+                              "id": 1000 + n})
+            got = await owner_again.wait(lambda m, n=n: m.get("id") == 1000 + n, timeout=60)
+            if got.get("code") != "server_busy":
+                break
+            await task.deferLater(reactor, got["retry_after"])
+        assert got["type"] == "account", got
+        codes = [(await a)["code"] for a in answers]
+        assert set(codes) <= {"bad_login", "server_busy"} and "server_busy" in codes
+        grown = _peak_rss_mib(proc.pid) - before
+        # Two 64 MiB hashes at a time, and allocator slack: far from ten at a time.
+        assert grown < 256, f"peak memory grew by {grown:.0f} MiB"
+    finally:
+        for client in clients:
+            await client.close()
+        proc.terminate()
+        proc.wait(timeout=60)

@@ -509,7 +509,7 @@ class Accounts:
             login = token
         else:
             assert password is not None
-            key = names.keys(name)[0]
+            key = _limit_key(account, name)
             slot = await self._turn(key, conn)
             try:
                 if self._gone(conn, session):
@@ -579,7 +579,7 @@ class Accounts:
         if account is None:
             raise ProtocolError("not_logged_in", "you are not logged in")
         new = check_password(new)
-        key = names.keys(session.name)[0]
+        key = _limit_key(self.accounts.get(account), session.name)
         slot = await self._turn(key, conn)
         try:
             stored = await self._store(_password_of, account)
@@ -637,6 +637,12 @@ class Answer:
 
     msg: Message
     then: Callable[[], object]
+
+
+def _limit_key(account: Account | None, name: str) -> str:
+    """What an account's login limit is kept under: the account itself, so every
+    look-alike spelling of its name shares one; for a name no account has, its key."""
+    return f"#{account.id}" if account is not None else names.keys(name)[0]
 
 
 def is_local(peer: IAddress) -> bool:

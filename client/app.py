@@ -29,6 +29,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
 
 from . import cards, render, replay
@@ -638,6 +639,12 @@ class ClientApp:
         if kind in ("register", "passwd") and answers[-1] != answers[-2]:
             self.show([("class:error", "The two passwords differ; nothing was sent.")])
             return
+        if kind in ("register", "passwd"):  # the server's rules, before a hash is spent
+            refused = passwords.problem(passwords.normalise(answers[-1]))
+            if refused is not None:
+                why = refused[1]
+                self.show([("class:error", f"{why[0].upper()}{why[1:]}; nothing was sent.")])
+                return
         msg: dict[str, Any] = {"type": kind}
         if kind == "register":
             msg["password"] = answers[0]

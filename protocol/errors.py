@@ -111,9 +111,15 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("not_logged_in", "The request needs you to be logged in to an account."),
     ErrorCode("bad_login", "Wrong name, password or login token (which of them is not "
               "told)."),
-    ErrorCode("too_many_logins", "Too many password attempts from your address or on that "
-              "account; `retry_after` says how many seconds to wait."),
-    ErrorCode("weak_password", "The password is too short (`limit`: the fewest characters)."),
+    ErrorCode("too_many_logins", "Too many password attempts from your address, or one on "
+              "that account from your address is still under way; `retry_after` says how "
+              "many seconds to wait."),
+    ErrorCode("server_busy", "The server is checking as many passwords as it can at once; "
+              "`retry_after` says how many seconds to wait before trying again."),
+    ErrorCode("weak_password", "The new password is too short, or blank (`limit`: the "
+              "fewest characters)."),
+    ErrorCode("bad_password", "The new password holds a character no password may: a "
+              "control character (NUL, tab, a line break) or a bidirectional control."),
     ErrorCode("tls_required", "This server takes passwords only over TLS (or loopback)."),
     ErrorCode("account_required", "A rated table seats registered players (and bots) only: "
               "log in, or watch."),

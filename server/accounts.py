@@ -12,8 +12,9 @@ Secrets: a password is hashed with argon2id (`argon2-cffi`) on the reactor's thr
 never on the reactor thread, and is never logged, kept or sent back. A login answers
 with a login token (32 random bytes, only its SHA-256 kept, as for resume tokens) that
 the client remembers instead of the password; `logout` revokes it, `logout everywhere`
-and `passwd` revoke them all. Login attempts are rate-limited by token buckets per
-address and per account (`LoginLimits`), so a password cannot be guessed at speed.
+and `passwd` revoke them all. Passwords are limited per address, then slowed per account
+(`LoginLimits`), so a password cannot be guessed at speed, yet its owner is never
+locked out; a login token is not limited.
 
 The registry of names and operators is held in memory (read at start, before anything
 listens), so a `hello` is checked without waiting on the store; every change is
@@ -30,13 +31,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import argon2
-from twisted.internet.defer import Deferred, ensureDeferred
-from twisted.internet.interfaces import IAddress, ISSLTransport
+from twisted.internet.defer import Deferred, DeferredSemaphore, ensureDeferred
+from twisted.internet.interfaces import IAddress, IReactorTime, ISSLTransport
+from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.passwords import MIN_PASSWORD
 from pisyedili.server import names
 from pisyedili.server.clock import Clock
 from pisyedili.server.effects import Message
@@ -51,8 +55,8 @@ if TYPE_CHECKING:
 
 log = Logger()
 
-MIN_PASSWORD = 8
-"""Characters a password needs at least: short ones fall to the first guesses."""
+BUSY_RETRY = 2.0
+"""Seconds `server_busy` asks a client to wait: a queue of hashes drains in about that."""
 
 
 @dataclass(frozen=True)
@@ -76,15 +80,33 @@ CHEAP = HashCost(time_cost=1, memory_cost=8, parallelism=1)
 
 @dataclass(frozen=True)
 class LoginLimits:
-    """Password checks allowed, as token buckets (docs/operating.md): per address, a
-    burst of `address_burst` then one every `1 / address_rate` seconds; per account the
-    same with its own numbers. `register` and `passwd` count against the address too:
-    each costs a hash."""
+    """How fast passwords may be tried (docs/operating.md, "Login limits").
+
+    Per address, checked first: a token bucket, a burst of `address_burst` then one
+    every `1 / address_rate` seconds, for every password `login`, `register` and
+    `passwd` (each costs a hash). An address stopped there costs the account nothing.
+    Per account (by name key, whether an account has it or not), no lock: its password
+    is checked after a delay that grows with its recent failures, none for the first
+    `account_free`, then `account_delay` doubling with each more, at most
+    `account_max_delay`; failures fade by half every `account_half_life` seconds. So
+    guesses from anywhere slow down, and the owner with the right password waits at
+    most the longest delay. An address has one check on an account under way at a time.
+    A login by token hashes nothing and cannot be guessed: it is not limited here.
+    """
 
     address_burst: int = 10
     address_rate: float = 1 / 6
-    account_burst: int = 5
-    account_rate: float = 1 / 30
+    account_free: int = 3
+    account_delay: float = 1.0
+    account_max_delay: float = 30.0
+    account_half_life: float = 600.0
+
+    def delay(self, failures: float) -> float:
+        """Seconds an account with `failures` recent failures makes a check wait."""
+        if failures < self.account_free:
+            return 0.0
+        return min(self.account_delay * 2 ** (failures - self.account_free),
+                   self.account_max_delay)
 
 
 @dataclass(frozen=True)
@@ -93,8 +115,15 @@ class AccountSettings:
     limits: LoginLimits = field(default_factory=LoginLimits)
     tls_required: bool = False
     """Refuse a password over a connection that is neither TLS nor loopback."""
+    hashes: int = 2
+    """argon2 hashes computed at once, server-wide: each holds `cost.memory_cost` KiB
+    (64 MiB by default) and a core, so more at once only adds memory and latency."""
+    hash_queue: int = 16
+    """Password requests waiting for a hash beyond those; more are refused with
+    `server_busy`."""
     operators: frozenset[str] = frozenset()
-    """Account names that are operators by the server's configuration (`--operator`)."""
+    """Account names that are operators by the server's configuration (`--operator`):
+    each must name an account when the server starts (`Accounts.unknown_operators`)."""
 
 
 @dataclass
@@ -121,12 +150,13 @@ def load(conn: sqlite3.Connection) -> tuple[dict[int, Account], dict[str, int]]:
 
 
 def _create(conn: sqlite3.Connection, name: str, keys: tuple[str, ...], password: str,
-            now: float) -> int:
+            now: float, operator: bool = False) -> int:
     """A new account holding `keys`; `sqlite3.IntegrityError` if one is held already."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        cur = conn.execute("INSERT INTO accounts (name, password, created_at, last_login) "
-                           "VALUES (?, ?, ?, ?)", (name, password, now, now))
+        cur = conn.execute("INSERT INTO accounts (name, password, created_at, last_login, "
+                           "operator) VALUES (?, ?, ?, ?, ?)",
+                           (name, password, now, now, int(operator)))
         account = cur.lastrowid
         assert account is not None
         conn.executemany("INSERT INTO account_keys VALUES (?, ?)",
@@ -195,6 +225,14 @@ def set_operator(conn: sqlite3.Connection, name: str, operator: bool) -> bool:
     return True
 
 
+def add_account(conn: sqlite3.Connection, name: str, password_hash: str, now: float, *,
+                operator: bool = False) -> int:
+    """A new account made on the store's file, not through a server (`pisyedili-server
+    operator add`): `name` as `names.accept` gives it, `password_hash` argon2id's.
+    `sqlite3.IntegrityError` if the name or a look-alike is registered already."""
+    return _create(conn, name, names.keys(name), password_hash, now, operator)
+
+
 def operators(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute(
         "SELECT name FROM accounts WHERE operator ORDER BY name")]
@@ -224,12 +262,32 @@ class Accounts:
         self._dummy: str | None = None  # checked against when no account matches
         self.accounts, self.keys = loaded or ({}, {})
         sessions.reserved = self.keys
-        self._configured = {key for name in self.settings.operators
-                            for key in names.keys(name)}
+        self._configured, self.unknown_operators = self._resolve(self.settings.operators)
         self._by_address: dict[str, TokenBucket] = {}
-        self._by_account: dict[str, TokenBucket] = {}
+        self._failures: dict[str, tuple[float, float]] = {}
+        """Per name key: recent failed password checks (fading) and when last counted."""
+        self._checking: dict[tuple[str, str], float] = {}
+        """Per (name key, address): the check under way, and when its delay ends."""
+        self._hashing = DeferredSemaphore(max(1, self.settings.hashes))
         self.ban_check: Callable[[int], str | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
+
+    def _resolve(self, configured: frozenset[str]) -> tuple[frozenset[int], list[str]]:
+        """The accounts the configured operator names (`--operator`) name now, at start,
+        and the names that name none. Resolved once: a name no account holds must not
+        make an operator of whoever registers it first."""
+        ids: set[int] = set()
+        unknown: list[str] = []
+        for name in sorted(configured):
+            found = self.find(name)
+            if found is None:
+                unknown.append(name)
+                log.warn("--operator {name!r} names no account: nobody is made operator by "
+                         "it (create the account with `pisyedili-server operator add`)",
+                         name=name)
+            else:
+                ids.add(found.id)
+        return frozenset(ids), unknown
 
     # -- look-ups -----------------------------------------------------------------------
 
@@ -245,7 +303,7 @@ class Accounts:
         found = self.accounts.get(account) if account is not None else None
         if found is None:
             return False
-        return found.operator or any(k in self._configured for k in names.keys(found.name))
+        return found.operator or found.id in self._configured
 
     def session_of(self, account: int) -> Session | None:
         return next((s for s in self._sessions.each() if s.account == account), None)
@@ -286,9 +344,46 @@ class Accounts:
         limits = self.settings.limits
         self._take(self._by_address, conn.address, limits.address_burst, limits.address_rate)
 
-    def _limit_account(self, key: str) -> None:
-        limits = self.settings.limits
-        self._take(self._by_account, key, limits.account_burst, limits.account_rate)
+    def _recent_failures(self, key: str) -> float:
+        count, at = self._failures.get(key, (0.0, 0.0))
+        if not count:
+            return 0.0
+        elapsed = max(0.0, self._clock.seconds() - at)
+        return float(count * 0.5 ** (elapsed / self.settings.limits.account_half_life))
+
+    def _failed(self, key: str) -> None:
+        """Count a failed password check against the account `key`."""
+        if len(self._failures) > 100_000:  # forget the faded ones: they are as if new
+            free = self.settings.limits.account_free
+            for k in [k for k in self._failures if self._recent_failures(k) < free]:
+                del self._failures[k]
+        self._failures[key] = (self._recent_failures(key) + 1, self._clock.seconds())
+
+    async def _turn(self, key: str, conn: Connection) -> tuple[str, str]:
+        """Wait for the account `key`'s delay before its password is checked; the
+        returned slot (released by `_done`) keeps this address to one check on it at a
+        time. The per-address limit is taken first, so an address over it waits for
+        nothing here and counts for nothing."""
+        self._limit_address(conn)
+        slot = (key, conn.address)
+        now = self._clock.seconds()
+        busy = self._checking.get(slot)
+        if busy is not None:
+            raise ProtocolError("too_many_logins", "a password check on this account from your "
+                                "address is under way; wait for its answer",
+                                retry_after=round(min(max(busy - now, 1.0), 3600), 3))
+        delay = self.settings.limits.delay(self._recent_failures(key))
+        self._checking[slot] = now + delay
+        if delay > 0:
+            try:
+                await deferLater(cast(IReactorTime, self._clock), delay)
+            except BaseException:
+                self._done(slot)
+                raise
+        return slot
+
+    def _done(self, slot: tuple[str, str]) -> None:
+        self._checking.pop(slot, None)
 
     # -- hashing, off the reactor thread --------------------------------------------------
 
@@ -298,8 +393,20 @@ class Accounts:
         reactor = self._archive.reactor
         return deferToThreadPool(reactor, reactor.getThreadPool(), fn, *args)
 
+    def _hashed(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
+        """`fn` (a hash) on the thread pool once one of the server's `hashes` is free, so
+        memory and CPU stay bounded whatever the load; past `hash_queue` waiting, refused
+        with `server_busy`."""
+        gate = self._hashing
+        if gate.tokens == 0 and len(gate.waiting) >= self.settings.hash_queue:
+            log.warn("too many password checks at once: refused one with server_busy",
+                     waiting=len(gate.waiting))
+            raise ProtocolError("server_busy", "the server is busy checking passwords; try "
+                                "again shortly", retry_after=BUSY_RETRY)
+        return gate.run(self._thread, fn, *args)
+
     def _hash(self, password: str) -> Deferred[str]:
-        return self._thread(self._hasher.hash, password)
+        return self._hashed(self._hasher.hash, password)
 
     def _verify(self, hashed: str | None, password: str) -> Deferred[bool]:
         """Whether `password` matches; with no hash, a dummy is checked all the same, so
@@ -318,7 +425,18 @@ class Accounts:
                     argon2.exceptions.InvalidHashError):
                 return False
 
-        return self._thread(verify)
+        return self._hashed(verify)
+
+    async def _check(self, stored: str | None, given: str) -> tuple[bool, bool]:
+        """Whether `given` is the password hashed in `stored`, and whether that hash is
+        stale (another cost, or of a password set before passwords were NFC: such a one
+        is tried as it was typed when its NFC form does not match)."""
+        normal = passwords.normalise(given)
+        if await self._verify(stored, normal):
+            return True, stored is not None and self._hasher.check_needs_rehash(stored)
+        if normal != given and await self._verify(stored, given):  # a dummy, unknown too
+            return stored is not None, True
+        return False, False
 
     def _store(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
         def run() -> Any:
@@ -359,7 +477,7 @@ class Accounts:
         self._check_channel(conn)
         if session.account is not None:
             raise ProtocolError("logged_in", "you are logged in to an account already")
-        _check_password(password)
+        password = check_password(password)
         keys = names.keys(session.name)
         if self.find(session.name) is not None:
             raise ProtocolError("name_registered", "that name is registered already")
@@ -390,8 +508,6 @@ class Accounts:
         if session.table is not None and not session.table.closed:
             raise ProtocolError("already_at_table", "leave your table before logging in")
         account = self.find(name)
-        self._limit_address(conn)
-        self._limit_account(names.keys(name)[0])
         if token is not None:
             owner = await self._store(_token_account, token_hash(token),
                                       self._clock.seconds())
@@ -399,16 +515,30 @@ class Accounts:
             login = token
         else:
             assert password is not None
-            stored = None if account is None else await self._store(_password_of,
-                                                                     account.id)
-            ok = await self._verify(stored, password) and account is not None
+            key = _limit_key(account, name)
+            slot = await self._turn(key, conn)
+            try:
+                if self._gone(conn, session):
+                    return None
+                stored = None if account is None else await self._store(_password_of,
+                                                                         account.id)
+                ok, stale = await self._check(stored, password)
+                ok = ok and account is not None
+                if not ok:
+                    self._failed(key)
+            finally:
+                self._done(slot)
             login = None
-            if ok and account is not None and stored is not None \
-                    and self._hasher.check_needs_rehash(stored):
-                # Hashed at another cost (the server's setting changed): hash it again
-                # now that the password is at hand.
-                rehashed = await self._hash(password)
-                await self._store(_rehash, account.id, rehashed)
+            if ok and account is not None and stale:
+                # Hashed at another cost, or before passwords were NFC: hash it again
+                # now that the password is at hand (when a hash is free: a busy server
+                # leaves it to a later login rather than refuse this one).
+                try:
+                    rehashed = await self._hash(passwords.normalise(password))
+                except ProtocolError:
+                    rehashed = None
+                if rehashed is not None:
+                    await self._store(_rehash, account.id, rehashed)
         if not ok or account is None:
             log.info("a login as {name!r} from {address} was refused", name=name,
                      address=conn.address)
@@ -454,11 +584,17 @@ class Accounts:
         account = session.account
         if account is None:
             raise ProtocolError("not_logged_in", "you are not logged in")
-        _check_password(new)
-        self._limit_address(conn)
-        self._limit_account(names.keys(session.name)[0])
-        stored = await self._store(_password_of, account)
-        if not await self._verify(stored, old):
+        new = check_password(new)
+        key = _limit_key(self.accounts.get(account), session.name)
+        slot = await self._turn(key, conn)
+        try:
+            stored = await self._store(_password_of, account)
+            right = (await self._check(stored, old))[0]
+            if not right:
+                self._failed(key)
+        finally:
+            self._done(slot)
+        if not right:
             raise ProtocolError("bad_login", "the old password is wrong")
         hashed = await self._hash(new)
         login = secrets.token_urlsafe(32)
@@ -509,6 +645,12 @@ class Answer:
     then: Callable[[], object]
 
 
+def _limit_key(account: Account | None, name: str) -> str:
+    """What an account's login limit is kept under: the account itself, so every
+    look-alike spelling of its name shares one; for a name no account has, its key."""
+    return f"#{account.id}" if account is not None else names.keys(name)[0]
+
+
 def is_local(peer: IAddress) -> bool:
     """A loopback or UNIX-socket peer: what it sends never crosses a network."""
     host = getattr(peer, "host", None)
@@ -520,10 +662,16 @@ def is_local(peer: IAddress) -> bool:
         return False
 
 
-def _check_password(password: str) -> None:
-    if len(password) < MIN_PASSWORD or not password.strip():
-        raise ProtocolError("weak_password", f"a password needs at least {MIN_PASSWORD} characters",
-                    limit=MIN_PASSWORD)
+def check_password(password: str) -> str:
+    """A new password, normalised (`protocol/passwords.py`), or the refusal."""
+    password = passwords.normalise(password)
+    refused = passwords.problem(password)
+    if refused is not None:
+        code, message = refused
+        if code == "weak_password":
+            raise ProtocolError("weak_password", message, limit=MIN_PASSWORD)
+        raise ProtocolError("bad_password", message)
+    return password
 
 
 # -- the requests' handlers (net.py's dispatch table) --------------------------------------

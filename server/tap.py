@@ -11,10 +11,12 @@ WebSocket (server/web.py). docs/operating.md documents every option.
 
 from __future__ import annotations
 
+import getpass
 import random
 import secrets
 import sqlite3
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, ClassVar, TypeVar, cast
@@ -32,8 +34,10 @@ from twisted.logger import (
 from twisted.python import usage
 from twisted.python.failure import Failure
 
+from pisyedili.protocol import passwords
 from pisyedili.server import accounts as accounts_
 from pisyedili.server import moderation as moderation_
+from pisyedili.server import names
 from pisyedili.server.accounts import Accounts, AccountSettings
 from pisyedili.server.clock import Clock
 from pisyedili.server.discovery import Announcer
@@ -176,8 +180,9 @@ class ServerOptions(usage.Options):
         self["web-proxy"].append(address)
 
     def opt_operator(self, name: str) -> None:
-        """An account name whose account is a server operator (repeatable); the
-        `operator` subcommand flags accounts in the store instead."""
+        """An existing account's name (or a look-alike): that account is a server
+        operator (repeatable). A name no account has at start is warned about and makes
+        nobody an operator; `operator add` creates accounts and flags them in the store."""
         self["operators"].append(name)
 
     def opt_listen(self, endpoint: str) -> None:
@@ -592,33 +597,75 @@ class OperatorOptions(StoreCommandOptions):
             raise usage.UsageError("say add NAME, remove NAME or list")
 
 
-def operator(argv: Sequence[str]) -> None:
+def operator(argv: Sequence[str], stdin: IO[str] | None = None) -> None:
     """Flag accounts as operators in the store, whether the server runs or not (the
-    running server reads the flag at its next start; `--operator` needs a restart too)."""
+    running server reads the flag at its next start; `--operator` needs a restart too).
+    `add` creates the account when none has the name, asking for its password."""
     options, path = OperatorOptions.parse("operator", argv)
-    if path == MEMORY or not Path(path).is_file():
+    adding = options["action"] == "add"
+    if path == MEMORY or not (adding or Path(path).is_file()):
         print(f"{sys.argv[0]} operator: no database at {path}", file=sys.stderr)
         raise SystemExit(1)
+    name = options["name"]
+    created = False
     try:
+        if adding:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = connect(path)
         try:
             migrate(conn)
             if options["action"] == "list":
-                for name in accounts_.operators(conn):
-                    print(name)
+                for listed in accounts_.operators(conn):
+                    print(listed)
                 return
-            name = options["name"]
-            if not accounts_.set_operator(conn, name, options["action"] == "add"):
-                print(f"{sys.argv[0]} operator: no account is named {name!r}",
-                      file=sys.stderr)
-                raise SystemExit(1)
+            if not accounts_.set_operator(conn, name, adding):
+                if not adding:
+                    print(f"{sys.argv[0]} operator: no account is named {name!r}",
+                          file=sys.stderr)
+                    raise SystemExit(1)
+                name = _new_operator(conn, name, sys.stdin if stdin is None else stdin)
+                created = True
         finally:
             conn.close()
     except (OSError, sqlite3.Error, RuntimeError) as e:
         print(f"{sys.argv[0]} operator: {e}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(f"{name}: {'now an operator' if options['action'] == 'add' else 'no longer an operator'}"
-          " (from the server's next start)")
+    done = "a new account, now an operator" if created else \
+        "now an operator" if adding else "no longer an operator"
+    print(f"{name}: {done} (from the server's next start)")
+
+
+def _new_operator(conn: sqlite3.Connection, name: str, stdin: IO[str]) -> str:
+    """Create the account `name` as an operator, its password read from the terminal
+    (twice, unechoed) or, when stdin is no terminal, one line of stdin (for scripts).
+    Exits with status 1 on a name or password the server would refuse."""
+    me = f"{sys.argv[0]} operator"
+    try:
+        name = names.accept(name)
+    except names.BadName as e:
+        print(f"{me}: the name {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+    print(f"{me}: no account is named {name!r}: creating it", file=sys.stderr)
+    if stdin.isatty():
+        password = getpass.getpass(f"Password for {name}: ")
+        if getpass.getpass("Again: ") != password:
+            print(f"{me}: the two passwords differ; nothing was changed", file=sys.stderr)
+            raise SystemExit(1)
+    else:
+        password = stdin.readline().removesuffix("\n").removesuffix("\r")
+    password = passwords.normalise(password)
+    refused = passwords.problem(password)
+    if refused is not None:
+        print(f"{me}: {refused[1]}; nothing was changed", file=sys.stderr)
+        raise SystemExit(1)
+    hashed = accounts_.HashCost().hasher().hash(password)  # the server's cost
+    try:
+        accounts_.add_account(conn, name, hashed, time.time(), operator=True)
+    except sqlite3.IntegrityError:  # registered meanwhile, by a look-alike
+        print(f"{me}: the name {name!r} was registered meanwhile; run this again",
+              file=sys.stderr)
+        raise SystemExit(1) from None
+    return name
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -646,6 +693,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     globalLogBeginner.beginLoggingTo([make_observer(options["log-format"], sys.stdout)],
                                      redirectStandardIO=False)
     service = makeService(options)
+    accounts = service.factory.accounts
+    for name in accounts.unknown_operators if accounts is not None else options["operators"]:
+        print(f"{sys.argv[0]}: warning: --operator {name!r} names no account, so nobody is "
+              f"an operator by it; create it with '{sys.argv[0]} operator add {name}'",
+              file=sys.stderr)
     reactor.callWhenRunning(service.startService)
     reactor.addSystemEventTrigger(
         "before", "shutdown", lambda: service.stopService() if service.running else None)

@@ -111,6 +111,11 @@ def test_register_login_logout_top_and_profile_typed_in_the_app(tmp_path: Path) 
                 pipe.send_text("/register\r")
                 await until(app, lambda: app.secret_prompt == "New password: ", "a prompt")
                 assert in_log(app, "not encrypted")  # warned before anything is typed
+                pipe.send_text("1234567\r1234567\r")  # the server's rule, checked first
+                await until(app, lambda: in_log(app, "at least 8 characters"), "refused")
+                assert in_log(app, "nothing was sent")
+                pipe.send_text("/register\r")
+                await until(app, lambda: app.secret_prompt == "New password: ", "again")
                 pipe.send_text(f"{PASSWORD}\r{PASSWORD}\r")
                 await until(app, lambda: in_log(app, "logged in as tester"), "registered")
                 saved = json.loads(path.read_text(encoding="utf-8"))

@@ -7,20 +7,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
+from twisted.internet import reactor, task
+from twisted.internet.defer import Deferred, ensureDeferred
 from wireclient import Msg, Server, WireClient
 
+from pisyedili.protocol.codec import frame
 from pisyedili.server import names
 from pisyedili.server.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
 from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.store import MEMORY, Archive, SqliteStore
 
 PASSWORD = "correct horse battery"
-ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_burst=1000,
-                           account_rate=1000)
+ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
 
 
 def archive(path: str = MEMORY) -> Archive:
@@ -28,10 +30,10 @@ def archive(path: str = MEMORY) -> Archive:
 
 
 async def start(limits: LoginLimits = ROOMY_LOGINS, path: Path | None = None,
-                **settings: object) -> Server:
+                clock: Any = None, cost: HashCost = CHEAP, **settings: object) -> Server:
     if path is None:
-        return await Server.start(archive=archive(), accounts=AccountSettings(
-            cost=CHEAP, limits=limits, **settings))  # type: ignore[arg-type]
+        return await Server.start(clock=clock, archive=archive(), accounts=AccountSettings(
+            cost=cost, limits=limits, **settings))  # type: ignore[arg-type]
     return await Server.start(
         archive=archive(str(path)), journal=SqliteJournal(path, reactor),
         community_from=str(path),
@@ -127,6 +129,27 @@ async def test_short_passwords_and_double_registration_are_refused(server: Serve
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_password_rules_nfc_controls_bidi_and_length(server: Server) -> None:
+    guest = await server.connect("Deniz")
+    for password, code in (
+            (" " * 8, "weak_password"),
+            ("s\u0327ifre12", "weak_password"),  # 8 code points typed, 7 characters in NFC
+            ("correct\x00horse", "bad_password"),
+            ("tab\tinside it", "bad_password"),
+            ("abc\u202edef ghi", "bad_password"),  # a right-to-left override
+            ("abc\u2066def ghi", "bad_password")):  # an isolate
+        refused = await guest.request("register", password=password)
+        assert refused["code"] == code, (password, refused)
+    # Decomposed at registering, precomposed at login: one password.
+    assert (await guest.request("register", password="s\u0327ifre123"))["type"] == "account"
+    other = await server.connect("Other")
+    assert (await other.request("login", name="Deniz", password="\u015fifre123"))["type"] \
+        == "account"
+    changed = await other.request("passwd", old="\u015fifre123", new="new\u200fpassword")
+    assert changed["code"] == "bad_password"
+
+
+@pytest_twisted.ensureDeferred
 async def test_login_tokens_log_in_and_logout_revokes_them(server: Server) -> None:
     first, account = await registered(server, "Deniz")
     logged_out = await first.request("logout", token=account["login"])
@@ -169,10 +192,9 @@ async def test_logout_everywhere_and_passwd_revoke_every_login(server: Server) -
 
 @pytest_twisted.ensureDeferred
 async def test_login_attempts_are_limited_per_address() -> None:
-    server = await start(LoginLimits(address_burst=3, address_rate=0.001,
-                                     account_burst=1000, account_rate=1000))
+    server = await start(LoginLimits(address_burst=3, address_rate=0.001))
     try:
-        await registered(server, "Deniz")
+        _, account = await registered(server, "Deniz")
         guest = await server.connect("Guest")
         codes = [(await guest.request("login", name="Deniz", password=f"guess {n:04}"))
                  for n in range(4)]
@@ -180,9 +202,11 @@ async def test_login_attempts_are_limited_per_address() -> None:
         assert [c["code"] for c in codes] == ["bad_login", "bad_login", "too_many_logins",
                                               "too_many_logins"]
         assert codes[-1]["retry_after"] > 0
-        # Even the right password waits; another address does not.
+        # Even the right password waits; another address does not, nor a login token.
         limited = await guest.request("login", name="Deniz", password=PASSWORD)
         assert limited["code"] == "too_many_logins"
+        by_token = await guest.request("login", name="Deniz", token=account["login"])
+        assert by_token["type"] == "account"
         elsewhere = await server.connect("Elsewhere", source="127.0.0.2")
         ok = await elsewhere.request("login", name="Deniz", password=PASSWORD)
         assert ok["type"] == "account"
@@ -190,21 +214,81 @@ async def test_login_attempts_are_limited_per_address() -> None:
         await server.stop()
 
 
+DELAYS = LoginLimits(address_burst=3, address_rate=0.001, account_free=2, account_delay=10,
+                     account_max_delay=40, account_half_life=600)
+
+
+def answered(d: Deferred[Msg]) -> Msg | None:
+    """The answer `d` carries, if it has one yet."""
+    got: list[Msg] = []
+    d.addCallback(lambda msg: got.append(msg) or msg)
+    return got[0] if got else None
+
+
 @pytest_twisted.ensureDeferred
-async def test_login_attempts_are_limited_per_account_across_addresses() -> None:
-    server = await start(LoginLimits(address_burst=1000, address_rate=1000,
-                                     account_burst=2, account_rate=0.001))
+async def test_failures_delay_an_accounts_next_check_and_the_owner_still_gets_in() -> None:
+    clock = task.Clock()
+    server = await start(DELAYS, clock=clock)
+    try:
+        _, account = await registered(server, "Ali")
+        attackers = [await server.connect(f"A{n}", source=f"127.0.0.{n}") for n in range(2, 5)]
+        first, second = attackers[0], attackers[1]
+        # The first two failures cost no delay; spelt as look-alikes, they count as one
+        # account's.
+        for attacker, spelt in ((first, "Ali"), (second, "AIi")):  # a capital i for the l
+            assert (await attacker.request("login", name=spelt, password="guess"))["code"] \
+                == "bad_login"
+        # The third waits 10 s (on the server's clock) before its password is checked,
+        # and its address may not start another check on the account meanwhile.
+        third = attackers[2].request("login", name="Ali", password="guess")
+        again = await attackers[2].request("login", name="Ali", password="guess 2")
+        assert again["code"] == "too_many_logins" and again["retry_after"] == 10
+        assert answered(third) is None
+        # A login token is never held back by others' guesses.
+        owner = await server.connect("Owner", source="127.0.0.9")
+        by_token = await owner.request("login", name="Ali", token=account["login"])
+        assert by_token["type"] == "account"
+        assert (await owner.request("logout"))["type"] == "account"
+        clock.advance(10)
+        assert (await third)["code"] == "bad_login"
+        # Three failures: the owner's right password waits 20 s, then gets in.
+        attempt = owner.request("login", name="Ali", password=PASSWORD)
+        await owner.request("ping")  # answered in turn: the server has the login now
+        clock.advance(19)
+        await owner.request("ping")
+        assert answered(attempt) is None
+        clock.advance(1)
+        assert (await attempt)["type"] == "account"
+        # Failures fade: after an hour (six half-lives) the delay is gone.
+        clock.advance(3600)  # the idle connections are closed meanwhile
+        late = await server.connect("Late", source="127.0.0.2")
+        quick = await late.request("login", name="Ali", password="guess 3")
+        assert quick["code"] == "bad_login"
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_address_over_its_limit_costs_the_account_nothing() -> None:
+    clock = task.Clock()
+    server = await start(DELAYS, clock=clock)
     try:
         await registered(server, "Deniz")
-        results = []
-        for n in range(2, 6):
-            guest = await server.connect(f"Guest {n}", source=f"127.0.0.{n}")
-            results.append(await guest.request("login", name="deniz", password=f"guess {n}"))
-        assert [r["code"] for r in results] == ["bad_login", "bad_login", "too_many_logins",
-                                                "too_many_logins"]
-        # Another account is not held back by this one's guesses.
-        other = await server.connect("Ali", source="127.0.0.9")
-        assert (await other.request("register", password=PASSWORD))["type"] == "account"
+        attacker = await server.connect("Attacker", source="127.0.0.2")
+        codes = [(await attacker.request("login", name="Deniz", password=f"guess {n}"))["code"]
+                 for n in range(2)]
+        third = attacker.request("login", name="Deniz", password="guess 2")  # delayed 10 s
+        codes += [(await attacker.request("login", name="Deniz", password=f"guess {n}"))[
+            "code"] for n in range(3, 20)]
+        assert codes == ["bad_login"] * 2 + ["too_many_logins"] * 17
+        clock.advance(10)
+        assert (await third)["code"] == "bad_login"
+        # Three failures counted, not twenty: the owner's login waits 20 s, not 40.
+        owner = await server.connect("Owner", source="127.0.0.3")
+        attempt = owner.request("login", name="Deniz", password=PASSWORD)
+        await owner.request("ping")  # answered in turn: the server has the login now
+        clock.advance(20)
+        assert (await attempt)["type"] == "account"
     finally:
         await server.stop()
 
@@ -328,12 +412,18 @@ async def test_tls_only_logins_refuse_passwords_over_plain_tcp_from_the_network(
 @pytest_twisted.ensureDeferred
 async def test_two_logins_at_once_on_one_connection_get_one_answer_each(
         server: Server) -> None:
-    await registered(server, "Deniz")
+    _, account = await registered(server, "Deniz")
     client = await server.connect("Guest")
     first = client.request("login", name="Deniz", password=PASSWORD)
-    second = client.request("login", name="Deniz", password=PASSWORD)
+    second = client.request("login", name="Deniz", token=account["login"])
     answers = sorted(a.get("code", a["type"]) for a in [await first, await second])
     assert answers == ["account", "logged_in"]
+    # Two passwords at once from one address: the second waits for the first's answer.
+    other = await server.connect("Other")
+    first = other.request("login", name="Ali", password=PASSWORD)
+    second = other.request("login", name="Ali", password=PASSWORD)
+    assert sorted(a["code"] for a in [await first, await second]) == ["bad_login",
+                                                                       "too_many_logins"]
 
 
 @pytest_twisted.ensureDeferred
@@ -384,3 +474,169 @@ async def test_an_account_keyed_by_an_older_folding_keeps_its_name(tmp_path: Pat
         assert back["type"] == "account" and back["name"] == fullwidth
     finally:
         await second.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_password_set_before_nfc_still_logs_in_and_is_hashed_again_as_nfc(
+        tmp_path: Path) -> None:
+    path = tmp_path / "nfc.sqlite3"
+    first = await start(path=path)
+    try:
+        await registered(first, "Deniz")
+    finally:
+        await first.stop()
+    decomposed = "s\u0327ifre123"  # as an older server hashed it: as typed
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE accounts SET password = ?", (CHEAP.hasher().hash(decomposed),))
+    conn.commit()
+    conn.close()
+    second = await start(path=path)
+    try:
+        guest = await second.connect("Guest")
+        assert (await guest.request("login", name="Deniz", password=decomposed))["type"] == \
+            "account"
+    finally:
+        await second.stop()
+    conn = sqlite3.connect(path)
+    (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
+    conn.close()
+    assert CHEAP.hasher().verify(stored, "\u015fifre123")
+
+
+@pytest_twisted.ensureDeferred
+async def test_hashes_in_flight_are_bounded_and_the_rest_told_server_busy() -> None:
+    server = await start(hashes=1, hash_queue=2)
+    try:
+        guest = await server.connect("Guest")
+        # Six password logins in one write: read in one turn, before any hash is done.
+        guest.send_raw(b"".join(frame({"type": "login", "name": f"nobody {n}",
+                                       "password": PASSWORD, "id": 100 + n})
+                                for n in range(6)))
+        answers = [await guest.wait_for_id(100 + n) for n in range(6)]
+        assert [a["code"] for a in answers] == ["bad_login"] * 3 + ["server_busy"] * 3
+        assert all(a["retry_after"] > 0 for a in answers[3:])
+        # Once the queue drained, hashing goes on.
+        assert (await guest.request("login", name="nobody 9", password=PASSWORD))["code"] \
+            == "bad_login"
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_owner_gets_in_while_others_guess_at_argon2s_real_cost() -> None:
+    # The default argon2 cost (64 MiB); small address bursts and short account delays,
+    # so the test takes seconds, not the defaults' minutes.
+    limits = LoginLimits(address_burst=2, account_delay=0.05, account_max_delay=0.5)
+    server = await start(limits, cost=HashCost())
+    try:
+        _, account = await registered(server, "Deniz")
+        attackers = [await server.connect(f"A{n}", source=f"127.0.0.{n}")
+                     for n in range(2, 5)]
+        stop = False
+        seen: list[str] = []
+
+        async def guess(attacker: WireClient) -> None:
+            n = 0
+            while not stop:
+                n += 1
+                answer = await attacker.request("login", name="deniz", password=f"guess {n}")
+                seen.append(answer["code"])
+                if answer["code"] != "bad_login":
+                    await task.deferLater(reactor, 0.05)
+
+        attacks = [ensureDeferred(guess(a)) for a in attackers]
+        try:
+            # Until the account's delay has begun and an address is at its limit.
+            for _ in range(2400):  # a backstop of two minutes
+                if seen.count("bad_login") >= 5 and "too_many_logins" in seen:
+                    break
+                await task.deferLater(reactor, 0.05)
+            owner = await server.connect("Owner", source="127.0.0.9")
+            owner.send({"type": "login", "name": "Deniz", "password": PASSWORD, "id": 900})
+            # A backstop only: it waits for the delay and the hashes ahead of it.
+            by_password = await owner.wait(lambda m: m.get("id") == 900, timeout=60)
+            assert by_password["type"] == "account", by_password
+            await owner.request("logout")
+            by_token = await owner.request("login", name="Deniz", token=account["login"])
+            assert by_token["type"] == "account", by_token
+        finally:
+            stop = True
+            for attack in attacks:
+                await attack
+        assert "too_many_logins" in seen  # the addresses were held back meanwhile
+        assert "server_busy" not in seen  # a bounded queue, never full at this rate
+    finally:
+        await server.stop()
+
+
+def _peak_rss_mib(pid: int) -> float:
+    """The process's peak resident memory so far (VmHWM), in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    (kib,) = [int(line.split()[1]) for line in status.splitlines()
+              if line.startswith("VmHWM:")]
+    return kib / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads /proc")
+@pytest_twisted.ensureDeferred
+async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from process_output import Output
+    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
+
+    from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from pisyedili.server.tap import main; main()",
+         "--listen", "tcp:0:interface=127.0.0.1", "--db", str(tmp_path / "db.sqlite3"),
+         "--no-announce"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        encoding="utf-8")
+    assert proc.stdout is not None
+    clients: list[WireClient] = []
+
+    async def connect(source: str, name: str) -> WireClient:
+        client = await connectProtocol(TCP4ClientEndpoint(
+            reactor, "127.0.0.1", port, bindAddress=(source, 0)), WireClient())
+        clients.append(client)
+        welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name=name,
+                                       features=sorted(FEATURES))
+        assert welcome["type"] == "welcome", welcome
+        return client
+
+    try:
+        port = int(Output(proc.stdout).wait_for(r"port=(\d+)").group(1))
+        owner = await connect("127.0.0.1", "Deniz")
+        _, account = owner, await owner.request("register", password=PASSWORD)
+        assert account["type"] == "account", account
+        before = _peak_rss_mib(proc.pid)
+        # 20 addresses, 10 password logins each, all at once, on names nobody has.
+        floods = [await connect(f"127.0.1.{n}", f"Flood {n}") for n in range(1, 21)]
+        for n, flood in enumerate(floods):
+            for k in range(10):
+                flood.send({"type": "login", "name": f"nobody {n} {k}", "password": PASSWORD,
+                            "id": 100 + k})
+        # Waited on with a backstop only: on a busy machine the queue drains slowly.
+        answers = [flood.wait(lambda m, k=k: m.get("id") == 100 + k, 120, consume=False)
+                   for flood in floods for k in range(10)]
+        # The owner, meanwhile, by password: queued, or told to come back shortly.
+        owner_again = await connect("127.0.0.2", "Owner")
+        for n in range(30):  # a backstop: the queue is short, each wait is long
+            owner_again.send({"type": "login", "name": "Deniz", "password": PASSWORD,
+                              "id": 1000 + n})
+            got = await owner_again.wait(lambda m, n=n: m.get("id") == 1000 + n, timeout=60)
+            if got.get("code") != "server_busy":
+                break
+            await task.deferLater(reactor, got["retry_after"])
+        assert got["type"] == "account", got
+        codes = [(await a)["code"] for a in answers]
+        assert set(codes) <= {"bad_login", "server_busy"} and "server_busy" in codes
+        grown = _peak_rss_mib(proc.pid) - before
+        # Two 64 MiB hashes at a time, and allocator slack: far from ten at a time.
+        assert grown < 256, f"peak memory grew by {grown:.0f} MiB"
+    finally:
+        for client in clients:
+            await client.close()
+        proc.terminate()
+        proc.wait(timeout=60)

@@ -4,18 +4,26 @@ mutes survive a restart on the same file; every action is logged with its operat
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, cast
 
 import pytest
 import pytest_twisted
+from process_output import Output
 from twisted.internet import reactor
+from twisted.logger import LogEvent, LogLevel, formatEvent, globalLogPublisher
 from wireclient import Server, WireClient
 
+from pisyedili.server import accounts as accounts_
 from pisyedili.server import tap
 from pisyedili.server.accounts import CHEAP, AccountSettings
 from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.store import Archive, SqliteStore, connect, migrate
 
 PASSWORD = "correct horse battery"
 REQUESTS = {
@@ -25,7 +33,18 @@ REQUESTS = {
 }
 
 
-async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"})) -> Server:
+async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"}),
+                create: bool = True) -> Server:
+    """A server on `path`; with `create`, each of `operators` an account there first, as
+    `--operator` wants (as `pisyedili-server operator add` makes it, at the cheap cost)."""
+    conn = connect(path)
+    try:
+        migrate(conn)
+        registered = {account.name for account in accounts_.load(conn)[0].values()}
+        for name in operators - registered if create else ():
+            accounts_.add_account(conn, name, CHEAP.hasher().hash(PASSWORD), 0.0)
+    finally:
+        conn.close()
     return await Server.start(
         archive=Archive(lambda: SqliteStore(path), reactor),
         journal=SqliteJournal(path, reactor), community_from=str(path),
@@ -33,8 +52,16 @@ async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"})) ->
 
 
 async def member(server: Server, name: str, **connect: str) -> tuple[WireClient, str]:
-    client = await server.connect(name, **connect)
-    account = await client.request("register", password=PASSWORD)
+    """A client logged in to the account `name`: registered now, or by its password if
+    it exists."""
+    accounts = server.factory.accounts
+    assert accounts is not None
+    if accounts.find(name) is not None:
+        client = await server.connect("someone", **connect)
+        account = await client.request("login", name=name, password=PASSWORD)
+    else:
+        client = await server.connect(name, **connect)
+        account = await client.request("register", password=PASSWORD)
     assert account["type"] == "account", account
     return client, account["login"]
 
@@ -169,7 +196,7 @@ async def test_the_operator_subcommand_flags_an_account_in_the_store(
     tap.main(["operator", "--db", str(path), "list"])
     assert capsys.readouterr().out.splitlines()[-1] == "Ayşe"
     with pytest.raises(SystemExit):
-        tap.main(["operator", "--db", str(path), "add", "Nobody"])
+        tap.main(["operator", "--db", str(path), "remove", "Nobody"])
     second = await start(path, operators=frozenset())
     try:
         client = await second.connect("x")
@@ -178,3 +205,136 @@ async def test_the_operator_subcommand_flags_an_account_in_the_store(
         await client.ok("announce", text="now I may")
     finally:
         await second.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_operator_name_no_account_has_makes_nobody_an_operator(
+        tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    seen: list[LogEvent] = []
+    globalLogPublisher.addObserver(seen.append)
+    try:
+        first = await start(path, operators=frozenset({"Ghost"}), create=False)
+    finally:
+        globalLogPublisher.removeObserver(seen.append)
+    try:
+        (warned,) = [e for e in seen if e.get("name") == "Ghost"]
+        assert warned["log_level"] == LogLevel.warn
+        assert "names no account" in formatEvent(warned)
+        accounts = first.factory.accounts
+        assert accounts is not None and accounts.unknown_operators == ["Ghost"]
+        squatter, _ = await member(first, "Ghost")  # the first to register the name
+        assert squatter.received[-1]["operator"] is False
+        assert (await squatter.request("announce", text="mine now"))["code"] == \
+            "not_operator"
+    finally:
+        await first.stop()
+    # Named at a start where the account exists, it is the operator's.
+    second = await start(path, operators=frozenset({"ghost"}), create=False)
+    try:
+        owner, _ = await member(second, "Ghost")
+        assert owner.received[-1]["operator"] is True
+    finally:
+        await second.stop()
+
+
+def _script(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", START, *args], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+START = "from pisyedili.server.tap import main; main()"
+
+
+@pytest_twisted.ensureDeferred
+async def test_operator_add_creates_the_account_with_a_password_from_stdin(
+        tmp_path: Path) -> None:
+    path = tmp_path / "new" / "db.sqlite3"  # no file yet: a server's first operator
+    refused = _script("operator", "--db", str(path), "add", "Ayşe", stdin="short\n")
+    assert refused.returncode == 1 and "at least 8 characters" in refused.stderr
+    bidi = _script("operator", "--db", str(path), "add", "Ayşe", stdin="abc\u202edef ghi\n")
+    assert bidi.returncode == 1 and "U+202E" in bidi.stderr
+    done = _script("operator", "--db", str(path), "add", "Ayşe", stdin=f"{PASSWORD}\n")
+    assert done.returncode == 0, done.stderr
+    assert "creating it" in done.stderr and "Ayşe: a new account" in done.stdout
+    assert PASSWORD not in done.stdout + done.stderr
+    listed = _script("operator", "--db", str(path), "list")
+    assert listed.stdout.splitlines() == ["Ayşe"]
+    server = await start(path, operators=frozenset(), create=False)
+    try:
+        client = await server.connect("x")
+        answer = await client.request("login", name="AYŞE", password=PASSWORD)
+        assert answer["type"] == "account" and answer["name"] == "Ayşe", answer
+        assert answer["operator"] is True
+    finally:
+        await server.stop()
+
+
+def test_the_console_script_warns_on_stderr_of_an_operator_without_an_account(
+        tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1", "--db",
+         str(tmp_path / "db.sqlite3"), "--no-announce", "--log-format", "json",
+         "--operator", "Ghost"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = Output(proc.stdout), Output(proc.stderr)
+    try:
+        err.wait_for(r"warning: --operator 'Ghost' names no account")
+        out.wait_for(r'"level": ?"warn".*names no account|names no account.*"level": ?"warn"')
+        out.wait_for(r"port=|\"port\"")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _add_at_a_terminal(path: Path, *typed: str) -> tuple[int, str]:
+    """`operator add Ayşe` with a terminal for stdin (a pty): the lines `typed` at its
+    prompts; its exit status and what the terminal showed."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(  # a new session: no /dev/tty, so getpass reads the pty
+        [sys.executable, "-c", START, "operator", "--db", str(path), "add", "Ayşe"],
+        stdin=slave, stdout=subprocess.PIPE, stderr=slave, start_new_session=True,
+        text=True, encoding="utf-8")
+    os.close(slave)
+
+    def chunks() -> Iterator[str]:  # as the terminal shows them: a prompt ends no line
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its side
+                return
+            if not data:
+                return
+            yield data.decode("utf-8", "replace")
+
+    shown = Output(cast(IO[str], chunks()))
+    try:
+        for line in typed:
+            shown.wait_for(r"(Password for Ayşe|Again): ")
+            os.write(master, f"{line}\n".encode())
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        status = proc.wait(timeout=120)
+        shown.rest()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return status, out + shown.text
+
+
+def test_operator_add_at_a_terminal_asks_twice_unechoed(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    status, shown = _add_at_a_terminal(path, PASSWORD, "another password")
+    assert status == 1 and "differ" in shown
+    status, shown = _add_at_a_terminal(path, PASSWORD, PASSWORD)
+    assert status == 0 and "Ayşe: a new account, now an operator" in shown
+    assert PASSWORD not in shown  # never echoed

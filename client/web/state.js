@@ -30,7 +30,7 @@ export function createState() {
     chatSeq: 0,
     serial: 0, // counts the decisions handed to us, so a screen can tell them apart
     dealLog: { deal_no: null, count: 0 }, // this deal's events the log has told
-    drawn: [], // the cards we drew last (marked in the hand until our next play or pass)
+    drawn: [], // the cards of our last draw (marked in the hand until we play or pass)
   };
 }
 
@@ -202,7 +202,7 @@ function countEvent(state, ev) {
   if (ev.event === "timeout") return;
   state.dealLog.count += 1;
   if (ev.seat !== me || me === null) return;
-  if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...state.drawn, ...ev.cards];
+  if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...ev.cards]; // the last draw only
   else if (ev.event === "play" || ev.event === "pass") state.drawn = [];
 }
 
@@ -219,7 +219,7 @@ function catchUp(state, events, view) {
   const me = mySeat(state);
   for (const ev of missed) {
     if (ev.seat === me && me !== null) {
-      if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...state.drawn, ...ev.cards];
+      if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...ev.cards];
       else if (ev.event === "play" || ev.event === "pass") state.drawn = [];
     }
     const line = describeEvent(state, ev);

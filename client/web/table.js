@@ -210,7 +210,9 @@ function handArea(state, ui, act) {
     return button;
   });
   return h("div", { class: "hand-area" },
-    h("div", { class: "hand", id: "hand", role: "group", "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
+    // A long hand overlaps its cards rather than take a second row (no scrolling).
+    h("div", { class: `hand ${shown.length > 11 ? "many" : ""}`, id: "hand", role: "group",
+      "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
     shown.length > 1 ? h("button", { type: "button", class: "sort", id: "sort", dataset: { key: "sort" },
       onclick: () => act.sort(ui.order === "suit" ? "rank" : "suit") }, `Sort by ${ui.order === "suit" ? "rank" : "suit"}`) : null);
 }

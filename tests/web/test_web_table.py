@@ -123,6 +123,41 @@ def test_the_table_fits_each_screen(driver: Any, server: WebServer) -> None:
     driver.get("about:blank")
 
 
+def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer) -> None:
+    """Drawing instead of playing: past eleven cards the hand overlaps its cards, and
+    the Draw/Pass row stays in view."""
+    set_viewport(driver, 1280, 720)
+    page = fresh(driver, server)
+    try:
+        offline(page, server, "Toplayıcı", bots=1)
+        for _ in range(TURN_LIMIT):
+            next_turn(page)
+            if page.body("phase") == "over" or len(page.state("view.hand")) >= 13:
+                break
+            serial = page.body("serial")
+            button = "#draw" if page.css("#draw").is_enabled() else "#pass"
+            if button == "#pass" and not page.css("#pass").is_enabled():
+                page.take_turn()
+                continue
+            page.css(button).click()
+            page.wait(lambda d, was=serial: page.body("serial") != was
+                      or page.body("turn") != "mine", what=button)
+        assert len(page.state("view.hand")) >= 12, "the deal ended before the hand grew"
+        # Only the last draw is marked as new, not every card drawn since the last play.
+        last = [line for line in page.log_text().splitlines() if line.startswith("you drew")][-1]
+        marks = page.all("#hand button.card.drawn")
+        assert len(marks) <= int(last.split()[2])
+        tops = {round(c.rect["y"]) for c in page.all("#hand button.card:not(.legal)")}
+        assert len(tops) == 1, "the hand took a second row"
+        box = rect(page, "#draw")
+        assert box["bottom"] <= 720
+        assert driver.execute_script("return document.documentElement.scrollHeight") <= 720
+        assert page.errors() == []
+    finally:
+        set_viewport(driver, 1280, 800)
+        driver.get("about:blank")
+
+
 # ------------------------------------------------------------------------------ motion
 
 

@@ -61,17 +61,28 @@ function onStatus(status, detail) {
 
 function onMessage(msg) {
   const serial = state.serial;
+  // Where our cards were before the redraw: a card we played flies from its place.
+  const handBefore = msg.type === "update" ? handRects() : null;
   apply(state, msg, performance.now());
   if (msg.type === "error" && ui.jack) ui.jack = null;
   render();
   if (msg.type === "update" && state.table && msg.table === state.table.id) {
     // The screen shows the outcome already; the motion and the sounds follow it.
     const events = msg.events || [];
-    animateEvents(events, mySeat(state));
+    animateEvents(events, mySeat(state), handBefore);
     const turnCame = state.serial !== serial && myTurn(state);
     for (const name of notice.soundsFor(events, turnCame)) notice.play(name);
     if (turnCame) notice.notifyTurn(prompt(state));
   }
+}
+
+function handRects() {
+  const out = new Map();
+  for (const el of document.querySelectorAll("#hand button.card")) {
+    const r = el.getBoundingClientRect();
+    if (r.width && !out.has(el.dataset.card)) out.set(el.dataset.card, r);
+  }
+  return out;
 }
 
 /** A new or resumed session: the lobby list, and where we were. */

@@ -33,9 +33,10 @@ function rectOf(selector) {
   return r.width && r.height ? r : null;
 }
 
-/** One clone from `from` to `to` (rects); it removes itself when done. */
-function fly(kind, clone, from, to) {
-  flights.push({ kind, at: performance.now(), ms: FLIGHT_MS });
+/** One clone from `from` to `to` (rects), `source` saying where it came from; it
+ * removes itself when done. */
+function fly(kind, source, clone, from, to) {
+  flights.push({ kind, source, at: performance.now(), ms: FLIGHT_MS });
   if (flights.length > 50) flights.splice(0, flights.length - 50);
   if (!clone.animate) return;
   clone.classList.add("flying");
@@ -53,26 +54,29 @@ function fly(kind, clone, from, to) {
   anim.oncancel = done;
 }
 
-/** Fly the cards of one update's events, after the screen shows their outcome. */
-export function animateEvents(events, mySeat) {
+/** Fly the cards of one update's events, after the screen shows their outcome;
+ * `handBefore` maps our cards to where they were before the redraw. */
+export function animateEvents(events, mySeat, handBefore = null) {
   if (!events.length || reduced()) return;
   const seatSel = (seat) => (seat === mySeat ? ".seat.mine" : `.seat[data-seat="${seat}"]`);
   for (const ev of events) {
     if (ev.event === "play" && ev.card) {
-      const from = rectOf(seatSel(ev.seat));
+      // Ours from where it was in the hand; others' from their seat.
+      const own = ev.seat === mySeat && handBefore ? handBefore.get(ev.card) : null;
+      const from = own || rectOf(seatSel(ev.seat));
       const to = rectOf("#pile .top");
-      if (from && to) fly("play", cardView(ev.card, "flight"), from, to);
+      if (from && to) fly("play", own ? "hand" : "seat", cardView(ev.card, "flight"), from, to);
     } else if (ev.event === "draw") {
       const from = rectOf(".stock .card");
       if (!from) continue;
       if (ev.seat === mySeat && Array.isArray(ev.cards)) {
         for (const card of ev.cards) {
           const to = rectOf(`#hand .card.drawn[data-card="${CSS.escape(card)}"]`) || rectOf("#hand");
-          if (to) fly("draw", cardView(card, "flight"), from, to);
+          if (to) fly("draw", "stock", cardView(card, "flight"), from, to);
         }
       } else {
         const to = rectOf(seatSel(ev.seat));
-        if (to) fly("draw", cardBack("flight"), from, { left: to.left + to.width / 2 - from.width / 2,
+        if (to) fly("draw", "stock", cardBack("flight"), from, { left: to.left + to.width / 2 - from.width / 2,
           top: to.top + to.height / 2 - from.height / 2, width: from.width, height: from.height });
       }
     }

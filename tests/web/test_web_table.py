@@ -189,6 +189,8 @@ def test_cards_fly_and_the_card_drawn_is_marked(page: Page, server: WebServer) -
     next_turn(page)
     kinds = {f["kind"] for f in flights(page)}
     assert "play" in kinds  # ours or the bots'
+    if "you played" in page.log_text():  # ours leaves from its place in the hand
+        assert "hand" in {f["source"] for f in flights(page) if f["kind"] == "play"}
     assert all(f["ms"] <= 250 for f in flights(page))
     draw_once(page)
     page.wait(lambda d: page.state("drawn.length") > 0 or page.body("phase") == "over",

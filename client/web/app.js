@@ -45,8 +45,8 @@ function onStatus(status, detail) {
     ui.nameError = null;
     state.stopReason = null;
     // Players' names are unique on a server: a name in use comes back suffixed.
-    ui.renamed = !detail.resumed && ui.askedName && detail.name !== ui.askedName
-      ? { asked: ui.askedName, got: detail.name } : null;
+    const asked = ui.askedName ? ui.askedName.normalize("NFC").replace(/\s+/g, " ").trim() : null;
+    ui.renamed = !detail.resumed && asked && detail.name !== asked ? { asked, got: detail.name } : null;
     afterWelcome(detail);
   } else if (status === "stopped") {
     state.stopReason = detail;
@@ -492,7 +492,10 @@ function boot() {
   document.querySelector(".layout").before(slot);
   setInterval(tick, 250);
   const saved = sessionStore.load();
-  if (autopilot && autopilot.name) wire.start(autopilot.name);
+  if (autopilot && autopilot.name) {
+    ui.askedName = autopilot.name;
+    wire.start(autopilot.name);
+  }
   else if (saved && saved.token) wire.start(saved.name); // a reload: resume the seat
   render();
 }

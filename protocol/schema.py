@@ -331,6 +331,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("you", YOU, "where you are at it"),
         req("view", NullableT(VIEW), "your view of the current deal, nil before the first"),
         req("match", NullableT(MATCH_INFO), "the match so far, nil before it starts"),
+        opt("deal_events", ListT(EVENT, 256), "the current deal's events so far (its last "
+                                               "256), as you may see them: with `view`"),
         opt("moves", ListT(MOVE, 1024, 1), "your legal moves: present only when your seat "
                                             "must decide now"),
         opt("deadline", FloatT(0, 86400), "seconds the seat to act has left, when its "

@@ -72,6 +72,8 @@ from pisyedili.server.seats import Seat, bot_name, wire_player_id
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud to friends
 CODE_LENGTH = 6
 SPECTATOR_NAMES_SHOWN = 50
+SNAPSHOT_EVENTS = 256
+"""The most of a deal's events a snapshot carries (its last ones): as many as an update may."""
 
 TURN_TIMER = "turn"
 BOT_TIMER = "bot"
@@ -274,6 +276,9 @@ class TableCore:
         if self._match is not None:
             msg["view"] = engine.view(self._match, seat)
             msg["match"] = {"deal_no": self._match.deal_no, "totals": self._totals()}
+            # The deal so far, masked for this seat like its updates were: a client that
+            # lost its state (a reload, a resume) can show the log again.
+            msg["deal_events"] = engine.events_for(self._deal_events[-SNAPSHOT_EVENTS:], seat)
             self._add_decision(msg, seat, self._deciding())
         return msg
 

@@ -60,6 +60,7 @@ CONTENT_TYPES = {
     ".map": "application/json",
     ".svg": "image/svg+xml",
     ".png": "image/png",
+    ".wav": "audio/wav",
     ".ico": "image/x-icon",
     ".webp": "image/webp",
     ".woff2": "font/woff2",

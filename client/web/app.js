@@ -2,16 +2,24 @@
 // buttons and keys send requests. Also the `?play=1` autopilot of `pisyedili play --web`.
 
 import { jackSuits, parseMoveText, parseSuit, sortHand } from "./cards.js";
+import { connectionBanner, tickBanner } from "./banner.js";
 import { h, replaceKeepingFocus, richText } from "./dom.js";
 import { lobbyScreen, nameScreen } from "./lobby.js";
-import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn } from "./state.js";
+import { animateEvents, flights } from "./motion.js";
+import * as notice from "./notice.js";
+import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt } from "./state.js";
 import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
+import { refusalText } from "./refusals.js";
+import { t } from "./words.js";
 
 const state = createState();
 const ORDER_KEY = "pisyedili.order";
 const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
-  order: localStorage.getItem(ORDER_KEY) === "rank" ? "rank" : "suit" };
+  order: localStorage.getItem(ORDER_KEY) === "rank" ? "rank" : "suit",
+  askedName: null, // the name typed last: kept in the field, compared with the welcome's
+  renamed: null, // {asked, got} when the server welcomed us under another name
+  codeError: null, chatError: null, prefs: notice.prefs, offline: false };
 const $ = (id) => document.getElementById(id);
 const main = $("main");
 let logShown = 0;
@@ -25,19 +33,26 @@ const autopilot = params.get("play") === "1" ? {
   level: params.get("level") || null,
   done: false,
 } : null;
+ui.offline = Boolean(autopilot);
 
-const wire = new Wire({ url: defaultUrl(), onMessage, onStatus });
+// The offline page's server ends with its game: after its shutdown, no retries.
+const wire = new Wire({ url: defaultUrl(), onMessage, onStatus, endsWithServer: Boolean(autopilot) });
 
 function onStatus(status, detail) {
   state.status = status;
+  state.retryAt = status === "reconnecting" && detail && detail.at ? detail.at : null;
   if (status === "welcomed") {
     ui.nameError = null;
+    state.stopReason = null;
+    // Players' names are unique on a server: a name in use comes back suffixed.
+    const asked = ui.askedName ? ui.askedName.normalize("NFC").replace(/\s+/g, " ").trim() : null;
+    ui.renamed = !detail.resumed && asked && detail.name !== asked ? { asked, got: detail.name } : null;
     afterWelcome(detail);
   } else if (status === "stopped") {
     state.stopReason = detail;
     if (detail && detail.type === "error") {
       // A refused hello (a name the server will not take): back to the name screen.
-      ui.nameError = detail.message || detail.code;
+      ui.nameError = refusalText(detail);
       state.me = null;
     }
   }
@@ -45,9 +60,29 @@ function onStatus(status, detail) {
 }
 
 function onMessage(msg) {
+  const serial = state.serial;
+  // Where our cards were before the redraw: a card we played flies from its place.
+  const handBefore = msg.type === "update" ? handRects() : null;
   apply(state, msg, performance.now());
   if (msg.type === "error" && ui.jack) ui.jack = null;
   render();
+  if (msg.type === "update" && state.table && msg.table === state.table.id) {
+    // The screen shows the outcome already; the motion and the sounds follow it.
+    const events = msg.events || [];
+    animateEvents(events, mySeat(state), handBefore);
+    const turnCame = state.serial !== serial && myTurn(state);
+    for (const name of notice.soundsFor(events, turnCame)) notice.play(name);
+    if (turnCame) notice.notifyTurn(prompt(state));
+  }
+}
+
+function handRects() {
+  const out = new Map();
+  for (const el of document.querySelectorAll("#hand button.card")) {
+    const r = el.getBoundingClientRect();
+    if (r.width && !out.has(el.dataset.card)) out.set(el.dataset.card, r);
+  }
+  return out;
 }
 
 /** A new or resumed session: the lobby list, and where we were. */
@@ -96,6 +131,7 @@ const act = {
     document.getElementById("name-input")?.focus();
   },
   connect(name) {
+    ui.askedName = name;
     if (!name) {
       ui.nameError = "Please choose a name.";
       render();
@@ -120,7 +156,30 @@ const act = {
     wire.request({ type: "ready", ready: true }, { quiet: true }).then(render);
   },
   join(how) {
-    act.send({ type: "join_table", ...how });
+    ui.codeError = null;
+    act.send({ type: "join_table", ...how }).then((reply) => {
+      if (reply.type === "error" && how.code !== undefined) {
+        ui.codeError = refusalText(reply);
+        render();
+        document.getElementById("code-input")?.focus();
+      }
+    });
+  },
+  retryNow() {
+    if (state.status === "stopped" && state.me) wire.start(state.me.name);
+    else wire.retryNow();
+  },
+  /** Another tab took the session: take it back here (the token is shared). */
+  takeBack() {
+    if (state.me) wire.start(state.me.name);
+  },
+  toggleSound() {
+    notice.setSound(!notice.prefs.sound);
+    if (notice.prefs.sound) notice.play("turn"); // a sample, and the page may play from now on
+    render();
+  },
+  toggleNotify() {
+    notice.setNotify(!notice.prefs.notify).then(render);
   },
   create(msg) {
     act.send(msg);
@@ -248,6 +307,40 @@ function renderChat() {
   $("chat-scope").textContent = atTable(state) ? "to the table" : "to the lobby";
 }
 
+/** The welcome's name differs from the one asked: say so once, in the lobby. */
+function renamedNote() {
+  if (!ui.renamed) return null;
+  return h("p", { class: "panel notice", id: "renamed", role: "status", dataset: { key: "renamed" } },
+    t("“{asked}” is taken on this server, so you play as “{got}”. Choose Change name for another.", ui.renamed),
+    h("button", { type: "button", class: "quiet", dataset: { key: "renamed-ok" },
+      onclick: () => { ui.renamed = null; render(); } }, t("OK")));
+}
+
+const CHAT_WARN_AT = 250;
+
+/** Near the chat's limit a counter says how much is left; a refusal says why. */
+function renderChatHelp() {
+  const input = $("chat-input");
+  const help = $("chat-help");
+  if (!input || !help) return;
+  const limit = Number(input.getAttribute("maxlength")) || 300;
+  const n = input.value.length;
+  let text = "";
+  let cls = "chat-help";
+  if (ui.chatError) {
+    text = ui.chatError;
+    cls += " error";
+  } else if (n >= limit) {
+    text = t("{limit} characters at most: this is the limit.", { limit });
+    cls += " error";
+  } else if (n >= CHAT_WARN_AT) {
+    text = t("{n} of {limit} characters", { n, limit });
+  }
+  help.textContent = text;
+  help.className = cls;
+  help.hidden = !text;
+}
+
 function screenName() {
   if (!state.me) return "name";
   return atTable(state) ? "table" : "lobby";
@@ -271,14 +364,21 @@ function render() {
     if (state.status === "connecting" || state.status === "reconnecting") {
       content = h("section", { class: "panel" }, h("p", { role: "status" }, "Connecting…"));
     } else {
-      content = nameScreen(state, act, { name: (autopilot && autopilot.name) || (saved && saved.name) || "", error: ui.nameError });
+      // What was typed stays in the field after a refusal, with the reason beside it.
+      content = nameScreen(state, act, { name: ui.askedName ?? ((autopilot && autopilot.name) || (saved && saved.name) || ""),
+        error: ui.nameError });
     }
   } else if (screen === "lobby") {
-    content = lobbyScreen(state, act);
+    content = [renamedNote(), lobbyScreen(state, act, { codeError: ui.codeError })];
   } else {
     content = tableScreen(state, ui, act, performance.now());
   }
-  replaceKeepingFocus(main, [content]);
+  const banner = state.me ? connectionBanner(state, act, performance.now()) : null;
+  // While the link is down, the table's controls take no input: nothing would arrive.
+  main.inert = banner !== null;
+  body.banner = banner ? banner.dataset.kind : "none";
+  replaceKeepingFocus($("banner-slot"), [banner]);
+  replaceKeepingFocus(main, [content].flat());
   renderLog();
   renderChat();
   if (state.serial !== ui.serialSeen) {
@@ -308,6 +408,9 @@ function tick() {
     if (el.textContent !== text) el.textContent = text;
     el.classList.toggle("low", Number(el.dataset.deadline) - now < 10000);
   }
+  tickBanner(now);
+  // The countdown reached zero: the try is due (the wire starts it by itself).
+  if (state.retryAt !== null && state.retryAt <= now && $("banner-countdown")?.dataset.at) render();
 }
 
 // ------------------------------------------------------------------- keyboard
@@ -356,7 +459,8 @@ function onKey(ev) {
     $("move-input")?.focus();
     ev.preventDefault();
   } else if (key === "h") {
-    document.querySelector("#hand .legal, #hand button")?.focus();
+    // The first card that can be played, else the first card.
+    (document.querySelector("#hand .legal") || document.querySelector("#hand button"))?.focus();
     ev.preventDefault();
   }
 }
@@ -371,16 +475,31 @@ function boot() {
     const text = input.value.trim();
     if (!text) return;
     act.chat(text).then((reply) => {
+      ui.chatError = reply.type === "ok" ? null : refusalText(reply);
       if (reply.type === "ok") input.value = "";
+      renderChatHelp();
     });
   });
+  const chatInput = $("chat-input");
+  const help = h("p", { id: "chat-help", class: "chat-help", "aria-live": "polite", hidden: true });
+  $("chat-form").after(help);
+  chatInput.setAttribute("aria-describedby", "chat-help");
+  chatInput.addEventListener("input", () => {
+    ui.chatError = null;
+    renderChatHelp();
+  });
+  const slot = h("div", { id: "banner-slot", class: "banner-slot" });
+  document.querySelector(".layout").before(slot);
   setInterval(tick, 250);
   const saved = sessionStore.load();
-  if (autopilot && autopilot.name) wire.start(autopilot.name);
+  if (autopilot && autopilot.name) {
+    ui.askedName = autopilot.name;
+    wire.start(autopilot.name);
+  }
   else if (saved && saved.token) wire.start(saved.name); // a reload: resume the seat
   render();
 }
 
 // Tests and curious people may read the state; nothing reads it back from here.
-window.pisyedili = { state, wire, sortHand };
+window.pisyedili = { state, wire, sortHand, flights, played: notice.played, ui };
 boot();

@@ -6,7 +6,8 @@ import { h } from "./dom.js";
 /** Choose a name (or come back as the stored one). */
 export function nameScreen(state, act, { name = "", error = null } = {}) {
   const input = h("input", { id: "name-input", name: "name", autocomplete: "nickname",
-    maxlength: 24, required: true, value: name, "aria-describedby": "name-help",
+    maxlength: 24, required: true, value: name, "aria-describedby": error ? "name-error name-help" : "name-help",
+    "aria-invalid": error ? "true" : null,
     dataset: { key: "name-input" } });
   return h("section", { class: "panel name-panel", "aria-labelledby": "name-title" },
     h("h2", { id: "name-title" }, "Pis Yedili"),
@@ -106,9 +107,10 @@ function createForm(act) {
     h("button", { type: "submit", id: "create", class: "primary", dataset: { key: "create" } }, "Open the table"));
 }
 
-function codeForm(act) {
+function codeForm(act, error) {
   const input = h("input", { id: "code-input", name: "code", maxlength: 16, autocomplete: "off",
-    autocapitalize: "characters", required: true, dataset: { key: "code-input" } });
+    autocapitalize: "characters", required: true, dataset: { key: "code-input" },
+    "aria-invalid": error ? "true" : null, "aria-describedby": error ? "code-error" : null });
   const spectate = h("input", { id: "code-spectate", name: "spectate", type: "checkbox", dataset: { key: "code-spectate" } });
   return h("form", { class: "code-form", onsubmit: (ev) => {
     ev.preventDefault();
@@ -117,13 +119,14 @@ function codeForm(act) {
   } },
     h("h3", {}, "Join by invite code"),
     h("div", { class: "fields" },
-      h("div", { class: "field" }, h("label", { for: "code-input" }, "Invite code"), input),
+      h("div", { class: "field" }, h("label", { for: "code-input" }, "Invite code"), input,
+        error ? h("p", { class: "error field-error", id: "code-error", role: "alert" }, error) : null),
       h("div", { class: "field check" }, spectate, h("label", { for: "code-spectate" }, "Watch only"))),
     h("button", { type: "submit", id: "join-code", dataset: { key: "join-code" } }, "Join"));
 }
 
 /** The lobby: the table list, a page at a time, and the two ways to a table. */
-export function lobbyScreen(state, act) {
+export function lobbyScreen(state, act, { codeError = null } = {}) {
   const { tables, total, offset, page } = state.lobby;
   const pager = total > tables.length
     ? h("div", { class: "pager" },
@@ -143,5 +146,5 @@ export function lobbyScreen(state, act) {
         ? h("ul", { class: "lobby-list", id: "lobby-list" }, tables.map((t) => tableRow(t, act)))
         : h("p", { class: "muted", id: "lobby-empty" }, "No tables are open. Open one below."),
       pager),
-    h("div", { class: "panel forms-panel" }, createForm(act), codeForm(act)));
+    h("div", { class: "panel forms-panel" }, createForm(act), codeForm(act, codeError)));
 }

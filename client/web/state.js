@@ -6,11 +6,13 @@
 // become lines of the log.
 
 import { cardText, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
+import { t } from "./words.js";
 
 export function createState() {
   return {
     status: "idle", // idle | connecting | welcomed | reconnecting | stopped
     stopReason: null,
+    retryAt: null, // ms on the page clock of the next try while reconnecting
     me: null, // {player, name, server, features, limits}
     lobby: { tables: [], total: 0, offset: 0, page: 200 },
     table: null, // table_info
@@ -27,6 +29,8 @@ export function createState() {
     chat: [], // {seq, scope, name, text, spectator}
     chatSeq: 0,
     serial: 0, // counts the decisions handed to us, so a screen can tell them apart
+    dealLog: { deal_no: null, count: 0 }, // this deal's events the log has told
+    drawn: [], // the cards of our last draw (marked in the hand until we play or pass)
   };
 }
 
@@ -141,9 +145,11 @@ const HANDLERS = {
     if (msg.table.phase !== "over") state.matchEnd = null;
     if (wasAt !== msg.table.id) {
       state.rematch = null;
+      state.dealLog = { deal_no: null, count: 0 };
       const how = state.you.spectator ? "You are watching" : "You joined";
       note(state, `${how} ${msg.table.name}.`, "dim");
     }
+    if (Array.isArray(msg.deal_events) && state.view) catchUp(state, msg.deal_events, state.view);
   },
   table_update(state, msg) {
     if (!state.table) return;
@@ -161,6 +167,7 @@ const HANDLERS = {
     state.view = msg.view;
     for (const ev of msg.events || []) {
       if (ev.event === "match_end") state.matchEnd = { totals: ev.totals, winners: ev.winners };
+      countEvent(state, ev);
       const line = describeEvent(state, ev);
       if (line) note(state, line.text, line.cls);
     }
@@ -183,10 +190,48 @@ const HANDLERS = {
   },
 };
 
+/** Keep count of the deal's events the log told (as a snapshot's `deal_events` counts
+ * them: no deal_start, no timeout), and of the cards we drew last. */
+function countEvent(state, ev) {
+  const me = mySeat(state);
+  if (ev.event === "deal_start") {
+    state.dealLog = { deal_no: ev.deal_no, count: 0 };
+    state.drawn = [];
+    return;
+  }
+  if (ev.event === "timeout") return;
+  state.dealLog.count += 1;
+  if (ev.seat !== me || me === null) return;
+  if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...ev.cards]; // the last draw only
+  else if (ev.event === "play" || ev.event === "pass") state.drawn = [];
+}
+
+/** A snapshot's deal so far: the lines the log has not told yet (all of them after a
+ * reload, those we missed while the link was down after a resume). */
+function catchUp(state, events, view) {
+  const same = state.dealLog.deal_no === view.deal_no;
+  const told = same ? Math.min(state.dealLog.count, events.length) : 0;
+  const missed = events.slice(told);
+  state.dealLog = { deal_no: view.deal_no, count: events.length };
+  if (!missed.length) return;
+  note(state, same ? t("While you were away:")
+    : t("Deal {n} so far ({dealer} dealt):", { n: view.deal_no, dealer: seatName(state, view.dealer) }), "title");
+  const me = mySeat(state);
+  for (const ev of missed) {
+    if (ev.seat === me && me !== null) {
+      if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...ev.cards];
+      else if (ev.event === "play" || ev.event === "pass") state.drawn = [];
+    }
+    const line = describeEvent(state, ev);
+    if (line) note(state, line.text, line.cls);
+  }
+}
+
 /** Leaving a table: the lobby is what is left. */
 export function leftTable(state) {
   Object.assign(state, { table: null, you: null, view: null, match: null, moves: [],
-    deadlineAt: null, rematch: null, matchEnd: null, inFlight: false });
+    deadlineAt: null, rematch: null, matchEnd: null, inFlight: false,
+    dealLog: { deal_no: null, count: 0 }, drawn: [] });
 }
 
 function seatChanges(state, before, after) {

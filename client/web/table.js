@@ -3,11 +3,12 @@
 // Views only: drawn from the state, acting through `act`.
 
 import { cardName, cardText, jackSuits, playable, sortHand, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
-import { cardBack, cardButton, cardView, h, suitLabel } from "./dom.js";
+import { cardBack, cardButton, cardView, h, richText, suitLabel } from "./dom.js";
 import { optionsText } from "./lobby.js";
 import {
   dealHeadline, hasFeature, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, seatsAfter, winnersText,
 } from "./state.js";
+import { t } from "./words.js";
 
 const LEVELS = ["easy", "medium", "hard"];
 
@@ -35,16 +36,21 @@ function timer(state, seat, now) {
 }
 
 function seatBadges(state, info) {
-  const t = state.table;
+  const tbl = state.table;
   const out = [];
-  if (info.kind === "human" && info.player === t.host) out.push(h("span", { class: "tag host" }, "host"));
+  const host = info.kind === "human" && info.player === tbl.host;
+  if (host) out.push(h("span", { class: "tag host" }, "host"));
   if (info.kind === "bot") out.push(h("span", { class: "tag bot" }, `bot · ${info.level ?? "medium"}`));
   if (info.kind === "human" && info.connected === false) out.push(h("span", { class: "tag warn" }, "offline"));
-  if (info.held_by_bot) out.push(h("span", { class: "tag warn" }, "a bot plays for them"));
-  if (t.phase === "waiting" && info.kind !== "open") {
+  if (info.held_by_bot) {
+    const mine = info.seat === mySeat(state);
+    out.push(h("span", { class: "tag warn" }, mine ? t("a bot plays for you") : "a bot plays for them"));
+  }
+  // The host's "Start" is its ready (docs/protocol.md, start): it is never waited for.
+  if (tbl.phase === "waiting" && info.kind !== "open" && !host) {
     out.push(h("span", { class: `tag ${info.ready ? "good" : ""}` }, info.ready ? "ready" : "not ready"));
   }
-  if (t.phase === "over" && info.rematch !== undefined) {
+  if (tbl.phase === "over" && info.rematch !== undefined) {
     out.push(h("span", { class: `tag ${info.rematch ? "good" : "warn"}` }, info.rematch ? "again!" : "declined"));
   }
   return out;
@@ -90,7 +96,7 @@ function centre(state) {
   if (v.first_round && v.phase === "play") {
     notes.push(h("span", { class: "note" }, v.rules === "cardiva" ? "opening lap: clubs only (K3)" : "opening: a club (C2)"));
   }
-  notes.push(h("span", { class: "note muted" }, v.direction === -1 ? "↺ play goes down the seats" : "↻ play goes up the seats"));
+  notes.push(directionNote(state));
   return h("div", { class: "centre" },
     h("div", { class: "stock", "aria-label": `${v.stock} cards in the stock` },
       v.stock ? cardBack("stock-card") : h("span", { class: "card empty-slot" }),
@@ -100,6 +106,55 @@ function centre(state) {
         ? pile.map((c, i) => cardView(c, i === pile.length - 1 ? "top" : `under under-${pile.length - 1 - i}`))
         : h("span", { class: "card empty-slot" }, "pile")),
     h("div", { class: "notes" }, notes));
+}
+
+/** Which way play goes round the felt: our seat is at the bottom and the others run
+ * left to right in seat order after ours, so up the seats is clockwise on screen. */
+function clockwise(view) {
+  return view.direction !== -1;
+}
+
+function directionNote(state) {
+  const v = state.view;
+  const n = v.players || state.table.seats.length;
+  const next = v.turn === null || v.turn === undefined ? null : (v.turn + (clockwise(v) ? 1 : -1) + n) % n;
+  const way = clockwise(v) ? t("clockwise") : t("anticlockwise");
+  return h("span", { class: "note direction-note", id: "direction-note" },
+    h("span", { class: "arrow", "aria-hidden": "true" }, clockwise(v) ? "↻" : "↺"), " ",
+    next === null ? t("play goes {way}", { way }) : t("play goes {way}; then {next}", { way, next: seatName(state, next) }));
+}
+
+/** The arrow round the felt: it shows the way play goes, behind everything. */
+function directionRing(state) {
+  const v = state.view;
+  if (!v || v.phase === "over") return null;
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", `direction-ring ${clockwise(v) ? "cw" : "ccw"}`);
+  svg.setAttribute("id", "direction-ring");
+  svg.setAttribute("viewBox", "0 0 100 100");
+  svg.setAttribute("preserveAspectRatio", "none");
+  svg.setAttribute("aria-hidden", "true");
+  svg.dataset.direction = clockwise(v) ? "cw" : "ccw";
+  // Four arcs of one ellipse, each ending in an arrowhead, drawn clockwise; the
+  // anticlockwise ring is the same drawing mirrored (CSS).
+  const arcs = ["M 50 4 A 46 46 0 0 1 96 50", "M 96 50 A 46 46 0 0 1 50 96",
+    "M 50 96 A 46 46 0 0 1 4 50", "M 4 50 A 46 46 0 0 1 50 4"];
+  for (const d of arcs) {
+    const path = document.createElementNS(ns, "path");
+    path.setAttribute("d", d);
+    path.setAttribute("class", "arc");
+    svg.append(path);
+  }
+  const heads = [[96, 50, 90], [50, 96, 180], [4, 50, 270], [50, 4, 0]];
+  for (const [x, y, turn] of heads) {
+    const head = document.createElementNS(ns, "path");
+    head.setAttribute("d", "M -2.2 -2.6 L 2.2 0 L -2.2 2.6 Z");
+    head.setAttribute("class", "head");
+    head.setAttribute("transform", `translate(${x} ${y}) rotate(${turn})`);
+    svg.append(head);
+  }
+  return svg;
 }
 
 /** The suit picker for a jack (C5, K8): only the suits the server offers. */
@@ -116,26 +171,48 @@ function suitPicker(state, ui, act) {
       h("button", { type: "button", class: "cancel", dataset: { key: "suit-cancel" }, onclick: () => act.cancelJack() }, "Cancel")));
 }
 
+/** How many of each card the hand holds that we drew last (two decks: a card twice). */
+function drawnCounts(state, hand) {
+  const left = {};
+  for (const card of hand) left[card] = (left[card] || 0) + 1;
+  const out = {};
+  for (const card of state.drawn) {
+    if ((left[card] || 0) > (out[card] || 0)) out[card] = (out[card] || 0) + 1;
+  }
+  return out;
+}
+
 function handArea(state, ui, act) {
   const v = state.view;
   if (!v || !Array.isArray(v.hand)) return null;
   const mine = myTurn(state);
   const legal = mine ? playable(state.moves) : new Set();
   const shown = sortHand(v.hand, ui.order);
+  const drawn = drawnCounts(state, v.hand);
+  const total = {};
+  for (const card of shown) total[card] = (total[card] || 0) + 1;
   const seen = {};
   const buttons = shown.map((card) => {
     seen[card] = (seen[card] || 0) + 1; // two decks: the same card twice (K1)
     const ok = legal.has(card);
-    const only = v.drawn && v.drawn === card ? ", the card you drew" : "";
-    return cardButton(card, {
+    // The last copies of a card are the newest: a draw appends to the hand.
+    const isNew = (drawn[card] || 0) > total[card] - seen[card];
+    const button = cardButton(card, {
       legal: ok,
       key: `card-${card}-${seen[card]}`,
-      label: `${cardName(card)}${ok ? ", playable" : ""}${only}`,
+      label: `${cardName(card)}${ok ? ", playable" : ""}${isNew ? t(", just drawn") : ""}`,
       onclick: () => act.playCard(card),
     });
+    if (isNew) {
+      button.classList.add("drawn");
+      button.append(h("span", { class: "new-mark", "aria-hidden": "true" }, t("new")));
+    }
+    return button;
   });
   return h("div", { class: "hand-area" },
-    h("div", { class: "hand", id: "hand", role: "group", "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
+    // A long hand overlaps its cards rather than take a second row (no scrolling).
+    h("div", { class: `hand ${shown.length > 11 ? "many" : ""}`, id: "hand", role: "group",
+      "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
     shown.length > 1 ? h("button", { type: "button", class: "sort", id: "sort", dataset: { key: "sort" },
       onclick: () => act.sort(ui.order === "suit" ? "rank" : "suit") }, `Sort by ${ui.order === "suit" ? "rank" : "suit"}`) : null);
 }
@@ -185,7 +262,7 @@ function moveControls(state, ui, act) {
     ui.moveError ? h("p", { class: "error", role: "alert" }, ui.moveError) : null);
 }
 
-function waitingControls(state, act) {
+function waitingControls(state, ui, act) {
   const t = state.table;
   if (t.phase !== "waiting") return null;
   const me = mySeat(state);
@@ -215,7 +292,8 @@ function waitingControls(state, act) {
   const mineInfo = me === null ? null : t.seats[me];
   return h("div", { class: "panel waiting", id: "waiting" },
     h("h3", {}, "Waiting for players"),
-    t.code ? h("p", {}, "Invite code: ", h("strong", { class: "code", id: "invite-code" }, t.code),
+    // Offline (`pisyedili play --web`) nobody else can come: no code to share.
+    t.code && !ui.offline ? h("p", {}, "Invite code: ", h("strong", { class: "code", id: "invite-code" }, t.code),
       t.private ? " (this table is private: share the code)" : "") : null,
     h("ul", { class: "seat-list" }, rows),
     h("div", { class: "buttons" },
@@ -273,16 +351,38 @@ function matchResult(state, act) {
         onclick: () => act.send({ type: "rematch", agree: false }) }, "No more")) : null);
 }
 
-function tableHeader(state, act) {
+/** Sound and notices, off until turned on (notice.js remembers the choice). */
+function noticeToggles(ui, act) {
+  const { sound, notify } = ui.prefs;
+  return h("span", { class: "toggles" },
+    h("button", { type: "button", id: "sound-toggle", class: "quiet toggle", "aria-pressed": sound ? "true" : "false",
+      dataset: { key: "sound-toggle" }, onclick: () => act.toggleSound() },
+      h("span", { "aria-hidden": "true" }, "♪ "), t("Sound")),
+    typeof Notification === "undefined" ? null
+      : h("button", { type: "button", id: "notify-toggle", class: "quiet toggle", "aria-pressed": notify ? "true" : "false",
+          title: Notification.permission === "denied" ? t("This browser blocks notices from this page.") : t("A notice on your turn while this tab is hidden"),
+          dataset: { key: "notify-toggle" }, onclick: () => act.toggleNotify() }, t("Notify me")));
+}
+
+/** The last few lines of the log, on the felt: on a phone the log is far below. */
+function recentMoves(state) {
+  const lines = state.log.filter((e) => e.cls !== "dim").slice(-3);
+  if (!lines.length) return null;
+  return h("ol", { class: "recent", id: "recent", "aria-hidden": "true" },
+    lines.map((e) => h("li", { class: e.cls, dataset: { key: `recent-${e.seq}` } }, richText(e.text))));
+}
+
+function tableHeader(state, ui, act) {
   const t = state.table;
   const spect = state.table.spectator_count ?? t.spectators.length;
   return h("div", { class: "table-head" },
     h("h2", { id: "table-title" }, t.name),
     h("span", { class: "muted" }, ` #${t.id} · ${t.rules}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
-    t.code && t.phase !== "waiting" ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
+    t.code && t.phase !== "waiting" && !ui.offline ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
     spect ? h("span", { class: "muted", title: t.spectators.join(", ") }, ` · ${spect} watching`) : null,
     state.you && state.you.spectator ? h("span", { class: "tag" }, "you are watching") : null,
     h("span", { class: "muted options", id: "table-options" }, optionsText(t.options || {})),
+    noticeToggles(ui, act),
     h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },
       onclick: () => act.leave() }, "Leave"));
 }
@@ -298,14 +398,17 @@ export function tableScreen(state, ui, act, now) {
   // the result) and the move controls step aside until the next deal.
   const over = Boolean(state.view && state.view.phase === "over" && state.view.result);
   return h("section", { class: `table-screen ${turnClass}`, "aria-labelledby": "table-title" },
-    tableHeader(state, act),
+    tableHeader(state, ui, act),
     h("div", { class: "felt" },
+      directionRing(state),
+      me === null ? recentMoves(state) : null,
       h("div", { class: `opponents n${others.length}` }, others.map((s) => seatBox(state, s, now, false))),
       over ? null : centre(state),
       matchResult(state, act),
       dealResult(state),
       me !== null ? h("div", { class: "me" },
         seatBox(state, me, now, true),
+        recentMoves(state), // by the hand: in view where the hand is, on a phone
         over ? null : h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
         heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
           dataset: { key: "come-back" }, onclick: () => act.comeBack() }, "I am back: take my seat") : null,
@@ -313,5 +416,5 @@ export function tableScreen(state, ui, act, now) {
         over ? null : handArea(state, ui, act),
         ui.jack && !over ? suitPicker(state, ui, act) : null,
         moveControls(state, ui, act)) : muameleSpread(state, act)),
-    waitingControls(state, act));
+    waitingControls(state, ui, act));
 }

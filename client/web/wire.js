@@ -19,6 +19,8 @@ const FINAL_CODES = new Set(["unsupported_version", "hello_required", "missing_f
 const CLOSING_CODES = new Set(["frame_too_large", "idle_timeout", "too_slow", "shutting_down",
   "server_full", "too_many_connections", "too_many_sessions", "rate_limited"]);
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
+// Tries in a row that reach no server before the page gives up (about a minute).
+export const MAX_FAILED_TRIES = 10;
 
 /** The session token kept across reloads: the page's origin is the server, so one
  * key per origin is one key per server. */
@@ -56,9 +58,10 @@ export class Wire {
   /**
    * onMessage(msg): every server message, replies included, after the wire used it.
    * onStatus(status, detail): "connecting", "open", "welcomed", "reconnecting",
-   *   "stopped" (with the reason: an error map, or {type: "replaced"}).
+   *   "stopped" (with the reason: an error map, {type: "replaced"}, or {type: "gone"}
+ *   when the server is gone for good or was not reached MAX_FAILED_TRIES times).
    */
-  constructor({ url, onMessage, onStatus, store = sessionStore }) {
+  constructor({ url, onMessage, onStatus, store = sessionStore, endsWithServer = false }) {
     this.url = url;
     this.onMessage = onMessage;
     this.onStatus = onStatus;
@@ -72,6 +75,10 @@ export class Wire {
     this.attempt = 0;
     this.retryTimer = null;
     this.closing = null; // the closing error the server sent before it hung up
+    this.failed = 0; // tries in a row that were not welcomed
+    // The server lives only as long as this page's game (`pisyedili play --web`): its
+    // `shutting_down` means it is gone for good, so no retry follows.
+    this.endsWithServer = endsWithServer;
   }
 
   /** Connect as `name`, resuming the stored session if there is one. */
@@ -79,6 +86,15 @@ export class Wire {
     this.name = name;
     this.stopped = false;
     this.attempt = 0;
+    this.failed = 0;
+    clearTimeout(this.retryTimer);
+    this._open();
+  }
+
+  /** Skip the wait before the next try (the "Try now" button). */
+  retryNow() {
+    if (this.stopped || this.ws) return;
+    clearTimeout(this.retryTimer);
     this._open();
   }
 
@@ -121,7 +137,8 @@ export class Wire {
     let ws;
     try {
       ws = new WebSocket(this.url);
-    } catch (err) {
+    } catch {
+      this.failed += 1;
       this._retry();
       return;
     }
@@ -137,6 +154,7 @@ export class Wire {
     ws.onmessage = (ev) => this._receive(ev.data);
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
+      if (!this.welcomed) this.failed += 1;
       // The close's reason is the error code when the server closes for one; it stands
       // in for an `error` that did not arrive first (docs/protocol.md, WebSocket).
       if (!this.closing && ev.reason) this.closing = { type: "error", code: ev.reason, message: ev.reason };
@@ -175,6 +193,7 @@ export class Wire {
     if (kind === "welcome") {
       this.welcomed = true;
       this.attempt = 0;
+      this.failed = 0;
       this.name = msg.name;
       this.store.save({ name: msg.name, token: msg.token });
       this.onStatus("welcomed", msg);
@@ -217,13 +236,17 @@ export class Wire {
       this.stop(why);
       return;
     }
+    if ((why && why.code === "shutting_down" && this.endsWithServer) || this.failed >= MAX_FAILED_TRIES) {
+      this.stop({ type: "gone", code: why ? why.code : null });
+      return;
+    }
     this._retry();
   }
 
   _retry() {
     const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)];
     this.attempt += 1;
-    this.onStatus("reconnecting", { delay });
+    this.onStatus("reconnecting", { delay, at: performance.now() + delay });
     this.retryTimer = setTimeout(() => this._open(), delay);
   }
 

@@ -228,3 +228,57 @@ def test_a_closed_table_still_answers_every_request() -> None:
         assert isinstance(out[0], Reply) and out[0].msg["code"] == "no_such_table"
         assert len(out) == 1
     assert loop.do(cmd.TimerFired("turn")) == []
+
+
+def deal_so_far(inbox: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The current deal's events as a member's updates told them (no deal_start, no
+    timeout notices: what a snapshot's `deal_events` promises)."""
+    told: list[dict[str, Any]] = []
+    for msg in inbox:
+        if msg["type"] != "update":
+            continue
+        for ev in msg["events"]:
+            if ev["event"] == "deal_start":
+                told = []
+            elif ev["event"] != "timeout":
+                told.append(ev)
+    return told
+
+
+def test_a_snapshot_carries_the_deal_so_far_as_each_member_may_see_it() -> None:
+    """Mid-deal, a player's and a spectator's snapshot hold exactly the events their
+    updates carried: own draws with their cards, others' draws without."""
+    loop = Loop(new_core("classic", 2))
+    loop.do(cmd.Join("1", "A"))
+    loop.do(cmd.Join("2", "B"))
+    loop.do(cmd.Ready("2", True))
+    loop.do(cmd.Start("1", 7))
+    loop.do(cmd.Join("3", "C", spectate=True))
+    drawn = {"1": 0, "2": 0}
+    for _ in range(40):
+        deal = loop.core.match.deal  # type: ignore[union-attr]
+        if deal.over:
+            break
+        member = "1" if loop.core.seat_of("1") == deal.to_act else "2"
+        moves = loop.offered(member)
+        assert moves
+        draw = next((m for m in moves if m["kind"] == "draw"), None)
+        move = draw if draw is not None and drawn[member] < 3 else moves[0]
+        drawn[member] += move["kind"] == "draw"
+        loop.do(cmd.Play(member, move))
+    assert min(drawn.values()) > 0
+    for member in ("1", "2", "3"):
+        snap = loop.core.snapshot(member)
+        validate(snap, Direction.TO_CLIENT)
+        told = deal_so_far(loop.inbox[member])
+        assert told and snap["deal_events"] == told
+        seat = loop.core.seat_of(member)
+        draws = [e for e in snap["deal_events"] if e["event"] == "draw"]
+        assert all(("cards" in e) == (seat is not None and e["seat"] == seat) for e in draws)
+    assert any("cards" in e for e in loop.core.snapshot("1")["deal_events"])
+
+
+def test_a_snapshot_before_the_first_deal_has_no_deal_events() -> None:
+    loop = Loop(new_core("classic", 2))
+    loop.do(cmd.Join("1", "A"))
+    assert "deal_events" not in loop.core.snapshot("1")

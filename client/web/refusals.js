@@ -1,0 +1,43 @@
+// A refusal in plain words, from its stable error code (docs/protocol.md, Errors): what
+// a person can do about it, shown next to what caused it. The server's own message is
+// for logs and developers; a code this page does not know falls back to it.
+
+import { t } from "./words.js";
+
+const PLAIN = {
+  bad_field: () => t("The server does not take that."),
+  missing_field: () => t("Something required is missing."),
+  name_registered: () => t("That name belongs to a registered account: choose another."),
+  server_full: () => t("The server is full right now: try again in a while."),
+  too_many_connections: () => t("Too many connections from your network: close another tab and try again."),
+  too_many_sessions: () => t("Too many players from your network: try again later."),
+  banned: () => t("You may not play on this server."),
+  unsupported_version: () => t("This page is too old for the server: reload it."),
+  rate_limited: () => t("Too fast: wait a moment and try again."),
+  muted: () => t("You are muted: your messages are not sent."),
+  no_such_table: () => t("No such table: check the invite code and try again."),
+  private_table: () => t("That table is private: join it by its invite code."),
+  seat_taken: () => t("That seat was just taken: choose another."),
+  already_at_table: () => t("You are at a table already: leave it first."),
+  game_in_progress: () => t("A match is being played there: you can watch it."),
+  value_too_large: () => t("That is too long."),
+  not_connected: () => t("Not connected: wait for the connection to come back."),
+};
+
+/** Why the name was refused, from the server's detail (`name: must not …`). */
+function nameReason(err) {
+  const detail = String(err.message || "").replace(/^name:\s*/, "");
+  if (/kept for the server's bots/.test(detail)) return t("Names like “bot (easy)” are kept for the server's bots: choose another.");
+  if (/at most/.test(detail)) return t("That name is too long: 24 characters at most.");
+  if (/blank|letter or digit/.test(detail)) return t("A name needs at least one letter or digit.");
+  return t("That name cannot be used: choose another, with letters, digits and spaces.");
+}
+
+/** The plain-words text for an `error` reply. */
+export function refusalText(err) {
+  if (!err) return "";
+  if ((err.code === "bad_field" || err.code === "missing_field") && err.field === "name") return nameReason(err);
+  if (err.code === "bad_field" && err.field === "code") return t("That is not an invite code: codes are letters and digits.");
+  const plain = PLAIN[err.code];
+  return plain ? plain() : (err.message || err.code || t("Refused."));
+}

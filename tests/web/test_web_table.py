@@ -1,0 +1,569 @@
+"""The table experience in a real browser (headless Chromium) against real server
+processes: layout at three screen sizes, motion, sound and notices, the log after a
+reload, the lost-connection banner, and the small things a player meets.
+
+Waits are on the DOM (see `browser_kit`); every test ends with no console error.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_kit import Page, chromium, set_viewport
+from process_output import Output
+from web_kit import WebServer, served
+
+TURN_LIMIT = 400
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[WebServer]:
+    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
+                "--max-per-address", "100") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    with chromium(1280, 800) as d:
+        yield d
+
+
+def fresh(driver: Any, server: WebServer) -> Page:
+    """A new player: the page with nothing stored, the console log emptied."""
+    driver.get("about:blank")
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    driver.get_log("browser")
+    return Page(driver)
+
+
+@pytest.fixture
+def page(driver: Any, server: WebServer) -> Iterator[Page]:
+    set_viewport(driver, 1280, 800)
+    p = fresh(driver, server)
+    yield p
+    assert p.errors() == [], "the page logged errors"
+
+
+def offline(page: Page, server: WebServer, name: str, bots: int = 2,
+            rules: str = "classic") -> None:
+    """The `?play=1` autopilot: a started table with bots, our first turn on screen."""
+    page.open(f"{server.url}?play=1&name={name}&rules={rules}&bots={bots}&level=easy")
+    page.wait_screen("table")
+    page.wait(lambda d: page.body("turn") == "mine", what="our first turn")
+
+
+def next_turn(page: Page) -> None:
+    page.wait(lambda d: page.body("turn") == "mine" or page.body("phase") == "over",
+              what="our turn or the deal's end")
+
+
+def rect(page: Page, selector: str) -> dict[str, float]:
+    return dict(page.driver.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width};",
+        selector))
+
+
+def card_width(page: Page) -> float:
+    return rect(page, "#hand button.card")["width"]
+
+
+# ------------------------------------------------------------------------------ layout
+
+
+def test_the_table_fits_each_screen(driver: Any, server: WebServer) -> None:
+    """1280x720: no scrolling, the Draw/Pass row in view; 1920x1080: bigger cards;
+    a 360-px phone: every card at least 44 px wide where it can be tapped, and the last
+    moves on the felt in view."""
+    widths = {}
+    for width, height, mobile in ((1280, 720, False), (1920, 1080, False), (360, 740, True)):
+        set_viewport(driver, width, height, mobile)
+        page = fresh(driver, server)
+        offline(page, server, f"Fit{width}", bots=3)
+        page.take_turn()
+        next_turn(page)
+        widths[width] = card_width(page)
+        if width == 1280:
+            for control in ("#draw", "#pass", "#move-input"):
+                box = rect(page, control)
+                assert 0 <= box["top"] and box["bottom"] <= height, control
+            assert driver.execute_script("return document.documentElement.scrollHeight") <= height
+        if width == 360:
+            assert driver.execute_script("return document.documentElement.scrollWidth") <= 360
+            boxes = driver.execute_script(
+                "return [...document.querySelectorAll('#hand button.card')].map(b => {"
+                "const r = b.getBoundingClientRect(); return [r.left, r.top, r.width]; })")
+            for (left, top, w), (next_left, next_top, _) in zip(boxes, [*boxes[1:], [1e9, -1, 0]],
+                                                               strict=True):
+                assert w >= 44
+                if abs(next_top - top) < 1:  # the next card overlaps this one in its row
+                    assert next_left - left >= 44, "less than 44 px of a card to tap"
+            # In view with the hand, wherever the page is scrolled to reach it.
+            for where in ("#hand", "#draw"):
+                driver.execute_script(
+                    "document.querySelector(arguments[0]).scrollIntoView({block: 'nearest'})",
+                    where)
+                recent = rect(page, "#recent")
+                assert recent["top"] >= 0 and recent["bottom"] <= height, where
+            last = driver.execute_script(
+                "return [...document.querySelectorAll('#log li')].filter(li => "
+                "!li.classList.contains('dim')).pop().innerText")
+            assert last in page.css("#recent").text
+        assert page.errors() == []
+    assert widths[1920] > widths[1280] * 1.3
+    set_viewport(driver, 1280, 800)
+    driver.get("about:blank")
+
+
+def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer) -> None:
+    """Drawing instead of playing: past eleven cards the hand overlaps its cards, and
+    the Draw/Pass row stays in view."""
+    set_viewport(driver, 1280, 720)
+    page = fresh(driver, server)
+    try:
+        offline(page, server, "Toplayıcı", bots=1)
+        for _ in range(TURN_LIMIT):
+            next_turn(page)
+            if page.body("phase") == "over" or len(page.state("view.hand")) >= 13:
+                break
+            serial = page.body("serial")
+            button = "#draw" if page.css("#draw").is_enabled() else "#pass"
+            if button == "#pass" and not page.css("#pass").is_enabled():
+                page.take_turn()
+                continue
+            page.css(button).click()
+            page.wait(lambda d, was=serial: page.body("serial") != was
+                      or page.body("turn") != "mine", what=button)
+        assert len(page.state("view.hand")) >= 12, "the deal ended before the hand grew"
+        # Only the last draw is marked as new, not every card drawn since the last play.
+        last = [line for line in page.log_text().splitlines() if line.startswith("you drew")][-1]
+        marks = page.all("#hand button.card.drawn")
+        assert len(marks) <= int(last.split()[2])
+        tops = {round(c.rect["y"]) for c in page.all("#hand button.card:not(.legal)")}
+        assert len(tops) == 1, "the hand took a second row"
+        box = rect(page, "#draw")
+        assert box["bottom"] <= 720
+        assert driver.execute_script("return document.documentElement.scrollHeight") <= 720
+        assert page.errors() == []
+    finally:
+        set_viewport(driver, 1280, 800)
+        driver.get("about:blank")
+
+
+# ------------------------------------------------------------------------------ motion
+
+
+def flights(page: Page) -> list[dict[str, Any]]:
+    return list(page.driver.execute_script("return window.pisyedili.flights.slice()"))
+
+
+def draw_once(page: Page) -> None:
+    """Play on until a draw of ours is on offer, then draw."""
+    for _ in range(TURN_LIMIT):
+        next_turn(page)
+        assert page.body("phase") != "over", "the deal ended before we could draw"
+        if page.css("#draw").is_enabled():
+            serial = page.body("serial")
+            page.css("#draw").click()
+            page.wait(lambda d, was=serial: page.body("serial") != was
+                      or page.body("turn") != "mine", what="the draw")
+            return
+        page.take_turn()
+    raise AssertionError("no draw offered")
+
+
+def test_cards_fly_and_the_card_drawn_is_marked(page: Page, server: WebServer) -> None:
+    """A play flies to the pile, a draw from the stock; each flight is short and the
+    screen is final at once (the pile shows the card played while it flies); the card
+    drawn is marked, in sight and in its label."""
+    offline(page, server, "Uçan")
+    page.take_turn()
+    next_turn(page)
+    kinds = {f["kind"] for f in flights(page)}
+    assert "play" in kinds  # ours or the bots'
+    if "you played" in page.log_text():  # ours leaves from its place in the hand
+        assert "hand" in {f["source"] for f in flights(page) if f["kind"] == "play"}
+    assert all(f["ms"] <= 250 for f in flights(page))
+    draw_once(page)
+    page.wait(lambda d: page.state("drawn.length") > 0 or page.body("phase") == "over",
+              what="the card drawn")
+    assert "draw" in {f["kind"] for f in flights(page)}
+    drawn = page.state("drawn")
+    if page.body("phase") != "over" and page.state("view.hand").count(drawn[-1]):
+        marked = page.all("#hand button.card.drawn")
+        assert marked and marked[0].get_attribute("data-card") in drawn
+        assert "just drawn" in str(marked[0].get_attribute("aria-label"))
+        assert "new" in marked[0].text
+    # While a clone flies the real pile already shows the top card: nothing waits on it.
+    top = page.driver.execute_script(
+        "return document.querySelector('#pile .top')?.dataset.card || null")
+    assert top in (page.state("view.top"), None)
+
+
+def test_no_motion_when_the_player_asks_for_less(page: Page, server: WebServer) -> None:
+    page.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    offline(page, server, "Sakin")
+    for _ in range(3):
+        page.take_turn()
+        next_turn(page)
+        if page.body("phase") == "over":
+            break
+    assert "you played" in page.log_text() or "you drew" in page.log_text()
+    assert flights(page) == []
+    assert page.driver.execute_script("return document.querySelectorAll('.flying').length") == 0
+
+
+# ------------------------------------------------------------------------ sound, notices
+
+
+def played(page: Page) -> list[dict[str, Any]]:
+    return list(page.driver.execute_script("return window.pisyedili.played.slice()"))
+
+
+def test_sounds_are_off_until_turned_on_and_served_by_the_server(
+        page: Page, server: WebServer) -> None:
+    """No sound by default; the toggle turns them on (a sample plays), our turns and
+    deal ends then sound, and the choice survives a reload. The files come from the
+    server, small, as audio/wav."""
+    offline(page, server, "Ses")
+    page.take_turn()
+    next_turn(page)
+    assert played(page) == []
+    toggle = page.css("#sound-toggle")
+    assert toggle.get_attribute("aria-pressed") == "false"
+    toggle.click()
+    page.wait(lambda d: page.css("#sound-toggle").get_attribute("aria-pressed") == "true",
+              what="the toggle on")
+    page.wait(lambda d: any(p["name"] == "turn" and p["ok"] is not None for p in played(page)),
+              what="the sample to play or fail")
+    assert page.driver.execute_script("return localStorage.getItem('pisyedili.sound')") == "on"
+    before = len(played(page))
+    page.take_turn()
+    next_turn(page)
+    if page.body("phase") != "over":
+        page.wait(lambda d: len(played(page)) > before, what="a sound for our next turn")
+        assert {p["name"] for p in played(page)[before:]} <= {"turn", "penalty", "deal_end"}
+    page.driver.refresh()
+    page.wait_screen("table")
+    assert page.css("#sound-toggle").get_attribute("aria-pressed") == "true"
+    files = page.driver.execute_async_script(
+        """const done = arguments[0];
+        Promise.all(["turn", "penalty", "deal_end"].map((n) => fetch(`/sounds/${n}.wav`)
+          .then(async (r) => [r.status, r.headers.get("content-type"),
+                              (await r.arrayBuffer()).byteLength]))).then(done);""")
+    for status, kind, size in files:
+        assert status == 200 and kind == "audio/wav" and 1000 < size < 8000
+
+
+def test_a_notice_on_our_turn_while_the_tab_is_hidden(page: Page, server: WebServer) -> None:
+    """Permission is asked for only when the player turns notices on; then our turn in
+    a hidden tab shows one."""
+    origin = server.url.rstrip("/")
+    page.driver.execute_cdp_cmd("Browser.resetPermissions", {})
+    offline(page, server, "Haber")
+    assert page.driver.execute_script("return Notification.permission") == "default"
+    page.driver.execute_cdp_cmd("Browser.grantPermissions", {
+        "origin": origin, "permissions": ["notifications"]})
+    page.click("#notify-toggle")
+    page.wait(lambda d: page.css("#notify-toggle").get_attribute("aria-pressed") == "true",
+              what="notices on")
+    first = page.driver.current_window_handle
+    # Our move, then another tab in front: the next turn comes to a hidden page, which
+    # leaves word in the origin's storage for the tab in front to read.
+    page.driver.execute_script(
+        """setTimeout(() => document.querySelector(
+             '#hand .legal, #draw:not([disabled]), #pass:not([disabled])').click(), 300);
+           setInterval(() => {
+             const seen = window.pisyedili.played.find((p) => p.kind === 'notification');
+             if (seen) localStorage.setItem('test.notified', document.hidden ? 'hidden' : 'shown');
+           }, 50);""")
+    page.driver.switch_to.new_window("tab")
+    try:
+        page.driver.get(server.url + "no-such-page")  # of the origin, not the game
+        word = "return localStorage.getItem('test.notified')"
+        page.wait(lambda d: d.execute_script(word), what="a notice in the hidden tab")
+        assert page.driver.execute_script(word) == "hidden"
+    finally:
+        page.driver.close()
+        page.driver.switch_to.window(first)
+    # The other tab's 404s (the page, its favicon) are its own; the game logged nothing.
+    assert [e for e in page.errors()
+            if "no-such-page" not in e and "favicon" not in e] == []
+    page.driver.execute_cdp_cmd("Browser.resetPermissions", {})
+
+
+# --------------------------------------------------------------------------- the log
+
+
+def play_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if " played " in line or " drew " in line]
+
+
+def test_the_move_log_survives_a_reload(page: Page, server: WebServer) -> None:
+    """After a reload the snapshot's deal so far fills the log again: the same lines."""
+    offline(page, server, "Defter")
+    for _ in range(3):
+        page.take_turn()
+        next_turn(page)
+    assert page.body("phase") == "play"
+    before = play_lines(page.log_text())
+    assert len(before) >= 3
+    page.driver.refresh()
+    page.wait_screen("table")
+    page.wait(lambda d: page.body("turn") == "mine", what="the decision after the reload")
+    after = page.log_text()
+    assert "Deal 1 so far" in after
+    assert play_lines(after) == before
+    # Our own draws keep their cards; the bots' never show them.
+    assert all(":" not in line for line in before if line.startswith("bot") and "drew" in line)
+
+
+# ------------------------------------------------------------------- a lost connection
+
+
+def test_a_lost_connection_shows_a_banner_a_countdown_and_try_now(
+        page: Page, server: WebServer) -> None:
+    """While the link is down a banner covers the table with a countdown, the table
+    takes no input, and Try now reconnects at once (no waiting out the countdown)."""
+    offline(page, server, "Kopuk")
+    # The next tries go to a port where nothing listens, so they fail as a dead link's.
+    page.driver.execute_script(
+        "const w = window.pisyedili.wire; w.realUrl = w.url; w.url = 'ws://127.0.0.1:9/ws';"
+        "w.ws.close();")
+    page.wait(lambda d: page.body("banner") == "lost" and page.all("#banner-countdown[data-at]"),
+              what="the banner's countdown")
+    banner = page.css("#banner")
+    assert "Connection lost" in banner.text and "Trying again in" in banner.text
+    assert page.driver.execute_script("return document.getElementById('main').inert") is True
+    assert page.driver.execute_script(
+        "return document.elementFromPoint(...(() => { const r = document.querySelector("
+        "'#hand button.card').getBoundingClientRect(); return [r.x + 5, r.y + 5]; })())"
+        ".closest('#hand') === null || document.getElementById('main').inert")
+    # Wait for the countdown to be long (several failed tries), then skip it.
+    page.wait(lambda d: page.state("retryAt") is not None
+              and page.state("retryAt") - d.execute_script("return performance.now()") > 1500,
+              what="a long wait before the next try")
+    page.driver.execute_script("const w = window.pisyedili.wire; w.url = w.realUrl;")
+    # Try now opens the next try there and then, the countdown notwithstanding.
+    trying = page.driver.execute_script(
+        "const w = window.pisyedili.wire; const waiting = w.ws === null;"
+        "document.getElementById('retry-now').click(); return [waiting, w.ws !== null];")
+    assert trying == [True, True]
+    page.wait(lambda d: page.body("link") == "welcomed" and page.body("banner") == "none",
+              what="the reconnect")
+    assert page.driver.execute_script("return document.getElementById('main').inert") is False
+    assert "Welcome back" in page.log_text()
+    page.wait(lambda d: page.body("turn") == "mine", what="our decision again")
+    # The failed tries are the browser's own console errors, not the page's.
+    assert [e for e in page.errors() if "127.0.0.1:9" not in e] == []
+
+
+def test_another_tab_takes_the_seat_and_this_one_takes_it_back(
+        page: Page, server: WebServer) -> None:
+    offline(page, server, "İkiz")
+    first = page.driver.current_window_handle
+    page.driver.switch_to.new_window("tab")
+    try:
+        page.driver.get(server.url)  # the same stored session: it resumes here
+        page.wait_screen("table")
+        page.driver.switch_to.window(first)
+        page.wait(lambda d: page.body("banner") == "replaced", what="the replaced banner")
+        assert "another tab" in page.css("#banner").text
+        page.click("#take-back")
+        page.wait(lambda d: page.body("banner") == "none" and page.body("link") == "welcomed",
+                  what="the seat back here")
+        assert page.state("you.seat") == 0
+        page.driver.switch_to.window(next(h for h in page.driver.window_handles if h != first))
+        page.wait(lambda d: page.body("banner") == "replaced", what="the other tab to stop")
+        page.driver.close()
+    finally:
+        page.driver.switch_to.window(first)
+
+
+def test_the_page_stops_when_play_web_ends(page: Page) -> None:
+    """`pisyedili play --web` ends: its page says the server is gone and stops trying."""
+    start = "from pisyedili.client.cli import main; raise SystemExit(main())"
+    process = subprocess.Popen(
+        [sys.executable, "-c", start, "play", "--web", "--no-open", "--name", "Son",
+         "--bots", "1", "--level", "easy"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        text=True, encoding="utf-8")
+    try:
+        assert process.stdout is not None
+        output = Output(process.stdout)
+        url = output.wait_for(r" at (http://\S+)").group(1)
+        page.open(url)
+        page.wait(lambda d: page.body("turn") == "mine", what="our turn")
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=15)
+        page.wait(lambda d: page.body("banner") == "gone", what="the page to say it is over")
+        assert "stopped" in page.css("#banner").text
+        assert page.driver.execute_script("return window.pisyedili.wire.stopped") is True
+        assert page.all("#retry-now") == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+# ------------------------------------------------------------------------ small things
+
+
+def test_the_waiting_room_and_the_offline_table(page: Page, server: WebServer) -> None:
+    """The host is not tagged "not ready" (its Start is its ready); an offline table
+    shows no invite code; the felt shows which way play goes."""
+    page.open(server.url)
+    page.name_and_enter("Ev Sahibi")
+    page.css("#seats").send_keys("2")
+    page.click("#private")
+    page.click("#create")
+    page.wait_screen("table")
+    host_row = page.css('.seat-row[data-seat="0"]')
+    assert "host" in host_row.text and "not ready" not in host_row.text
+    assert not page.all("#ready")
+    assert page.css("#invite-code").text  # a private table online: the code to share
+    page.driver.get("about:blank")
+    page.driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+    offline(page, server, "Yalnız")
+    assert not page.all("#invite-code")
+    assert "code" not in page.css(".table-head").text
+    ring = page.css("#direction-ring")
+    clockwise = page.state("view.direction") == 1
+    assert ring.get_attribute("data-direction") == ("cw" if clockwise else "ccw")
+    note = page.css("#direction-note").text
+    assert ("anticlockwise" not in note) == clockwise and "then" in note
+
+
+def test_h_goes_to_the_first_card_that_can_be_played(page: Page, server: WebServer) -> None:
+    for _ in range(TURN_LIMIT):
+        if not page.all("#hand"):
+            offline(page, server, "Hızlı")
+        next_turn(page)
+        cards = page.all("#hand button.card")
+        legal = page.all("#hand button.card.legal")
+        if legal and cards[0] != legal[0]:
+            break
+        if page.body("phase") == "over":
+            raise AssertionError("no turn whose first card was not playable")
+        page.take_turn()
+    page.css("#table-title").click()  # the focus off the hand
+    page.driver.switch_to.active_element.send_keys("h")
+    focused = page.driver.switch_to.active_element
+    assert focused.get_attribute("data-key") == legal[0].get_attribute("data-key")
+
+
+def test_chat_says_when_it_reaches_its_limit(page: Page, server: WebServer) -> None:
+    offline(page, server, "Geveze")
+    field = page.css("#chat-input")
+    field.send_keys("a" * 260)
+    help_ = page.wait_css("#chat-help")
+    assert "260 of 300" in help_.text
+    field.send_keys("b" * 60)
+    page.wait(lambda d: "at most" in page.css("#chat-help").text, what="the limit said")
+    assert len(str(field.get_attribute("value"))) == 300
+
+
+def test_a_name_in_use_and_a_refused_name_are_said_plainly(page: Page, server: WebServer) -> None:
+    """A name taken on the server comes back suffixed: the lobby says so. A refused
+    name stays in its field, with the reason in plain words next to it."""
+    page.open(server.url)
+    page.name_and_enter("Çift")
+    page.click("#change-name")
+    page.name_and_enter("Çift")  # the first session still holds it
+    note = page.wait_css("#renamed")
+    assert "Çift" in note.text and page.state("me.name") in note.text
+    assert page.state("me.name") != "Çift"
+    page.click("#change-name")
+    page.wait_screen("name")
+    field = page.css("#name-input")
+    field.clear()
+    field.send_keys("bot (easy)")
+    page.click("#connect")
+    error = page.wait_css("#name-error")
+    assert "kept for the server's bots" in error.text and "name:" not in error.text
+    assert page.css("#name-input").get_attribute("value") == "bot (easy)"
+    assert "name-error" in str(page.css("#name-input").get_attribute("aria-describedby"))
+
+
+def test_a_wrong_invite_code_is_said_next_to_its_field(page: Page, server: WebServer) -> None:
+    page.open(server.url)
+    page.name_and_enter("Kodcu")
+    page.css("#code-input").send_keys("ZZZZZZ")
+    page.click("#join-code")
+    error = page.wait_css("#code-error")
+    assert "invite code" in error.text
+    box, field = rect(page, "#code-error"), rect(page, "#code-input")
+    assert 0 <= box["top"] - field["bottom"] < 40  # right under the field
+
+
+def test_our_stand_in_says_it_plays_for_us(page: Page, server: WebServer) -> None:
+    page.open(server.url)
+    page.name_and_enter("Uykucu")
+    page.css("#seats").send_keys("2")
+    page.css("#turn_seconds").send_keys("1")
+    page.click("#create")
+    page.wait_screen("table")
+    page.click('.seat-row[data-seat="1"] .add-bot')
+    page.wait(lambda d: page.state("table.seats[1].kind") == "bot", what="the bot")
+    page.click("#start")
+    page.wait_css("#come-back", timeout=30)  # two turns timed out: a stand-in plays
+    tags = page.css(".seat.mine .seat-tags").text
+    assert "a bot plays for you" in tags and "them" not in tags
+
+
+# --------------------------------------------------------------------- console errors
+
+
+def console_errors(page: Page) -> list[str]:
+    """Chromium's own log of the page: errors and uncaught exceptions (SEVERE)."""
+    return [f"{e['level']}: {e['message']}" for e in page.driver.get_log("browser")
+            if e.get("level") == "SEVERE"]
+
+
+def test_no_console_error_across_a_match_a_reload_and_a_lost_connection(
+        page: Page, server: WebServer) -> None:
+    page.open(server.url)
+    page.name_and_enter("Temiz")
+    assert console_errors(page) == [], "the name screen or the lobby"
+    page.css("#seats").send_keys("3")
+    page.css("#match_kind").send_keys("deals")
+    page.css("#match_count").send_keys("1")
+    page.css("#turn_seconds").send_keys("0")
+    page.click("#create")
+    page.wait_screen("table")
+    page.click('.seat-row[data-seat="1"] .add-bot')
+    page.wait_css('.seat-row[data-seat="2"] .add-bot').click()
+    page.wait(lambda d: page.state("table.seats.every(s => s.kind !== 'open')"), what="bots")
+    page.click("#sound-toggle")  # sounds on: they play (or stay quiet) without an error
+    page.click("#start")
+    page.wait(lambda d: page.body("turn") == "mine", what="our first turn")
+    assert console_errors(page) == [], "the waiting room and the start"
+    moves = 0
+    while page.body("phase") != "over":
+        page.take_turn()
+        moves += 1
+        if moves == 2:
+            page.driver.refresh()
+            page.wait_screen("table")
+            assert console_errors(page) == [], "the reload"
+        if moves == 4:
+            page.driver.execute_script("window.pisyedili.wire.ws.close()")
+            page.wait(lambda d: page.body("link") == "welcomed" and page.body("banner") == "none",
+                      what="the reconnect")
+            assert console_errors(page) == [], "the lost connection"
+        next_turn(page)
+        assert moves < TURN_LIMIT
+    page.wait_css("#match-result")
+    assert console_errors(page) == [], "the match and its end"

@@ -54,7 +54,7 @@ from .render import Look
 
 if TYPE_CHECKING:
     from .token_store import Saved, TokenStore
-    from .wire import Link
+    from .wire import Ended, Link
 
 DEFAULT_HOST = "localhost"
 DEFAULT_PORT = 7707
@@ -461,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_server(args.address)
         except ValueError as exc:
             parser.error(str(exc))
+        name = checked_name(parser, str(args.name))
 
     reactor = install_reactor()
     if offline and args.web:
@@ -472,7 +473,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = ClientApp(look, name, bell=args.bell, order=args.sort)
     start_logging(args.log, app.on_status)
 
+    status = 0
+
     async def session() -> None:
+        nonlocal status
         if offline:
             opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed,
                                   level=args.level, resume=args.resume, db=offline_db())
@@ -482,6 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             store, key = TokenStore(), server_key(args.address)
             link = wire(app, reactor, server_endpoint(reactor, args.address), name)
+            link.retry_first = False  # a first connection that fails says why and exits
             saved = remember_session(link, store, key, args.fresh)
             app.logins = ServerLogins(store, key)
             app.insecure = insecure_target(args.address)
@@ -489,6 +494,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             resuming = f" (resuming the session of {saved.name})" if saved else ""
             app.on_status(f"connecting to {args.address} as {name}{resuming}")
             link.start()
+            refused = await first_contact(link)
+            if refused is not None:
+                print(f"pisyedili: {refusal(args.address, refused)}", file=sys.stderr)
+                status = 1
+                return
             await app.run()
             if not app.quit_from_match:
                 store.delete(key)  # a clean quit from the lobby: nothing to come back to
@@ -497,7 +507,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_on_reactor(reactor, session)
     except KeyboardInterrupt:
         pass
-    return 0
+    return status
+
+
+def checked_name(parser: argparse.ArgumentParser, text: str) -> str:
+    """`--name` as the server will take it (the server's own rules, `names.accept`),
+    or exit with why: a name it refuses would only be refused after connecting."""
+    from pisyedili.server import names
+
+    try:
+        return names.accept(text)
+    except names.BadName as exc:
+        parser.error(f"--name {exc}; the server refuses such a name")
+
+
+async def first_contact(link: Link) -> Ended | None:
+    """Wait for the link's first `welcome`; None then, or how the link ended before it
+    (the first connection failed, or the server refused our `hello`)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Ended | None] = loop.create_future()
+
+    def settle(result: Ended | None) -> None:
+        if not done.done():
+            done.set_result(result)
+
+    link.when_welcomed().addCallback(lambda _: settle(None))
+    link.when_ended().addCallback(settle)
+    return await done
+
+
+def refusal(address: str, ended: Ended) -> str:
+    """What to tell a player whose first connection came to nothing."""
+    from .wire import UNREACHABLE
+
+    if ended.code == UNREACHABLE:
+        return f"cannot connect to {address}: {ended.text}"
+    return f"{address} refused the connection: {ended.text} ({ended.code})"
 
 
 def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,

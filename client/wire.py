@@ -252,13 +252,16 @@ class Link:
         """Why the last connection attempt failed, once it has."""
         self._welcome_timer: Any = None
         """The `IDelayedCall` that drops a connection still not welcomed."""
+        self._fresh_hello = False
+        """The token was just refused: the next try is a fresh `hello`, not a failure."""
         policy = retry or backoffPolicy(initialDelay=0.5, maxDelay=15.0, factor=2.0)
 
         def announce(attempt: int) -> float:
             # The service asks this after each failed attempt and each lost connection.
             delay = policy(attempt)
             why, self._why = self._why or "the connection failed", None
-            if self._stopping:
+            fresh, self._fresh_hello = self._fresh_hello, False
+            if self._stopping or fresh:  # `bad_token`: the next hello starts a session
                 return delay
             if not self._ever_welcomed and not self.retry_first:
                 # Ended on the next turn: the service is mid-transition now.
@@ -394,6 +397,7 @@ class Link:
         waiter = self._pending.pop(rid, None) if rid is not None else None
         if kind == "welcome":
             self._welcomed = self._ever_welcomed = True
+            self._why = None
             self._cancel_welcome_timer()
             self.welcome = msg
             self.token = msg["token"]
@@ -424,6 +428,7 @@ class Link:
             self._why = text  # what the next retry's status gives as the reason
         if code == "bad_token":
             self.token = None  # the session expired: the next hello starts a fresh one
+            self._fresh_hello = True
             self._token_changed()
         elif not self._welcomed:
             # Before `welcome` every error answers our hello: the same hello would be

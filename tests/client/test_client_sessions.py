@@ -153,3 +153,16 @@ def test_a_holder_that_exited_holds_nothing_and_only_the_holder_lets_go(
     assert store.load("k") is not None
     store.delete("k", "tok")
     assert store.load("k") is None
+
+
+def test_a_saved_token_the_server_does_not_know_starts_a_fresh_session(
+        tmp_path: Path) -> None:
+    with server(tmp_path) as (_, port):
+        target = f"127.0.0.1:{port}"
+        store = TokenStore(tmp_path / "state" / "pisyedili" / "sessions.json")
+        store.save(session_key(server_key(target), "ayse"), "stale-token", "ayse")
+        with client(tmp_path, target, "--name", "ayse") as c:
+            c.out.wait_for(CONNECTED.format("ayse"))
+            c.type("/quit")
+            assert c.exit_status() == 0
+            assert "cannot connect" not in c.out.rest(), c.out.text

@@ -395,3 +395,19 @@ def test_once_welcomed_each_retry_says_why_the_last_try_failed() -> None:
     clock.advance(2.0)
     assert len(endpoint.transports) == 2 and not link.fatal
     link.stop()
+
+
+def test_a_refused_token_on_the_first_connection_is_retried_with_a_fresh_hello() -> None:
+    clock, endpoint = Clock(), ManualEndpoint()
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, token="stale", retry=lambda attempt: 1.0, retry_first=False)
+    link.start()
+    [hello] = written(endpoint.transports[0])
+    assert hello["token"] == "stale"
+    endpoint.protocols[0].dataReceived(frame(error("bad_token", id=hello["id"])))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))
+    clock.advance(1.0)
+    assert not link.fatal and len(endpoint.transports) == 2
+    [again] = written(endpoint.transports[1])
+    assert "token" not in again or again["token"] is None
+    link.stop()

@@ -14,9 +14,11 @@ its options.
 ENDPOINT is a Twisted client endpoint string (`tls:example.org:7707`,
 `unix:/run/pisyedili.sock`), for servers that listen on more than plain TCP.
 
-The session's resume token is kept on disk per server (client/token_store.py), so
-`pisyedili HOST` after a closed terminal, a crash or a reboot resumes the session and its
-seat (while the server keeps them); `--fresh` starts a new session. Offline play keeps
+The session's resume token is kept on disk per server and name (client/token_store.py),
+so `pisyedili HOST` after a closed terminal, a crash or a reboot resumes the session and
+its seat (while the server keeps them); `--fresh` starts a new session. Another `--name`
+is another session; the same name, still in use by another client, is taken over only
+when the player says so (`--take-over`, or yes at the question). Offline play keeps
 its match in a file of its own (client/offline.py): `pisyedili play --continue` takes it
 up again.
 
@@ -33,6 +35,7 @@ import getpass
 import ipaddress
 import os
 import sys
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -54,7 +57,7 @@ from .render import Look
 
 if TYPE_CHECKING:
     from .token_store import Saved, TokenStore
-    from .wire import Link
+    from .wire import Ended, Link
 
 DEFAULT_HOST = "localhost"
 DEFAULT_PORT = 7707
@@ -164,12 +167,37 @@ def server_key(text: str) -> str:
 
 
 RESUME_NOTE = ("Closing the terminal keeps your session: `pisyedili` to the same server "
-               "takes your seat back (--fresh starts anew); /quit from the lobby forgets it.")
+               "with the same --name takes your seat back (--fresh starts anew); /quit from "
+               "the lobby forgets it.")
 
 
-def remember_session(link: Link, store: TokenStore, key: str, fresh: bool) -> Saved | None:
+def session_key(server: str, name: str) -> str:
+    """What the session of `name` on `server` (a `server_key`) is filed under: names the
+    server takes for the same name (`names.keys`: case, look-alike letters) share it."""
+    from pisyedili.server import names
+
+    return f"{server}#{names.keys(name)[0]}"
+
+
+def saved_session(store: TokenStore, server: str, name: str) -> Saved | None:
+    """The session saved for `name` on `server`. A file from before sessions were kept
+    per name holds one per server: it is `name`'s if it was welcomed with that name, and
+    is moved to its own key."""
+    key = session_key(server, name)
+    saved = store.load(key)
+    old = store.load(server) if saved is None else None
+    if old is not None and old.name == name:
+        store.save(key, old.token, old.name)
+        store.delete(server)
+        saved = store.load(key)
+    return saved
+
+
+def remember_session(link: Link, store: TokenStore, key: str, fresh: bool,
+                     holder: int | None = None) -> Saved | None:
     """Start `link` from the token saved for `key` (unless `fresh`) and keep the file in
-    step with each `welcome`; returns what was resumed from, if anything."""
+    step with each `welcome`, `holder` (this process) marked as using it; returns what
+    was resumed from, if anything."""
     saved = None if fresh else store.load(key)
     if saved is not None:
         link.token = saved.token
@@ -178,10 +206,44 @@ def remember_session(link: Link, store: TokenStore, key: str, fresh: bool) -> Sa
         if token is None:
             store.delete(key)  # the server forgot it: a stale token would only be refused
         else:
-            store.save(key, token, name)
+            store.save(key, token, name, holder)
 
     link.on_token = changed
     return saved
+
+
+def claim_session(parser: argparse.ArgumentParser, store: TokenStore, address: str,
+                  name: str, fresh: bool, take_over: bool,
+                  ask: Callable[[str], str] | None = None) -> str | None:
+    """Decide, before the terminal is taken over, what happens to the session saved for
+    `name` on `address`; returns a line to show (what `--fresh` throws away), or exits.
+
+    A session another live client of this user is using is taken over (that client is
+    disconnected) only with `take_over` or a yes to `ask` (a terminal's question); with
+    no terminal to ask, the default is not to, exit status 1.
+    """
+    saved = saved_session(store, server_key(address), name)
+    if saved is None:
+        return None
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved.saved_at))
+    if fresh:
+        return (f"--fresh: forgetting the saved session of {saved.name} on {address} (saved "
+                f"{when}); the server keeps it for its grace period, a seat it holds then "
+                "goes to a bot")
+    from .token_store import in_use
+
+    if take_over or not in_use(saved):
+        return None
+    where = (f"the session of {saved.name} on {address} is in use by another pisyedili "
+             f"(process {saved.holder})")
+    hint = ("--take-over takes its seat (that one is disconnected), --fresh starts "
+            "another session beside it, or choose another --name")
+    if ask is None:
+        parser.exit(1, f"{parser.prog}: {where}; not taken over: {hint}\n")
+    answer = ask(f"{where}. Take the seat over? That one is disconnected. [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        parser.exit(1, f"{parser.prog}: not taken over: {hint}\n")
+    return None
 
 
 def max_bots(rules: str) -> int:
@@ -324,7 +386,12 @@ def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argpars
                      help="list the servers found on the LAN and on this machine, and exit")
     net.add_argument("--fresh", action="store_true",
                      help="start a new session instead of resuming the one saved for this "
-                          "server (after a closed terminal, a crash or a reboot)")
+                          "server and name (after a closed terminal, a crash or a reboot)")
+    net.add_argument("--take-over", action="store_true",
+                     help="resume the session saved for this name even while another "
+                          "pisyedili of yours is using it (that one is disconnected); "
+                          "without it you are asked, and input that is not a terminal "
+                          "does not take over")
     _common(net)
     return net
 
@@ -462,6 +529,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_server(args.address)
         except ValueError as exc:
             parser.error(str(exc))
+        name = checked_name(parser, str(args.name))
+        from .token_store import TokenStore
+
+        store = TokenStore()
+        ask = input if sys.stdin.isatty() else None
+        fresh_note = claim_session(parser, store, args.address, name, args.fresh,
+                                   args.take_over, ask)
 
     reactor = install_reactor()
     if offline and args.web:
@@ -473,33 +547,87 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = ClientApp(look, name, bell=args.bell, order=args.sort)
     start_logging(args.log, app.on_status)
 
+    status = 0
+
     async def session() -> None:
+        nonlocal status
         if offline:
             opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed,
                                   level=args.level, resume=args.resume,
                                   journals=offline_dir())
             await play(app, reactor, name, opts)
         else:
-            from .token_store import ServerLogins, TokenStore
+            from .token_store import ServerLogins
 
-            store, key = TokenStore(), server_key(args.address)
+            server = server_key(args.address)
+            key = session_key(server, name)
             link = wire(app, reactor, server_endpoint(reactor, args.address), name)
-            saved = remember_session(link, store, key, args.fresh)
-            app.logins = ServerLogins(store, key)
+            link.retry_first = False  # a first connection that fails says why and exits
+            saved = remember_session(link, store, key, args.fresh, os.getpid())
+            if fresh_note:
+                app.on_status(fresh_note)
+            app.logins = ServerLogins(store, server)
             app.insecure = insecure_target(args.address)
             app.resume_note = RESUME_NOTE
             resuming = f" (resuming the session of {saved.name})" if saved else ""
             app.on_status(f"connecting to {args.address} as {name}{resuming}")
             link.start()
+            refused = await first_contact(link)
+            if refused is not None:
+                print(f"pisyedili: {refusal(args.address, refused)}", file=sys.stderr)
+                status = 1
+                if link.token is not None:
+                    store.release(key, link.token)
+                return
             await app.run()
-            if not app.quit_from_match:
-                store.delete(key)  # a clean quit from the lobby: nothing to come back to
+            if link.token is None or link.fatal == "replaced":
+                pass  # nothing saved, or the session and its entry are another client's now
+            elif app.quit_from_match:
+                store.release(key, link.token)  # kept to come back with, used by nobody
+            else:
+                # A clean quit from the lobby: nothing to come back to.
+                store.delete(key, link.token)
 
     try:
         run_on_reactor(reactor, session)
     except KeyboardInterrupt:
         pass
-    return 0
+    return status
+
+
+def checked_name(parser: argparse.ArgumentParser, text: str) -> str:
+    """`--name` as the server will take it (the server's own rules, `names.accept`),
+    or exit with why: a name it refuses would only be refused after connecting."""
+    from pisyedili.server import names
+
+    try:
+        return names.accept(text)
+    except names.BadName as exc:
+        parser.error(f"--name {exc}; the server refuses such a name")
+
+
+async def first_contact(link: Link) -> Ended | None:
+    """Wait for the link's first `welcome`; None then, or how the link ended before it
+    (the first connection failed, or the server refused our `hello`)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Ended | None] = loop.create_future()
+
+    def settle(result: Ended | None) -> None:
+        if not done.done():
+            done.set_result(result)
+
+    link.when_welcomed().addCallback(lambda _: settle(None))
+    link.when_ended().addCallback(settle)
+    return await done
+
+
+def refusal(address: str, ended: Ended) -> str:
+    """What to tell a player whose first connection came to nothing."""
+    from .wire import UNREACHABLE
+
+    if ended.code == UNREACHABLE:
+        return f"cannot connect to {address}: {ended.text}"
+    return f"{address} refused the connection: {ended.text} ({ended.code})"
 
 
 def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,

@@ -1,8 +1,9 @@
-"""Resume tokens kept on disk, one per server, so a player whose terminal closed (or whose
-machine rebooted) gets their session, and their seat, back on the next `pisyedili HOST`.
+"""Resume tokens kept on disk, one per server and name, so a player whose terminal closed
+(or whose machine rebooted) gets their session, and their seat, back on the next
+`pisyedili HOST --name NAME`, and another name on the same server is another session.
 
-The file is JSON, `{server key: {"token", "name", "saved_at"}}` (and the logins kept
-by `/login`: `{"@logins": {server key: {"name", "token", "saved_at"}}}`), in the per-user state
+The file is JSON, `{key: {"token", "name", "saved_at", "holder", "host"}}` (and the logins
+kept by `/login`: `{"@logins": {server key: {"name", "token", "saved_at"}}}`), in the per-user state
 directory (`platformdirs.user_state_dir`). A token is a password to the session, so the
 file is written readable by its owner alone (mode 0600) and never logged. On Windows the
 mode bits mean little; the file lives in the user's own profile, which is private already.
@@ -11,6 +12,10 @@ Each write goes to a temporary file in the same folder and `os.replace`s the old
 a crash mid-write leaves the previous file whole. A file that cannot be read is ignored
 with a warning (a lost token only costs a fresh session) and replaced by the next save.
 Nothing here raises for a disk problem: the game goes on without the file.
+
+`holder` and `host` name the client process using the session now (`in_use`), so a
+second client of the same user and name asks before it takes the seat over; a holder
+that has exited (a closed terminal, a crash) holds nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +54,26 @@ class Saved:
     token: str
     name: str
     saved_at: float
+    holder: int | None = None
+    """The process id of the client using the session now, None once it let go."""
+    host: str = ""
+    """The machine `holder` runs on."""
+
+
+def in_use(saved: Saved) -> bool:
+    """Whether another client process may be using `saved` now: its holder is alive, or
+    runs on another machine (a shared home folder), where this one cannot tell."""
+    if saved.holder is None or saved.holder == os.getpid():
+        return False
+    if saved.host != socket.gethostname() or sys.platform == "win32":
+        return True  # os.kill would not merely probe on Windows
+    try:
+        os.kill(saved.holder, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: alive, someone else's
+        return True
+    return True
 
 
 class TokenStore:
@@ -63,16 +90,40 @@ class TokenStore:
         token, name, saved_at = entry.get("token"), entry.get("name"), entry.get("saved_at")
         if not isinstance(token, str) or not token or not isinstance(name, str):
             return None
-        return Saved(token, name, float(saved_at) if isinstance(saved_at, int | float) else 0.0)
+        holder, host = entry.get("holder"), entry.get("host")
+        return Saved(token, name, float(saved_at) if isinstance(saved_at, int | float) else 0.0,
+                     holder if isinstance(holder, int) else None,
+                     host if isinstance(host, str) else "")
 
-    def save(self, server: str, token: str, name: str) -> None:
+    def save(self, server: str, token: str, name: str, holder: int | None = None) -> None:
+        """Keep `token` under `server` (its key); `holder`: the process using it now."""
         data = self._read()
-        data[server] = {"token": token, "name": name, "saved_at": time.time()}
+        entry: dict[str, Any] = {"token": token, "name": name, "saved_at": time.time()}
+        if holder is not None:
+            entry.update(holder=holder, host=socket.gethostname())
+        data[server] = entry
         self._write(data)
 
-    def delete(self, server: str) -> None:
+    def delete(self, server: str, token: str | None = None) -> None:
+        """Forget the session under `server`; with `token`, only if it is still that one
+        (another client of the same name may have saved its own since)."""
         data = self._read()
-        if data.pop(server, None) is not None:
+        entry = data.get(server)
+        if entry is None or (token is not None and isinstance(entry, dict)
+                             and entry.get("token") != token):
+            return
+        del data[server]
+        self._write(data)
+
+    def release(self, server: str, token: str) -> None:
+        """The client using the session under `server` lets go of it, keeping the token
+        to come back with."""
+        data = self._read()
+        entry = data.get(server)
+        if (isinstance(entry, dict) and entry.get("token") == token
+                and entry.get("holder") == os.getpid()):
+            entry.pop("holder", None)
+            entry.pop("host", None)
             self._write(data)
 
     # A login is kept apart from the session: a session ends, a login lasts until it is

@@ -24,6 +24,15 @@ error that closes and cannot be cured by reconnecting (`ErrorCode.reconnect` Fal
 ends the link, as does any refusal of `hello` unless its code says reconnecting helps;
 `bad_token` only drops the token, so the next `hello` starts a fresh session;
 `replaced` (another connection resumed the session) ends the link.
+
+A first connection that fails is another matter: until a session has been welcomed the
+link cannot tell a server that is briefly away from a wrong address, a certificate that
+is not trusted or a port where something else listens. With `retry_first` False (the
+terminal client) any failure before the first `welcome` ends the link with `Ended.code`
+`unreachable` and why, in plain words; after it, every retry's status says why the last
+try failed. A connection that gets no `welcome` within `WELCOME_SECONDS` is dropped, so
+a server that never speaks (an HTTP server waiting for its request line) is a failure
+too, not a prompt that hangs.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from twisted.application.internet import ClientService, backoffPolicy
+from twisted.internet import error as net_error
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.interfaces import IProtocolFactory, IReactorTime, IStreamClientEndpoint
 from twisted.internet.protocol import Factory, connectionDone
@@ -56,6 +66,39 @@ CLIENT_FEATURES = ("chat", "rematch", "history", "accounts", "ratings", "moderat
 
 _NOT_REQUESTS = frozenset({"hello", "pong"})
 """Sent by the link itself: `hello` on each connection, `pong` to the server's `ping`."""
+
+WELCOME_SECONDS = 15.0
+"""How long a connection may go without `welcome`: a server answers `hello` at once, so
+silence this long means something else listens there (or the server is stuck)."""
+
+UNREACHABLE = "unreachable"
+"""`Ended.code` of a link whose first connection failed (with `retry_first` False)."""
+
+FOREIGN = "not a Pis Yedili server (it answers in another protocol)"
+
+
+def why_failed(reason: Failure) -> str:
+    """A connection's failure in plain words, for a person deciding what to fix."""
+    exc = reason.value
+    kind = type(exc)
+    if isinstance(exc, net_error.ConnectionRefusedError):
+        return "connection refused (nothing listens on that port)"
+    if isinstance(exc, net_error.DNSLookupError):
+        return "name not found (no such host)"
+    if isinstance(exc, net_error.TimeoutError | net_error.TCPTimedOutError):
+        return "no answer (the connection timed out)"
+    if isinstance(exc, net_error.NoRouteError):
+        return "no route to the host"
+    if kind.__name__ == "VerificationError":  # service_identity: the certificate's names
+        return "the certificate is for another name (name mismatch)"
+    if kind.__module__.startswith("OpenSSL"):
+        text = str(exc)
+        if "certificate verify failed" in text:
+            return "the certificate is not trusted (no authority this machine trusts signed it)"
+        return f"the TLS handshake failed ({text})"
+    if isinstance(exc, net_error.ConnectionDone | net_error.ConnectionLost):
+        return "the server closed the connection"
+    return str(exc) or kind.__name__
 
 
 def client_version() -> str:
@@ -115,11 +158,30 @@ class WireProtocol(Int32StringReceiver):
     def lengthLimitExceeded(self, length: int) -> None:
         # Reading on would mean buffering a frame the limits say nobody may send.
         log.warn("server frame of {length} bytes is over the limit; closing", length=length)
+        self.link._over_limit(self)
         if self.transport is not None:
             self.transport.abortConnection()
 
     def send(self, msg: Mapping[str, Any]) -> None:
         self.sendString(encode(msg, CLIENT_LIMITS))  # type: ignore[no-untyped-call]
+
+
+class _Watched:
+    """The link's endpoint, so the link hears why a connection attempt failed (the
+    service only counts attempts)."""
+
+    def __init__(self, endpoint: IStreamClientEndpoint, link: Link) -> None:
+        self.endpoint: Any = endpoint  # zope interfaces do not type-check as classes
+        self.link = link
+
+    def connect(self, factory: IProtocolFactory) -> Deferred[Any]:
+        d: Deferred[Any] = self.endpoint.connect(factory)
+
+        def failed(reason: Failure) -> Failure:
+            self.link._why = why_failed(reason)
+            return reason
+
+        return d.addErrback(failed)
 
 
 class _Factory(Factory):
@@ -154,8 +216,12 @@ class Link:
         token: str | None = None,
         retry: Callable[[int], float] | None = None,
         on_token: Callable[[str | None, str], None] | None = None,
+        retry_first: bool = True,
     ) -> None:
         self.name = name
+        self.retry_first = retry_first
+        """Whether a first connection that fails is tried again (a bot started before
+        its server); False ends the link instead, saying why (`UNREACHABLE`)."""
         self.token = token
         self.on_token = on_token
         """Hears `(token, name)` at each `welcome` and `(None, name)` when the server no
@@ -180,16 +246,34 @@ class Link:
         self._stopping = False
         self._ended: Ended | None = None
         self._end_waiters: list[Deferred[Ended]] = []
+        self._welcome_waiters: list[Deferred[Message]] = []
+        self._clock: Any = clock  # zope interfaces do not type-check as classes
+        self._why: str | None = None
+        """Why the last connection attempt failed, once it has."""
+        self._welcome_timer: Any = None
+        """The `IDelayedCall` that drops a connection still not welcomed."""
+        self._fresh_hello = False
+        """The token was just refused: the next try is a fresh `hello`, not a failure."""
         policy = retry or backoffPolicy(initialDelay=0.5, maxDelay=15.0, factor=2.0)
 
         def announce(attempt: int) -> float:
+            # The service asks this after each failed attempt and each lost connection.
             delay = policy(attempt)
-            if not self._stopping:
-                what = "reconnecting" if self._ever_welcomed else "cannot reach the server"
-                self._status(f"{what}; next try in {delay:.1f}s")
+            why, self._why = self._why or "the connection failed", None
+            fresh, self._fresh_hello = self._fresh_hello, False
+            if self._stopping or fresh:  # `bad_token`: the next hello starts a session
+                return delay
+            if not self._ever_welcomed and not self.retry_first:
+                # Ended on the next turn: the service is mid-transition now.
+                self._clock.callLater(0, self._end, UNREACHABLE, why)
+            elif self._ever_welcomed:
+                self._status(f"reconnecting: {why}; next try in {delay:.1f}s")
+            else:
+                self._status(f"cannot reach the server: {why}; next try in {delay:.1f}s")
             return delay
 
-        self._service = ClientService(endpoint, cast(IProtocolFactory, _Factory(self)),
+        self._service = ClientService(cast(IStreamClientEndpoint, _Watched(endpoint, self)),
+                                      cast(IProtocolFactory, _Factory(self)),
                                       retryPolicy=announce, clock=clock)
 
     # ------------------------------------------------------------------ public
@@ -205,7 +289,20 @@ class Link:
         return tuple(self.welcome["features"]) if self.welcome else ()
 
     def start(self) -> None:
+        """Connect; a `hello` the schema refuses (a bad name) ends the link at once,
+        before anything is dialled: no retry could help it."""
+        try:
+            self._hello(None)
+        except ProtocolError as exc:
+            self._end(exc.code, exc.message)
+            return
         self._service.startService()
+
+    def when_welcomed(self) -> Deferred[Message]:
+        """Fires with the next `welcome` (never, if the link ends first)."""
+        d: Deferred[Message] = Deferred()
+        self._welcome_waiters.append(d)
+        return d
 
     def stop(self) -> Deferred[None]:
         """Stop reconnecting and close the connection; fires once it is closed."""
@@ -245,9 +342,11 @@ class Link:
 
     def hello(self) -> Message:
         """The `hello` for a new connection: the last session's token, if any."""
+        return self._hello(self._fresh_id())
+
+    def _hello(self, rid: int | None) -> Message:
         return make_hello(self.name, token=self.token, client=self._client,
-                          version=self._version, features=self._features,
-                          id=self._fresh_id())
+                          version=self._version, features=self._features, id=rid)
 
     # ---------------------------------------------------------------- protocol
 
@@ -258,12 +357,28 @@ class Link:
     def _made(self, proto: WireProtocol) -> None:
         self._proto = proto
         self._welcomed = False
+        self._why = None
         try:
             hello = self.hello()
         except ProtocolError as exc:  # e.g. a name the schema refuses: no retry can help
-            self._end(exc.code, exc.message)
+            # Not ended here: the service is still making this connection, and stopping
+            # it from inside that leaves it a disconnection it has no transition for.
+            self._why = exc.message
+            self._clock.callLater(0, self._end, exc.code, exc.message)
             return
         proto.send(hello)
+        self._welcome_timer = self._clock.callLater(WELCOME_SECONDS, self._no_welcome, proto)
+
+    def _no_welcome(self, proto: WireProtocol) -> None:
+        self._welcome_timer = None
+        if proto is self._proto and not self._welcomed and proto.transport is not None:
+            self._why = (f"no welcome within {WELCOME_SECONDS:g} s: not a Pis Yedili server, "
+                         "or one that does not answer")
+            proto.transport.abortConnection()
+
+    def _over_limit(self, proto: WireProtocol) -> None:
+        if proto is self._proto and not self._welcomed:
+            self._why = FOREIGN
 
     def _received(self, proto: WireProtocol, body: bytes) -> None:
         if proto is not self._proto:
@@ -282,6 +397,8 @@ class Link:
         waiter = self._pending.pop(rid, None) if rid is not None else None
         if kind == "welcome":
             self._welcomed = self._ever_welcomed = True
+            self._why = None
+            self._cancel_welcome_timer()
             self.welcome = msg
             self.token = msg["token"]
             self.name = msg["name"]
@@ -293,6 +410,10 @@ class Link:
         self._call(self._on_message, msg)
         if waiter is not None:
             waiter.callback(msg)
+        if kind == "welcome":
+            welcomed, self._welcome_waiters = self._welcome_waiters, []
+            for d in welcomed:
+                d.callback(msg)
         if kind == "error":
             self._refused(msg)
         elif kind == "replaced":
@@ -303,13 +424,18 @@ class Link:
         code = str(msg["code"])
         entry = ERRORS.get(code)
         text = str(msg.get("message") or code)
+        if entry is not None and entry.closes:
+            self._why = text  # what the next retry's status gives as the reason
         if code == "bad_token":
             self.token = None  # the session expired: the next hello starts a fresh one
+            self._fresh_hello = True
             self._token_changed()
         elif not self._welcomed:
             # Before `welcome` every error answers our hello: the same hello would be
-            # refused again, unless the registry says the cause passes.
-            if entry is None or not entry.reconnect:
+            # refused again, unless the registry says the cause passes (and, before the
+            # first welcome, the link is to retry at all).
+            first = not self._ever_welcomed and not self.retry_first
+            if entry is None or not entry.reconnect or first:
                 self._end(code, text)
         elif entry is not None and entry.closes and not entry.reconnect:
             self._end(code, text)
@@ -320,6 +446,8 @@ class Link:
         except ProtocolError:
             rid = None
         waiter = self._pending.pop(rid, None) if rid is not None else None
+        if not self._welcomed:
+            self._why = FOREIGN
         if exc.code == "unknown_type" and waiter is None:
             log.debug("ignoring a server message of a type unknown here: {message}",
                       message=exc.message)
@@ -335,6 +463,9 @@ class Link:
         if proto is not self._proto:
             return
         self._proto = None
+        self._cancel_welcome_timer()
+        if self._why is None:
+            self._why = why_failed(reason)
         was_welcomed, self._welcomed = self._welcomed, False
         pending, self._pending = self._pending, {}
         for d in pending.values():
@@ -347,6 +478,7 @@ class Link:
             return
         self._stopping = True
         self.fatal = code
+        self._cancel_welcome_timer()
         if code is not None:
             self._status(f"disconnected for good: {text}")
         stopped = self._service.stopService()
@@ -363,6 +495,11 @@ class Link:
                 d.callback(ended)
 
         stopped.addBoth(done)
+
+    def _cancel_welcome_timer(self) -> None:
+        timer, self._welcome_timer = self._welcome_timer, None
+        if timer is not None and timer.active():
+            timer.cancel()
 
     def _token_changed(self) -> None:
         hook = self.on_token

@@ -26,10 +26,14 @@ from pisyedili.client.wire import Link
 wireclient = sibling("server", "wireclient")
 
 
-def make_certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for localhost and 127.0.0.1, with its key."""
+def make_certificate(folder: Path, host: str = "localhost") -> tuple[Path, Path]:
+    """A self-signed certificate for `host` (and, for localhost, 127.0.0.1), with its
+    key."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    names: list[x509.GeneralName] = [x509.DNSName(host)]
+    if host == "localhost":
+        names.append(x509.IPAddress(ipaddress.ip_address("127.0.0.1")))
     now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
@@ -37,9 +41,7 @@ def make_certificate(folder: Path) -> tuple[Path, Path]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )

@@ -346,12 +346,25 @@ def test_ctrl_c_mid_match_asks_then_quits_with_status_0(terminal: Terminal) -> N
     assert "you left the table" not in history, "offline, the seat is kept to continue"
 
 
-def test_ctrl_d_at_the_first_prompt_exits_with_status_0(terminal: Terminal) -> None:
-    terminal.start([*command(), "127.0.0.1:1", "--name", "tester"])
-    terminal.wait_for(lambda s: "lobby>" in s, "the first prompt")
-    terminal.keys("C-d")
-    assert terminal.exited() == "0"
+def test_ctrl_d_at_the_first_prompt_exits_with_status_0(terminal: Terminal,
+                                                        tmp_path: Path) -> None:
+    from test_client_connect import server
+
+    with server(tmp_path) as (_, port):
+        terminal.start([*command(), f"127.0.0.1:{port}", "--name", "tester"])
+        terminal.wait_for(lambda s: "lobby>" in s and "connected to" in s, "the first prompt")
+        terminal.keys("C-d")
+        assert terminal.exited() == "0"
     assert "Traceback" not in terminal.history()
+
+
+def test_a_first_connection_refused_exits_with_status_1_and_no_prompt(
+        terminal: Terminal) -> None:
+    terminal.start([*command(), "127.0.0.1:1", "--name", "tester"])
+    assert terminal.exited() == "1"
+    history = terminal.history()
+    assert "cannot connect to 127.0.0.1:1: connection refused" in history
+    assert "lobby>" not in history and "Traceback" not in history
 
 
 def screen_app(scenario: str) -> list[str]:
@@ -415,3 +428,23 @@ def test_pisyedili_replay_steps_with_the_arrow_and_page_keys(terminal: Terminal,
     terminal.wait_for(lambda s: "deal 2 of 2 | dealt" in s, "the next deal")
     terminal.type("q")
     assert terminal.exited() == "0"
+
+
+def test_a_second_terminal_of_one_name_is_asked_before_it_takes_the_seat_over(
+        terminal: Terminal, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_client_connect import client, server
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # one user's two terminals
+    with server(tmp_path) as (_, port), \
+            client(tmp_path, f"127.0.0.1:{port}", "--name", "ayse") as first:
+        first.out.wait_for(r"connected to .* as ayse\b")
+        terminal.start([*command(), f"127.0.0.1:{port}", "--name", "ayse"])
+        terminal.wait_for(lambda s: "Take the seat over?" in s and "[y/N]" in s, "the question")
+        terminal.type("y")
+        terminal.wait_for(lambda s: "reconnected: your session and seat are back" in s,
+                          "the session taken over")
+        first.out.wait_for(r"disconnected for good: .*another connection")
+        terminal.type("/quit")
+        assert terminal.exited() == "0"
+        first.type("/quit")
+        assert first.exit_status() == 0

@@ -12,14 +12,24 @@ from typing import Any, cast
 
 import pytest
 from client_kit import Msg, error, message, table, welcome, written
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.error import (
+    ConnectionAborted,
+    ConnectionDone,
+    ConnectionRefusedError,
+    DNSLookupError,
+    TCPTimedOutError,
+)
 from twisted.internet.interfaces import IStreamClientEndpoint
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
+from twisted.logger import capturedLogs
 from twisted.python.failure import Failure
 
 from pisyedili.client.wire import (
     CLIENT_FEATURES,
+    UNREACHABLE,
+    WELCOME_SECONDS,
     Ended,
     Link,
     NotConnected,
@@ -223,12 +233,32 @@ def test_a_refused_hello_stops_unless_its_cause_passes(code: str, stops: bool) -
     assert bool(end) is stops and (h.link.fatal == code) is stops
 
 
-def test_a_name_the_schema_refuses_ends_the_link_before_anything_is_sent() -> None:
-    link = Link(cast(IStreamClientEndpoint, object()), "x" * 100, lambda m: None, clock=Clock())
+def test_a_name_the_schema_refuses_ends_the_link_before_anything_is_dialled() -> None:
+    endpoint = ManualEndpoint()
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tab\there", lambda m: None,
+                clock=Clock())
     end = outcome(link.when_ended())
-    transport = StringTransport()
-    WireProtocol(link).makeConnection(transport)
-    assert written(transport) == [] and end[0].code == "bad_field"
+    link.start()
+    assert endpoint.transports == [] and end[0].code == "bad_field"
+
+
+def test_a_hello_refused_on_a_connection_ends_the_link_after_the_connection_is_made(
+) -> None:
+    # Ending inside connectionMade left the service a disconnection it had no transition
+    # for (automat's NoTransition, logged as an unhandled error).
+    clock, endpoint = Clock(), ManualEndpoint()
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None, clock=clock)
+    link.start()
+    link.name = "x" * 100  # as if a welcome had renamed us to what no hello may carry
+    endpoint.transports[0].loseConnection()
+    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))
+    end = outcome(link.when_ended())
+    with capturedLogs() as events:
+        clock.advance(60)
+        assert written(endpoint.transports[1]) == [] and endpoint.transports[1].disconnecting
+        endpoint.protocols[1].connectionLost(Failure(ConnectionDone()))
+    assert end and end[0].code == "bad_field"
+    assert not [e for e in events if e.get("log_failure") is not None]
 
 
 class ManualEndpoint:
@@ -270,3 +300,114 @@ def test_a_dropped_connection_is_redialled_after_the_backoff_delay() -> None:
     assert stopped == [None]
     clock.advance(60)
     assert len(endpoint.transports) == 2, "a stopped link does not redial"
+
+
+class FailingEndpoint:
+    """An endpoint whose every connection attempt fails with `reason`."""
+
+    def __init__(self, reason: Exception) -> None:
+        self.reason = reason
+        self.attempts = 0
+
+    def connect(self, factory: Any) -> Deferred[Any]:
+        self.attempts += 1
+        return fail(self.reason)
+
+
+@pytest.mark.parametrize(("reason", "why"), [
+    (ConnectionRefusedError(), "connection refused"),
+    (DNSLookupError("nonexistent.invalid"), "name not found"),
+    (TCPTimedOutError(), "timed out"),
+])
+def test_a_first_connection_that_fails_ends_the_link_saying_why(
+        reason: Exception, why: str) -> None:
+    clock, endpoint = Clock(), FailingEndpoint(reason)
+    status: list[str] = []
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, on_status=status.append, retry_first=False)
+    end = outcome(link.when_ended())
+    link.start()
+    clock.advance(0)
+    assert end[0].code == UNREACHABLE and why in end[0].text
+    clock.advance(600)
+    assert endpoint.attempts == 1 and not [s for s in status if "next try" in s]
+
+
+def test_by_default_a_first_connection_that_fails_is_retried_saying_why() -> None:
+    clock, endpoint = Clock(), FailingEndpoint(ConnectionRefusedError())
+    status: list[str] = []
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, on_status=status.append, retry=lambda attempt: 1.0)
+    link.start()
+    clock.advance(1.0)
+    assert endpoint.attempts == 2
+    assert status[0] == ("cannot reach the server: connection refused (nothing listens on "
+                         "that port); next try in 1.0s")
+    link.stop()
+
+
+def test_a_connection_with_no_welcome_in_time_is_dropped_as_not_a_server() -> None:
+    clock, endpoint = Clock(), ManualEndpoint()
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, retry_first=False)
+    end = outcome(link.when_ended())
+    link.start()
+    clock.advance(WELCOME_SECONDS - 1)
+    assert not endpoint.transports[0].disconnecting
+    clock.advance(1)
+    assert endpoint.transports[0].disconnected
+    endpoint.protocols[0].connectionLost(Failure(ConnectionAborted()))
+    clock.advance(0)
+    assert end[0].code == UNREACHABLE and "no welcome within" in end[0].text
+
+
+def test_a_welcome_in_time_keeps_the_connection() -> None:
+    h = Harness()
+    h.welcomed()
+    h.link._clock.advance(WELCOME_SECONDS * 2)  # type: ignore[attr-defined]
+    assert h.link.connected and not h.transport.disconnecting
+
+
+def test_something_else_than_frames_before_welcome_is_not_a_pis_yedili_server() -> None:
+    clock, endpoint = Clock(), ManualEndpoint()
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, retry_first=False)
+    end = outcome(link.when_ended())
+    link.start()
+    endpoint.protocols[0].dataReceived(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    endpoint.protocols[0].connectionLost(Failure(ConnectionAborted()))
+    clock.advance(0)
+    assert end[0].code == UNREACHABLE and "not a Pis Yedili server" in end[0].text
+
+
+def test_once_welcomed_each_retry_says_why_the_last_try_failed() -> None:
+    clock, endpoint = Clock(), ManualEndpoint()
+    status: list[str] = []
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, on_status=status.append, retry=lambda attempt: 2.0,
+                retry_first=False)
+    link.start()
+    [hello] = written(endpoint.transports[0])
+    endpoint.protocols[0].dataReceived(frame(welcome(id=hello["id"])))
+    endpoint.protocols[0].dataReceived(frame(error("shutting_down", "restarting")))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))
+    assert status[-1] == "reconnecting: restarting; next try in 2.0s"
+    clock.advance(2.0)
+    assert len(endpoint.transports) == 2 and not link.fatal
+    link.stop()
+
+
+def test_a_refused_token_on_the_first_connection_is_retried_with_a_fresh_hello() -> None:
+    clock, endpoint = Clock(), ManualEndpoint()
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
+                clock=clock, token="stale", retry=lambda attempt: 1.0, retry_first=False)
+    link.start()
+    [hello] = written(endpoint.transports[0])
+    assert hello["token"] == "stale"
+    endpoint.protocols[0].dataReceived(frame(error("bad_token", id=hello["id"])))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))
+    clock.advance(1.0)
+    assert not link.fatal and len(endpoint.transports) == 2
+    [again] = written(endpoint.transports[1])
+    assert "token" not in again or again["token"] is None
+    link.stop()

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from process_output import Output
 from twisted.internet import reactor, threads
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
 from twisted.internet.protocol import Factory, Protocol
@@ -218,16 +219,10 @@ def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8")
     assert server.stdout is not None
-    lines: list[str] = []
+    output = Output(server.stdout)
     try:
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            line = server.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "LAN discovery" in line:
-                break
+        output.wait_for("LAN discovery", timeout=DEADLINE)
+        lines = list(output.seen)
         records = [json.loads(r) for r in lines if r.strip()]
         [port] = {int(m) for r in lines for m in re.findall(r"port=(\d+)", r)}
         [warning] = [r for r in records if "LAN discovery" in r["message"]]
@@ -243,12 +238,12 @@ def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None
 
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=DEADLINE) == 0
-        lines += server.stdout.readlines()
+        output.rest(timeout=DEADLINE)
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
-    records = [json.loads(r) for r in lines if r.strip()]  # every line is JSON: no raw stderr
+    records = [json.loads(r) for r in output.seen if r.strip()]  # every line is JSON: no raw stderr
     assert len([r for r in records if r["level"] == "warn"]) == 1, records
     assert not [r for r in records if "Traceback" in json.dumps(r)]
 

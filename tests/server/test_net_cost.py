@@ -50,10 +50,10 @@ async def test_hello_fires_the_handshake_timer_rather_than_leave_it_cancelled() 
             assert welcome["type"] == "welcome"
         for client in clients:  # the reactor has turned since each hello
             assert (await client.request("ping"))["type"] == "pong"
-        heap = [*reactor._pendingTimedCalls, *reactor._newTimedCalls]  # type: ignore[attr-defined]
-        for call in calls:
+        pending = reactor.getDelayedCalls()  # type: ignore[attr-defined]
+        for call in calls:  # fired, so out of the reactor's calls; not cancelled, left there
             assert call is not None and call.called and not call.cancelled  # type: ignore[attr-defined]
-            assert all(c is not call for c in heap)
+            assert all(c is not call for c in pending)
         assert len(calls) == 5
         assert all(p._handshake_call is None for p in server.factory.protocols)
     finally:

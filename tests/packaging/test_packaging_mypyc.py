@@ -180,3 +180,30 @@ def test_editable_installs_never_compile(sdist: Path, venv: Path) -> None:
                 _env(), venv)
     assert done.stdout.split() == ["False", str(tree / "server" / "rules" / "__init__.py")], (
         done.stdout + done.stderr)
+
+
+def checkout_files(folder: str) -> list[str]:
+    """The files git tracks under `folder` of the checkout (no caches, no stray files)."""
+    done = subprocess.run(["git", "ls-files", "-z", "--", folder], cwd=CHECKOUT,
+                          capture_output=True, text=True, check=True)
+    return [name for name in done.stdout.split("\0") if name]
+
+
+def test_the_wheel_holds_every_package_and_data_file(pure: Built) -> None:
+    """Every folder with an __init__.py under the mapped folders is a package of the wheel,
+    with each of its modules, and every file of the web client is there: a package the
+    editable install finds cannot be missing from the wheel."""
+    pure.built()
+    names = set(pure.names)
+    mapping: dict[str, str] = backend._pyproject()["tool"]["setuptools"]["package-dir"]
+    expected: set[str] = set()
+    for package, folder in mapping.items():
+        for name in checkout_files(folder):
+            path = Path(name).relative_to(folder)
+            if path.suffix == ".py" or path.parts[:1] == ("web",):
+                expected.add("/".join((*package.split("."), *path.parts)))
+    packages = {Path(n).parent.as_posix() for n in expected if n.endswith("/__init__.py")}
+    assert {"pisyedili/server/rules", "pisyedili/server/bots"} <= packages
+    assert any(n.startswith("pisyedili/client/web/") for n in expected)
+    assert expected - names == set()
+    assert backend.DROPIN in names

@@ -38,7 +38,7 @@ def run(scenario: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
     try:
         reactor = AsyncioSelectorReactor(loop)
         loop.run_until_complete(asyncio.wait_for(scenario(reactor), TIMEOUT))
-        reactor.removeAll()
+        reactor.removeAll()  # type: ignore[no-untyped-call]
     finally:
         loop.close()
 

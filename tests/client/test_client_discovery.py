@@ -45,7 +45,7 @@ from pisyedili.server.net import server_version
 
 LOOPBACK = ["127.0.0.1"]
 DEADLINE = 30.0
-PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"
+PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # type: ignore[arg-type]
 
 
 # -- without a network ------------------------------------------------------------------
@@ -189,7 +189,7 @@ async def test_a_real_server_is_listed_and_chosen_by_its_number() -> None:
                 break
         assert chosen == f"tls:127.0.0.1:{tls}", out.getvalue()
     finally:
-        await service.stopService()
+        await service.stopService()  # type: ignore[misc]
 
 
 # -- the command line, in a network namespace of its own -----------------------------------

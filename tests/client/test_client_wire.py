@@ -41,22 +41,22 @@ class Harness:
         self.status: list[str] = []
         self.unreadable: list[str] = []
         self.link = Link(cast(IStreamClientEndpoint, object()), "tester", self.messages.append,
-                         clock=Clock(), on_status=self.status.append,
+                         clock=Clock(), on_status=self.status.append,  # type: ignore[arg-type]
                          on_unreadable=lambda e: self.unreadable.append(e.code), **kwargs)
-        self.transport = StringTransport()
+        self.transport = StringTransport()  # type: ignore[no-untyped-call]
         self.proto = self.connect()
 
     def connect(self) -> WireProtocol:
-        self.transport = StringTransport()
+        self.transport = StringTransport()  # type: ignore[no-untyped-call]
         proto = WireProtocol(self.link)
-        proto.makeConnection(self.transport)
+        proto.makeConnection(self.transport)  # type: ignore[no-untyped-call]
         return proto
 
     def sent(self) -> list[Msg]:
         return written(self.transport)
 
     def hear(self, msg: Msg) -> None:
-        self.proto.dataReceived(frame(msg))
+        self.proto.dataReceived(frame(msg))  # type: ignore[no-untyped-call]
 
     def welcomed(self) -> Msg:
         [hello] = self.sent()
@@ -80,7 +80,7 @@ def test_hello_first_then_the_resume_token_on_every_reconnection() -> None:
                                  "moderation"] == list(CLIENT_FEATURES)
     h.hear(welcome(id=hello["id"]))
     assert h.link.connected and h.messages[-1]["type"] == "welcome"
-    h.proto.connectionLost(Failure(ConnectionError()))
+    h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     assert not h.link.connected and "connection to the server lost" in h.status[-1]
     h.proto = h.connect()
     [again] = h.sent()
@@ -124,7 +124,7 @@ def test_requests_wait_for_welcome_and_bad_shapes_are_never_sent() -> None:
     h = Harness()
     h.sent()
     early = outcome(h.link.request({"type": "ready", "ready": True}))
-    assert isinstance(early[0], Failure) and early[0].check(NotConnected)
+    assert isinstance(early[0], Failure) and early[0].check(NotConnected)  # type: ignore[no-untyped-call]
     h.hear(welcome())
     with pytest.raises(ProtocolError) as err:
         h.link.request({"type": "chat", "text": "x" * 5000})
@@ -138,8 +138,8 @@ def test_a_lost_connection_fails_the_requests_it_carried() -> None:
     h = Harness()
     h.welcomed()
     pending = outcome(h.link.request({"type": "start"}))
-    h.proto.connectionLost(Failure(ConnectionError()))
-    assert isinstance(pending[0], Failure) and pending[0].check(RequestLost)
+    h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
+    assert isinstance(pending[0], Failure) and pending[0].check(RequestLost)  # type: ignore[no-untyped-call]
 
 
 @pytest.mark.parametrize("ping", [{"type": "ping", "id": 42}, {"type": "ping"}])
@@ -154,7 +154,7 @@ def test_ping_is_answered_with_pong_and_the_same_id(ping: Msg) -> None:
 def test_an_unreadable_frame_is_reported_and_an_unknown_type_ignored() -> None:
     h = Harness()
     h.welcomed()
-    h.proto.dataReceived(struct.pack(">I", 3) + b"\xc1\xc1\xc1")  # not msgpack
+    h.proto.dataReceived(struct.pack(">I", 3) + b"\xc1\xc1\xc1")  # type: ignore[no-untyped-call]  # not msgpack
     h.hear({"type": "no_such_message_yet", "x": 1})  # a newer server's: ignored quietly
     assert h.unreadable == ["malformed_frame"]
     assert h.link.connected and not h.transport.disconnecting
@@ -166,13 +166,13 @@ def test_an_unreadable_reply_fails_its_request() -> None:
     got = outcome(h.link.request({"type": "resync"}))
     [req] = h.sent()
     h.hear({"type": "table", "id": req["id"], "table": "not a table"})
-    assert isinstance(got[0], Failure) and got[0].check(ReplyUnreadable)
+    assert isinstance(got[0], Failure) and got[0].check(ReplyUnreadable)  # type: ignore[no-untyped-call]
     assert h.unreadable == ["bad_field"]
 
 
 def test_an_oversized_frame_drops_the_connection() -> None:
     h = Harness()
-    h.proto.dataReceived(struct.pack(">I", MAX_SERVER_FRAME + 1))
+    h.proto.dataReceived(struct.pack(">I", MAX_SERVER_FRAME + 1))  # type: ignore[no-untyped-call]
     assert h.transport.disconnecting or h.transport.disconnected
 
 
@@ -187,7 +187,7 @@ def test_an_expired_token_is_forgotten_and_the_link_carries_on() -> None:
     end = ended(h)
     h.hear(error("bad_token", "expired", id=hello["id"]))
     assert h.link.token is None and h.link.fatal is None and end == []
-    h.proto.connectionLost(Failure(ConnectionError()))  # the server closes after bad_token
+    h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]  # the server closes after bad_token
     h.proto = h.connect()
     [fresh] = h.sent()
     assert "token" not in fresh, "the next hello starts a fresh session"
@@ -224,10 +224,10 @@ def test_a_refused_hello_stops_unless_its_cause_passes(code: str, stops: bool) -
 
 
 def test_a_name_the_schema_refuses_ends_the_link_before_anything_is_sent() -> None:
-    link = Link(cast(IStreamClientEndpoint, object()), "x" * 100, lambda m: None, clock=Clock())
+    link = Link(cast(IStreamClientEndpoint, object()), "x" * 100, lambda m: None, clock=Clock())  # type: ignore[arg-type]
     end = outcome(link.when_ended())
-    transport = StringTransport()
-    WireProtocol(link).makeConnection(transport)
+    transport = StringTransport()  # type: ignore[no-untyped-call]
+    WireProtocol(link).makeConnection(transport)  # type: ignore[no-untyped-call]
     assert written(transport) == [] and end[0].code == "bad_field"
 
 
@@ -240,7 +240,7 @@ class ManualEndpoint:
 
     def connect(self, factory: Any) -> Deferred[Any]:
         proto = factory.buildProtocol(None)
-        transport = StringTransport()
+        transport = StringTransport()  # type: ignore[no-untyped-call]
         proto.makeConnection(transport)
         self.transports.append(transport)
         self.protocols.append(proto)
@@ -251,12 +251,12 @@ def test_a_dropped_connection_is_redialled_after_the_backoff_delay() -> None:
     clock, endpoint, delays = Clock(), ManualEndpoint(), [2.0, 4.0]
     messages: list[Msg] = []
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", messages.append,
-                clock=clock, retry=lambda attempt: delays[min(attempt, 2) - 1])
+                clock=clock, retry=lambda attempt: delays[min(attempt, 2) - 1])  # type: ignore[arg-type]
     link.start()
     [hello] = written(endpoint.transports[0])
     endpoint.protocols[0].dataReceived(frame(welcome(id=hello["id"])))
-    endpoint.transports[0].loseConnection()
-    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))
+    endpoint.transports[0].loseConnection()  # type: ignore[no-untyped-call]
+    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     clock.advance(1.9)
     assert len(endpoint.transports) == 1, "no new connection before the delay"
     clock.advance(0.1)
@@ -266,7 +266,7 @@ def test_a_dropped_connection_is_redialled_after_the_backoff_delay() -> None:
     endpoint.protocols[1].dataReceived(frame(welcome(resumed=True, id=again["id"])))
     assert link.connected and messages[-1]["resumed"] is True
     stopped = outcome(link.stop())
-    endpoint.protocols[1].connectionLost(Failure(ConnectionError()))
+    endpoint.protocols[1].connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     assert stopped == [None]
     clock.advance(60)
     assert len(endpoint.transports) == 2, "a stopped link does not redial"

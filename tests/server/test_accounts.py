@@ -302,11 +302,11 @@ async def test_tls_only_logins_refuse_passwords_over_plain_tcp_from_the_network(
     if address is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
     server = await start(tls_required=True)
-    lan = await serverFromString(reactor, f"tcp:0:interface={address}").listen(
+    lan = await serverFromString(reactor, f"tcp:0:interface={address}").listen(  # type: ignore[no-untyped-call]
         server.factory)
     try:
         _, account = await registered(server, "Deniz")  # over loopback: taken
-        client = await connectProtocol(
+        client = await connectProtocol(  # type: ignore[no-untyped-call]
             TCP4ClientEndpoint(reactor, address, lan.getHost().port), WireClient())
         server.clients.append(client)
         welcome = await client.request("hello", protocol=2, name="Remote",
@@ -332,7 +332,7 @@ async def test_two_logins_at_once_on_one_connection_get_one_answer_each(
     client = await server.connect("Guest")
     first = client.request("login", name="Deniz", password=PASSWORD)
     second = client.request("login", name="Deniz", password=PASSWORD)
-    answers = sorted(a.get("code", a["type"]) for a in [await first, await second])
+    answers = sorted(a.get("code", a["type"]) for a in [await first, await second])  # type: ignore[type-var]
     assert answers == ["account", "logged_in"]
 
 

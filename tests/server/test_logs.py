@@ -88,7 +88,7 @@ def test_a_failure_carries_its_traceback() -> None:
         raise ValueError("the cards are wet")
 
     out = io.StringIO()
-    log = Logger(namespace="pisyedili.server.net", observer=JsonLineObserver(out))
+    log = Logger(namespace="pisyedili.server.net", observer=JsonLineObserver(out))  # type: ignore[arg-type]
     try:
         boom()
     except ValueError:
@@ -105,7 +105,7 @@ def test_a_failure_carries_its_traceback() -> None:
 def test_legacy_observers_editing_the_event_add_no_noise() -> None:
     """twistd may also feed legacy observers, whose wrapper writes old keys into the event."""
     def with_legacy(json_observer: ILogObserver) -> LogPublisher:
-        return LogPublisher(LegacyLogObserverWrapper(lambda event: None), json_observer)
+        return LogPublisher(LegacyLogObserverWrapper(lambda event: None), json_observer)  # type: ignore[arg-type]
 
     try:
         raise KeyError("k")
@@ -179,9 +179,9 @@ def test_a_legacy_log_err_keeps_its_traceback() -> None:
     try:
         raise ZeroDivisionError("no cards")
     except ZeroDivisionError:
-        failure = Failure()
+        failure = Failure()  # type: ignore[no-untyped-call]
     publishToNewObserver(
-        JsonLineObserver(out),
+        JsonLineObserver(out),  # type: ignore[arg-type]
         {"message": (), "isError": 1, "failure": failure, "why": "dealing", "time": 1.0,
          "system": "-"},
         textFromEventDict)

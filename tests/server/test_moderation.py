@@ -33,7 +33,7 @@ async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"})) ->
 
 
 async def member(server: Server, name: str, **connect: str) -> tuple[WireClient, str]:
-    client = await server.connect(name, **connect)
+    client = await server.connect(name, **connect)  # type: ignore[arg-type]
     account = await client.request("register", password=PASSWORD)
     assert account["type"] == "account", account
     return client, account["login"]
@@ -55,7 +55,7 @@ async def test_operator_requests_are_refused_to_everyone_else(tmp_path: Path) ->
         guest = await server.connect("Guest")
         for client in (player, guest):
             for kind, fields in REQUESTS.items():
-                refused = await client.request(kind, **fields)
+                refused = await client.request(kind, **fields)  # type: ignore[arg-type]
                 assert refused["code"] == "not_operator", (kind, refused)
         operator, _ = await member(server, "Deniz")
         account = operator.received[-1]

@@ -343,7 +343,7 @@ def test_keyboard_alone(page: Page, server: WebServer) -> None:
             focused.send_keys("d")
         else:
             focused.send_keys("p")
-        page.wait(lambda d, was=serial: page.body("turn") != "mine" or page.body("serial") != was,
+        page.wait(lambda d, was=serial: page.body("turn") != "mine" or page.body("serial") != was,  # type: ignore[misc]
                   what="the keyed move to go")
         keyed += 1
         if page.body("phase") == "over":
@@ -601,7 +601,7 @@ def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
             left = page.state("view.muamele.picks")
             page.take_turn()
             picked += 1
-            page.wait(lambda d, was=left: d.execute_script(
+            page.wait(lambda d, was=left: d.execute_script(  # type: ignore[misc]
                 "const s = window.pisyedili.state; return !s.inFlight && ("
                 "s.view.phase !== 'muamele' || s.view.muamele.picks !== arguments[0]"
                 " || s.view.muamele.seat !== s.you.seat)", was), what="the pick to be made")

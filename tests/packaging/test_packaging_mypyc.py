@@ -9,6 +9,7 @@ nothing one build leaves in a build folder can make another pass.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -77,9 +78,18 @@ def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+KEEP = "PISYEDILI_KEEP_COMPILED_WHEEL"
+"""A folder to leave the compiled wheel in: CI installs that wheel for its pass against
+the compiled engine instead of compiling it a second time (.ci/run)."""
+
+
 @pytest.fixture(scope="module")
 def compiled(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
+    built = Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
+    keep = os.environ.get(KEEP)
+    if keep and built.wheel and built.extensions():
+        shutil.copy2(built.wheel, keep)
+    return built
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,11 @@ from pisyedili.client.offline import OfflineOptions, play
 from pisyedili.client.parse import move_inputs
 from pisyedili.client.render import Look
 
-TIMEOUT = 20.0
+TIMEOUT = 120.0
+"""A backstop for a whole scenario (a match and a rematch take seconds): far past what
+a busy machine needs, so only a hung scenario reaches it."""
+WAIT = 30.0
+"""A backstop for one wait on the server (a bot's move, the next event)."""
 
 
 @pytest.fixture
@@ -46,7 +50,7 @@ def run(scenario: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
 async def until(app: ClientApp, ready: Callable[[], bool], what: str) -> None:
     """Wait for server messages until `ready()` holds."""
     try:
-        async with asyncio.timeout(TIMEOUT / 2):
+        async with asyncio.timeout(WAIT):
             while not ready():
                 app.changed.clear()
                 await app.changed.wait()

@@ -34,7 +34,9 @@ from pisyedili.server.tap import make_factory
 Msg = dict[str, Any]
 Pred = Callable[[Msg], bool]
 
-TIMEOUT = 10.0
+TIMEOUT = 30.0
+"""A backstop for one wait on the server: a reply or a message comes within
+milliseconds, but a busy 2-core machine may pause the test for seconds."""
 UNTIMED_NO_DELAYS = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
 ROOMY = ServerLimits(rate=10_000, burst=10_000)
 """Test clients play at machine speed: only the rate-limit tests use the real defaults."""

@@ -59,7 +59,10 @@ COMPILED_COVERAGE = {
 
 def is_compiled_test(path: Path) -> bool:
     """Whether the test module at `path` is one of `COMPILED_TESTS`."""
-    relative = path.resolve().relative_to(TESTS).as_posix()
+    path = path.resolve()
+    if not path.is_relative_to(TESTS):
+        return False
+    relative = path.relative_to(TESTS).as_posix()
     return any(fnmatch.fnmatchcase(relative, pattern) for pattern in COMPILED_TESTS)
 
 

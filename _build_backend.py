@@ -173,11 +173,22 @@ def build_wheel(
     return str(_setuptools.build_wheel(wheel_directory, config_settings, metadata_directory))
 
 
+def packages() -> list[str]:
+    """Every package: each folder with an ``__init__.py`` under a folder of the package-dir
+    mapping, by its import name, and the dropin's. Derived, so that a new subpackage
+    cannot work in an editable install and be left out of the wheel."""
+    found = []
+    for package, folder in _pyproject()["tool"]["setuptools"]["package-dir"].items():
+        for init in sorted((_ROOT / folder).rglob("__init__.py")):
+            found.append(".".join((package, *init.parent.relative_to(_ROOT / folder).parts)))
+    return [*found, str(Path(DROPIN).parent).replace("/", ".")]
+
+
 def setup_arguments() -> dict[str, Any]:
-    """What ``setup.py`` adds to pyproject.toml's settings: the extension modules of a
-    compiled wheel build, else nothing (editable, sdist and pure wheel builds)."""
+    """What ``setup.py`` adds to pyproject.toml's settings: the packages, and the extension
+    modules of a compiled wheel build (none in editable, sdist and pure wheel builds)."""
     if not _compiling:
-        return {}
+        return {"packages": packages()}
     # A build base of their own: setuptools leaves the extension modules in its build
     # folder, and a later pure wheel built from build/lib would otherwise pick them up.
     # Its lib folder goes too, for a module taken off the list; the object files stay.
@@ -185,6 +196,7 @@ def setup_arguments() -> dict[str, Any]:
     for lib in build_base.glob("lib*"):
         shutil.rmtree(lib)
     return {
+        "packages": packages(),
         "ext_modules": mypyc_extensions(),
         "options": {"build": {"build_base": os.path.relpath(build_base)}},
     }

@@ -28,6 +28,7 @@ import functools
 import json
 import os
 import random
+import re
 import resource
 import socket
 import statistics
@@ -114,13 +115,6 @@ def rss_kib(pid: int) -> int | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def source_address(i: int) -> str:
     """The `i`th loopback source address (127.0.0.2 on), skipping .0 and .255."""
     block, last = divmod(i + 1, 254)
@@ -150,29 +144,37 @@ _LIVE: list[Child] = []
 """Children not stopped yet: `main` ends them whatever way the run ended."""
 
 
-class Child:
-    """A subprocess that is always ended: terminate, then kill if it lingers."""
+LISTENING = re.compile(rb"listening on .*port=(\d+)")
+"""The line a server child writes once it listens: the server's log line, or the bars'."""
 
-    def __init__(self, argv: list[str], port: int) -> None:
+
+class Child:
+    """A subprocess that is always ended: terminate, then kill if it lingers.
+
+    It listens on a port it bound itself (port 0) and names it on stdout (`LISTENING`),
+    so no port is picked here and hoped free until the child binds it. Its stdout goes
+    to a file, which a talkative server cannot fill the way it fills a pipe."""
+
+    def __init__(self, argv: list[str]) -> None:
         self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        self.out = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.log)
         _LIVE.append(self)
-        self.port = port
         deadline = time.monotonic() + START_TIMEOUT
         while True:  # bounded by START_TIMEOUT
+            self.out.seek(0)
+            found = LISTENING.search(self.out.read())
+            if found:
+                self.port = int(found.group(1))
+                break
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{argv[:4]} exited with {self.proc.returncode}: "
                                    f"{self.stderr()}")
-            try:
-                with socket.create_connection((HOST, port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"{argv[:4]} did not listen in {START_TIMEOUT} s") \
-                        from None
-                time.sleep(0.05)
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"{argv[:4]} did not listen in {START_TIMEOUT} s")
+            time.sleep(0.05)
 
     @property
     def pid(self) -> int:
@@ -193,6 +195,7 @@ class Child:
                 self.proc.kill()
                 self.proc.wait(10)
         self.log.close()
+        self.out.close()
 
 
 def _write(transport: Any, body: bytes) -> None:
@@ -204,9 +207,10 @@ def _nodelay(transport: Any) -> None:
     transport.setTcpNoDelay(True)  # small interactive frames, as the server sets too
 
 
-def server_argv(port: int, seed: int, deal_pause: float, profile: str | None,
+def server_argv(seed: int, deal_pause: float, profile: str | None,
                 db_path: str = ":memory:") -> list[str]:
-    """The server's command line. `db_path` is `:memory:` (nothing kept) or a fresh
+    """The server's command line, on a port of its choosing (`Child` reads it from the
+    server's log). `db_path` is `:memory:` (nothing kept) or a fresh
     file, so the journal writes every command as a server on a real store does; never
     the user's own database."""
     run = ([sys.executable, "-m", "cProfile", "-o", profile] if profile
@@ -219,7 +223,7 @@ def server_argv(port: int, seed: int, deal_pause: float, profile: str | None,
     pause = ["--deal-pause", str(deal_pause)] \
         if any(o[0] == "deal-pause" for o in ServerOptions.optParameters) else []
     return [*run, "-m", "pisyedili.server.load_bench", "--serve", str(deal_pause),
-            "--listen", f"tcp:{port}:interface={HOST}:backlog=4096", "--no-announce",
+            "--listen", f"tcp:0:interface={HOST}:backlog=4096", "--no-announce",
             "--seed", str(seed), "--bot-delay", "0", "--turn-seconds", "0",
             "--max-connections", "30000", "--max-per-address", "30000",
             "--max-tables-per-address", huge, "--max-tables-total", huge,
@@ -237,8 +241,14 @@ def serve(argv: list[str]) -> None:
     tap.main(argv[1:])
 
 
-def echo(port: int) -> None:
-    """`--echo PORT`: the bar; one msgpack frame decoded and encoded back per request."""
+def _listening(listener: Any) -> None:
+    """Name the port a bar's server bound (`LISTENING`), for `Child`."""
+    sys.stdout.write(f"listening on port={listener.getHost().port}\n")
+    sys.stdout.flush()
+
+
+def echo(port: int = 0) -> None:
+    """`--echo [PORT]`: the bar; one msgpack frame decoded and encoded back per request."""
     from twisted.internet import reactor as _reactor
     from twisted.internet.protocol import Factory
     from twisted.protocols.basic import Int32StringReceiver
@@ -252,7 +262,8 @@ def echo(port: int) -> None:
         def stringReceived(self, string: bytes) -> None:
             _write(self.transport, msgpack.packb(msgpack.unpackb(string)))
 
-    reactor.listenTCP(port, Factory.forProtocol(Echo), backlog=4096, interface=HOST)
+    _listening(reactor.listenTCP(port, Factory.forProtocol(Echo), backlog=4096,
+                                 interface=HOST))
     reactor.run()
 
 
@@ -263,9 +274,9 @@ def fanout_frame_bytes(seq: int = 100_000) -> int:
 
 
 def fanout(port: int) -> None:
-    """`--fanout-serve PORT`: the I/O floor of a move. Each connection joins a group of
-    `FANOUT_GROUP` with its first frame, in the order those arrive (the bench's own
-    probe, which never sends, joins none); each later frame is decoded and answered by
+    """`--fanout-serve PORT` (0: a free one): the I/O floor of a move. Each connection
+    joins a group of `FANOUT_GROUP` with its first frame, in the order those arrive (one
+    that never sends joins none); each later frame is decoded and answered by
     an `update` to every member, the requester first, each encoded on its own (as the
     server encodes every member's view) and sent as the server sends (`net.send_frame`):
     straight to the socket while the transport holds nothing, else through it."""
@@ -309,7 +320,8 @@ def fanout(port: int) -> None:
         def send(self, body: bytes) -> None:
             send_frame(self.sock, self.transport, _LENGTH.pack(len(body)) + body)
 
-    reactor.listenTCP(port, Factory.forProtocol(Member), backlog=4096, interface=HOST)
+    _listening(reactor.listenTCP(port, Factory.forProtocol(Member), backlog=4096,
+                                 interface=HOST))
     reactor.run()
 
 
@@ -639,12 +651,11 @@ class Load:
         command line's `--think` and `--warmup`; `--profile` applies only where
         `profiled` (a later round would overwrite the file)."""
         a = self.args
-        port = free_port()
         with tempfile.TemporaryDirectory(prefix="pisyedili-bench-") as scratch:
             db = ":memory:" if store == "memory" else os.path.join(scratch, "bench.sqlite3")
-            child = Child(server_argv(port, seed, a.deal_pause,
-                                      a.profile if profiled else None, db), port)
-            result = await self._load(child, seed, port,
+            child = Child(server_argv(seed, a.deal_pause, a.profile if profiled else None,
+                                      db))
+            result = await self._load(child, seed, child.port,
                                       a.think if think_ms is None else think_ms,
                                       a.warmup if warmup is None else warmup)
             if store == "file":
@@ -698,9 +709,8 @@ class Load:
         """One round against a bar (`--echo`, `--fanout-serve`) in a process of its own:
         `connections` joined by `join`, set going by `begin` (which returns the clients),
         then measured for a window after the warm-up. Counters and that window."""
-        port = free_port()
-        child = Child([sys.executable, "-m", "pisyedili.server.load_bench", serve,
-                       str(port)], port)
+        child = Child([sys.executable, "-m", "pisyedili.server.load_bench", serve, "0"])
+        port = child.port
         c = Counters()
         try:
             clients = begin(await self.bounded(
@@ -794,8 +804,8 @@ class Load:
         levels = sorted({min(1000, a.idle), a.idle}) if a.idle > 0 else []
         if not levels:
             return {"baseline": None, "levels": []}
-        port = free_port()
-        child = Child(server_argv(port, seed, a.deal_pause, None), port)
+        child = Child(server_argv(seed, a.deal_pause, None))
+        port = child.port
         c = Counters()
         held: list[Any] = []
         out: list[dict[str, Any]] = []

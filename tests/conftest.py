@@ -1,5 +1,5 @@
 """Shared test settings: hypothesis profiles ("dev" by default, "ci" when CI is set),
-and per-user folders of their own for the whole run.
+per-user folders of their own for the whole run, and the `compiled` marker.
 
 The server keeps its database and the client its session tokens in the platform's
 per-user folders (platformdirs). Tests, and the servers and clients they start as
@@ -7,9 +7,11 @@ processes, must never read or write the real ones, so the XDG variables point in
 throwaway folder before any test runs (on Linux, where the tests run).
 """
 
+import fnmatch
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -21,6 +23,53 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 _HOME = tempfile.mkdtemp(prefix="pisyedili-tests-")
+
+TESTS = Path(__file__).resolve().parent
+
+COMPILED_TESTS = (
+    "rules/test_*.py",
+    "bots/test_*.py",
+    "server/test_table_*.py",
+    "server/test_journal.py",
+    "server/test_restart.py",
+    "server/test_restart_process.py",
+    "server/test_net_play.py",  # whole matches over loopback, hard bots in threads
+    "packaging/test_packaging_compiled_flag.py",  # proves the pass ran the compiled engine
+)
+"""The test modules (globs under tests/) marked `compiled`: those whose outcome the mypyc
+build of `_build_backend.COMPILED` can change. CI runs them again against that build
+(``pytest -m compiled``); the rest import the same Python source either way."""
+
+COMPILED_COVERAGE = {
+    "pisyedili.server.rules.cards": "rules/test_rules_api.py",
+    "pisyedili.server.rules.moves": "rules/test_rules_api.py",
+    "pisyedili.server.rules.tables": "rules/test_rules_fast_paths.py",
+    "pisyedili.server.rules.result": "rules/test_rules_api.py",
+    "pisyedili.server.rules.deal": "rules/test_rules_properties.py",
+    "pisyedili.server.rules.view": "bots/test_bots_view_only.py",
+    "pisyedili.server.bots.knowledge": "bots/test_bots_opening.py",
+    "pisyedili.server.bots.rollout": "bots/test_bots_play.py",
+    "pisyedili.server.bots.sampling": "bots/test_bots_sampling.py",
+    "pisyedili.server.bots.search": "bots/test_bots_play.py",
+    "pisyedili.server.bots.situation": "bots/test_bots_opening.py",
+}
+"""For each compiled module, a `compiled` test module that runs it: every module of
+`_build_backend.COMPILED` must have one (tests/packaging/test_packaging_compiled_set.py)."""
+
+
+def is_compiled_test(path: Path) -> bool:
+    """Whether the test module at `path` is one of `COMPILED_TESTS`."""
+    path = path.resolve()
+    if not path.is_relative_to(TESTS):
+        return False
+    relative = path.relative_to(TESTS).as_posix()
+    return any(fnmatch.fnmatchcase(relative, pattern) for pattern in COMPILED_TESTS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_compiled_test(item.path):
+            item.add_marker(pytest.mark.compiled)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -33,17 +33,32 @@ def test_bad_budgets_are_refused(budget: float | None, iterations: int | None) -
         make_policy("hard", budget_s=budget, iterations=iterations)
 
 
-def test_a_time_budget_bounds_the_decision() -> None:
-    """The hard bot's decision takes about its budget (and at least a few iterations)."""
+def test_a_time_budget_bounds_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hard bot's decision takes about its budget (and at least a few iterations).
+
+    On a clock of the test's own, a tick a reading, so a busy machine's pauses cannot
+    stretch the decision past a bound: it must end at the first reading past its budget."""
     import time
+
+    from pisyedili.server.bots.search import MIN_ITERATIONS
+
+    readings: list[float] = []
+
+    def clock() -> float:
+        readings.append(len(readings) * 0.01)
+        return readings[-1]
 
     deal = fresh("classic", 2, 1)
     seat = deal.to_act
     assert seat is not None
     policy = make_policy("hard", budget_s=0.05)
-    started = time.perf_counter()
+    monkeypatch.setattr(time, "perf_counter", clock)
     policy.choose(view(deal, seat), legal_moves(deal, seat), random.Random(0))
-    assert time.perf_counter() - started < 0.5
+    monkeypatch.undo()
+    assert readings, "the search reads the clock"
+    spent = readings[-1] - readings[0]
+    assert 0.05 <= spent < 0.05 + 0.01 + 1e-9, readings
+    assert policy.last_iterations >= MIN_ITERATIONS  # type: ignore[attr-defined]
 
 
 def test_wire_moves_in_and_out() -> None:

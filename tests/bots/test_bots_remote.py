@@ -31,7 +31,7 @@ async def live_server() -> tuple[Any, int]:
 
 def play(port: int, client: BotClient) -> Deferred[int]:
     """Run the bot; it reconnects at once (no backoff), so no test waits on the clock."""
-    endpoint: IStreamClientEndpoint = HostnameEndpoint(reactor, "127.0.0.1", port)
+    endpoint: IStreamClientEndpoint = HostnameEndpoint(reactor, "127.0.0.1", port)  # type: ignore[assignment]
     d = connect(reactor, endpoint, client, retry=lambda attempt: 0.0)
     d.addTimeout(30, reactor)
     return d

@@ -98,8 +98,8 @@ def message(type_: str, **fields: Any) -> Msg:
 
 def written(transport: StringTransport) -> list[Msg]:
     """Every frame a client wrote to `transport`, decoded; the transport is emptied."""
-    data, out = transport.value(), []
-    transport.clear()
+    data, out = transport.value(), []  # type: ignore[no-untyped-call]
+    transport.clear()  # type: ignore[no-untyped-call]
     while data:
         (n,) = struct.unpack(">I", data[:4])
         out.append(decode(data[4:4 + n], CLIENT_LIMITS))

@@ -102,7 +102,7 @@ def test_register_login_logout_top_and_profile_typed_in_the_app(tmp_path: Path) 
         await archive.open().asFuture(loop)
         factory = make_factory(reactor, name="accounts", archive=archive,
                                account_settings=AccountSettings(cost=CHEAP))
-        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(
+        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(  # type: ignore[no-untyped-call]
             factory).asFuture(loop)
         endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port)
         try:

@@ -24,7 +24,11 @@ from pisyedili.client.offline import OfflineOptions, play
 from pisyedili.client.parse import move_inputs
 from pisyedili.client.render import Look
 
-TIMEOUT = 20.0
+TIMEOUT = 120.0
+"""A backstop for a whole scenario (a match and a rematch take seconds): far past what
+a busy machine needs, so only a hung scenario reaches it."""
+WAIT = 30.0
+"""A backstop for one wait on the server (a bot's move, the next event)."""
 
 
 @pytest.fixture
@@ -39,7 +43,7 @@ def run(scenario: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
     try:
         reactor = AsyncioSelectorReactor(loop)
         loop.run_until_complete(asyncio.wait_for(scenario(reactor), TIMEOUT))
-        reactor.removeAll()
+        reactor.removeAll()  # type: ignore[no-untyped-call]
     finally:
         loop.close()
 
@@ -47,7 +51,7 @@ def run(scenario: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
 async def until(app: ClientApp, ready: Callable[[], bool], what: str) -> None:
     """Wait for server messages until `ready()` holds."""
     try:
-        async with asyncio.timeout(TIMEOUT / 2):
+        async with asyncio.timeout(WAIT):
             while not ready():
                 app.changed.clear()
                 await app.changed.wait()
@@ -167,45 +171,44 @@ def test_a_whole_match_then_a_rematch(pipe: PipeInput) -> None:
     assert "/rematch" in app.log[over + 3]
 
 
+MUAMELE_SEED = 10
+"""A seed whose first cardiva deal, one easy bot against our first moves that keep the
+sevens, ends in a muamele of ours. The server's seed fixes every shuffle and the bot's
+randomness, so the deal is the same on every run; a change to the deal or the easy bot
+may need a new seed (any that passes this test)."""
+
+
 @pytest.mark.rule("K14")
-def test_muamele_picks_typed_as_numbers() -> None:
-    """Cardiva deals until one ends with sevens in our hand (we keep them): we pick by
-    position."""
-    for seed in (17, *range(1, 40)):
-        with create_pipe_input() as pipe:
-            app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
-                            output=DummyOutput())
-            opts = OfflineOptions(rules="cardiva", bots=1, seed=seed, bot_delay=0.0,
-                                  deal_pause=0.0, level="easy")
-            spreads: list[str] = []
+def test_muamele_picks_typed_as_numbers(pipe: PipeInput) -> None:
+    """A known deal ends with sevens in our hand (we keep them): we pick by position."""
+    app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
+                    output=DummyOutput())
+    opts = OfflineOptions(rules="cardiva", bots=1, seed=MUAMELE_SEED, bot_delay=0.0,
+                          deal_pause=0.0, level="easy")
+    spreads: list[str] = []
 
-            async def scenario(reactor: Any, app: ClientApp = app, pipe: PipeInput = pipe,
-                               opts: OfflineOptions = opts,
-                               spreads: list[str] = spreads) -> None:
-                task = start(app, reactor, opts)
-                while True:
-                    await until(app, lambda: app.state.my_turn or in_log(app, "deal over"),
-                                "our turn or the deal's end")
-                    if in_log(app, "deal over"):
-                        break
-                    legal = app.state.legal
-                    before = len(app.log)
-                    if legal[0]["kind"] == "pick":
-                        spreads.append(app.status_text())
-                        pipe.send_text(f"{legal[-1]['position'] + 1}\r")  # the last position
-                    else:
-                        # Keep the sevens: a seven still in hand at the end makes the muamele.
-                        keep = [m for m in legal if not str(m.get("card", "")).startswith("7")]
-                        pipe.send_text(move_inputs(keep or legal)[0] + "\r")
-                    await until(app, lambda b=before: len(app.log) > b, "the move's event")  # type: ignore[misc]
-                quit_(pipe)
-                await task
+    async def scenario(reactor: Any) -> None:
+        task = start(app, reactor, opts)
+        while True:
+            await until(app, lambda: app.state.my_turn or in_log(app, "deal over"),
+                        "our turn or the deal's end")
+            if in_log(app, "deal over"):
+                break
+            legal = app.state.legal
+            before = len(app.log)
+            if legal[0]["kind"] == "pick":
+                spreads.append(app.status_text())
+                pipe.send_text(f"{legal[-1]['position'] + 1}\r")  # the last position
+            else:
+                # Keep the sevens: a seven still in hand at the end makes the muamele.
+                keep = [m for m in legal if not str(m.get("card", "")).startswith("7")]
+                pipe.send_text(move_inputs(keep or legal)[0] + "\r")
+            await until(app, lambda b=before: len(app.log) > b, "the move's event")  # type: ignore[misc]
+        quit_(pipe)
+        await task
 
-            run(scenario)
-        if spreads:
-            break
-    else:
-        pytest.fail("no seed gave us a muamele")
+    run(scenario)
+    assert spreads, f"seed {MUAMELE_SEED} no longer brings a muamele of ours: pick another"
     assert "muamele you pick" in spreads[0] and "face-down cards: #" in spreads[0]
     assert "type a number 1-" in spreads[0]
     picks = [ln for ln in app.log if ln.startswith("you picked card ")]

@@ -44,14 +44,14 @@ def test_bad_addresses_are_refused(text: str) -> None:
      ("unix:/run/pisyedili.sock", UNIXClientEndpoint)],
 )
 def test_a_server_is_host_and_port_or_an_endpoint_string(text: str, kind: type) -> None:
-    assert isinstance(server_endpoint(MemoryReactorClock(), text), kind)
+    assert isinstance(server_endpoint(MemoryReactorClock(), text), kind)  # type: ignore[no-untyped-call]
 
 
 def test_tls_is_an_endpoint_string() -> None:
     assert is_endpoint_string("tls:example.org:7707")
     assert not is_endpoint_string("example.org:7707") and not is_endpoint_string("::1")
     try:
-        server_endpoint(MemoryReactorClock(), "tls:example.org:7707")
+        server_endpoint(MemoryReactorClock(), "tls:example.org:7707")  # type: ignore[no-untyped-call]
     except ValueError as exc:  # Twisted without its TLS extras (pyOpenSSL)
         assert "twisted[tls]" in str(exc)
 
@@ -61,7 +61,7 @@ def test_unreadable_servers_are_refused(text: str) -> None:
     with pytest.raises(ValueError):
         check_server(text)
     with pytest.raises(ValueError):
-        server_endpoint(MemoryReactorClock(), text)
+        server_endpoint(MemoryReactorClock(), text)  # type: ignore[no-untyped-call]
 
 
 def test_offline_bots_fill_every_seat_but_yours() -> None:

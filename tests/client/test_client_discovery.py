@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from process_output import Output
 from twisted.internet import reactor, threads
 from zeroconf import ServiceInfo
 
@@ -44,7 +45,7 @@ from pisyedili.server.net import server_version
 
 LOOPBACK = ["127.0.0.1"]
 DEADLINE = 30.0
-PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"
+PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # type: ignore[arg-type]
 
 
 # -- without a network ------------------------------------------------------------------
@@ -188,7 +189,7 @@ async def test_a_real_server_is_listed_and_chosen_by_its_number() -> None:
                 break
         assert chosen == f"tls:127.0.0.1:{tls}", out.getvalue()
     finally:
-        await service.stopService()
+        await service.stopService()  # type: ignore[misc]
 
 
 # -- the command line, in a network namespace of its own -----------------------------------
@@ -228,14 +229,10 @@ def test_pisyedili_discover_lists_a_real_server_and_pisyedili_asks(netns: list[s
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8")
     assert server.stdout is not None
-    seen = ""
+    output = Output(server.stdout)
     try:
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end and "LAN discovery" not in seen:
-            line = server.stdout.readline()
-            if not line:
-                break
-            seen += line
+        output.wait_for("LAN discovery", timeout=DEADLINE)
+        seen = output.text
         assert "LAN discovery: announced" in seen, seen
         [port] = {int(p) for p in re.findall(r"port=(\d+)", seen)}
 

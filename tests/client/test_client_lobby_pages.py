@@ -179,7 +179,7 @@ async def test_the_client_reads_page_two_and_the_bot_sits_down_there() -> None:
             inbox(msg)
 
         endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", server.port.getHost().port)
-        link = Link(endpoint, "pager", hear, clock=reactor, retry=lambda attempt: 0.0)
+        link = Link(endpoint, "pager", hear, clock=reactor, retry=lambda attempt: 0.0)  # type: ignore[arg-type]
         link.start()
         await inbox.wait_type("welcome")
         await link.request({"type": "lobby_subscribe"}).addTimeout(10, reactor)
@@ -192,7 +192,7 @@ async def test_the_client_reads_page_two_and_the_bot_sits_down_there() -> None:
 
         mark = len(inbox.messages)
         bot = Seated(BotConfig(level="easy", name="seeker", seed=3))
-        playing = connect(reactor, TCP4ClientEndpoint(
+        playing = connect(reactor, TCP4ClientEndpoint(  # type: ignore[arg-type]
             reactor, "127.0.0.1", server.port.getHost().port), bot, retry=lambda a: 0.0)
         snapshot = await bot.seated.addTimeout(10, reactor)
         assert snapshot["table"]["id"] == 201, "the first open seat, on the second page"

@@ -40,12 +40,12 @@ class Tap(StringTransport):
     event loop later (as if over a socket)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.answers: dict[str, Msg] = {}
         self.proto: WireProtocol | None = None
 
     def write(self, data: bytes) -> None:
-        super().write(data)
+        super().write(data)  # type: ignore[no-untyped-call]
         request = decode(data[4:], CLIENT_LIMITS)
         answer = self.answers.get(request.get("type", ""))
         if answer is not None and self.proto is not None:
@@ -59,13 +59,13 @@ class Wired:
     def __init__(self, app: ClientApp) -> None:
         self.app = app
         self.link = Link(cast(IStreamClientEndpoint, object()), "tester", app.on_message,
-                         clock=Clock(), on_status=app.on_status,
+                         clock=Clock(), on_status=app.on_status,  # type: ignore[arg-type]
                          on_unreadable=app.on_unreadable)
         app.attach(self.link)
         self.transport = Tap()
         self.proto = WireProtocol(self.link)
         self.transport.proto = self.proto
-        self.proto.makeConnection(self.transport)
+        self.proto.makeConnection(self.transport)  # type: ignore[no-untyped-call]
         [hello] = self.sent()
         self.hear(welcome(id=hello["id"]))
 
@@ -73,7 +73,7 @@ class Wired:
         return written(self.transport)
 
     def hear(self, msg: Msg | bytes) -> None:
-        self.proto.dataReceived(msg if isinstance(msg, bytes) else frame(msg))
+        self.proto.dataReceived(msg if isinstance(msg, bytes) else frame(msg))  # type: ignore[no-untyped-call]
 
     def reply(self, request: Msg, msg: Msg) -> None:
         self.hear({**msg, "id": request["id"]})
@@ -243,7 +243,7 @@ def test_ctrl_c_mid_match_asks_before_leaving() -> None:
         original = app._message
 
         def message_() -> Any:
-            prompts.append(render.plain(original()))
+            prompts.append(render.plain(original()))  # type: ignore[arg-type]
             return original()
 
         app.session.message = message_
@@ -262,9 +262,9 @@ def test_a_late_or_interrupted_confirmation_asks_again() -> None:
         app = keyed_app(pipe, now=lambda: clock[0])
         in_a_match(app)
         app.interrupt("Ctrl-C")
-        assert render.plain(app._message()).startswith("leave the match?")
+        assert render.plain(app._message()).startswith("leave the match?")  # type: ignore[arg-type]
         clock[0] = 6.0  # too late: the question lapsed
-        assert render.plain(app._message()) == "your move> "
+        assert render.plain(app._message()) == "your move> "  # type: ignore[arg-type]
         app.interrupt("Ctrl-C")
         assert not app._quit and sum("for good" in line for line in app.log) == 2
         app.submit("/moves")  # anything else answers "stay"

@@ -314,12 +314,12 @@ def test_history_replay_and_export_in_the_client(tmp_path: Path) -> None:
         archive = Archive(lambda: SqliteStore(path), reactor)
         await archive.open().asFuture(asyncio.get_running_loop())
         factory = make_factory(reactor, archive=archive)
-        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(
+        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(  # type: ignore[no-untyped-call]
             factory).asFuture(asyncio.get_running_loop())
         app = ClientApp(ASCII, "Zeynep", input=pipe, output=DummyOutput())
         app.subscribe_lobby = False
         endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port)
-        link = wire(app, reactor, endpoint, "Zeynep")
+        link = wire(app, reactor, endpoint, "Zeynep")  # type: ignore[arg-type]
         link.start()
         task = asyncio.get_running_loop().create_task(app.run())
         await until(app, lambda: link.connected, "the welcome")
@@ -362,7 +362,7 @@ def test_history_replay_and_export_in_the_client(tmp_path: Path) -> None:
         reactor = AsyncioSelectorReactor(loop)
         with create_pipe_input() as pipe:
             loop.run_until_complete(asyncio.wait_for(scenario(reactor, pipe), TIMEOUT))
-        reactor.removeAll()
+        reactor.removeAll()  # type: ignore[no-untyped-call]
     finally:
         loop.close()
     assert replay.to_document(replay.load(exported)) == {

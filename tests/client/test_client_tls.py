@@ -58,7 +58,7 @@ def make_certificate(folder: Path, host: str = "localhost") -> tuple[Path, Path]
 async def test_a_tls_server_is_reached_with_a_tls_endpoint(tmp_path: Path) -> None:
     key, cert = make_certificate(tmp_path)
     server = await wireclient.Server.start()
-    listening: Any = await serverFromString(
+    listening: Any = await serverFromString(  # type: ignore[no-untyped-call]
         reactor, f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}",
     ).listen(server.factory)
     port = listening.getHost().port

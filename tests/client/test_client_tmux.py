@@ -322,7 +322,7 @@ def test_help_fits_80_by_24_and_wraps_between_words(terminal: Terminal) -> None:
     for topic in ("", "moves", "table", "lobby", "screen"):
         terminal.type(f"/help {topic}".strip())
         rows = [render.plain(f).rstrip() for f in render.help_lines(topic, 80)]
-        screen = terminal.wait_for(lambda s, last=rows[-1]: last in s.splitlines(),
+        screen = terminal.wait_for(lambda s, last=rows[-1]: last in s.splitlines(),  # type: ignore[misc]
                                    f"the end of /help {topic}")
         shown = [ln.rstrip() for ln in screen.splitlines()]
         # Every row of the page is on screen at once, whole: none was cut by the terminal.

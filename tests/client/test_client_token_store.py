@@ -106,7 +106,7 @@ def test_a_save_replaces_the_file_atomically(tmp_path: Path,
         assert store.load("a:1").token == "tok-old"  # type: ignore[union-attr]
         real_replace(src, dst)
 
-    monkeypatch.setattr(token_store.os, "replace", spy)
+    monkeypatch.setattr(token_store.os, "replace", spy)  # type: ignore[attr-defined]
     store.save("a:1", "tok-new", "Ayşe")
     assert [dst for _, dst in replaced] == [str(store.path)]
     assert store.load("a:1").token == "tok-new"  # type: ignore[union-attr]
@@ -121,13 +121,13 @@ def test_a_failed_write_keeps_the_old_file_and_does_not_raise(
     def broken(src: Any, dst: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(token_store.os, "replace", broken)
+    monkeypatch.setattr(token_store.os, "replace", broken)  # type: ignore[attr-defined]
     with capturedLogs() as events:
         store.save("a:1", "tok-secret", "Ayşe")
     monkeypatch.undo()
     assert store.load("a:1").token == "tok-old"  # type: ignore[union-attr]
     assert sorted(p.name for p in store.path.parent.iterdir()) == ["sessions.json"]
-    (warning,) = warnings_of(events)
+    (warning,) = warnings_of(events)  # type: ignore[arg-type]
     assert "cannot save" in warning and "tok-secret" not in warning
 
 
@@ -141,7 +141,7 @@ def test_a_corrupt_file_is_ignored_with_a_warning_and_replaced(tmp_path: Path,
     with capturedLogs() as events:
         assert store.load("a:1") is None
     if content != b'{"a:1": "tok"}':  # valid JSON with one bad entry: just that one is skipped
-        (warning,) = warnings_of(events)
+        (warning,) = warnings_of(events)  # type: ignore[arg-type]
         assert str(store.path) in warning
     store.save("a:1", "tok", "Ayşe")
     assert json.loads(store.path.read_text("utf-8"))["a:1"]["token"] == "tok"
@@ -195,7 +195,7 @@ class Player:
         self.key = server_key(f"127.0.0.1:{port}")
         self.inbox = Inbox(reactor, TIMEOUT)
         endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", port)
-        self.link = Link(endpoint, "tester", self.inbox, clock=reactor,
+        self.link = Link(endpoint, "tester", self.inbox, clock=reactor,  # type: ignore[arg-type]
                          on_status=self.inbox.status.append, retry=lambda attempt: 0.0)
         self.resumed_from = remember_session(self.link, store, self.key, fresh)
         self.link.start()

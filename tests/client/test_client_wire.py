@@ -51,22 +51,22 @@ class Harness:
         self.status: list[str] = []
         self.unreadable: list[str] = []
         self.link = Link(cast(IStreamClientEndpoint, object()), "tester", self.messages.append,
-                         clock=Clock(), on_status=self.status.append,
+                         clock=Clock(), on_status=self.status.append,  # type: ignore[arg-type]
                          on_unreadable=lambda e: self.unreadable.append(e.code), **kwargs)
-        self.transport = StringTransport()
+        self.transport = StringTransport()  # type: ignore[no-untyped-call]
         self.proto = self.connect()
 
     def connect(self) -> WireProtocol:
-        self.transport = StringTransport()
+        self.transport = StringTransport()  # type: ignore[no-untyped-call]
         proto = WireProtocol(self.link)
-        proto.makeConnection(self.transport)
+        proto.makeConnection(self.transport)  # type: ignore[no-untyped-call]
         return proto
 
     def sent(self) -> list[Msg]:
         return written(self.transport)
 
     def hear(self, msg: Msg) -> None:
-        self.proto.dataReceived(frame(msg))
+        self.proto.dataReceived(frame(msg))  # type: ignore[no-untyped-call]
 
     def welcomed(self) -> Msg:
         [hello] = self.sent()
@@ -90,7 +90,7 @@ def test_hello_first_then_the_resume_token_on_every_reconnection() -> None:
                                  "moderation"] == list(CLIENT_FEATURES)
     h.hear(welcome(id=hello["id"]))
     assert h.link.connected and h.messages[-1]["type"] == "welcome"
-    h.proto.connectionLost(Failure(ConnectionError()))
+    h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     assert not h.link.connected and "connection to the server lost" in h.status[-1]
     h.proto = h.connect()
     [again] = h.sent()
@@ -134,7 +134,7 @@ def test_requests_wait_for_welcome_and_bad_shapes_are_never_sent() -> None:
     h = Harness()
     h.sent()
     early = outcome(h.link.request({"type": "ready", "ready": True}))
-    assert isinstance(early[0], Failure) and early[0].check(NotConnected)
+    assert isinstance(early[0], Failure) and early[0].check(NotConnected)  # type: ignore[no-untyped-call]
     h.hear(welcome())
     with pytest.raises(ProtocolError) as err:
         h.link.request({"type": "chat", "text": "x" * 5000})
@@ -148,8 +148,8 @@ def test_a_lost_connection_fails_the_requests_it_carried() -> None:
     h = Harness()
     h.welcomed()
     pending = outcome(h.link.request({"type": "start"}))
-    h.proto.connectionLost(Failure(ConnectionError()))
-    assert isinstance(pending[0], Failure) and pending[0].check(RequestLost)
+    h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
+    assert isinstance(pending[0], Failure) and pending[0].check(RequestLost)  # type: ignore[no-untyped-call]
 
 
 @pytest.mark.parametrize("ping", [{"type": "ping", "id": 42}, {"type": "ping"}])
@@ -164,7 +164,7 @@ def test_ping_is_answered_with_pong_and_the_same_id(ping: Msg) -> None:
 def test_an_unreadable_frame_is_reported_and_an_unknown_type_ignored() -> None:
     h = Harness()
     h.welcomed()
-    h.proto.dataReceived(struct.pack(">I", 3) + b"\xc1\xc1\xc1")  # not msgpack
+    h.proto.dataReceived(struct.pack(">I", 3) + b"\xc1\xc1\xc1")  # type: ignore[no-untyped-call]  # not msgpack
     h.hear({"type": "no_such_message_yet", "x": 1})  # a newer server's: ignored quietly
     assert h.unreadable == ["malformed_frame"]
     assert h.link.connected and not h.transport.disconnecting
@@ -176,13 +176,13 @@ def test_an_unreadable_reply_fails_its_request() -> None:
     got = outcome(h.link.request({"type": "resync"}))
     [req] = h.sent()
     h.hear({"type": "table", "id": req["id"], "table": "not a table"})
-    assert isinstance(got[0], Failure) and got[0].check(ReplyUnreadable)
+    assert isinstance(got[0], Failure) and got[0].check(ReplyUnreadable)  # type: ignore[no-untyped-call]
     assert h.unreadable == ["bad_field"]
 
 
 def test_an_oversized_frame_drops_the_connection() -> None:
     h = Harness()
-    h.proto.dataReceived(struct.pack(">I", MAX_SERVER_FRAME + 1))
+    h.proto.dataReceived(struct.pack(">I", MAX_SERVER_FRAME + 1))  # type: ignore[no-untyped-call]
     assert h.transport.disconnecting or h.transport.disconnected
 
 
@@ -197,7 +197,7 @@ def test_an_expired_token_is_forgotten_and_the_link_carries_on() -> None:
     end = ended(h)
     h.hear(error("bad_token", "expired", id=hello["id"]))
     assert h.link.token is None and h.link.fatal is None and end == []
-    h.proto.connectionLost(Failure(ConnectionError()))  # the server closes after bad_token
+    h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]  # the server closes after bad_token
     h.proto = h.connect()
     [fresh] = h.sent()
     assert "token" not in fresh, "the next hello starts a fresh session"
@@ -236,7 +236,7 @@ def test_a_refused_hello_stops_unless_its_cause_passes(code: str, stops: bool) -
 def test_a_name_the_schema_refuses_ends_the_link_before_anything_is_dialled() -> None:
     endpoint = ManualEndpoint()
     link = Link(cast(IStreamClientEndpoint, endpoint), "tab\there", lambda m: None,
-                clock=Clock())
+                clock=Clock())  # type: ignore[arg-type]
     end = outcome(link.when_ended())
     link.start()
     assert endpoint.transports == [] and end[0].code == "bad_field"
@@ -247,16 +247,16 @@ def test_a_hello_refused_on_a_connection_ends_the_link_after_the_connection_is_m
     # Ending inside connectionMade left the service a disconnection it had no transition
     # for (automat's NoTransition, logged as an unhandled error).
     clock, endpoint = Clock(), ManualEndpoint()
-    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None, clock=clock)
+    link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None, clock=clock)  # type: ignore[arg-type]
     link.start()
     link.name = "x" * 100  # as if a welcome had renamed us to what no hello may carry
-    endpoint.transports[0].loseConnection()
-    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))
+    endpoint.transports[0].loseConnection()  # type: ignore[no-untyped-call]
+    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     end = outcome(link.when_ended())
     with capturedLogs() as events:
         clock.advance(60)
         assert written(endpoint.transports[1]) == [] and endpoint.transports[1].disconnecting
-        endpoint.protocols[1].connectionLost(Failure(ConnectionDone()))
+        endpoint.protocols[1].connectionLost(Failure(ConnectionDone()))  # type: ignore[no-untyped-call]
     assert end and end[0].code == "bad_field"
     assert not [e for e in events if e.get("log_failure") is not None]
 
@@ -270,7 +270,7 @@ class ManualEndpoint:
 
     def connect(self, factory: Any) -> Deferred[Any]:
         proto = factory.buildProtocol(None)
-        transport = StringTransport()
+        transport = StringTransport()  # type: ignore[no-untyped-call]
         proto.makeConnection(transport)
         self.transports.append(transport)
         self.protocols.append(proto)
@@ -281,12 +281,12 @@ def test_a_dropped_connection_is_redialled_after_the_backoff_delay() -> None:
     clock, endpoint, delays = Clock(), ManualEndpoint(), [2.0, 4.0]
     messages: list[Msg] = []
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", messages.append,
-                clock=clock, retry=lambda attempt: delays[min(attempt, 2) - 1])
+                clock=clock, retry=lambda attempt: delays[min(attempt, 2) - 1])  # type: ignore[arg-type]
     link.start()
     [hello] = written(endpoint.transports[0])
     endpoint.protocols[0].dataReceived(frame(welcome(id=hello["id"])))
-    endpoint.transports[0].loseConnection()
-    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))
+    endpoint.transports[0].loseConnection()  # type: ignore[no-untyped-call]
+    endpoint.protocols[0].connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     clock.advance(1.9)
     assert len(endpoint.transports) == 1, "no new connection before the delay"
     clock.advance(0.1)
@@ -296,7 +296,7 @@ def test_a_dropped_connection_is_redialled_after_the_backoff_delay() -> None:
     endpoint.protocols[1].dataReceived(frame(welcome(resumed=True, id=again["id"])))
     assert link.connected and messages[-1]["resumed"] is True
     stopped = outcome(link.stop())
-    endpoint.protocols[1].connectionLost(Failure(ConnectionError()))
+    endpoint.protocols[1].connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]
     assert stopped == [None]
     clock.advance(60)
     assert len(endpoint.transports) == 2, "a stopped link does not redial"
@@ -315,16 +315,16 @@ class FailingEndpoint:
 
 
 @pytest.mark.parametrize(("reason", "why"), [
-    (ConnectionRefusedError(), "connection refused"),
+    (ConnectionRefusedError(), "connection refused"),  # type: ignore[no-untyped-call]
     (DNSLookupError("nonexistent.invalid"), "name not found"),
-    (TCPTimedOutError(), "timed out"),
+    (TCPTimedOutError(), "timed out"),  # type: ignore[no-untyped-call]
 ])
 def test_a_first_connection_that_fails_ends_the_link_saying_why(
         reason: Exception, why: str) -> None:
     clock, endpoint = Clock(), FailingEndpoint(reason)
     status: list[str] = []
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
-                clock=clock, on_status=status.append, retry_first=False)
+                clock=clock, on_status=status.append, retry_first=False)  # type: ignore[arg-type]
     end = outcome(link.when_ended())
     link.start()
     clock.advance(0)
@@ -334,10 +334,10 @@ def test_a_first_connection_that_fails_ends_the_link_saying_why(
 
 
 def test_by_default_a_first_connection_that_fails_is_retried_saying_why() -> None:
-    clock, endpoint = Clock(), FailingEndpoint(ConnectionRefusedError())
+    clock, endpoint = Clock(), FailingEndpoint(ConnectionRefusedError())  # type: ignore[no-untyped-call]
     status: list[str] = []
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
-                clock=clock, on_status=status.append, retry=lambda attempt: 1.0)
+                clock=clock, on_status=status.append, retry=lambda attempt: 1.0)  # type: ignore[arg-type]
     link.start()
     clock.advance(1.0)
     assert endpoint.attempts == 2
@@ -349,14 +349,14 @@ def test_by_default_a_first_connection_that_fails_is_retried_saying_why() -> Non
 def test_a_connection_with_no_welcome_in_time_is_dropped_as_not_a_server() -> None:
     clock, endpoint = Clock(), ManualEndpoint()
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
-                clock=clock, retry_first=False)
+                clock=clock, retry_first=False)  # type: ignore[arg-type]
     end = outcome(link.when_ended())
     link.start()
     clock.advance(WELCOME_SECONDS - 1)
     assert not endpoint.transports[0].disconnecting
     clock.advance(1)
     assert endpoint.transports[0].disconnected
-    endpoint.protocols[0].connectionLost(Failure(ConnectionAborted()))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionAborted()))  # type: ignore[no-untyped-call]
     clock.advance(0)
     assert end[0].code == UNREACHABLE and "no welcome within" in end[0].text
 
@@ -364,18 +364,18 @@ def test_a_connection_with_no_welcome_in_time_is_dropped_as_not_a_server() -> No
 def test_a_welcome_in_time_keeps_the_connection() -> None:
     h = Harness()
     h.welcomed()
-    h.link._clock.advance(WELCOME_SECONDS * 2)  # type: ignore[attr-defined]
+    h.link._clock.advance(WELCOME_SECONDS * 2)
     assert h.link.connected and not h.transport.disconnecting
 
 
 def test_something_else_than_frames_before_welcome_is_not_a_pis_yedili_server() -> None:
     clock, endpoint = Clock(), ManualEndpoint()
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
-                clock=clock, retry_first=False)
+                clock=clock, retry_first=False)  # type: ignore[arg-type]
     end = outcome(link.when_ended())
     link.start()
     endpoint.protocols[0].dataReceived(b"HTTP/1.1 400 Bad Request\r\n\r\n")
-    endpoint.protocols[0].connectionLost(Failure(ConnectionAborted()))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionAborted()))  # type: ignore[no-untyped-call]
     clock.advance(0)
     assert end[0].code == UNREACHABLE and "not a Pis Yedili server" in end[0].text
 
@@ -384,13 +384,13 @@ def test_once_welcomed_each_retry_says_why_the_last_try_failed() -> None:
     clock, endpoint = Clock(), ManualEndpoint()
     status: list[str] = []
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
-                clock=clock, on_status=status.append, retry=lambda attempt: 2.0,
+                clock=clock, on_status=status.append, retry=lambda attempt: 2.0,  # type: ignore[arg-type]
                 retry_first=False)
     link.start()
     [hello] = written(endpoint.transports[0])
     endpoint.protocols[0].dataReceived(frame(welcome(id=hello["id"])))
     endpoint.protocols[0].dataReceived(frame(error("shutting_down", "restarting")))
-    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[no-untyped-call]
     assert status[-1] == "reconnecting: restarting; next try in 2.0s"
     clock.advance(2.0)
     assert len(endpoint.transports) == 2 and not link.fatal
@@ -400,12 +400,12 @@ def test_once_welcomed_each_retry_says_why_the_last_try_failed() -> None:
 def test_a_refused_token_on_the_first_connection_is_retried_with_a_fresh_hello() -> None:
     clock, endpoint = Clock(), ManualEndpoint()
     link = Link(cast(IStreamClientEndpoint, endpoint), "tester", lambda m: None,
-                clock=clock, token="stale", retry=lambda attempt: 1.0, retry_first=False)
+                clock=clock, token="stale", retry=lambda attempt: 1.0, retry_first=False)  # type: ignore[arg-type]
     link.start()
     [hello] = written(endpoint.transports[0])
     assert hello["token"] == "stale"
     endpoint.protocols[0].dataReceived(frame(error("bad_token", id=hello["id"])))
-    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))
+    endpoint.protocols[0].connectionLost(Failure(ConnectionDone()))  # type: ignore[no-untyped-call]
     clock.advance(1.0)
     assert not link.fatal and len(endpoint.transports) == 2
     [again] = written(endpoint.transports[1])

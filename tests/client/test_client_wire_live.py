@@ -39,7 +39,7 @@ class Clients:
              token: str | None = None) -> tuple[Link, Inbox]:
         inbox = Inbox(reactor, TIMEOUT)
         endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", self.server.port.getHost().port)
-        link = cls(endpoint, name, inbox, clock=reactor, on_status=inbox.status.append,
+        link = cls(endpoint, name, inbox, clock=reactor, on_status=inbox.status.append,  # type: ignore[arg-type]
                    token=token, retry=lambda attempt: 0.0)
         self.links.append(link)
         link.start()

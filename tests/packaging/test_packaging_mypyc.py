@@ -9,6 +9,7 @@ nothing one build leaves in a build folder can make another pass.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -77,9 +78,18 @@ def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
+KEEP = "PISYEDILI_KEEP_COMPILED_WHEEL"
+"""A folder to leave the compiled wheel in: CI installs that wheel for its pass against
+the compiled engine instead of compiling it a second time (.ci/run)."""
+
+
 @pytest.fixture(scope="module")
 def compiled(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
+    built = Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
+    keep = os.environ.get(KEEP)
+    if keep and built.wheel and built.extensions():
+        shutil.copy2(built.wheel, keep)
+    return built
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +190,30 @@ def test_editable_installs_never_compile(sdist: Path, venv: Path) -> None:
                 _env(), venv)
     assert done.stdout.split() == ["False", str(tree / "server" / "rules" / "__init__.py")], (
         done.stdout + done.stderr)
+
+
+def checkout_files(folder: str) -> list[str]:
+    """The files git tracks under `folder` of the checkout (no caches, no stray files)."""
+    done = subprocess.run(["git", "ls-files", "-z", "--", folder], cwd=CHECKOUT,
+                          capture_output=True, text=True, check=True)
+    return [name for name in done.stdout.split("\0") if name]
+
+
+def test_the_wheel_holds_every_package_and_data_file(pure: Built) -> None:
+    """Every folder with an __init__.py under the mapped folders is a package of the wheel,
+    with each of its modules, and every file of the web client is there: a package the
+    editable install finds cannot be missing from the wheel."""
+    pure.built()
+    names = set(pure.names)
+    mapping: dict[str, str] = backend._pyproject()["tool"]["setuptools"]["package-dir"]
+    expected: set[str] = set()
+    for package, folder in mapping.items():
+        for name in checkout_files(folder):
+            path = Path(name).relative_to(folder)
+            if path.suffix == ".py" or path.parts[:1] == ("web",):
+                expected.add("/".join((*package.split("."), *path.parts)))
+    packages = {Path(n).parent.as_posix() for n in expected if n.endswith("/__init__.py")}
+    assert {"pisyedili/server/rules", "pisyedili/server/bots"} <= packages
+    assert any(n.startswith("pisyedili/client/web/") for n in expected)
+    assert expected - names == set()
+    assert backend.DROPIN in names

@@ -108,7 +108,7 @@ def strategy(t: FieldType) -> st.SearchStrategy[Any]:
         return fields_strategy(t.fields, t.one_of)
     assert isinstance(t, TaggedT)
     return st.one_of([
-        fields_strategy(fields, ()).map(lambda d, tag=tag: {t.tag: tag, **d})
+        fields_strategy(fields, ()).map(lambda d, tag=tag: {t.tag: tag, **d})  # type: ignore[misc]
         for tag, fields in t.variants.items()
     ])
 
@@ -123,14 +123,14 @@ def fields_strategy(fields: tuple[Field, ...],
         return base
     types = {f.name: f.type for f in fields}
     pick = st.sampled_from(one_of).flatmap(
-        lambda name: strategy(types[name]).map(lambda v, name=name: {name: v}))
+        lambda name: strategy(types[name]).map(lambda v, name=name: {name: v}))  # type: ignore[misc]
     return st.tuples(base, pick).map(lambda pair: {**pair[0], **pair[1]})
 
 
 def message_strategy() -> st.SearchStrategy[tuple[Direction, dict[str, Any]]]:
     return st.sampled_from(sorted(MESSAGES)).flatmap(
         lambda key: fields_strategy(MESSAGES[key].fields, MESSAGES[key].one_of).map(
-            lambda d, key=key: (key[0], {"type": key[1], **d})))
+            lambda d, key=key: (key[0], {"type": key[1], **d})))  # type: ignore[misc]
 
 
 @settings(max_examples=300, deadline=None)

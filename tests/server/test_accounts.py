@@ -221,7 +221,7 @@ DELAYS = LoginLimits(address_burst=3, address_rate=0.001, account_free=2, accoun
 def answered(d: Deferred[Msg]) -> Msg | None:
     """The answer `d` carries, if it has one yet."""
     got: list[Msg] = []
-    d.addCallback(lambda msg: got.append(msg) or msg)
+    d.addCallback(lambda msg: got.append(msg) or msg)  # type: ignore[call-overload, func-returns-value]
     return got[0] if got else None
 
 
@@ -386,11 +386,11 @@ async def test_tls_only_logins_refuse_passwords_over_plain_tcp_from_the_network(
     if address is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
     server = await start(tls_required=True)
-    lan = await serverFromString(reactor, f"tcp:0:interface={address}").listen(
+    lan = await serverFromString(reactor, f"tcp:0:interface={address}").listen(  # type: ignore[no-untyped-call]
         server.factory)
     try:
         _, account = await registered(server, "Deniz")  # over loopback: taken
-        client = await connectProtocol(
+        client = await connectProtocol(  # type: ignore[no-untyped-call]
             TCP4ClientEndpoint(reactor, address, lan.getHost().port), WireClient())
         server.clients.append(client)
         welcome = await client.request("hello", protocol=2, name="Remote",
@@ -416,7 +416,7 @@ async def test_two_logins_at_once_on_one_connection_get_one_answer_each(
     client = await server.connect("Guest")
     first = client.request("login", name="Deniz", password=PASSWORD)
     second = client.request("login", name="Deniz", token=account["login"])
-    answers = sorted(a.get("code", a["type"]) for a in [await first, await second])
+    answers = sorted(a.get("code", a["type"]) for a in [await first, await second])  # type: ignore[type-var]
     assert answers == ["account", "logged_in"]
     # Two passwords at once from one address: the second waits for the first's answer.
     other = await server.connect("Other")
@@ -597,13 +597,13 @@ async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path
     clients: list[WireClient] = []
 
     async def connect(source: str, name: str) -> WireClient:
-        client = await connectProtocol(TCP4ClientEndpoint(
+        client = await connectProtocol(TCP4ClientEndpoint(  # type: ignore[no-untyped-call]
             reactor, "127.0.0.1", port, bindAddress=(source, 0)), WireClient())
         clients.append(client)
         welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name=name,
                                        features=sorted(FEATURES))
         assert welcome["type"] == "welcome", welcome
-        return client
+        return client  # type: ignore[no-any-return]
 
     try:
         port = int(Output(proc.stdout).wait_for(r"port=(\d+)").group(1))
@@ -618,14 +618,14 @@ async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path
                 flood.send({"type": "login", "name": f"nobody {n} {k}", "password": PASSWORD,
                             "id": 100 + k})
         # Waited on with a backstop only: on a busy machine the queue drains slowly.
-        answers = [flood.wait(lambda m, k=k: m.get("id") == 100 + k, 120, consume=False)
+        answers = [flood.wait(lambda m, k=k: m.get("id") == 100 + k, 120, consume=False)  # type: ignore[misc]
                    for flood in floods for k in range(10)]
         # The owner, meanwhile, by password: queued, or told to come back shortly.
         owner_again = await connect("127.0.0.2", "Owner")
         for n in range(30):  # a backstop: the queue is short, each wait is long
             owner_again.send({"type": "login", "name": "Deniz", "password": PASSWORD,
                               "id": 1000 + n})
-            got = await owner_again.wait(lambda m, n=n: m.get("id") == 1000 + n, timeout=60)
+            got = await owner_again.wait(lambda m, n=n: m.get("id") == 1000 + n, timeout=60)  # type: ignore[misc]
             if got.get("code") != "server_busy":
                 break
             await task.deferLater(reactor, got["retry_after"])

@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import time
-from typing import IO, Any
+from typing import Any
+
+from process_output import Output
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
 START = "from pisyedili.server.tap import main; main()"
-
-
-def read_until(stream: IO[str], pattern: str, deadline: float) -> tuple[re.Match[str], str]:
-    seen = ""
-    while time.monotonic() < deadline:
-        line = stream.readline()
-        if not line:
-            break
-        seen += line
-        found = re.search(pattern, line)
-        if found:
-            return found, seen
-    raise AssertionError(f"no {pattern!r} in the log:\n{seen}")
 
 
 def recv(sock: socket.socket) -> dict[str, Any]:
@@ -43,10 +30,9 @@ def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:
          "--name", "Çay ocağı", "--log-format", "json", "--seed", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     assert proc.stdout is not None
+    output = Output(proc.stdout)
     try:
-        deadline = time.monotonic() + 20
-        found, log = read_until(proc.stdout, r"port=(\d+)", deadline)
-        port = int(found.group(1))
+        port = int(output.wait_for(r"port=(\d+)").group(1))
         with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             sock.sendall(frame({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "ann",
                                 "id": 1}))
@@ -56,7 +42,7 @@ def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:
             goodbye = recv(sock)
             assert goodbye["code"] == "shutting_down"
         assert proc.wait(timeout=20) == 0
-        log += proc.stdout.read()
+        log = output.rest()
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from process_output import Output
 from twisted.internet import reactor, threads
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
 from twisted.internet.protocol import Factory, Protocol
@@ -42,7 +43,7 @@ from pisyedili.server.net import server_version
 
 LOOPBACK = ["127.0.0.1"]
 DEADLINE = 30.0
-PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"
+PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # type: ignore[arg-type]
 
 
 def machine(*addresses: str) -> Callable[[], list[Any]]:
@@ -97,7 +98,7 @@ def test_txt_records() -> None:
 @pytest_twisted.ensureDeferred
 async def test_listings_of_real_ports(tmp_path: Path) -> None:
     factory = Factory.forProtocol(Protocol)
-    ports = [await serverFromString(reactor, desc).listen(factory) for desc in (
+    ports = [await serverFromString(reactor, desc).listen(factory) for desc in (  # type: ignore[no-untyped-call]
         "tcp:0:interface=127.0.0.1", f"ssl:0:interface=127.0.0.1:privateKey={PEM}",
         f"unix:{tmp_path / 's.sock'}")]
     try:
@@ -114,7 +115,7 @@ async def test_listings_of_real_ports(tmp_path: Path) -> None:
 def test_announcing_is_on_by_default_and_no_announce_turns_it_off() -> None:
     def service(*argv: str) -> tap.ServerService:
         options = tap.Options()
-        options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--db", ":memory:",
+        options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--db", ":memory:",  # type: ignore[no-untyped-call]
                               *argv])
         return tap.makeService(options)
 
@@ -156,18 +157,18 @@ async def test_a_server_is_found_with_its_txt_its_tables_update_and_it_goes_on_s
         assert not by_port[plain].tls and by_port[tls].tls
         assert by_port[plain].instance == instance
 
-        client = await connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", plain),
+        client = await connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", plain),  # type: ignore[no-untyped-call]
                                        WireClient())
         await client.request("hello", protocol=PROTOCOL_VERSION, name="ann")
         await client.ok("create_table", rules="classic", seats=2)
         found = await browse_until({plain, tls}, lambda f: [x.tables for x in f] == [1, 1])
         assert [x.tables for x in found] == [1, 1], found
 
-        await service.stopService()
+        await service.stopService()  # type: ignore[misc]
         assert await browse_until({plain, tls}, lambda f: not f) == []
     finally:
         if service.running:
-            await service.stopService()
+            await service.stopService()  # type: ignore[misc]
         if client is not None:
             await client.close()
         for session in service.factory.sessions.each():  # no expiry left on the reactor
@@ -183,7 +184,7 @@ async def test_stopping_while_still_announcing_withdraws_the_service() -> None:
     assert service.ready is not None
     await service.ready
     port = service.ports[0].getHost().port
-    await service.stopService()  # zeroconf may still be probing: stop waits, then goodbyes
+    await service.stopService()  # type: ignore[misc]  # zeroconf may still be probing: stop waits, then goodbyes
     assert service.announced is not None
     await service.announced
     found = await threads.deferToThread(browse, 2.0, interfaces=LOOPBACK)
@@ -219,16 +220,10 @@ def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8")
     assert server.stdout is not None
-    lines: list[str] = []
+    output = Output(server.stdout)
     try:
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            line = server.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "LAN discovery" in line:
-                break
+        output.wait_for("LAN discovery", timeout=DEADLINE)
+        lines = list(output.seen)
         records = [json.loads(r) for r in lines if r.strip()]
         [port] = {int(m) for r in lines for m in re.findall(r"port=(\d+)", r)}
         [warning] = [r for r in records if "LAN discovery" in r["message"]]
@@ -244,12 +239,12 @@ def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None
 
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=DEADLINE) == 0
-        lines += server.stdout.readlines()
+        output.rest(timeout=DEADLINE)
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
-    records = [json.loads(r) for r in lines if r.strip()]  # every line is JSON: no raw stderr
+    records = [json.loads(r) for r in output.seen if r.strip()]  # every line is JSON: no raw stderr
     assert len([r for r in records if r["level"] == "warn"]) == 1, records
     assert not [r for r in records if "Traceback" in json.dumps(r)]
 

@@ -224,7 +224,7 @@ async def test_replies_from_the_store_keep_the_order_of_requests(
     for rid, msg in enumerate([{"type": "history", "of": "mine"}, {"type": "ping"},
                                {"type": "replay", "match": 1}, {"type": "ping"},
                                {"type": "history", "of": "recent"}], 1000):
-        ayse.send({**msg, "id": rid})
+        ayse.send({**msg, "id": rid})  # type: ignore[dict-item]
     await ayse.wait_for_id(1004, start)
     answers = [m for m in ayse.received[start:] if m.get("id", 0) >= 1000]
     assert [(m["id"], m["type"]) for m in answers] == [
@@ -243,7 +243,7 @@ async def test_a_client_gone_before_its_answer_costs_nothing(
         if event.get("log_failure") is not None:
             failures.append(event)
 
-    globalLogPublisher.addObserver(observe)
+    globalLogPublisher.addObserver(observe)  # type: ignore[arg-type]
     try:
         for msg in ({"type": "replay", "match": 1, "id": 1}, {"type": "ping", "id": 2}):
             ayse.send(msg)
@@ -251,7 +251,7 @@ async def test_a_client_gone_before_its_answer_costs_nothing(
         await server.dropped(ayse)
         await archive.flush()  # the read ran, and its answer found the connection gone
     finally:
-        globalLogPublisher.removeObserver(observe)
+        globalLogPublisher.removeObserver(observe)  # type: ignore[arg-type]
     assert not failures, failures
     other = await server.connect("Mehmet")
     assert (await other.ok("history", of="recent"))["total"] == 1
@@ -272,11 +272,11 @@ async def test_a_store_that_fails_is_an_internal_error_and_logged(
         if event.get("log_failure") is not None:
             failed.append(event)
 
-    globalLogPublisher.addObserver(observe)
+    globalLogPublisher.addObserver(observe)  # type: ignore[arg-type]
     try:
         reply = await ayse.request("history", of="mine")
     finally:
-        globalLogPublisher.removeObserver(observe)
+        globalLogPublisher.removeObserver(observe)  # type: ignore[arg-type]
     assert (reply["type"], reply["code"]) == ("error", "internal_error")
     assert failed and "deals" in str(failed[0]["log_failure"].value)
     assert (await ayse.request("ping"))["type"] == "pong", "the connection reads on"

@@ -21,7 +21,6 @@ from pisyedili.server.load_bench import (
     Child,
     default_paced_think,
     fanout_frame_bytes,
-    free_port,
     parse,
     percentile,
     source_address,
@@ -142,9 +141,9 @@ def send_frame(sock: socket.socket, msg: dict[str, Any]) -> None:
 
 
 def test_the_fanout_server_answers_each_request_to_its_whole_group() -> None:
-    port = free_port()
     child = Child([sys.executable, "-m", "pisyedili.server.load_bench", "--fanout-serve",
-                   str(port)], port)  # its start-up probe connects and never joins
+                   "0"])  # it binds a free port and names it
+    port = child.port
     socks: list[socket.socket] = []
     try:
         silent = socket.create_connection((HOST, port), timeout=5)  # never sends: no seat

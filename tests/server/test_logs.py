@@ -9,12 +9,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from process_output import Output
 from twisted.logger import ILogObserver, Logger, LogPublisher
 from twisted.logger._legacy import LegacyLogObserverWrapper, publishToNewObserver
 from twisted.python.failure import Failure
@@ -88,7 +88,7 @@ def test_a_failure_carries_its_traceback() -> None:
         raise ValueError("the cards are wet")
 
     out = io.StringIO()
-    log = Logger(namespace="pisyedili.server.net", observer=JsonLineObserver(out))
+    log = Logger(namespace="pisyedili.server.net", observer=JsonLineObserver(out))  # type: ignore[arg-type]
     try:
         boom()
     except ValueError:
@@ -105,7 +105,7 @@ def test_a_failure_carries_its_traceback() -> None:
 def test_legacy_observers_editing_the_event_add_no_noise() -> None:
     """twistd may also feed legacy observers, whose wrapper writes old keys into the event."""
     def with_legacy(json_observer: ILogObserver) -> LogPublisher:
-        return LogPublisher(LegacyLogObserverWrapper(lambda event: None), json_observer)
+        return LogPublisher(LegacyLogObserverWrapper(lambda event: None), json_observer)  # type: ignore[arg-type]
 
     try:
         raise KeyError("k")
@@ -145,26 +145,18 @@ def test_the_server_logs_json_lines_as_a_process(runner: str, tmp_path: Path) ->
          "--seed", "5"],
         cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    records: list[dict[str, Any]] = []
+    assert proc.stdout is not None and proc.stderr is not None
+    output, error_output = Output(proc.stdout), Output(proc.stderr)
     try:
-        # readline blocks, but the process ends within the backstop if anything is wrong.
-        timer = threading.Timer(60, proc.kill)
-        timer.start()
-        try:
-            for line in proc.stdout:
-                records.append(json.loads(line))
-                if records[-1]["message"].startswith("listening on"):
-                    break
-        finally:
-            timer.cancel()
+        output.wait_for(r'"message": ?"listening on')
         proc.send_signal(signal.SIGTERM)
-        rest, errors = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        errors = error_output.rest()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    records += [json.loads(line) for line in rest.splitlines()]
+    records = [json.loads(line) for line in output.rest().splitlines()]
     # twistd passes the signal on as its exit status.
     assert proc.returncode in (0, -signal.SIGTERM if runner == "twistd" else 0), errors
     assert records and all({"time", "level", "message", "namespace"} <= set(r)
@@ -187,9 +179,9 @@ def test_a_legacy_log_err_keeps_its_traceback() -> None:
     try:
         raise ZeroDivisionError("no cards")
     except ZeroDivisionError:
-        failure = Failure()
+        failure = Failure()  # type: ignore[no-untyped-call]
     publishToNewObserver(
-        JsonLineObserver(out),
+        JsonLineObserver(out),  # type: ignore[arg-type]
         {"message": (), "isError": 1, "failure": failure, "why": "dealing", "time": 1.0,
          "system": "-"},
         textFromEventDict)

@@ -57,10 +57,10 @@ async def member(server: Server, name: str, **connect: str) -> tuple[WireClient,
     accounts = server.factory.accounts
     assert accounts is not None
     if accounts.find(name) is not None:
-        client = await server.connect("someone", **connect)
+        client = await server.connect("someone", **connect)  # type: ignore[arg-type]
         account = await client.request("login", name=name, password=PASSWORD)
     else:
-        client = await server.connect(name, **connect)
+        client = await server.connect(name, **connect)  # type: ignore[arg-type]
         account = await client.request("register", password=PASSWORD)
     assert account["type"] == "account", account
     return client, account["login"]
@@ -82,7 +82,7 @@ async def test_operator_requests_are_refused_to_everyone_else(tmp_path: Path) ->
         guest = await server.connect("Guest")
         for client in (player, guest):
             for kind, fields in REQUESTS.items():
-                refused = await client.request(kind, **fields)
+                refused = await client.request(kind, **fields)  # type: ignore[arg-type]
                 assert refused["code"] == "not_operator", (kind, refused)
         operator, _ = await member(server, "Deniz")
         account = operator.received[-1]
@@ -212,11 +212,11 @@ async def test_an_operator_name_no_account_has_makes_nobody_an_operator(
         tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     seen: list[LogEvent] = []
-    globalLogPublisher.addObserver(seen.append)
+    globalLogPublisher.addObserver(seen.append)  # type: ignore[arg-type]
     try:
         first = await start(path, operators=frozenset({"Ghost"}), create=False)
     finally:
-        globalLogPublisher.removeObserver(seen.append)
+        globalLogPublisher.removeObserver(seen.append)  # type: ignore[arg-type]
     try:
         (warned,) = [e for e in seen if e.get("name") == "Ghost"]
         assert warned["log_level"] == LogLevel.warn

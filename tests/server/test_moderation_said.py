@@ -21,7 +21,7 @@ def moderation_lines(events: list[Event]) -> list[tuple[str, str, str]]:
 @pytest_twisted.ensureDeferred
 async def test_the_operator_is_told_and_the_table_hears_of_a_kick(tmp_path: Path) -> None:
     events: list[Event] = []
-    globalLogPublisher.addObserver(events.append)
+    globalLogPublisher.addObserver(events.append)  # type: ignore[arg-type]
     server = await start(tmp_path / "db.sqlite3")
     try:
         operator, _ = await member(server, "Deniz")
@@ -52,7 +52,7 @@ async def test_the_operator_is_told_and_the_table_hears_of_a_kick(tmp_path: Path
         assert told["done"] == "announced to 2 players"  # the operator and the host
     finally:
         await server.stop()
-        globalLogPublisher.removeObserver(events.append)
+        globalLogPublisher.removeObserver(events.append)  # type: ignore[arg-type]
     assert moderation_lines(events) == [
         ("Deniz", "mute", "troll"), ("Deniz", "unmute", "Troll"),
         ("Deniz", "unmute", "Troll"), ("Deniz", "kick", "Troll"),
@@ -62,7 +62,7 @@ async def test_the_operator_is_told_and_the_table_hears_of_a_kick(tmp_path: Path
 @pytest_twisted.ensureDeferred
 async def test_a_ban_and_its_lift_are_told_and_logged(tmp_path: Path) -> None:
     events: list[Event] = []
-    globalLogPublisher.addObserver(events.append)
+    globalLogPublisher.addObserver(events.append)  # type: ignore[arg-type]
     server = await start(tmp_path / "db.sqlite3")
     try:
         operator, _ = await member(server, "Deniz")
@@ -84,7 +84,7 @@ async def test_a_ban_and_its_lift_are_told_and_logged(tmp_path: Path) -> None:
             "unbanned 203.0.113.0/24"
     finally:
         await server.stop()
-        globalLogPublisher.removeObserver(events.append)
+        globalLogPublisher.removeObserver(events.append)  # type: ignore[arg-type]
     assert moderation_lines(events) == [
         ("Deniz", "ban", "Troll"), ("Deniz", "unban", "Troll"),
         ("Deniz", "ban", "203.0.113.0/24"), ("Deniz", "unban", "203.0.113.0/24")]

@@ -185,7 +185,7 @@ class NoScan(dict[str, Session]):
 def test_open_looks_names_up_instead_of_scanning() -> None:
     sessions = fresh()
     sessions.open("Ann", FakeConnection())
-    sessions._by_token = NoScan(sessions._by_token)
+    sessions._by_token = NoScan(sessions._by_token)  # type: ignore[arg-type, assignment]
     sessions._by_id = NoScan(sessions._by_id)
     assert sessions.open("ANN", FakeConnection()).name == "ANN 2"
     assert sessions.open("Bob", FakeConnection()).name == "Bob"

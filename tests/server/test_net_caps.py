@@ -140,7 +140,7 @@ async def test_the_server_wide_cap_over_the_wire() -> None:
 
 def test_the_caps_are_options() -> None:
     options = tap.Options()
-    options.parseOptions(["--max-tables-per-address", "9", "--max-tables-total", "90",
+    options.parseOptions(["--max-tables-per-address", "9", "--max-tables-total", "90",  # type: ignore[no-untyped-call]
                           "--max-output-bytes", "2097152"])
     limits = options["limits"]
     assert (limits.max_tables_per_address, limits.max_tables_total,
@@ -154,22 +154,22 @@ def test_bad_cap_options_are_usage_errors(argv: list[str]) -> None:
     from twisted.python import usage
 
     with pytest.raises(usage.UsageError):
-        tap.Options().parseOptions(argv)
+        tap.Options().parseOptions(argv)  # type: ignore[no-untyped-call]
 
 
 def test_the_default_endpoint_asks_for_a_long_listen_backlog() -> None:
     options = tap.Options()
-    options.parseOptions([])
+    options.parseOptions([])  # type: ignore[no-untyped-call]
     (endpoint,) = options["listen"]
     assert endpoint == tap.DEFAULT_ENDPOINT == "tcp:7707:backlog=1024"
-    parsed = serverFromString(reactor, endpoint)
+    parsed = serverFromString(reactor, endpoint)  # type: ignore[no-untyped-call]
     assert (parsed._port, parsed._backlog) == (7707, 1024)
 
 
 @pytest_twisted.ensureDeferred
 async def test_the_backlog_reaches_the_listening_socket() -> None:
     factory = make_factory(reactor, limits=ServerLimits())
-    port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1:backlog=1024").listen(
+    port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1:backlog=1024").listen(  # type: ignore[no-untyped-call]
         factory)
     try:
         assert port.backlog == 1024

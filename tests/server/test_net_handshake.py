@@ -105,7 +105,7 @@ def frames_heard(server: Server, name: str) -> Any:
                  if p.session is not None and p.session.name == name)
     frames: list[dict[str, Any]] = []
     waiting: list[Deferred[dict[str, Any]]] = []
-    receive = proto.stringReceived
+    receive = proto.stringReceived  # type: ignore[attr-defined]
 
     def spy(data: bytes) -> None:
         receive(data)
@@ -113,7 +113,7 @@ def frames_heard(server: Server, name: str) -> Any:
         if waiting:
             waiting.pop(0).callback(frames.pop(0))
 
-    proto.stringReceived = spy  # type: ignore[method-assign]
+    proto.stringReceived = spy  # type: ignore[attr-defined]
 
     def next_frame() -> Deferred[dict[str, Any]]:
         d: Deferred[dict[str, Any]] = Deferred()
@@ -178,7 +178,7 @@ REFUSED_HELLOS = [
 
 
 @pytest.mark.parametrize(("fields", "code", "extra"), REFUSED_HELLOS,
-                         ids=[f"{c}-{sorted(f.items())}" for f, c, _ in REFUSED_HELLOS])
+                         ids=[f"{c}-{sorted(f.items())}" for f, c, _ in REFUSED_HELLOS])  # type: ignore[attr-defined]
 @pytest_twisted.ensureDeferred
 async def test_a_refused_hello_is_answered_then_closed(fields: dict[str, Any], code: str,
                                                        extra: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ PUBLIC_KEYS = ("hand_counts", "pile", "top", "turn", "scores", "deal_no", "stock
 
 
 def last_view(client: WireClient) -> dict[str, object]:
-    return [m["view"] for m in client.received
+    return [m["view"] for m in client.received  # type: ignore[no-any-return]
             if m["type"] in ("table", "update") and m.get("view")][-1]
 
 
@@ -66,7 +66,7 @@ async def test_dropped_connection_resumes_mid_deal_with_nothing_lost() -> None:
         mine, theirs = snap["view"], last_view(ben)
         for key in PUBLIC_KEYS:
             assert mine[key] == theirs[key], key  # what the others saw
-        assert len(mine["hand"]) == theirs["hand_counts"][ann_seat]
+        assert len(mine["hand"]) == theirs["hand_counts"][ann_seat]  # type: ignore[index]
         assert snap["match"]["totals"] == theirs["scores"]
         # The pending decision, if it is ann's, comes with the snapshot.
         assert ("moves" in snap) == (mine["turn"] == ann_seat)
@@ -185,9 +185,9 @@ async def test_flood_is_rate_limited_then_closed_without_hurting_another_table()
 async def connect_from(server: Server, source: str) -> WireClient:
     endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", server.port.getHost().port,
                                   bindAddress=(source, 0))
-    client = await connectProtocol(endpoint, WireClient())
+    client = await connectProtocol(endpoint, WireClient())  # type: ignore[no-untyped-call]
     server.clients.append(client)
-    return client
+    return client  # type: ignore[no-any-return]
 
 
 @pytest_twisted.ensureDeferred

@@ -113,7 +113,7 @@ async def test_framing_violation_closes_only_that_connection(what: str, data: by
 def last_view(client: WireClient) -> dict[str, Any]:
     views = [m["view"] for m in client.received
              if m["type"] in ("table", "update") and m.get("view")]
-    return views[-1]
+    return views[-1]  # type: ignore[no-any-return]
 
 
 @pytest_twisted.ensureDeferred
@@ -166,18 +166,18 @@ async def test_unexpected_exception_is_logged_and_answered_internal_error() -> N
         def broken(session: Any) -> Msg:
             raise RuntimeError("boom")
 
-        server.factory.lobby.subscribe = broken  # type: ignore[method-assign]
+        server.factory.lobby.subscribe = broken  # type: ignore[assignment, method-assign]
         attacker = await server.connect("mallory")
         err = await attacker.request("lobby_subscribe")
         assert err["code"] == "internal_error"
         assert "boom" not in err["message"]
         assert (await attacker.request("ping"))["type"] == "pong"
 
-    globalLogPublisher.addObserver(observer)
+    globalLogPublisher.addObserver(observer)  # type: ignore[arg-type]
     try:
         await with_victim(attack)
     finally:
-        globalLogPublisher.removeObserver(observer)
+        globalLogPublisher.removeObserver(observer)  # type: ignore[arg-type]
     assert any("boom" in str(e["log_failure"].value) for e in logged)
 
 
@@ -186,7 +186,7 @@ async def test_a_bug_below_dispatch_costs_one_request_not_the_connection(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import pisyedili.server.net as net
 
-    real = net.validate
+    real = net.validate  # type: ignore[attr-defined]
 
     def flaky(msg: Msg, direction: Any) -> Msg:
         if msg.get("type") == "lobby_subscribe":

@@ -19,7 +19,7 @@ QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_second
 
 
 def seat_of(client: WireClient) -> int:
-    return next(m for m in client.received if m["type"] == "table")["you"]["seat"]
+    return next(m for m in client.received if m["type"] == "table")["you"]["seat"]  # type: ignore[no-any-return]
 
 
 def last_table_update(client: WireClient) -> Msg:
@@ -27,7 +27,7 @@ def last_table_update(client: WireClient) -> Msg:
 
 
 def held(update: Msg, seat: int) -> str | None:
-    return update["table"]["seats"][seat].get("held_by_bot")
+    return update["table"]["seats"][seat].get("held_by_bot")  # type: ignore[no-any-return]
 
 
 async def others_play_until(clock: task.Clock, clients: list[WireClient],

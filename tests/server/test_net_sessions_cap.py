@@ -153,14 +153,14 @@ async def test_the_default_cap_lets_players_share_an_address() -> None:
 
 def test_the_cap_is_an_option() -> None:
     options = tap.Options()
-    options.parseOptions(["--max-sessions-per-address", "5"])
+    options.parseOptions(["--max-sessions-per-address", "5"])  # type: ignore[no-untyped-call]
     assert options["limits"].max_sessions_per_address == 5
     defaults = tap.Options()
-    defaults.parseOptions([])
+    defaults.parseOptions([])  # type: ignore[no-untyped-call]
     assert defaults["limits"].max_sessions_per_address == 32
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "many"])
 def test_a_bad_cap_option_is_a_usage_error(value: str) -> None:
     with pytest.raises(usage.UsageError):
-        tap.Options().parseOptions(["--max-sessions-per-address", value])
+        tap.Options().parseOptions(["--max-sessions-per-address", value])  # type: ignore[no-untyped-call]

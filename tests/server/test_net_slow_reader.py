@@ -61,7 +61,7 @@ def server_side(server: Server, client: WireClient) -> ServerProtocol:
     player = str(client.welcome["player"])
     (proto,) = [p for p in server.factory.protocols
                 if p.session is not None and p.session.player_id == player]
-    return proto
+    return proto  # type: ignore[return-value]
 
 
 def watch(server: Server, client: WireClient) -> Watch:
@@ -224,10 +224,10 @@ def test_twisted_still_pauses_its_producer_at_its_buffer_size() -> None:
 
     fd = Descriptor(reactor)
     producer = Producer()
-    fd.registerProducer(producer, True)
+    fd.registerProducer(producer, True)  # type: ignore[arg-type]
     fd.write(b"x" * fd.bufferSize)
     assert producer.paused == 0
     fd.write(b"x")
     assert producer.paused == 1 and producer.resumed == 0
-    fd.doWrite()  # everything written: the buffer is empty
+    fd.doWrite()  # type: ignore[no-untyped-call]  # everything written: the buffer is empty
     assert producer.resumed == 1

@@ -99,7 +99,7 @@ async def test_a_player_who_stays_away_gets_the_stand_in_after_a_restart(
         await crash(first)
 
     clock = Clock()
-    clock.advance(reactor.seconds())  # the stored times are the reactor's
+    clock.advance(reactor.seconds())  # type: ignore[misc]  # the stored times are the reactor's
     # The table's timers on the test's clock; the journal commits on reactor turns.
     second = await Server.start(clock=clock, settings=SETTINGS,
                                 journal=SqliteJournal(path, reactor))

@@ -209,10 +209,10 @@ def test_the_backup_command(tmp_path: Path, played: MatchOver,
 
 def test_the_server_options(tmp_path: Path) -> None:
     options = tap.ServerOptions()
-    options.parseOptions([])
+    options.parseOptions([])  # type: ignore[no-untyped-call]
     assert options["db"].endswith("pisyedili.sqlite3") and options["keep-days"] == 0
     options = tap.ServerOptions()
-    options.parseOptions(["--db", ":memory:", "--keep-days", "30"])
+    options.parseOptions(["--db", ":memory:", "--keep-days", "30"])  # type: ignore[no-untyped-call]
     assert (options["db"], options["keep-days"]) == (":memory:", 30)
 
 
@@ -250,7 +250,7 @@ async def test_a_match_over_loopback_ends_up_in_the_file(
 @pytest_twisted.ensureDeferred
 async def test_the_service_opens_and_closes_the_store(tmp_path: Path) -> None:
     options = tap.ServerOptions()
-    options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--no-announce",
+    options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--no-announce",  # type: ignore[no-untyped-call]
                           "--db", str(tmp_path / "svc.sqlite3"), "--keep-days", "1"])
     service = tap.makeService(options)
     service.startService()
@@ -258,7 +258,7 @@ async def test_the_service_opens_and_closes_the_store(tmp_path: Path) -> None:
     await service.ready
     assert service.archive is not None
     await service.archive.flush()  # opened, migrated and pruned by now
-    await service.stopService()
+    await service.stopService()  # type: ignore[misc]
     conn = sqlite3.connect(tmp_path / "svc.sqlite3")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
@@ -288,4 +288,4 @@ async def test_a_store_that_cannot_open(tmp_path: Path, required: bool) -> None:
             break
         await deferLater(reactor, 0.01, lambda: None)
     assert archive._closed and service.failed is required
-    await service.stopService()
+    await service.stopService()  # type: ignore[misc]

@@ -373,7 +373,7 @@ def test_tls_in_the_server_needs_memory_deny_write_execute_off(sandboxed: Any,
     handshake fails, because pyOpenSSL registers callbacks (ALPN) with cffi's
     `ffi.callback`, which needs writable+executable memory. If the MDWE-on case starts
     passing, TLS works under MDWE: update the docs and the unit's comment."""
-    pem = Path(__import__("twisted").__file__).parent / "test" / "server.pem"
+    pem = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # type: ignore[arg-type]
     assert pem.exists(), pem
     cfg = {**sandbox_of(units(SERVICE)), "mdwe": mdwe, "private_network": False}
     proc, out = sandboxed(cfg, ["--listen", f"ssl:0:interface=127.0.0.1:privateKey={pem}"])

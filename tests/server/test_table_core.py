@@ -77,7 +77,7 @@ class Loop:
     def offered(self, member: str) -> list[dict[str, Any]] | None:
         for msg in reversed(self.inbox.get(member, [])):
             if msg["type"] in ("update", "table"):
-                return msg.get("moves")
+                return msg.get("moves")  # type: ignore[no-any-return]
         return None
 
 
@@ -102,7 +102,7 @@ def test_every_request_gets_one_reply_and_it_comes_first() -> None:
                 cmd.Ready("2", True), cmd.Chat("2", "merhaba"), cmd.Resync("2"),
                 cmd.Start("2", 5), cmd.Start("1", 5)]
     for request in requests:
-        out = loop.do(request)
+        out = loop.do(request)  # type: ignore[arg-type]
         replies = [e for e in out if isinstance(e, Reply)]
         assert len(replies) == 1, request
         assert out[0] is replies[0], request

@@ -237,7 +237,7 @@ def make_table(rules: str = "classic", seats: int = 2, *, private: bool = False,
 def run_clock(clock: Clock, limit: int = 100_000) -> None:
     """Run every call due now, the calls those schedule, and so on (bots at delay 0)."""
     for _ in range(limit):
-        due = [c for c in clock.getDelayedCalls() if c.getTime() <= clock.seconds()]
+        due = [c for c in clock.getDelayedCalls() if c.getTime() <= clock.seconds()]  # type: ignore[misc]
         if not due:
             return
         clock.advance(0)
@@ -268,7 +268,7 @@ def play_out(rig: Rig, humans: Iterable[Fake], rng: random.Random,
         assert human is not None, "a bot seat is to act but nothing is scheduled"
         prompt = human.prompt()
         assert prompt is not None, f"{human.name} must act but was offered no moves"
-        legal = [move_to_wire(m) for m in legal_moves(deal, deal.to_act)]
+        legal = [move_to_wire(m) for m in legal_moves(deal, deal.to_act)]  # type: ignore[arg-type]
         assert prompt["moves"] == legal
         table.move(human, rng.choice(prompt["moves"]))
         made += 1

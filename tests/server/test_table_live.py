@@ -118,8 +118,8 @@ def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
     timeouts = 0
     for _ in range(200):  # the idle player never answers; the other plays its prompts
         run_clock(rig.clock)
-        if t.match.deal.to_act == seat and not seat_info(other, seat).get("held_by_bot"):
-            expected = move_to_wire(default_move(legal_moves(t.match.deal, seat),
+        if t.match.deal.to_act == seat and not seat_info(other, seat).get("held_by_bot"):  # type: ignore[arg-type]
+            expected = move_to_wire(default_move(legal_moves(t.match.deal, seat),  # type: ignore[arg-type]
                                                  move_to_wire))
             rig.clock.advance(30)
             timeouts += 1
@@ -142,7 +142,7 @@ def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
         else:
             t.move(other, moves_of(other)[0])
     assert timeouts == 2
-    assert seat_info(other, seat)["held_by_bot"] == "idle"
+    assert seat_info(other, seat)["held_by_bot"] == "idle"  # type: ignore[arg-type]
 
     # The stand-in plays the idle seat's turns at once: no timer runs out, and the idle
     # player is offered nothing.
@@ -153,7 +153,7 @@ def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
         assert t.match.deal.to_act != seat
         t.move(other, moves_of(other)[0])
     run_clock(rig.clock)
-    played = [e for e in other.events()[seen:]
+    played = [e for e in other.events()[seen:]  # type: ignore[assignment]
               if e.get("seat") == seat and e["event"] in MOVE_EVENTS]
     assert played, "the stand-in moved for the idle seat"
     assert rig.clock.seconds() == waited
@@ -161,7 +161,7 @@ def test_expiry_plays_default_then_bot_sits_in_then_player_reclaims() -> None:
 
     # Any sign of life hands the seat back: the next decision is the player's again.
     t.present(idle)
-    assert "held_by_bot" not in seat_info(other, seat)
+    assert "held_by_bot" not in seat_info(other, seat)  # type: ignore[arg-type]
     for _ in range(200):
         run_clock(rig.clock)
         if t.match.deal.to_act == seat:
@@ -186,7 +186,7 @@ def test_a_refused_request_shows_presence_too(request_: str) -> None:
         t.move(host, moves_of(host)[0])
     seat = t.seat_of(idle)
     rig.clock.advance(30)
-    assert seat_info(host, seat)["held_by_bot"] == "idle"
+    assert seat_info(host, seat)["held_by_bot"] == "idle"  # type: ignore[arg-type]
     asks = {
         "start": lambda: t.start(idle), "add_bot": lambda: t.add_bot(idle, 0),
         "remove_bot": lambda: t.remove_bot(idle, 0), "sit": lambda: t.sit(idle, 0),
@@ -195,13 +195,13 @@ def test_a_refused_request_shows_presence_too(request_: str) -> None:
     }
     refused = request_ not in ("resync", "seen")
     try:
-        asks[request_]()
+        asks[request_]()  # type: ignore[no-untyped-call]
     except TableError:
         assert refused
     else:
         assert not refused
     # A resync is only a read; every other request (refused or not) shows life.
-    assert ("held_by_bot" in seat_info(host, seat)) == (request_ == "resync")
+    assert ("held_by_bot" in seat_info(host, seat)) == (request_ == "resync")  # type: ignore[arg-type]
 
 
 def test_untimed_table_waits_for_people() -> None:
@@ -225,7 +225,7 @@ def test_disconnect_grace_bot_then_reconnect_snapshot_matches_the_others() -> No
     seat = t.seat_of(gone)
     gone.connected = False
     t.disconnected(gone)
-    assert seat_info(stay, seat)["connected"] is False
+    assert seat_info(stay, seat)["connected"] is False  # type: ignore[arg-type]
     # Within the grace period nothing is played for the absent seat.
     for _ in range(200):
         run_clock(rig.clock)
@@ -235,7 +235,7 @@ def test_disconnect_grace_bot_then_reconnect_snapshot_matches_the_others() -> No
     rig.clock.advance(59)
     assert t.match.deal.to_act == seat
     rig.clock.advance(1)
-    assert seat_info(stay, seat)["held_by_bot"] == "disconnected"
+    assert seat_info(stay, seat)["held_by_bot"] == "disconnected"  # type: ignore[arg-type]
     run_clock(rig.clock)
     assert t.match.deal.to_act != seat or t.phase != "playing", "the stand-in moved"
     for _ in range(30):  # a few more moves while away
@@ -400,7 +400,7 @@ def test_reconnecting_seat_to_act_gets_its_decision_in_the_snapshot() -> None:
     assert snap["type"] == "table", "the decision comes in the snapshot, once"
     assert snap["deadline"] == 26.0
     assert snap["moves"] == [move_to_wire(m)
-                             for m in legal_moves(t.match.deal, t.seat_of(gone))]
+                             for m in legal_moves(t.match.deal, t.seat_of(gone))]  # type: ignore[arg-type]
 
 
 def test_reclaiming_from_a_stand_in_gives_a_fresh_deadline() -> None:
@@ -411,7 +411,7 @@ def test_reclaiming_from_a_stand_in_gives_a_fresh_deadline() -> None:
     gone.connected = False
     t.disconnected(gone)
     rig.clock.advance(10)  # grace over: the stand-in will move after its delay
-    assert seat_info(b if gone is a else a, seat)["held_by_bot"] == "disconnected"
+    assert seat_info(b if gone is a else a, seat)["held_by_bot"] == "disconnected"  # type: ignore[arg-type]
     rig.clock.advance(2)
     assert t.match.deal.to_act == seat
     heard = len(gone.inbox)

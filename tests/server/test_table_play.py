@@ -35,7 +35,7 @@ from pisyedili.server.table_core import TableError
 )
 def test_bots_play_a_whole_match_watched_by_the_host(rules: str, kinds: str,
                                                      options: dict[str, str]) -> None:
-    rig = make_table(rules, len(kinds), **options)
+    rig = make_table(rules, len(kinds), **options)  # type: ignore[arg-type]
     seated(rig, list(kinds), level="easy")
     rig.table.start(rig.host)
     run_clock(rig.clock)
@@ -69,7 +69,7 @@ def test_bots_play_a_whole_match_watched_by_the_host(rules: str, kinds: str,
 )
 def test_humans_play_from_their_turn_prompts(rules: str, kinds: str,
                                              options: dict[str, str]) -> None:
-    rig = make_table(rules, len(kinds), **options)
+    rig = make_table(rules, len(kinds), **options)  # type: ignore[arg-type]
     humans = seated(rig, list(kinds), level="medium")
     rig.table.start(rig.host)
     made = play_out(rig, humans, random.Random(5))
@@ -162,7 +162,7 @@ def test_move_fans_out_private_part_only_to_its_seat() -> None:
         if {"kind": "draw"} in prompt["moves"]:
             break
         t.move(actor, prompt["moves"][0])
-        run_clock(rig.clock)
+        run_clock(rig.clock)  # type: ignore[attr-defined]
     other = b if actor is a else a
     counts = (len(actor.inbox), len(other.inbox), len(watcher.inbox))
     t.move(actor, {"kind": "draw"})
@@ -266,7 +266,7 @@ def test_last_person_leaving_mid_match_closes_the_table_and_stops_its_bots() -> 
     assert t.phase == "playing" and rig.clock.getDelayedCalls()
     t.leave(rig.host)
     assert t.closed and rig.closed == [t.id]
-    assert not [c for c in rig.clock.getDelayedCalls() if c.active()], "no timer survives"
+    assert not [c for c in rig.clock.getDelayedCalls() if c.active()], "no timer survives"  # type: ignore[misc]
 
 
 def test_a_penalty_drawn_across_a_reshuffle_is_one_update_per_member() -> None:

@@ -94,7 +94,7 @@ def watched(rig: Rig, people: list[Fake], watch: Watch) -> None:
 )
 def test_no_message_carries_a_card_its_recipient_may_not_know(
         rules: str, kinds: str, options: dict[str, str], spectators: int) -> None:
-    rig = make_table(rules, len(kinds), **options)
+    rig = make_table(rules, len(kinds), **options)  # type: ignore[arg-type]
     watch = Watch()
     watched(rig, [rig.host], watch)
     humans = seated(rig, list(kinds), level="easy")

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def parse(*argv: str) -> tap.Options:
     options = tap.Options()
-    options.parseOptions(list(argv))
+    options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
     return options
 
 
@@ -86,7 +86,7 @@ def test_twistd_dropin_names_this_module() -> None:
 @pytest_twisted.ensureDeferred
 async def test_service_listens_warns_about_seed_and_says_goodbye() -> None:
     events: list[dict[str, Any]] = []
-    globalLogPublisher.addObserver(events.append)
+    globalLogPublisher.addObserver(events.append)  # type: ignore[arg-type]
     service = tap.makeService(parse("--listen", "tcp:0:interface=127.0.0.1",
                                     "--name", "Kahve", "--seed", "3"))
     try:
@@ -94,18 +94,18 @@ async def test_service_listens_warns_about_seed_and_says_goodbye() -> None:
         assert service.ready is not None
         await service.ready
         port = service.ports[0].getHost().port
-        client = await connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", port),
+        client = await connectProtocol(TCP4ClientEndpoint(reactor, "127.0.0.1", port),  # type: ignore[no-untyped-call]
                                        WireClient())
         welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name="ann")
         assert welcome["server"] == "Kahve"
-        await service.stopService()
+        await service.stopService()  # type: ignore[misc]
         err = await client.wait_type("error")
         assert err["code"] == "shutting_down"
         await client.closed
     finally:
-        globalLogPublisher.removeObserver(events.append)
+        globalLogPublisher.removeObserver(events.append)  # type: ignore[arg-type]
         if service.running:
-            await service.stopService()
+            await service.stopService()  # type: ignore[misc]
         for session in service.factory.sessions.each():  # no expiry left on the reactor
             service.factory.sessions.forget(session)
     warnings = [e for e in events if e.get("log_level") is not None
@@ -128,7 +128,7 @@ async def test_service_that_cannot_listen_fails() -> None:
     try:
         assert second.failed
     finally:
-        await first.stopService()
+        await first.stopService()  # type: ignore[misc]
         second.running = False
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import msgpack
 import pytest
 from browser_kit import Page, chromium, set_viewport
+from process_output import Output
 from web_kit import WebServer, served
 
 Msg = dict[str, Any]
@@ -342,7 +343,7 @@ def test_keyboard_alone(page: Page, server: WebServer) -> None:
             focused.send_keys("d")
         else:
             focused.send_keys("p")
-        page.wait(lambda d, was=serial: page.body("turn") != "mine" or page.body("serial") != was,
+        page.wait(lambda d, was=serial: page.body("turn") != "mine" or page.body("serial") != was,  # type: ignore[misc]
                   what="the keyed move to go")
         keyed += 1
         if page.body("phase") == "over":
@@ -492,7 +493,6 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
 def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
     """`pisyedili play --web` prints a page that, with no clicks, names the player,
     fills the seats with bots at the level asked for and starts the match."""
-    import selectors
     import signal
     import subprocess
     import sys
@@ -503,13 +503,10 @@ def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
          "--bots", "2", "--level", "easy", "--rules", "cardiva"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         text=True, encoding="utf-8")
+    assert process.stdout is not None
+    output = Output(process.stdout)
     try:
-        assert process.stdout is not None
-        with selectors.DefaultSelector() as sel:
-            sel.register(process.stdout, selectors.EVENT_READ)
-            assert sel.select(timeout=30), "pisyedili play --web printed nothing"
-        line = process.stdout.readline()
-        url = line.split(" at ", 1)[1].strip()
+        url = output.wait_for(r"^Pis Yedili is at (\S+)").group(1)
         page.open(url)
         page.wait(lambda d: page.body("tablePhase") == "playing", what="the match to start")
         assert page.state("me.name") == "Ayşe"
@@ -526,8 +523,8 @@ def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        output.rest()  # the stream has ended: its reading thread is done with it
+        process.stdout.close()
 
 
 def test_typed_moves_read_as_the_terminal_client_reads_them(
@@ -604,7 +601,7 @@ def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
             left = page.state("view.muamele.picks")
             page.take_turn()
             picked += 1
-            page.wait(lambda d, was=left: d.execute_script(
+            page.wait(lambda d, was=left: d.execute_script(  # type: ignore[misc]
                 "const s = window.pisyedili.state; return !s.inFlight && ("
                 "s.view.phase !== 'muamele' || s.view.muamele.picks !== arguments[0]"
                 " || s.view.muamele.seat !== s.you.seat)", was), what="the pick to be made")

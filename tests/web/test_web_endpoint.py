@@ -323,7 +323,7 @@ class RawHttp(Protocol):
 async def test_an_idle_http_connection_is_closed_but_a_quiet_websocket_is_not() -> None:
     async def test(web: WebServer) -> None:
         browser = await web.ws("quiet")
-        http = await connectProtocol(
+        http = await connectProtocol(  # type: ignore[no-untyped-call]
             TCP4ClientEndpoint(reactor, "127.0.0.1", web.web_port), RawHttp())
         assert http.transport is not None
         http.transport.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -357,12 +357,12 @@ async def test_a_browser_that_stops_reading_is_closed_too_slow_as_over_tcp() -> 
         seen = slow_reader.watch(web.server, slow)
         assert isinstance(seen.proto, WebSocketConnection)
         assert slow.socket is not None
-        slow.socket.transport.pauseProducing()  # stops reading: the server's writes pile up
+        slow.socket.transport.pauseProducing()  # type: ignore[union-attr]  # stops reading: the server's writes pile up
         await host.ok("start")
         await host.ok("leave_table")  # bots only now, at machine speed
         assert await seen.closed_with.addTimeout(30, reactor) == "too_slow"
         slow_reader.assert_bounded(seen)
-        slow.socket.transport.resumeProducing()
+        slow.socket.transport.resumeProducing()  # type: ignore[union-attr]
         await slow.closed
         last = slow.received[-1]
         assert (last["type"], last["code"]) == ("error", "too_slow")
@@ -413,7 +413,7 @@ async def test_over_tls_the_page_and_the_websocket_are_https_and_wss(tmp_path: P
     """`--web ssl:...`: twisted.web hands the TLS stream to the WebSocket as it does TCP."""
     key, cert = sibling("client", "test_client_tls").make_certificate(tmp_path)
     server = await wireclient.Server.start()
-    site: Any = await serverFromString(
+    site: Any = await serverFromString(  # type: ignore[no-untyped-call]
         reactor, f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}",
     ).listen(make_site(server.factory))
     port = site.getHost().port

@@ -12,11 +12,12 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import pytest_twisted
-from twisted.internet import reactor
+from process_output import Output
 from twisted.internet.threads import deferToThread
 from ws_kit import ws_connect
 
@@ -30,35 +31,49 @@ START = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler
 TIMEOUT = 30.0
 
 
+class Played(NamedTuple):
+    """The process and its two streams, each read on a thread of its own."""
+
+    process: subprocess.Popen[str]
+    stdout: Output
+    stderr: Output
+
+
 @contextmanager
-def playing(*args: str) -> Iterator[subprocess.Popen[str]]:
+def playing(*args: str) -> Iterator[Played]:
     """`pisyedili play --web --no-open ARGS` in a process, interrupted and reaped on exit."""
     process = subprocess.Popen([sys.executable, "-c", START, "play", "--web", "--no-open",
                                 *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, encoding="utf-8")
+    assert process.stdout is not None and process.stderr is not None
+    played = Played(process, Output(process.stdout), Output(process.stderr))
     try:
-        yield process
+        yield played
     finally:
         if process.poll() is None:
             process.kill()
-        process.communicate(timeout=TIMEOUT)
+        process.wait(timeout=TIMEOUT)
+        played.stdout.rest()
+        played.stderr.rest()
+        process.stdout.close()
+        process.stderr.close()
 
 
-async def printed_url(process: subprocess.Popen[str]) -> str:
-    """The address the process prints first (read in a thread, with a timeout)."""
-    assert process.stdout is not None
-    line = await deferToThread(process.stdout.readline).addTimeout(TIMEOUT, reactor)
+async def printed_url(played: Played) -> str:
+    """The address: the process's first line, waited for on a thread (with a backstop)."""
+    line = (await deferToThread(played.stdout.wait_for, r"^.*$", TIMEOUT)).string
     assert line.startswith("Pis Yedili is at http://127.0.0.1:"), (
-        line, process.poll(), process.stderr.read() if process.poll() is not None
-        and process.stderr else "")
-    return str(line.split(" at ", 1)[1].strip())
+        line, played.process.poll(), played.stderr.rest(5) if played.process.poll()
+        is not None else "")
+    return line.split(" at ", 1)[1].strip()
 
 
 @pytest_twisted.ensureDeferred
 async def test_play_web_prints_an_address_that_serves_the_page_and_the_socket() -> None:
     with playing("--name", "Ayşe Öz", "--rules", "cardiva", "--bots", "2", "--level",
-                 "easy") as process:
-        url = await printed_url(process)
+                 "easy") as played:
+        process = played.process
+        url = await printed_url(played)
         parts = urlsplit(url)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         assert parts.path == "/"
@@ -96,8 +111,8 @@ async def test_play_web_prints_an_address_that_serves_the_page_and_the_socket() 
 
 @pytest_twisted.ensureDeferred
 async def test_play_web_leaves_out_a_level_it_was_not_given() -> None:
-    with playing("--name", "bo", "--bots", "1") as process:
-        query = parse_qs(urlsplit(await printed_url(process)).query)
+    with playing("--name", "bo", "--bots", "1") as played:
+        query = parse_qs(urlsplit(await printed_url(played)).query)
         assert "level" not in query and query["bots"] == ["1"]
         assert query["rules"] == ["classic"]
 

@@ -140,7 +140,7 @@ def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer
                 page.take_turn()
                 continue
             page.css(button).click()
-            page.wait(lambda d, was=serial: page.body("serial") != was
+            page.wait(lambda d, was=serial: page.body("serial") != was  # type: ignore[misc]
                       or page.body("turn") != "mine", what=button)
         assert len(page.state("view.hand")) >= 12, "the deal ended before the hand grew"
         # Only the last draw is marked as new, not every card drawn since the last play.
@@ -173,7 +173,7 @@ def draw_once(page: Page) -> None:
         if page.css("#draw").is_enabled():
             serial = page.body("serial")
             page.css("#draw").click()
-            page.wait(lambda d, was=serial: page.body("serial") != was
+            page.wait(lambda d, was=serial: page.body("serial") != was  # type: ignore[misc]
                       or page.body("turn") != "mine", what="the draw")
             return
         page.take_turn()

@@ -36,7 +36,7 @@ wireclient = sibling("server", "wireclient")
 TIMEOUT = wireclient.TIMEOUT
 
 
-class WebSocketWire(wireclient.WireClient):  # type: ignore[misc]
+class WebSocketWire(wireclient.WireClient):  # type: ignore[misc, name-defined]
     """`WireClient`'s bookkeeping, its frames carried as binary WebSocket messages."""
 
     def __init__(self) -> None:
@@ -50,19 +50,19 @@ class WebSocketWire(wireclient.WireClient):  # type: ignore[misc]
 
     def send_body(self, body: bytes) -> None:
         assert self.socket is not None
-        self.socket.sendMessage(body, isBinary=True)
+        self.socket.sendMessage(body, isBinary=True)  # type: ignore[no-untyped-call]
 
     def send_text(self, text: str) -> None:
         assert self.socket is not None
-        self.socket.sendMessage(text.encode("utf-8"), isBinary=False)
+        self.socket.sendMessage(text.encode("utf-8"), isBinary=False)  # type: ignore[no-untyped-call]
 
     def close(self) -> Deferred[None]:
         if not self.is_closed and self.socket is not None:
             self.socket.sendClose(1000)
-        return self.closed
+        return self.closed  # type: ignore[no-any-return]
 
 
-class ClientSocket(WebSocketClientProtocol):  # type: ignore[misc]
+class ClientSocket(WebSocketClientProtocol):
     factory: ClientFactory
 
     def onOpen(self) -> None:
@@ -85,14 +85,14 @@ class ClientSocket(WebSocketClientProtocol):  # type: ignore[misc]
 
     def failHandshake(self, reason: str) -> None:
         self.factory.refusal = reason
-        super().failHandshake(reason)
+        super().failHandshake(reason)  # type: ignore[no-untyped-call]
 
 
-class ClientFactory(WebSocketClientFactory):  # type: ignore[misc]
-    protocol = ClientSocket
+class ClientFactory(WebSocketClientFactory):
+    protocol = ClientSocket  # type: ignore[assignment]
 
     def __init__(self, url: str, origin: str | None, headers: dict[str, str]) -> None:
-        super().__init__(url, origin=origin, headers=headers)
+        super().__init__(url, origin=origin, headers=headers)  # type: ignore[no-untyped-call]
         self.wire = WebSocketWire()
         self.opened: Deferred[WebSocketWire] = Deferred()
         self.refusal = ""
@@ -110,7 +110,7 @@ async def ws_connect(port: int, origin: str | None = "own", name: str | None = N
                             headers or {})
     factory.opened.addTimeout(TIMEOUT, reactor)
     endpoint: Any = TCP4ClientEndpoint(reactor, host, port, timeout=TIMEOUT) \
-        if tls_roots is None else clientFromString(
+        if tls_roots is None else clientFromString(  # type: ignore[no-untyped-call]
             reactor, f"tls:{host}:{port}:trustRoots={tls_roots}:timeout={int(TIMEOUT)}")
     await endpoint.connect(factory)
     wire: WebSocketWire = await factory.opened
@@ -135,7 +135,7 @@ class WebServer:
                     **kwargs: Any) -> WebServer:
         server = await wireclient.Server.start(**kwargs)
         site = make_site(server.factory, origins, proxies)
-        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(site)
+        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(site)  # type: ignore[no-untyped-call]
         return cls(server, port)
 
     @property

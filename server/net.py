@@ -130,8 +130,9 @@ class Connection:
     # holding these as well took over a kilobyte per idle connection.
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
                  "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
-                 "_held", "_last_heard", "_paused", "_queued", "_refused_in_row",
-                 "_stall_call", "_waiting", "address", "features", "server", "session")
+                 "_held", "_last_heard", "_lose_due", "_paused", "_queued",
+                 "_refused_in_row", "_stall_call", "_waiting", "address", "features",
+                 "server", "session")
 
     transport: Any
 
@@ -155,7 +156,8 @@ class Connection:
         self._waiting = False  # a reply from the store is due: later frames wait
         self._held: collections.deque[bytes] | None = None  # made by the first frame held
         self._close_code: str | None = None
-        self._cork: list[bytes] | None = None  # frames a request holds back (ServerProtocol)
+        self._cork: list[bytes] | None = None  # bodies a request holds back (ServerProtocol)
+        self._lose_due = False  # closing while corked: the close follows the cork's frames
 
     @property
     def pending_output(self) -> int:
@@ -221,6 +223,9 @@ class Connection:
     def _shut(self) -> None:
         """Stop reading and close once what is queued is written (or abort, later)."""
         self._closing = True
+        if self._cork is not None:
+            self._lose_due = True  # after the corked frames, which are not queued yet
+            return
         self.server.journal.later(self._lose)
 
     def _lose(self) -> None:
@@ -349,16 +354,19 @@ class Connection:
             return None
 
     def _put(self, body: bytes) -> None:
-        """Write one frame once the journal has committed what it tells of."""
+        """Write one frame once the journal has committed what it tells of; while a
+        request corks its frames, add it to them (they wait on the journal together)."""
         self._queued += len(body) + self.FRAME_OVERHEAD
+        if self._cork is not None:
+            self._cork.append(body)
+            return
         self.server.journal.later(self._put_now, body)
 
     def _put_now(self, body: bytes) -> None:
         if self.transport is None:
             return
         self._write_body(body)  # may pause us at once
-        if self._cork is None:
-            self._written()
+        self._written()
 
     def _written(self) -> None:
         """Frames went to the transport: unless it paused us, it holds no more than its
@@ -632,9 +640,11 @@ class ServerProtocol(Connection, Int32StringReceiver):
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         """The frames one request writes to its own client go out together at its end:
-        a move's `ok` and the mover's `update` in one `send`, not two. A request handled
-        inside another's (frames held behind a store read, released at once) adds to
-        the outer one's frames, so they keep their order."""
+        a move's `ok` and the mover's `update` in one `send`, not two. They wait on the
+        journal as one (its commit of the move comes first), and a close the request
+        causes follows them. A request handled inside another's (frames held behind a
+        store read, released at once) adds to the outer one's frames, so they keep
+        their order."""
         if self._cork is not None:
             super()._dispatch(kind, msg, rid)
             return
@@ -643,9 +653,21 @@ class ServerProtocol(Connection, Int32StringReceiver):
             super()._dispatch(kind, msg, rid)
         finally:
             self._cork = None
+            journal = self.server.journal
             if cork:
-                send_frame(self._socket, self.transport, b"".join(cork))
-                self._written()
+                journal.later(self._send_corked, cork)
+            if self._lose_due:
+                self._lose_due = False
+                journal.later(self._lose)
+
+    def _send_corked(self, bodies: list[bytes]) -> None:
+        """A request's frames, in one `send`."""
+        if self.transport is None:
+            return
+        pack = _LENGTH.pack
+        send_frame(self._socket, self.transport,
+                   b"".join([pack(len(body)) + body for body in bodies]))
+        self._written()
 
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it
@@ -658,11 +680,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
         (anything queued goes first, through the transport) and leaves every partial
         send, full buffer, error and close to the transport, as before.
         """
-        frame = _LENGTH.pack(len(body)) + body
-        if self._cork is not None:
-            self._cork.append(frame)
-            return
-        send_frame(self._socket, self.transport, frame)
+        send_frame(self._socket, self.transport, _LENGTH.pack(len(body)) + body)
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self.lost()

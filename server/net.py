@@ -60,6 +60,9 @@ STALLED_SECONDS = 60.0
 """Seconds a client may leave the server's output buffer full (not reading) before the
 connection is aborted: what the server buffers for one client is bounded in time (and
 in bytes, by `ServerLimits.max_output_bytes`)."""
+DUE_SLACK = 1e-6
+"""Seconds a timer may wake before its deadline and still count as due: a float sum
+may fall short of the deadline it was computed for."""
 LENGTH_PREFIX = 4
 """Bytes of a frame's length prefix (`Int32StringReceiver`)."""
 AGREED_CACHE = 256
@@ -130,7 +133,7 @@ class Connection:
     # holding these as well took over a kilobyte per idle connection.
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
                  "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
-                 "_held", "_last_heard", "_lose_due", "_paused", "_queued",
+                 "_held", "_last_heard", "_lose_due", "_paused", "_pinged", "_queued",
                  "_refused_in_row", "_stall_call", "_waiting", "address", "features",
                  "server", "session")
 
@@ -147,6 +150,7 @@ class Connection:
         self._bucket = TokenBucket(server.limits.rate, server.limits.burst, server.clock)
         self._refused_in_row = 0
         self._last_heard = 0.0
+        self._pinged = False  # a ping went out and nothing was heard since
         self._abort_call: Delayed | None = None
         self._handshake_call: Delayed | None = None
         self._heartbeat_call: Delayed | None = None
@@ -300,18 +304,40 @@ class Connection:
             self.close("handshake_timeout", "no hello arrived in time")
 
     def _heartbeat(self) -> None:
-        """Ping a quiet client; close one that stays silent past the idle timeout."""
+        """Ping a client silent for `ping_seconds`; close one silent for `idle_seconds`.
+
+        Both are due from the last frame heard (or the connection's start), as
+        `welcome.limits` says. A frame heard does not move the timer (that would cost a
+        reschedule per frame): a wake-up that finds later traffic sleeps again until the
+        deadline counted from it. Only the first frame after a ping moves it, since the
+        timer then waits for the idle deadline."""
         self._heartbeat_call = None
         if self._closing:
             return
         limits = self.server.limits
-        silent = self._clock.seconds() - self._last_heard
-        if silent >= limits.idle_seconds:
+        now = self._clock.seconds()
+        heard = self._last_heard
+        if now - heard >= limits.idle_seconds - DUE_SLACK:
             self.close("idle_timeout", f"nothing arrived for {limits.idle_seconds:g} seconds")
             return
-        if silent >= limits.ping_seconds and self.session is not None:
+        if self._pinged or self.session is None:
+            due = heard + limits.idle_seconds  # before hello the handshake timer is first
+        elif now - heard >= limits.ping_seconds - DUE_SLACK:
             self._send({"type": "ping"})
-        self._heartbeat_call = self._clock.callLater(limits.ping_seconds, self._heartbeat)
+            self._pinged = True
+            due = heard + limits.idle_seconds
+        else:
+            due = heard + limits.ping_seconds
+        self._heartbeat_call = self._clock.callLater(max(0.0, due - now), self._heartbeat)
+
+    def _heard(self) -> None:
+        """A frame arrived: it is the traffic the heartbeat counts from."""
+        self._last_heard = self._clock.seconds()
+        if self._pinged:
+            self._pinged = False
+            call = self._heartbeat_call
+            if call is not None and call.active():
+                call.reset(self.server.limits.ping_seconds)  # the next ping is due then
 
     # -- sending ----------------------------------------------------------------------
 
@@ -411,7 +437,7 @@ class Connection:
         against the rate limit) like a body that does not decode."""
         if self._closing:
             return
-        self._last_heard = self._clock.seconds()
+        self._heard()
         self._undecodable(self._bucket.take(), error)
 
     def _undecodable(self, allowed: bool, e: ProtocolError) -> None:
@@ -421,7 +447,7 @@ class Connection:
             self._over_limit(None)
 
     def _receive(self, string: bytes) -> None:
-        self._last_heard = self._clock.seconds()
+        self._heard()
         allowed = self._bucket.take()
         try:
             msg = decode(string, CLIENT_LIMITS)

@@ -33,7 +33,9 @@ class ServerLimits:
     burst: int = 40
     """Requests a connection may send at once before the rate applies."""
     flood_close: int = 200
-    """Refused requests in a row after which a flooding connection is closed."""
+    """Refused requests within one `FLOOD_WINDOW` after which a flooding connection is
+    closed (counted over the window, not in a row: a refill between refusals must not
+    reset the count, or a steady flood would last for ever)."""
     max_tables_per_player: int = 3
     """Open tables one player may host at once."""
     max_tables_per_address: int = 6
@@ -72,6 +74,33 @@ class ServerLimits:
             "idle_seconds": int(self.idle_seconds),
             "tables_per_player": self.max_tables_per_player,
         }
+
+
+FLOOD_WINDOW = 10.0
+"""Seconds over which a connection's refused requests are counted."""
+ANSWERED_REFUSALS = 10
+"""Refused requests per `FLOOD_WINDOW` that are answered with `rate_limited`; the rest
+are dropped unanswered, so a flood does not cost a reply per message."""
+
+
+class RefusalWindow:
+    """A connection's refused requests, counted over fixed windows of `FLOOD_WINDOW`
+    seconds, the first starting at its first refusal. Made at that first refusal, so
+    a connection that never floods holds none."""
+
+    __slots__ = ("_count", "_start")
+
+    def __init__(self, now: float) -> None:
+        self._start = now
+        self._count = 0
+
+    def refuse(self, now: float) -> int:
+        """Count one refusal at `now`; the count in its window, this one included."""
+        if now - self._start >= FLOOD_WINDOW:
+            self._start = now
+            self._count = 0
+        self._count += 1
+        return self._count
 
 
 class TokenBucket:

@@ -27,11 +27,12 @@ from typing import Any, Protocol, cast
 
 from twisted.internet import tcp
 from twisted.internet.abstract import FileDescriptor
-from twisted.internet.interfaces import IAddress
+from twisted.internet.interfaces import IAddress, IHalfCloseableProtocol
 from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.protocols.basic import Int32StringReceiver
 from twisted.python.failure import Failure
+from zope.interface import classImplements  # type: ignore[import-untyped]
 
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.errors import ERRORS, ProtocolError
@@ -46,7 +47,15 @@ from pisyedili.server import commands as cmd
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.effects import Message
 from pisyedili.server.journal import NO_JOURNAL, Journal
-from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
+from pisyedili.server.limits import (
+    ANSWERED_REFUSALS,
+    FLOOD_WINDOW,
+    ConnectionCounter,
+    RefusalWindow,
+    ServerLimits,
+    TokenBucket,
+    address_key,
+)
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.session import Session, Sessions
 from pisyedili.server.store import Archive, Store
@@ -65,6 +74,9 @@ DUE_SLACK = 1e-6
 may fall short of the deadline it was computed for."""
 LENGTH_PREFIX = 4
 """Bytes of a frame's length prefix (`Int32StringReceiver`)."""
+LINGERING = frozenset({"rate_limited", "frame_too_large"})
+"""Closing codes sent to a client that may still be sending (a flood, the rest of an
+oversize frame): over plain TCP the close lingers (`ServerProtocol._end`)."""
 AGREED_CACHE = 256
 """Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
 a client may ask for any list of names."""
@@ -134,7 +146,7 @@ class Connection:
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
                  "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
                  "_held", "_last_heard", "_lose_due", "_paused", "_pinged", "_queued",
-                 "_refused_in_row", "_stall_call", "_waiting", "address", "features",
+                 "_refused", "_stall_call", "_waiting", "address", "features",
                  "server", "session")
 
     transport: Any
@@ -148,7 +160,7 @@ class Connection:
         self._closing = False
         self._clock = server.clock
         self._bucket = TokenBucket(server.limits.rate, server.limits.burst, server.clock)
-        self._refused_in_row = 0
+        self._refused: RefusalWindow | None = None  # made at the first refusal
         self._last_heard = 0.0
         self._pinged = False  # a ping went out and nothing was heard since
         self._abort_call: Delayed | None = None
@@ -458,7 +470,6 @@ class Connection:
         if not allowed:
             self._over_limit(rid)
             return
-        self._refused_in_row = 0
         kind = msg["type"]
         if self.session is not None and kind == "hello":
             self._error("already_welcomed", "this connection has already said hello", rid)
@@ -484,14 +495,23 @@ class Connection:
         self._dispatch(kind, msg, rid)
 
     def _over_limit(self, rid: int | None) -> None:
-        self._refused_in_row += 1
-        if self._refused_in_row >= self.server.limits.flood_close:
-            log.info("closing a flooding connection from {address}", address=self.address)
+        """A request over the rate: answered while its window has seen few refusals,
+        dropped unanswered past them, and the connection closed past `flood_close`."""
+        now = self._clock.seconds()
+        window = self._refused
+        if window is None:
+            window = self._refused = RefusalWindow(now)
+        refused = window.refuse(now)
+        flood_close = self.server.limits.flood_close
+        if refused > flood_close:
+            log.info("closing a flooding connection from {address}: more than {limit} "
+                     "requests refused within {window:g} seconds", address=self.address,
+                     limit=flood_close, window=FLOOD_WINDOW)
             self.close("rate_limited", "too many messages too fast; closing",
                        retry_after=round(self._bucket.retry_after(), 3))
-            return
-        self._error("rate_limited", "too many messages too fast; this one was ignored", rid,
-                    retry_after=round(self._bucket.retry_after(), 3))
+        elif refused <= ANSWERED_REFUSALS:
+            self._error("rate_limited", "too many messages too fast; this one was ignored",
+                        rid, retry_after=round(self._bucket.retry_after(), 3))
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         session = self.session
@@ -712,7 +732,26 @@ class ServerProtocol(Connection, Int32StringReceiver):
         self.lost()
 
     def _end(self, code: str | None) -> None:
-        self._transport().loseConnection()
+        transport = self.transport
+        if code in LINGERING and self._socket is not None:
+            # The client may still be sending: a socket closed with bytes unread is
+            # reset, and a reset can destroy the error before the client reads it. So
+            # read nothing until the error is written, then send FIN and drop what
+            # still arrives until the client closes (or the abort, ABORT_AFTER_CLOSE).
+            transport.stopReading()
+            transport.loseWriteConnection()
+            return
+        transport.loseConnection()
+
+    def writeConnectionLost(self) -> None:
+        """`IHalfCloseableProtocol`: our FIN is out after a lingering close's error;
+        read on (dropping it all) until the client closes."""
+        self.transport.startReading()
+
+    def readConnectionLost(self) -> None:
+        """`IHalfCloseableProtocol`: the client sent FIN. Close once what is queued for
+        it is written (a client that half-closes may still read)."""
+        self.transport.loseConnection()
 
     def dataReceived(self, data: bytes) -> None:
         if not self._closing:
@@ -721,6 +760,8 @@ class ServerProtocol(Connection, Int32StringReceiver):
     def lengthLimitExceeded(self, length: int) -> None:
         self.too_large(length)
 
+
+classImplements(ServerProtocol, IHalfCloseableProtocol)  # a lingering close (`_end`)
 
 _LENGTH = struct.Struct("!I")
 """`Int32StringReceiver`'s length prefix."""

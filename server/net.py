@@ -34,7 +34,7 @@ from twisted.protocols.basic import Int32StringReceiver
 from twisted.python.failure import Failure
 from zope.interface import classImplements  # type: ignore[import-untyped]
 
-from pisyedili.protocol.codec import decode, encode
+from pisyedili.protocol.codec import decode, encode, refused_id
 from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.handshake import Hello, parse_hello
 from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
@@ -450,13 +450,16 @@ class Connection:
         if self._closing:
             return
         self._heard()
-        self._undecodable(self._bucket.take(), error)
+        self._undecodable(self._bucket.take(), error, None)
 
-    def _undecodable(self, allowed: bool, e: ProtocolError) -> None:
-        if allowed:
-            self._error(e.code, e.message, None, **e.extra)
+    def _undecodable(self, allowed: bool, e: ProtocolError, rid: int | None) -> None:
+        """A frame that is not a readable message; before `hello`, not a hello: closed."""
+        if not allowed:
+            self._over_limit(rid)
+        elif self.session is None:
+            self.close(e.code, e.message, rid, **e.extra)
         else:
-            self._over_limit(None)
+            self._error(e.code, e.message, rid, **e.extra)
 
     def _receive(self, string: bytes) -> None:
         self._heard()
@@ -464,7 +467,7 @@ class Connection:
         try:
             msg = decode(string, CLIENT_LIMITS)
         except ProtocolError as e:
-            self._undecodable(allowed, e)
+            self._undecodable(allowed, e, refused_id(string))
             return
         rid = request_id(msg)
         if not allowed:

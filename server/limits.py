@@ -146,24 +146,40 @@ class ConnectionCounter:
     def total(self) -> int:
         return self._total
 
-    def admit(self, address: str) -> str | None:
-        """Count a new connection, or return the error code that refuses it."""
-        if self._total >= self._max_total:
+    def admit(self, address: str, *, reserve: int = 0,
+              per_address: bool = True) -> str | None:
+        """Count a new connection, or return the error code that refuses it.
+
+        `reserve`: places of the total this connection may not take (web connections
+        leave `web_reserve` to the TCP port). `per_address` False: counted in the total
+        only (an HTTP connection from a trusted proxy, which speaks for many)."""
+        if self._total >= self._max_total - reserve:
             return "server_full"
-        if self._per_address[address] >= self._max_per_address:
+        if per_address and self._per_address[address] >= self._max_per_address:
             return "too_many_connections"
         self._total += 1
-        self._per_address[address] += 1
+        if per_address:
+            self._per_address[address] += 1
         return None
 
-    def release(self, address: str) -> None:
-        """Forget one admitted connection from `address`."""
+    def release(self, address: str, per_address: bool = True) -> None:
+        """Forget one admitted connection from `address` (admitted as `per_address`)."""
+        if not per_address:
+            self._total = max(0, self._total - 1)
+            return
         if self._per_address[address] <= 0:
             return
         self._total -= 1
         self._per_address[address] -= 1
         if not self._per_address[address]:
             del self._per_address[address]
+
+
+def web_reserve(max_connections: int) -> int:
+    """Places of `max_connections` that plain HTTP connections may not take: a tenth,
+    so that however many page loads (or half-sent requests) hold the web port, the
+    TCP port still admits players."""
+    return max_connections // 10
 
 
 def address_key(host: str) -> str:

@@ -17,7 +17,7 @@ import msgpack
 
 from .errors import ProtocolError
 from .limits import CLIENT_LIMITS, SERVER_LIMITS, Limits
-from .schema import Direction, validate
+from .schema import Direction, request_id, validate
 
 _PREFIX = struct.Struct(">I")
 
@@ -119,6 +119,34 @@ def decode(body: bytes, limits: Limits = CLIENT_LIMITS) -> dict[str, Any]:
     if not isinstance(value.get("type"), str):
         raise ProtocolError("missing_type", "the map has no string 'type'")
     return value
+
+
+def refused_id(body: bytes, limits: Limits = CLIENT_LIMITS) -> int | None:
+    """The `id` of a body `decode` refused, where it can still be read: the body is one
+    map whose `id` is a valid request id, though a value elsewhere is too long, not
+    UTF-8, an extension, too deep, or `type` is missing. None for any other body (not
+    msgpack, not a map, over the frame limit), so its error carries no `id`.
+
+    Only refused bodies are read again, within the frame limit; msgpack bounds every
+    length by the body's."""
+    if len(body) > limits.frame:
+        return None
+    try:
+        value = msgpack.unpackb(body, raw=True, strict_map_key=False, use_list=True,
+                                timestamp=0, ext_hook=_ignore_ext)
+    except Exception:
+        return None
+    if not isinstance(value, dict):
+        return None
+    try:
+        rid = value.get(b"id")
+    except TypeError:  # an unhashable key
+        return None
+    return request_id({"id": rid})
+
+
+def _ignore_ext(code: int, data: bytes) -> None:
+    return None
 
 
 def limits_for(direction: Direction) -> Limits:

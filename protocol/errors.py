@@ -71,8 +71,9 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "says how many); a dropped session ends after the grace period, and resuming "
               "one with its `token` is still allowed.", closes=True, reconnect=True),
     ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
-              "(`retry_after`, if present, says how many seconds to wait); a client that "
-              "keeps flooding is disconnected.", reconnect=True),
+              "(`retry_after`, if present, says how many seconds to wait); only the first "
+              "10 refusals in 10 seconds are answered, and a client refused more than 200 "
+              "times in 10 seconds is disconnected.", reconnect=True),
     ErrorCode("too_slow", "The client read too slowly: more than `limit` bytes were waiting "
               "to be sent to it.", closes=True, reconnect=True),
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),

@@ -33,7 +33,9 @@ class ServerLimits:
     burst: int = 40
     """Requests a connection may send at once before the rate applies."""
     flood_close: int = 200
-    """Refused requests in a row after which a flooding connection is closed."""
+    """Refused requests within one `FLOOD_WINDOW` after which a flooding connection is
+    closed (counted over the window, not in a row: a refill between refusals must not
+    reset the count, or a steady flood would last for ever)."""
     max_tables_per_player: int = 3
     """Open tables one player may host at once."""
     max_tables_per_address: int = 6
@@ -72,6 +74,33 @@ class ServerLimits:
             "idle_seconds": int(self.idle_seconds),
             "tables_per_player": self.max_tables_per_player,
         }
+
+
+FLOOD_WINDOW = 10.0
+"""Seconds over which a connection's refused requests are counted."""
+ANSWERED_REFUSALS = 10
+"""Refused requests per `FLOOD_WINDOW` that are answered with `rate_limited`; the rest
+are dropped unanswered, so a flood does not cost a reply per message."""
+
+
+class RefusalWindow:
+    """A connection's refused requests, counted over fixed windows of `FLOOD_WINDOW`
+    seconds, the first starting at its first refusal. Made at that first refusal, so
+    a connection that never floods holds none."""
+
+    __slots__ = ("_count", "_start")
+
+    def __init__(self, now: float) -> None:
+        self._start = now
+        self._count = 0
+
+    def refuse(self, now: float) -> int:
+        """Count one refusal at `now`; the count in its window, this one included."""
+        if now - self._start >= FLOOD_WINDOW:
+            self._start = now
+            self._count = 0
+        self._count += 1
+        return self._count
 
 
 class TokenBucket:
@@ -117,24 +146,40 @@ class ConnectionCounter:
     def total(self) -> int:
         return self._total
 
-    def admit(self, address: str) -> str | None:
-        """Count a new connection, or return the error code that refuses it."""
-        if self._total >= self._max_total:
+    def admit(self, address: str, *, reserve: int = 0,
+              per_address: bool = True) -> str | None:
+        """Count a new connection, or return the error code that refuses it.
+
+        `reserve`: places of the total this connection may not take (web connections
+        leave `web_reserve` to the TCP port). `per_address` False: counted in the total
+        only (an HTTP connection from a trusted proxy, which speaks for many)."""
+        if self._total >= self._max_total - reserve:
             return "server_full"
-        if self._per_address[address] >= self._max_per_address:
+        if per_address and self._per_address[address] >= self._max_per_address:
             return "too_many_connections"
         self._total += 1
-        self._per_address[address] += 1
+        if per_address:
+            self._per_address[address] += 1
         return None
 
-    def release(self, address: str) -> None:
-        """Forget one admitted connection from `address`."""
+    def release(self, address: str, per_address: bool = True) -> None:
+        """Forget one admitted connection from `address` (admitted as `per_address`)."""
+        if not per_address:
+            self._total = max(0, self._total - 1)
+            return
         if self._per_address[address] <= 0:
             return
         self._total -= 1
         self._per_address[address] -= 1
         if not self._per_address[address]:
             del self._per_address[address]
+
+
+def web_reserve(max_connections: int) -> int:
+    """Places of `max_connections` that plain HTTP connections may not take: a tenth,
+    so that however many page loads (or half-sent requests) hold the web port, the
+    TCP port still admits players."""
+    return max_connections // 10
 
 
 def address_key(host: str) -> str:

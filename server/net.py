@@ -27,13 +27,14 @@ from typing import Any, Protocol, cast
 
 from twisted.internet import tcp
 from twisted.internet.abstract import FileDescriptor
-from twisted.internet.interfaces import IAddress
+from twisted.internet.interfaces import IAddress, IHalfCloseableProtocol
 from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.protocols.basic import Int32StringReceiver
 from twisted.python.failure import Failure
+from zope.interface import classImplements  # type: ignore[import-untyped]
 
-from pisyedili.protocol.codec import decode, encode
+from pisyedili.protocol.codec import decode, encode, refused_id
 from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.handshake import Hello, parse_hello
 from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
@@ -46,7 +47,15 @@ from pisyedili.server import commands as cmd
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.effects import Message
 from pisyedili.server.journal import NO_JOURNAL, Journal
-from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
+from pisyedili.server.limits import (
+    ANSWERED_REFUSALS,
+    FLOOD_WINDOW,
+    ConnectionCounter,
+    RefusalWindow,
+    ServerLimits,
+    TokenBucket,
+    address_key,
+)
 from pisyedili.server.lobby import Lobby
 from pisyedili.server.session import Session, Sessions
 from pisyedili.server.store import Archive, Store
@@ -60,8 +69,14 @@ STALLED_SECONDS = 60.0
 """Seconds a client may leave the server's output buffer full (not reading) before the
 connection is aborted: what the server buffers for one client is bounded in time (and
 in bytes, by `ServerLimits.max_output_bytes`)."""
+DUE_SLACK = 1e-6
+"""Seconds a timer may wake before its deadline and still count as due: a float sum
+may fall short of the deadline it was computed for."""
 LENGTH_PREFIX = 4
 """Bytes of a frame's length prefix (`Int32StringReceiver`)."""
+LINGERING = frozenset({"rate_limited", "frame_too_large"})
+"""Closing codes sent to a client that may still be sending (a flood, the rest of an
+oversize frame): over plain TCP the close lingers (`ServerProtocol._end`)."""
 AGREED_CACHE = 256
 """Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
 a client may ask for any list of names."""
@@ -130,8 +145,9 @@ class Connection:
     # holding these as well took over a kilobyte per idle connection.
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
                  "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
-                 "_held", "_last_heard", "_paused", "_queued", "_refused_in_row",
-                 "_stall_call", "_waiting", "address", "features", "server", "session")
+                 "_held", "_last_heard", "_lose_due", "_paused", "_pinged", "_queued",
+                 "_refused", "_stall_call", "_waiting", "address", "features",
+                 "server", "session")
 
     transport: Any
 
@@ -144,8 +160,9 @@ class Connection:
         self._closing = False
         self._clock = server.clock
         self._bucket = TokenBucket(server.limits.rate, server.limits.burst, server.clock)
-        self._refused_in_row = 0
+        self._refused: RefusalWindow | None = None  # made at the first refusal
         self._last_heard = 0.0
+        self._pinged = False  # a ping went out and nothing was heard since
         self._abort_call: Delayed | None = None
         self._handshake_call: Delayed | None = None
         self._heartbeat_call: Delayed | None = None
@@ -155,7 +172,8 @@ class Connection:
         self._waiting = False  # a reply from the store is due: later frames wait
         self._held: collections.deque[bytes] | None = None  # made by the first frame held
         self._close_code: str | None = None
-        self._cork: list[bytes] | None = None  # frames a request holds back (ServerProtocol)
+        self._cork: list[bytes] | None = None  # bodies a request holds back (ServerProtocol)
+        self._lose_due = False  # closing while corked: the close follows the cork's frames
 
     @property
     def pending_output(self) -> int:
@@ -221,6 +239,9 @@ class Connection:
     def _shut(self) -> None:
         """Stop reading and close once what is queued is written (or abort, later)."""
         self._closing = True
+        if self._cork is not None:
+            self._lose_due = True  # after the corked frames, which are not queued yet
+            return
         self.server.journal.later(self._lose)
 
     def _lose(self) -> None:
@@ -295,18 +316,40 @@ class Connection:
             self.close("handshake_timeout", "no hello arrived in time")
 
     def _heartbeat(self) -> None:
-        """Ping a quiet client; close one that stays silent past the idle timeout."""
+        """Ping a client silent for `ping_seconds`; close one silent for `idle_seconds`.
+
+        Both are due from the last frame heard (or the connection's start), as
+        `welcome.limits` says. A frame heard does not move the timer (that would cost a
+        reschedule per frame): a wake-up that finds later traffic sleeps again until the
+        deadline counted from it. Only the first frame after a ping moves it, since the
+        timer then waits for the idle deadline."""
         self._heartbeat_call = None
         if self._closing:
             return
         limits = self.server.limits
-        silent = self._clock.seconds() - self._last_heard
-        if silent >= limits.idle_seconds:
+        now = self._clock.seconds()
+        heard = self._last_heard
+        if now - heard >= limits.idle_seconds - DUE_SLACK:
             self.close("idle_timeout", f"nothing arrived for {limits.idle_seconds:g} seconds")
             return
-        if silent >= limits.ping_seconds and self.session is not None:
+        if self._pinged or self.session is None:
+            due = heard + limits.idle_seconds  # before hello the handshake timer is first
+        elif now - heard >= limits.ping_seconds - DUE_SLACK:
             self._send({"type": "ping"})
-        self._heartbeat_call = self._clock.callLater(limits.ping_seconds, self._heartbeat)
+            self._pinged = True
+            due = heard + limits.idle_seconds
+        else:
+            due = heard + limits.ping_seconds
+        self._heartbeat_call = self._clock.callLater(max(0.0, due - now), self._heartbeat)
+
+    def _heard(self) -> None:
+        """A frame arrived: it is the traffic the heartbeat counts from."""
+        self._last_heard = self._clock.seconds()
+        if self._pinged:
+            self._pinged = False
+            call = self._heartbeat_call
+            if call is not None and call.active():
+                call.reset(self.server.limits.ping_seconds)  # the next ping is due then
 
     # -- sending ----------------------------------------------------------------------
 
@@ -349,16 +392,19 @@ class Connection:
             return None
 
     def _put(self, body: bytes) -> None:
-        """Write one frame once the journal has committed what it tells of."""
+        """Write one frame once the journal has committed what it tells of; while a
+        request corks its frames, add it to them (they wait on the journal together)."""
         self._queued += len(body) + self.FRAME_OVERHEAD
+        if self._cork is not None:
+            self._cork.append(body)
+            return
         self.server.journal.later(self._put_now, body)
 
     def _put_now(self, body: bytes) -> None:
         if self.transport is None:
             return
         self._write_body(body)  # may pause us at once
-        if self._cork is None:
-            self._written()
+        self._written()
 
     def _written(self) -> None:
         """Frames went to the transport: unless it paused us, it holds no more than its
@@ -403,28 +449,30 @@ class Connection:
         against the rate limit) like a body that does not decode."""
         if self._closing:
             return
-        self._last_heard = self._clock.seconds()
-        self._undecodable(self._bucket.take(), error)
+        self._heard()
+        self._undecodable(self._bucket.take(), error, None)
 
-    def _undecodable(self, allowed: bool, e: ProtocolError) -> None:
-        if allowed:
-            self._error(e.code, e.message, None, **e.extra)
+    def _undecodable(self, allowed: bool, e: ProtocolError, rid: int | None) -> None:
+        """A frame that is not a readable message; before `hello`, not a hello: closed."""
+        if not allowed:
+            self._over_limit(rid)
+        elif self.session is None:
+            self.close(e.code, e.message, rid, **e.extra)
         else:
-            self._over_limit(None)
+            self._error(e.code, e.message, rid, **e.extra)
 
     def _receive(self, string: bytes) -> None:
-        self._last_heard = self._clock.seconds()
+        self._heard()
         allowed = self._bucket.take()
         try:
             msg = decode(string, CLIENT_LIMITS)
         except ProtocolError as e:
-            self._undecodable(allowed, e)
+            self._undecodable(allowed, e, refused_id(string))
             return
         rid = request_id(msg)
         if not allowed:
             self._over_limit(rid)
             return
-        self._refused_in_row = 0
         kind = msg["type"]
         if self.session is not None and kind == "hello":
             self._error("already_welcomed", "this connection has already said hello", rid)
@@ -450,14 +498,23 @@ class Connection:
         self._dispatch(kind, msg, rid)
 
     def _over_limit(self, rid: int | None) -> None:
-        self._refused_in_row += 1
-        if self._refused_in_row >= self.server.limits.flood_close:
-            log.info("closing a flooding connection from {address}", address=self.address)
+        """A request over the rate: answered while its window has seen few refusals,
+        dropped unanswered past them, and the connection closed past `flood_close`."""
+        now = self._clock.seconds()
+        window = self._refused
+        if window is None:
+            window = self._refused = RefusalWindow(now)
+        refused = window.refuse(now)
+        flood_close = self.server.limits.flood_close
+        if refused > flood_close:
+            log.info("closing a flooding connection from {address}: more than {limit} "
+                     "requests refused within {window:g} seconds", address=self.address,
+                     limit=flood_close, window=FLOOD_WINDOW)
             self.close("rate_limited", "too many messages too fast; closing",
                        retry_after=round(self._bucket.retry_after(), 3))
-            return
-        self._error("rate_limited", "too many messages too fast; this one was ignored", rid,
-                    retry_after=round(self._bucket.retry_after(), 3))
+        elif refused <= ANSWERED_REFUSALS:
+            self._error("rate_limited", "too many messages too fast; this one was ignored",
+                        rid, retry_after=round(self._bucket.retry_after(), 3))
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         session = self.session
@@ -632,9 +689,11 @@ class ServerProtocol(Connection, Int32StringReceiver):
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         """The frames one request writes to its own client go out together at its end:
-        a move's `ok` and the mover's `update` in one `send`, not two. A request handled
-        inside another's (frames held behind a store read, released at once) adds to
-        the outer one's frames, so they keep their order."""
+        a move's `ok` and the mover's `update` in one `send`, not two. They wait on the
+        journal as one (its commit of the move comes first), and a close the request
+        causes follows them. A request handled inside another's (frames held behind a
+        store read, released at once) adds to the outer one's frames, so they keep
+        their order."""
         if self._cork is not None:
             super()._dispatch(kind, msg, rid)
             return
@@ -643,9 +702,21 @@ class ServerProtocol(Connection, Int32StringReceiver):
             super()._dispatch(kind, msg, rid)
         finally:
             self._cork = None
+            journal = self.server.journal
             if cork:
-                send_frame(self._socket, self.transport, b"".join(cork))
-                self._written()
+                journal.later(self._send_corked, cork)
+            if self._lose_due:
+                self._lose_due = False
+                journal.later(self._lose)
+
+    def _send_corked(self, bodies: list[bytes]) -> None:
+        """A request's frames, in one `send`."""
+        if self.transport is None:
+            return
+        pack = _LENGTH.pack
+        send_frame(self._socket, self.transport,
+                   b"".join([pack(len(body)) + body for body in bodies]))
+        self._written()
 
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it
@@ -658,17 +729,32 @@ class ServerProtocol(Connection, Int32StringReceiver):
         (anything queued goes first, through the transport) and leaves every partial
         send, full buffer, error and close to the transport, as before.
         """
-        frame = _LENGTH.pack(len(body)) + body
-        if self._cork is not None:
-            self._cork.append(frame)
-            return
-        send_frame(self._socket, self.transport, frame)
+        send_frame(self._socket, self.transport, _LENGTH.pack(len(body)) + body)
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self.lost()
 
     def _end(self, code: str | None) -> None:
-        self._transport().loseConnection()
+        transport = self.transport
+        if code in LINGERING and self._socket is not None:
+            # The client may still be sending: a socket closed with bytes unread is
+            # reset, and a reset can destroy the error before the client reads it. So
+            # read nothing until the error is written, then send FIN and drop what
+            # still arrives until the client closes (or the abort, ABORT_AFTER_CLOSE).
+            transport.stopReading()
+            transport.loseWriteConnection()
+            return
+        transport.loseConnection()
+
+    def writeConnectionLost(self) -> None:
+        """`IHalfCloseableProtocol`: our FIN is out after a lingering close's error;
+        read on (dropping it all) until the client closes."""
+        self.transport.startReading()
+
+    def readConnectionLost(self) -> None:
+        """`IHalfCloseableProtocol`: the client sent FIN. Close once what is queued for
+        it is written (a client that half-closes may still read)."""
+        self.transport.loseConnection()
 
     def dataReceived(self, data: bytes) -> None:
         if not self._closing:
@@ -677,6 +763,8 @@ class ServerProtocol(Connection, Int32StringReceiver):
     def lengthLimitExceeded(self, length: int) -> None:
         self.too_large(length)
 
+
+classImplements(ServerProtocol, IHalfCloseableProtocol)  # a lingering close (`_end`)
 
 _LENGTH = struct.Struct("!I")
 """`Int32StringReceiver`'s length prefix."""

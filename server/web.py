@@ -15,7 +15,10 @@ code path for both transports. The WebSocket only frames the bodies:
   (`OriginPolicy`), so a page on another site cannot play in its visitor's name;
 - behind a reverse proxy every browser arrives from the proxy's address, so for peers
   named as trusted proxies (`Proxies`) the per-address limits count by the address
-  the proxy puts last in `X-Forwarded-For`.
+  the proxy puts last in `X-Forwarded-For`;
+- every HTTP connection counts against the server's connection limits (`WebSite`),
+  up to all but `web_reserve` of them, and must send each request's head within
+  `HTTP_REQUEST_SECONDS`, so half-sent requests cannot hold every descriptor.
 """
 
 from __future__ import annotations
@@ -32,14 +35,19 @@ from autobahn.twisted.resource import WebSocketResource
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from autobahn.websocket.protocol import WebSocketProtocol
 from autobahn.websocket.types import ConnectionDeny, ConnectionRequest
+from twisted.internet.interfaces import IAddress
+from twisted.internet.protocol import connectionDone
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 from twisted.web import pages
+from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
 from twisted.web.resource import IResource
 from twisted.web.server import Request, Site
 from twisted.web.static import File
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
+from pisyedili.server.limits import address_key, web_reserve
 from pisyedili.server.net import ABORT_AFTER_CLOSE, Connection, ServerFactory
 
 log = Logger()
@@ -73,6 +81,11 @@ CACHE_CONTROL = b"no-cache"
 revalidate each time; an unchanged file costs a 304 (Last-Modified)."""
 HTTP_IDLE_SECONDS = 60
 """Seconds an HTTP connection may sit idle (keep-alive between page loads)."""
+HTTP_REQUEST_SECONDS = 5.0
+"""Seconds a request's head (request line and headers, a WebSocket upgrade's too) may
+take to arrive, from its first byte (for a connection's first request, from the
+connect): twisted.web's timeout restarts at every byte, so a client that dribbles a
+request, or sends part of one and stops, would hold its descriptor for ever."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -304,6 +317,112 @@ class WebSocketFactory(WebSocketServerFactory):
             webStatus=False)  # a plain GET of /ws: 426 Upgrade Required, no status page
 
 
+# -- the HTTP connections ------------------------------------------------------------------
+
+
+class WebChannel(HTTPChannel):
+    """twisted.web's HTTP channel, counted among the server's connections
+    (`--max-connections`, `--max-per-address`) until it closes or becomes a WebSocket
+    (whose `Connection` is counted from then on), with a deadline for each request's
+    head (`HTTP_REQUEST_SECONDS`)."""
+
+    site: WebSite
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.counted: tuple[str, bool] | None = None
+        """The counter's (address, per_address) for this connection, while counted."""
+        self._head_call: Any = None
+
+    def connectionMade(self) -> None:
+        super().connectionMade()  # type: ignore[no-untyped-call]
+        self._await_head()
+
+    def dataReceived(self, data: bytes) -> None:
+        if self._head_call is None and self.line_mode and not self._handlingRequest:
+            self._await_head()  # the first bytes of the next request on a kept-alive one
+        super().dataReceived(data)  # type: ignore[no-untyped-call]
+
+    def allHeadersReceived(self) -> None:
+        self._head_done()
+        super().allHeadersReceived()  # type: ignore[no-untyped-call]
+
+    def connectionLost(self, reason: Failure = connectionDone) -> None:
+        self._head_done()
+        self.uncount()
+        super().connectionLost(reason)  # type: ignore[no-untyped-call]
+
+    def uncount(self) -> None:
+        """Give this connection's place back (it closed, or became a WebSocket)."""
+        counted, self.counted = self.counted, None
+        if counted is not None:
+            self.site.server.connections.release(*counted)
+
+    def _await_head(self) -> None:
+        self._head_call = self.callLater(self.site.request_seconds, self._head_late)  # type: ignore[no-untyped-call]
+
+    def _head_done(self) -> None:
+        call, self._head_call = self._head_call, None
+        if call is not None and call.active():
+            call.cancel()
+
+    def _head_late(self) -> None:
+        self._head_call = None
+        log.info("closing an HTTP connection from {peer}: no whole request within "
+                 "{seconds:g} seconds", peer=str(cast(Any, self.transport).getPeer()),
+                 seconds=self.site.request_seconds)
+        self.timeoutConnection()  # type: ignore[no-untyped-call]  # closes; aborts later
+
+
+class WebSite(Site):
+    """The site, whose connections count against the server's connection limits: a
+    connection past them is closed at once, and web connections leave
+    `web_reserve` places to the TCP port."""
+
+    def __init__(self, root: IResource, server: ServerFactory, proxies: Proxies,
+                 request_seconds: float) -> None:
+        # An idle HTTP connection (keep-alive between page loads) is closed after a
+        # minute, not twisted.web's 12 hours; a WebSocket is not timed out by it (its
+        # request never ends), the protocol's own idle timeout applies.
+        super().__init__(root, timeout=HTTP_IDLE_SECONDS,  # type: ignore[no-untyped-call]
+                         reactor=server.clock)
+        self.server = server
+        self.proxies = proxies
+        self.request_seconds = request_seconds
+
+    def protocol(self) -> Any:
+        """HTTPFactory's own factory of channels, with `WebChannel` inside."""
+        return _GenericHTTPChannelProtocol(WebChannel())
+
+    def buildProtocol(self, addr: IAddress | None) -> Any:
+        host = getattr(addr, "host", None)
+        key = address_key(host) if isinstance(host, str) and host else "local"
+        # Behind a trusted proxy the browser's address is known only from a request's
+        # headers: such connections count in the total alone.
+        per_address = not (isinstance(host, str) and self.proxies.trusts(host))
+        refusal = self.server.connections.admit(
+            key, reserve=web_reserve(self.server.limits.max_connections),
+            per_address=per_address)
+        if refusal is not None:
+            log.info("HTTP connection from {address} refused: {code}", address=key,
+                     code=refusal)
+            return None  # closed at once
+        proto = super().buildProtocol(addr)  # type: ignore[no-untyped-call]
+        cast(WebChannel, proto._channel).counted = (key, per_address)
+        return proto
+
+
+class WebSocketUpgrade(WebSocketResource):
+    """autobahn's resource at `/ws`: once it takes the connection over, the HTTP
+    channel's place goes to the WebSocket's `Connection` (counted as it opens)."""
+
+    def render(self, request: Request) -> Any:
+        channel = request.channel
+        if isinstance(channel, WebChannel) and channel.transport is not None:
+            channel.uncount()  # autobahn takes the transport: the channel never closes
+        return super().render(request)  # type: ignore[no-untyped-call]
+
+
 # -- the static files -------------------------------------------------------------------
 
 
@@ -337,16 +456,14 @@ class StaticFiles(File):
 
 
 def make_site(server: ServerFactory, origins: OriginPolicy | None = None,
-              proxies: Proxies | None = None) -> Site:
+              proxies: Proxies | None = None,
+              request_seconds: float = HTTP_REQUEST_SECONDS) -> Site:
     """The web client at `/` and the protocol at `/ws`, for one server."""
     root = StaticFiles(str(static_root()))
-    socket = WebSocketResource(  # type: ignore[no-untyped-call]
-        WebSocketFactory(server, origins or OriginPolicy(), proxies or Proxies()))
+    proxies = proxies or Proxies()
+    socket = WebSocketUpgrade(  # type: ignore[no-untyped-call]
+        WebSocketFactory(server, origins or OriginPolicy(), proxies))
     root.putChild(WS_PATH, cast(IResource, socket))
-    # An idle HTTP connection (keep-alive between page loads) is closed after a minute,
-    # not twisted.web's 12 hours; a WebSocket is not timed out by it (its request never
-    # ends), the protocol's own idle timeout applies.
-    site = Site(root, timeout=HTTP_IDLE_SECONDS,  # type: ignore[no-untyped-call]
-                reactor=server.clock)
+    site = WebSite(cast(IResource, root), server, proxies, request_seconds)
     site.displayTracebacks = False
     return site

@@ -21,6 +21,7 @@ from pisyedili.protocol import (
     limits_for,
     make_hello,
 )
+from pisyedili.protocol.codec import refused_id
 
 
 def refused(body: bytes, limits: Any = CLIENT_LIMITS) -> str:
@@ -207,3 +208,20 @@ def test_decode_message_uses_the_direction_limits_and_the_schema() -> None:
     with pytest.raises(ProtocolError) as info:
         decode_message(body, Direction.TO_CLIENT)  # `sit` only travels to the server
     assert info.value.code == "unknown_type"
+
+
+@pytest.mark.parametrize(("body", "rid"), [
+    (msgpack.packb({"type": "chat", "id": 7, "text": "x" * 5000}), 7),
+    (b"\x82\xa2id\x07\xa4type\xa2\xff\xfe", 7),  # type not UTF-8
+    (b"\x82\xa2id\x07\xa4type\xd4\x05\x00", 7),  # an extension
+    (msgpack.packb({"id": 7}), 7),  # no type
+    (msgpack.packb({"id": -1, "type": 1}), None),  # not a valid id
+    (msgpack.packb({"id": True}), None),
+    (msgpack.packb([{"id": 7}]), None),  # not a map
+    (b"\x82\xa2id\x07\xc1", None),  # not msgpack
+])
+def test_refused_id_reads_the_id_of_a_refused_map_where_it_can(body: bytes,
+                                                               rid: int | None) -> None:
+    with pytest.raises(ProtocolError):
+        decode(body)
+    assert refused_id(body) == rid

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from twisted.internet import task
 
-from pisyedili.server.limits import ConnectionCounter, ServerLimits, TokenBucket, address_key
+from pisyedili.server.limits import (
+    FLOOD_WINDOW,
+    ConnectionCounter,
+    RefusalWindow,
+    ServerLimits,
+    TokenBucket,
+    address_key,
+    web_reserve,
+)
 
 
 def test_bucket_allows_a_burst_then_the_rate() -> None:
@@ -54,3 +62,33 @@ def test_addresses_are_counted_per_ipv4_host_and_per_ipv6_64() -> None:
     assert address_key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
     assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
     assert address_key("local") == "local"
+
+
+def test_a_reserve_keeps_places_that_only_others_may_take() -> None:
+    counter = ConnectionCounter(max_total=10, max_per_address=100)
+    reserve = web_reserve(10)
+    assert reserve == 1
+    for _ in range(9):
+        assert counter.admit("web", reserve=reserve) is None
+    assert counter.admit("web", reserve=reserve) == "server_full"
+    assert counter.admit("tcp") is None  # the reserved place
+    assert counter.admit("tcp") == "server_full"
+
+
+def test_a_connection_counted_in_the_total_only_leaves_its_address_free() -> None:
+    counter = ConnectionCounter(max_total=10, max_per_address=1)
+    assert counter.admit("proxy", per_address=False) is None
+    assert counter.admit("proxy", per_address=False) is None
+    assert counter.admit("proxy") is None  # the address's own place is still free
+    assert counter.total == 3
+    counter.release("proxy", per_address=False)
+    counter.release("proxy")
+    assert counter.total == 1
+    assert counter.admit("proxy") is None
+
+
+def test_refusals_count_over_a_fixed_window_not_in_a_row() -> None:
+    window = RefusalWindow(0.0)
+    assert [window.refuse(t) for t in (0.0, 1.0, 9.9)] == [1, 2, 3]
+    assert window.refuse(FLOOD_WINDOW) == 1  # a new window from here
+    assert window.refuse(FLOOD_WINDOW + 9.0) == 2

@@ -9,8 +9,10 @@ holding its own copy, or a frame back to waiting for the reactor.
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_twisted
 from twisted.internet import reactor
 from twisted.internet.task import Clock
@@ -18,6 +20,7 @@ from twisted.logger import formatEvent, globalLogPublisher
 from wireclient import Server
 
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
+from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.net import AGREED_CACHE
 
@@ -221,3 +224,30 @@ async def test_the_frames_a_request_writes_to_its_own_client_leave_in_one_send()
         assert len(counting.sends) == 2
     finally:
         await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+@pytest.mark.parametrize("journaled", [False, True], ids=["no journal", "journal"])
+async def test_a_table_requests_frames_leave_in_one_send_with_or_without_a_journal(
+        tmp_path: Path, journaled: bool) -> None:
+    """With a journal the frames wait for its commit of the chat line: they must still
+    join the request's one send, not leave one by one once the commit is done."""
+    journal = SqliteJournal(tmp_path / "journal.sqlite", reactor) if journaled else None
+    server = await Server.start(journal=journal)
+    try:
+        client = await server.connect("talker")
+        await client.ok("create_table", rules="classic", seats=2)
+        proto = _server_side(server, "talker")
+        counting = CountingSocket(proto._socket)
+        proto._socket = counting
+        client.send({"type": "chat", "id": 60, "scope": "table", "text": "hello table"})
+        line = await client.wait_type("chat")
+        assert line["text"] == "hello table"
+        assert any(m.get("id") == 60 and m["type"] == "ok" for m in client.received)
+        assert len(counting.sends) == 1  # the `ok` and the line together
+        if journal is not None:
+            assert journal.commits >= 1  # the line was committed before it was sent
+    finally:
+        await server.stop()
+        if journal is not None:
+            journal.close()

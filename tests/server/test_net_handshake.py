@@ -195,3 +195,63 @@ async def test_a_refused_hello_is_answered_then_closed(fields: dict[str, Any], c
         assert (await other.request("ping"))["type"] == "pong"
     finally:
         await server.stop()
+
+
+def _server_side(server: Server, name: str) -> Any:
+    return next(p for p in server.factory.protocols
+                if p.session is not None and p.session.name == name)
+
+
+MARK = {"type": "chat", "scope": "lobby", "name": "op", "text": "mark", "spectator": False}
+"""A frame the server writes to a client just before a deadline: the frames of one
+connection keep their order, so a ping or close that came early arrives before it."""
+
+
+@pytest_twisted.ensureDeferred
+async def test_pings_and_the_idle_close_come_when_welcome_limits_say() -> None:
+    clock = task.Clock()
+    server = await Server.start(clock=clock,
+                                limits=ServerLimits(ping_seconds=30, idle_seconds=90))
+    try:
+        clock.advance(7)
+        mute = await server.connect(auto_pong=False)  # opened at 7, silent until hello
+        lively = await server.connect()  # answers every ping
+        clock.advance(4)
+        for client, name in ((mute, "mute"), (lively, "lively")):
+            welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name=name,
+                                           features=["chat"])
+            assert welcome["limits"]["ping_seconds"] == 30
+            assert welcome["limits"]["idle_seconds"] == 90
+        quiet, busy = _server_side(server, "mute"), _server_side(server, "lively")
+        heard = frames_heard(server, "lively")
+
+        # The first ping: 30 s after hello (at 11), not at the next fixed tick.
+        clock.advance(29.5)
+        quiet.send_message(MARK)
+        busy.send_message(MARK)
+        clock.advance(0.5)
+        for client in (mute, lively):
+            await client.wait_type("ping")
+            assert [m["type"] for m in client.received[-2:]] == ["chat", "ping"]
+        assert (await heard())["type"] == "pong"  # lively's pong, read at 41
+
+        # lively's next ping: 30 s after its pong.
+        clock.advance(29.5)
+        busy.send_message(MARK)
+        clock.advance(0.5)
+        await lively.wait_type("ping")
+        assert [m["type"] for m in lively.received[-2:]] == ["chat", "ping"]
+        assert (await heard())["type"] == "pong"
+
+        # mute's close: exactly 90 s after hello, at 101.
+        clock.advance(29.5)  # 100.5
+        assert not mute.is_closed
+        quiet.send_message(MARK)
+        clock.advance(0.5)
+        err = await mute.wait_type("error")
+        assert err["code"] == "idle_timeout"
+        assert [m["type"] for m in mute.received[-3:]] == ["ping", "chat", "error"]
+        await mute.closed
+        assert not lively.is_closed
+    finally:
+        await server.stop()

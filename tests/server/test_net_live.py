@@ -15,7 +15,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server.limits import ServerLimits
+from pisyedili.server.limits import ANSWERED_REFUSALS, ServerLimits
 
 PUBLIC_KEYS = ("hand_counts", "pile", "top", "turn", "scores", "deal_no", "stock", "phase")
 
@@ -160,13 +160,15 @@ async def test_flood_is_rate_limited_then_closed_without_hurting_another_table()
         flood = await server.connect("flood")  # hello took one token
         for i in range(100, 120):
             flood.send({"type": "ping", "id": i})
-        replies = [await flood.wait_for_id(i) for i in range(100, 120)]
+        replies = [await flood.wait_for_id(i) for i in range(100, 119)]
         assert [r["type"] for r in replies[:9]] == ["pong"] * 9
         limited = [r for r in replies if r["type"] == "error"]
-        assert len(limited) == 11
+        assert len(limited) == ANSWERED_REFUSALS == 10
         assert all(r["code"] == "rate_limited" and r["retry_after"] > 0 for r in limited)
         clock.advance(1)  # five more tokens
         assert (await flood.request("ping"))["type"] == "pong"
+        # The 11th refusal of the window was dropped unanswered.
+        assert not [m for m in flood.received if m.get("id") == 119]
         # The victim's game (a bot answers at bot_delay 0 on the frozen clock) goes on.
         for _ in range(3):
             clock.advance(0)

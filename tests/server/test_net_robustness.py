@@ -88,6 +88,67 @@ async def test_bad_frame_gets_error_and_connection_stays(what: str, data: bytes,
     await with_victim(attack)
 
 
+# Before `hello`, anything that is not a valid hello is answered, then closed.
+BEFORE_HELLO: list[tuple[str, bytes, str]] = [
+    ("garbage body", framed(b"hello, server"), "malformed_frame"),
+    ("array, not a map", packed([1, 2, 3]), "not_a_map"),
+    ("no type", packed({"id": 1}), "missing_type"),
+    ("invalid utf-8", framed(b"\x81\xa4type\xa2\xff\xfe"), "invalid_utf8"),
+    ("huge name", packed({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "n" * 5000}),
+     "value_too_large"),
+    ("another request", packed({"type": "ping", "id": 1}), "hello_required"),
+]
+
+
+@pytest.mark.parametrize(("what", "data", "code"), BEFORE_HELLO,
+                         ids=[c[0] for c in BEFORE_HELLO])
+@pytest_twisted.ensureDeferred
+async def test_before_hello_anything_but_a_valid_hello_is_answered_then_closed(
+        what: str, data: bytes, code: str) -> None:
+    async def attack(server: Server, victim: WireClient) -> None:
+        attacker = await server.connect()
+        attacker.send_raw(data)
+        err = await attacker.wait_type("error")
+        assert err["code"] == code, err
+        await attacker.closed
+        assert attacker.received == [err]  # closed for it, not by the handshake timer
+        assert not victim.is_closed
+
+    await with_victim(attack)
+
+
+# Which refused frames still name their request: a map whose `id` can be read does.
+IDS: list[tuple[str, bytes, str, int | None]] = [
+    ("huge string", packed({"type": "chat", "id": 907, "text": "x" * 5000}),
+     "value_too_large", 907),
+    ("invalid utf-8", framed(b"\x82\xa2id\xcd\x03\x8c\xa4type\xa2\xff\xfe"),
+     "invalid_utf8", 908),
+    ("extension type", framed(b"\x82\xa2id\xcd\x03\x8d\xa4type\xd4\x05\x00"),
+     "ext_not_allowed", 909),
+    ("no type", packed({"id": 910}), "missing_type", 910),
+    ("too deep", packed({"type": "ping", "id": 911, "x": [[[[[[[[1]]]]]]]]}), "too_deep", 911),
+    ("integer map key", framed(b"\x82\xa2id\xcd\x03\x90\x01\x02"), "bad_key", 912),
+    ("an id not valid", packed({"type": 7, "id": -1}), "missing_type", None),
+    ("array, not a map", packed([{"id": 913}]), "not_a_map", None),
+    ("garbage body", framed(b"\x82\xa2id\xcd\x03\x92\xc1"), "malformed_frame", None),
+]
+
+
+@pytest.mark.parametrize(("what", "data", "code", "rid"), IDS, ids=[c[0] for c in IDS])
+@pytest_twisted.ensureDeferred
+async def test_a_refused_frame_carries_its_id_where_it_can_be_read(
+        what: str, data: bytes, code: str, rid: int | None) -> None:
+    async def attack(server: Server, victim: WireClient) -> None:
+        attacker = await server.connect("mallory")
+        attacker.send_raw(data)
+        err = await attacker.wait_type("error")
+        assert err["code"] == code, err
+        assert err.get("id") == rid
+        assert (await attacker.request("ping"))["type"] == "pong"
+
+    await with_victim(attack)
+
+
 # Framing violations: the stream cannot be trusted any more, so the server closes.
 CLOSING: list[tuple[str, bytes]] = [
     ("oversized frame", framed(msgpack.packb({"type": "ping", "x": "z" * 70_000}))),

@@ -32,7 +32,6 @@ from ws_kit import WebServer, sibling, wireclient, ws_connect
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
-from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.web import (
     HTTP_IDLE_SECONDS,
@@ -161,13 +160,14 @@ async def test_a_text_message_is_answered_and_the_connection_stays() -> None:
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_text_message_before_hello_is_answered_too() -> None:
+async def test_a_text_message_before_hello_is_answered_then_closed() -> None:
     async def test(web: WebServer) -> None:
         browser = await web.ws()
         browser.send_text("hello")
-        assert (await browser.wait_type("error"))["code"] == "text_message"
-        welcome = await browser.request("hello", protocol=PROTOCOL_VERSION, name="late")
-        assert welcome["type"] == "welcome"
+        err = await browser.wait_type("error")
+        assert err["code"] == "text_message"
+        await browser.closed  # before hello, anything but a valid hello closes
+        assert browser.received == [err]  # for it, not by the handshake timer
 
     await with_server(test)
 
@@ -261,9 +261,9 @@ async def test_flooding_is_rate_limited_then_closed_as_over_tcp() -> None:
         for client in (browser, tcp):
             for i in range(100, 120):
                 client.send({"type": "ping", "id": i})
-        for client in (browser, tcp):
-            replies = [await client.wait_for_id(i) for i in range(100, 120)]
-            assert [r["type"] for r in replies] == ["pong"] * 9 + ["error"] * 11
+        for client in (browser, tcp):  # the first refusals are answered, the rest not
+            replies = [await client.wait_for_id(i) for i in range(100, 119)]
+            assert [r["type"] for r in replies] == ["pong"] * 9 + ["error"] * 10
             assert {r["code"] for r in replies[9:]} == {"rate_limited"}
         for client in (browser, tcp):
             for i in range(200, 240):

@@ -84,7 +84,7 @@ class Soak:
             raise RuntimeError(f"hello refused: {welcome}")
         host.host = True
         reply = await host.request("create_table", rules="classic", seats=4, options={
-            "turn_seconds": 0, "match_end": MATCH_END["classic"]})
+            "turn_seconds": 0, "match_end": self.args.match_end})
         if reply["type"] != "table":
             raise RuntimeError(f"create_table refused: {reply}")
         for seat in (1, 2, 3):
@@ -242,7 +242,7 @@ class Soak:
         return {
             "bench": "soak", "tables": a.tables, "minutes": a.minutes,
             "drop_rate_per_min": a.drop_rate, "bot_delay": a.bot_delay,
-            "think_ms": a.think, "store": a.db,
+            "think_ms": a.think, "store": a.db, "match_end": a.match_end,
             "rss_start_kib": rss[0] if rss else None, "rss_warm_kib": warm_rss,
             "rss_end_kib": end_rss, "rss_max_kib": max(rss) if rss else None,
             "rss_growth_after_warmup": growth,
@@ -276,6 +276,11 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     p.add_argument("--think", type=float, default=800.0, metavar="MS",
                    help="mean ms a client thinks before each move (default 800)")
     p.add_argument("--bot-level", choices=("easy", "medium", "hard"), default="easy")
+    p.add_argument("--match-end", default=MATCH_END["classic"],
+                   help="each table's match_end (default %(default)s, the longest: "
+                   "matches rarely end; when one does, the client agrees to a rematch, "
+                   "unless it is away then: that table then waits, and is reported "
+                   "stalled)")
     p.add_argument("--deal-pause", type=float, default=0.0,
                    help="seconds between deals on the server (default 0)")
     p.add_argument("--db", choices=("memory", "file"), default="file",

@@ -2,7 +2,8 @@
 
 `engine` times the rules engine (pisyedili.server.rules.bench); `bots` runs a bot
 tournament (pisyedili.server.bots.tournament); `load` runs the server in a subprocess
-under many connections (pisyedili.server.load_bench). Figures are printed, never asserted:
+under many connections (pisyedili.server.load_bench); `soak` runs it for minutes with
+clients dropping and resuming (pisyedili.server.soak_bench). Figures are printed, never asserted:
 speed targets are judged from these numbers, not from timed tests.
 """
 
@@ -11,13 +12,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: pisyedili-bench {engine,bots,load} [options]
+USAGE = """usage: pisyedili-bench {engine,bots,load,soak} [options]
 
   engine   random legal play for N seconds; prints deals/s and moves/s as JSON
   bots     a tournament between two bot levels; prints win rates as a table and JSON
   load     the server under N tables of clients, against a bare echo server; prints JSON
+  soak     N tables of bots for minutes, clients dropping and resuming; RSS and JSON
 
-Run `pisyedili-bench COMMAND --help` (engine, bots, load) for the options."""
+Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak) for the options."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -38,6 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pisyedili.server import load_bench
 
         return load_bench.main(rest)
+    if command == "soak":
+        from pisyedili.server import soak_bench
+
+        return soak_bench.main(rest)
     print(f"pisyedili-bench: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -181,13 +181,6 @@ class Ratings:
         assert isinstance(store, SqliteStore)
         return record(store, match, seated, rated)
 
-    def query(self, fn: Any, *args: Any) -> Deferred[Any]:
-        def run() -> Any:
-            store = self._archive.store
-            assert isinstance(store, SqliteStore)
-            return fn(store.connection, *args)
-        return self._archive.call(run)
-
 
 def _ratings(conn: Connection) -> Ratings:
     ratings = conn.server.ratings
@@ -199,21 +192,21 @@ def _ratings(conn: Connection) -> Ratings:
     return ratings
 
 
-def _answer(d: Deferred[Any], reply: ReplyTo) -> None:
-    def failed(failure: Any) -> None:
-        log.failure("a ratings query failed", failure)
-        reply({"type": "error", "code": "internal_error",
-               "message": "the server failed to handle this request"})
-    d.addCallbacks(reply, failed)
+def _connection(store: Any) -> sqlite3.Connection:
+    assert isinstance(store, SqliteStore)
+    return store.connection
 
 
 def handle_leaderboard(conn: Connection, s: Session, msg: Message,
                        reply: ReplyTo) -> Message | None:
-    ratings = _ratings(conn)
+    _ratings(conn)
     rules = msg.get("rules", DEFAULT_RULES)
-    d = ratings.query(leaderboard, rules, msg.get("limit", 20))
-    d.addCallback(lambda rows: {"type": "leaderboard", "rules": rules, "rows": rows})
-    _answer(d, reply)
+    limit = msg.get("limit", 20)
+    # Through `from_store`, which holds the connection's later requests until this
+    # answer is sent: replies keep the order of the requests.
+    conn.from_store(lambda store: {"type": "leaderboard", "rules": rules,
+                                   "rows": leaderboard(_connection(store), rules, limit)},
+                    reply)
     return None
 
 
@@ -223,7 +216,8 @@ def handle_profile(conn: Connection, s: Session, msg: Message,
     account = ratings._accounts.find(msg["name"])
     if account is None:
         raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
-    _answer(ratings.query(profile, account.id, account.name), reply)
+    account_id, name = account.id, account.name
+    conn.from_store(lambda store: profile(_connection(store), account_id, name), reply)
     return None
 
 

@@ -122,3 +122,22 @@ async def test_guests_watch_rated_tables_and_cannot_open_them() -> None:
         assert unknown["code"] == "no_such_player"
     finally:
         await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_leaderboard_and_profile_replies_keep_the_order_of_requests() -> None:
+    # Both are read on the store's thread: a ping sent right behind must not overtake.
+    server = await start()
+    try:
+        ayse = await member(server, "Ayşe")
+        for rid, request in ((101, {"type": "leaderboard", "rules": "classic"}),
+                             (201, {"type": "profile", "name": "Ayşe"})):
+            start_at = len(ayse.received)
+            ayse.send({**request, "id": rid})
+            ayse.send({"type": "ping", "id": rid + 1})
+            await ayse.wait(lambda m, rid=rid: m.get("id") == rid, consume=False)
+            await ayse.wait(lambda m, rid=rid: m.get("id") == rid + 1, consume=False)
+            answers = [(m["type"], m["id"]) for m in ayse.received[start_at:] if "id" in m]
+            assert answers == [(request["type"], rid), ("pong", rid + 1)]
+    finally:
+        await server.stop()

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pisyedili.server.load_bench import (
+from pisyedili.server.load_bench import (  # type: ignore[attr-defined]
     _LIVE,
     MATCH_END,
     Child,
@@ -197,8 +197,8 @@ class Soak:
         port = free_port()
         with tempfile.TemporaryDirectory(prefix="pisyedili-soak-") as scratch:
             db = ":memory:" if a.db == "memory" else os.path.join(scratch, "soak.sqlite3")
-            argv = server_argv(port, a.seed, a.deal_pause, None, db)
-            child = Child([*argv, "--bot-delay", str(a.bot_delay)], port)
+            argv = server_argv(port, a.seed, a.deal_pause, None, db)  # type: ignore[arg-type, call-arg]
+            child = Child([*argv, "--bot-delay", str(a.bot_delay)], port)  # type: ignore[call-arg]
             try:
                 return await self._run(child, port)
             finally:

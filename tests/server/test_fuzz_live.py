@@ -50,8 +50,7 @@ FUZZ_LIMITS = ServerLimits(rate=10_000, burst=10_000, max_per_address=1000,
                            max_tables_per_address=100_000, max_tables_total=100_000)
 FUZZ_TABLES = TableSettings(turn_seconds=0, grace_seconds=1, bot_delay=0, deal_pause=0)
 """A short grace, so the tables and sessions the fuzz leaves behind come and go."""
-ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_burst=1000,
-                           account_rate=1000)
+ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
 
 REQUESTS = sorted(t for (d, t) in MESSAGES if d is Direction.TO_SERVER)
 SERVER_TYPES = sorted(t for (d, t) in MESSAGES if d is Direction.TO_CLIENT)
@@ -402,11 +401,11 @@ async def start_server(path: Path) -> Fuzzer:
 @pytest_twisted.async_yield_fixture
 async def fuzzer(tmp_path: Path) -> AsyncIterator[Fuzzer]:
     started = await start_server(tmp_path / "fuzz.sqlite3")
-    globalLogPublisher.addObserver(started.observe)
+    globalLogPublisher.addObserver(started.observe)  # type: ignore[arg-type]
     try:
         yield started
     finally:
-        globalLogPublisher.removeObserver(started.observe)
+        globalLogPublisher.removeObserver(started.observe)  # type: ignore[arg-type]
         await started.server.stop()
 
 
@@ -418,7 +417,7 @@ def hypothesis_run(fuzzer: Fuzzer) -> None:
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(scenario())
     def example(plan: Plan) -> None:
-        threads.blockingCallFromThread(reactor, lambda: ensureDeferred(fuzzer.run(plan)))
+        threads.blockingCallFromThread(reactor, lambda: ensureDeferred(fuzzer.run(plan)))  # type: ignore[arg-type]
 
     example()
 

@@ -51,7 +51,7 @@ async def test_a_flood_that_lets_each_refilled_token_through_is_still_closed() -
         assert steps * (1 / limits.rate) < FLOOD_WINDOW  # closed within one window
         answered, (closing,) = refusals(flood)
         assert len(answered) == ANSWERED_REFUSALS  # the rest were dropped unanswered
-        assert closing["retry_after"] >= 0
+        assert closing["retry_after"] >= 0  # type: ignore[operator]
         assert (await bystander.request("ping"))["type"] == "pong"
     finally:
         await server.stop()
@@ -91,7 +91,7 @@ class Flooder(WireClient):
 
     def write_burst(self) -> None:
         if self.transport is not None and not self.is_closed:
-            self.transport.write(self.burst)
+            self.transport.write(self.burst)  # type: ignore[call-arg, misc]
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self.reason = reason
@@ -108,7 +108,7 @@ async def test_a_steady_flood_at_the_default_limits_reads_its_closing_error() ->
     server = await Server.start(limits=ServerLimits())
     try:
         endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", server.port.getHost().port)
-        flood = await connectProtocol(endpoint, Flooder())
+        flood = await connectProtocol(endpoint, Flooder())  # type: ignore[no-untyped-call]
         server.clients.append(flood)
         welcome = await flood.request("hello", protocol=PROTOCOL_VERSION, name="flood")
         assert welcome["type"] == "welcome"

@@ -135,8 +135,8 @@ async def test_leaderboard_and_profile_replies_keep_the_order_of_requests() -> N
             start_at = len(ayse.received)
             ayse.send({**request, "id": rid})
             ayse.send({"type": "ping", "id": rid + 1})
-            await ayse.wait(lambda m, rid=rid: m.get("id") == rid, consume=False)
-            await ayse.wait(lambda m, rid=rid: m.get("id") == rid + 1, consume=False)
+            await ayse.wait(lambda m, rid=rid: m.get("id") == rid, consume=False)  # type: ignore[misc]
+            await ayse.wait(lambda m, rid=rid: m.get("id") == rid + 1, consume=False)  # type: ignore[misc]
             answers = [(m["type"], m["id"]) for m in ayse.received[start_at:] if "id" in m]
             assert answers == [(request["type"], rid), ("pong", rid + 1)]
     finally:

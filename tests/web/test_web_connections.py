@@ -32,7 +32,7 @@ class HalfRequest(Protocol):
 
     def connectionMade(self) -> None:
         assert self.transport is not None
-        self.transport.write(self.first)
+        self.transport.write(self.first)  # type: ignore[call-arg, misc]
 
     def dataReceived(self, data: bytes) -> None:
         self.data += data
@@ -44,7 +44,7 @@ class HalfRequest(Protocol):
 async def half_requests(web: WebServer, count: int, source: str,
                         first: bytes = UNFINISHED) -> list[HalfRequest]:
     endpoint = TCP4ClientEndpoint(reactor, "127.0.0.1", web.web_port, bindAddress=(source, 0))
-    return [await connectProtocol(endpoint, HalfRequest(first)) for _ in range(count)]
+    return [await connectProtocol(endpoint, HalfRequest(first)) for _ in range(count)]  # type: ignore[no-untyped-call]
 
 
 async def until(what: str, condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -116,7 +116,7 @@ async def test_a_request_dribbled_a_byte_at_a_time_is_closed_in_the_request_seco
         while not slow.gone.called and sent < len(UNFINISHED):
             clock.advance(1)
             assert slow.transport is not None
-            slow.transport.write(UNFINISHED[sent:sent + 1])
+            slow.transport.write(UNFINISHED[sent:sent + 1])  # type: ignore[call-arg, misc]
             sent += 1
             await task.deferLater(reactor, 0.05, lambda: None)  # let the byte arrive
         await slow.gone

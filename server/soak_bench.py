@@ -26,14 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pisyedili.server.load_bench import (  # type: ignore[attr-defined]
+from pisyedili.server.load_bench import (
     _LIVE,
     MATCH_END,
     Child,
     Counters,
     Load,
     Table,
-    free_port,
     raise_fd_limit,
     rss_kib,
     server_argv,
@@ -194,13 +193,12 @@ class Soak:
 
     async def run(self) -> dict[str, Any]:
         a = self.args
-        port = free_port()
         with tempfile.TemporaryDirectory(prefix="pisyedili-soak-") as scratch:
             db = ":memory:" if a.db == "memory" else os.path.join(scratch, "soak.sqlite3")
-            argv = server_argv(port, a.seed, a.deal_pause, None, db)  # type: ignore[arg-type, call-arg]
-            child = Child([*argv, "--bot-delay", str(a.bot_delay)], port)  # type: ignore[call-arg]
+            argv = server_argv(a.seed, a.deal_pause, None, db)
+            child = Child([*argv, "--bot-delay", str(a.bot_delay)])
             try:
-                return await self._run(child, port)
+                return await self._run(child, child.port)
             finally:
                 child.stop()
 

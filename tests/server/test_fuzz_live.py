@@ -29,7 +29,7 @@ from twisted.internet.task import deferLater
 from twisted.logger import LogEvent, LogLevel, formatEvent, globalLogPublisher
 from wireclient import Msg, Server, WireClient, offers_moves
 
-from pisyedili.protocol.codec import decode
+from pisyedili.protocol.codec import decode, refused_id
 from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.schema import MESSAGES, Direction
@@ -260,8 +260,8 @@ class Fuzzer:
         body = msgpack.packb(msg, use_bin_type=True)
         try:
             decode(body, CLIENT_LIMITS)
-        except ProtocolError:  # refused before its id is read: an error without one
-            rid = None
+        except ProtocolError:  # refused: its error carries the id where one can be read
+            rid = refused_id(body)
         if rid is not None and msg["type"] == "pong":  # an answer: none back, but before
             self.stray.add(rid)  # `hello` it is refused like anything else
         elif rid is not None:

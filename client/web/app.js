@@ -146,12 +146,13 @@ function accountRequest(msg, savedToken = false) {
 // -------------------------------------------------------------------- actions
 
 const act = {
-  /** From the lobby: end this session (it is not at a table) and choose a new name. */
-  changeName() {
-    acc.registered = false;
-    acc.operator = false;
-    acc.error = null;
-    acc.info = null;
+  /** From the lobby: end this session (it is not at a table) and choose a new name; a
+   * logged-in player logs out first, so the kept login token is revoked, not left. */
+  async changeName() {
+    const saved = acc.registered ? loginStore.load() : null;
+    if (acc.registered) await wire.request({ type: "logout", ...(saved ? { token: saved.token } : {}) }, { quiet: true });
+    loginStore.forget();
+    Object.assign(acc, { registered: false, operator: false, error: null, info: null, notice: null });
     wire.stop();
     sessionStore.forget();
     leftTable(state);

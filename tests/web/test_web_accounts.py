@@ -137,6 +137,17 @@ def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServe
     page.wait(lambda d: page.all("#account-status"), what="logged in by password")
     assert page.state("me.name") == "Ayşe"
     shot(page, shots, "account")
+    # Another name: the account logs out first, so its kept token is revoked, not left.
+    token = json.loads(storage(page)["pisyedili.login"])["token"]
+    page.click("#change-name")
+    page.wait_screen("name")
+    assert "pisyedili.login" not in storage(page)
+    other = Player(server.tcp_port, "Someone")
+    try:
+        other.send({"type": "login", "name": "Ayşe", "token": token})
+        assert other.until(lambda m: m["type"] in ("account", "error"))["code"] == "bad_login"
+    finally:
+        other.close()
 
 
 def test_logging_in_from_the_name_screen(page: Page, server: WebServer) -> None:

@@ -445,7 +445,7 @@ function loadPage(offset = 0) {
     replays.open(route.match);
     return;
   }
-  const key = `${window.location.hash}@${offset}`;
+  const key = `${JSON.stringify(route)}@${offset}`; // the route read, not the hash now
   if (pages.asked === key) return;
   pages.asked = key;
   pages.data = null;
@@ -508,7 +508,7 @@ function render() {
   } else if (screen === "ladder") {
     content = ladderPage(pages.data, pages.route.rules, act);
   } else if (screen === "profile") {
-    content = profilePage(pages.route.name, pages.data, act);
+    content = profilePage(pages.route.name, pages.data);
   } else if (screen === "history") {
     content = historyPage(pages.route, pages.data, act);
   } else if (screen === "replay") {

@@ -50,7 +50,7 @@ function when(seconds) {
 }
 
 /** A player's profile page: `data` is the server's `profile` (or an error). */
-export function profilePage(name, data, act) {
+export function profilePage(name, data) {
   let body;
   if (!data) {
     body = h("p", { class: "muted", role: "status" }, t("Loading…"));
@@ -81,7 +81,7 @@ export function profilePage(name, data, act) {
   }
   return h("section", { class: "panel profile", id: "profile", "aria-labelledby": "profile-title" },
     h("div", { class: "panel-head" },
-      h("h2", { id: "profile-title" }, t("{name}", { name })),
+      h("h2", { id: "profile-title" }, name),
       h("a", { href: `#history=${encodeURIComponent(name)}`, id: "profile-history" }, t("All their matches"))),
     body);
 }

@@ -1,4 +1,5 @@
-// Moderation, for operators: kick, mute, ban, close a table, announce. Each form asks
+// Moderation, for operators: kick, mute, unmute, ban, unban, close a table, announce
+// (the terminal client's operator commands). Each form asks
 // for a confirmation on the page before the request leaves (`mod.pending`); the server
 // checks the operator, so the panel only decides what a non-operator is shown.
 
@@ -33,6 +34,13 @@ export function moderationRequest(kind, f) {
       const msg = network ? { type: "ban", network, minutes, reason } : { type: "ban", name, minutes, reason };
       return { msg, question: minutes ? t("Ban {target} for {minutes} minutes and disconnect whoever it covers?", { target, minutes })
         : t("Ban {target} until unbanned and disconnect whoever it covers?", { target }) };
+    }
+    case "unmute":
+      return { msg: { type: "unmute", name }, question: t("Let {name} chat again?", { name }) };
+    case "unban": {
+      const network = (f.get("mod-network") || "").trim();
+      return { msg: network ? { type: "unban", network } : { type: "unban", name },
+        question: t("Lift the ban of {target}?", { target: network || name }) };
     }
     case "close_table": {
       const table = Number(f.get("mod-table"));
@@ -87,6 +95,9 @@ export function moderationPanel(acc, mod, act) {
     form("ban", t("Ban"), [nameField("ban", false),
       field("mod-network", t("or an address range"), { maxlength: 64, placeholder: "203.0.113.0/24", id: "mod-ban-network", autocomplete: "off" }),
       minutesField("ban"), reasonField("ban")], mod, act),
+    form("unmute", t("Unmute"), [nameField("unmute")], mod, act),
+    form("unban", t("Unban"), [nameField("unban", false),
+      field("mod-network", t("or an address range"), { maxlength: 64, id: "mod-unban-network", autocomplete: "off" })], mod, act),
     form("close_table", t("Close a table"), [field("mod-table", t("Table number"), { type: "number", min: 1, required: true, id: "mod-close-table" }),
       reasonField("close")], mod, act),
     form("announce", t("Announce"), [field("mod-text", t("Announcement"), { maxlength: 300, required: true, id: "mod-announce-text", autocomplete: "off" })], mod, act)));

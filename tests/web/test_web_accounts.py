@@ -308,6 +308,13 @@ def test_an_operator_moderates_from_the_page_after_confirming(
         assert page.css("#mod-result").text == "Done: mute."
         troll.send({"type": "chat", "text": "muted?", "scope": "lobby"})
         assert troll.until(lambda m: m["type"] in ("ok", "error"))["code"] == "muted"
+        fill(page, {"#mod-unmute-name": "Troll"})
+        page.click('#mod-unmute button[type="submit"]')
+        assert "Let Troll chat again?" in page.wait_css("#mod-confirm").text
+        page.click("#mod-yes")
+        page.wait(lambda d: page.css("#mod-result").text == "Done: unmute.", what="unmuted")
+        troll.send({"type": "chat", "text": "free again", "scope": "lobby"})
+        assert troll.until(lambda m: m["type"] in ("ok", "error"))["type"] == "ok"
         # Announce, close a table, kick: each asked, then done.
         fill(page, {"#mod-announce-text": "Restart at ten"})
         page.click('#mod-announce button[type="submit"]')

@@ -41,6 +41,7 @@ from pisyedili.protocol.shapes import (
     MAX_SEATS,
     MOVE,
     REPLAY_MOVES,
+    REPLAY_STEP_MOVES,
     SHAPES,
 )
 from pisyedili.protocol.types import Field, MapT, TaggedT
@@ -340,6 +341,13 @@ WORST_RECORD = {"options": TABLE_OPTIONS, "dealer": LAST, "deck": " ".join(["10c
                 "seed": 2**64 - 1,
                 "moves": [{"kind": "play", "card": "10c", "suit": "c"}] * REPLAY_MOVES}
 
+# A step of a replay with `steps`: every card in the hands, the longest move, and the
+# most one move can tell.
+WORST_STEP = {"move": {"kind": "play", "card": "10c", "suit": "c"}, "seat": LAST,
+              "events": WORST_EVENTS, "hands": _hands(), "phase": "muamele", "turn": LAST,
+              "direction": -1, "top": "10s", "named_suit": "s", "stock": MAX_CARDS,
+              "penalty": 1000, "muamele": WORST_VIEW["muamele"]}
+
 
 def worst_lobby(rows: int) -> dict[str, Any]:
     return {"type": "lobby", "tables": [WORST_ROW] * rows, "total": L.MAX_ID,
@@ -377,6 +385,11 @@ WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
     "`replay`": (C, {
         "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
         "record": WORST_RECORD, "from": L.MAX_ID, "move_count": L.MAX_ID, "id": L.MAX_ID}),
+    "`replay`, with steps": (C, {
+        "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
+        "record": {**WORST_RECORD, "moves": WORST_RECORD["moves"][:REPLAY_STEP_MOVES]},
+        "from": L.MAX_ID, "move_count": L.MAX_ID,
+        "steps": [WORST_STEP] * (REPLAY_STEP_MOVES + 1), "id": L.MAX_ID}),
     "`lobby`, 4096 rows": (C, worst_lobby(LOBBY_ROWS)),
     "`error`": (C, {
         "type": "error", "code": "x" * 64, "message": text(1000), "rule": "x" * 8,

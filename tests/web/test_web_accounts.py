@@ -417,6 +417,12 @@ def test_a_replay_steps_through_every_deal_face_up_and_can_be_shared(
     page.name_and_enter("Umut")
     page.click("#nav-history")
     page.wait_screen("history")
+    page.wait_css(f'#match-list a.replay-link[data-match="{match}"]')
+    page.click("#history-mine")  # Umut has played nothing yet
+    page.wait_css("#history-empty")
+    page.driver.get(f"{server.url}#history=Tuna")  # a player's matches, by name
+    page.wait(lambda d: "Tuna's matches" in page.css("#history-title").text
+              and page.all("#match-list"), what="Tuna's matches")
     page.click(f'#match-list a.replay-link[data-match="{match}"]')
     page.wait_screen("replay")
     page.wait(lambda d: page.all("#replay-hands"), what="the first position")

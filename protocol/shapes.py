@@ -115,6 +115,7 @@ TABLE_INFO = MapT(
         req("spectators", ListT(NAME, 4096), "names of the spectators (a server may list "
                                               "only the first ones)"),
         opt("spectator_count", COUNT, "number of spectators"),
+        opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
     ),
     name="table_info",
 )

@@ -258,7 +258,7 @@ const act = {
    * seat, so the server's `account_required` says why and the page can offer a login. */
   join(how) {
     act.send({ type: "join_table", ...how }).then((reply) => {
-      const rated = how.table !== undefined && ratedTable(how.table);
+      const rated = reply.type === "table" && (reply.table.rated || ratedTable(reply.table.id));
       if (reply.type !== "table" || how.spectate || !rated || !state.you || !state.you.spectator) return;
       const open = reply.table.seats.find((s) => s.kind === "open");
       if (open && reply.table.phase === "waiting") act.send({ type: "sit", seat: open.seat });
@@ -409,8 +409,8 @@ function screenName() {
   return atTable(state) ? "table" : "lobby";
 }
 
-/** Whether the lobby lists table `id` as rated (`table_info` does not say). */
-export function ratedTable(id) {
+/** Whether the lobby lists table `id` as rated (asked before its snapshot comes). */
+function ratedTable(id) {
   return Boolean(state.lobby.tables.find((row) => row.id === id && row.rated));
 }
 

@@ -283,7 +283,7 @@ function tableHeader(state, act) {
     h("h2", { id: "table-title" }, t.name),
     h("span", { class: "muted" }, ` #${t.id} · ${t.rules}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
     t.code && t.phase !== "waiting" ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
-    state.lobby.tables.some((row) => row.id === t.id && row.rated) ? h("span", { class: "tag rated", id: "table-rated" }, tr("rated")) : null,
+    t.rated ? h("span", { class: "tag rated", id: "table-rated" }, tr("rated")) : null,
     spect ? h("span", { class: "muted" }, ` · ${spect} watching`) : null,
     state.you && state.you.spectator ? h("span", { class: "tag" }, "you are watching") : null,
     spect ? h("p", { class: "watchers", id: "watchers" }, tr("Watching:"), " ",

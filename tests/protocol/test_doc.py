@@ -322,6 +322,7 @@ WORST_TABLE_INFO = {
     "phase": "playing", "private": True, "code": text(L.MAX_CODE),
     "seats": [{"seat": i, **WORST_SEAT} for i in range(MAX_SEATS)],
     "spectators": [text(L.MAX_NAME)] * SPECTATOR_NAMES, "spectator_count": L.MAX_ID,
+    "rated": True,
 }
 WORST_ROW = {"id": L.MAX_ID, "name": text(L.MAX_TABLE_NAME), "rules": "classic",
              "options": TABLE_OPTIONS, "seats": MAX_SEATS, "taken": MAX_SEATS,

@@ -359,3 +359,27 @@ async def test_a_password_hashed_at_another_cost_is_hashed_again_at_login(
     (stored,) = conn.execute("SELECT password FROM accounts").fetchone()
     conn.close()
     assert "$m=16,t=2,p=1$" in stored and not dearer.hasher().check_needs_rehash(stored)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_rated_table_is_still_rated_after_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "rated.sqlite3"
+    first = await start(path=path)
+    try:
+        host, account = await registered(first, "Deniz")
+        snap = await host.ok("create_table", rules="classic", seats=2, rated=True)
+        assert snap["table"]["rated"] is True
+    finally:
+        journal = first.factory.journal
+        assert isinstance(journal, SqliteJournal)
+        journal.close()
+        await first.stop()
+    second = await start(path=path)
+    try:
+        back = await second.connect("whatever", token=account["token"])
+        again = await back.wait(lambda m: m["type"] == "table")
+        assert again["table"]["id"] == snap["table"]["id"] and again["table"]["rated"] is True
+        lobby = await back.request("lobby_subscribe")
+        assert [t.get("rated") for t in lobby["tables"]] == [True]
+    finally:
+        await second.stop()

@@ -34,6 +34,8 @@ from .shapes import (
     PLAYER_ID,
     RATING,
     RECENT_MATCH,
+    REPLAY_STEP,
+    REPLAY_STEP_MOVES,
     RESULT,
     RULE_SETS,
     SEAT,
@@ -193,6 +195,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("match", ID, "a match id from `history`"),
         opt("deal", IntT(1, L.MAX_ID), "the deal wanted, from 1 (default 1)"),
         opt("from", COUNT, "index of the deal's first move wanted, from 0 (default 0)"),
+        opt("steps", BoolT(), "also send each position, every hand face up (pages of "
+                              "at most 100 moves; default false)"),
         REQUEST_ID,
     ), "Fetch one deal of a finished match, with everything needed to replay it.",
         feature="history", answer="`replay`", presence=False),
@@ -383,6 +387,9 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("record", DEAL_RECORD, "how the deal went: its deck, dealer, seed and moves"),
         req("from", COUNT, "the index of `record.moves[0]` among the deal's moves"),
         req("move_count", COUNT, "how many moves the deal has in all"),
+        opt("steps", ListT(REPLAY_STEP, REPLAY_STEP_MOVES + 1),
+            "asked for with `steps`: the position before `record.moves[0]`, then the one "
+            "after each of its moves"),
         REPLY_ID,
     ), "One deal of a finished match (or one page of its moves).", feature="history"),
     MessageSpec("account", _C, (

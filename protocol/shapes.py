@@ -115,6 +115,7 @@ TABLE_INFO = MapT(
         req("spectators", ListT(NAME, 4096), "names of the spectators (a server may list "
                                               "only the first ones)"),
         opt("spectator_count", COUNT, "number of spectators"),
+        opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
     ),
     name="table_info",
 )
@@ -268,6 +269,9 @@ twentieth of the server frame limit (docs/protocol.md, "Frame sizes")."""
 REPLAY_MOVES = 1000
 """The most moves of a deal one `replay` carries. A deal has no upper bound on its
 moves (reshuffles can go on: C15, K6), so a longer one comes in several pages."""
+REPLAY_STEP_MOVES = 100
+"""The most moves one `replay` with `steps` carries: each brings a position (every hand
+face up), so its pages are shorter, to stay far below the frame limit."""
 MAX_DECK_TEXT = MAX_CARDS * 4
 """A deck written out: 104 cards of at most 3 characters, each followed by a space."""
 TIMESTAMP = FloatT(0, 1e12)
@@ -314,6 +318,27 @@ DEAL_RECORD = MapT(
                                                 "`replay.from` on"),
     ),
     name="deal_record",
+)
+
+REPLAY_STEP = MapT(
+    (
+        req("move", NullableT(MOVE), "the move that led here; nil for the position "
+                                     "before `replay.from`"),
+        req("seat", NullableT(SEAT), "the seat that made it; nil with `move`"),
+        req("events", ListT(EVENT, 256), "what it caused, in order, nothing hidden"),
+        req("hands", ListT(CARDS, MAX_SEATS), "every seat's hand, face up, as held"),
+        req("phase", StrT(7, choices=("play", "muamele", "over")), "deal phase"),
+        req("turn", NullableT(SEAT), "the seat to decide next; nil when over"),
+        req("direction", IntT(-1, 1), "1: play goes up the seat numbers (C3); -1: down "
+                                      "(C10)"),
+        req("top", NullableT(CARD), "top of the discard pile; nil before the first play"),
+        req("named_suit", NullableT(SUIT), "the suit the jack on top asks for (C6, K8)"),
+        req("stock", CARD_COUNT, "cards left in the stock"),
+        req("penalty", IntT(0, 1000), "cards the seat to act must draw unless it answers "
+                                      "with a 7 (C11, K7)"),
+        req("muamele", NullableT(MUAMELE), "the muamele state (K14); nil outside it"),
+    ),
+    name="replay_step",
 )
 
 
@@ -363,5 +388,5 @@ SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
     for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO,
               VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD,
-              LADDER_ROW, RATING, RECENT_MATCH)
+              REPLAY_STEP, LADDER_ROW, RATING, RECENT_MATCH)
 }

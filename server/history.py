@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES
+from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES, REPLAY_STEP_MOVES
 from pisyedili.server import names
+from pisyedili.server import rules as engine
 from pisyedili.server.effects import Message
 from pisyedili.server.store import Store
 
@@ -55,9 +56,40 @@ def history_page(store: Store, of: str, name: str | None, viewer: str, offset: i
     return reply
 
 
-def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: str) -> Message:
+STEP_FIELDS = ("phase", "turn", "direction", "top", "named_suit", "stock", "penalty",
+               "muamele")
+"""The public parts of a position a `replay_step` repeats from the spectator's view."""
+
+
+def replay_steps(record: dict[str, Any], start: int, count: int) -> list[Message]:
+    """The positions of a finished deal, every hand face up: before move `start`, then
+    after each of the `count` moves from there. A client without the rules engine (the
+    browser) shows them as they are; the engine rebuilds them from the record."""
+    rec = engine.DealRecord.from_wire(record)
+    d = engine.deal_from_deck(rec.options, rec.dealer, list(rec.deck), rec.seed)
+    for move in rec.moves[:start]:
+        engine.apply(d, move)
+
+    def step(move: int | None, seat: int | None, events: list[Message]) -> Message:
+        public = engine.view(d, None)
+        return {**{k: public[k] for k in STEP_FIELDS},
+                "hands": [[engine.CARD_STR[c] for c in hand] for hand in d.hands],
+                "move": None if move is None else engine.move_to_wire(move),
+                "seat": seat, "events": events}
+
+    steps = [step(None, None, [])]
+    for move in rec.moves[start:start + count]:
+        seat = d.turn
+        events = engine.apply(d, move)
+        steps.append(step(move, seat, events))
+    return steps
+
+
+def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: str,
+                steps: bool = False) -> Message:
     """The `replay` reply: deal `deal_no` of the match, its moves from `start` on (a
-    page of at most `REPLAY_MOVES`)."""
+    page of at most `REPLAY_MOVES`; with `steps`, of at most `REPLAY_STEP_MOVES` and
+    the positions they lead to)."""
     found = store.visible_deal(match_id, deal_no, viewer)
     if found is None:
         raise ProtocolError("no_such_match", f"no finished match {match_id} that you may "
@@ -71,7 +103,11 @@ def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: s
     if start > len(moves):
         raise ProtocolError("bad_field", f"from: deal {deal_no} has {len(moves)} moves",
                             field="from")
-    return {"type": "replay", "match": summary(found), "deal_no": deal_no,
-            "result": deal["result"],
-            "record": {**record, "moves": moves[start:start + REPLAY_MOVES]},
-            "from": start, "move_count": len(moves)}
+    count = REPLAY_STEP_MOVES if steps else REPLAY_MOVES
+    reply: Message = {"type": "replay", "match": summary(found), "deal_no": deal_no,
+                      "result": deal["result"],
+                      "record": {**record, "moves": moves[start:start + count]},
+                      "from": start, "move_count": len(moves)}
+    if steps:
+        reply["steps"] = replay_steps(record, start, count)
+    return reply

@@ -109,6 +109,7 @@ class Lobby:
                          host=host.player_id, settings=settings, code=code)
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
+        core.rated = rated  # before the host's join sends the first snapshot
         table = self._add(core, rng, host.player_id, address)
         if rated:
             self.rated.add(table_id)
@@ -147,6 +148,7 @@ class Lobby:
                              private=setup["private"], host=setup["opener"],
                              settings=settings, code=setup["code"])
         core.settings = settings  # how bots search is this server's own
+        core.rated = saved.id in self.rated
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
         self._rows[core.id] = self._summary(table)

@@ -941,8 +941,9 @@ def _replay(conn: Connection, s: Session, msg: Message,
     _require_feature(conn, "history")
     match_id, deal_no, start = msg["match"], msg.get("deal", 1), msg.get("from", 0)
     viewer = s.name
+    steps = bool(msg.get("steps", False))
     conn.from_store(lambda store: history.replay_page(store, match_id, deal_no, start,
-                                                      viewer), reply)
+                                                      viewer, steps), reply)
     return None
 
 

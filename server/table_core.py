@@ -146,6 +146,10 @@ class _Step:
 class TableCore:
     """A table of 2-6 seats and its members, playing one match at a time."""
 
+    rated = False
+    """Its matches change ratings (the lobby sets it; a class default, so a core kept
+    from before the flag existed reads as casual). Said in `table_info`."""
+
     def __init__(self, table_id: int, name: str, options: engine.Options, *, private: bool,
                  host: MemberId, settings: TableSettings, code: str | None = None) -> None:
         if private and code is None:
@@ -263,6 +267,8 @@ class TableCore:
         }
         if self.code is not None and for_member:
             info["code"] = self.code
+        if self.rated:
+            info["rated"] = True
         return info
 
     def snapshot(self, member: MemberId) -> Message:

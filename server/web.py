@@ -23,7 +23,10 @@ code path for both transports. The WebSocket only frames the bodies:
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import ipaddress
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.resources import files
@@ -40,10 +43,10 @@ from twisted.internet.protocol import connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 from twisted.web import pages
-from twisted.web.http import HTTPChannel, _GenericHTTPChannelProtocol
+from twisted.web.http import CACHED, HTTPChannel, _GenericHTTPChannelProtocol
 from twisted.web.resource import IResource
 from twisted.web.server import Request, Site
-from twisted.web.static import File
+from twisted.web.static import File, getTypeAndEncoding
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
@@ -73,12 +76,19 @@ CONTENT_TYPES = {
     ".webp": "image/webp",
     ".woff2": "font/woff2",
     ".txt": "text/plain; charset=utf-8",
+    ".ogg": "audio/ogg",
+    ".opus": "audio/ogg",
+    ".mp3": "audio/mpeg",
 }
 """Fixed here rather than read from the system's mime.types, which differ: a browser
 runs a JS module only when it is served as JavaScript."""
 CACHE_CONTROL = b"no-cache"
 """The files keep their names across releases (no build step hashes them), so browsers
-revalidate each time; an unchanged file costs a 304 (Last-Modified)."""
+revalidate each time; an unchanged file costs a 304 (its ETag, or Last-Modified)."""
+CONTENT_SECURITY_POLICY = (b"default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                           b"base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+"""The page loads nothing from elsewhere: scripts, styles, sounds and the WebSocket come
+from this server (`data:` only for the inline icon); no other site may frame it."""
 HTTP_IDLE_SECONDS = 60
 """Seconds an HTTP connection may sit idle (keep-alive between page loads)."""
 HTTP_REQUEST_SECONDS = 5.0
@@ -426,20 +436,68 @@ class WebSocketUpgrade(WebSocketResource):
 # -- the static files -------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """One file as it is sent: read once, hashed, gzipped (kept while unchanged)."""
+
+    stamp: tuple[int, int]
+    """(mtime in ns, size): a change of either reads the file again."""
+    body: bytes
+    gzipped: bytes | None
+    """None where gzip does not make it smaller (images, sounds)."""
+    etag: bytes
+    """Strong, from the content's SHA-256; the gzipped form's ends in `-gz`."""
+
+
+def _prepare(path: str, stamp: tuple[int, int]) -> _Prepared:
+    with open(path, "rb") as f:
+        body = f.read()
+    digest = hashlib.sha256(body).hexdigest()[:32]
+    packed = gzip.compress(body, compresslevel=9, mtime=0)
+    return _Prepared(stamp, body, packed if len(packed) < len(body) else None,
+                     f'"{digest}"'.encode())
+
+
+def accepts_gzip(header: bytes | None) -> bool:
+    """Whether an `Accept-Encoding` allows gzip (`gzip` or `*`, with a q above 0)."""
+    allowed: dict[str, bool] = {}
+    for part in (header or b"").decode("latin-1").split(","):
+        coding, _, params = part.strip().partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            key, _, value = param.strip().partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        allowed[coding.strip().lower()] = q > 0
+    return allowed.get("gzip", allowed.get("x-gzip", allowed.get("*", False)))
+
+
+def _etag_matches(header: bytes, etag: bytes) -> bool:
+    """`If-None-Match` names this content (either form of it), or is `*`."""
+    tags = {t.strip().removeprefix(b"W/") for t in header.split(b",")}
+    return b"*" in tags or etag in tags or etag[:-1] + b'-gz"' in tags
+
+
 class StaticFiles(File):
     """The web client's folder: `index.html` at `/`, fixed content types, no directory
-    listings and no hidden files."""
+    listings and no hidden files. A file is sent gzipped to a browser that accepts it,
+    with a strong ETag from its content, so a revalidation costs a 304; each file is
+    read and compressed once, again only when it changes on disk."""
 
     childNotFound = pages.notFound()
     forbidden = pages.forbidden()
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, prepared: dict[str, _Prepared] | None = None) -> None:
         super().__init__(path, defaultType="application/octet-stream")
         self.contentTypes = dict(CONTENT_TYPES)
         self.indexNames = ["index.html"]
+        self.prepared: dict[str, _Prepared] = {} if prepared is None else prepared
 
     def createSimilarFile(self, path: str) -> StaticFiles:
-        return StaticFiles(path)
+        return StaticFiles(path, self.prepared)
 
     def getChild(self, path: bytes, request: Request) -> IResource:
         if path.startswith(b"."):
@@ -449,10 +507,43 @@ class StaticFiles(File):
     def directoryListing(self) -> IResource:
         return self.childNotFound
 
+    def _load(self) -> _Prepared | None:
+        """This file, prepared; None if it cannot be read (twisted.web says why)."""
+        try:
+            info = os.stat(self.path)
+            stamp = (info.st_mtime_ns, info.st_size)
+            entry = self.prepared.get(self.path)
+            if entry is None or entry.stamp != stamp:
+                entry = self.prepared[self.path] = _prepare(self.path, stamp)
+        except OSError:
+            return None
+        return entry
+
     def render(self, request: Request) -> Any:
         request.setHeader(b"cache-control", CACHE_CONTROL)  # type: ignore[no-untyped-call]
         request.setHeader(b"x-content-type-options", b"nosniff")  # type: ignore[no-untyped-call]
-        return super().render(request)  # type: ignore[no-untyped-call]
+        request.setHeader(b"content-security-policy",  # type: ignore[no-untyped-call]
+                          CONTENT_SECURITY_POLICY)
+        entry = self._load() if request.method in (b"GET", b"HEAD") and self.isfile() else None
+        if entry is None:
+            return super().render(request)  # type: ignore[no-untyped-call]
+        kind, _ = getTypeAndEncoding(  # type: ignore[no-untyped-call]
+            self.basename(), self.contentTypes, self.contentEncodings, self.defaultType)
+        request.setHeader(b"content-type", kind.encode())  # type: ignore[no-untyped-call]
+        request.setHeader(b"vary", b"accept-encoding")  # type: ignore[no-untyped-call]
+        body, etag = entry.body, entry.etag
+        if entry.gzipped is not None and accepts_gzip(request.getHeader(b"accept-encoding")):
+            body, etag = entry.gzipped, entry.etag[:-1] + b'-gz"'
+            request.setHeader(b"content-encoding", b"gzip")  # type: ignore[no-untyped-call]
+        request.setHeader(b"etag", etag)  # type: ignore[no-untyped-call]
+        match = request.getHeader(b"if-none-match")
+        modified = request.setLastModified(entry.stamp[0] / 1e9)  # type: ignore[no-untyped-call]
+        if (match is not None and _etag_matches(match, entry.etag)) \
+                or (match is None and modified is CACHED):
+            request.setResponseCode(304)
+            return b""
+        request.setHeader(b"content-length", str(len(body)).encode())  # type: ignore[no-untyped-call]
+        return b"" if request.method == b"HEAD" else body
 
 
 def make_site(server: ServerFactory, origins: OriginPolicy | None = None,

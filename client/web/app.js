@@ -1,16 +1,21 @@
 // Glue: the connection feeds the state, the state draws the screen, the screen's
 // buttons and keys send requests. Also the `?play=1` autopilot of `pisyedili play --web`.
 
+import { accountError, accountPanel, adoptAccount, createAccount, loginEntry, loginStore, ratedNotice } from "./account.js";
 import { jackSuits, parseMoveText, parseSuit, sortHand } from "./cards.js";
 import { connectionBanner, tickBanner } from "./banner.js";
 import { h, replaceKeepingFocus, richText } from "./dom.js";
+import { HISTORY_PAGE, historyPage } from "./history.js";
+import { ladderPage, nameLink, profilePage } from "./ladder.js";
 import { lobbyScreen, nameScreen } from "./lobby.js";
 import { animateEvents, flights } from "./motion.js";
+import { createModeration, moderationPanel } from "./moderation.js";
 import * as notice from "./notice.js";
+import { refusalText } from "./refusals.js";
+import { createReplays, replayPage } from "./replay.js";
 import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt } from "./state.js";
 import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
-import { refusalText } from "./refusals.js";
 import { t } from "./words.js";
 
 const state = createState();
@@ -20,6 +25,10 @@ const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
   askedName: null, // the name typed last: kept in the field, compared with the welcome's
   renamed: null, // {asked, got} when the server welcomed us under another name
   codeError: null, chatError: null, prefs: notice.prefs, offline: false };
+const acc = createAccount();
+const mod = createModeration();
+const replays = createReplays((msg) => wire.request(msg, { quiet: true }), () => render());
+const pages = { route: null, data: null, asked: null }; // the hash page and its reply
 const $ = (id) => document.getElementById(id);
 const main = $("main");
 let logShown = 0;
@@ -64,6 +73,17 @@ function onMessage(msg) {
   // Where our cards were before the redraw: a card we played flies from its place.
   const handBefore = msg.type === "update" ? handRects() : null;
   apply(state, msg, performance.now());
+  if (msg.type === "account") adoptAccount(acc, state, msg);
+  if (msg.type === "welcome") {
+    pages.asked = null; // the state knows the features now: fetch the hash page's data
+    loadPage();
+  }
+  if (msg.type === "announcement") state.announcement = { text: msg.text, by: msg.by };
+  if (msg.type === "table_closed" && state.table && state.table.id === msg.table) {
+    leftTable(state);
+    acc.info = msg.reason ? t("An operator closed the table: {reason}", { reason: msg.reason })
+      : t("An operator closed the table.");
+  }
   if (msg.type === "error" && ui.jack) ui.jack = null;
   render();
   if (msg.type === "update" && state.table && msg.table === state.table.id) {
@@ -88,6 +108,7 @@ function handRects() {
 /** A new or resumed session: the lobby list, and where we were. */
 function afterWelcome(welcome) {
   wire.request({ type: "lobby_subscribe" });
+  afterWelcomeAccount(welcome);
   // A resumed welcome names the table we are at, and its snapshot follows by itself;
   // without it we are at none (a table we showed is gone).
   if (welcome.resumed && welcome.table != null) return;
@@ -117,11 +138,55 @@ async function runAutopilot() {
   await wire.request({ type: "start" });
 }
 
+/** The account side of a welcome: a resumed login stays; a fresh session logs in with
+ * the password just typed, or else with the kept login token (the terminal's way). */
+function afterWelcomeAccount(welcome) {
+  const saved = loginStore.load();
+  acc.registered = Boolean(welcome.registered);
+  acc.operator = acc.registered && Boolean(saved && saved.operator && saved.name === welcome.name);
+  if (!(welcome.features || []).includes("accounts") || acc.registered) {
+    acc.pendingLogin = null;
+    return;
+  }
+  const typed = acc.pendingLogin;
+  acc.pendingLogin = null;
+  if (typed) accountRequest({ type: "login", name: typed.name, password: typed.password });
+  else if (saved && !welcome.resumed) accountRequest({ type: "login", name: saved.name, token: saved.token }, true);
+}
+
+/** Send an account request; its refusal is shown in words. A kept token refused as
+ * `bad_login` was revoked: forget it. */
+function accountRequest(msg, savedToken = false) {
+  acc.error = null;
+  acc.info = null;
+  return wire.request(msg, { quiet: true }).then((reply) => {
+    if (reply.type === "account") {
+      onMessage(reply);
+      acc.info = { register: t("Registered: {name} is yours now.", { name: reply.name }),
+        login: t("Logged in as {name}.", { name: reply.name }), logout: t("Logged out: you play on as the guest {name}.", { name: reply.name }),
+        passwd: t("The password is changed; other devices must log in again.") }[msg.type];
+      sessionStore.save({ name: reply.name, token: reply.token }); // the session we are now
+      wire.name = reply.name;
+    } else {
+      if (savedToken && reply.code === "bad_login") loginStore.forget();
+      acc.error = accountError(reply);
+      if (state.status !== "welcomed" || !state.me) ui.nameError = acc.error;
+    }
+    render();
+    return reply;
+  });
+}
+
 // -------------------------------------------------------------------- actions
 
 const act = {
-  /** From the lobby: end this session (it is not at a table) and choose a new name. */
-  changeName() {
+  /** From the lobby: end this session (it is not at a table) and choose a new name; a
+   * logged-in player logs out first, so the kept login token is revoked, not left. */
+  async changeName() {
+    const saved = acc.registered ? loginStore.load() : null;
+    if (acc.registered) await wire.request({ type: "logout", ...(saved ? { token: saved.token } : {}) }, { quiet: true });
+    loginStore.forget();
+    Object.assign(acc, { registered: false, operator: false, error: null, info: null, notice: null });
     wire.stop();
     sessionStore.forget();
     leftTable(state);
@@ -145,9 +210,78 @@ const act = {
   send(msg) {
     return wire.request(msg).then((reply) => {
       if (reply.code === "not_connected") apply(state, reply, performance.now());
+      if (reply.code === "account_required") acc.notice = { table: state.table ? state.table.id : null };
       render();
       return reply;
     });
+  },
+  redraw() {
+    render();
+  },
+  register(password, again) {
+    if (password !== again) {
+      acc.error = t("The two passwords differ.");
+      acc.info = null;
+      render();
+      return;
+    }
+    accountRequest({ type: "register", password });
+  },
+  login(name, password) {
+    accountRequest({ type: "login", name, password });
+  },
+  /** From the name screen: connect as a guest under the account's name, then log in. */
+  connectAndLogin(name, password) {
+    if (!name || !password) return;
+    sessionStore.forget();
+    acc.pendingLogin = { name, password };
+    ui.nameError = null;
+    wire.start(name);
+  },
+  logout(everywhere) {
+    const saved = loginStore.load();
+    const msg = { type: "logout", everywhere };
+    if (saved) msg.token = saved.token;
+    accountRequest(msg).then((reply) => {
+      if (reply.type === "account") loginStore.forget(); // whatever else happens: forgotten here
+    });
+  },
+  passwd(old, next) {
+    accountRequest({ type: "passwd", old, new: next });
+  },
+  /** The rated notice's way to an account: back to the lobby's account panel. */
+  toAccount() {
+    acc.notice = null;
+    const go = () => {
+      window.location.hash = "";
+      render();
+      document.getElementById(acc.registered ? "passwd-old" : "login-name")?.focus();
+    };
+    if (!atTable(state)) go();
+    else wire.request({ type: "leave_table" }).then((reply) => {
+      if (reply.type === "ok") leftTable(state);
+      go();
+    });
+  },
+  dismissNotice() {
+    acc.notice = null;
+    render();
+  },
+  moderate(msg) {
+    const clean = Object.fromEntries(Object.entries(msg).filter(([, v]) => v !== undefined));
+    mod.pending = null;
+    wire.request(clean, { quiet: true }).then((reply) => {
+      mod.result = reply.type === "ok" ? { ok: true, text: t("Done: {what}.", { what: clean.type.replace("_", " ") }) }
+        : { ok: false, text: reply.message || reply.code };
+      render();
+    });
+    render();
+  },
+  ladder(rules) {
+    window.location.hash = rules === "classic" ? "#ladder" : `#ladder=${rules}`;
+  },
+  historyPage(offset) {
+    loadPage(offset);
   },
   /** Show presence while a stand-in bot holds our seat. The protocol has no request
    * for just that; like docs/protocol.md's own example we send `ready`, which a match
@@ -155,6 +289,8 @@ const act = {
   comeBack() {
     wire.request({ type: "ready", ready: true }, { quiet: true }).then(render);
   },
+  /** A guest asking for a seat at a rated table is seated as a watcher: ask for the
+   * seat, so the server's `account_required` says why and the page can offer a login. */
   join(how) {
     ui.codeError = null;
     act.send({ type: "join_table", ...how }).then((reply) => {
@@ -162,7 +298,14 @@ const act = {
         ui.codeError = refusalText(reply);
         render();
         document.getElementById("code-input")?.focus();
+        return;
       }
+      const rated = reply.type === "table" && (reply.table.rated || ratedTable(reply.table.id));
+      if (reply.type !== "table" || how.spectate || !rated || !state.you || !state.you.spectator) return;
+      const open = reply.table.seats.find((s) => s.kind === "open");
+      if (open && reply.table.phase === "waiting") act.send({ type: "sit", seat: open.seat });
+      else acc.notice = { table: reply.table.id };
+      render();
     });
   },
   retryNow() {
@@ -275,6 +418,17 @@ function linkText() {
 function renderHeader() {
   const who = $("who");
   who.replaceChildren(state.me ? `${state.me.name} · ${state.me.server}` : "");
+  if (state.me && acc.registered) who.append(" ", h("span", { class: "tag good", id: "who-registered" }, t("logged in")));
+  const nav = $("nav");
+  if (nav) {
+    nav.hidden = !state.me;
+    replaceKeepingFocus(nav, state.me ? navigation() : []);
+  }
+  const news = $("announcement");
+  if (news) {
+    news.hidden = !state.announcement;
+    news.replaceChildren(state.announcement ? t("Announcement from {by}: {text}", state.announcement) : "");
+  }
   const link = $("link");
   link.textContent = linkText();
   link.hidden = !link.textContent;
@@ -296,7 +450,7 @@ function renderChat() {
   for (const line of state.chat) {
     if (line.seq <= chatShown) continue;
     list.append(h("li", { class: `scope-${line.scope}` },
-      h("strong", {}, line.name), line.spectator ? h("span", { class: "muted" }, " (watching)") : null,
+      h("strong", {}, nameLink(line.name)), line.spectator ? h("span", { class: "muted" }, " (watching)") : null,
       line.scope === "lobby" && atTable(state) ? h("span", { class: "muted" }, " [lobby]") : null,
       `: ${line.text}`));
     chatShown = line.seq;
@@ -343,7 +497,79 @@ function renderChatHelp() {
 
 function screenName() {
   if (!state.me) return "name";
+  if (pages.route) return pages.route.page;
   return atTable(state) ? "table" : "lobby";
+}
+
+/** Whether the lobby lists table `id` as rated (asked before its snapshot comes). */
+function ratedTable(id) {
+  return Boolean(state.lobby.tables.find((row) => row.id === id && row.rated));
+}
+
+// ---------------------------------------------------------------- hash pages
+
+/** The page the URL's hash names: #ladder[=RULES], #profile=NAME, #history-mine,
+ * #history-recent, #history=NAME, #replay=ID; null for the lobby or the table. */
+function readRoute(hash = window.location.hash) {
+  const [key, raw = ""] = hash.replace(/^#/, "").split("=", 2);
+  let value = "";
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+  if (key === "ladder") return { page: "ladder", rules: value === "cardiva" ? "cardiva" : "classic" };
+  if (key === "profile" && value) return { page: "profile", name: value };
+  if (key === "history-mine") return { page: "history", of: "mine" };
+  if (key === "history-recent") return { page: "history", of: "recent" };
+  if (key === "history" && value) return { page: "history", of: "player", name: value };
+  if (key === "replay" && /^\d+$/.test(value)) return { page: "replay", match: Number(value) };
+  return null;
+}
+
+/** Ask the server for what the hash page shows (once per page, and once welcomed). */
+function loadPage(offset = 0) {
+  const route = pages.route;
+  if (route && route.page !== "replay") replays.stop();
+  if (!route || !state.me) return;
+  if (route.page === "replay") {
+    if (!hasFeature(state, "history")) return;
+    replays.open(route.match);
+    return;
+  }
+  const key = `${JSON.stringify(route)}@${offset}`; // the route read, not the hash now
+  if (pages.asked === key) return;
+  pages.asked = key;
+  pages.data = null;
+  let msg;
+  if (route.page === "ladder") msg = { type: "leaderboard", rules: route.rules, limit: 50 };
+  else if (route.page === "profile") msg = { type: "profile", name: route.name };
+  else msg = { type: "history", of: route.of, name: route.name, offset, limit: HISTORY_PAGE };
+  if (msg.name === undefined) delete msg.name;
+  wire.request(msg, { quiet: true }).then((reply) => {
+    if (pages.asked !== key) return; // the player went on to another page meanwhile
+    pages.data = reply;
+    render();
+  });
+}
+
+function onRoute() {
+  pages.route = readRoute();
+  pages.asked = null;
+  loadPage();
+  render();
+}
+
+function navigation() {
+  const route = pages.route;
+  const here = route ? route.page : "home";
+  const link = (id, href, label, page) => h("a", { id, href, class: here === page ? "current" : "",
+    "aria-current": here === page ? "page" : null }, label);
+  return [
+    link("nav-home", "#", atTable(state) ? t("Table") : t("Tables"), "home"),
+    hasFeature(state, "ratings") ? link("nav-ladder", "#ladder", t("Leaderboard"), "ladder") : null,
+    hasFeature(state, "history") ? link("nav-history", "#history-recent", t("Matches"), "history") : null,
+  ];
 }
 
 function render() {
@@ -365,11 +591,25 @@ function render() {
       content = h("section", { class: "panel" }, h("p", { role: "status" }, "Connecting…"));
     } else {
       // What was typed stays in the field after a refusal, with the reason beside it.
-      content = nameScreen(state, act, { name: ui.askedName ?? ((autopilot && autopilot.name) || (saved && saved.name) || ""),
-        error: ui.nameError });
+      content = h("div", { class: "entry" },
+        nameScreen(state, act, { name: ui.askedName ?? ((autopilot && autopilot.name) || (saved && saved.name) || ""),
+          error: acc.pendingLogin ? null : ui.nameError }),
+        h("section", { class: "panel" }, loginEntry(act, acc.error)));
     }
   } else if (screen === "lobby") {
-    content = [renamedNote(), lobbyScreen(state, act, { codeError: ui.codeError })];
+    content = h("div", { class: "lobby-page" }, renamedNote(), ratedNotice(acc, act),
+      lobbyScreen(state, act, { codeError: ui.codeError }),
+      h("div", { class: "lobby-side" }, accountPanel(state, acc, act), moderationPanel(acc, mod, act)));
+  } else if (screen === "ladder") {
+    content = ladderPage(pages.data, pages.route.rules, act);
+  } else if (screen === "profile") {
+    content = profilePage(pages.route.name, pages.data);
+  } else if (screen === "history") {
+    content = historyPage(pages.route, pages.data, act);
+  } else if (screen === "replay") {
+    content = replayPage(pages.route.match, replays);
+  } else if (atTable(state) && acc.notice) {
+    content = h("div", {}, ratedNotice(acc, act), tableScreen(state, ui, act, performance.now()));
   } else {
     content = tableScreen(state, ui, act, performance.now());
   }
@@ -379,6 +619,8 @@ function render() {
   body.banner = banner ? banner.dataset.kind : "none";
   replaceKeepingFocus($("banner-slot"), [banner]);
   replaceKeepingFocus(main, [content].flat());
+  const slider = $("replay-slider");
+  if (slider && Number(slider.value) !== replays.index) slider.value = String(replays.index);
   renderLog();
   renderChat();
   if (state.serial !== ui.serialSeen) {
@@ -491,15 +733,19 @@ function boot() {
   const slot = h("div", { id: "banner-slot", class: "banner-slot" });
   document.querySelector(".layout").before(slot);
   setInterval(tick, 250);
+  window.addEventListener("hashchange", onRoute);
+  pages.route = readRoute();
   const saved = sessionStore.load();
+  const login = loginStore.load();
   if (autopilot && autopilot.name) {
     ui.askedName = autopilot.name;
     wire.start(autopilot.name);
   }
   else if (saved && saved.token) wire.start(saved.name); // a reload: resume the seat
+  else if (login) wire.start(login.name); // a new visit: a guest, then the kept login
   render();
 }
 
 // Tests and curious people may read the state; nothing reads it back from here.
-window.pisyedili = { state, wire, sortHand, flights, played: notice.played, ui };
+window.pisyedili = { state, wire, sortHand, flights, played: notice.played, ui, acc };
 boot();

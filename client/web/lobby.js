@@ -2,6 +2,8 @@
 // joining by id or invite code. Views only: they call `act` for everything they do.
 
 import { h } from "./dom.js";
+import { nameLink } from "./ladder.js";
+import { t as tr } from "./words.js";
 
 /** Choose a name (or come back as the stored one). */
 export function nameScreen(state, act, { name = "", error = null } = {}) {
@@ -48,7 +50,8 @@ function tableRow(t, act) {
   return h("li", { class: "lobby-row", dataset: { table: t.id, key: `table-${t.id}` } },
     h("div", { class: "row-main" },
       h("strong", {}, t.name),
-      h("span", { class: "muted" }, ` #${t.id} · ${t.rules} · host ${t.host ?? "none"}`)),
+      t.rated ? h("span", { class: "tag rated", title: tr("Its matches change ratings; only players with an account take its seats.") }, tr("rated")) : null,
+      h("span", { class: "muted" }, ` #${t.id} · ${t.rules} · host `, t.host ? nameLink(t.host) : "none")),
     h("div", { class: "row-info" },
       h("span", {}, `${t.taken}/${t.seats} seated`, t.bots ? ` (${t.bots} bot${t.bots === 1 ? "" : "s"})` : ""),
       t.spectators ? h("span", {}, ` · ${t.spectators} watching`) : null,
@@ -80,6 +83,7 @@ function createForm(act) {
       if (turn !== "") options.turn_seconds = Number(turn);
       const msg = { type: "create_table", rules, seats: Number(f.get("seats")), options,
         private: f.get("private") === "on" };
+      if (f.get("rated") === "on") msg.rated = true;
       const name = String(f.get("table_name") || "").trim();
       if (name) msg.name = name;
       act.create(msg);
@@ -103,7 +107,10 @@ function createForm(act) {
         h("input", { id: "table_name", name: "table_name", maxlength: 40, placeholder: "your name's table", dataset: { key: "table_name" } })),
       h("div", { class: "field check" },
         h("input", { id: "private", name: "private", type: "checkbox", dataset: { key: "private" } }),
-        h("label", { for: "private" }, "Private (join by invite code only)"))),
+        h("label", { for: "private" }, "Private (join by invite code only)")),
+      h("div", { class: "field check" },
+        h("input", { id: "rated", name: "rated", type: "checkbox", dataset: { key: "rated" } }),
+        h("label", { for: "rated" }, tr("Rated (players with an account only)")))),
     h("button", { type: "submit", id: "create", class: "primary", dataset: { key: "create" } }, "Open the table"));
 }
 

@@ -4,6 +4,8 @@
 
 import { cardName, cardText, jackSuits, playable, sortHand, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
 import { cardBack, cardButton, cardView, h, richText, suitLabel } from "./dom.js";
+import { t as tr } from "./words.js";
+import { nameLink } from "./ladder.js";
 import { optionsText } from "./lobby.js";
 import {
   dealHeadline, hasFeature, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, seatsAfter, winnersText,
@@ -73,7 +75,8 @@ function seatBox(state, seat, now, mine) {
   },
     h("div", { class: "seat-head" },
       h("span", { class: "seat-no", "aria-hidden": "true" }, String(seat + 1)),
-      h("strong", { class: "seat-name" }, mine ? `${name} (you)` : name),
+      h("strong", { class: "seat-name" }, info.kind === "human"
+        ? [nameLink(info.name), name !== info.name ? ` (${seat + 1})` : ""] : name, mine ? " (you)" : ""),
       acting ? h("span", { class: "turn-mark" }, "to play") : null,
       timer(state, seat, now)),
     h("div", { class: "seat-tags" }, seatBadges(state, info)),
@@ -379,8 +382,12 @@ function tableHeader(state, ui, act) {
     h("h2", { id: "table-title" }, t.name),
     h("span", { class: "muted" }, ` #${t.id} · ${t.rules}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
     t.code && t.phase !== "waiting" && !ui.offline ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
+    t.rated ? h("span", { class: "tag rated", id: "table-rated" }, tr("rated")) : null,
     spect ? h("span", { class: "muted", title: t.spectators.join(", ") }, ` · ${spect} watching`) : null,
     state.you && state.you.spectator ? h("span", { class: "tag" }, "you are watching") : null,
+    spect ? h("p", { class: "watchers", id: "watchers" }, tr("Watching:"), " ",
+      t.spectators.map((n, i) => [i ? ", " : "", nameLink(n)]),
+      spect > t.spectators.length ? tr(" and {n} more", { n: spect - t.spectators.length }) : "") : null,
     h("span", { class: "muted options", id: "table-options" }, optionsText(t.options || {})),
     noticeToggles(ui, act),
     h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },

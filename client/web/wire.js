@@ -6,7 +6,7 @@ import { encode } from "./vendor/msgpack/encode.mjs";
 import { decode } from "./vendor/msgpack/decode.mjs";
 
 export const PROTOCOL = 2;
-export const FEATURES = ["chat", "rematch"];
+export const FEATURES = ["chat", "rematch", "accounts", "ratings", "history", "moderation"];
 const CLIENT = "pisyedili-web";
 const VERSION = "0.1.0";
 const SESSION_KEY = "pisyedili.session";

@@ -41,6 +41,7 @@ from pisyedili.protocol.shapes import (
     MAX_SEATS,
     MOVE,
     REPLAY_MOVES,
+    REPLAY_STEP_MOVES,
     SHAPES,
 )
 from pisyedili.protocol.types import Field, MapT, TaggedT
@@ -321,6 +322,7 @@ WORST_TABLE_INFO = {
     "phase": "playing", "private": True, "code": text(L.MAX_CODE),
     "seats": [{"seat": i, **WORST_SEAT} for i in range(MAX_SEATS)],
     "spectators": [text(L.MAX_NAME)] * SPECTATOR_NAMES, "spectator_count": L.MAX_ID,
+    "rated": True,
 }
 WORST_ROW = {"id": L.MAX_ID, "name": text(L.MAX_TABLE_NAME), "rules": "classic",
              "options": TABLE_OPTIONS, "seats": MAX_SEATS, "taken": MAX_SEATS,
@@ -339,6 +341,13 @@ WORST_MATCH = {
 WORST_RECORD = {"options": TABLE_OPTIONS, "dealer": LAST, "deck": " ".join(["10c"] * MAX_CARDS),
                 "seed": 2**64 - 1,
                 "moves": [{"kind": "play", "card": "10c", "suit": "c"}] * REPLAY_MOVES}
+
+# A step of a replay with `steps`: every card in the hands, the longest move, and the
+# most one move can tell.
+WORST_STEP = {"move": {"kind": "play", "card": "10c", "suit": "c"}, "seat": LAST,
+              "events": WORST_EVENTS, "hands": _hands(), "phase": "muamele", "turn": LAST,
+              "direction": -1, "top": "10s", "named_suit": "s", "stock": MAX_CARDS,
+              "penalty": 1000, "muamele": WORST_VIEW["muamele"]}
 
 
 def worst_lobby(rows: int) -> dict[str, Any]:
@@ -377,6 +386,11 @@ WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
     "`replay`": (C, {
         "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
         "record": WORST_RECORD, "from": L.MAX_ID, "move_count": L.MAX_ID, "id": L.MAX_ID}),
+    "`replay`, with steps": (C, {
+        "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
+        "record": {**WORST_RECORD, "moves": WORST_RECORD["moves"][:REPLAY_STEP_MOVES]},  # type: ignore[index]
+        "from": L.MAX_ID, "move_count": L.MAX_ID,
+        "steps": [WORST_STEP] * (REPLAY_STEP_MOVES + 1), "id": L.MAX_ID}),
     "`lobby`, 4096 rows": (C, worst_lobby(LOBBY_ROWS)),
     "`error`": (C, {
         "type": "error", "code": "x" * 64, "message": text(1000), "rule": "x" * 8,

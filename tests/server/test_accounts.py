@@ -640,3 +640,27 @@ async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path
             await client.close()
         proc.terminate()
         proc.wait(timeout=60)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_rated_table_is_still_rated_after_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "rated.sqlite3"
+    first = await start(path=path)
+    try:
+        host, account = await registered(first, "Deniz")
+        snap = await host.ok("create_table", rules="classic", seats=2, rated=True)
+        assert snap["table"]["rated"] is True
+    finally:
+        journal = first.factory.journal
+        assert isinstance(journal, SqliteJournal)
+        journal.close()
+        await first.stop()
+    second = await start(path=path)
+    try:
+        back = await second.connect("whatever", token=account["token"])
+        again = await back.wait(lambda m: m["type"] == "table")
+        assert again["table"]["id"] == snap["table"]["id"] and again["table"]["rated"] is True
+        lobby = await back.request("lobby_subscribe")
+        assert [t.get("rated") for t in lobby["tables"]] == [True]
+    finally:
+        await second.stop()

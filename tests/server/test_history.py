@@ -27,7 +27,7 @@ from twisted.internet import reactor
 from twisted.logger import globalLogPublisher
 from wireclient import Msg, Server, WireClient
 
-from pisyedili.protocol.shapes import HISTORY_PAGE
+from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_STEP_MOVES
 from pisyedili.server import history, tap
 from pisyedili.server import rules as engine
 from pisyedili.server.store import MIGRATIONS, Archive, SqliteStore
@@ -335,3 +335,64 @@ def test_matches_kept_before_privacy_was_are_shown_to_their_players_only(
         assert seen is not None and seen["deal"] is None  # kept without its deals
     finally:
         store.close()
+
+
+def _engine_steps(record: Msg) -> list[tuple[Any, ...]]:
+    """Each position of a deal as the engine reaches it: every hand, the top, the stock,
+    the seat to act, and the seat that moved."""
+    rec = engine.DealRecord.from_wire(record)
+    d = engine.deal_from_deck(rec.options, rec.dealer, list(rec.deck), rec.seed)
+
+    def state(seat: int | None) -> tuple[Any, ...]:
+        public = engine.view(d, None)
+        return ([[engine.CARD_STR[c] for c in h] for h in d.hands], public["top"],
+                public["stock"], public["turn"], public["phase"], seat)
+
+    out = [state(None)]
+    for move in rec.moves:
+        seat = d.turn
+        engine.apply(d, move)
+        out.append(state(seat))
+    return out
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_replay_with_steps_carries_every_position_face_up(
+        served: tuple[Server, Archive], monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a client without the rules engine: each page's positions are the engine's,
+    pages of at most REPLAY_STEP_MOVES moves join up, and the last is the result."""
+    server, archive = served
+    assert history.REPLAY_STEP_MOVES == REPLAY_STEP_MOVES  # type: ignore[attr-defined]
+    monkeypatch.setattr(history, "REPLAY_STEP_MOVES", 10)  # a deal of several pages
+    ayse, _ = await finish(server, archive, "Ayse", 7, deals=1)
+    (row,) = (await ayse.ok("history", of="mine"))["matches"]
+    (deal,) = await replay_all(ayse, row["id"])
+    expected = _engine_steps(deal["record"])
+    total = deal["move_count"]
+    assert total > 12
+    got: list[tuple[Any, ...]] = []
+    start = 0
+    while True:
+        page = await ayse.ok("replay", match=row["id"], steps=True, **{"from": start})
+        steps = page["steps"]
+        assert len(page["record"]["moves"]) == min(10, total - start)
+        assert len(steps) == len(page["record"]["moves"]) + 1
+        assert [s["move"] for s in steps[1:]] == page["record"]["moves"]
+        assert steps[0]["move"] is None and steps[0]["seat"] is None
+        seen = [(s["hands"], s["top"], s["stock"], s["turn"], s["phase"], s["seat"])
+                for s in steps]
+        assert seen[0][:5] == expected[start][:5]  # where the page starts
+        got += seen[1:] if got else seen
+        start += len(steps) - 1
+        if start >= total:
+            break
+    assert got == expected
+    last = page["steps"][-1]
+    assert last["phase"] == "over" and any(e["event"] == "deal_end" for e in last["events"])
+    assert sorted(map(sorted, last["hands"])) == sorted(map(sorted, deal["result"]["hands"]))
+    # From the middle: its first position is the one those moves lead to.
+    middle = await ayse.ok("replay", match=row["id"], steps=True, **{"from": 5})
+    first = middle["steps"][0]
+    assert (first["hands"], first["top"], first["stock"]) == tuple(expected[5][:3])
+    plain = await ayse.ok("replay", match=row["id"])
+    assert "steps" not in plain and len(plain["record"]["moves"]) == total

@@ -110,12 +110,14 @@ async def test_guests_watch_rated_tables_and_cannot_open_them() -> None:
         refused = await guest.request("create_table", rules="classic", seats=2, rated=True)
         assert refused["code"] == "account_required"
         snap = await ayse.ok("create_table", rules="classic", seats=2, rated=True)
+        assert snap["table"]["rated"] is True  # the table says so, not only the lobby
         casual = await member(server, "Mehmet")
-        await casual.ok("create_table", rules="classic", seats=2)
+        casual_snap = await casual.ok("create_table", rules="classic", seats=2)
+        assert "rated" not in casual_snap["table"]
         lobby = await guest.request("lobby_subscribe")
         assert [t.get("rated", False) for t in lobby["tables"]] == [True, False]
         watching = await guest.ok("join_table", table=snap["table"]["id"])
-        assert watching["you"]["seat"] is None
+        assert watching["you"]["seat"] is None and watching["table"]["rated"] is True
         sit = await guest.request("sit", seat=1)
         assert sit["code"] == "account_required"
         unknown = await guest.request("profile", name="Nobody")

@@ -7,6 +7,7 @@ input on it is answered with the same codes as on TCP while the server goes on.
 
 from __future__ import annotations
 
+import gzip
 import posixpath
 import random
 import re
@@ -38,6 +39,7 @@ from pisyedili.server.web import (
     OriginPolicy,
     Proxies,
     WebSocketConnection,
+    accepts_gzip,
     make_site,
     parse_origin,
 )
@@ -587,3 +589,50 @@ async def test_no_listings_no_hidden_files_no_way_out() -> None:
 
     await with_server(test)
 
+
+
+@pytest_twisted.ensureDeferred
+async def test_files_are_gzipped_when_accepted_with_a_strong_etag_and_304() -> None:
+    async def test(web: WebServer) -> None:
+        code, plain_headers, plain = await http_get(web.web_port, "/app.js")
+        assert code == 200 and "content-encoding" not in plain_headers
+        code, headers, packed = await http_get(web.web_port, "/app.js",
+                                               {"Accept-Encoding": "br, gzip;q=0.8"})
+        assert code == 200 and headers["content-encoding"] == "gzip"
+        assert headers["vary"] == "accept-encoding"
+        assert gzip.decompress(packed) == plain and len(packed) < len(plain) / 2
+        assert int(headers["content-length"]) == len(packed)
+        etag = headers["etag"]
+        assert etag.startswith('"') and not etag.startswith("W/") and etag != plain_headers["etag"]
+        _, refused, _ = await http_get(web.web_port, "/app.js", {"Accept-Encoding": "gzip;q=0"})
+        assert "content-encoding" not in refused
+        # Either form's tag names the content: a revalidation is a 304 with no body.
+        for tag in (etag, plain_headers["etag"], f'"other", {etag}'):
+            code, _, body = await http_get(web.web_port, "/app.js", {"If-None-Match": tag})
+            assert (code, body) == (304, b""), tag
+        code, _, body = await http_get(web.web_port, "/app.js", {"If-None-Match": '"other"'})
+        assert code == 200 and body == plain
+        _, other, _ = await http_get(web.web_port, "/lobby.js")
+        assert other["etag"] != plain_headers["etag"]  # the tag follows the content
+
+    await with_server(test)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_page_may_load_only_from_its_own_server() -> None:
+    async def test(web: WebServer) -> None:
+        _, headers, _ = await http_get(web.web_port, "/")
+        policy = headers["content-security-policy"]
+        assert policy.startswith("default-src 'self';")
+        assert "frame-ancestors 'none'" in policy
+
+    await with_server(test)
+
+
+def test_accept_encoding_is_read_with_its_weights() -> None:
+    assert accepts_gzip(b"gzip, deflate, br")
+    assert accepts_gzip(b"*") and accepts_gzip(b"x-gzip")
+    assert accepts_gzip(b"GZIP;q=0.5")
+    assert not accepts_gzip(None) and not accepts_gzip(b"") and not accepts_gzip(b"br")
+    assert not accepts_gzip(b"gzip;q=0, *") and not accepts_gzip(b"*;q=0")
+    assert not accepts_gzip(b"gzip;q=zero")

@@ -1,0 +1,477 @@
+"""Accounts, ratings, matches, replays, moderation and spectating in a real browser
+(headless Chromium) against a real server process, as `test_web_browser` does.
+
+Each test saves a screenshot of what it checked under pytest's temporary folder
+(`shots` fixture), to look at when a test or a change of the page asks for it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_kit import Page, chromium, set_viewport
+from test_web_browser import TcpPlayer
+from web_kit import WebServer, served
+
+from pisyedili.server.web import static_root
+
+Msg = dict[str, Any]
+OPERATOR = "Deniz"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[WebServer]:
+    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
+                "--max-per-address", "100", "--operator", OPERATOR) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    with chromium(1280, 900) as d:
+        yield d
+
+
+@pytest.fixture
+def page(driver: Any, server: WebServer) -> Iterator[Page]:
+    """A fresh visitor: nothing stored from an earlier test."""
+    set_viewport(driver, 1280, 900)
+    driver.get("about:blank")
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+    p = Page(driver)
+    driver.get_log("browser")
+    yield p
+    assert p.errors() == [], "the page logged errors"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("screens")
+
+
+def shot(page: Page, folder: Path, name: str) -> None:
+    page.driver.execute_script("document.activeElement && document.activeElement.blur()")
+    page.driver.save_screenshot(str(folder / f"{name}.png"))
+
+
+def storage(page: Page) -> dict[str, str]:
+    return dict(page.driver.execute_script(
+        "return Object.fromEntries(Object.entries(localStorage))"))
+
+
+def fill(page: Page, fields: dict[str, str]) -> None:
+    for selector, value in fields.items():
+        element = page.wait_css(selector)
+        element.clear()
+        element.send_keys(value)
+
+
+class Player(TcpPlayer):
+    """`TcpPlayer` asking for the accounts, ratings and history features too."""
+
+    def __init__(self, port: int, name: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buffer = b""
+        self.seen: list[Msg] = []
+        self.moves: list[Msg] = []
+        self.next_id = 1
+        self.send({"type": "hello", "protocol": 2, "name": name,
+                   "features": ["chat", "accounts", "ratings", "history", "moderation"]})
+        self.welcome = self.until(lambda m: m["type"] == "welcome")
+
+
+def registered_player(port: int, name: str, password: str = "a long password") -> Player:
+    """A TCP client that registered `name`."""
+    tcp = Player(port, name)
+    assert tcp.welcome["name"] == name
+    tcp.request({"type": "register", "password": password})
+    return tcp
+
+
+def register_in_page(page: Page, password: str) -> None:
+    fill(page, {"#register-password": password, "#register-again": password})
+    page.click("#register")
+    page.wait(lambda d: page.all("#account-status"), what="logged in")
+
+
+def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServer,
+                                                      shots: Path) -> None:
+    page.open(server.url)
+    page.name_and_enter("Ayşe")
+    register_in_page(page, "correct horse battery")
+    assert "Logged in as Ayşe" in page.css("#account-status").text
+    kept = storage(page)
+    login = json.loads(kept["pisyedili.login"])
+    assert login["name"] == "Ayşe" and len(login["token"]) > 16
+    assert not any("correct horse" in v for v in kept.values()), "the password was stored"
+    # The next visit, after the session itself has expired: the kept login brings the
+    # account back, without the name screen.
+    page.driver.execute_script("localStorage.removeItem('pisyedili.session')")
+    page.open(server.url)
+    page.wait(lambda d: page.all("#account-status"), what="logged in again by the token")
+    assert page.css("#who").text.startswith("Ayşe")
+    # Change the password: the new one works, the old one no longer does.
+    fill(page, {"#passwd-old": "correct horse battery", "#passwd-new": "staple grammar"})
+    page.click("#passwd")
+    page.wait(lambda d: "password is changed" in page.css("#account-info").text,
+              what="the password changed")
+    assert json.loads(storage(page)["pisyedili.login"])["token"] != login["token"]
+    page.click("#logout")
+    page.wait(lambda d: page.all("#register-form"), what="a guest again")
+    assert "pisyedili.login" not in storage(page)
+    assert page.state("me.name") != "Ayşe"  # the account keeps the name
+    fill(page, {"#login-name": "Ayşe", "#login-password": "correct horse battery"})
+    page.click("#login")
+    page.wait(lambda d: page.all("#account-error"), what="the refusal")
+    assert page.css("#account-error").text == "That name and password do not match."
+    shot(page, shots, "account-refused")
+    fill(page, {"#login-name": "Ayşe", "#login-password": "staple grammar"})
+    page.click("#login")
+    page.wait(lambda d: page.all("#account-status"), what="logged in by password")
+    assert page.state("me.name") == "Ayşe"
+    shot(page, shots, "account")
+    # Another name: the account logs out first, so its kept token is revoked, not left.
+    token = json.loads(storage(page)["pisyedili.login"])["token"]
+    page.click("#change-name")
+    page.wait_screen("name")
+    assert "pisyedili.login" not in storage(page)
+    other = Player(server.tcp_port, "Someone")
+    try:
+        other.send({"type": "login", "name": "Ayşe", "token": token})
+        assert other.until(lambda m: m["type"] in ("account", "error"))["code"] == "bad_login"
+    finally:
+        other.close()
+
+
+def test_logging_in_from_the_name_screen(page: Page, server: WebServer) -> None:
+    tcp = registered_player(server.tcp_port, "Kerem", "kerem's password")
+    tcp.close()
+    page.open(server.url)
+    page.wait_screen("name")
+    fill(page, {"#entry-name": "Kerem", "#entry-password": "kerem's password"})
+    page.click("#entry-login")
+    page.wait_screen("lobby")
+    page.wait(lambda d: page.all("#account-status"), what="logged in")
+    assert page.state("me.name") == "Kerem"
+    assert "kerem's password" not in json.dumps(storage(page))
+
+
+def test_a_guest_at_a_rated_table_is_told_why_and_offered_a_login(
+        page: Page, server: WebServer, shots: Path) -> None:
+    host = registered_player(server.tcp_port, "Mehmet")
+    try:
+        snap = host.request({"type": "create_table", "rules": "classic", "seats": 3,
+                             "rated": True, "name": "Rated night"})
+        table = snap["table"]["id"]
+        page.open(server.url)
+        page.name_and_enter("Efe")
+        row = page.wait_css(f'.lobby-row[data-table="{table}"]')
+        assert "rated" in row.find_element("css selector", ".tag.rated").text
+        page.click(f'.lobby-row[data-table="{table}"] button.join')
+        notice = page.wait_css("#rated-notice")
+        assert "only players with an account may take a seat" in notice.text
+        assert page.body("screen") == "table"
+        assert page.css("#table-rated").text == "rated"
+        shot(page, shots, "rated-notice")
+        page.click("#notice-login")
+        page.wait_screen("lobby")
+        page.wait(lambda d: d.switch_to.active_element.get_attribute("id") == "login-name",
+                  what="the login form, focused")
+    finally:
+        host.close()
+
+
+def play_out(tcp: Player, limit: int = 2000) -> Msg:
+    """Make the first move on offer each time until the match ends; its `match_end`."""
+    for _ in range(limit):
+        msg = tcp.until(lambda m: m["type"] == "update" or (m["type"] == "table"), 30)
+        for event in msg.get("events", []) if msg["type"] == "update" else []:
+            if event["event"] == "match_end":
+                return dict(event)
+        if msg.get("moves"):
+            tcp.send({"type": "move", "move": msg["moves"][0]})
+    raise AssertionError("the match did not end")
+
+
+def rated_match(port: int, name: str) -> tuple[Player, int]:
+    """`name` registers and plays a one-deal rated match against a hard bot."""
+    tcp = registered_player(port, name)
+    snap = tcp.request({"type": "create_table", "rules": "classic", "seats": 2, "rated": True,
+                        "options": {"match_end": "deals:1", "turn_seconds": 0}})
+    tcp.request({"type": "add_bot", "seat": 1, "level": "hard"})
+    tcp.request({"type": "start"})
+    play_out(tcp)
+    return tcp, int(snap["table"]["id"])
+
+
+def test_the_leaderboard_and_a_profile_reached_from_names(
+        page: Page, server: WebServer, shots: Path) -> None:
+    tcp, _ = rated_match(server.tcp_port, "Zeynep")
+    try:
+        tcp.request({"type": "leave_table"})
+        tcp.request({"type": "create_table", "rules": "classic", "seats": 3, "name": "Zeynep's"})
+        page.open(server.url)
+        page.name_and_enter("Selin")
+        page.click("#nav-ladder")
+        page.wait_screen("ladder")
+        table = page.wait_css("#ladder-table")
+        rows = table.find_elements("css selector", "tbody tr")
+        names = [r.get_attribute("data-name") for r in rows]
+        assert "Zeynep" in names and "bot (hard)" in names
+        shot(page, shots, "ladder")
+        page.click('#ladder-table a.name-link[href="#profile=Zeynep"]')
+        page.wait_screen("profile")
+        page.wait_css("#profile-recent")
+        assert page.css("#profile-title").text == "Zeynep"
+        assert "classic" in page.css("#profile-ratings").text
+        recent = page.all("#profile-recent li")
+        assert len(recent) >= 1 and "rated" in recent[0].text
+        shot(page, shots, "profile")
+        # From the lobby's host name, and from the chat.
+        page.click("#nav-home")
+        page.wait_screen("lobby")
+        page.click('.lobby-row a.name-link[href="#profile=Zeynep"]')
+        page.wait_screen("profile")
+        page.click("#nav-home")
+        page.wait_screen("lobby")
+        tcp.request({"type": "chat", "text": "merhaba", "scope": "lobby"})
+        page.click('#chat-list a.name-link[href="#profile=Zeynep"]')
+        page.wait_screen("profile")
+        page.wait_css("#profile-recent")
+        # A guest has no profile: said in words.
+        page.driver.get(server.url + "#profile=Selin")
+        page.wait_css("#profile-error")
+        assert "has no account" in page.css("#profile-error").text
+    finally:
+        tcp.close()
+
+
+def test_watching_from_the_lobby_shows_who_watches(page: Page, server: WebServer,
+                                                    shots: Path) -> None:
+    host = Player(server.tcp_port, "Burak")
+    watcher = Player(server.tcp_port, "Canan")
+    try:
+        snap = host.request({"type": "create_table", "rules": "classic", "seats": 2,
+                             "options": {"turn_seconds": 0}})
+        table = snap["table"]["id"]
+        host.request({"type": "add_bot", "seat": 1, "level": "easy"})
+        host.request({"type": "start"})
+        watcher.request({"type": "join_table", "table": table, "spectate": True})
+        page.open(server.url)
+        page.name_and_enter("Ece")
+        page.click(f'.lobby-row[data-table="{table}"] button.watch')
+        page.wait_screen("table")
+        page.wait(lambda d: page.all("#watchers") and "Ece" in page.css("#watchers").text,
+                  what="the watchers")
+        watchers = page.css("#watchers")
+        assert "Canan" in watchers.text
+        assert watchers.find_element("css selector", 'a[href="#profile=Canan"]')
+        assert page.all('.seat a.name-link[href="#profile=Burak"]')
+        shot(page, shots, "watching")
+    finally:
+        host.close()
+        watcher.close()
+
+
+def test_an_operator_moderates_from_the_page_after_confirming(
+        page: Page, server: WebServer, shots: Path) -> None:
+    # The operator account exists first (registered over TCP), then logs in in the page.
+    registered_player(server.tcp_port, OPERATOR, "operator's password").close()
+    troll = Player(server.tcp_port, "Troll")
+    host = Player(server.tcp_port, "Okan")
+    try:
+        snap = host.request({"type": "create_table", "rules": "classic", "seats": 2})
+        table = snap["table"]["id"]
+        page.open(server.url)
+        page.wait_screen("name")
+        fill(page, {"#entry-name": OPERATOR, "#entry-password": "operator's password"})
+        page.click("#entry-login")
+        page.wait_css("#operator-tag")
+        # Nothing leaves before the confirmation; Cancel sends nothing.
+        fill(page, {"#mod-mute-name": "Troll", "#mod-mute-minutes": "30"})
+        page.click('#mod-mute button[type="submit"]')
+        assert "Stop Troll from chatting for 30 minutes?" in page.wait_css("#mod-confirm").text
+        page.click("#mod-no")
+        page.wait(lambda d: not page.all("#mod-confirm"), what="the question gone")
+        troll.send({"type": "chat", "text": "still free", "scope": "lobby"})
+        assert troll.until(lambda m: m["type"] in ("ok", "error"))["type"] == "ok"
+        page.click('#mod-mute button[type="submit"]')
+        page.click("#mod-yes")
+        page.wait(lambda d: page.all("#mod-result"), what="the mute's answer")
+        assert page.css("#mod-result").text == "Done: mute."
+        troll.send({"type": "chat", "text": "muted?", "scope": "lobby"})
+        assert troll.until(lambda m: m["type"] in ("ok", "error"))["code"] == "muted"
+        fill(page, {"#mod-unmute-name": "Troll"})
+        page.click('#mod-unmute button[type="submit"]')
+        assert "Let Troll chat again?" in page.wait_css("#mod-confirm").text
+        page.click("#mod-yes")
+        page.wait(lambda d: page.css("#mod-result").text == "Done: unmute.", what="unmuted")
+        troll.send({"type": "chat", "text": "free again", "scope": "lobby"})
+        assert troll.until(lambda m: m["type"] in ("ok", "error"))["type"] == "ok"
+        # Announce, close a table, kick: each asked, then done.
+        fill(page, {"#mod-announce-text": "Restart at ten"})
+        page.click('#mod-announce button[type="submit"]')
+        page.click("#mod-yes")
+        assert troll.until(lambda m: m["type"] == "announcement")["text"] == "Restart at ten"
+        page.wait(lambda d: "Restart at ten" in page.css("#announcement").text,
+                  what="the announcement on the page")
+        fill(page, {"#mod-close-table": str(table), "#mod-close-reason": "test over"})
+        page.click('#mod-close_table button[type="submit"]')
+        assert f"Close table #{table}" in page.wait_css("#mod-confirm").text
+        page.click("#mod-yes")
+        assert host.until(lambda m: m["type"] == "table_closed")["reason"] == "test over"
+        fill(page, {"#mod-kick-name": "Nobody Here"})
+        page.click('#mod-kick button[type="submit"]')
+        page.click("#mod-yes")
+        page.wait(lambda d: page.all("#mod-result.error"), what="the refusal")
+        fill(page, {"#mod-kick-name": "Troll", "#mod-kick-reason": "abuse"})
+        page.click('#mod-kick button[type="submit"]')
+        page.click("#mod-yes")
+        assert troll.until(lambda m: m["type"] == "error")["code"] == "kicked"
+        page.wait(lambda d: page.css("#mod-result").text == "Done: kick.", what="the kick")
+        page.driver.execute_script("document.getElementById('moderation').scrollIntoView()")
+        shot(page, shots, "moderation")
+    finally:
+        troll.close()
+        host.close()
+
+
+def test_a_plain_player_sees_no_moderation(page: Page, server: WebServer) -> None:
+    page.open(server.url)
+    page.name_and_enter("Gizem")
+    register_in_page(page, "gizem's password")
+    assert not page.all("#moderation") and not page.all("#operator-tag")
+
+
+PAGE_BUDGET = 200 * 1024
+"""Bytes, compressed as sent, that the whole client may weigh (sounds included)."""
+
+
+def _sent_size(url: str) -> int:
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return len(response.read())
+
+
+def test_the_page_loads_only_from_its_server_and_stays_light(page: Page,
+                                                             server: WebServer) -> None:
+    page.open(server.url)
+    page.name_and_enter("Hale")
+    page.click("#nav-ladder")
+    page.wait_screen("ladder")
+    loaded = page.driver.execute_script(
+        "return [location.href, ...performance.getEntriesByType('resource').map(e => e.name)]")
+    origin = server.url.rstrip("/")
+    assert len(loaded) > 5, loaded  # the page and its modules
+    strays = [u for u in loaded if not u.startswith(origin + "/")]
+    assert strays == [], "the page loaded from elsewhere"
+    # The WebSocket is the server's too (the CSP would have refused any other).
+    assert page.driver.execute_script("return window.pisyedili.wire.ws.url") == server.ws_url
+    loaded_weight = sum(_sent_size(u.split("#")[0]) for u in set(loaded))
+    everything = sum(_sent_size(origin + "/" + p.relative_to(static_root()).as_posix())
+                     for p in static_root().rglob("*")
+                     if p.is_file() and not p.name.startswith("."))
+    assert loaded_weight <= everything <= PAGE_BUDGET, (loaded_weight, everything)
+
+
+def finished_match(port: int, name: str, deals: int = 2, private: bool = False) -> int:
+    """`name` plays a whole casual match against a bot; the match's id."""
+    tcp = Player(port, name)
+    try:
+        tcp.request({"type": "create_table", "rules": "classic", "seats": 2, "private": private,
+                     "options": {"match_end": f"deals:{deals}", "turn_seconds": 0}})
+        tcp.request({"type": "add_bot", "seat": 1, "level": "easy"})
+        tcp.request({"type": "start"})
+        play_out(tcp)
+        for _ in range(50):  # the store keeps the match a moment after its last update
+            mine = tcp.request({"type": "history", "of": "mine"})
+            if mine["matches"]:
+                return int(mine["matches"][0]["id"])
+            tcp.poll(0.1)
+        raise AssertionError("the match was not kept")
+    finally:
+        tcp.close()
+
+
+def enter_name(page: Page, name: str) -> None:
+    """The name screen's Play, for a page that goes on to a page of its own."""
+    fill(page, {"#name-input": name})
+    page.click("#connect")
+
+
+def replay_data(page: Page, key: str) -> int:
+    return int(page.css("#replay").get_attribute(f"data-{key}"))
+
+
+def test_a_replay_steps_through_every_deal_face_up_and_can_be_shared(
+        page: Page, server: WebServer, shots: Path) -> None:
+    match = finished_match(server.tcp_port, "Tuna", deals=2)
+    page.open(server.url)
+    page.name_and_enter("Umut")
+    page.click("#nav-history")
+    page.wait_screen("history")
+    page.wait_css(f'#match-list a.replay-link[data-match="{match}"]')
+    page.click("#history-mine")  # Umut has played nothing yet
+    page.wait_css("#history-empty")
+    page.driver.get(f"{server.url}#history=Tuna")  # a player's matches, by name
+    page.wait(lambda d: "Tuna's matches" in page.css("#history-title").text
+              and page.all("#match-list"), what="Tuna's matches")
+    page.click(f'#match-list a.replay-link[data-match="{match}"]')
+    page.wait_screen("replay")
+    page.wait(lambda d: page.all("#replay-hands"), what="the first position")
+    assert page.driver.current_url.endswith(f"#replay={match}")
+    hands = page.all("#replay-hands .replay-seat")
+    assert len(hands) == 2
+    assert [len(s.find_elements("css selector", ".card")) for s in hands] == [7, 7]
+    assert "the cards as dealt" in page.css("#replay-moves").text
+    steps = replay_data(page, "steps")
+    assert steps > 10
+    page.click("#replay-forward")
+    page.wait(lambda d: replay_data(page, "index") == 1, what="one move on")
+    assert "Tuna" in page.css("#replay-moves").text or "bot" in page.css("#replay-moves").text
+    page.click("#replay-back")
+    page.wait(lambda d: replay_data(page, "index") == 0, what="one move back")
+    # The slider: to the deal's end, where the result shows.
+    page.driver.execute_script(
+        "const s = document.getElementById('replay-slider'); s.value = s.max;"
+        "s.dispatchEvent(new Event('input', {bubbles: true}))")
+    page.wait(lambda d: page.all("#replay-result"), what="the deal's result")
+    assert replay_data(page, "index") == steps - 1
+    shot(page, shots, "replay-end")
+    # Play runs on into the next deal; pause stops it there.
+    page.click("#replay-play")
+    page.wait(lambda d: replay_data(page, "deal") == 2 and replay_data(page, "index") >= 1,
+              what="play running into deal 2")
+    page.click("#replay-play")
+    stopped = replay_data(page, "index")
+    assert page.css("#replay-play").text == "Play"
+    assert page.css("#replay-deal").text == "Deal 2 of 2"
+    page.click("#replay-prev-deal")
+    page.wait(lambda d: replay_data(page, "deal") == 1, what="back to deal 1")
+    assert replay_data(page, "index") == 0 and stopped >= 1
+    shot(page, shots, "replay")
+    # The link opens the same replay for another visitor, after their name.
+    link = page.css("#replay-link").get_attribute("value")
+    assert link == f"{server.url}#replay={match}"
+    page.driver.get("about:blank")
+    page.driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+    page.open(link)
+    enter_name(page, "Vedat")
+    page.wait_screen("replay")
+    page.wait(lambda d: page.all("#replay-hands"), what="the shared replay")
+
+
+def test_a_private_match_is_not_replayed_to_others(page: Page, server: WebServer) -> None:
+    match = finished_match(server.tcp_port, "Yasemin", deals=1, private=True)
+    page.open(f"{server.url}#replay={match}")
+    enter_name(page, "Zafer")
+    page.wait_screen("replay")
+    assert "private table you did not sit at" in page.wait_css("#replay-error").text

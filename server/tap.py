@@ -272,8 +272,6 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept)
-    if ratings is not None:
-        ratings.lobby = lobby
     if journal is not None:
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,

@@ -115,6 +115,24 @@ async def test_service_listens_warns_about_seed_and_says_goodbye() -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_nothing_listens_before_the_service_starts() -> None:
+    """twistd calls privilegedStartService before the reactor runs; a port that could
+    not be bound then could not stop it, so the ports are bound by startService."""
+    service = tap.makeService(parse("--listen", "tcp:0:interface=127.0.0.1",
+                                    "--db", ":memory:", "--no-announce"))
+    service.privilegedStartService()
+    assert service.ports == [] and not any(child.running for child in service)
+    service.startService()
+    try:
+        assert service.ready is not None
+        await service.ready
+        assert len(service.ports) == 1 and all(child.running for child in service)
+    finally:
+        await service.stopService()
+    assert not any(child.running for child in service)
+
+
+@pytest_twisted.ensureDeferred
 async def test_service_that_cannot_listen_fails() -> None:
     first = tap.makeService(parse("--listen", "tcp:0:interface=127.0.0.1"))
     first.startService()

@@ -583,17 +583,14 @@ class StoreCommandOptions(usage.Options):
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
 
-    @classmethod
-    def parse(cls, name: str, argv: Sequence[str]) -> tuple[StoreCommandOptions, str]:
-        """The parsed options and the database path; usage errors exit with status 2."""
-        options = cls()
-        options.synopsis = f"Usage: pisyedili-server {cls.synopsis}"
-        try:
-            options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
-        except usage.UsageError as e:
-            print(f"{sys.argv[0]} {name}: {e}", file=sys.stderr)
-            raise SystemExit(2) from None
-        return options, options["db"] or str(default_path())
+    def getSynopsis(self) -> str:
+        """The subcommand's own usage line (usage would prefix all the server's)."""
+        return f"Usage: pisyedili-server {self.synopsis}"
+
+    @property
+    def path(self) -> str:
+        """The database this subcommand works on."""
+        return str(self["db"] or default_path())
 
 
 class BackupOptions(StoreCommandOptions):
@@ -607,9 +604,9 @@ class BackupOptions(StoreCommandOptions):
         self["dest"] = args[0]
 
 
-def backup(argv: Sequence[str]) -> None:
+def backup(options: BackupOptions) -> None:
     """Copy the database through SQLite's online backup: consistent while the server writes."""
-    options, source = BackupOptions.parse("backup", argv)
+    source = options.path
     if source == MEMORY:
         print(f"{sys.argv[0]} backup: an in-memory database has nothing to back up",
               file=sys.stderr)
@@ -636,11 +633,11 @@ class OperatorOptions(StoreCommandOptions):
             raise usage.UsageError("say add NAME, remove NAME or list")
 
 
-def operator(argv: Sequence[str], stdin: IO[str] | None = None) -> None:
+def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
     """Flag accounts as operators in the store, whether the server runs or not (the
     running server reads the flag at its next start; `--operator` needs a restart too).
     `add` creates the account when none has the name, asking for its password."""
-    options, path = OperatorOptions.parse("operator", argv)
+    path = options.path
     adding = options["action"] == "add"
     if path == MEMORY or not (adding or Path(path).is_file()):
         print(f"{sys.argv[0]} operator: no database at {path}", file=sys.stderr)
@@ -707,25 +704,39 @@ def _new_operator(conn: sqlite3.Connection, name: str, stdin: IO[str]) -> str:
     return name
 
 
+class ScriptOptions(ServerOptions):
+    """`pisyedili-server`'s command line: the server's, and the subcommands that work
+    on its store instead (`twistd pisyedili` runs a server only: `ServerOptions`)."""
+
+    subCommands: ClassVar[list[list[Any]]] = [
+        ["backup", None, BackupOptions, "Copy the database, the server running or not."],
+        ["operator", None, OperatorOptions, "Make an account a server operator, or not; "
+         "list the operators."],
+    ]
+
+
+SUBCOMMANDS: dict[str, Callable[[Any], None]] = {"backup": backup, "operator": operator}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """`pisyedili-server`: run in the foreground, logging to stdout
     (`pisyedili-server backup DEST` copies the database instead; `pisyedili-server
     operator ...` names operators)."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    if args[:1] == ["backup"]:
-        backup(args[1:])
-        return
-    if args[:1] == ["operator"]:
-        operator(args[1:])
-        return
-    options = ServerOptions()
+    options = ScriptOptions()
     options.synopsis = f"Usage: pisyedili-server {ServerOptions.synopsis}"
     try:
         options.parseOptions(args)  # type: ignore[no-untyped-call]
     except usage.UsageError as e:
+        if options.subCommand is not None:
+            print(f"{sys.argv[0]} {options.subCommand}: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
         print(f"{sys.argv[0]}: {e}", file=sys.stderr)
         print(f"Try '{sys.argv[0]} --help'.", file=sys.stderr)
         raise SystemExit(2) from None
+    if options.subCommand is not None:
+        SUBCOMMANDS[options.subCommand](options.subOptions)
+        return
     from twisted.internet import reactor as _reactor
 
     reactor: Any = _reactor

@@ -71,6 +71,23 @@ def test_console_script_exits_2_on_bad_options(capsys: pytest.CaptureFixture[str
     assert "--log-format" in capsys.readouterr().err
 
 
+def test_console_script_help_lists_its_subcommands_each_with_its_own_usage(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        tap.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: pisyedili-server [--listen ENDPOINT]... ")
+    commands = out[out.index("Commands:"):]
+    assert "backup" in commands and "operator" in commands
+    with pytest.raises(SystemExit) as exc:
+        tap.main(["backup", "--help"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith(
+        "Usage: pisyedili-server backup [--db PATH] DEST\nOptions:")
+    assert "Commands:" not in str(tap.Options())  # `twistd pisyedili` runs a server only
+
+
 def test_twistd_dropin_names_this_module() -> None:
     path = ROOT / "twisted" / "plugins" / "pisyedili_server.py"
     spec = importlib.util.spec_from_file_location("pisyedili_dropin", path)

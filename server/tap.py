@@ -437,8 +437,7 @@ class ServerService(MultiService):
             return
         log.critical("cannot open the store: {error}", error=failure.getErrorMessage())
         self.failed = True
-        if self._reactor.running:
-            self._reactor.stop()
+        self._stop_reactor()
 
     def _listening(self, port: Any, desc: str) -> Any:
         self.ports.append(port)
@@ -466,8 +465,18 @@ class ServerService(MultiService):
             return  # stopped before it listened
         log.critical("cannot listen: {error}", error=sub.getErrorMessage())
         self.failed = True
+        self._stop_reactor()
+
+    def _stop_reactor(self) -> None:
+        """Stop the server's reactor: at once if it runs, else as soon as it has started
+        (twistd starts its services before it runs the reactor). A clock that is no
+        reactor (tests) is left alone."""
         if self._reactor.running:
             self._reactor.stop()
+            return
+        when = getattr(self._reactor, "addSystemEventTrigger", None)
+        if when is not None:  # a reactor already started never fires this: no harm
+            when("after", "startup", self._reactor.stop)
 
     def stopService(self) -> Deferred[Any]:
         """The goodbyes on the LAN, the ports and the pruning stopped, then the clients

@@ -18,11 +18,16 @@ MemberId = str
 
 @dataclass(frozen=True, slots=True)
 class Join:
-    """Become a member: the first open seat unless `spectate` or a match is on."""
+    """Become a member: the first open seat unless `spectate` or a match is on.
+
+    `registered`: the member has an account; a rated table seats no guest, so a guest
+    joins it as a spectator.
+    """
 
     member: MemberId
     name: str
     spectate: bool = False
+    registered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +37,11 @@ class Leave:
 
 @dataclass(frozen=True, slots=True)
 class Sit:
+    """Take an open seat; `registered` as in `Join` (a rated table refuses a guest)."""
+
     member: MemberId
     seat: int
+    registered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,14 +163,21 @@ Command = (Join | Leave | Sit | Stand | AddBot | RemoveBot | Ready | Start | Pla
 
 _BY_NAME: dict[str, type[Any]] = {cls.__name__: cls for cls in get_args(Command)}
 
+_WRITTEN_BEFORE: dict[str, dict[str, Any]] = {
+    "Join": {"registered": True}, "Sit": {"registered": True}}
+"""Fields that records written by older servers lack, with what such a record meant.
+Those servers checked a rated table's guests before the core saw the command (a guest's
+`Sit` was never stored, its `Join` was stored as a spectator's), so an older record
+counts as registered: it replays as it was accepted."""
+
 
 def to_record(command: Command) -> list[Any]:
     """A command as plain data (its class name, then its fields in order), for storage.
 
-    >>> to_record(Sit("7", 2))
-    ['Sit', '7', 2]
-    >>> from_record(['Sit', '7', 2])
-    Sit(member='7', seat=2)
+    >>> to_record(Sit("7", 2, registered=True))
+    ['Sit', '7', 2, True]
+    >>> from_record(['Sit', '7', 2, True])
+    Sit(member='7', seat=2, registered=True)
     """
     return [type(command).__name__, *(getattr(command, f.name) for f in fields(command))]
 
@@ -171,8 +186,15 @@ def from_record(record: list[Any]) -> Command:
     """The command `to_record` made; ValueError if the record names no command."""
     if not record or not isinstance(record[0], str) or record[0] not in _BY_NAME:
         raise ValueError(f"not a stored table command: {record[:1]!r}")
+    cls = _BY_NAME[record[0]]
+    names = [f.name for f in fields(cls)]
+    if len(record) - 1 > len(names):
+        raise ValueError(f"a stored {record[0]} command has {len(record) - 1} fields, "
+                         f"not {len(names)}")
+    given = dict(zip(names[:len(record) - 1], record[1:], strict=True))
+    values = {**_WRITTEN_BEFORE.get(record[0], {}), **given}
     try:
-        command: Command = _BY_NAME[record[0]](*record[1:])
+        command: Command = cls(**values)
     except TypeError as e:
         raise ValueError(f"a stored {record[0]} command does not fit: {e}") from None
     return command

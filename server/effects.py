@@ -85,6 +85,7 @@ class MatchOver:
     is still named; `deals` are `{"deal_no", "result", "record"}`, the result and
     `DealRecord` in wire form. Times are the core's `now` (the runner's clock).
     `private`: played at a private table, so only its players may list or replay it.
+    `rated`: played at a rated table, so it changes its players' ratings.
     """
 
     table_id: int
@@ -97,6 +98,7 @@ class MatchOver:
     winners: list[int]
     deals: list[dict[str, Any]]
     private: bool = False
+    rated: bool = False
 
 
 Effect = (Reply | Send | SetTimer | CancelTimer | AskBot | Changed | MemberLeft | Closed

@@ -103,10 +103,6 @@ class Journal(Protocol):
         """A session took another name, token or account (a login, a logout)."""
         ...
 
-    def table_flagged(self, table_id: int, rated: bool) -> None:
-        """An open table is rated (or casual): it goes with the table."""
-        ...
-
 
 class NoJournal:
     """A server that keeps nothing over a restart (`--db :memory:`, tests): writes
@@ -136,9 +132,6 @@ class NoJournal:
 
     def session_changed(self, player_id: int, token: bytes, name: str,
                         account: int | None) -> None:
-        pass
-
-    def table_flagged(self, table_id: int, rated: bool) -> None:
         pass
 
 
@@ -176,7 +169,6 @@ class Saved:
     """Tables whose stored commands could not be read: they are not rebuilt."""
     session_accounts: dict[int, int] = field(default_factory=dict)
     """By player id: the account each logged-in session belongs to."""
-    rated_tables: set[int] = field(default_factory=set)
 
 
 _Row = tuple[str, tuple[Any, ...]]
@@ -252,10 +244,12 @@ class SqliteJournal:
         last_player = max([counters.get("player", 0), *(s.player_id for s in sessions)])
         accounts = dict(conn.execute("SELECT player_id, account FROM session_accounts")
                         .fetchall())
-        rated = {row[0] for row in conn.execute(
-            "SELECT table_id FROM live_table_flags WHERE rated")}
+        # Older servers kept whether a table is rated beside its setup, not in it.
+        for (table_id,) in conn.execute("SELECT table_id FROM live_table_flags WHERE rated"):
+            if table_id in tables:
+                tables[table_id].setup.setdefault("rated", True)
         return Saved([t for t in tables.values() if t.id not in unreadable], sessions,
-                     last_table, last_player, sorted(unreadable), accounts, rated)
+                     last_table, last_player, sorted(unreadable), accounts)
 
     # -- writing ------------------------------------------------------------------------
 
@@ -304,10 +298,6 @@ class SqliteJournal:
         else:
             self._write("INSERT OR REPLACE INTO session_accounts VALUES (?, ?)",
                         (player_id, account))
-
-    def table_flagged(self, table_id: int, rated: bool) -> None:
-        self._write("INSERT OR REPLACE INTO live_table_flags VALUES (?, ?)",
-                    (table_id, int(rated)))
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         if self._broken or self._closed:

@@ -30,7 +30,13 @@ from pisyedili.server.journal import NO_JOURNAL, Journal, SavedTable, Setup
 from pisyedili.server.limits import ServerLimits
 from pisyedili.server.rules import Options
 from pisyedili.server.session import Session
-from pisyedili.server.table_core import TableCore, TableError, TableSettings, invite_code
+from pisyedili.server.table_core import (
+    GUEST_REFUSED,
+    TableCore,
+    TableError,
+    TableSettings,
+    invite_code,
+)
 from pisyedili.server.table_runner import Deliver, TableRunner
 
 log = Logger()
@@ -50,7 +56,7 @@ search (thread, budget) is the restarted server's own."""
 def _setup(core: TableCore, opener: str, address: str) -> Setup:
     settings = asdict(core.settings)
     return {"name": core.name, "options": asdict(core.options), "private": core.private,
-            "code": core.code, "opener": opener, "address": address,
+            "rated": core.rated, "code": core.code, "opener": opener, "address": address,
             "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
 
 
@@ -78,8 +84,6 @@ class Lobby:
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, Session] = {}
         self._ids = itertools.count(1)
-        self.rated: set[int] = set()
-        """Open tables whose matches change ratings (`ratings.py`); the rest are casual."""
 
     # -- tables -------------------------------------------------------------------
 
@@ -93,8 +97,11 @@ class Lobby:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
-        player, so the per-player cap alone would not stop one machine.
+        player, so the per-player cap alone would not stop one machine. A `rated`
+        table's matches change ratings: a guest, whom it would not seat, may not open one.
         """
+        if rated and host.account is None:
+            raise TableError("account_required", GUEST_REFUSED)
         self._check_caps(host.player_id, address)
         engine_options, settings = self._validate(rules, seats, dict(options or {}))
         if name is None or not name.strip():
@@ -106,14 +113,10 @@ class Lobby:
         while private and (code is None or code in self._by_code):
             code = invite_code(rng)
         core = TableCore(table_id, name, engine_options, private=private,
-                         host=host.player_id, settings=settings, code=code)
+                         host=host.player_id, settings=settings, code=code, rated=rated)
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
-        core.rated = rated  # before the host's join sends the first snapshot
         table = self._add(core, rng, host.player_id, address)
-        if rated:
-            self.rated.add(table_id)
-            self._journal.table_flagged(table_id, True)
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
                  table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private)
@@ -146,9 +149,10 @@ class Lobby:
         if core is None or core.id != saved.id:
             core = TableCore(saved.id, setup["name"], Options(**setup["options"]),
                              private=setup["private"], host=setup["opener"],
-                             settings=settings, code=setup["code"])
+                             settings=settings, code=setup["code"],
+                             rated=bool(setup.get("rated", False)))
         core.settings = settings  # how bots search is this server's own
-        core.rated = saved.id in self.rated
+        core.rated = bool(setup.get("rated", False))  # the setup decides, snapshot or not
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
         self._rows[core.id] = self._summary(table)
@@ -256,7 +260,7 @@ class Lobby:
 
     def _summary(self, table: TableRunner) -> dict[str, Any]:
         row = table.core.summary()
-        if table.id in self.rated:
+        if table.core.rated:
             row["rated"] = True
         return row
 
@@ -277,7 +281,6 @@ class Lobby:
         if self._tables.pop(table.id, None) is None:
             return
         self._journal.table_closed(table.id)
-        self.rated.discard(table.id)
         opener = self._hosts.pop(table.id, None)
         if opener is not None:
             for counter, key in ((self._per_host, opener[0]), (self._per_address, opener[1])):

@@ -848,13 +848,13 @@ def _create_table(conn: Connection, s: Session, msg: Message,
                   reply: ReplyTo) -> Message | None:
     if _table_of(s) is not None:
         raise ProtocolError("already_at_table", "leave your table before opening another")
-    rated = bool(msg.get("rated", False))
-    ratings.guard_seat(conn, s, rated)
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
                                      msg.get("name"), bool(msg.get("private", False)),
-                                     address=conn.address, rated=rated)
+                                     address=conn.address,
+                                     rated=bool(msg.get("rated", False)))
     s.table = table
-    table.handle(cmd.Join(s.player_id, s.name), reply)  # the snapshot is the reply
+    table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None),
+                 reply)  # the snapshot is the reply
     return None
 
 
@@ -864,10 +864,8 @@ def _join_table(conn: Connection, s: Session, msg: Message,
     current = _table_of(s)
     if current is not None and current is not table:
         raise ProtocolError("already_at_table", "leave your table before joining another")
-    # A guest at a rated table watches (ratings.py).
-    spectate = bool(msg.get("spectate", False)) or (
-        table.id in conn.server.lobby.rated and s.account is None)
-    table.handle(cmd.Join(s.player_id, s.name, spectate), reply)
+    table.handle(cmd.Join(s.player_id, s.name, bool(msg.get("spectate", False)),
+                          registered=s.account is not None), reply)
     if table.core.is_member(s.player_id):
         s.table = table
     return None
@@ -887,8 +885,7 @@ def _table_command(build: Callable[[Session, Message, TableRunner], cmd.Command]
 
 def _sit(conn: Connection, s: Session, msg: Message, reply: ReplyTo) -> Message | None:
     table = _require_table(s)
-    ratings.guard_seat(conn, s, table.id in conn.server.lobby.rated)
-    table.handle(cmd.Sit(s.player_id, msg["seat"]), reply)
+    table.handle(cmd.Sit(s.player_id, msg["seat"], registered=s.account is not None), reply)
     return None
 
 

@@ -36,7 +36,6 @@ from pisyedili.server.store import Archive, SqliteStore
 from pisyedili.server.table_runner import ReplyTo
 
 if TYPE_CHECKING:
-    from pisyedili.server.lobby import Lobby
     from pisyedili.server.net import Connection
 
 log = Logger()
@@ -159,10 +158,9 @@ class Ratings:
     def __init__(self, archive: Archive, accounts: Accounts) -> None:
         self._archive = archive
         self._accounts = accounts
-        self.lobby: Lobby | None = None  # set once the lobby exists (it takes on_match)
 
     def on_match(self, match: MatchOver) -> Deferred[Any]:
-        rated = self.lobby is not None and match.table_id in self.lobby.rated
+        rated = match.rated
         seated = {}
         for p in match.players:
             account = self._accounts.find(p["name"]) if p["kind"] == "human" else None
@@ -220,9 +218,3 @@ def handle_profile(conn: Connection, s: Session, msg: Message,
     conn.from_store(lambda store: profile(_connection(store), account_id, name), reply)
     return None
 
-
-def guard_seat(conn: Connection, s: Session, rated: bool) -> None:
-    """A rated table seats registered players only."""
-    if rated and s.account is None:
-        raise ProtocolError("account_required", "a rated table seats registered players "
-                            "only: log in, or watch")

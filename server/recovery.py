@@ -28,7 +28,6 @@ def restore(saved: Saved, lobby: Lobby, sessions: Sessions) -> int:
         logged_in = sessions.by_id(str(player_id))
         if logged_in is not None:
             logged_in.account = account
-    lobby.rated.update(saved.rated_tables)
     lobby.continue_ids(saved.last_table)
     rebuilt = []
     for table in saved.tables:

@@ -81,6 +81,10 @@ DEAL_TIMER = "deal"
 GRACE_TIMER = "grace:"  # + the member's id
 
 
+GUEST_REFUSED = "a rated table seats registered players only: log in, or watch"
+"""Why a guest gets no seat at a rated table (`account_required`)."""
+
+
 def invite_code(rng: random.Random) -> str:
     """A fresh invite code (drawn by the caller's rng: the core draws nothing)."""
     return "".join(rng.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
@@ -146,18 +150,17 @@ class _Step:
 class TableCore:
     """A table of 2-6 seats and its members, playing one match at a time."""
 
-    rated = False
-    """Its matches change ratings (the lobby sets it; a class default, so a core kept
-    from before the flag existed reads as casual). Said in `table_info`."""
-
     def __init__(self, table_id: int, name: str, options: engine.Options, *, private: bool,
-                 host: MemberId, settings: TableSettings, code: str | None = None) -> None:
+                 host: MemberId, settings: TableSettings, code: str | None = None,
+                 rated: bool = False) -> None:
         if private and code is None:
             raise ValueError("a private table needs an invite code")
         self.id = table_id
         self.name = name
         self.options = options
         self.private = private
+        self.rated = rated
+        """Its matches change ratings (`ratings.py`), so it seats registered members only."""
         self.code = code if private else None
         self.settings = settings
         self.phase = "waiting"  # "waiting" | "playing" | "over" (the match ended)
@@ -371,7 +374,8 @@ class TableCore:
             return
         self._members[c.member] = Member(c.name)
         free = next((s for s in self._seats if s.kind == "open"), None)
-        if not c.spectate and self.phase != "playing" and free is not None:
+        seated = not c.spectate and (c.registered or not self.rated)  # a guest watches
+        if seated and self.phase != "playing" and free is not None:
             free.seat_human(c.member)
         else:
             self._spectators.append(c.member)
@@ -426,6 +430,8 @@ class TableCore:
     def _sit(self, c: Sit) -> None:
         self._require_member(c.member)
         self._present(c.member)
+        if self.rated and not c.registered:
+            raise TableError("account_required", GUEST_REFUSED)
         self._check_changeable()
         target = self._seat(c.seat)
         if target.kind != "open":
@@ -597,7 +603,7 @@ class TableCore:
             deals=[{"deal_no": n, "result": result.to_wire(), "record": record.to_wire()}
                    for n, (result, record)
                    in enumerate(zip(match.results, match.records, strict=True), 1)],
-            private=self.private))
+            private=self.private, rated=self.rated))
         for seat in self._seats:
             seat.ready = seat.kind == "bot"
             seat.held = None

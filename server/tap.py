@@ -21,10 +21,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, ClassVar, TypeVar, cast
 
-from twisted.application.service import IServiceCollection, Service
-from twisted.internet.defer import Deferred, DeferredList, fail
+from twisted.application.internet import StreamServerEndpointService, TimerService
+from twisted.application.service import IServiceCollection, MultiService, Service
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail
 from twisted.internet.endpoints import serverFromString
-from twisted.internet.task import LoopingCall
+from twisted.internet.interfaces import IStreamServerEndpoint
 from twisted.logger import (
     ILogObserver,
     Logger,
@@ -33,6 +34,7 @@ from twisted.logger import (
 )
 from twisted.python import usage
 from twisted.python.failure import Failure
+from zope.interface import implementer  # type: ignore[import-untyped]
 
 from pisyedili.protocol import passwords
 from pisyedili.server import accounts as accounts_
@@ -272,8 +274,6 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept)
-    if ratings is not None:
-        ratings.lobby = lobby
     if journal is not None:
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
@@ -303,8 +303,45 @@ def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
     return cast(ILogObserver, textFileLogObserver(out))
 
 
-class ServerService(Service):
-    """Listens on every endpoint; on stop, tells clients and closes the listeners.
+@implementer(IStreamServerEndpoint)
+class _Endpoint:
+    """An endpoint string, parsed when the server starts listening, whose `listen`
+    also tells `bound` the port, or why there is none.
+
+    `StreamServerEndpointService` only logs a port it could not bind, but a server
+    that cannot listen where it was told must stop: `bound` lets it. The service
+    itself gets the port, or None (it then has nothing to stop), never the failure.
+    """
+
+    def __init__(self, reactor: Any, description: str) -> None:
+        self._reactor = reactor
+        self.description = description
+        self.bound: Deferred[Any] = Deferred()
+
+    def listen(self, factory: Any) -> Deferred[Any]:
+        try:
+            endpoint: Any = serverFromString(  # type: ignore[no-untyped-call]
+                self._reactor, self.description)
+        except Exception as e:  # a bad string, or systemd: without an inherited socket
+            listening: Deferred[Any] = fail(
+                ValueError(f"bad endpoint {self.description!r}: {e!r}"))
+        else:
+            listening = endpoint.listen(factory)
+
+        def bound(port: Any) -> Any:
+            self.bound.callback(port)
+            return port
+
+        def unbound(failure: Failure) -> None:
+            self.bound.errback(failure)
+
+        return listening.addCallbacks(bound, unbound)
+
+
+class ServerService(MultiService):
+    """The server: a `StreamServerEndpointService` per endpoint, the daily pruning as
+    a `TimerService` once the store is open; on stop, the ports stop, clients are told,
+    the tables saved and the store closed.
 
     `ready` fires once every endpoint listens, or fails with the first that could not:
     a server that cannot listen where it was told must not run quietly.
@@ -318,20 +355,27 @@ class ServerService(Service):
                  proxies: Proxies | None = None,
                  journal: SqliteJournal | None = None,
                  lock: FileLock | None = None) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
         self.factory = factory
         self.journal = journal
         self.lock = lock
         """The store file's lock: let go once the store is closed."""
-        self.web_descriptions = list(web)
         self.site = make_site(factory, origins, proxies) if web else None
         self.archive = archive
         self.keep_days = keep_days
         self.store_required = store_required
-        self._pruning: LoopingCall | None = None
-        self.descriptions = list(endpoints)
         self.seed = seed
         self.log_format = log_format
         self._reactor = clock
+        self._endpoints: list[tuple[_Endpoint, Callable[[Any, str], Any]]] = []
+        for descriptions, serving, told in ((endpoints, factory, self._listening),
+                                            (web, self.site, self._serving_web)):
+            for desc in descriptions:
+                endpoint = _Endpoint(clock, desc)
+                self._endpoints.append((endpoint, told))
+                port = StreamServerEndpointService(  # type: ignore[no-untyped-call]
+                    endpoint, serving)
+                port.setServiceParent(self)  # type: ignore[no-untyped-call]
         self.ports: list[Any] = []  # IListeningPort
         self.web_ports: list[Any] = []  # IListeningPort, for `--web`: never announced
         self.ready: Deferred[Any] | None = None
@@ -348,8 +392,12 @@ class ServerService(Service):
         if self.log_format == "json" and set_component is not None:
             set_component(ILogObserver, make_observer("json", sys.stdout))
 
+    def privilegedStartService(self) -> None:
+        """Nothing listens before `startService`: twistd calls this before the reactor
+        runs, when a port that cannot be bound could not stop it."""
+        Service.privilegedStartService(self)  # type: ignore[no-untyped-call]
+
     def startService(self) -> None:
-        super().startService()  # type: ignore[no-untyped-call]
         log.info("Pis Yedili server {version} ({name!r}) starting", version=server_version(),
                  name=self.factory.name)
         # The bots' strength depends on it (docs/operating.md, "The compiled engine").
@@ -361,33 +409,22 @@ class ServerService(Service):
                      seed=self.seed)
         if self.archive is not None:
             self.archive.open().addCallbacks(self._store_open, self._cannot_store)
-        listening = [self._listen(desc, self.factory, self._listening)
-                     for desc in self.descriptions]
-        listening += [self._listen(desc, self.site, self._serving_web)
-                      for desc in self.web_descriptions]
+        super().startService()  # type: ignore[no-untyped-call]  # the ports listen
+        listening = [endpoint.bound.addCallback(told, endpoint.description)
+                     for endpoint, told in self._endpoints]
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
         self.ready.addErrback(self._cannot_listen)
         self.ready.addCallback(self._announce)
-
-    def _listen(self, desc: str, factory: Any,
-                listening: Callable[[Any, str], Any]) -> Deferred[Any]:
-        try:
-            endpoint: Any = serverFromString(  # type: ignore[no-untyped-call]
-                self._reactor, desc)
-        except Exception as e:  # a bad string, or systemd: without an inherited socket
-            return fail(ValueError(f"bad endpoint {desc!r}: {e!r}"))
-        d: Deferred[Any] = endpoint.listen(factory)
-        d.addCallback(listening, desc)
-        return d
 
     def _store_open(self, _: object) -> None:
         assert self.archive is not None
         log.info("keeping finished matches in {path}",
                  path=getattr(self.archive.store, "path", "?"))
         if self.keep_days > 0 and self.running:
-            self._pruning = LoopingCall(self.archive.prune, self.keep_days)
-            self._pruning.clock = self._reactor
-            self._pruning.start(DAY, now=True)
+            pruning = TimerService(  # type: ignore[no-untyped-call]
+                DAY, self.archive.prune, self.keep_days)
+            pruning.clock = self._reactor
+            pruning.setServiceParent(self)  # type: ignore[no-untyped-call]  # prunes now
 
     def _cannot_store(self, failure: Failure) -> None:
         """A server told where to keep matches (`--db`) must not run without keeping them;
@@ -400,8 +437,7 @@ class ServerService(Service):
             return
         log.critical("cannot open the store: {error}", error=failure.getErrorMessage())
         self.failed = True
-        if self._reactor.running:
-            self._reactor.stop()
+        self._stop_reactor()
 
     def _listening(self, port: Any, desc: str) -> Any:
         self.ports.append(port)
@@ -425,24 +461,36 @@ class ServerService(Service):
     def _cannot_listen(self, failure: Failure) -> None:
         """Log why, and stop: better no server than one that is not where it was told."""
         sub = getattr(failure.value, "subFailure", failure)
+        if sub.check(CancelledError):
+            return  # stopped before it listened
         log.critical("cannot listen: {error}", error=sub.getErrorMessage())
         self.failed = True
+        self._stop_reactor()
+
+    def _stop_reactor(self) -> None:
+        """Stop the server's reactor: at once if it runs, else as soon as it has started
+        (twistd starts its services before it runs the reactor). A clock that is no
+        reactor (tests) is left alone."""
         if self._reactor.running:
             self._reactor.stop()
+            return
+        when = getattr(self._reactor, "addSystemEventTrigger", None)
+        if when is not None:  # a reactor already started never fires this: no harm
+            when("after", "startup", self._reactor.stop)
 
-    def stopService(self) -> Deferred[Any] | None:
-        super().stopService()  # type: ignore[no-untyped-call]
-        gone = [self.announcer.stop()] if self.announcer is not None else []  # goodbyes
-        if self._pruning is not None and self._pruning.running:
-            self._pruning.stop()
+    def stopService(self) -> Deferred[Any]:
+        """The goodbyes on the LAN, the ports and the pruning stopped, then the clients
+        told and the tables saved (what the goodbyes tell of first), then the store
+        closed (after the writes already queued), and only then the file let go."""
+        gone = [self.announcer.stop()] if self.announcer is not None else []
+        gone.append(super().stopService())  # type: ignore[no-untyped-call]
+        self.ports, self.web_ports = [], []
         self.factory.shutdown()
-        if self.journal is not None:  # what the goodbyes tell of, then the goodbyes
+        if self.journal is not None:
             self.journal.close()
         if self.archive is not None:
-            gone.append(self.archive.close())  # after the writes already queued
-        ports, self.ports, self.web_ports = [*self.ports, *self.web_ports], [], []
-        stopped = DeferredList([*gone, *(d for d in (p.stopListening() for p in ports)
-                                         if d is not None)])
+            gone.append(self.archive.close())
+        stopped = DeferredList(gone)
         if self.lock is not None:
             stopped.addBoth(self._let_go, self.lock)
         return stopped
@@ -544,17 +592,14 @@ class StoreCommandOptions(usage.Options):
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
 
-    @classmethod
-    def parse(cls, name: str, argv: Sequence[str]) -> tuple[StoreCommandOptions, str]:
-        """The parsed options and the database path; usage errors exit with status 2."""
-        options = cls()
-        options.synopsis = f"Usage: pisyedili-server {cls.synopsis}"
-        try:
-            options.parseOptions(list(argv))  # type: ignore[no-untyped-call]
-        except usage.UsageError as e:
-            print(f"{sys.argv[0]} {name}: {e}", file=sys.stderr)
-            raise SystemExit(2) from None
-        return options, options["db"] or str(default_path())
+    def getSynopsis(self) -> str:
+        """The subcommand's own usage line (usage would prefix all the server's)."""
+        return f"Usage: pisyedili-server {self.synopsis}"
+
+    @property
+    def path(self) -> str:
+        """The database this subcommand works on."""
+        return str(self["db"] or default_path())
 
 
 class BackupOptions(StoreCommandOptions):
@@ -568,9 +613,9 @@ class BackupOptions(StoreCommandOptions):
         self["dest"] = args[0]
 
 
-def backup(argv: Sequence[str]) -> None:
+def backup(options: BackupOptions) -> None:
     """Copy the database through SQLite's online backup: consistent while the server writes."""
-    options, source = BackupOptions.parse("backup", argv)
+    source = options.path
     if source == MEMORY:
         print(f"{sys.argv[0]} backup: an in-memory database has nothing to back up",
               file=sys.stderr)
@@ -597,11 +642,11 @@ class OperatorOptions(StoreCommandOptions):
             raise usage.UsageError("say add NAME, remove NAME or list")
 
 
-def operator(argv: Sequence[str], stdin: IO[str] | None = None) -> None:
+def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
     """Flag accounts as operators in the store, whether the server runs or not (the
     running server reads the flag at its next start; `--operator` needs a restart too).
     `add` creates the account when none has the name, asking for its password."""
-    options, path = OperatorOptions.parse("operator", argv)
+    path = options.path
     adding = options["action"] == "add"
     if path == MEMORY or not (adding or Path(path).is_file()):
         print(f"{sys.argv[0]} operator: no database at {path}", file=sys.stderr)
@@ -668,25 +713,39 @@ def _new_operator(conn: sqlite3.Connection, name: str, stdin: IO[str]) -> str:
     return name
 
 
+class ScriptOptions(ServerOptions):
+    """`pisyedili-server`'s command line: the server's, and the subcommands that work
+    on its store instead (`twistd pisyedili` runs a server only: `ServerOptions`)."""
+
+    subCommands: ClassVar[list[list[Any]]] = [
+        ["backup", None, BackupOptions, "Copy the database, the server running or not."],
+        ["operator", None, OperatorOptions, "Make an account a server operator, or not; "
+         "list the operators."],
+    ]
+
+
+SUBCOMMANDS: dict[str, Callable[[Any], None]] = {"backup": backup, "operator": operator}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """`pisyedili-server`: run in the foreground, logging to stdout
     (`pisyedili-server backup DEST` copies the database instead; `pisyedili-server
     operator ...` names operators)."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    if args[:1] == ["backup"]:
-        backup(args[1:])
-        return
-    if args[:1] == ["operator"]:
-        operator(args[1:])
-        return
-    options = ServerOptions()
+    options = ScriptOptions()
     options.synopsis = f"Usage: pisyedili-server {ServerOptions.synopsis}"
     try:
         options.parseOptions(args)  # type: ignore[no-untyped-call]
     except usage.UsageError as e:
+        if options.subCommand is not None:
+            print(f"{sys.argv[0]} {options.subCommand}: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
         print(f"{sys.argv[0]}: {e}", file=sys.stderr)
         print(f"Try '{sys.argv[0]} --help'.", file=sys.stderr)
         raise SystemExit(2) from None
+    if options.subCommand is not None:
+        SUBCOMMANDS[options.subCommand](options.subOptions)
+        return
     from twisted.internet import reactor as _reactor
 
     reactor: Any = _reactor

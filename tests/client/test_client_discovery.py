@@ -189,7 +189,7 @@ async def test_a_real_server_is_listed_and_chosen_by_its_number() -> None:
                 break
         assert chosen == f"tls:127.0.0.1:{tls}", out.getvalue()
     finally:
-        await service.stopService()  # type: ignore[misc]
+        await service.stopService()
 
 
 # -- the command line, in a network namespace of its own -----------------------------------

@@ -8,6 +8,7 @@ import socket
 import struct
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from process_output import Output
@@ -65,3 +66,29 @@ def test_exits_1_when_it_cannot_listen() -> None:
             capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
     assert "cannot listen" in done.stdout
+
+
+def test_twistd_stops_when_it_cannot_listen(tmp_path: Path) -> None:
+    """twistd starts its services before it runs the reactor: a port that cannot be
+    bound then must still stop the server, not leave it running where nobody can
+    reach it."""
+    twistd = Path(sys.executable).parent / "twistd"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.Popen(
+            [str(twistd), "-n", "--pidfile=", "pisyedili", "--no-announce", "--db",
+             ":memory:", "--listen", f"tcp:{port}:interface=127.0.0.1"],
+            cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        try:
+            out = Output(proc.stdout)
+            out.wait_for(r"cannot listen: .*" + str(port))
+            proc.wait(timeout=60)
+            assert "Server Shut Down" in out.rest()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

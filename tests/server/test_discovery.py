@@ -164,11 +164,11 @@ async def test_a_server_is_found_with_its_txt_its_tables_update_and_it_goes_on_s
         found = await browse_until({plain, tls}, lambda f: [x.tables for x in f] == [1, 1])
         assert [x.tables for x in found] == [1, 1], found
 
-        await service.stopService()  # type: ignore[misc]
+        await service.stopService()
         assert await browse_until({plain, tls}, lambda f: not f) == []
     finally:
         if service.running:
-            await service.stopService()  # type: ignore[misc]
+            await service.stopService()
         if client is not None:
             await client.close()
         for session in service.factory.sessions.each():  # no expiry left on the reactor
@@ -184,7 +184,7 @@ async def test_stopping_while_still_announcing_withdraws_the_service() -> None:
     assert service.ready is not None
     await service.ready
     port = service.ports[0].getHost().port
-    await service.stopService()  # type: ignore[misc]  # zeroconf may still be probing: stop waits, then goodbyes
+    await service.stopService()  # zeroconf may still be probing: stop waits, then goodbyes
     assert service.announced is not None
     await service.announced
     found = await threads.deferToThread(browse, 2.0, interfaces=LOOPBACK)

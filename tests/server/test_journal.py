@@ -8,27 +8,40 @@ deadlines and marks everyone away.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 
+import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_table_core import SETTINGS, assert_same_table, new_core, run_script, scripts
+from test_table_core import (
+    SETTINGS,
+    Script,
+    assert_same_table,
+    new_core,
+    run_script,
+    scripts,
+)
 from twisted.internet.task import Clock
 
 from pisyedili.server import commands as cmd
 from pisyedili.server import rules
 from pisyedili.server.effects import SetTimer
 from pisyedili.server.journal import SqliteJournal, core_code, token_hash
+from pisyedili.server.lobby import _KEPT_SETTINGS
 from pisyedili.server.store import SCHEMA_VERSION
-from pisyedili.server.table_core import GRACE_TIMER, TURN_TIMER
+from pisyedili.server.table_core import GRACE_TIMER, TURN_TIMER, TableSettings
+from pisyedili.server.tap import make_factory
 
 
 def test_commands_survive_the_record_form() -> None:
     samples: list[cmd.Command] = [
         cmd.Join("1", "Ayşe", True), cmd.Play("2", {"kind": "play", "card": "7h"}),
         cmd.AddBot("1", 2, "hard", 2**63), cmd.TimerFired("grace:3"), cmd.BotMoved(4, 17),
-        cmd.Restored(), cmd.Rematch("1", False, 5)]
+        cmd.Restored(), cmd.Rematch("1", False, 5), cmd.Sit("3", 1, registered=True),
+        cmd.Join("4", "Mehmet", registered=True)]
     for command in samples:
         assert cmd.from_record(cmd.to_record(command)) == command
     for bad in ([], ["Nope"], ["Sit", "1"], [3]):
@@ -43,10 +56,10 @@ def test_commands_survive_the_record_form() -> None:
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scripts())
 def test_a_table_rebuilt_from_the_file_equals_the_live_one_at_every_step(
-        tmp_path: Path, script: tuple[str, int, list[int]]) -> None:
-    rules, seats, choices = script
-    live = run_script(rules, seats, choices)
-    path = tmp_path / f"{rules}-{seats}-{abs(hash(tuple(choices)))}.sqlite3"
+        tmp_path: Path, script: Script) -> None:
+    rules, seats, choices, rated, _ = script
+    live = run_script(*script)
+    path = tmp_path / f"{rules}-{seats}-{rated}-{abs(hash(tuple(choices)))}.sqlite3"
     clock = Clock()
     journal = SqliteJournal(path, clock)
     journal.table_opened(1, 0.0, {"anything": "json"})
@@ -57,18 +70,18 @@ def test_a_table_rebuilt_from_the_file_equals_the_live_one_at_every_step(
     saved = SqliteJournal(path, clock).load()
     (table,) = saved.tables
     assert [(c, at) for at, c in table.commands] == live.log
-    fresh = new_core(rules, seats)
+    fresh = new_core(rules, seats, rated)
     for (at, command), effects in zip(table.commands, live.effects, strict=True):
         assert fresh.handle(command, at) == effects
     assert_same_table(fresh, live.core)
 
 
 def journal_like_the_runner(path: Path, rules: str, seats: int,
-                            log: list[tuple[cmd.Command, float]]) -> None:
+                            log: list[tuple[cmd.Command, float]], rated: bool = False) -> None:
     """Write `log` as the runner does: each command, and the core at each deal's start."""
     journal = SqliteJournal(path, Clock())
     journal.table_opened(1, 0.0, {})
-    core, dealt = new_core(rules, seats), 0
+    core, dealt = new_core(rules, seats, rated), 0
     for command, now in log:
         journal.command(1, now, command)
         core.handle(command, now)
@@ -82,11 +95,11 @@ def journal_like_the_runner(path: Path, rules: str, seats: int,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(scripts())
 def test_a_table_rebuilt_from_its_deal_snapshot_equals_the_live_one(
-        tmp_path: Path, script: tuple[str, int, list[int]]) -> None:
-    rules, seats, choices = script
-    live = run_script(rules, seats, choices)
-    path = tmp_path / f"snap-{rules}-{seats}-{abs(hash(tuple(choices)))}.sqlite3"
-    journal_like_the_runner(path, rules, seats, live.log)
+        tmp_path: Path, script: Script) -> None:
+    rules, seats, choices, rated, _ = script
+    live = run_script(*script)
+    path = tmp_path / f"snap-{rules}-{seats}-{rated}-{abs(hash(tuple(choices)))}.sqlite3"
+    journal_like_the_runner(path, rules, seats, live.log, rated)
     (table,) = SqliteJournal(path, Clock()).load().tables
     assert table.core is not None  # the match started: a deal began
     assert len(table.commands) < len(live.log)  # only what came after the snapshot
@@ -209,3 +222,37 @@ def test_restored_rearms_timers_from_their_deadlines_and_marks_everyone_away() -
             is False
     late = core.handle(cmd.Restored(), 10_000.0)  # long after: the turn ran out at once
     assert {e.key: e.delay for e in late if isinstance(e, SetTimer)}[TURN_TIMER] == 0.0
+
+
+def test_an_older_servers_rated_table_is_rebuilt_rated_with_its_seats(tmp_path: Path) -> None:
+    """Older servers kept a table's rated flag beside its setup and wrote `Join` and
+    `Sit` without `registered` (their handlers had checked the guests already): such a
+    file still loads, the table is rated, and every stored seat is taken again."""
+    path = tmp_path / "older.sqlite3"
+    SqliteJournal(path, Clock()).close()  # today's schema, then rows as older servers wrote
+    settings = asdict(TableSettings())
+    setup = {"name": "t", "options": asdict(rules.Options.make("classic", 3)),
+             "private": False, "code": None, "opener": "1", "address": "local",
+             "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
+    old_commands = [["Join", "1", "Ayşe", False], ["Join", "3", "Guest", True],
+                    ["Join", "2", "Mehmet", False], ["Sit", "2", 2]]
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO live_tables VALUES (1, 0.0, ?)", (json.dumps(setup),))
+    conn.execute("INSERT INTO live_table_flags VALUES (1, 1)")
+    conn.executemany("INSERT INTO table_commands VALUES (1, ?, 0.0, ?)",
+                     [(seq, msgpack.packb(c)) for seq, c in enumerate(old_commands)])
+    conn.commit()
+    conn.close()
+    clock = Clock()
+    journal = SqliteJournal(path, clock)
+    try:
+        (saved,) = journal.load().tables
+        assert saved.setup["rated"] is True
+        assert saved.commands[-1] == (0.0, cmd.Sit("2", 2, registered=True))
+        factory = make_factory(clock, journal=journal)
+        (table,) = factory.lobby.tables()
+        assert table.core.rated
+        assert [table.core.seat_of(m) for m in ("1", "2", "3")] == [0, 2, None]
+        assert factory.lobby.snapshot()["tables"][0]["rated"] is True
+    finally:
+        journal.close()

@@ -8,6 +8,7 @@ import functools
 import json
 import random
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest_twisted
 import wireclient
 from net_match import open_table, play_to_match_end
 from twisted.internet import reactor
-from twisted.internet.task import deferLater
+from twisted.internet.task import Clock, deferLater
 from wireclient import Server
 
 from pisyedili.server import commands as cmd
@@ -24,6 +25,7 @@ from pisyedili.server import tap
 from pisyedili.server.bot_seat import make_bot
 from pisyedili.server.effects import AskBot, CancelTimer, MatchOver, SetTimer
 from pisyedili.server.store import (
+    DAY,
     MIGRATIONS,
     SCHEMA_VERSION,
     V1,
@@ -258,10 +260,40 @@ async def test_the_service_opens_and_closes_the_store(tmp_path: Path) -> None:
     await service.ready
     assert service.archive is not None
     await service.archive.flush()  # opened, migrated and pruned by now
-    await service.stopService()  # type: ignore[misc]
+    await service.stopService()
     conn = sqlite3.connect(tmp_path / "svc.sqlite3")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_service_prunes_at_start_and_then_daily(tmp_path: Path,
+                                                         played: MatchOver) -> None:
+    """The pruning is a timer of the service's clock, started once the store is open:
+    a match that became too old is forgotten at the next day's pruning, not before."""
+    path = tmp_path / "daily.sqlite3"
+    archive = Archive(lambda: SqliteStore(path), reactor)
+    clock = Clock()
+    service = tap.ServerService(tap.make_factory(reactor), [], clock, archive=archive,
+                                keep_days=1)
+    service.startService()
+    try:
+        for _ in range(500):  # the store opens on its own thread
+            if len(list(service)) == 1:
+                break
+            await deferLater(reactor, 0.01, lambda: None)
+        await archive.flush()  # the first pruning, at start, has run
+        old = dataclasses.replace(played, finished_at=time.time() - 2 * DAY)
+        kept = await archive.call(lambda: archive.store.record_match(old))
+        clock.advance(DAY - 1)
+        await archive.flush()
+        assert await archive.call(lambda: archive.store.match(kept)) is not None
+        clock.advance(1)
+        await archive.flush()
+        assert await archive.call(lambda: archive.store.match(kept)) is None
+    finally:
+        await service.stopService()
+    assert not clock.getDelayedCalls()  # the timer stopped with the service
 
 
 class _Stopped:
@@ -288,4 +320,4 @@ async def test_a_store_that_cannot_open(tmp_path: Path, required: bool) -> None:
             break
         await deferLater(reactor, 0.01, lambda: None)
     assert archive._closed and service.failed is required
-    await service.stopService()  # type: ignore[misc]
+    await service.stopService()

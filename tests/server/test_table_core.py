@@ -11,14 +11,14 @@ from __future__ import annotations
 import ast
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server import commands as cmd
-from pisyedili.server.effects import AskBot, Effect, Reply, Send, SetTimer
+from pisyedili.server.effects import AskBot, Effect, MatchOver, Reply, Send, SetTimer
 from pisyedili.server.rules import Options
 from pisyedili.server.table_core import TableCore, TableSettings
 
@@ -27,10 +27,10 @@ SETTINGS = TableSettings(turn_seconds=20.0, grace_seconds=30.0, bot_delay=0.5,
                          deal_pause=2.0, max_timeouts_before_bot=2)
 
 
-def new_core(rules: str, seats: int) -> TableCore:
+def new_core(rules: str, seats: int, rated: bool = False) -> TableCore:
     end = "deals:2" if rules == "classic" else "points:40"
     return TableCore(1, "t", Options.make(rules, seats, match_end=end), private=False,
-                     host="1", settings=SETTINGS)
+                     host="1", settings=SETTINGS, rated=rated)
 
 
 class Loop:
@@ -131,21 +131,37 @@ def test_a_move_that_hands_the_decision_back_answers_before_the_update() -> None
     assert loop.core.phase == "over"
 
 
+class Script(NamedTuple):
+    rules: str
+    seats: int
+    choices: list[int]
+    rated: bool = False
+    guests: frozenset[str] = frozenset()
+    """Members without an account (never the host: a guest may not open a rated table)."""
+
+
 @st.composite
-def scripts(draw: st.DrawFn) -> tuple[str, int, list[int]]:
+def scripts(draw: st.DrawFn) -> Script:
     rules = draw(st.sampled_from(["classic", "cardiva"]))
     seats = draw(st.integers(2, 4))
-    return rules, seats, draw(st.lists(st.integers(0, 2**16), min_size=40, max_size=160))
+    choices = draw(st.lists(st.integers(0, 2**16), min_size=40, max_size=160))
+    guests = draw(st.frozensets(st.sampled_from([str(i) for i in range(2, seats + 1)])))
+    return Script(rules, seats, choices, draw(st.booleans()), guests)
 
 
-def run_script(rules: str, seats: int, choices: list[int]) -> Loop:
-    """A table life steered by `choices`: people come and go, play, time out, return."""
-    loop = Loop(new_core(rules, seats))
+def run_script(rules: str, seats: int, choices: list[int], rated: bool = False,
+               guests: frozenset[str] = frozenset()) -> Loop:
+    """A table life steered by `choices`: people come and go, play, time out, return,
+    try seats (a guest in vain at a rated table, where bots fill the seats guests left)."""
+    loop = Loop(new_core(rules, seats, rated))
     people = [str(i) for i in range(1, seats + 1)]
-    loop.do(cmd.Join("1", "P1"))
+    loop.do(cmd.Join("1", "P1", registered=True))
     for p in people[1:]:
-        loop.do(cmd.Join(p, f"P{p}"))
+        loop.do(cmd.Join(p, f"P{p}", registered=p not in guests))
         loop.do(cmd.Ready(p, True))
+    for seat in loop.core.snapshot("1")["table"]["seats"]:
+        if seat["kind"] == "open":
+            loop.do(cmd.AddBot("1", seat["seat"], "easy", choices[0]))
     loop.do(cmd.Start("1", choices[0]))
     away: set[str] = set()
     for c in choices[1:]:
@@ -169,6 +185,10 @@ def run_script(rules: str, seats: int, choices: list[int]) -> Loop:
             loop.do(cmd.Chat(who, "hi"))
         elif what == 8 and loop.core.phase == "over":
             loop.do(cmd.Rematch(who, c % 3 != 0, c))
+        elif what == 9 and loop.core.is_member(who) and c % 3 == 0:
+            loop.do(cmd.Sit(who, (c // 100) % seats, registered=who not in guests))
+        elif what == 9 and loop.core.is_member(who) and c % 3 == 1:
+            loop.do(cmd.Stand(who))
         else:
             loop.fire_next()
     return loop
@@ -176,10 +196,9 @@ def run_script(rules: str, seats: int, choices: list[int]) -> Loop:
 
 @settings(max_examples=40, deadline=None)
 @given(scripts())
-def test_replaying_the_commands_gives_the_same_effects(script: tuple[str, int, list[int]]) -> None:
-    rules, seats, choices = script
-    live = run_script(rules, seats, choices)
-    fresh = new_core(rules, seats)
+def test_replaying_the_commands_gives_the_same_effects(script: Script) -> None:
+    live = run_script(*script)
+    fresh = new_core(script.rules, script.seats, script.rated)
     for (command, now), effects in zip(live.log, live.effects, strict=True):
         assert fresh.handle(command, now) == effects
     assert_same_table(fresh, live.core)
@@ -282,3 +301,35 @@ def test_a_snapshot_before_the_first_deal_has_no_deal_events() -> None:
     loop = Loop(new_core("classic", 2))
     loop.do(cmd.Join("1", "A"))
     assert "deal_events" not in loop.core.snapshot("1")
+
+
+def answer(loop: Loop, request: cmd.Command) -> dict[str, Any]:
+    reply = loop.do(request)[0]
+    assert isinstance(reply, Reply)
+    return reply.msg
+
+
+def test_a_rated_table_seats_no_guest() -> None:
+    """Whether a table is rated is the core's own: a guest who joins it watches, and
+    its seat request is refused whatever the seat, while a registered member sits."""
+    loop = Loop(new_core("classic", 3, rated=True))
+    loop.do(cmd.Join("1", "Ayşe", registered=True))
+    assert answer(loop, cmd.Join("2", "Guest"))["you"]["seat"] is None
+    for seat in (1, 2, 9):
+        assert answer(loop, cmd.Sit("2", seat)) == {
+            "type": "error", "code": "account_required",
+            "message": "a rated table seats registered players only: log in, or watch"}
+    assert loop.core.seat_of("2") is None
+    assert answer(loop, cmd.Join("3", "Mehmet", registered=True))["you"]["seat"] == 1
+    assert answer(loop, cmd.Sit("2", 2, registered=True)) == {"type": "ok"}  # logged in
+    assert loop.core.seat_of("2") == 2
+    casual = Loop(new_core("classic", 2))
+    casual.do(cmd.Join("1", "Ayşe"))
+    assert answer(casual, cmd.Join("2", "Guest"))["you"]["seat"] == 1
+
+
+def test_a_rated_tables_match_is_rated() -> None:
+    for rated in (False, True):
+        live = run_script("classic", 2, [5, *([0] * 400)], rated=rated)
+        (over,) = [e for out in live.effects for e in out if isinstance(e, MatchOver)]
+        assert over.rated is rated

@@ -71,6 +71,23 @@ def test_console_script_exits_2_on_bad_options(capsys: pytest.CaptureFixture[str
     assert "--log-format" in capsys.readouterr().err
 
 
+def test_console_script_help_lists_its_subcommands_each_with_its_own_usage(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        tap.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: pisyedili-server [--listen ENDPOINT]... ")
+    commands = out[out.index("Commands:"):]
+    assert "backup" in commands and "operator" in commands
+    with pytest.raises(SystemExit) as exc:
+        tap.main(["backup", "--help"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith(
+        "Usage: pisyedili-server backup [--db PATH] DEST\nOptions:")
+    assert "Commands:" not in str(tap.Options())  # `twistd pisyedili` runs a server only
+
+
 def test_twistd_dropin_names_this_module() -> None:
     path = ROOT / "twisted" / "plugins" / "pisyedili_server.py"
     spec = importlib.util.spec_from_file_location("pisyedili_dropin", path)
@@ -98,20 +115,38 @@ async def test_service_listens_warns_about_seed_and_says_goodbye() -> None:
                                        WireClient())
         welcome = await client.request("hello", protocol=PROTOCOL_VERSION, name="ann")
         assert welcome["server"] == "Kahve"
-        await service.stopService()  # type: ignore[misc]
+        await service.stopService()
         err = await client.wait_type("error")
         assert err["code"] == "shutting_down"
         await client.closed
     finally:
         globalLogPublisher.removeObserver(events.append)  # type: ignore[arg-type]
         if service.running:
-            await service.stopService()  # type: ignore[misc]
+            await service.stopService()
         for session in service.factory.sessions.each():  # no expiry left on the reactor
             service.factory.sessions.forget(session)
     warnings = [e for e in events if e.get("log_level") is not None
                 and e["log_level"].name == "warn" and "seed" in e.get("log_format", "")]
     assert warnings and warnings[0]["seed"] == 3
     assert not [e for e in events if welcome["token"] in repr(e)]  # never logged
+
+
+@pytest_twisted.ensureDeferred
+async def test_nothing_listens_before_the_service_starts() -> None:
+    """twistd calls privilegedStartService before the reactor runs; a port that could
+    not be bound then could not stop it, so the ports are bound by startService."""
+    service = tap.makeService(parse("--listen", "tcp:0:interface=127.0.0.1",
+                                    "--db", ":memory:", "--no-announce"))
+    service.privilegedStartService()
+    assert service.ports == [] and not any(child.running for child in service)
+    service.startService()
+    try:
+        assert service.ready is not None
+        await service.ready
+        assert len(service.ports) == 1 and all(child.running for child in service)
+    finally:
+        await service.stopService()
+    assert not any(child.running for child in service)
 
 
 @pytest_twisted.ensureDeferred
@@ -128,7 +163,7 @@ async def test_service_that_cannot_listen_fails() -> None:
     try:
         assert second.failed
     finally:
-        await first.stopService()  # type: ignore[misc]
+        await first.stopService()
         second.running = False
 
 

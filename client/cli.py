@@ -174,7 +174,7 @@ RESUME_NOTE = ("Closing the terminal keeps your session: `pisyedili` to the same
 def session_key(server: str, name: str) -> str:
     """What the session of `name` on `server` (a `server_key`) is filed under: names the
     server takes for the same name (`names.keys`: case, look-alike letters) share it."""
-    from pisyedili.server import names
+    from pisyedili.protocol import names
 
     return f"{server}#{names.keys(name)[0]}"
 
@@ -598,7 +598,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def checked_name(parser: argparse.ArgumentParser, text: str) -> str:
     """`--name` as the server will take it (the server's own rules, `names.accept`),
     or exit with why: a name it refuses would only be refused after connecting."""
-    from pisyedili.server import names
+    from pisyedili.protocol import names
 
     try:
         return names.accept(text)

@@ -371,7 +371,7 @@ function noticeToggles(ui, act) {
 function recentMoves(state) {
   const lines = state.log.filter((e) => e.cls !== "dim").slice(-3);
   if (!lines.length) return null;
-  return h("ol", { class: "recent", id: "recent", "aria-hidden": "true" },
+  return h("ol", { class: "recent-moves", id: "recent", "aria-hidden": "true" },
     lines.map((e) => h("li", { class: e.cls, dataset: { key: `recent-${e.seq}` } }, richText(e.text))));
 }
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +27,21 @@ Msg = dict[str, Any]
 OPERATOR = "Deniz"
 
 
+OPERATOR_PASSWORD = "operator's password"
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[WebServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    # An operator is an account that exists when the server starts: made first in the
+    # server's file, as an operator does (`pisyedili-server operator add`).
+    db = str(tmp_path_factory.mktemp("accounts") / "server.sqlite3")
+    script = "from pisyedili.server.tap import main; main()"
+    made = subprocess.run([sys.executable, "-c", script, "operator", "--db", db, "add", OPERATOR],
+                          input=OPERATOR_PASSWORD + "\n", text=True, capture_output=True,
+                          timeout=120)
+    assert made.returncode == 0, made.stderr
     with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100", "--operator", OPERATOR) as srv:
+                "--max-per-address", "100", "--db", db, "--operator", OPERATOR) as srv:
         yield srv
 
 
@@ -282,8 +295,7 @@ def test_watching_from_the_lobby_shows_who_watches(page: Page, server: WebServer
 
 def test_an_operator_moderates_from_the_page_after_confirming(
         page: Page, server: WebServer, shots: Path) -> None:
-    # The operator account exists first (registered over TCP), then logs in in the page.
-    registered_player(server.tcp_port, OPERATOR, "operator's password").close()
+    # The operator's account exists (the `server` fixture); it logs in in the page.
     troll = Player(server.tcp_port, "Troll")
     host = Player(server.tcp_port, "Okan")
     try:
@@ -291,7 +303,7 @@ def test_an_operator_moderates_from_the_page_after_confirming(
         table = snap["table"]["id"]
         page.open(server.url)
         page.wait_screen("name")
-        fill(page, {"#entry-name": OPERATOR, "#entry-password": "operator's password"})
+        fill(page, {"#entry-name": OPERATOR, "#entry-password": OPERATOR_PASSWORD})
         page.click("#entry-login")
         page.wait_css("#operator-tag")
         # Nothing leaves before the confirmation; Cancel sends nothing.

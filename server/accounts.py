@@ -36,7 +36,6 @@ from twisted.internet.interfaces import IAddress, IReactorTime, ISSLTransport
 from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
-from twisted.python.failure import Failure
 
 from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
@@ -48,10 +47,9 @@ from pisyedili.server.journal import token_hash
 from pisyedili.server.limits import TokenBucket
 from pisyedili.server.session import Session, Sessions
 from pisyedili.server.store import Archive, SqliteStore
-from pisyedili.server.table_runner import ReplyTo
 
 if TYPE_CHECKING:
-    from pisyedili.server.net import Connection
+    from pisyedili.server.net import Connection, Replier
 
 log = Logger()
 
@@ -447,30 +445,22 @@ class Accounts:
 
     # -- requests -----------------------------------------------------------------------
 
-    def run(self, conn: Connection, session: Session, reply: ReplyTo,
+    def run(self, conn: Connection, reply: Replier,
             work: Coroutine[Any, Any, Message | Answer | None]) -> None:
         """Answer with what `work` returns (or its refusal) once it is done, if the
-        connection still holds a session then."""
-        def done(answer: Message | Answer | None) -> None:
-            if answer is None or conn.session is None:
-                return
-            if isinstance(answer, Answer):
-                reply(answer.msg)
-                answer.then()
-            else:
-                reply(answer)
+        connection still holds a session then; the connection's later requests wait
+        for it (`Connection.answer_later`)."""
+        async def answer() -> Message | None:
+            result = await work
+            if result is None or conn.session is None:
+                return None
+            if isinstance(result, Answer):
+                reply(result.msg)
+                result.then()
+                return None
+            return result
 
-        def failed(failure: Failure) -> None:
-            error = failure.value
-            if isinstance(error, ProtocolError):
-                done(error.to_message())
-                return
-            log.failure("an account request from {player} failed", failure,
-                        player=session.player_id)
-            done({"type": "error", "code": "internal_error",
-                  "message": "the server failed to handle this request"})
-
-        ensureDeferred(work).addCallbacks(done, failed)
+        conn.answer_later(ensureDeferred(answer()), reply)
 
     async def register(self, conn: Connection, session: Session,
                        password: str) -> Message | Answer | None:
@@ -607,8 +597,8 @@ class Accounts:
     @staticmethod
     def _gone(conn: Connection, session: Session) -> bool:
         """After a wait: whether the connection let the session go (nothing to answer);
-        two logins on one connection at once: the first to finish wins, the other is
-        told."""
+        one that became another's or an account's meanwhile is told (a guard: a
+        connection's requests are handled in turn, so two logins never overlap on one)."""
         if conn.session is None:  # closed, or replaced by another connection
             return True
         if conn.session is not session or session.account is not None:
@@ -687,30 +677,30 @@ def _accounts(conn: Connection) -> Accounts:
 
 
 def handle_register(conn: Connection, s: Session, msg: Message,
-                    reply: ReplyTo) -> Message | None:
+                    reply: Replier) -> Message | None:
     accounts = _accounts(conn)
-    accounts.run(conn, s, reply, accounts.register(conn, s, msg["password"]))
+    accounts.run(conn, reply, accounts.register(conn, s, msg["password"]))
     return None
 
 
 def handle_login(conn: Connection, s: Session, msg: Message,
-                 reply: ReplyTo) -> Message | None:
+                 reply: Replier) -> Message | None:
     accounts = _accounts(conn)
-    accounts.run(conn, s, reply, accounts.login(conn, s, msg["name"], msg.get("password"),
-                                                msg.get("token")))
+    accounts.run(conn, reply, accounts.login(conn, s, msg["name"], msg.get("password"),
+                                             msg.get("token")))
     return None
 
 
 def handle_logout(conn: Connection, s: Session, msg: Message,
-                  reply: ReplyTo) -> Message | None:
+                  reply: Replier) -> Message | None:
     accounts = _accounts(conn)
-    accounts.run(conn, s, reply, accounts.logout(s, msg.get("token"),
-                                                 bool(msg.get("everywhere", False))))
+    accounts.run(conn, reply, accounts.logout(s, msg.get("token"),
+                                              bool(msg.get("everywhere", False))))
     return None
 
 
 def handle_passwd(conn: Connection, s: Session, msg: Message,
-                  reply: ReplyTo) -> Message | None:
+                  reply: Replier) -> Message | None:
     accounts = _accounts(conn)
-    accounts.run(conn, s, reply, accounts.passwd(conn, s, msg["old"], msg["new"]))
+    accounts.run(conn, reply, accounts.passwd(conn, s, msg["old"], msg["new"]))
     return None

@@ -35,10 +35,9 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.effects import Message
 from pisyedili.server.session import Session
 from pisyedili.server.store import Archive, SqliteStore
-from pisyedili.server.table_runner import ReplyTo
 
 if TYPE_CHECKING:
-    from pisyedili.server.net import Connection, ServerFactory
+    from pisyedili.server.net import Connection, Replier, ServerFactory
 
 log = Logger()
 
@@ -170,15 +169,15 @@ class Moderation:
         minutes = msg.get("minutes")
         return None if minutes is None else self._clock.seconds() + 60.0 * minutes
 
-    def _keep(self, sanction: Sanction, action: str, target: str, detail: str,
-              reply: ReplyTo, done: str) -> None:
+    def _keep(self, conn: Connection, sanction: Sanction, action: str, target: str,
+              detail: str, reply: Replier, done: str) -> None:
         self.sanctions.append(sanction)
         _logged(sanction.by, action, target, detail)
-        self._answer(self._store(_keep, sanction, self._clock.seconds(), action, target,
-                                 detail), reply, done)
+        self._answer(conn, self._store(_keep, sanction, self._clock.seconds(), action,
+                                       target, detail), reply, done)
 
-    def _lift(self, kind: str, account: int | None, player: int | None,
-              network: str | None, by: str, target: str, reply: ReplyTo) -> None:
+    def _lift(self, conn: Connection, kind: str, account: int | None, player: int | None,
+              network: str | None, by: str, target: str, reply: Replier) -> None:
         """Lift the sanctions of `kind` on that target: in memory, in the store, in the
         logs, and say whether there was one."""
         before = len(self.sanctions)
@@ -188,19 +187,20 @@ class Moderation:
         lifted = len(self.sanctions) < before
         _logged(by, "un" + kind, target, "lifted" if lifted else "none in force")
         done = _UNDONE[kind]
-        self._answer(self._store(_lift, kind, account, player, network,
-                                 self._clock.seconds(), by, target), reply,
+        self._answer(conn, self._store(_lift, kind, account, player, network,
+                                       self._clock.seconds(), by, target), reply,
                      f"{done} {target}" if lifted
                      else f"{target} had no {kind} in force; nothing to lift")
 
-    def _answer(self, written: Deferred[Any], reply: ReplyTo, done: str) -> None:
+    @staticmethod
+    def _answer(conn: Connection, written: Deferred[Any], reply: Replier,
+                done: str) -> None:
         """`ok` once the store has it: an action answered is one a restart keeps. `done`
-        says what was done, for the operator's screen."""
-        def failed(failure: Any) -> None:
-            log.failure("a moderation action could not be kept", failure)
-            reply({"type": "error", "code": "internal_error",
-                   "message": "the action took effect but could not be kept"})
-        written.addCallbacks(lambda _: reply({"type": "ok", "done": done}), failed)
+        says what was done, for the operator's screen. The operator's later requests
+        wait for it (`Connection.answer_later`)."""
+        ok: Message = {"type": "ok", "done": done}
+        conn.answer_later(written.addCallback(lambda _: ok), reply,
+                          "the action took effect but could not be kept")
 
     def log_action(self, by: str, action: str, target: str, detail: str) -> Deferred[Any]:
         _logged(by, action, target, detail)
@@ -277,7 +277,7 @@ def _reason(msg: Message) -> str:
 
 
 def handle_kick(conn: Connection, s: Session, msg: Message,
-                reply: ReplyTo) -> Message | None:
+                reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     target = _online(conn.server, msg["name"])
     if target is None or target is s:
@@ -287,7 +287,7 @@ def handle_kick(conn: Connection, s: Session, msg: Message,
     for proto in _connections_of(conn.server, target):
         proto.close("kicked", "an operator removed you from the server" + _with(reason))
     end_session(conn.server, target)
-    moderation._answer(moderation.log_action(s.name, "kick", target.name, reason), reply,
+    moderation._answer(conn, moderation.log_action(s.name, "kick", target.name, reason), reply,
                        f"kicked {target.name}{_with(reason)}")
     return None
 
@@ -307,7 +307,7 @@ def _target(conn: Connection, moderation: Moderation,
 
 
 def handle_mute(conn: Connection, s: Session, msg: Message,
-                reply: ReplyTo) -> Message | None:
+                reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     account, session, name = _target(conn, moderation, msg["name"])
     player = None if account is not None or session is None else int(session.player_id)
@@ -315,22 +315,22 @@ def handle_mute(conn: Connection, s: Session, msg: Message,
     sanction = Sanction("mute", account, player, None, reason, s.name,
                         moderation._expiry(msg))
     until = _until(sanction.expires_at)
-    moderation._keep(sanction, "mute", msg["name"], until, reply,
+    moderation._keep(conn, sanction, "mute", msg["name"], until, reply,
                      f"muted {name} {until}{_with(reason)}")
     return None
 
 
 def handle_unmute(conn: Connection, s: Session, msg: Message,
-                  reply: ReplyTo) -> Message | None:
+                  reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     account, session, name = _target(conn, moderation, msg["name"])
     player = None if account is not None or session is None else int(session.player_id)
-    moderation._lift("mute", account, player, None, s.name, name, reply)
+    moderation._lift(conn, "mute", account, player, None, s.name, name, reply)
     return None
 
 
 def handle_ban(conn: Connection, s: Session, msg: Message,
-               reply: ReplyTo) -> Message | None:
+               reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     reason = _reason(msg)
     expires = moderation._expiry(msg)
@@ -367,13 +367,13 @@ def handle_ban(conn: Connection, s: Session, msg: Message,
     if sanction.network is not None and "network" not in msg:
         shown = f"{name} (address {sanction.network})"
     gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
-    moderation._keep(sanction, "ban", target, _until(expires), reply,
+    moderation._keep(conn, sanction, "ban", target, _until(expires), reply,
                      f"banned {shown} {_until(expires)}{_with(reason)}{gone}")
     return None
 
 
 def handle_unban(conn: Connection, s: Session, msg: Message,
-                 reply: ReplyTo) -> Message | None:
+                 reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     if "network" in msg:
         account, network = None, _network(msg["network"])
@@ -383,12 +383,12 @@ def handle_unban(conn: Connection, s: Session, msg: Message,
         if found is None:
             raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
         account, network, target = found.id, None, found.name
-    moderation._lift("ban", account, None, network, s.name, target, reply)
+    moderation._lift(conn, "ban", account, None, network, s.name, target, reply)
     return None
 
 
 def handle_close_table(conn: Connection, s: Session, msg: Message,
-                       reply: ReplyTo) -> Message | None:
+                       reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     table = conn.server.lobby.by_id(msg["table"])
     if table is None or table.closed:
@@ -404,19 +404,19 @@ def handle_close_table(conn: Connection, s: Session, msg: Message,
             session.send(notice)
         table.handle(cmd.Leave(member))  # the last to leave closes it
     told = f"{len(members)} member{'s' if len(members) != 1 else ''} told"
-    moderation._answer(moderation.log_action(s.name, "close_table", str(table.id), reason),
+    moderation._answer(conn, moderation.log_action(s.name, "close_table", str(table.id), reason),
                        reply, f"closed table {table.id} ({told}){_with(reason)}")
     return None
 
 
 def handle_announce(conn: Connection, s: Session, msg: Message,
-                    reply: ReplyTo) -> Message | None:
+                    reply: Replier) -> Message | None:
     moderation = _operator(conn, s)
     text = msg["text"].strip()
     notice: Message = {"type": "announcement", "text": text, "by": s.name}
     sessions = conn.server.sessions.each()
     for session in sessions:
         session.send(notice)
-    moderation._answer(moderation.log_action(s.name, "announce", "everyone", text), reply,
+    moderation._answer(conn, moderation.log_action(s.name, "announce", "everyone", text), reply,
                        f"announced to {len(sessions)} player{'s' if len(sessions) != 1 else ''}")
     return None

@@ -12,7 +12,10 @@ is logged with its traceback and answered with `internal_error`, so one bad requ
 never drops the server or touches another connection.
 
 Every request gets exactly one reply, and it is sent before anything the request
-causes: table requests become table commands whose `Reply` effect comes first.
+causes: table requests become table commands whose `Reply` effect comes first. Replies
+come in the order of the requests: a handler whose answer takes a slow step (a password
+hash, a store read or write) hands it to `Connection.answer_later`, which holds the
+connection's later requests until that answer is sent.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Protocol, cast
 
 from twisted.internet import tcp
 from twisted.internet.abstract import FileDescriptor
+from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IAddress, IHalfCloseableProtocol
 from twisted.internet.protocol import Factory
 from twisted.logger import Logger
@@ -122,8 +126,37 @@ class _Transport(Protocol):
     def abortConnection(self) -> None: ...
 
 
-Handler = Callable[["Connection", Session, Message, ReplyTo], "Message | None"]
-"""A request handler: returns its reply, or hands `ReplyTo` to a table that will."""
+REQUEST_FAILED = "the server failed to handle this request"
+"""The `internal_error` message of a request that failed unexpectedly."""
+
+
+class Replier:
+    """The reply to one request (a `ReplyTo`): sent with the request's `id`, an `error`
+    as `Connection._error` sends it (a closing code closes). `sent` says whether it
+    went, so a failure after the reply is logged, not answered a second time."""
+
+    __slots__ = ("_conn", "_rid", "kind", "sent")
+
+    def __init__(self, conn: Connection, rid: int | None, kind: str) -> None:
+        self._conn = conn
+        self._rid = rid
+        self.kind = kind
+        self.sent = False
+
+    def __call__(self, answer: Message) -> None:
+        self.sent = True
+        rid = self._rid
+        if answer.get("type") == "error":
+            self._conn._error(answer["code"], answer["message"], rid,
+                              **{k: v for k, v in answer.items()
+                                 if k not in ("type", "code", "message", "id")})
+        else:
+            self._conn.send_message({**answer, "id": rid} if rid is not None else answer)
+
+
+Handler = Callable[["Connection", Session, Message, Replier], "Message | None"]
+"""A request handler: returns its reply, hands the `Replier` to a table that will, or
+to `Connection.answer_later` with the slow step its answer waits on."""
 
 
 class Connection:
@@ -169,7 +202,7 @@ class Connection:
         self._stall_call: Delayed | None = None
         self._paused = False
         self._queued = 0  # at least the bytes the transport still holds for this client
-        self._waiting = False  # a reply from the store is due: later frames wait
+        self._waiting = False  # a later answer is due: later frames wait
         self._held: collections.deque[bytes] | None = None  # made by the first frame held
         self._close_code: str | None = None
         self._cork: list[bytes] | None = None  # bodies a request holds back (ServerProtocol)
@@ -433,7 +466,7 @@ class Connection:
         """One frame body from the client."""
         if self._closing:
             return
-        if self._waiting:  # behind a store read: replies keep the order of requests
+        if self._waiting:  # behind a later answer: replies keep the order of requests
             if self._held is None:
                 self._held = collections.deque()
             self._held.append(string)
@@ -523,18 +556,7 @@ class Connection:
         if handler is None:
             self._error("unknown_type", f"no request of type {kind!r}", rid)
             return
-        answered = False
-
-        def reply(answer: Message) -> None:
-            nonlocal answered
-            answered = True
-            if answer.get("type") == "error":
-                self._error(answer["code"], answer["message"], rid,
-                            **{k: v for k, v in answer.items()
-                               if k not in ("type", "code", "message", "id")})
-            else:
-                self.send_message({**answer, "id": rid} if rid is not None else answer)
-
+        reply = Replier(self, rid, kind)
         table = _table_of(session)
         seen = table is not None and kind not in TABLE_REQUESTS \
             and MESSAGES[(Direction.TO_SERVER, kind)].presence
@@ -546,9 +568,8 @@ class Connection:
         except Exception:
             log.failure("request {type} from {player} failed", type=kind,
                         player=session.player_id)
-            if not answered:
-                self._error("internal_error", "the server failed to handle this request",
-                            rid)
+            if not reply.sent:
+                self._error("internal_error", REQUEST_FAILED, rid)
             return
         if answer is not None:
             reply(answer)
@@ -557,40 +578,69 @@ class Connection:
             # shows the player is there all the same.
             table.handle(cmd.Seen(session.player_id))
 
-    # -- answers from the store ----------------------------------------------------------
+    # -- answers that come later ------------------------------------------------------
 
-    def from_store(self, query: Callable[[Store], Message], reply: ReplyTo) -> None:
-        """Answer with what `query` reads, run on the store's thread.
+    def answer_later(self, answer: Deferred[Message | None], reply: Replier,
+                     failed: str = REQUEST_FAILED) -> None:
+        """Reply with what `answer` brings once it fires, and hold this connection's
+        later requests until then, so replies keep the order of the requests.
 
-        Until the answer is sent this connection reads nothing more (its transport is
-        paused, frames already read wait in order), so replies still come in the order
-        of the requests. A `ProtocolError` from `query` is its refusal; anything else
-        is logged and answered with `internal_error`.
+        While held the connection reads nothing more (its transport is paused; frames
+        already read wait in order), so what a client can queue is bounded by one read.
+        `answer` brings the reply, or None when there is none to send (sent through
+        `reply` already, or the connection let its session go). A `ProtocolError` it
+        fails with is the refusal; any other failure is logged with its traceback and
+        answered `internal_error` saying `failed`, unless the reply went already. An
+        `answer` that has fired already is replied to at once, holding nothing.
         """
+        fired = held = False
+
+        def answered(result: Message | None) -> None:
+            if result is not None:
+                reply(result)
+
+        def refused(failure: Failure) -> None:
+            player = self.session.player_id if self.session is not None else None
+            if not reply.sent and isinstance(failure.value, ProtocolError):
+                reply(failure.value.to_message())
+                return
+            log.failure("request {type} from {player} failed", failure, type=reply.kind,
+                        player=player)
+            if not reply.sent:
+                reply(make_error("internal_error", failed))
+
+        def settled(_: object) -> None:
+            nonlocal fired
+            fired = True
+            if held:
+                self._release()
+
+        answer.addCallbacks(answered, refused)
+        answer.addErrback(lambda f: log.failure("answering {type} failed", f,
+                                                type=reply.kind))
+        answer.addBoth(settled)
+        if not fired:
+            held = True
+            self._hold()
+
+    def from_store(self, query: Callable[[Store], Message], reply: Replier) -> None:
+        """Answer with what `query` reads, run on the store's thread (`answer_later`:
+        a `ProtocolError` from `query` is its refusal)."""
         archive = self.server.archive
         if archive is None or not archive.available:
             raise ProtocolError("history_unavailable",
                                 "this server keeps no finished matches now")
+        self.answer_later(archive.query(query), reply, "the server failed to read its store")
+
+    def _hold(self) -> None:
+        """Read nothing more until `_release`: later frames wait in `_held`."""
         self._waiting = True
         pause = getattr(self.transport, "pauseProducing", None)
         if pause is not None:
             pause()
 
-        def failed(f: Failure) -> Message:
-            if isinstance(f.value, ProtocolError):
-                return f.value.to_message()
-            log.failure("reading the store for player {player} failed", f,
-                        player=self.session.player_id if self.session else None)
-            return make_error("internal_error", "the server failed to read its store")
-
-        d = archive.query(query)
-        d.addErrback(failed)
-        d.addCallback(reply)
-        d.addErrback(lambda f: log.failure("answering from the store failed", f))
-        d.addBoth(lambda _: self._release())
-
     def _release(self) -> None:
-        """Read on after a store reply: the frames that waited, then the transport."""
+        """Read on after a later answer: the frames that waited, then the transport."""
         self._waiting = False
         if self._closing or self.transport is None:
             self._held = None
@@ -918,7 +968,7 @@ def _rematch(conn: Connection, s: Session, msg: Message,
 
 
 def _history(conn: Connection, s: Session, msg: Message,
-             reply: ReplyTo) -> Message | None:
+             reply: Replier) -> Message | None:
     _require_feature(conn, "history")
     of, name = msg["of"], msg.get("name")
     if of == "player":
@@ -934,7 +984,7 @@ def _history(conn: Connection, s: Session, msg: Message,
 
 
 def _replay(conn: Connection, s: Session, msg: Message,
-            reply: ReplyTo) -> Message | None:
+            reply: Replier) -> Message | None:
     _require_feature(conn, "history")
     match_id, deal_no, start = msg["match"], msg.get("deal", 1), msg.get("from", 0)
     viewer = s.name

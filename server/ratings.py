@@ -33,10 +33,9 @@ from pisyedili.server.effects import MatchOver, Message
 from pisyedili.server.seats import bot_name
 from pisyedili.server.session import Session
 from pisyedili.server.store import Archive, SqliteStore
-from pisyedili.server.table_runner import ReplyTo
 
 if TYPE_CHECKING:
-    from pisyedili.server.net import Connection
+    from pisyedili.server.net import Connection, Replier
 
 log = Logger()
 
@@ -196,12 +195,10 @@ def _connection(store: Any) -> sqlite3.Connection:
 
 
 def handle_leaderboard(conn: Connection, s: Session, msg: Message,
-                       reply: ReplyTo) -> Message | None:
+                       reply: Replier) -> Message | None:
     _ratings(conn)
     rules = msg.get("rules", DEFAULT_RULES)
     limit = msg.get("limit", 20)
-    # Through `from_store`, which holds the connection's later requests until this
-    # answer is sent: replies keep the order of the requests.
     conn.from_store(lambda store: {"type": "leaderboard", "rules": rules,
                                    "rows": leaderboard(_connection(store), rules, limit)},
                     reply)
@@ -209,7 +206,7 @@ def handle_leaderboard(conn: Connection, s: Session, msg: Message,
 
 
 def handle_profile(conn: Connection, s: Session, msg: Message,
-                   reply: ReplyTo) -> Message | None:
+                   reply: Replier) -> Message | None:
     ratings = _ratings(conn)
     account = ratings._accounts.find(msg["name"])
     if account is None:

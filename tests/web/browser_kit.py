@@ -95,11 +95,14 @@ class Page:
         self.wait(lambda d: d.execute_script("return document.body.dataset.screen") is not None)
 
     def wait(self, cond: Callable[[Any], Any], timeout: float = WAIT, what: str = "") -> Any:
-        from selenium.common.exceptions import TimeoutException
+        """Poll `cond` until it holds. An element it found may be redrawn before it is
+        read (a reply arrives between the two): that poll counts as not yet."""
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
         from selenium.webdriver.support.ui import WebDriverWait
 
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(cond)
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05,
+                                 ignored_exceptions=(StaleElementReferenceException,)).until(cond)
         except TimeoutException:
             raise AssertionError(f"timed out waiting for {what or cond}; the log says: "
                                  f"{self.log_text()[-1500:]!r}; errors: {self.errors()}") from None

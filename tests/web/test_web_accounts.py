@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 from browser_kit import Page, chromium, set_viewport
 from test_web_browser import TcpPlayer
-from web_kit import WebServer, served
+from web_kit import START, WebServer, served
 
 from pisyedili.server.web import static_root
 
@@ -25,10 +27,20 @@ Msg = dict[str, Any]
 OPERATOR = "Deniz"
 
 
+OPERATOR_PASSWORD = "operator's password"
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[WebServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    """A server on a real store in which the operator's account exists before it starts:
+    `--operator` names only accounts that exist then (docs/operating.md)."""
+    db = tmp_path_factory.mktemp("store") / "pisyedili.db"
+    made = subprocess.run([sys.executable, "-c", START, "operator", "--db", str(db), "add",
+                           OPERATOR], input=OPERATOR_PASSWORD + "\n", capture_output=True,
+                          text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
     with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100", "--operator", OPERATOR) as srv:
+                "--max-per-address", "100", "--db", str(db), "--operator", OPERATOR) as srv:
         yield srv
 
 
@@ -282,8 +294,7 @@ def test_watching_from_the_lobby_shows_who_watches(page: Page, server: WebServer
 
 def test_an_operator_moderates_from_the_page_after_confirming(
         page: Page, server: WebServer, shots: Path) -> None:
-    # The operator account exists first (registered over TCP), then logs in in the page.
-    registered_player(server.tcp_port, OPERATOR, "operator's password").close()
+    # The operator's account was made before the server started; it logs in in the page.
     troll = Player(server.tcp_port, "Troll")
     host = Player(server.tcp_port, "Okan")
     try:
@@ -291,7 +302,7 @@ def test_an_operator_moderates_from_the_page_after_confirming(
         table = snap["table"]["id"]
         page.open(server.url)
         page.wait_screen("name")
-        fill(page, {"#entry-name": OPERATOR, "#entry-password": "operator's password"})
+        fill(page, {"#entry-name": OPERATOR, "#entry-password": OPERATOR_PASSWORD})
         page.click("#entry-login")
         page.wait_css("#operator-tag")
         # Nothing leaves before the confirmation; Cancel sends nothing.

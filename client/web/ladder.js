@@ -69,7 +69,7 @@ export function profilePage(name, data) {
           h("td", { class: "num" }, String(r.rank)), h("td", { class: "num" }, String(r.matches)),
           h("td", { class: "num" }, String(r.wins)))))) : h("p", { class: "muted" }, t("No rated matches yet.")),
       h("h3", {}, t("Recent results")),
-      data.recent.length ? h("ol", { class: "recent", id: "profile-recent" }, data.recent.map((m) =>
+      data.recent.length ? h("ol", { class: "match-list", id: "profile-recent" }, data.recent.map((m) =>
         h("li", { dataset: { match: String(m.id) } },
           h("span", { class: `tag ${m.won ? "good" : ""}` }, m.won ? t("won") : t("lost")), " ",
           t("{rules}, {total} points", { rules: m.rules, total: m.total }),

@@ -211,3 +211,20 @@ class Page:
             self.take_turn()
             moves += 1
         raise AssertionError(f"still playing after {limit} moves")
+
+
+def rgb(css: str) -> tuple[float, float, float, float]:
+    """A computed colour (`rgb(…)` or `rgba(…)`) as red, green, blue and alpha."""
+    parts = [float(p) for p in css[css.index("(") + 1:css.index(")")].split(",")]
+    return parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0
+
+
+def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """WCAG's contrast ratio of two opaque colours."""
+    def luminance(c: tuple[float, ...]) -> float:
+        lin = [x / 255 / 12.92 if x / 255 <= 0.03928 else ((x / 255 + 0.055) / 1.055) ** 2.4
+               for x in c[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)

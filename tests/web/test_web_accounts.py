@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, set_viewport
+from browser_kit import Page, chromium, contrast, rgb, set_viewport
 from test_web_browser import TcpPlayer
 from web_kit import START, WebServer, served
 
@@ -223,6 +223,15 @@ def rated_match(port: int, name: str) -> tuple[Player, int]:
     return tcp, int(snap["table"]["id"])
 
 
+def assert_headings_align(page: Page, table: str) -> None:
+    """Each column's heading is aligned as its cells are (numbers to the right)."""
+    aligned = page.driver.execute_script(
+        "const t = document.querySelector(arguments[0]); const al = (c) => getComputedStyle(c)"
+        ".textAlign; return [...t.tHead.rows[0].cells].map((c, i) => [c.innerText, al(c),"
+        "al(t.tBodies[0].rows[0].cells[i])]);", table)
+    assert [(name, head) for name, head, _ in aligned] == [(n, c) for n, _, c in aligned]
+
+
 def test_the_leaderboard_and_a_profile_reached_from_names(
         page: Page, server: WebServer, shots: Path) -> None:
     tcp, _ = rated_match(server.tcp_port, "Zeynep")
@@ -237,6 +246,7 @@ def test_the_leaderboard_and_a_profile_reached_from_names(
         rows = table.find_elements("css selector", "tbody tr")
         names = [r.get_attribute("data-name") for r in rows]
         assert "Zeynep" in names and "bot (hard)" in names
+        assert_headings_align(page, "#ladder-table")
         shot(page, shots, "ladder")
         page.click('#ladder-table a.name-link[href="#profile=Zeynep"]')
         page.wait_screen("profile")
@@ -245,6 +255,14 @@ def test_the_leaderboard_and_a_profile_reached_from_names(
         assert "classic" in page.css("#profile-ratings").text
         recent = page.all("#profile-recent li")
         assert len(recent) >= 1 and "rated" in recent[0].text
+        assert_headings_align(page, "#profile-ratings")
+        # On the white panel: links in a legible colour (not the header's gold), and
+        # tags with a tint of their own, so "lost" and "rated" read as tags.
+        white = (255.0, 255.0, 255.0)
+        for link in ("#profile-history", "#profile-recent a.replay-link"):
+            assert contrast(rgb(page.css(link).value_of_css_property("color")), white) >= 4.5
+        for tag in page.all("#profile-recent .tag"):
+            assert rgb(tag.value_of_css_property("background-color"))[:3] != white, tag.text
         shot(page, shots, "profile")
         # From the lobby's host name, and from the chat.
         page.click("#nav-home")

@@ -139,8 +139,9 @@ function directionRing(state) {
   svg.setAttribute("preserveAspectRatio", "none");
   svg.setAttribute("aria-hidden", "true");
   svg.dataset.direction = clockwise(v) ? "cw" : "ccw";
-  // Four arcs of one ellipse, each ending in an arrowhead, drawn clockwise; the
-  // anticlockwise ring is the same drawing mirrored (CSS).
+  // Four arcs of one ellipse, drawn clockwise, with arrowheads on the left and right
+  // only (the seats and the hand hold the top and the bottom); the anticlockwise ring
+  // is the same drawing mirrored (CSS).
   const arcs = ["M 50 4 A 46 46 0 0 1 96 50", "M 96 50 A 46 46 0 0 1 50 96",
     "M 50 96 A 46 46 0 0 1 4 50", "M 4 50 A 46 46 0 0 1 50 4"];
   for (const d of arcs) {
@@ -149,7 +150,7 @@ function directionRing(state) {
     path.setAttribute("class", "arc");
     svg.append(path);
   }
-  const heads = [[96, 50, 90], [50, 96, 180], [4, 50, 270], [50, 4, 0]];
+  const heads = [[96, 50, 90], [4, 50, 270]];
   for (const [x, y, turn] of heads) {
     const head = document.createElementNS(ns, "path");
     head.setAttribute("d", "M -2.2 -2.6 L 2.2 0 L -2.2 2.6 Z");

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, set_viewport
+from browser_kit import Page, chromium, contrast, rgb, set_viewport
 from process_output import Output
 from web_kit import WebServer, served
 
@@ -121,6 +121,42 @@ def test_the_table_fits_each_screen(driver: Any, server: WebServer) -> None:
             assert last in page.css("#recent").text
         assert page.errors() == []
     assert widths[1920] > widths[1280] * 1.3
+    set_viewport(driver, 1280, 800)
+    driver.get("about:blank")
+
+
+def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (a["left"] < b["right"] and b["left"] < a["right"]
+            and a["top"] < b["bottom"] and b["top"] < a["bottom"])
+
+
+def test_the_direction_ring_keeps_clear_and_the_felt_reads(driver: Any,
+                                                           server: WebServer) -> None:
+    """The ring's arrowheads cover no seat, hand or control (the seats are opaque, so
+    its line passes behind them); on a phone, with no room round the seats, there is no
+    ring; the suits in the last moves on the felt are as legible as the words."""
+    page = fresh(driver, server)
+    offline(page, server, "Halka", bots=3)
+    page.take_turn()  # and the bots play theirs: cards with suits in the last moves
+    page.wait(lambda d: page.body("turn") == "mine", what="our turn again")
+    boxes = driver.execute_script(
+        "const box = (e) => { const r = e.getBoundingClientRect();"
+        "  return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };"
+        "return [[...document.querySelectorAll('#direction-ring .head')].map(box),"
+        "  [...document.querySelectorAll('.seat, #hand, .actions, .centre > *, #prompt')]"
+        "  .map(box)]")
+    heads, parts = boxes
+    assert heads, "no arrowheads on the ring"
+    assert not [h for h in heads for p in parts if overlaps(h, p)], "an arrowhead over the table"
+    assert rgb(page.css(".seat").value_of_css_property("background-color"))[3] == 1.0
+    set_viewport(driver, 360, 740, mobile=True)
+    page.wait(lambda d: not page.css("#direction-ring").is_displayed(), what="no ring")
+    felt = rgb(page.css(".seat").value_of_css_property("background-color"))
+    suits = page.all("#recent .red, #recent .black")
+    assert suits, page.css("#recent").text
+    for suit in suits:
+        assert contrast(rgb(suit.value_of_css_property("color")), felt) >= 4.5, suit.text
+    assert page.errors() == []
     set_viewport(driver, 1280, 800)
     driver.get("about:blank")
 

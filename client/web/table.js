@@ -329,7 +329,7 @@ function dealResult(state) {
     h("h3", {}, dealHeadline(state, r)),
     h("table", { class: "scores" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Seat"), h("th", { scope: "col" }, "Hand left"),
-        h("th", { scope: "col" }, "Points"), h("th", { scope: "col" }, "Total"))),
+        h("th", { scope: "col", class: "num" }, "Points"), h("th", { scope: "col", class: "num" }, "Total"))),
       h("tbody", {}, rows)),
     over ? null : h("p", { class: "muted" }, "The next deal comes in a few seconds."));
 }

@@ -228,3 +228,12 @@ def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 
     hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
     return (hi + 0.05) / (lo + 0.05)
+
+
+def assert_headings_align(page: Page, table: str) -> None:
+    """Each column's heading is aligned as its cells are (numbers to the right)."""
+    aligned = page.driver.execute_script(
+        "const t = document.querySelector(arguments[0]); const al = (c) => getComputedStyle(c)"
+        ".textAlign; return [...t.tHead.rows[0].cells].map((c, i) => [c.innerText, al(c),"
+        "al(t.tBodies[0].rows[0].cells[i])]);", table)
+    assert [(name, head) for name, head, _ in aligned] == [(n, c) for n, _, c in aligned]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, contrast, rgb, set_viewport
+from browser_kit import Page, assert_headings_align, chromium, contrast, rgb, set_viewport
 from test_web_browser import TcpPlayer
 from web_kit import START, WebServer, served
 
@@ -221,15 +221,6 @@ def rated_match(port: int, name: str) -> tuple[Player, int]:
     tcp.request({"type": "start"})
     play_out(tcp)
     return tcp, int(snap["table"]["id"])
-
-
-def assert_headings_align(page: Page, table: str) -> None:
-    """Each column's heading is aligned as its cells are (numbers to the right)."""
-    aligned = page.driver.execute_script(
-        "const t = document.querySelector(arguments[0]); const al = (c) => getComputedStyle(c)"
-        ".textAlign; return [...t.tHead.rows[0].cells].map((c, i) => [c.innerText, al(c),"
-        "al(t.tBodies[0].rows[0].cells[i])]);", table)
-    assert [(name, head) for name, head, _ in aligned] == [(n, c) for n, _, c in aligned]
 
 
 def test_the_leaderboard_and_a_profile_reached_from_names(

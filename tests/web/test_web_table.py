@@ -572,11 +572,23 @@ def console_errors(page: Page) -> list[str]:
             if e.get("level") == "SEVERE"]
 
 
+def replay_index(page: Page) -> int:
+    return int(page.css("#replay").get_attribute("data-index"))
+
+
 def test_no_console_error_across_a_match_a_reload_and_a_lost_connection(
         page: Page, server: WebServer) -> None:
+    """A registered player's rated match against bots, a reload and a lost link in it,
+    then the pages after it: the match's replay (a step each way, play and pause, the
+    slider), the leaderboard and the player's profile."""
     page.open(server.url)
     page.name_and_enter("Temiz")
     assert console_errors(page) == [], "the name screen or the lobby"
+    for field in ("#register-password", "#register-again"):
+        page.css(field).send_keys("temiz's password")
+    page.click("#register")
+    page.wait_css("#account-status")
+    page.click("#rated")
     page.css("#seats").send_keys("3")
     page.css("#match_kind").send_keys("deals")
     page.css("#match_count").send_keys("1")
@@ -607,3 +619,31 @@ def test_no_console_error_across_a_match_a_reload_and_a_lost_connection(
         assert moves < TURN_LIMIT
     page.wait_css("#match-result")
     assert console_errors(page) == [], "the match and its end"
+
+    page.click("#nav-history")
+    page.wait_screen("history")
+    page.click("#history-mine")
+    page.click("#match-list a.replay-link")
+    page.wait_screen("replay")
+    page.wait(lambda d: page.all("#replay-hands"), what="the first position")
+    page.click("#replay-forward")
+    page.wait(lambda d: replay_index(page) == 1, what="a step on")
+    page.click("#replay-back")
+    page.wait(lambda d: replay_index(page) == 0, what="a step back")
+    page.click("#replay-play")
+    page.wait(lambda d: replay_index(page) >= 2, what="the replay playing")
+    page.click("#replay-play")
+    page.wait(lambda d: page.css("#replay-play").text == "Play", what="the replay paused")
+    page.driver.execute_script(
+        "const s = document.getElementById('replay-slider'); s.value = s.max;"
+        "s.dispatchEvent(new Event('input', {bubbles: true}))")
+    page.wait(lambda d: page.all("#replay-result"), what="the deal's end")
+    assert console_errors(page) == [], "the replay"
+
+    page.click("#nav-ladder")
+    page.wait_screen("ladder")
+    page.click('#ladder-table a.name-link[href="#profile=Temiz"]')
+    page.wait_screen("profile")
+    page.wait_css("#profile-ratings")
+    page.wait_css("#profile-recent")
+    assert console_errors(page) == [], "the leaderboard and a profile"

@@ -162,6 +162,27 @@ def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServe
         other.close()
 
 
+def test_no_page_is_wider_than_a_phone(page: Page, server: WebServer) -> None:
+    """At 360 px the name screen (with its login), the lobby (with the account panel)
+    and the pages fit the width: nothing to scroll sideways."""
+    set_viewport(page.driver, 360, 740, mobile=True)
+
+    def width(where: str) -> None:
+        wide = page.driver.execute_script("return document.documentElement.scrollWidth")
+        assert wide <= 360, f"{where} is {wide} px wide"
+
+    page.open(server.url)
+    page.wait_css("#entry-login")
+    width("the name screen")
+    page.name_and_enter("Dar")
+    page.wait_css("#register-form")
+    width("the lobby")
+    for route, screen in (("#ladder", "ladder"), ("#history-recent", "history")):
+        page.driver.execute_script("location.hash = arguments[0]", route)
+        page.wait_screen(screen)
+        width(f"the {screen} page")
+
+
 def test_logging_in_from_the_name_screen(page: Page, server: WebServer) -> None:
     tcp = registered_player(server.tcp_port, "Kerem", "kerem's password")
     tcp.close()

@@ -368,9 +368,10 @@ function noticeToggles(ui, act) {
           dataset: { key: "notify-toggle" }, onclick: () => act.toggleNotify() }, t("Notify me")));
 }
 
-/** The last few lines of the log, on the felt: on a phone the log is far below. */
+/** The last few lines of the log, on the felt: on a phone the log is far below. Only
+ * this table's: the lines of a table left before would read as moves made here. */
 function recentMoves(state) {
-  const lines = state.log.filter((e) => e.cls !== "dim").slice(-3);
+  const lines = state.log.filter((e) => e.seq > state.tableLogFrom && e.cls !== "dim").slice(-3);
   if (!lines.length) return null;
   return h("ol", { class: "recent", id: "recent", "aria-hidden": "true" },
     lines.map((e) => h("li", { class: e.cls, dataset: { key: `recent-${e.seq}` } }, richText(e.text))));

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from browser_kit import Page, chromium, contrast, rgb, set_viewport
 from process_output import Output
+from test_web_browser import TcpPlayer
 from web_kit import WebServer, served
 
 TURN_LIMIT = 400
@@ -159,6 +160,26 @@ def test_the_direction_ring_keeps_clear_and_the_felt_reads(driver: Any,
     assert page.errors() == []
     set_viewport(driver, 1280, 800)
     driver.get("about:blank")
+
+
+def test_the_last_moves_on_the_felt_are_this_tables(page: Page, server: WebServer) -> None:
+    """Moves made at a table left behind are not shown on the felt of the next one."""
+    host = TcpPlayer(server.tcp_port, "Sonraki")
+    try:
+        offline(page, server, "Eski")
+        page.take_turn()
+        page.wait(lambda d: page.all("#recent"), what="our move on the felt")
+        table = host.request({"type": "create_table", "rules": "classic", "seats": 3})
+        page.click("#leave")
+        page.wait(lambda d: d.switch_to.alert, what="the question before leaving").accept()
+        page.wait_screen("lobby")
+        page.click(f'.lobby-row[data-table="{table["table"]["id"]}"] button.watch')
+        page.wait(lambda d: page.body("screen") == "table" and page.all(".table-screen"),
+                  what="the table we watch")
+        assert page.css("#table-title").text == "Sonraki's table"
+        assert page.all("#recent") == [], page.css("#recent").get_attribute("textContent")
+    finally:
+        host.close()
 
 
 def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer) -> None:

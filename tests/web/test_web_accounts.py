@@ -177,9 +177,12 @@ def test_no_page_is_wider_than_a_phone(page: Page, server: WebServer) -> None:
     page.name_and_enter("Dar")
     page.wait_css("#register-form")
     width("the lobby")
-    for route, screen in (("#ladder", "ladder"), ("#history-recent", "history")):
+    match = finished_match(server.tcp_port, "Kısa", deals=1)
+    for route, screen in (("#ladder", "ladder"), ("#history-recent", "history"),
+                          (f"#replay={match}", "replay")):
         page.driver.execute_script("location.hash = arguments[0]", route)
         page.wait_screen(screen)
+        page.wait(lambda d: not page.all("main [role=status]"), what=f"the {screen} page")
         width(f"the {screen} page")
 
 

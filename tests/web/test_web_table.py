@@ -182,6 +182,33 @@ def test_the_last_moves_on_the_felt_are_this_tables(page: Page, server: WebServe
         host.close()
 
 
+def test_a_phone_shows_the_acting_opponents_name_whole(driver: Any, server: WebServer) -> None:
+    """On a 360-px phone the seat to act keeps its name on one line (its gold border
+    says it acts; a "to play" mark beside the name squeezed it letter by letter)."""
+    set_viewport(driver, 360, 740, mobile=True)
+    page = fresh(driver, server)
+    host = TcpPlayer(server.tcp_port, "Burak")
+    try:
+        snap = host.request({"type": "create_table", "rules": "classic", "seats": 2,
+                             "options": {"turn_seconds": 0}})
+        host.request({"type": "add_bot", "seat": 1, "level": "easy"})
+        host.request({"type": "start"})
+        host.until(lambda m: bool(m.get("moves")), 20)  # Burak's turn, and he waits
+        page.open(server.url)
+        page.name_and_enter("Bakan")
+        page.click(f'.lobby-row[data-table="{snap["table"]["id"]}"] button.watch')
+        page.wait_css('.seat.acting[data-seat="0"]')
+        height, line = driver.execute_script(
+            "const n = document.querySelector('.seat.acting .seat-name');"
+            "return [n.getBoundingClientRect().height, parseFloat(getComputedStyle(n).lineHeight)]")
+        assert height < 1.5 * line, "the name takes more than a line"
+        assert page.errors() == []
+    finally:
+        host.close()
+        set_viewport(driver, 1280, 800)
+        driver.get("about:blank")
+
+
 def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer) -> None:
     """Drawing instead of playing: past eleven cards the hand overlaps its cards, and
     the Draw/Pass row stays in view."""

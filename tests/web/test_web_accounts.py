@@ -192,6 +192,11 @@ def test_logging_in_from_the_name_screen(page: Page, server: WebServer) -> None:
     page.open(server.url)
     page.wait_screen("name")
     fill(page, {"#entry-name": "Kerem", "#entry-password": "kerem's password"})
+    # The login is the name screen's second panel, in its column.
+    name_panel, login_panel = page.driver.execute_script(
+        "return ['.name-panel', '#login-entry'].map(s => { const r = document.querySelector(s)"
+        ".closest('.panel').getBoundingClientRect(); return [r.left, r.width]; })")
+    assert name_panel == login_panel
     page.click("#entry-login")
     page.wait_screen("lobby")
     page.wait(lambda d: page.all("#account-status"), what="logged in")
@@ -317,6 +322,9 @@ def test_watching_from_the_lobby_shows_who_watches(page: Page, server: WebServer
                   what="the watchers")
         watchers = page.css("#watchers")
         assert "Canan" in watchers.text
+        # Below the table's title line and its buttons, not between them.
+        assert page.css("#leave").rect["y"] + page.css("#leave").rect["height"] \
+            <= watchers.rect["y"]
         assert watchers.find_element("css selector", 'a[href="#profile=Canan"]')
         assert page.all('.seat a.name-link[href="#profile=Burak"]')
         shot(page, shots, "watching")

@@ -184,6 +184,8 @@ def test_no_page_is_wider_than_a_phone(page: Page, server: WebServer) -> None:
         page.wait_screen(screen)
         page.wait(lambda d: not page.all("main [role=status]"), what=f"the {screen} page")
         width(f"the {screen} page")
+        if screen == "ladder":  # the rule sets' buttons side by side, not stacked
+            assert page.css("#ladder-classic").rect["y"] == page.css("#ladder-cardiva").rect["y"]
 
 
 def test_logging_in_from_the_name_screen(page: Page, server: WebServer) -> None:

@@ -26,6 +26,7 @@ export function createState() {
     inFlight: false, // a move was sent and its update has not come
     log: [], // {seq, text, cls}
     logSeq: 0,
+    tableLogFrom: 0, // the log's last line before we came to this table
     chat: [], // {seq, scope, name, text, spectator}
     chatSeq: 0,
     serial: 0, // counts the decisions handed to us, so a screen can tell them apart
@@ -146,6 +147,7 @@ const HANDLERS = {
     if (wasAt !== msg.table.id) {
       state.rematch = null;
       state.dealLog = { deal_no: null, count: 0 };
+      state.tableLogFrom = state.logSeq;
       const how = state.you.spectator ? "You are watching" : "You joined";
       note(state, `${how} ${msg.table.name}.`, "dim");
     }

@@ -139,8 +139,9 @@ function directionRing(state) {
   svg.setAttribute("preserveAspectRatio", "none");
   svg.setAttribute("aria-hidden", "true");
   svg.dataset.direction = clockwise(v) ? "cw" : "ccw";
-  // Four arcs of one ellipse, each ending in an arrowhead, drawn clockwise; the
-  // anticlockwise ring is the same drawing mirrored (CSS).
+  // Four arcs of one ellipse, drawn clockwise, with arrowheads on the left and right
+  // only (the seats and the hand hold the top and the bottom); the anticlockwise ring
+  // is the same drawing mirrored (CSS).
   const arcs = ["M 50 4 A 46 46 0 0 1 96 50", "M 96 50 A 46 46 0 0 1 50 96",
     "M 50 96 A 46 46 0 0 1 4 50", "M 4 50 A 46 46 0 0 1 50 4"];
   for (const d of arcs) {
@@ -149,7 +150,7 @@ function directionRing(state) {
     path.setAttribute("class", "arc");
     svg.append(path);
   }
-  const heads = [[96, 50, 90], [50, 96, 180], [4, 50, 270], [50, 4, 0]];
+  const heads = [[96, 50, 90], [4, 50, 270]];
   for (const [x, y, turn] of heads) {
     const head = document.createElementNS(ns, "path");
     head.setAttribute("d", "M -2.2 -2.6 L 2.2 0 L -2.2 2.6 Z");
@@ -328,7 +329,7 @@ function dealResult(state) {
     h("h3", {}, dealHeadline(state, r)),
     h("table", { class: "scores" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Seat"), h("th", { scope: "col" }, "Hand left"),
-        h("th", { scope: "col" }, "Points"), h("th", { scope: "col" }, "Total"))),
+        h("th", { scope: "col", class: "num" }, "Points"), h("th", { scope: "col", class: "num" }, "Total"))),
       h("tbody", {}, rows)),
     over ? null : h("p", { class: "muted" }, "The next deal comes in a few seconds."));
 }
@@ -367,11 +368,12 @@ function noticeToggles(ui, act) {
           dataset: { key: "notify-toggle" }, onclick: () => act.toggleNotify() }, t("Notify me")));
 }
 
-/** The last few lines of the log, on the felt: on a phone the log is far below. */
+/** The last few lines of the log, on the felt: on a phone the log is far below. Only
+ * this table's: the lines of a table left before would read as moves made here. */
 function recentMoves(state) {
-  const lines = state.log.filter((e) => e.cls !== "dim").slice(-3);
+  const lines = state.log.filter((e) => e.seq > state.tableLogFrom && e.cls !== "dim").slice(-3);
   if (!lines.length) return null;
-  return h("ol", { class: "recent-moves", id: "recent", "aria-hidden": "true" },
+  return h("ol", { class: "recent", id: "recent", "aria-hidden": "true" },
     lines.map((e) => h("li", { class: e.cls, dataset: { key: `recent-${e.seq}` } }, richText(e.text))));
 }
 

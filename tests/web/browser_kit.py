@@ -95,11 +95,14 @@ class Page:
         self.wait(lambda d: d.execute_script("return document.body.dataset.screen") is not None)
 
     def wait(self, cond: Callable[[Any], Any], timeout: float = WAIT, what: str = "") -> Any:
-        from selenium.common.exceptions import TimeoutException
+        """Poll `cond` until it holds. An element it found may be redrawn before it is
+        read (a reply arrives between the two): that poll counts as not yet."""
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
         from selenium.webdriver.support.ui import WebDriverWait
 
         try:
-            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(cond)
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05,
+                                 ignored_exceptions=(StaleElementReferenceException,)).until(cond)
         except TimeoutException:
             raise AssertionError(f"timed out waiting for {what or cond}; the log says: "
                                  f"{self.log_text()[-1500:]!r}; errors: {self.errors()}") from None
@@ -208,3 +211,29 @@ class Page:
             self.take_turn()
             moves += 1
         raise AssertionError(f"still playing after {limit} moves")
+
+
+def rgb(css: str) -> tuple[float, float, float, float]:
+    """A computed colour (`rgb(…)` or `rgba(…)`) as red, green, blue and alpha."""
+    parts = [float(p) for p in css[css.index("(") + 1:css.index(")")].split(",")]
+    return parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0
+
+
+def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """WCAG's contrast ratio of two opaque colours."""
+    def luminance(c: tuple[float, ...]) -> float:
+        lin = [x / 255 / 12.92 if x / 255 <= 0.03928 else ((x / 255 + 0.055) / 1.055) ** 2.4
+               for x in c[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def assert_headings_align(page: Page, table: str) -> None:
+    """Each column's heading is aligned as its cells are (numbers to the right)."""
+    aligned = page.driver.execute_script(
+        "const t = document.querySelector(arguments[0]); const al = (c) => getComputedStyle(c)"
+        ".textAlign; return [...t.tHead.rows[0].cells].map((c, i) => [c.innerText, al(c),"
+        "al(t.tBodies[0].rows[0].cells[i])]);", table)
+    assert [(name, head) for name, head, _ in aligned] == [(n, c) for n, _, c in aligned]

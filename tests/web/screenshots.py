@@ -1,22 +1,35 @@
 """Take the README's screenshots of the web client: `python tests/web/screenshots.py`.
 
-A real server (seeded, so the deals are the same each time; a long pause after a deal,
-so its results stay up) and the browser the tests use: the lobby with a few tables, a
-table in the middle of a deal, a deal's results (1280x800), and a deal on a 360-px phone.
-The PNGs go to docs/screenshots/. Not a test (pytest does not collect it): it writes
-into the repository.
+Two real servers and the browser the tests use. The first is seeded, so the deals are
+the same each time, with a long pause after a deal, so its results stay up: the lobby
+with a few tables, a table in the middle of a deal, the lost-connection banner over it,
+a deal's results (1280x800), and a deal on a 360-px phone. The second plays at test
+speed so that matches finish: the leaderboard after two rated matches, a player's
+profile, and the replay viewer a few moves into a deal. The PNGs go to
+docs/screenshots/, squeezed by `pngquant` where it is installed (a palette of 256
+colours: a screenshot of flat panels loses nothing a reader sees). Not a test (pytest
+does not collect it): it writes into the repository.
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, as pytest has it
 
 from browser_kit import Page, chromium, set_viewport
+from test_web_accounts import rated_match
 from test_web_browser import TcpPlayer
+from test_web_table import DEAD_PATH
 from web_kit import served
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 SEED = "11"
+SHOTS = ("lobby", "table", "banner", "results", "phone", "ladder", "profile", "replay")
 
 
 def mid_deal(page: Page, turns: int) -> None:
@@ -30,9 +43,30 @@ def mid_deal(page: Page, turns: int) -> None:
         played += 1
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    with served("--seed", SEED, "--deal-pause", "3600") as server, chromium(1280, 800) as d:
+def save(page: Page, name: str) -> None:
+    """The page as it stands: no focus ring, and no card caught in the middle of a flight."""
+    page.driver.execute_script("document.activeElement && document.activeElement.blur()")
+    page.wait(lambda d: not d.execute_script("return document.querySelector('#flights .flying')"),
+              what="the flights to land")
+    page.driver.save_screenshot(str(OUT / f"{name}.png"))
+
+
+def lost_link(page: Page) -> None:
+    """The banner of a lost connection: the tries fail until Try now goes to the server."""
+    d = page.driver
+    d.execute_script("const w = window.pisyedili.wire; w.realUrl = w.url;"
+                     f"w.url = w.url.replace(/\\/ws$/, '/{DEAD_PATH}'); w.ws.close();")
+    page.wait(lambda _: page.all("#banner-countdown[data-at]"), what="the banner's countdown")
+    save(page, "banner")
+    d.execute_script("const w = window.pisyedili.wire; w.url = w.realUrl;"
+                     "document.getElementById('retry-now').click()")
+    page.wait(lambda _: page.body("link") == "welcomed" and page.body("banner") == "none",
+              what="the reconnect")
+
+
+def table_shots(d: Any) -> None:
+    """The lobby, a table, the banner, a deal's results and the phone, on a seeded server."""
+    with served("--seed", SEED, "--deal-pause", "3600") as server:
         page = Page(d)
         hosts = [TcpPlayer(server.tcp_port, name) for name in ("Mehmet", "Zeynep", "Deniz")]
         hosts[0].request({"type": "create_table", "rules": "classic", "seats": 4,
@@ -51,17 +85,18 @@ def main() -> None:
         hosts[1].request({"type": "chat", "text": "cardiva, anyone? iyi oyunlar!",
                           "scope": "lobby"})
         page.wait(lambda _: "anyone" in page.css("#chat-list").text, what="the chat line")
-        d.save_screenshot(str(OUT / "lobby.png"))
+        save(page, "lobby")
 
         page.driver.get(server.url + "?play=1&name=Ayşe&rules=classic&bots=3&level=medium")
         page.wait_screen("table")
         mid_deal(page, 3)
-        d.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
-        d.save_screenshot(str(OUT / "table.png"))
+        d.execute_script("window.scrollTo(0, 0)")
+        save(page, "table")
+        lost_link(page)
 
         page.play_until(lambda: page.body("phase") == "over")
         page.wait_css("#deal-result").location_once_scrolled_into_view  # noqa: B018
-        d.save_screenshot(str(OUT / "results.png"))
+        save(page, "results")
 
         set_viewport(d, 360, 740, mobile=True)
         d.execute_script("localStorage.clear()")  # another player, on a phone
@@ -70,11 +105,62 @@ def main() -> None:
         mid_deal(page, 2)
         d.execute_script("document.activeElement.blur();"
                          "document.getElementById('hand').scrollIntoView({block: 'end'})")
-        d.save_screenshot(str(OUT / "phone.png"))
+        save(page, "phone")
         for host in hosts:
             host.close()
-    for name in ("lobby", "table", "results", "phone"):
-        print(OUT / f"{name}.png")
+
+
+def page_shots(d: Any) -> None:
+    """The leaderboard, a profile and a replay, after two rated matches have ended."""
+    set_viewport(d, 1280, 800)
+    with served("--seed", SEED, "--max-tables-per-address", "100") as server:
+        players = [rated_match(server.tcp_port, name)[0] for name in ("Zeynep", "Mehmet")]
+        page = Page(d)
+        d.get("about:blank")
+        d.execute_cdp_cmd("Storage.clearDataForOrigin", {
+            "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+        page.open(server.url + "#ladder")
+        field = page.wait_css("#name-input")
+        field.clear()
+        field.send_keys("Ayşe")
+        page.click("#connect")
+        page.wait_screen("ladder")
+        page.wait_css("#ladder-table")
+        save(page, "ladder")
+
+        page.click('#ladder-table a.name-link[href="#profile=Zeynep"]')
+        page.wait_screen("profile")
+        page.wait_css("#profile-recent")
+        save(page, "profile")
+
+        page.click("#profile-recent a.replay-link")
+        page.wait_screen("replay")
+        page.wait(lambda _: page.all("#replay-hands"), what="the first position")
+        for n in range(1, 7):
+            page.click("#replay-forward")
+            page.wait(lambda _: page.css("#replay").get_attribute("data-index") == str(n),  # noqa: B023
+                      what=f"move {n}")
+        save(page, "replay")
+        for player in players:
+            player.close()
+
+
+def squeeze(path: Path) -> None:
+    """A 256-colour palette (pngquant), when the tool is here; else the PNG as taken."""
+    tool = shutil.which("pngquant")
+    if tool:
+        subprocess.run([tool, "--force", "--skip-if-larger", "--speed", "1", "--quality",
+                        "70-95", "--output", str(path), str(path)], check=False)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    with chromium(1280, 800) as d:
+        table_shots(d)
+        page_shots(d)
+    for name in SHOTS:
+        squeeze(OUT / f"{name}.png")
+        print(OUT / f"{name}.png", (OUT / f"{name}.png").stat().st_size)
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, set_viewport
+from browser_kit import Page, assert_headings_align, chromium, contrast, rgb, set_viewport
 from test_web_browser import TcpPlayer
-from web_kit import WebServer, served
+from web_kit import START, WebServer, served
 
 from pisyedili.server.web import static_root
 
@@ -32,16 +32,15 @@ OPERATOR_PASSWORD = "operator's password"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
-    # An operator is an account that exists when the server starts: made first in the
-    # server's file, as an operator does (`pisyedili-server operator add`).
-    db = str(tmp_path_factory.mktemp("accounts") / "server.sqlite3")
-    script = "from pisyedili.server.tap import main; main()"
-    made = subprocess.run([sys.executable, "-c", script, "operator", "--db", db, "add", OPERATOR],
-                          input=OPERATOR_PASSWORD + "\n", text=True, capture_output=True,
-                          timeout=120)
+    """A server on a real store in which the operator's account exists before it starts:
+    `--operator` names only accounts that exist then (docs/operating.md)."""
+    db = tmp_path_factory.mktemp("store") / "pisyedili.db"
+    made = subprocess.run([sys.executable, "-c", START, "operator", "--db", str(db), "add",
+                           OPERATOR], input=OPERATOR_PASSWORD + "\n", capture_output=True,
+                          text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100", "--db", db, "--operator", OPERATOR) as srv:
+                "--max-per-address", "100", "--db", str(db), "--operator", OPERATOR) as srv:
         yield srv
 
 
@@ -163,12 +162,43 @@ def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServe
         other.close()
 
 
+def test_no_page_is_wider_than_a_phone(page: Page, server: WebServer) -> None:
+    """At 360 px the name screen (with its login), the lobby (with the account panel)
+    and the pages fit the width: nothing to scroll sideways."""
+    set_viewport(page.driver, 360, 740, mobile=True)
+
+    def width(where: str) -> None:
+        wide = page.driver.execute_script("return document.documentElement.scrollWidth")
+        assert wide <= 360, f"{where} is {wide} px wide"
+
+    page.open(server.url)
+    page.wait_css("#entry-login")
+    width("the name screen")
+    page.name_and_enter("Dar")
+    page.wait_css("#register-form")
+    width("the lobby")
+    match = finished_match(server.tcp_port, "Kısa", deals=1)
+    for route, screen in (("#ladder", "ladder"), ("#history-recent", "history"),
+                          (f"#replay={match}", "replay")):
+        page.driver.execute_script("location.hash = arguments[0]", route)
+        page.wait_screen(screen)
+        page.wait(lambda d: not page.all("main [role=status]"), what=f"the {screen} page")
+        width(f"the {screen} page")
+        if screen == "ladder":  # the rule sets' buttons side by side, not stacked
+            assert page.css("#ladder-classic").rect["y"] == page.css("#ladder-cardiva").rect["y"]
+
+
 def test_logging_in_from_the_name_screen(page: Page, server: WebServer) -> None:
     tcp = registered_player(server.tcp_port, "Kerem", "kerem's password")
     tcp.close()
     page.open(server.url)
     page.wait_screen("name")
     fill(page, {"#entry-name": "Kerem", "#entry-password": "kerem's password"})
+    # The login is the name screen's second panel, in its column.
+    name_panel, login_panel = page.driver.execute_script(
+        "return ['.name-panel', '#login-entry'].map(s => { const r = document.querySelector(s)"
+        ".closest('.panel').getBoundingClientRect(); return [r.left, r.width]; })")
+    assert name_panel == login_panel
     page.click("#entry-login")
     page.wait_screen("lobby")
     page.wait(lambda d: page.all("#account-status"), what="logged in")
@@ -238,6 +268,7 @@ def test_the_leaderboard_and_a_profile_reached_from_names(
         rows = table.find_elements("css selector", "tbody tr")
         names = [r.get_attribute("data-name") for r in rows]
         assert "Zeynep" in names and "bot (hard)" in names
+        assert_headings_align(page, "#ladder-table")
         shot(page, shots, "ladder")
         page.click('#ladder-table a.name-link[href="#profile=Zeynep"]')
         page.wait_screen("profile")
@@ -246,6 +277,14 @@ def test_the_leaderboard_and_a_profile_reached_from_names(
         assert "classic" in page.css("#profile-ratings").text
         recent = page.all("#profile-recent li")
         assert len(recent) >= 1 and "rated" in recent[0].text
+        assert_headings_align(page, "#profile-ratings")
+        # On the white panel: links in a legible colour (not the header's gold), and
+        # tags with a tint of their own, so "lost" and "rated" read as tags.
+        white = (255.0, 255.0, 255.0)
+        for link in ("#profile-history", "#profile-recent a.replay-link"):
+            assert contrast(rgb(page.css(link).value_of_css_property("color")), white) >= 4.5
+        for tag in page.all("#profile-recent .tag"):
+            assert rgb(tag.value_of_css_property("background-color"))[:3] != white, tag.text
         shot(page, shots, "profile")
         # From the lobby's host name, and from the chat.
         page.click("#nav-home")
@@ -285,6 +324,9 @@ def test_watching_from_the_lobby_shows_who_watches(page: Page, server: WebServer
                   what="the watchers")
         watchers = page.css("#watchers")
         assert "Canan" in watchers.text
+        # Below the table's title line and its buttons, not between them.
+        assert page.css("#leave").rect["y"] + page.css("#leave").rect["height"] \
+            <= watchers.rect["y"]
         assert watchers.find_element("css selector", 'a[href="#profile=Canan"]')
         assert page.all('.seat a.name-link[href="#profile=Burak"]')
         shot(page, shots, "watching")
@@ -295,7 +337,7 @@ def test_watching_from_the_lobby_shows_who_watches(page: Page, server: WebServer
 
 def test_an_operator_moderates_from_the_page_after_confirming(
         page: Page, server: WebServer, shots: Path) -> None:
-    # The operator's account exists (the `server` fixture); it logs in in the page.
+    # The operator's account was made before the server started; it logs in in the page.
     troll = Player(server.tcp_port, "Troll")
     host = Player(server.tcp_port, "Okan")
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from browser_kit import Page, chromium, set_viewport
+from browser_kit import Page, assert_headings_align, chromium, set_viewport
 from process_output import Output
 from web_kit import WebServer, served
 
@@ -177,6 +177,7 @@ def test_a_whole_deal_against_bots_from_the_lobby(page: Page, server: WebServer)
     points = page.state("view.result.points")
     for row, pts in zip(rows, points, strict=True):
         assert f"+{pts}" in row.text
+    assert_headings_align(page, "#deal-result table")
     assert "Deal over" in page.log_text()
     match = page.wait_css("#match-result")
     assert "Match over" in match.text

@@ -14,11 +14,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, set_viewport
+from browser_kit import Page, chromium, contrast, rgb, set_viewport
 from process_output import Output
+from test_web_browser import TcpPlayer
 from web_kit import WebServer, served
 
 TURN_LIMIT = 400
+DEAD_PATH = "no-socket-here"
+"""A path of the web server that answers no WebSocket: a try there fails at once."""
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +124,89 @@ def test_the_table_fits_each_screen(driver: Any, server: WebServer) -> None:
     assert widths[1920] > widths[1280] * 1.3
     set_viewport(driver, 1280, 800)
     driver.get("about:blank")
+
+
+def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (a["left"] < b["right"] and b["left"] < a["right"]
+            and a["top"] < b["bottom"] and b["top"] < a["bottom"])
+
+
+def test_the_direction_ring_keeps_clear_and_the_felt_reads(driver: Any,
+                                                           server: WebServer) -> None:
+    """The ring's arrowheads cover no seat, hand or control (the seats are opaque, so
+    its line passes behind them); on a phone, with no room round the seats, there is no
+    ring; the suits in the last moves on the felt are as legible as the words."""
+    page = fresh(driver, server)
+    offline(page, server, "Halka", bots=3)
+    page.take_turn()  # and the bots play theirs: cards with suits in the last moves
+    page.wait(lambda d: page.body("turn") == "mine", what="our turn again")
+    boxes = driver.execute_script(
+        "const box = (e) => { const r = e.getBoundingClientRect();"
+        "  return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };"
+        "return [[...document.querySelectorAll('#direction-ring .head')].map(box),"
+        "  [...document.querySelectorAll('.seat, #hand, .actions, .centre > *, #prompt')]"
+        "  .map(box)]")
+    heads, parts = boxes
+    assert heads, "no arrowheads on the ring"
+    assert not [h for h in heads for p in parts if overlaps(h, p)], "an arrowhead over the table"
+    assert rgb(page.css(".seat").value_of_css_property("background-color"))[3] == 1.0
+    set_viewport(driver, 360, 740, mobile=True)
+    page.wait(lambda d: not page.css("#direction-ring").is_displayed(), what="no ring")
+    felt = rgb(page.css(".seat").value_of_css_property("background-color"))
+    suits = page.all("#recent .red, #recent .black")
+    assert suits, page.css("#recent").text
+    for suit in suits:
+        assert contrast(rgb(suit.value_of_css_property("color")), felt) >= 4.5, suit.text
+    assert page.errors() == []
+    set_viewport(driver, 1280, 800)
+    driver.get("about:blank")
+
+
+def test_the_last_moves_on_the_felt_are_this_tables(page: Page, server: WebServer) -> None:
+    """Moves made at a table left behind are not shown on the felt of the next one."""
+    host = TcpPlayer(server.tcp_port, "Sonraki")
+    try:
+        offline(page, server, "Eski")
+        page.take_turn()
+        page.wait(lambda d: page.all("#recent"), what="our move on the felt")
+        table = host.request({"type": "create_table", "rules": "classic", "seats": 3})
+        page.click("#leave")
+        page.wait(lambda d: d.switch_to.alert, what="the question before leaving").accept()
+        page.wait_screen("lobby")
+        page.click(f'.lobby-row[data-table="{table["table"]["id"]}"] button.watch')
+        page.wait(lambda d: page.body("screen") == "table" and page.all(".table-screen"),
+                  what="the table we watch")
+        assert page.css("#table-title").text == "Sonraki's table"
+        assert page.all("#recent") == [], page.css("#recent").get_attribute("textContent")
+    finally:
+        host.close()
+
+
+def test_a_phone_shows_the_acting_opponents_name_whole(driver: Any, server: WebServer) -> None:
+    """On a 360-px phone the seat to act keeps its name on one line (its gold border
+    says it acts; a "to play" mark beside the name squeezed it letter by letter)."""
+    set_viewport(driver, 360, 740, mobile=True)
+    page = fresh(driver, server)
+    host = TcpPlayer(server.tcp_port, "Burak")
+    try:
+        snap = host.request({"type": "create_table", "rules": "classic", "seats": 2,
+                             "options": {"turn_seconds": 0}})
+        host.request({"type": "add_bot", "seat": 1, "level": "easy"})
+        host.request({"type": "start"})
+        host.until(lambda m: bool(m.get("moves")), 20)  # Burak's turn, and he waits
+        page.open(server.url)
+        page.name_and_enter("Bakan")
+        page.click(f'.lobby-row[data-table="{snap["table"]["id"]}"] button.watch')
+        page.wait_css('.seat.acting[data-seat="0"]')
+        height, line = driver.execute_script(
+            "const n = document.querySelector('.seat.acting .seat-name');"
+            "return [n.getBoundingClientRect().height, parseFloat(getComputedStyle(n).lineHeight)]")
+        assert height < 1.5 * line, "the name takes more than a line"
+        assert page.errors() == []
+    finally:
+        host.close()
+        set_viewport(driver, 1280, 800)
+        driver.get("about:blank")
 
 
 def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer) -> None:
@@ -335,12 +421,12 @@ def test_a_lost_connection_shows_a_banner_a_countdown_and_try_now(
     """While the link is down a banner covers the table with a countdown, the table
     takes no input, and Try now reconnects at once (no waiting out the countdown)."""
     offline(page, server, "Kopuk")
-    # The next tries go to a path of the same server where no WebSocket answers (the
-    # page's Content-Security-Policy allows its own origin only), so they fail as a dead
-    # link's.
+    # The next tries go to a path of the same server that is no WebSocket, so their
+    # handshakes fail as a dead link's (another port would be refused by the page's CSP
+    # before any try, and Chromium then reports no close at all).
     page.driver.execute_script(
         "const w = window.pisyedili.wire; w.realUrl = w.url;"
-        "w.url = w.url.replace(/\\/ws$/, '/no-such-socket'); w.ws.close();")
+        f"w.url = w.url.replace(/\\/ws$/, '/{DEAD_PATH}'); w.ws.close();")
     page.wait(lambda d: page.body("banner") == "lost" and page.all("#banner-countdown[data-at]"),
               what="the banner's countdown")
     banner = page.css("#banner")
@@ -366,7 +452,7 @@ def test_a_lost_connection_shows_a_banner_a_countdown_and_try_now(
     assert "Welcome back" in page.log_text()
     page.wait(lambda d: page.body("turn") == "mine", what="our decision again")
     # The failed tries are the browser's own console errors, not the page's.
-    assert [e for e in page.errors() if "no-such-socket" not in e] == []
+    assert [e for e in page.errors() if DEAD_PATH not in e] == []
 
 
 def test_another_tab_takes_the_seat_and_this_one_takes_it_back(
@@ -534,11 +620,23 @@ def console_errors(page: Page) -> list[str]:
             if e.get("level") == "SEVERE"]
 
 
+def replay_index(page: Page) -> int:
+    return int(page.css("#replay").get_attribute("data-index"))
+
+
 def test_no_console_error_across_a_match_a_reload_and_a_lost_connection(
         page: Page, server: WebServer) -> None:
+    """A registered player's rated match against bots, a reload and a lost link in it,
+    then the pages after it: the match's replay (a step each way, play and pause, the
+    slider), the leaderboard and the player's profile."""
     page.open(server.url)
     page.name_and_enter("Temiz")
     assert console_errors(page) == [], "the name screen or the lobby"
+    for field in ("#register-password", "#register-again"):
+        page.css(field).send_keys("temiz's password")
+    page.click("#register")
+    page.wait_css("#account-status")
+    page.click("#rated")
     page.css("#seats").send_keys("3")
     page.css("#match_kind").send_keys("deals")
     page.css("#match_count").send_keys("1")
@@ -569,3 +667,31 @@ def test_no_console_error_across_a_match_a_reload_and_a_lost_connection(
         assert moves < TURN_LIMIT
     page.wait_css("#match-result")
     assert console_errors(page) == [], "the match and its end"
+
+    page.click("#nav-history")
+    page.wait_screen("history")
+    page.click("#history-mine")
+    page.click("#match-list a.replay-link")
+    page.wait_screen("replay")
+    page.wait(lambda d: page.all("#replay-hands"), what="the first position")
+    page.click("#replay-forward")
+    page.wait(lambda d: replay_index(page) == 1, what="a step on")
+    page.click("#replay-back")
+    page.wait(lambda d: replay_index(page) == 0, what="a step back")
+    page.click("#replay-play")
+    page.wait(lambda d: replay_index(page) >= 2, what="the replay playing")
+    page.click("#replay-play")
+    page.wait(lambda d: page.css("#replay-play").text == "Play", what="the replay paused")
+    page.driver.execute_script(
+        "const s = document.getElementById('replay-slider'); s.value = s.max;"
+        "s.dispatchEvent(new Event('input', {bubbles: true}))")
+    page.wait(lambda d: page.all("#replay-result"), what="the deal's end")
+    assert console_errors(page) == [], "the replay"
+
+    page.click("#nav-ladder")
+    page.wait_screen("ladder")
+    page.click('#ladder-table a.name-link[href="#profile=Temiz"]')
+    page.wait_screen("profile")
+    page.wait_css("#profile-ratings")
+    page.wait_css("#profile-recent")
+    assert console_errors(page) == [], "the leaderboard and a profile"

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -977,9 +977,11 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") -> int:
-    args = parse(sys.argv[1:] if argv is None else argv, prog)
-    raise_fd_limit()
+def run_on_reactor(run: Callable[[], Coroutine[Any, Any, dict[str, Any]]], budget: float,
+                   prog: str) -> dict[str, Any] | None:
+    """Run a bench's `run` on the reactor, bounded by a watchdog of `budget` seconds, and
+    end every child process it started, however it ends; its figures, or None once the
+    failure is said on stderr."""
     from twisted.internet import reactor as _reactor
     from twisted.internet.defer import ensureDeferred
     from twisted.internet.error import ReactorNotRunning
@@ -994,20 +996,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") 
         except ReactorNotRunning:  # the watchdog stopped it first
             pass
 
-    def start() -> None:
-        ensureDeferred(Load(args).run()).addBoth(done)
-
-    def give_up() -> None:
-        outcome["result"] = f"still running after {budget:.0f} s"
-        done(None)
-
-    # Every wait is bounded on its own; this bounds their sum, whatever goes wrong.
-    paced = args.seconds + max(args.warmup, 2 * args.paced_think / 1000) + 240 \
-        if args.paced_think else 0
-    budget = args.rounds * (3 * (args.seconds + args.warmup) + 360) + paced \
-        + args.idle / 20 + 300
-    watchdog = reactor.callLater(budget, give_up)
-    reactor.callWhenRunning(start)
+    watchdog = reactor.callLater(budget, lambda: done(f"still running after {budget:.0f} s"))
+    reactor.callWhenRunning(lambda: ensureDeferred(run()).addBoth(done))
     try:
         reactor.run()
     finally:
@@ -1018,6 +1008,20 @@ def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") 
     result = outcome.get("result")
     if not isinstance(result, dict):
         print(f"{prog}: failed: {result or 'interrupted'}", file=sys.stderr)
+        return None
+    return result
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") -> int:
+    args = parse(sys.argv[1:] if argv is None else argv, prog)
+    raise_fd_limit()
+    # Every wait is bounded on its own; this bounds their sum, whatever goes wrong.
+    paced = args.seconds + max(args.warmup, 2 * args.paced_think / 1000) + 240 \
+        if args.paced_think else 0
+    budget = args.rounds * (3 * (args.seconds + args.warmup) + 360) + paced \
+        + args.idle / 20 + 300
+    result = run_on_reactor(Load(args).run, budget, prog)
+    if result is None:
         return 1
     print(json.dumps(result))
     return 0

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pisyedili.server.load_bench import (
-    _LIVE,
     MATCH_END,
     Child,
     Counters,
@@ -35,6 +34,7 @@ from pisyedili.server.load_bench import (
     Table,
     raise_fd_limit,
     rss_kib,
+    run_on_reactor,
     server_argv,
 )
 
@@ -307,33 +307,9 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench soak") -> int:
     args = parse(sys.argv[1:] if argv is None else argv, prog)
     raise_fd_limit()
-    from twisted.internet import reactor as _reactor
-    from twisted.internet.defer import ensureDeferred
-    from twisted.internet.error import ReactorNotRunning
-
-    reactor: Any = _reactor
-    outcome: dict[str, Any] = {}
-
-    def done(result: Any) -> None:
-        outcome.setdefault("result", result)
-        try:
-            reactor.stop()
-        except ReactorNotRunning:
-            pass
-
     budget = args.minutes * 60 + args.tables / 2 + args.away + 300
-    watchdog = reactor.callLater(budget, lambda: done(f"still running after {budget:.0f} s"))
-    reactor.callWhenRunning(lambda: ensureDeferred(Soak(args).run()).addBoth(done))
-    try:
-        reactor.run()
-    finally:
-        for child in list(_LIVE):
-            child.stop()
-    if watchdog.active():
-        watchdog.cancel()
-    result = outcome.get("result")
-    if not isinstance(result, dict):
-        print(f"{prog}: failed: {result or 'interrupted'}", file=sys.stderr)
+    result = run_on_reactor(Soak(args).run, budget, prog)
+    if result is None:
         return 1
     print(json.dumps(result))
     ok = not result["tables_lost"] and not result["failed_resumes"]

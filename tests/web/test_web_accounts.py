@@ -461,7 +461,10 @@ def enter_name(page: Page, name: str) -> None:
 
 
 def replay_data(page: Page, key: str) -> int:
-    return int(page.css("#replay").get_attribute(f"data-{key}"))
+    """The viewer's position; -1 while it loads a deal's pages (it says "Loading…" and
+    has no position yet, as when play runs on into the next deal)."""
+    value = page.css("#replay").get_attribute(f"data-{key}")
+    return -1 if value is None else int(value)
 
 
 def test_a_replay_steps_through_every_deal_face_up_and_can_be_shared(

@@ -1,8 +1,9 @@
-"""The browser's counterparts of terminal commands, in a real browser (headless
-Chromium) against a real server process: the replay viewer's Download (`/export`).
+"""The browser's counterparts of two terminal commands, in a real browser (headless
+Chromium) against a real server process: the replay viewer's Download (`/export`) and
+the table's Rules panel (`/rules`).
 
 The export is compared with what the terminal's own code writes for the same match,
-fetched over a real TCP connection.
+fetched over a real TCP connection; the panel with the terminal's `/rules` lines.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 from browser_kit import Page, chromium, set_viewport
 from test_web_accounts import Player, enter_name, finished_match
+from test_web_table import offline
 from web_kit import WebServer, served
 
-from pisyedili.client import replay
+from pisyedili.client import render, replay
 
 Msg = dict[str, Any]
 
@@ -113,3 +115,62 @@ def test_the_replay_viewer_downloads_the_terminals_export_file(
     saved = tmp_path / f"pisyedili-match-{match}.json"
     page.wait(lambda d: saved.exists() and saved.read_text(encoding="utf-8") == expected,
               what="the downloaded file")
+
+
+def panel_lines(page: Page) -> list[str]:
+    return list(page.driver.execute_script(
+        "const p = document.getElementById('table-rules');"
+        "return [...p.querySelectorAll('.rules-body p, .rules-body li')]"
+        ".map((e) => e.textContent);"))
+
+
+def terminal_rules(rules: str, options: Msg) -> list[str]:
+    """The terminal's `/rules` lines, as text."""
+    return ["".join(text for _, text in line).strip()
+            for line in render.rules_lines(rules, options)]
+
+
+@pytest.mark.parametrize(("rules", "key_rules"), [
+    ("classic", ["C11 7: the next player draws 3 or answers with a 7; sevens stack",
+                 "C5/C6 a jack goes on anything but a jack and names the suit"]),
+    ("cardiva", ["K7 7: the next player draws 3 or answers with a 7 (3, 6, 9...)",
+                 "K8 a jack goes on anything and names the suit."]),
+])
+def test_the_tables_rules_panel_says_what_rules_says(
+        page: Page, server: WebServer, rules: str, key_rules: list[str]) -> None:
+    offline(page, server, "Ada", rules=rules)
+    panel = page.wait_css("#table-rules summary")
+    assert panel.text == "Rules"
+    assert not page.css("#table-rules").get_attribute("open")
+    felt = page.driver.execute_script(
+        "return document.querySelector('.table-screen > .felt').getBoundingClientRect().top")
+    page.click("#table-rules summary")
+    page.wait(lambda d: page.css("#table-rules-options").is_displayed(), what="the open panel")
+    text = page.css("#table-rules").text
+    for rule in key_rules:
+        assert rule in text
+    # Open, it lies over the felt: the table below does not move (it fits the screen).
+    assert page.driver.execute_script(
+        "return document.querySelector('.table-screen > .felt').getBoundingClientRect().top"
+    ) == felt
+    options: Msg = page.state("table.options")
+    assert options["rules"] == rules
+    lines = panel_lines(page)
+    assert lines == terminal_rules(rules, options)
+    assert "match_end" in lines[-1] and "turn_seconds" in lines[-1]
+    # The panel stays open while the game goes on round it (a redraw keeps it).
+    before = page.log_text()
+    page.take_turn()
+    page.wait(lambda d: page.log_text() != before, what="the move in the log")
+    assert page.css("#table-rules").get_attribute("open") is not None
+
+
+def test_the_open_rules_panel_fits_a_phone(page: Page, server: WebServer) -> None:
+    set_viewport(page.driver, 390, 844, mobile=True)
+    offline(page, server, "Ece", rules="cardiva")
+    page.click("#table-rules summary")
+    page.wait(lambda d: page.css("#table-rules-options").is_displayed(), what="the open panel")
+    body = page.driver.execute_script(
+        "const r = document.querySelector('#table-rules .rules-body').getBoundingClientRect();"
+        "return [r.left, r.right, document.documentElement.scrollWidth];")
+    assert body[0] >= 0 and body[1] <= 390 and body[2] <= 390

@@ -60,6 +60,7 @@ export function createReplays(request, redraw) {
     async exportText() {
       const match = r.match;
       const deals = [];
+      await r.load(1); // a click before the first page came waits for it
       for (let n = 1; r.summary && n <= r.summary.deals; n += 1) {
         const deal = await r.load(n);
         if (r.match !== match || r.error || !deal.complete) return null;

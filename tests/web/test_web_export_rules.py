@@ -83,7 +83,6 @@ def test_the_replay_viewer_downloads_the_terminals_export_file(
     page.open(f"{server.url}#replay={match}")
     enter_name(page, "Viewer")
     page.wait_screen("replay")
-    page.wait(lambda d: page.all("#replay-hands"), what="the first position")
     link = page.wait_css("#replay-download")
     assert link.get_attribute("download") == f"pisyedili-match-{match}.json"
     assert link.text == "Download"

@@ -26,8 +26,9 @@ Msg = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[WebServer]:
+    """A server whose decks come from one seed: the long match is the same each run."""
     with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100") as srv:
+                "--max-per-address", "100", "--seed", "7") as srv:
         yield srv
 
 
@@ -114,6 +115,59 @@ def test_the_replay_viewer_downloads_the_terminals_export_file(
     saved = tmp_path / f"pisyedili-match-{match}.json"
     page.wait(lambda d: saved.exists() and saved.read_text(encoding="utf-8") == expected,
               what="the downloaded file")
+
+
+def long_match(port: int) -> int:
+    """A one-deal match in which the player only draws and passes, on a reshuffled
+    stock: over 100 moves, so the viewer fetches the deal in pages of 100 steps, and
+    reshuffles, which replay right only with the seed's every digit."""
+    tcp = Player(port, "Drawer")
+    try:
+        tcp.request({"type": "create_table", "rules": "classic", "seats": 2, "options": {
+            "match_end": "deals:1", "turn_seconds": 0, "empty_stock": "reshuffle"}})
+        tcp.request({"type": "add_bot", "seat": 1, "level": "easy"})
+        tcp.request({"type": "start"})
+        for _ in range(3000):
+            msg = tcp.until(lambda m: m["type"] in ("update", "table"), 30)
+            events = msg.get("events", []) if msg["type"] == "update" else []
+            if any(e["event"] == "match_end" for e in events):
+                break
+            moves = {m["kind"]: m for m in msg.get("moves") or []}
+            if moves:
+                move = moves.get("pass") or moves.get("draw") or msg["moves"][0]
+                tcp.send({"type": "move", "move": move})
+        for _ in range(50):  # the store keeps the match a moment after its last update
+            mine = tcp.request({"type": "history", "of": "mine"})
+            if mine["matches"]:
+                return int(mine["matches"][0]["id"])
+            tcp.poll(0.1)
+        raise AssertionError("the match was not kept")
+    finally:
+        tcp.close()
+
+
+def test_a_deal_of_many_pages_with_reshuffles_exports_whole(
+        page: Page, server: WebServer, tmp_path: Path) -> None:
+    match = long_match(server.tcp_port)
+    expected = terminal_export(server.tcp_port, match, tmp_path / "terminal.json")
+    doc = json.loads(expected)
+    assert len(doc["deals"][0]["record"]["moves"]) > 100, "the deal took one page"
+    page.open(f"{server.url}#replay={match}")
+    enter_name(page, "Viewer")
+    page.wait_screen("replay")
+    page.driver.execute_script(
+        "const make = URL.createObjectURL;"
+        "URL.createObjectURL = (blob) => { window.exported = blob; return make.call(URL, blob); };")
+    page.click("#replay-download")
+    page.wait(lambda d: page.css("#replay-download").get_attribute("data-ready") == "yes",
+              what="the export file made")
+    text = page.driver.execute_async_script(
+        "window.exported.text().then(arguments[arguments.length - 1]);")
+    assert text == expected
+    browser_file = tmp_path / "browser.json"
+    browser_file.write_text(text, encoding="utf-8")
+    assert replay.load(browser_file).deals[0]["record"]["moves"] == \
+        doc["deals"][0]["record"]["moves"]
 
 
 def panel_lines(page: Page) -> list[str]:

@@ -13,19 +13,25 @@ const PLAY_MS = 800;
 export function createReplays(request, redraw) {
   const r = {
     match: null, summary: null, error: null, deals: new Map(), deal: 1, index: 0,
-    playing: false, timer: null,
+    playing: false, timer: null, download: null,
     /** Show match `id` (from its first deal), fetching what it has not yet. */
     open(id) {
       if (r.match === id && !r.error) return; // after a refusal (or a lost link), ask again
       r.stop();
-      Object.assign(r, { match: id, summary: null, error: null, deals: new Map(), deal: 1, index: 0 });
+      if (r.download) URL.revokeObjectURL(r.download);
+      Object.assign(r, { match: id, summary: null, error: null, deals: new Map(), deal: 1, index: 0, download: null });
       r.load(1);
     },
-    /** Fetch deal `n`, page after page, until its every step is here. */
-    async load(n) {
-      if (r.deals.has(n)) return r.deals.get(n);
-      const deal = { steps: [], result: null, complete: false };
+    /** Fetch deal `n`, page after page, until its every step is here; one fetch at a
+     * time per deal, so the export waits for the one under way rather than racing it. */
+    load(n) {
+      if (r.deals.has(n)) return r.deals.get(n).ready;
+      const deal = { steps: [], result: null, record: null, complete: false, ready: null };
       r.deals.set(n, deal);
+      deal.ready = r.fetchDeal(n, deal);
+      return deal.ready;
+    },
+    async fetchDeal(n, deal) {
       const match = r.match;
       for (;;) {
         const from = Math.max(0, deal.steps.length - 1);
@@ -39,11 +45,38 @@ export function createReplays(request, redraw) {
         }
         r.summary = reply.match;
         deal.result = reply.result;
+        // The record's pages join up as the terminal's export joins them: the first
+        // page's record, then each later page's moves (they start at `from`).
+        if (reply.from === 0) deal.record = { ...reply.record, moves: [...reply.record.moves] };
+        else deal.record.moves.push(...reply.record.moves);
         deal.steps.push(...(deal.steps.length ? reply.steps.slice(1) : reply.steps));
         deal.complete = deal.steps.length - 1 >= reply.move_count;
         redraw();
         if (deal.complete) return deal;
       }
+    },
+    /** The export file (docs/replay.md) of the whole match, every deal fetched first;
+     * null if a fetch was refused (r.error says why). */
+    async exportText() {
+      const match = r.match;
+      const deals = [];
+      await r.load(1); // a click before the first page came waits for it
+      for (let n = 1; r.summary && n <= r.summary.deals; n += 1) {
+        const deal = await r.load(n);
+        if (r.match !== match || r.error || !deal.complete) return null;
+        deals.push({ deal_no: n, result: deal.result, record: deal.record });
+      }
+      return r.summary ? exportFile(r.summary, deals) : null;
+    },
+    /** Make the Download link's file: a Blob of the export, kept until another match. */
+    async prepareDownload() {
+      if (r.download) return r.download;
+      const match = r.match;
+      const text = await r.exportText();
+      if (text === null || r.match !== match) return null;
+      r.download = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+      redraw();
+      return r.download;
     },
     current() {
       return r.deals.get(r.deal) ?? null;
@@ -85,6 +118,28 @@ export function createReplays(request, redraw) {
   return r;
 }
 
+/** Python's json.dumps(value, ensure_ascii=False, indent=indent), so the file is the
+ * terminal's byte for byte; BigInt (a seed past 2**53) is written with every digit. */
+function pyJson(value, indent = null, level = 0) {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value !== "object") return JSON.stringify(value);
+  const pad = (n) => (indent === null ? "" : `\n${" ".repeat(indent * n)}`);
+  const sep = indent === null ? ", " : ",";
+  const items = Array.isArray(value) ? value.map((v) => pyJson(v, indent, level + 1))
+    : Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v, indent, level + 1)}`);
+  const [open, close] = Array.isArray(value) ? ["[", "]"] : ["{", "}"];
+  if (!items.length) return open + close;
+  return open + pad(level + 1) + items.join(sep + pad(level + 1)) + pad(level) + close;
+}
+
+/** The export file, laid out as client/replay.py's `save` lays it: the head indented,
+ * then one deal a line. */
+export function exportFile(summary, deals) {
+  const head = pyJson({ format: "pisyedili-match", version: 1, match: summary }, 2).slice(0, -2);
+  return `${head},\n  "deals": [\n    ${deals.map((d) => pyJson(d)).join(",\n    ")}\n  ]\n}\n`;
+}
+
 /** describeEvent's view of the match: its seats, and nobody's own seat. */
 function seatsOf(summary) {
   return { you: null, table: { rules: summary.rules, seats: summary.players.map((p) => ({ ...p })) } };
@@ -122,7 +177,15 @@ export function replayPage(match, r) {
     h("h2", { id: "replay-title" }, t("Replay of match #{id}", { id: match })),
     h("label", { class: "share" }, t("Link to share:"), " ",
       h("input", { id: "replay-link", readonly: true, size: 36, value: `${location.origin}${location.pathname}#replay=${match}`,
-        dataset: { key: "replay-link" }, onclick: (ev) => ev.currentTarget.select() })));
+        dataset: { key: "replay-link" }, onclick: (ev) => ev.currentTarget.select() })),
+    r.error ? null : h("a", { id: "replay-download", class: "button", download: `pisyedili-match-${match}.json`,
+      href: r.download ?? "#", dataset: { key: "replay-download", ready: r.download ? "yes" : "no" },
+      title: t("Save the whole match as a file that pisyedili replay FILE opens"),
+      onclick: (ev) => {
+        if (r.download) return; // the file is made: the browser saves it
+        ev.preventDefault();
+        r.prepareDownload().then((url) => { if (url) document.getElementById("replay-download")?.click(); });
+      } }, t("Download")));
   if (r.error) {
     return h("section", { class: "panel replay", id: "replay" }, head,
       h("p", { class: "error", role: "alert", id: "replay-error" }, errorText(r.error)));

@@ -7,6 +7,7 @@ import { cardBack, cardButton, cardView, h, richText, suitLabel } from "./dom.js
 import { t as tr } from "./words.js";
 import { nameLink } from "./ladder.js";
 import { optionsText } from "./lobby.js";
+import { rulesPanel } from "./rules.js";
 import {
   dealHeadline, hasFeature, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, seatsAfter, winnersText,
 } from "./state.js";
@@ -391,6 +392,7 @@ function tableHeader(state, ui, act) {
       t.spectators.map((n, i) => [i ? ", " : "", nameLink(n)]),
       spect > t.spectators.length ? tr(" and {n} more", { n: spect - t.spectators.length }) : "") : null,
     h("span", { class: "muted options", id: "table-options" }, optionsText(t.options || {})),
+    rulesPanel(t.rules, t.options || (state.view || {}).options),
     noticeToggles(ui, act),
     h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },
       onclick: () => act.leave() }, "Leave"));

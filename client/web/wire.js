@@ -5,6 +5,20 @@
 import { encode } from "./vendor/msgpack/encode.mjs";
 import { decode } from "./vendor/msgpack/decode.mjs";
 
+/** 64-bit integers (a deal record's `seed`, up to 2**64-1) decode as BigInt so no digit
+ * is lost; those a Number holds exactly become Numbers again, so the rest of the page
+ * does plain arithmetic. */
+function exactInts(value) {
+  if (typeof value === "bigint") {
+    return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value;
+  }
+  if (Array.isArray(value)) return value.map(exactInts);
+  if (value && typeof value === "object" && !(value instanceof Uint8Array)) {
+    for (const key of Object.keys(value)) value[key] = exactInts(value[key]);
+  }
+  return value;
+}
+
 export const PROTOCOL = 2;
 export const FEATURES = ["chat", "rematch", "accounts", "ratings", "history", "moderation"];
 const CLIENT = "pisyedili-web";
@@ -172,7 +186,7 @@ export class Wire {
     }
     let msg;
     try {
-      msg = decode(new Uint8Array(data));
+      msg = exactInts(decode(new Uint8Array(data), { useBigInt64: true }));
     } catch {
       this.onMessage({ type: "unreadable" });
       return;

@@ -84,6 +84,18 @@ def set_viewport(driver: Any, width: int, height: int, mobile: bool = False) -> 
     driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": mobile})
 
 
+def fresh_page(driver: Any, url: str) -> Page:
+    """A new visitor of the page at `url`: the last test's page stopped (so it stops
+    reconnecting), nothing stored for its origin, no emulated media, the console log
+    emptied of what earlier tests left."""
+    driver.get("about:blank")
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": url.rstrip("/"), "storageTypes": "local_storage"})
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    driver.get_log("browser")
+    return Page(driver)
+
+
 @dataclass
 class Page:
     """The web client in one browser, with the waits the tests need."""

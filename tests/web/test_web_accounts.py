@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import Page, assert_headings_align, chromium, contrast, rgb, set_viewport
+from browser_kit import (
+    Page,
+    assert_headings_align,
+    chromium,
+    contrast,
+    fresh_page,
+    rgb,
+    set_viewport,
+)
 from test_web_browser import TcpPlayer
 from web_kit import START, WebServer, served
 
@@ -54,11 +62,7 @@ def driver() -> Iterator[Any]:
 def page(driver: Any, server: WebServer) -> Iterator[Page]:
     """A fresh visitor: nothing stored from an earlier test."""
     set_viewport(driver, 1280, 900)
-    driver.get("about:blank")
-    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
-        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
-    p = Page(driver)
-    driver.get_log("browser")
+    p = fresh_page(driver, server.url)
     yield p
     assert p.errors() == [], "the page logged errors"
 

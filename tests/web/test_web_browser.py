@@ -16,7 +16,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from browser_kit import Page, assert_headings_align, chromium, set_viewport
+from browser_kit import Page, assert_headings_align, chromium, fresh_page, set_viewport
 from process_output import Output
 from web_kit import WebServer, served
 
@@ -42,11 +42,7 @@ def driver() -> Iterator[Any]:
 def page(driver: Any, server: WebServer) -> Iterator[Page]:
     """A fresh player: the client's page with nothing stored from an earlier test."""
     set_viewport(driver, 1280, 800)
-    driver.get("about:blank")  # the last test's page stops (and stops reconnecting)
-    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
-        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
-    p = Page(driver)
-    driver.get_log("browser")  # drop what earlier tests left
+    p = fresh_page(driver, server.url)
     yield p
     assert p.errors() == [], "the page logged errors"
 

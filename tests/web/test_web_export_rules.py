@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, set_viewport
+from browser_kit import Page, chromium, fresh_page, set_viewport
 from test_web_accounts import Player, enter_name, finished_match
 from test_web_table import offline
 from web_kit import WebServer, served
@@ -42,13 +42,9 @@ def driver() -> Iterator[Any]:
 def page(driver: Any, server: WebServer, tmp_path: Path) -> Iterator[Page]:
     """A fresh visitor whose downloads land in `tmp_path`."""
     set_viewport(driver, 1280, 900)
-    driver.get("about:blank")
-    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
-        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+    p = fresh_page(driver, server.url)
     driver.execute_cdp_cmd("Browser.setDownloadBehavior", {
         "behavior": "allow", "downloadPath": str(tmp_path)})
-    driver.get_log("browser")
-    p = Page(driver)
     yield p
     assert p.errors() == [], "the page logged errors"
 

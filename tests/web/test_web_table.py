@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, contrast, rgb, set_viewport
+from browser_kit import Page, chromium, contrast, fresh_page, rgb, set_viewport
 from process_output import Output
 from test_web_browser import TcpPlayer
 from web_kit import WebServer, served
@@ -37,20 +37,10 @@ def driver() -> Iterator[Any]:
         yield d
 
 
-def fresh(driver: Any, server: WebServer) -> Page:
-    """A new player: the page with nothing stored, the console log emptied."""
-    driver.get("about:blank")
-    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
-        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
-    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
-    driver.get_log("browser")
-    return Page(driver)
-
-
 @pytest.fixture
 def page(driver: Any, server: WebServer) -> Iterator[Page]:
     set_viewport(driver, 1280, 800)
-    p = fresh(driver, server)
+    p = fresh_page(driver, server.url)
     yield p
     assert p.errors() == [], "the page logged errors"
 
@@ -89,7 +79,7 @@ def test_the_table_fits_each_screen(driver: Any, server: WebServer) -> None:
     widths = {}
     for width, height, mobile in ((1280, 720, False), (1920, 1080, False), (360, 740, True)):
         set_viewport(driver, width, height, mobile)
-        page = fresh(driver, server)
+        page = fresh_page(driver, server.url)
         offline(page, server, f"Fit{width}", bots=3)
         page.take_turn()
         next_turn(page)
@@ -136,7 +126,7 @@ def test_the_direction_ring_keeps_clear_and_the_felt_reads(driver: Any,
     """The ring's arrowheads cover no seat, hand or control (the seats are opaque, so
     its line passes behind them); on a phone, with no room round the seats, there is no
     ring; the suits in the last moves on the felt are as legible as the words."""
-    page = fresh(driver, server)
+    page = fresh_page(driver, server.url)
     offline(page, server, "Halka", bots=3)
     page.take_turn()  # and the bots play theirs: cards with suits in the last moves
     page.wait(lambda d: page.body("turn") == "mine", what="our turn again")
@@ -186,7 +176,7 @@ def test_a_phone_shows_the_acting_opponents_name_whole(driver: Any, server: WebS
     """On a 360-px phone the seat to act keeps its name on one line (its gold border
     says it acts; a "to play" mark beside the name squeezed it letter by letter)."""
     set_viewport(driver, 360, 740, mobile=True)
-    page = fresh(driver, server)
+    page = fresh_page(driver, server.url)
     host = TcpPlayer(server.tcp_port, "Burak")
     try:
         snap = host.request({"type": "create_table", "rules": "classic", "seats": 2,
@@ -213,7 +203,7 @@ def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer
     """Drawing instead of playing: past eleven cards the hand overlaps its cards, and
     the Draw/Pass row stays in view."""
     set_viewport(driver, 1280, 720)
-    page = fresh(driver, server)
+    page = fresh_page(driver, server.url)
     try:
         offline(page, server, "Toplayıcı", bots=1)
         for _ in range(TURN_LIMIT):

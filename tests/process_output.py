@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import queue
 import re
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 BACKSTOP = 60.0
 """Seconds any one wait may take: far beyond what a healthy process needs."""
+SERVER = "from pisyedili.server.tap import main; main()"
+"""`pisyedili-server`, run by the interpreter the tests run on."""
 
 
 class Output:
@@ -58,3 +64,21 @@ class Output:
     @property
     def text(self) -> str:
         return "".join(self.seen)
+
+
+@contextmanager
+def server_process(*args: str, timeout: float = BACKSTOP
+                   ) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """A real `pisyedili-server ARGS` process, its output drained all along (so it never
+    blocks on it); yields it and the port its log says it listens on, and kills it after."""
+    proc = subprocess.Popen([sys.executable, "-c", SERVER, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+    assert proc.stdout is not None
+    out = Output(proc.stdout)
+    try:
+        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", timeout).group(1))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()

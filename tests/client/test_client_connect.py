@@ -21,14 +21,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from process_output import Output
+from process_output import Output, server_process
 from test_client_tls import make_certificate
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_LIMITS
 from pisyedili.protocol.messages import make_error
 
-SERVER = "from pisyedili.server.tap import main; main()"
 CLIENT = "from pisyedili.client.cli import main; raise SystemExit(main())"
 BACKSTOP = 60.0
 """Seconds any one wait may take; a healthy run needs a fraction of it."""
@@ -38,19 +37,9 @@ BACKSTOP = 60.0
 def server(tmp_path: Path, listen: str = "tcp:0:interface=127.0.0.1"
            ) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """The real server process; yields it and the port it listens on."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", listen, "--db", str(tmp_path / "db"),
-         "--no-announce"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)  # drained all along, so the server never blocks on it
-    try:
-        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", BACKSTOP).group(1))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
+    with server_process("--listen", listen, "--db", str(tmp_path / "db"), "--no-announce",
+                        timeout=BACKSTOP) as running:
+        yield running
 
 
 class Client:

@@ -17,14 +17,13 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from process_output import Output
+from process_output import server_process
 from twisted.internet.task import Clock
 
 from pisyedili.protocol.codec import decode, frame
@@ -34,27 +33,16 @@ from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.rules import Options
 from pisyedili.server.table_core import TableCore, TableSettings
 
-START = "from pisyedili.server.tap import main; main()"
 BACKSTOP = 20.0
 Msg = dict[str, Any]
 
 
 @contextmanager
 def server(db: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1", "--db",
-         str(db), "--seed", "3", "--turn-seconds", "0", "--bot-delay", "0",
-         "--no-announce"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)  # drained all along, so the server never blocks on it
-    try:
-        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", BACKSTOP).group(1))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
+    with server_process("--listen", "tcp:0:interface=127.0.0.1", "--db", str(db), "--seed",
+                        "3", "--turn-seconds", "0", "--bot-delay", "0", "--no-announce",
+                        timeout=BACKSTOP) as running:
+        yield running
 
 
 class Client:

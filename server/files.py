@@ -38,11 +38,13 @@ readable to the process that is refused."""
 
 
 def private_dir(path: str | os.PathLike[str]) -> Path:
-    """The folder `path`, made (with its parents) if missing; the folder made is 0700."""
+    """The folder `path`, made (with its parents) if missing; each folder made is 0700
+    (`mkdir(parents=True)` would give the parents the umask's default, 0755)."""
     folder = Path(path)
     if folder.is_dir():
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    if not folder.parent.is_dir():
+        private_dir(folder.parent)
     try:
         folder.mkdir(mode=PRIVATE_DIR)
     except FileExistsError:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from process_output import Output
 
-from pisyedili.server.files import FileInUse, FileLock, lock_path, private_database
+from pisyedili.server.files import FileInUse, FileLock, lock_path, private_database, private_dir
 from pisyedili.server.store import SqliteStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix modes and pids")
@@ -118,3 +118,18 @@ def test_a_lock_is_one_holders_until_released(tmp_path: Path) -> None:
     assert mode(lock_path(path)) == 0o600
     held.release()
     FileLock.acquire(path).release()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no permission bits on Windows")
+def test_every_folder_made_is_private_and_folders_found_are_left_alone(tmp_path: Path) -> None:
+    found = tmp_path / "found"
+    found.mkdir(mode=0o755)
+    os.chmod(found, 0o755)
+    old = os.umask(0o022)
+    try:
+        private_dir(found / "pisyedili" / "offline")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(found.stat().st_mode) == 0o755
+    assert stat.S_IMODE((found / "pisyedili").stat().st_mode) == 0o700
+    assert stat.S_IMODE((found / "pisyedili" / "offline").stat().st_mode) == 0o700

@@ -13,7 +13,7 @@ checkout on ``sys.path``, which makes bare ``server`` and ``client`` importable)
 So ``build_editable`` copies the dropin file into the editable wheel, where a normal
 wheel has it: it installs into ``site-packages/twisted/plugins/`` next to Twisted's own
 plugins, is listed (hash and size) in the wheel's RECORD, and ``pip uninstall`` removes
-it. The dropin only names ``pisyedili.server.tap``, which the editable finder serves
+it. The dropin only names ``pisyedili.server.service.tap``, which the editable finder serves
 from the checkout, so the server code stays editable; a change to the dropin file
 itself needs the install command run again.
 

@@ -1,6 +1,6 @@
 """Finding servers on the LAN and on this machine: mDNS/DNS-SD browsing.
 
-Servers announce `_pisyedili._tcp.local.` (server/discovery.py). Browsing is a few
+Servers announce `_pisyedili._tcp.local.` (server/service/discovery.py). Browsing is a few
 seconds of listening: there is no way to know that every server has answered, so
 `browse` listens for a fixed time, then reads each service's address, port and TXT
 records. It runs on its own asyncio loop (zeroconf's AsyncZeroconf), before the client

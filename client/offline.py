@@ -41,14 +41,14 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
-from pisyedili.server.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir
-from pisyedili.server.journal import SqliteJournal, token_hash
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.net import ServerFactory
-from pisyedili.server.store import default_path
-from pisyedili.server.table_core import TableSettings
-from pisyedili.server.tap import make_factory
-from pisyedili.server.web import make_site
+from pisyedili.server.net.connection import ServerFactory
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.web import make_site
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.store.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir
+from pisyedili.server.store.journal import SqliteJournal, token_hash
+from pisyedili.server.store.sqlite import default_path
+from pisyedili.server.table.core import TableSettings
 
 from .app import ClientApp
 from .token_store import TokenStore

@@ -15,7 +15,7 @@ from typing import IO
 
 BACKSTOP = 60.0
 """Seconds any one wait may take: far beyond what a healthy process needs."""
-SERVER = "from pisyedili.server.tap import main; main()"
+SERVER = "from pisyedili.server.service.tap import main; main()"
 """`pisyedili-server`, run by the interpreter the tests run on."""
 
 

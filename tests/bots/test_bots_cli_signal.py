@@ -43,7 +43,7 @@ def end(proc: subprocess.Popen[str]) -> None:
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[int, Output]]:
     """A real `pisyedili-server` on a loopback port it chose (read from its log)."""
-    proc, out = start([*command("pisyedili-server", "pisyedili.server.tap"),
+    proc, out = start([*command("pisyedili-server", "pisyedili.server.service.tap"),
                        "--listen", "tcp:0:interface=127.0.0.1"])
     try:
         port = int(out.wait_for(r"listening on .*port=(\d+)").group(1))

@@ -23,9 +23,9 @@ from pisyedili.client.offline import wire
 from pisyedili.client.parse import Context, Invalid, Request, Secret, parse_input
 from pisyedili.client.render import Look
 from pisyedili.client.token_store import ServerLogins, TokenStore
-from pisyedili.server.accounts import CHEAP, AccountSettings
-from pisyedili.server.store import MEMORY, Archive, SqliteStore
-from pisyedili.server.tap import make_factory
+from pisyedili.server.people.accounts import CHEAP, AccountSettings
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
 
 PASSWORD = "correct horse battery"
 CTX = Context()

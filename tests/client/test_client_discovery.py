@@ -40,8 +40,8 @@ from pisyedili.client.discovery import (
     table,
 )
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
-from pisyedili.server import tap
-from pisyedili.server.net import server_version
+from pisyedili.server.net.connection import server_version
+from pisyedili.server.service import tap
 
 LOOPBACK = ["127.0.0.1"]
 DEADLINE = 30.0
@@ -224,7 +224,7 @@ def pisyedili(ns: list[str], *args: str, stdin: str = "") -> subprocess.Complete
 
 def test_pisyedili_discover_lists_a_real_server_and_pisyedili_asks(netns: list[str]) -> None:
     server = subprocess.Popen(
-        [*netns, sys.executable, "-c", "from pisyedili.server.tap import main; main()",
+        [*netns, sys.executable, "-c", "from pisyedili.server.service.tap import main; main()",
          "--listen", "tcp:0:interface=127.0.0.1", "--name", "Çay ocağı"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8")

@@ -18,8 +18,8 @@ from pisyedili.client.parse import Context, Invalid, Request, parse_input
 from pisyedili.client.render import Look, plain
 from pisyedili.client.state import ClientState
 from pisyedili.client.wire import Link
-from pisyedili.server import commands as cmd
-from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.table import commands as cmd
 
 wireclient = sibling("server", "wireclient")  # the network tests' loopback server
 

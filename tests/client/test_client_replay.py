@@ -33,9 +33,9 @@ from pisyedili.client.offline import wire
 from pisyedili.client.parse import Context, Invalid, Local, Request, parse_input
 from pisyedili.client.render import Look, plain
 from pisyedili.server import rules as engine
-from pisyedili.server.effects import MatchOver
-from pisyedili.server.store import Archive, SqliteStore
-from pisyedili.server.tap import make_factory
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.table.effects import MatchOver
 
 ROOT = Path(__file__).resolve().parents[2]
 ASCII = Look(unicode=False, color=False)

@@ -176,7 +176,7 @@ def journals(data_home: Path) -> Path:
 
 def free_journals(data_home: Path) -> list[Path]:
     """The offline journals no running `play` holds (each lock taken and let go)."""
-    from pisyedili.server.files import FileInUse, FileLock
+    from pisyedili.server.store.files import FileInUse, FileLock
 
     free = []
     for path in sorted(journals(data_home).glob("*.sqlite3")):

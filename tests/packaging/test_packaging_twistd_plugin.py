@@ -23,7 +23,7 @@ def _pisyedili_makers() -> list[IServiceMaker]:
 def test_get_plugins_yields_the_server_maker_once() -> None:
     (maker,) = _pisyedili_makers()
     assert IPlugin.providedBy(maker)
-    assert maker.module == "pisyedili.server.tap"
+    assert maker.module == "pisyedili.server.service.tap"
     # The options class comes from the (editable or copied) package, and knows --listen.
     options = maker.options()
     options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1"])

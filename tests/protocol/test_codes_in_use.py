@@ -74,7 +74,7 @@ def test_every_registered_code_is_sent_by_some_path() -> None:
     # The other half of the contract: a documented code that nothing raises is a promise
     # a client author would code against in vain.
     returned: set[str] = set()  # codes handed back to a caller that sends them
-    for path in sorted((ROOT / "server").glob("*.py")):
+    for path in sorted((ROOT / "server").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) \
                     and node.value.value in ERRORS:

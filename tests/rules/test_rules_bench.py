@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from pisyedili.server.rules import COMPILED, bench
+from pisyedili.server.bench import engine as bench
+from pisyedili.server.rules import COMPILED
 
 
 def test_engine_bench_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:

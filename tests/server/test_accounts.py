@@ -16,10 +16,10 @@ from twisted.internet.defer import Deferred, ensureDeferred
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.protocol.codec import frame
-from pisyedili.server import names
-from pisyedili.server.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.store import MEMORY, Archive, SqliteStore
+from pisyedili.server.people import names
+from pisyedili.server.people.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
 
 PASSWORD = "correct horse battery"
 ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
@@ -615,7 +615,7 @@ async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path
     from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from pisyedili.server.tap import main; main()",
+        [sys.executable, "-c", "from pisyedili.server.service.tap import main; main()",
          "--listen", "tcp:0:interface=127.0.0.1", "--db", str(tmp_path / "db.sqlite3"),
          "--no-announce"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8")

@@ -17,7 +17,7 @@ from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
-START = "from pisyedili.server.tap import main; main()"
+START = "from pisyedili.server.service.tap import main; main()"
 
 
 def recv(sock: socket.socket) -> dict[str, Any]:

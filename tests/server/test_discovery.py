@@ -31,15 +31,15 @@ from wireclient import WireClient
 
 from pisyedili.client.discovery import Found, browse
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from pisyedili.server import tap
-from pisyedili.server.discovery import (
+from pisyedili.server.net.connection import server_version
+from pisyedili.server.service import tap
+from pisyedili.server.service.discovery import (
     Announcer,
     addresses_for,
     instance_base,
     listing_for,
     txt,
 )
-from pisyedili.server.net import server_version
 
 LOOPBACK = ["127.0.0.1"]
 DEADLINE = 30.0
@@ -215,7 +215,7 @@ def netns() -> Iterator[str]:
 def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None:
     server = subprocess.Popen(
         ["ip", "netns", "exec", netns, sys.executable, "-c",
-         "from pisyedili.server.tap import main; main()",
+         "from pisyedili.server.service.tap import main; main()",
          "--listen", "tcp:0:interface=127.0.0.1", "--log-format", "json", "--name", "Mute"],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8")

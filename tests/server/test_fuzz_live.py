@@ -35,11 +35,11 @@ from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.schema import MESSAGES, Direction
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.accounts import CHEAP, AccountSettings, LoginLimits
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.store import Archive, SqliteStore
-from pisyedili.server.table_core import TableSettings
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.people.accounts import CHEAP, AccountSettings, LoginLimits
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.table.core import TableSettings
 
 EXAMPLES = int(os.environ.get("PISYEDILI_FUZZ_EXAMPLES", "200"))
 """Examples per run: 10-30 s on a two-core machine, busy or not (a longer hunt sets

@@ -28,9 +28,10 @@ from twisted.logger import globalLogPublisher
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_STEP_MOVES
-from pisyedili.server import history, tap
 from pisyedili.server import rules as engine
-from pisyedili.server.store import MIGRATIONS, Archive, SqliteStore
+from pisyedili.server.service import tap
+from pisyedili.server.store import history
+from pisyedili.server.store.sqlite import MIGRATIONS, Archive, SqliteStore
 
 FEATURES = ["chat", "history", "rematch"]
 

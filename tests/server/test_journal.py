@@ -26,14 +26,14 @@ from test_table_core import (
 )
 from twisted.internet.task import Clock
 
-from pisyedili.server import commands as cmd
 from pisyedili.server import rules
-from pisyedili.server.effects import SetTimer
-from pisyedili.server.journal import SqliteJournal, core_code, token_hash
-from pisyedili.server.lobby import _KEPT_SETTINGS
-from pisyedili.server.store import SCHEMA_VERSION
-from pisyedili.server.table_core import GRACE_TIMER, TURN_TIMER, TableSettings
-from pisyedili.server.tap import make_factory
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.store.journal import SqliteJournal, core_code, token_hash
+from pisyedili.server.store.sqlite import SCHEMA_VERSION
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.core import GRACE_TIMER, TURN_TIMER, TableSettings
+from pisyedili.server.table.effects import SetTimer
+from pisyedili.server.table.lobby import _KEPT_SETTINGS
 
 
 def test_commands_survive_the_record_form() -> None:

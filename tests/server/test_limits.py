@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from twisted.internet import task
 
-from pisyedili.server.limits import (
+from pisyedili.server.net.limits import (
     FLOOD_WINDOW,
     ConnectionCounter,
     RefusalWindow,

@@ -15,7 +15,7 @@ from typing import Any
 import msgpack
 import pytest
 
-from pisyedili.server.load_bench import (
+from pisyedili.server.bench.load import (
     FANOUT_GROUP,
     HOST,
     Child,
@@ -39,7 +39,7 @@ PACED_THINK = 50.0
 
 
 def run_bench(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench", "load",
+    done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench.cli", "load",
                            "--tables", "2", "--seconds", "1", "--warmup", "0.3",
                            "--rounds", "1", "--idle", "50",
                            "--paced-think", str(PACED_THINK), *args],
@@ -141,7 +141,7 @@ def send_frame(sock: socket.socket, msg: dict[str, Any]) -> None:
 
 
 def test_the_fanout_server_answers_each_request_to_its_whole_group() -> None:
-    child = Child([sys.executable, "-m", "pisyedili.server.load_bench", "--fanout-serve",
+    child = Child([sys.executable, "-m", "pisyedili.server.bench.load", "--fanout-serve",
                    "0"])  # it binds a free port and names it
     port = child.port
     socks: list[socket.socket] = []

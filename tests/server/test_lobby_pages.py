@@ -15,13 +15,13 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_NAME, MAX_SERVER_FRAME, MAX_TABLE_NAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.shapes import LOBBY_PAGE
-from pisyedili.server import commands as cmd
-from pisyedili.server.effects import Message
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.net import ServerFactory
-from pisyedili.server.session import Session
-from pisyedili.server.table_core import TableSettings
-from pisyedili.server.tap import make_factory
+from pisyedili.server.net.connection import ServerFactory
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.people.session import Session
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.core import TableSettings
+from pisyedili.server.table.effects import Message
 
 MANY = ServerLimits(max_tables_per_player=10_000, max_tables_per_address=10_000,
                     max_tables_total=10_000, rate=10_000, burst=10_000)

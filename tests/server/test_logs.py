@@ -20,9 +20,9 @@ from twisted.logger._legacy import LegacyLogObserverWrapper, publishToNewObserve
 from twisted.python.failure import Failure
 from twisted.python.log import textFromEventDict
 
-from pisyedili.server.logs import JsonLineObserver, iso_time
 from pisyedili.server.rules import COMPILED
-from pisyedili.server.tap import make_observer
+from pisyedili.server.service.logs import JsonLineObserver, iso_time
+from pisyedili.server.service.tap import make_observer
 
 
 class Opaque:
@@ -88,7 +88,7 @@ def test_a_failure_carries_its_traceback() -> None:
         raise ValueError("the cards are wet")
 
     out = io.StringIO()
-    log = Logger(namespace="pisyedili.server.net", observer=JsonLineObserver(out))  # type: ignore[arg-type]
+    log = Logger(namespace="pisyedili.server.net.connection", observer=JsonLineObserver(out))  # type: ignore[arg-type]
     try:
         boom()
     except ValueError:
@@ -164,7 +164,7 @@ def test_the_server_logs_json_lines_as_a_process(runner: str, tmp_path: Path) ->
     assert not [k for r in records for k in r if k.startswith("log_")]
     [warning] = [r for r in records if r.get("seed") == 5]
     assert warning["level"] == "warn" and "PREDICTABLE" in warning["message"]
-    assert warning["namespace"] == "pisyedili.server.tap"
+    assert warning["namespace"] == "pisyedili.server.service.tap"
     assert any(r["message"].startswith("listening on tcp:0") for r in records)
     # Once, with the engine this process runs: the bots' speed depends on it.
     [engine] = [r for r in records if "compiled" in r]

@@ -19,11 +19,11 @@ from twisted.internet import reactor
 from twisted.logger import LogEvent, LogLevel, formatEvent, globalLogPublisher
 from wireclient import Server, WireClient
 
-from pisyedili.server import accounts as accounts_
-from pisyedili.server import tap
-from pisyedili.server.accounts import CHEAP, AccountSettings
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.store import Archive, SqliteStore, connect, migrate
+from pisyedili.server.people import accounts as accounts_
+from pisyedili.server.people.accounts import CHEAP, AccountSettings
+from pisyedili.server.service import tap
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.sqlite import Archive, SqliteStore, connect, migrate
 
 PASSWORD = "correct horse battery"
 REQUESTS = {
@@ -243,7 +243,7 @@ def _script(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
-START = "from pisyedili.server.tap import main; main()"
+START = "from pisyedili.server.service.tap import main; main()"
 
 
 @pytest_twisted.ensureDeferred

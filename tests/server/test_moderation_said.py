@@ -15,7 +15,7 @@ Event = dict[str, Any]
 
 def moderation_lines(events: list[Event]) -> list[tuple[str, str, str]]:
     return [(e["by"], e["action"], e["target"]) for e in events
-            if e.get("log_namespace") == "pisyedili.server.moderation" and "action" in e]
+            if e.get("log_namespace") == "pisyedili.server.people.moderation" and "action" in e]
 
 
 @pytest_twisted.ensureDeferred

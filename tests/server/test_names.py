@@ -12,8 +12,8 @@ from twisted.internet import task
 
 from pisyedili.protocol import names as protocol_names
 from pisyedili.protocol.limits import MAX_NAME
-from pisyedili.server import names
-from pisyedili.server.session import Session, Sessions
+from pisyedili.server.people import names
+from pisyedili.server.people.session import Session, Sessions
 
 AYSE = "Ay\u015fe"  # Ayşe, NFC
 AYSE_NFD = unicodedata.normalize("NFD", AYSE)

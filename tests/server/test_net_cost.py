@@ -20,9 +20,9 @@ from twisted.logger import formatEvent, globalLogPublisher
 from wireclient import Server
 
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.net import AGREED_CACHE
+from pisyedili.server.net.connection import AGREED_CACHE
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.store.journal import SqliteJournal
 
 
 @pytest_twisted.ensureDeferred
@@ -109,7 +109,7 @@ def test_shared_feature_sets_are_bounded_yet_always_right() -> None:
 
 
 def _factory() -> Any:
-    from pisyedili.server.tap import make_factory
+    from pisyedili.server.service.tap import make_factory
 
     return make_factory(Clock(), name="test server", seed=1)
 

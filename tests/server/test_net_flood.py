@@ -14,7 +14,7 @@ from wireclient import Server, WireClient
 
 from pisyedili.protocol.codec import frame
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server.limits import ANSWERED_REFUSALS, FLOOD_WINDOW, ServerLimits
+from pisyedili.server.net.limits import ANSWERED_REFUSALS, FLOOD_WINDOW, ServerLimits
 
 
 def refusals(client: WireClient) -> tuple[list[dict[str, object]], list[dict[str, object]]]:

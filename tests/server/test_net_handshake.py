@@ -13,7 +13,7 @@ from wireclient import Server
 from pisyedili.protocol.codec import decode
 from pisyedili.protocol.limits import CLIENT_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net.limits import ServerLimits
 
 
 @pytest_twisted.ensureDeferred

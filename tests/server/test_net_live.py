@@ -15,7 +15,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server.limits import ANSWERED_REFUSALS, ServerLimits
+from pisyedili.server.net.limits import ANSWERED_REFUSALS, ServerLimits
 
 PUBLIC_KEYS = ("hand_counts", "pile", "top", "turn", "scores", "deal_no", "stock", "phase")
 

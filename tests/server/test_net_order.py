@@ -17,10 +17,10 @@ from twisted.logger import LogEvent, globalLogPublisher
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.protocol.codec import frame
-from pisyedili.server import accounts as accounts_
-from pisyedili.server.accounts import CHEAP, AccountSettings, LoginLimits
-from pisyedili.server.net import Connection
-from pisyedili.server.store import Archive, SqliteStore, connect, migrate
+from pisyedili.server.net.connection import Connection
+from pisyedili.server.people import accounts as accounts_
+from pisyedili.server.people.accounts import CHEAP, AccountSettings, LoginLimits
+from pisyedili.server.store.sqlite import Archive, SqliteStore, connect, migrate
 
 PASSWORD = "correct horse battery"
 ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)

@@ -10,7 +10,7 @@ from net_match import open_table, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import UNTIMED_NO_DELAYS, Server
 
-from pisyedili.server.table_core import TableSettings
+from pisyedili.server.table.core import TableSettings
 
 CASES = [
     # rules, humans, bots, options

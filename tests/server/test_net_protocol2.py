@@ -15,8 +15,8 @@ from twisted.internet import task
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.protocol.schema import MESSAGES, Direction
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.table_core import TableError, TableSettings
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.table.core import TableError, TableSettings
 
 QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
 """The clock in some of these tests jumps far ahead: no heartbeat may close a connection."""

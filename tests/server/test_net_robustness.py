@@ -245,7 +245,7 @@ async def test_unexpected_exception_is_logged_and_answered_internal_error() -> N
 @pytest_twisted.ensureDeferred
 async def test_a_bug_below_dispatch_costs_one_request_not_the_connection(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import pisyedili.server.net as net
+    import pisyedili.server.net.connection as net
 
     real = net.validate  # type: ignore[attr-defined]
 

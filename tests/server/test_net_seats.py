@@ -11,8 +11,8 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient, event_of
 
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.table_core import TableSettings
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.table.core import TableSettings
 
 QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
 """The clock in these tests jumps far ahead: no heartbeat may close a connection."""

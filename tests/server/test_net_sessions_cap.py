@@ -17,9 +17,9 @@ from wireclient import ROOMY, UNTIMED_NO_DELAYS, Server, WireClient
 
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server import tap
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.session import Sessions
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.people.session import Sessions
+from pisyedili.server.service import tap
 
 CAPPED = ServerLimits(rate=10_000, burst=10_000, max_sessions_per_address=3)
 GRACE = UNTIMED_NO_DELAYS.grace_seconds

@@ -25,12 +25,12 @@ from wireclient import Server, WireClient
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.protocol.limits import MAX_NAME, MAX_SERVER_FRAME, MAX_TABLE_NAME
-from pisyedili.server import commands as cmd
-from pisyedili.server import net
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.net import ServerProtocol
-from pisyedili.server.table_core import TableSettings
-from pisyedili.server.tap import make_factory
+from pisyedili.server.net import connection as net
+from pisyedili.server.net.connection import ServerProtocol
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.core import TableSettings
 
 BOUND = MAX_SERVER_FRAME  # the smallest bound allowed: reached soonest
 TIGHT = ServerLimits(rate=10_000, burst=10_000, max_output_bytes=BOUND,

@@ -16,8 +16,8 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
-from pisyedili.server.accounts import CHEAP, AccountSettings
-from pisyedili.server.store import MEMORY, Archive, SqliteStore
+from pisyedili.server.people.accounts import CHEAP, AccountSettings
+from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
 
 PASSWORD = "correct horse battery"
 

@@ -14,8 +14,8 @@ from net_match import open_table, pending_turn, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.table_core import TableSettings
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.table.core import TableSettings
 
 SETTINGS = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
 

@@ -29,9 +29,9 @@ from twisted.internet.task import Clock
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server.journal import SqliteJournal
 from pisyedili.server.rules import Options
-from pisyedili.server.table_core import TableCore, TableSettings
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.table.core import TableCore, TableSettings
 
 BACKSTOP = 20.0
 Msg = dict[str, Any]

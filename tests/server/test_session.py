@@ -6,7 +6,7 @@ from typing import Any
 
 from twisted.internet import task
 
-from pisyedili.server.session import Sessions
+from pisyedili.server.people.session import Sessions
 
 
 class FakeConnection:

@@ -12,7 +12,7 @@ import sys
 
 from process_output import Output
 
-from pisyedili.server.soak_bench import parse
+from pisyedili.server.bench.soak import parse
 
 SAMPLE = re.compile(r"^soak t=\s*[\d.]+s rss=(\d+|None) KiB moved=(\d+)/(\d+) away=(\d+) "
                     r"drops=(\d+) resumes=(\d+) moves=(\d+) errors=(\d+)$")
@@ -21,7 +21,7 @@ TABLES = 3
 
 def test_a_short_soak_prints_its_samples_and_loses_no_table() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pisyedili.server.bench", "soak", "--tables", str(TABLES),
+        [sys.executable, "-m", "pisyedili.server.bench.cli", "soak", "--tables", str(TABLES),
          "--minutes", "0.15", "--drop-rate", "30", "--away", "1.5", "--every", "2",
          "--warmup", "2", "--bot-delay", "0.05", "--think", "50"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -19,12 +19,9 @@ from twisted.internet import reactor
 from twisted.internet.task import Clock, deferLater
 from wireclient import Server
 
-from pisyedili.server import commands as cmd
 from pisyedili.server import rules as engine
-from pisyedili.server import tap
-from pisyedili.server.bot_seat import make_bot
-from pisyedili.server.effects import AskBot, CancelTimer, MatchOver, SetTimer
-from pisyedili.server.store import (
+from pisyedili.server.service import tap
+from pisyedili.server.store.sqlite import (
     DAY,
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -33,7 +30,10 @@ from pisyedili.server.store import (
     SqliteStore,
     backup_file,
 )
-from pisyedili.server.table_core import TableCore, TableSettings
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.core import TableCore, TableSettings
+from pisyedili.server.table.effects import AskBot, CancelTimer, MatchOver, SetTimer
+from pisyedili.server.table.stand_in import make_bot
 
 SETTINGS = TableSettings(turn_seconds=5, grace_seconds=5, bot_delay=0.5, deal_pause=1,
                          max_timeouts_before_bot=1)

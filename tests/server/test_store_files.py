@@ -21,14 +21,20 @@ from pathlib import Path
 import pytest
 from process_output import Output
 
-from pisyedili.server.files import FileInUse, FileLock, lock_path, private_database, private_dir
-from pisyedili.server.store import SqliteStore
+from pisyedili.server.store.files import (
+    FileInUse,
+    FileLock,
+    lock_path,
+    private_database,
+    private_dir,
+)
+from pisyedili.server.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix modes and pids")
 
 BACKSTOP = 30.0
 UMASK_022 = "import os, sys; os.umask(0o022); sys.argv[0] = 'pisyedili-server'; "
-SERVER = UMASK_022 + "from pisyedili.server.tap import main; main()"
+SERVER = UMASK_022 + "from pisyedili.server.service.tap import main; main()"
 
 
 @contextmanager

@@ -22,9 +22,9 @@ from test_table_kit import make_table, play_out, run_clock, seated
 from twisted.internet import reactor, task
 from wireclient import Server
 
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.table_core import TableSettings
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.table.core import TableSettings
 
 QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
 """The clock jumps ahead: no heartbeat may close a connection meanwhile."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from test_table_kit import Fake, Rig, make_table, run_clock
 
 from pisyedili.protocol.errors import ERRORS
-from pisyedili.server.table_core import TableError
+from pisyedili.server.table.core import TableError
 
 PEOPLE = 4
 MOVES: list[Any] = [

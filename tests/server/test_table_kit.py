@@ -17,11 +17,11 @@ from typing import Any
 from twisted.internet.task import Clock
 
 from pisyedili.protocol.schema import Direction, validate
-from pisyedili.server import commands as cmd
-from pisyedili.server.effects import Message
 from pisyedili.server.rules import Match, Options
-from pisyedili.server.table_core import TableCore, TableError, TableSettings
-from pisyedili.server.table_runner import TableRunner
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.core import TableCore, TableError, TableSettings
+from pisyedili.server.table.effects import Message
+from pisyedili.server.table.runner import TableRunner
 
 TIMED_NO_DELAYS = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0,
                                 deal_pause=0.0, max_timeouts_before_bot=2)

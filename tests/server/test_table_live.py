@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_table_kit import TIMED_NO_DELAYS, Fake, Rig, make_table, play_out, run_clock, seated
 
-from pisyedili.server.default_move import default_move
 from pisyedili.server.rules import legal_moves, move_to_wire, view
-from pisyedili.server.table_core import TableError
+from pisyedili.server.table.core import TableError
+from pisyedili.server.table.default_move import default_move
 
 MOVE_EVENTS = ("play", "draw", "pass", "pick")
 

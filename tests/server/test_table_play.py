@@ -19,9 +19,9 @@ from test_table_kit import (
 )
 from twisted.internet.defer import Deferred
 
-from pisyedili.server import table_runner as table_module
 from pisyedili.server.rules import view
-from pisyedili.server.table_core import TableError
+from pisyedili.server.table import runner as table_module
+from pisyedili.server.table.core import TableError
 
 
 @pytest.mark.parametrize(

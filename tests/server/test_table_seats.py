@@ -9,7 +9,7 @@ from test_table_kit import TIMED_NO_DELAYS, Fake, make_table
 
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.rules import Options
-from pisyedili.server.table_core import (
+from pisyedili.server.table.core import (
     CODE_ALPHABET,
     CODE_LENGTH,
     SPECTATOR_NAMES_SHOWN,

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from test_table_kit import Fake, Rig, make_table, play_out, run_clock, seated
 
-from pisyedili.server.effects import Message
 from pisyedili.server.rules import events_for, view
+from pisyedili.server.table.effects import Message
 
 CARD = re.compile(r"(?i)^(?:10|[2-9jqka])[cdhs]$")
 

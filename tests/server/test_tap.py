@@ -16,7 +16,7 @@ from twisted.python import usage
 from wireclient import WireClient
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server import tap
+from pisyedili.server.service import tap
 
 ROOT = Path(__file__).resolve().parents[2]
 

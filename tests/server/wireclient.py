@@ -23,13 +23,13 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.accounts import AccountSettings
-from pisyedili.server.journal import SqliteJournal
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.net import ServerFactory, ServerProtocol
-from pisyedili.server.store import Archive
-from pisyedili.server.table_core import TableSettings
-from pisyedili.server.tap import make_factory
+from pisyedili.server.net.connection import ServerFactory, ServerProtocol
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.people.accounts import AccountSettings
+from pisyedili.server.service.tap import make_factory
+from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.sqlite import Archive
+from pisyedili.server.table.core import TableSettings
 
 Msg = dict[str, Any]
 Pred = Callable[[Msg], bool]

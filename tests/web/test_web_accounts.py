@@ -29,7 +29,7 @@ from browser_kit import (
 from test_web_browser import TcpPlayer
 from web_kit import START, WebServer, served
 
-from pisyedili.server.web import static_root
+from pisyedili.server.net.web import static_root
 
 Msg = dict[str, Any]
 OPERATOR = "Deniz"

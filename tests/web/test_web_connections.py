@@ -15,8 +15,8 @@ from twisted.internet.protocol import Protocol, connectionDone
 from twisted.python.failure import Failure
 from ws_kit import WebServer
 
-from pisyedili.server.limits import ServerLimits, web_reserve
-from pisyedili.server.web import HTTP_REQUEST_SECONDS
+from pisyedili.server.net.limits import ServerLimits, web_reserve
+from pisyedili.server.net.web import HTTP_REQUEST_SECONDS
 
 UNFINISHED = b"GET / HTTP/1.1\r\nHost: x\r\n"
 """A request's head without its closing blank line: the server waits for the rest."""

@@ -33,8 +33,8 @@ from ws_kit import WebServer, sibling, wireclient, ws_connect
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.web import (
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.web import (
     HTTP_IDLE_SECONDS,
     OriginPolicy,
     Proxies,

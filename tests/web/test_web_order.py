@@ -1,5 +1,5 @@
 """Replies in the order of requests over the WebSocket too: its connection is held
-behind a later answer as a TCP one is (server/net.py, `Connection.answer_later`)."""
+behind a later answer as a TCP one is (server/net/connection.py, `Connection.answer_later`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from twisted.internet import reactor
 from ws_kit import WebServer
 
 from pisyedili.protocol.codec import encode
-from pisyedili.server.accounts import CHEAP, AccountSettings
-from pisyedili.server.store import MEMORY, Archive, SqliteStore
+from pisyedili.server.people.accounts import CHEAP, AccountSettings
+from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
 
 PASSWORD = "correct horse battery"
 

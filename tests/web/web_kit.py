@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-START = "from pisyedili.server.tap import main; main()"
+START = "from pisyedili.server.service.tap import main; main()"
 LOOPBACK = "tcp:0:interface=127.0.0.1"
 FAST = ("--bot-delay", "0.05", "--deal-pause", "0.2", "--grace-seconds", "5")
 """Bots, deals and dropped players at test speed; extra arguments may override them."""

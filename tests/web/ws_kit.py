@@ -21,7 +21,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, clientFromString, ser
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.web import OriginPolicy, Proxies, make_site
+from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
 
 
 def sibling(folder: str, module: str) -> Any:

@@ -1,10 +1,10 @@
-"""The twistd dropin: `twistd pisyedili` runs the server (see pisyedili.server.tap)."""
+"""The twistd dropin: `twistd pisyedili` runs the server (see pisyedili.server.service.tap)."""
 
 from twisted.application.service import ServiceMaker
 
 pisyedili = ServiceMaker(
     "Pis Yedili server",
-    "pisyedili.server.tap",
+    "pisyedili.server.service.tap",
     "A Pis Yedili (Dirty Seven) card game server.",
     "pisyedili",
 )

@@ -6,7 +6,7 @@ which does what twistd would do without daemonising: start logging in the chosen
 format, start the service, run the reactor. Listening is on Twisted endpoint strings
 (`tcp:`, `ssl:`, `unix:`, `systemd:`), so TLS and socket activation are options,
 not code; so is `--web`, which serves the browser client and the protocol over a
-WebSocket (server/web.py). docs/operating.md documents every option.
+WebSocket (server/net/web.py). docs/operating.md documents every option.
 """
 
 from __future__ import annotations
@@ -37,24 +37,24 @@ from twisted.python.failure import Failure
 from zope.interface import implementer  # type: ignore[import-untyped]
 
 from pisyedili.protocol import passwords
-from pisyedili.server import accounts as accounts_
-from pisyedili.server import moderation as moderation_
-from pisyedili.server import names
-from pisyedili.server.accounts import Accounts, AccountSettings
 from pisyedili.server.clock import Clock
-from pisyedili.server.discovery import Announcer
-from pisyedili.server.files import FileInUse, FileLock, private_dir
-from pisyedili.server.journal import NO_JOURNAL, Journal, Saved, SqliteJournal
-from pisyedili.server.limits import ServerLimits
-from pisyedili.server.lobby import Lobby
-from pisyedili.server.logs import JsonLineObserver
-from pisyedili.server.moderation import Moderation
-from pisyedili.server.net import ServerFactory, server_version
-from pisyedili.server.ratings import Ratings
-from pisyedili.server.recovery import restore
+from pisyedili.server.net.connection import ServerFactory, server_version
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
+from pisyedili.server.people import accounts as accounts_
+from pisyedili.server.people import moderation as moderation_
+from pisyedili.server.people import names
+from pisyedili.server.people.accounts import Accounts, AccountSettings
+from pisyedili.server.people.moderation import Moderation
+from pisyedili.server.people.ratings import Ratings
+from pisyedili.server.people.session import Sessions
 from pisyedili.server.rules import COMPILED
-from pisyedili.server.session import Sessions
-from pisyedili.server.store import (
+from pisyedili.server.service.discovery import Announcer
+from pisyedili.server.service.logs import JsonLineObserver
+from pisyedili.server.service.recovery import restore
+from pisyedili.server.store.files import FileInUse, FileLock, private_dir
+from pisyedili.server.store.journal import NO_JOURNAL, Journal, Saved, SqliteJournal
+from pisyedili.server.store.sqlite import (
     DAY,
     MEMORY,
     Archive,
@@ -64,8 +64,8 @@ from pisyedili.server.store import (
     default_path,
     migrate,
 )
-from pisyedili.server.table_core import TableSettings
-from pisyedili.server.web import OriginPolicy, Proxies, make_site
+from pisyedili.server.table.core import TableSettings
+from pisyedili.server.table.lobby import Lobby
 
 log = Logger()
 T = TypeVar("T")
@@ -297,7 +297,7 @@ def read_community(path: str | None, now: float) -> tuple[
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
-    """The log observer for `--log-format`: JSON lines (server/logs.py) or Twisted's text."""
+    """The log observer for `--log-format`: JSON lines (service/logs.py) or Twisted's text."""
     if fmt == "json":
         return cast(ILogObserver, JsonLineObserver(out))
     return cast(ILogObserver, textFileLogObserver(out))

@@ -39,11 +39,11 @@ import msgpack
 from twisted.logger import Logger
 
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.commands import Command, from_record, to_record
-from pisyedili.server.store import connect, migrate
+from pisyedili.server.store.sqlite import connect, migrate
+from pisyedili.server.table.commands import Command, from_record, to_record
 
 if TYPE_CHECKING:
-    from pisyedili.server.table_core import TableCore
+    from pisyedili.server.table.core import TableCore
 
 log = Logger()
 
@@ -63,7 +63,9 @@ def core_code() -> str:
     rules engine, whether that is compiled (a deal pickled by the mypyc build does not
     load into the interpreted class, nor the other way), the Python version. A snapshot
     from other code is not used."""
-    from pisyedili.server import commands, default_move, effects, rules, seats, table_core
+    from pisyedili.server import rules
+    from pisyedili.server.table import commands, default_move, effects, seats
+    from pisyedili.server.table import core as table_core
 
     digest = hashlib.sha256(f"{sys.version_info[:2]} compiled={rules.COMPILED}".encode())
     files = [Path(m.__file__ or "") for m in (table_core, seats, commands, effects,

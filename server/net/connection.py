@@ -1,7 +1,7 @@
 """The network layer: bytes in, commands to the lobby and tables, messages out.
 
 Thin on purpose: the transport frames the bytes (Twisted's `Int32StringReceiver` over
-TCP here, autobahn's WebSocket in server/web.py), `pisyedili.protocol` decodes and
+TCP here, autobahn's WebSocket in server/net/web.py), `pisyedili.protocol` decodes and
 validates each frame body, and a dispatch table turns each request into one call on the
 lobby or a session, or one command to a table. `Connection` holds everything between
 bodies in and bodies out (handshake, limits, flow control, closing) once, for every
@@ -46,12 +46,8 @@ from pisyedili.protocol.messages import announced_limits, make_error, make_welco
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.protocol.shapes import HISTORY_PAGE
 from pisyedili.protocol.version import FEATURES, negotiate_features
-from pisyedili.server import accounts, history, moderation, names, ratings
-from pisyedili.server import commands as cmd
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.effects import Message
-from pisyedili.server.journal import NO_JOURNAL, Journal
-from pisyedili.server.limits import (
+from pisyedili.server.net.limits import (
     ANSWERED_REFUSALS,
     FLOOD_WINDOW,
     ConnectionCounter,
@@ -60,10 +56,15 @@ from pisyedili.server.limits import (
     TokenBucket,
     address_key,
 )
-from pisyedili.server.lobby import Lobby
-from pisyedili.server.session import Session, Sessions
-from pisyedili.server.store import Archive, Store
-from pisyedili.server.table_runner import ReplyTo, TableRunner
+from pisyedili.server.people import accounts, moderation, names, ratings
+from pisyedili.server.people.session import Session, Sessions
+from pisyedili.server.store import history
+from pisyedili.server.store.journal import NO_JOURNAL, Journal
+from pisyedili.server.store.sqlite import Archive, Store
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.effects import Message
+from pisyedili.server.table.lobby import Lobby
+from pisyedili.server.table.runner import ReplyTo, TableRunner
 
 log = Logger()
 

@@ -40,16 +40,16 @@ from twisted.logger import Logger
 from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.passwords import MIN_PASSWORD
-from pisyedili.server import names
 from pisyedili.server.clock import Clock
-from pisyedili.server.effects import Message
-from pisyedili.server.journal import token_hash
-from pisyedili.server.limits import TokenBucket
-from pisyedili.server.session import Session, Sessions
-from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.net.limits import TokenBucket
+from pisyedili.server.people import names
+from pisyedili.server.people.session import Session, Sessions
+from pisyedili.server.store.journal import token_hash
+from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
-    from pisyedili.server.net import Connection, Replier
+    from pisyedili.server.net.connection import Connection, Replier
 
 log = Logger()
 

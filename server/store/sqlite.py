@@ -25,8 +25,8 @@ from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 
-from pisyedili.server.effects import MatchOver
-from pisyedili.server.files import private_database, private_dir
+from pisyedili.server.store.files import private_database, private_dir
+from pisyedili.server.table.effects import MatchOver
 from pisyedili.server.worker import serial_pool
 
 log = Logger()

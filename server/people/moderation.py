@@ -28,16 +28,16 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.server import commands as cmd
-from pisyedili.server import names
-from pisyedili.server.accounts import Accounts
 from pisyedili.server.clock import Clock
-from pisyedili.server.effects import Message
-from pisyedili.server.session import Session
-from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.people import names
+from pisyedili.server.people.accounts import Accounts
+from pisyedili.server.people.session import Session
+from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
-    from pisyedili.server.net import Connection, Replier, ServerFactory
+    from pisyedili.server.net.connection import Connection, Replier, ServerFactory
 
 log = Logger()
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from twisted.logger import Logger
 
-from pisyedili.server.commands import Restored
-from pisyedili.server.journal import Saved
-from pisyedili.server.lobby import Lobby
-from pisyedili.server.session import Sessions
+from pisyedili.server.people.session import Sessions
+from pisyedili.server.store.journal import Saved
+from pisyedili.server.table.commands import Restored
+from pisyedili.server.table.lobby import Lobby
 
 log = Logger()
 

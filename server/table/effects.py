@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pisyedili.server.commands import MemberId
+from pisyedili.server.table.commands import MemberId
 
 Message = dict[str, Any]
 

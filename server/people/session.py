@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from twisted.logger import Logger
 
 from pisyedili.protocol.limits import MAX_NAME
-from pisyedili.server import names
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.commands import Disconnected, Leave, Reconnected
-from pisyedili.server.effects import Message
-from pisyedili.server.journal import NO_JOURNAL, Journal, SavedSession, token_hash
+from pisyedili.server.people import names
+from pisyedili.server.store.journal import NO_JOURNAL, Journal, SavedSession, token_hash
+from pisyedili.server.table.commands import Disconnected, Leave, Reconnected
+from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
-    from pisyedili.server.table_runner import TableRunner
+    from pisyedili.server.table.runner import TableRunner
 
 log = Logger()
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES, REPLAY_STEP_MOVES
-from pisyedili.server import names
 from pisyedili.server import rules as engine
-from pisyedili.server.effects import Message
-from pisyedili.server.store import Store
+from pisyedili.server.people import names
+from pisyedili.server.store.sqlite import Store
+from pisyedili.server.table.effects import Message
 
 
 def lookup_name(name: str) -> str:

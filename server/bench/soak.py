@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pisyedili.server.load_bench import (
+from pisyedili.server.bench.load import (
     MATCH_END,
     Child,
     Counters,

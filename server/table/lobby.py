@@ -24,20 +24,20 @@ from twisted.logger import Logger
 from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
-from pisyedili.server.commands import MemberId
-from pisyedili.server.effects import MatchOver, Message
-from pisyedili.server.journal import NO_JOURNAL, Journal, SavedTable, Setup
-from pisyedili.server.limits import ServerLimits
+from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.people.session import Session
 from pisyedili.server.rules import Options
-from pisyedili.server.session import Session
-from pisyedili.server.table_core import (
+from pisyedili.server.store.journal import NO_JOURNAL, Journal, SavedTable, Setup
+from pisyedili.server.table.commands import MemberId
+from pisyedili.server.table.core import (
     GUEST_REFUSED,
     TableCore,
     TableError,
     TableSettings,
     invite_code,
 )
-from pisyedili.server.table_runner import Deliver, TableRunner
+from pisyedili.server.table.effects import MatchOver, Message
+from pisyedili.server.table.runner import Deliver, TableRunner
 
 log = Logger()
 

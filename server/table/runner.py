@@ -22,9 +22,9 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.protocol.messages import make_error
-from pisyedili.server.bot_seat import make_bot
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.commands import (
+from pisyedili.server.store.journal import NO_JOURNAL, Journal
+from pisyedili.server.table.commands import (
     BotMoved,
     Command,
     Join,
@@ -33,7 +33,8 @@ from pisyedili.server.commands import (
     Start,
     TimerFired,
 )
-from pisyedili.server.effects import (
+from pisyedili.server.table.core import TableCore
+from pisyedili.server.table.effects import (
     AskBot,
     CancelTimer,
     Changed,
@@ -45,8 +46,7 @@ from pisyedili.server.effects import (
     Send,
     SetTimer,
 )
-from pisyedili.server.journal import NO_JOURNAL, Journal
-from pisyedili.server.table_core import TableCore
+from pisyedili.server.table.stand_in import make_bot
 
 log = Logger()
 

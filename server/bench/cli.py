@@ -1,9 +1,9 @@
 """`pisyedili-bench`: one entry point for the project's benchmarks.
 
-`engine` times the rules engine (pisyedili.server.rules.bench); `bots` runs a bot
+`engine` times the rules engine (pisyedili.server.bench.engine); `bots` runs a bot
 tournament (pisyedili.server.bots.tournament); `load` runs the server in a subprocess
-under many connections (pisyedili.server.load_bench); `soak` runs it for minutes with
-clients dropping and resuming (pisyedili.server.soak_bench). Figures are printed, never asserted:
+under many connections (pisyedili.server.bench.load); `soak` runs it for minutes with
+clients dropping and resuming (pisyedili.server.bench.soak). Figures are printed, never asserted:
 speed targets are judged from these numbers, not from timed tests.
 """
 
@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     command, rest = args[0], args[1:]
     if command == "engine":
-        from pisyedili.server.rules import bench
+        from pisyedili.server.bench import engine as bench
 
         return bench.main(rest, prog="pisyedili-bench engine")
     if command == "bots":
@@ -37,11 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return tournament.main(rest)
     if command == "load":
-        from pisyedili.server import load_bench
+        from pisyedili.server.bench import load as load_bench
 
         return load_bench.main(rest)
     if command == "soak":
-        from pisyedili.server import soak_bench
+        from pisyedili.server.bench import soak as soak_bench
 
         return soak_bench.main(rest)
     print(f"pisyedili-bench: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)

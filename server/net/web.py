@@ -4,7 +4,7 @@
 package folder `pisyedili.client/web` (installed with the package, no build step) and
 `/ws` is autobahn's WebSocket resource. Each binary WebSocket message carries one
 msgpack map, the body a TCP frame would carry, handed to the same `Connection` logic
-as TCP (server/net.py): schema, limits, rate limits, handshake and error codes are one
+as TCP (server/net/connection.py): schema, limits, rate limits, handshake and error codes are one
 code path for both transports. The WebSocket only frames the bodies:
 
 - a text message is answered with `error` `text_message` (the connection stays);
@@ -50,8 +50,8 @@ from twisted.web.static import File, getTypeAndEncoding
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
-from pisyedili.server.limits import address_key, web_reserve
-from pisyedili.server.net import ABORT_AFTER_CLOSE, Connection, ServerFactory
+from pisyedili.server.net.connection import ABORT_AFTER_CLOSE, Connection, ServerFactory
+from pisyedili.server.net.limits import address_key, web_reserve
 
 log = Logger()
 

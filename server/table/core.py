@@ -30,7 +30,7 @@ from pisyedili.protocol.limits import MAX_CHAT
 from pisyedili.protocol.shapes import BOT_LEVELS
 from pisyedili.protocol.types import StrT
 from pisyedili.server import rules as engine
-from pisyedili.server.commands import (
+from pisyedili.server.table.commands import (
     REQUESTS,
     AddBot,
     BotMoved,
@@ -53,8 +53,8 @@ from pisyedili.server.commands import (
     Start,
     TimerFired,
 )
-from pisyedili.server.default_move import default_move
-from pisyedili.server.effects import (
+from pisyedili.server.table.default_move import default_move
+from pisyedili.server.table.effects import (
     AskBot,
     CancelTimer,
     Changed,
@@ -67,7 +67,7 @@ from pisyedili.server.effects import (
     Send,
     SetTimer,
 )
-from pisyedili.server.seats import Seat, bot_name, wire_player_id
+from pisyedili.server.table.seats import Seat, bot_name, wire_player_id
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud to friends
 CODE_LENGTH = 6

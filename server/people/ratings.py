@@ -28,14 +28,14 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.server.accounts import Accounts
-from pisyedili.server.effects import MatchOver, Message
-from pisyedili.server.seats import bot_name
-from pisyedili.server.session import Session
-from pisyedili.server.store import Archive, SqliteStore
+from pisyedili.server.people.accounts import Accounts
+from pisyedili.server.people.session import Session
+from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.table.effects import MatchOver, Message
+from pisyedili.server.table.seats import bot_name
 
 if TYPE_CHECKING:
-    from pisyedili.server.net import Connection, Replier
+    from pisyedili.server.net.connection import Connection, Replier
 
 log = Logger()
 

@@ -216,13 +216,13 @@ def server_argv(seed: int, deal_pause: float, profile: str | None,
     run = ([sys.executable, "-m", "cProfile", "-o", profile] if profile
            else [sys.executable])
     huge = "1000000"
-    from pisyedili.server.tap import ServerOptions
+    from pisyedili.server.service.tap import ServerOptions
 
     db = ["--db", db_path]
     # An explicit --deal-pause wins over the default `serve` patches in.
     pause = ["--deal-pause", str(deal_pause)] \
         if any(o[0] == "deal-pause" for o in ServerOptions.optParameters) else []
-    return [*run, "-m", "pisyedili.server.load_bench", "--serve", str(deal_pause),
+    return [*run, "-m", "pisyedili.server.bench.load", "--serve", str(deal_pause),
             "--listen", f"tcp:0:interface={HOST}:backlog=4096", "--no-announce",
             "--seed", str(seed), "--bot-delay", "0", "--turn-seconds", "0",
             "--max-connections", "30000", "--max-per-address", "30000",
@@ -234,8 +234,8 @@ def server_argv(seed: int, deal_pause: float, profile: str | None,
 def serve(argv: list[str]) -> None:
     """`--serve PAUSE ARGS`: `pisyedili-server ARGS`, with the pause between deals set
     (for servers without `--deal-pause`; with it, ARGS sets the pause itself)."""
-    from pisyedili.server import tap
-    from pisyedili.server.table_core import TableSettings
+    from pisyedili.server.service import tap
+    from pisyedili.server.table.core import TableSettings
 
     vars(tap)["TableSettings"] = functools.partial(TableSettings, deal_pause=float(argv[0]))
     tap.main(argv[1:])
@@ -284,7 +284,7 @@ def fanout(port: int) -> None:
     from twisted.internet.protocol import Factory
     from twisted.protocols.basic import Int32StringReceiver
 
-    from pisyedili.server.net import send_frame, sendable_socket
+    from pisyedili.server.net.connection import send_frame, sendable_socket
 
     reactor: Any = _reactor
     pack, unpack = msgpack.packb, msgpack.unpackb
@@ -709,7 +709,7 @@ class Load:
         """One round against a bar (`--echo`, `--fanout-serve`) in a process of its own:
         `connections` joined by `join`, set going by `begin` (which returns the clients),
         then measured for a window after the warm-up. Counters and that window."""
-        child = Child([sys.executable, "-m", "pisyedili.server.load_bench", serve, "0"])
+        child = Child([sys.executable, "-m", "pisyedili.server.bench.load", serve, "0"])
         port = child.port
         c = Counters()
         try:
@@ -923,7 +923,7 @@ def percentile(values: list[float], p: float) -> float | None:
 def default_paced_think() -> float:
     """The server's own bot delay in ms: the pace of a table of bots, and so the pace a
     real table plays at."""
-    from pisyedili.server.table_core import TableSettings
+    from pisyedili.server.table.core import TableSettings
 
     return TableSettings().bot_delay * 1000
 

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 from twisted.logger import Logger
 
 from pisyedili.server.bots import make_policy
-from pisyedili.server.default_move import default_move
 from pisyedili.server.rules import move_to_wire
+from pisyedili.server.table.default_move import default_move
 
 log = Logger()
 

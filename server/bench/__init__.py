@@ -1,0 +1,1 @@
+"""Benchmarks (`pisyedili-bench`): never imported by the server at run time."""

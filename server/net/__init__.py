@@ -1,0 +1,1 @@
+"""The network: connections, TCP framing, the WebSocket, request handlers and abuse limits."""

@@ -1,0 +1,1 @@
+"""People: sessions, names, accounts, ratings and moderation."""

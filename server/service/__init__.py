@@ -1,0 +1,1 @@
+"""The running service: options and start-up, logs, LAN discovery, recovery after a restart."""

@@ -205,15 +205,20 @@ def test_the_wheel_holds_every_package_and_data_file(pure: Built) -> None:
     editable install finds cannot be missing from the wheel."""
     pure.built()
     names = set(pure.names)
-    mapping: dict[str, str] = backend._pyproject()["tool"]["setuptools"]["package-dir"]
+    setuptools = backend._pyproject()["tool"]["setuptools"]
+    mapping: dict[str, str] = setuptools["package-dir"]
+    data: dict[str, list[str]] = setuptools["package-data"]
     expected: set[str] = set()
     for package, folder in mapping.items():
+        declared = {p.relative_to(CHECKOUT).as_posix() for pattern in data.get(package, [])
+                    for p in (CHECKOUT / folder).glob(pattern)}
         for name in checkout_files(folder):
             path = Path(name).relative_to(folder)
-            if path.suffix == ".py" or path.parts[:1] == ("web",):
+            if path.suffix == ".py" or name in declared:
                 expected.add("/".join((*package.split("."), *path.parts)))
     packages = {Path(n).parent.as_posix() for n in expected if n.endswith("/__init__.py")}
     assert {"pisyedili/server/rules", "pisyedili/server/bots"} <= packages
     assert any(n.startswith("pisyedili/client/web/") for n in expected)
+    assert "pisyedili/protocol/confusables.txt" in expected
     assert expected - names == set()
     assert backend.DROPIN in names

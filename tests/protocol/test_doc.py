@@ -504,7 +504,7 @@ def test_every_json_block_in_the_doc_is_a_valid_message(doc: str) -> None:
 
 def test_the_doc_is_for_this_version(doc: str) -> None:
     assert doc.startswith(f"# The Pis Yedili protocol, version {PROTOCOL_VERSION}\n")
-    changes = chapter(doc, f"Changes from version {PROTOCOL_VERSION - 1}")
+    changes = chapter(doc, f"Appendix: changes from version {PROTOCOL_VERSION - 1}")
     for gone in ("event", "turn", "clock", "deal_end", "match_end", "timeout",
                  "turn_timer", "resume"):
         assert f"`{gone}`" in changes, gone

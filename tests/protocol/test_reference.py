@@ -1,11 +1,13 @@
 """`python -m pisyedili.protocol.reference`: the reference tables of docs/protocol.md,
-generated from the schema."""
+generated from the schema, and the page holding exactly what it prints now."""
 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,9 @@ from pisyedili.protocol.reference import render, replace, sections
 from pisyedili.protocol.shapes import EVENT, SHAPES
 from pisyedili.protocol.types import MapT, TaggedT
 
+DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 COMMAND = [sys.executable, "-m", "pisyedili.protocol.reference"]
+RUN = "python -m pisyedili.protocol.reference --write docs/protocol.md"
 
 
 def reference(*args: str) -> subprocess.CompletedProcess[str]:
@@ -23,6 +27,49 @@ def reference(*args: str) -> subprocess.CompletedProcess[str]:
 
 def marked(name: str, body: str) -> str:
     return f"<!-- reference:{name} -->\n{body}\n<!-- /reference:{name} -->"
+
+
+# -- the page -----------------------------------------------------------------------------
+
+
+def test_the_docs_reference_tables_are_what_the_schema_generates() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    tables = sections()
+    stale = sorted(name for name, body in tables.items() if marked(name, body) not in text)
+    assert not stale, f"docs/protocol.md's generated tables are out of date ({', '.join(stale)})"\
+                      f": run `{RUN}`"
+    assert replace(text, tables) == text, f"run `{RUN}`"
+
+
+def test_write_leaves_a_current_copy_of_the_doc_as_it_is(tmp_path: Path) -> None:
+    copy = tmp_path / "protocol.md"
+    shutil.copyfile(DOC, copy)
+    done = reference("--write", str(copy))
+    assert done.returncode == 0, done.stderr
+    assert copy.read_bytes() == DOC.read_bytes()
+
+
+def test_write_brings_a_stale_copy_back_to_the_doc(tmp_path: Path) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    name, body = "errors", sections()["errors"]
+    stale = text.replace(marked(name, body), marked(name, "| code |\n|---|\n| `gone` |"))
+    assert stale != text
+    copy = tmp_path / "protocol.md"
+    copy.write_text(stale, encoding="utf-8")
+    done = reference("--write", str(copy))
+    assert done.returncode == 0, done.stderr
+    assert copy.read_text(encoding="utf-8") == text
+
+
+def test_write_refuses_a_page_that_lacks_a_table_and_leaves_it_alone(tmp_path: Path) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    lacking = text.replace(marked("features", sections()["features"]), "")
+    copy = tmp_path / "protocol.md"
+    copy.write_text(lacking, encoding="utf-8")
+    done = reference("--write", str(copy))
+    assert done.returncode == 1
+    assert "not marked: features" in done.stderr
+    assert copy.read_text(encoding="utf-8") == lacking
 
 
 # -- the command's output ------------------------------------------------------------------

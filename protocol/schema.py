@@ -126,7 +126,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         REQUEST_ID,
     ), "Start receiving the table list, or ask for another page of it.",
         answer="`lobby`, then `lobby_update` as tables change", presence=False),
-    MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving lobby updates.",
+    MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving `lobby_update` messages.",
                 answer="`ok`", presence=False),
     MessageSpec("create_table", _S, (
         req("rules", StrT(7, choices=RULE_SETS), "rule set"),

@@ -1,10 +1,11 @@
 """The reference tables of docs/protocol.md, generated from the schema.
 
 The page's prose is written by hand; its tables of messages, fields, shapes, events,
-limits, error codes and features are printed here from the registries that validate
-every frame (schema.py, shapes.py, errors.py, limits.py, version.py), so they cannot
-drift from the code. Each table sits in the page between two marker comments,
-`<!-- reference:NAME -->` and `<!-- /reference:NAME -->`;
+limits (the decoders' and those `welcome` announces), error codes and features are
+printed here from the registries that validate every frame (schema.py, shapes.py,
+errors.py, limits.py, messages.py, version.py), so they cannot drift from the code. Each
+table sits in the page between two marker comments, `<!-- reference:NAME -->` and
+`<!-- /reference:NAME -->`;
 
     python -m pisyedili.protocol.reference                          # print every table
     python -m pisyedili.protocol.reference --write docs/protocol.md # refresh them in place
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from .codec import limits_for
 from .errors import ERRORS
 from .limits import Limits
+from .messages import FIELD_LIMIT_DOCS, announced_limits
 from .schema import MESSAGES, Direction, MessageSpec
 from .shapes import SHAPES
 from .types import Field, MapT, TaggedT
@@ -121,6 +123,14 @@ def limit_table() -> str:
                    "what it bounds"), rows)
 
 
+def announced_table() -> str:
+    """The limits `welcome.limits` announces to a client, with what each bounds."""
+    decoder = {f.name: str(f.metadata.get("doc", "")) for f in dataclasses.fields(Limits)}
+    rows = [[f"`{key}`", str(value), _cell(decoder.get(key) or FIELD_LIMIT_DOCS.get(key, ""))]
+            for key, value in announced_limits().items()]
+    return _table(("key", "value", "what it bounds"), rows)
+
+
 def error_table() -> str:
     """Every error code: whether it closes, whether reconnecting helps, meaning, fields."""
     rows = []
@@ -159,7 +169,8 @@ def message_key(spec: MessageSpec) -> str:
 def sections() -> dict[str, str]:
     """Every generated table by marker name, sorted by name."""
     found = {"requests": request_table(), "server-messages": server_message_table(),
-             "limits": limit_table(), "errors": error_table(), "features": feature_table()}
+             "limits": limit_table(), "welcome-limits": announced_table(),
+             "errors": error_table(), "features": feature_table()}
     for spec in MESSAGES.values():
         found[message_key(spec)] = field_table(spec.fields)
     for name, shape in SHAPES.items():

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pisyedili.protocol import ERRORS, MESSAGES, Direction, Limits
+from pisyedili.protocol import ERRORS, MESSAGES, Direction, Limits, announced_limits
+from pisyedili.protocol.messages import FIELD_LIMIT_DOCS
 from pisyedili.protocol.reference import render, replace, sections
 from pisyedili.protocol.shapes import EVENT, SHAPES
 from pisyedili.protocol.types import MapT, TaggedT
@@ -89,7 +90,7 @@ def test_the_tables_come_sorted_by_name_and_cover_every_message_and_shape() -> N
     for spec in MESSAGES.values():
         assert f"fields:{spec.direction}:{spec.type}" in tables
     assert {f"shape:{name}" for name in SHAPES} <= set(tables)
-    assert {"requests", "server-messages", "limits", "errors", "features",
+    assert {"requests", "server-messages", "limits", "welcome-limits", "errors", "features",
             "variants:event"} <= set(tables)
 
 
@@ -140,7 +141,10 @@ def test_every_table_cell_the_schema_fills_has_words() -> None:
             assert all(f.doc for fields in shape.variants.values() for f in fields), name
     assert isinstance(EVENT, TaggedT)
     assert set(EVENT.variant_docs) == set(EVENT.variants)
-    assert all(f.metadata.get("doc") for f in dataclasses.fields(Limits))
+    decoder = {f.name for f in dataclasses.fields(Limits) if f.metadata.get("doc")}
+    assert decoder == {f.name for f in dataclasses.fields(Limits)}
+    for key in announced_limits():
+        assert key in decoder or FIELD_LIMIT_DOCS.get(key), key
 
 
 def test_the_fields_an_error_code_carries_are_fields_of_error() -> None:

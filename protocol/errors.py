@@ -21,12 +21,17 @@ class ErrorCode:
     server failed on with `internal_error`). True means the server went away for a
     reason that passes (full, idle, shutting down, a flood), so a client retries with
     backoff; False means retrying the same `hello` can only fail the same way.
+    `reconnect_note` replaces that yes or no in the docs where it needs more words.
+    `fields`: the `error` fields besides `code`, `message` and `id` that this code may
+    carry, so a client knows what to read (docs/protocol.md's error table lists them).
     """
 
     code: str
     meaning: str
     closes: bool = False
     reconnect: bool = False
+    fields: tuple[str, ...] = ()
+    reconnect_note: str = ""
 
 
 _ERRORS: tuple[ErrorCode, ...] = (
@@ -34,7 +39,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
     # in-stream: the server closes the connection (after sending this code if it can).
     # Over WebSocket a frame is one binary message, with no length prefix.
     ErrorCode("frame_too_large", "The frame's length prefix (over WebSocket: the message's "
-              "length) is over the receiver's frame limit.", closes=True, reconnect=True),
+              "length) is over the receiver's frame limit.", closes=True, reconnect=True,
+              fields=("limit",)),
     ErrorCode("malformed_frame", "The frame body is not exactly one well-formed msgpack value."),
     ErrorCode("not_a_map", "The frame body is valid msgpack but not a map."),
     ErrorCode("missing_type", "The map has no `type` field, or `type` is not a string."),
@@ -48,17 +54,20 @@ _ERRORS: tuple[ErrorCode, ...] = (
     # Schema validation (schema.py).
     ErrorCode("unknown_type", "No message of this `type` exists in this direction; the "
               "connection stays open."),
-    ErrorCode("missing_field", "A required field is absent (`field` names it)."),
+    ErrorCode("missing_field", "A required field is absent (`field` names it).",
+              fields=("field",), reconnect_note="— (for a `hello`: no)"),
     ErrorCode("bad_field", "A field has the wrong type, is out of range or too long "
-              "(`field` names it)."),
+              "(`field` names it).",
+              fields=("field", "limit"), reconnect_note="— (for a `hello`: no)"),
     # Handshake and session.
     ErrorCode("unsupported_version", "The server does not speak the `protocol` version of "
-              "`hello`; `versions` lists those it does.", closes=True),
+              "`hello`; `versions` lists those it does.", closes=True, fields=("versions",)),
     ErrorCode("hello_required", "The first message of a connection must be `hello`.",
               closes=True),
     ErrorCode("already_welcomed", "`hello` was sent again on a connection already welcomed."),
     ErrorCode("bad_token", "The resume token is unknown or has expired; send `hello` "
-              "without a token to start afresh.", closes=True, reconnect=True),
+              "without a token to start afresh.", closes=True, reconnect=True,
+              reconnect_note="yes, without `token`"),
     ErrorCode("handshake_timeout", "No `hello` arrived in time after connecting.",
               closes=True, reconnect=True),
     ErrorCode("idle_timeout", "Nothing arrived for too long (not even `pong`).",
@@ -69,16 +78,17 @@ _ERRORS: tuple[ErrorCode, ...] = (
               closes=True, reconnect=True),
     ErrorCode("too_many_sessions", "Too many sessions opened from this address (`limit` "
               "says how many); a dropped session ends after the grace period, and resuming "
-              "one with its `token` is still allowed.", closes=True, reconnect=True),
+              "one with its `token` is still allowed.", closes=True, reconnect=True,
+              fields=("limit",)),
     ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
               "(`retry_after`, if present, says how many seconds to wait); only the first "
               "10 refusals in 10 seconds are answered, and a client refused more than 200 "
-              "times in 10 seconds is disconnected.", reconnect=True),
+              "times in 10 seconds is disconnected.", reconnect=True, fields=("retry_after",)),
     ErrorCode("too_slow", "The client read too slowly: more than `limit` bytes were waiting "
-              "to be sent to it.", closes=True, reconnect=True),
+              "to be sent to it.", closes=True, reconnect=True, fields=("limit",)),
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
-              "did not list."),
+              "did not list.", fields=("feature",)),
     ErrorCode("internal_error", "The server failed to handle the request; nothing changed.",
               reconnect=True),
     # Lobby and tables.
@@ -87,14 +97,16 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("already_at_table", "You are already at a table; leave it first."),
     ErrorCode("not_at_table", "The request needs you to be at a table."),
     ErrorCode("too_many_tables", "The server allows no more open tables: from you, from your "
-              "address or in all (`limit` says how many)."),
-    ErrorCode("bad_options", "The table options are refused (`message` says which and why)."),
-    ErrorCode("no_such_seat", "The table has no seat with that number."),
-    ErrorCode("seat_taken", "The seat is not open."),
+              "address or in all (`limit` says how many).", fields=("limit",)),
+    ErrorCode("bad_options", "The table options are refused (`message` says which and why).",
+              fields=("field",)),
+    ErrorCode("no_such_seat", "The table has no seat with that number.", fields=("limit",)),
+    ErrorCode("seat_taken", "The seat is not open.", fields=("seat",)),
     ErrorCode("not_seated", "The request needs you to hold a seat."),
-    ErrorCode("not_a_bot", "The seat does not hold a bot."),
+    ErrorCode("not_a_bot", "The seat does not hold a bot.", fields=("seat",)),
     ErrorCode("not_host", "Only the table's host may do this."),
-    ErrorCode("table_not_ready", "Not every seat is filled and ready yet."),
+    ErrorCode("table_not_ready", "Not every seat is filled and ready yet.",
+              fields=("waiting_for",)),
     ErrorCode("game_in_progress", "The table is playing a match; seats cannot change now."),
     ErrorCode("no_game", "The table is not playing a deal."),
     ErrorCode("match_not_over", "A rematch can only be agreed once the match is over."),
@@ -114,11 +126,12 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "told)."),
     ErrorCode("too_many_logins", "Too many password attempts from your address, or one on "
               "that account from your address is still under way; `retry_after` says how "
-              "many seconds to wait."),
+              "many seconds to wait.", fields=("retry_after",)),
     ErrorCode("server_busy", "The server is checking as many passwords as it can at once; "
-              "`retry_after` says how many seconds to wait before trying again."),
+              "`retry_after` says how many seconds to wait before trying again.",
+              fields=("retry_after",)),
     ErrorCode("weak_password", "The new password is too short, or blank (`limit`: the "
-              "fewest characters)."),
+              "fewest characters).", fields=("limit",)),
     ErrorCode("bad_password", "The new password holds a character no password may: a "
               "control character (NUL, tab, a line break) or a bidirectional control."),
     ErrorCode("tls_required", "This server takes passwords only over TLS (or loopback)."),
@@ -127,18 +140,20 @@ _ERRORS: tuple[ErrorCode, ...] = (
     # Moderation (feature `moderation`).
     ErrorCode("not_operator", "Only a server operator may do this."),
     ErrorCode("no_such_player", "Nobody of that name is connected, and no account has it."),
-    ErrorCode("bad_network", "`network` is not an IP address or range (CIDR)."),
+    ErrorCode("bad_network", "`network` is not an IP address or range (CIDR).", fields=("field",)),
     ErrorCode("muted", "An operator muted you: you cannot chat (`message` says until when)."),
     ErrorCode("banned", "You, your account or your address are banned from this server "
               "(`message` says until when).", closes=True),
     ErrorCode("kicked", "An operator removed you from the server.", closes=True,
               reconnect=False),
     # Moves, refused by the rules engine; `rule` names the rule (e.g. "C6").
-    ErrorCode("not_your_turn", "It is not your seat's decision."),
-    ErrorCode("illegal_card", "That card cannot be played now (`rule` says why)."),
-    ErrorCode("illegal_move", "That move is not allowed now (`rule` says why)."),
-    ErrorCode("card_not_in_hand", "The card played is not in your hand."),
-    ErrorCode("deal_over", "The deal is over; no more moves."),
+    ErrorCode("not_your_turn", "It is not your seat's decision.", fields=("rule",)),
+    ErrorCode("illegal_card", "That card cannot be played now (`rule` says why).",
+              fields=("rule",)),
+    ErrorCode("illegal_move", "That move is not allowed now (`rule` says why).",
+              fields=("rule", "field")),
+    ErrorCode("card_not_in_hand", "The card played is not in your hand.", fields=("rule",)),
+    ErrorCode("deal_over", "The deal is over; no more moves.", fields=("rule",)),
 )
 
 ERRORS: dict[str, ErrorCode] = {e.code: e for e in _ERRORS}

@@ -8,19 +8,20 @@ lobby may list many tables. Per-field limits (names, chat) live in the schema.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What a decoder accepts in one frame body."""
+    """What a decoder accepts in one frame body; each field's `doc` metadata says what it
+    bounds, for the limit table of docs/protocol.md."""
 
-    frame: int  # bytes in the body (the 4-byte prefix excluded)
-    depth: int  # nesting of maps and arrays; the top-level map is depth 1
-    str_len: int  # bytes in one msgpack string
-    bin_len: int  # bytes in one msgpack binary (no message uses binaries)
-    array_len: int  # items in one array
-    map_len: int  # pairs in one map
+    frame: int = field(metadata={"doc": "bytes of one frame body (prefix excluded)"})
+    depth: int = field(metadata={"doc": "nesting of maps and arrays; the top-level map is depth 1"})
+    str_len: int = field(metadata={"doc": "bytes in one string"})
+    bin_len: int = field(metadata={"doc": "bytes in one binary (no message uses binaries)"})
+    array_len: int = field(metadata={"doc": "items in one array"})
+    map_len: int = field(metadata={"doc": "pairs in one map"})
 
     def to_wire(self) -> dict[str, int]:
         return asdict(self)

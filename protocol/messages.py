@@ -76,6 +76,17 @@ def make_welcome(
     )
 
 
+FIELD_LIMIT_DOCS: dict[str, str] = {
+    "name": "characters in a player name (at least 1)",
+    "table_name": "characters in a table name",
+    "chat": "characters in a chat line (at least 1)",
+    "token": "characters in a resume token",
+    "code": "characters in an invite code",
+}
+"""What each per-field limit of `announced_limits` bounds (the decoder's own limits say it
+in `Limits`' field metadata), for the `welcome.limits` table of docs/protocol.md."""
+
+
 def announced_limits() -> dict[str, int]:
     """The limits a client must respect, as `welcome.limits` announces them.
 

@@ -126,7 +126,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         REQUEST_ID,
     ), "Start receiving the table list, or ask for another page of it.",
         answer="`lobby`, then `lobby_update` as tables change", presence=False),
-    MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving lobby updates.",
+    MessageSpec("lobby_unsubscribe", _S, (REQUEST_ID,), "Stop receiving `lobby_update` messages.",
                 answer="`ok`", presence=False),
     MessageSpec("create_table", _S, (
         req("rules", StrT(7, choices=RULE_SETS), "rule set"),
@@ -135,7 +135,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("name", StrT(L.MAX_TABLE_NAME, text=True), "table name"),
         opt("private", BoolT(), "joined only by invite code (default false)"),
         opt("rated", BoolT(), "its matches change ratings; seats registered players and "
-                              "bots only (default false: casual)"),
+                              "bots only (default false: casual); from a guest (not "
+                              "logged in), `account_required`"),
         REQUEST_ID,
     ), "Open a table; you join it as its host and take seat 0.", answer="`table`"),
     MessageSpec("join_table", _S, (
@@ -201,7 +202,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     ), "Fetch one deal of a finished match, with everything needed to replay it.",
         feature="history", answer="`replay`", presence=False),
     MessageSpec("register", _S, (
-        req("password", StrT(L.MAX_PASSWORD), "the password (at least 8 characters)"),
+        req("password", StrT(L.MAX_PASSWORD), "the password (see the password rules)"),
         REQUEST_ID,
     ), "Register the name you play under, with a password.", feature="accounts",
         answer="`account`", presence=False),
@@ -222,7 +223,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         presence=False),
     MessageSpec("passwd", _S, (
         req("old", StrT(L.MAX_PASSWORD), "the current password"),
-        req("new", StrT(L.MAX_PASSWORD), "the new password (at least 8 characters)"),
+        req("new", StrT(L.MAX_PASSWORD), "the new password (the password rules of "
+                                         "`register`)"),
         REQUEST_ID,
     ), "Change your account's password; every other login token is revoked.",
         feature="accounts", answer="`account`", presence=False),

@@ -60,9 +60,14 @@ MOVE = TaggedT(
         "draw": (),
         "pass": (),
         "pick": (req("position", IntT(0, MAX_CARDS - 1),
-                     "muamele (K14): a position in the face-down spread, from 0"),),
+                     "muamele (K14): a position in the face-down spread, counted from 0 at "
+                     "its top (0 is the card a draw would take next; see \"Replaying a "
+                     "deal\"); a position the spread does not have is `illegal_move` with "
+                     "`rule: \"K14\"` and `field: \"move.position\"`, its message giving "
+                     "the range from 0"),),
     },
     name="move",
+    doc="which move: `play` a card, `draw`, `pass`, or `pick` in muamele",
 )
 
 OPTIONS = MapT(
@@ -200,7 +205,10 @@ VIEW = MapT(
         req("hand", NullableT(CARDS), "your hand, sorted; nil for spectators"),
         req("hand_counts", ListT(CARD_COUNT, MAX_SEATS), "cards in each seat's hand"),
         req("top", NullableT(CARD), "top of the discard pile; nil before the first play"),
-        req("named_suit", NullableT(SUIT), "the suit the jack on top asks for (C6, K8)"),
+        req("named_suit", NullableT(SUIT), "the suit the jack on top asks for (C6, K8); nil "
+                                           "for an opening jack of clubs, which names none: "
+                                           "clubs, its own suit, are followed, and no jack "
+                                           "(C2)"),
         req("pile", CARDS, "every card played this deal, bottom to top (all public)"),
         req("stock", CARD_COUNT, "cards left in the stock"),
         req("penalty", IntT(0, 1000), "cards the seat to act must draw unless it answers "
@@ -209,7 +217,8 @@ VIEW = MapT(
                                                "opening is over (C2, K3)"),
         req("must_follow", NullableT(StrT(5, choices=("ace", "pisti"))),
             "the seat to act must play on after an ace (C12, K10) or a pişti (K11)"),
-        req("drew", BoolT(), "the seat to act has drawn this turn (C7, K5)"),
+        req("drew", BoolT(), "the seat to act has drawn this turn (C7, K5); false once the "
+                             "deal is over or in muamele, however it ended"),
         opt("drawn", NullableT(CARD), "in your own view only, when you drew owing a "
                                       "follow-up: the card drawn, the only one you may "
                                       "play (K10, K11)"),
@@ -257,6 +266,32 @@ EVENT = TaggedT(
     },
     name="event",
     open=True,
+    doc="the event's name",
+    variant_docs={
+        "deal_start": "a new deal was dealt: 7 cards each (C1, K2); the seat after the dealer "
+                      "opens (C2, K3)",
+        "play": "`seat` played `card`; `suit` is the suit a jack names (C5, K8)",
+        "penalty": "`seat` must now draw `count` cards or answer with a 7 (C11, K7)",
+        "skip": "an 8 skips `seat` (C9, C12a)",
+        "reverse": "a 10 reversed the direction of play, now `direction` (C10)",
+        "bounce": "a 10 sent the turn back to `seat` (K9)",
+        "pisti": "a card on its twin: `seat` must play on (K11)",
+        "draw": "`seat` drew `count` cards; `reason` is `draw`, `penalty` or `ace` (K10); "
+                "`cards` only for the drawing seat",
+        "reshuffle": "the discards under the top card became a new stock of `count` cards: "
+                     "the table plays `empty_stock: reshuffle` (C15, K6), or a muamele "
+                     "spread ran out",
+        "stock_out": "`seat` had to draw from an empty stock: the deal ends (C15, K6)",
+        "pass": "`seat` ended its turn without playing",
+        "muamele": "`seat` must pick `picks` cards from a face-down spread of `spread` (K14)",
+        "pick": "`seat` picked `card`; `picks` still to pick (K14)",
+        "deal_end": "the deal is over: every hand revealed, the points scored (C13-C15, "
+                    "K12-K14)",
+        "match_end": "the match is over; `winners` share the lowest total (C16, K15)",
+        "timeout": "`seat` ran out of time; the events after it are the move the server "
+                   "made for it; `count` timeouts in a row; `bot`: a stand-in bot now plays "
+                   "for the seat",
+    },
 )
 
 TOTALS = ListT(POINTS, MAX_SEATS)

@@ -257,13 +257,17 @@ class TaggedT:
     """A map whose `tag` field picks which of `variants` it is (moves: `kind`).
 
     `open`: a tag not in `variants` is accepted unchecked (events: a newer server may
-    send new ones, and clients must not choke on them).
+    send new ones, and clients must not choke on them). `doc` says what the tag field
+    means and `variant_docs` what each variant does, for the reference tables of
+    docs/protocol.md (protocol/reference.py prints them).
     """
 
     tag: str
     variants: Mapping[str, tuple[Field, ...]] = field(default_factory=dict)
     name: str = ""
     open: bool = False
+    doc: str = ""
+    variant_docs: Mapping[str, str] = field(default_factory=dict)
 
     def check(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
@@ -284,7 +288,9 @@ class TaggedT:
 
     def to_data(self) -> dict[str, Any]:
         return {"kind": "tagged", "tag": self.tag, "name": self.name, "open": self.open,
-                "variants": {k: [f.to_data() for f in v] for k, v in self.variants.items()}}
+                "doc": self.doc,
+                "variants": {k: [f.to_data() for f in v] for k, v in self.variants.items()},
+                "variant_docs": dict(self.variant_docs)}
 
 
 FieldType = IntT | FloatT | BoolT | StrT | ListT | NullableT | MapT | DictT | TaggedT

@@ -504,7 +504,7 @@ def test_every_json_block_in_the_doc_is_a_valid_message(doc: str) -> None:
 
 def test_the_doc_is_for_this_version(doc: str) -> None:
     assert doc.startswith(f"# The Pis Yedili protocol, version {PROTOCOL_VERSION}\n")
-    changes = chapter(doc, f"Changes from version {PROTOCOL_VERSION - 1}")
+    changes = chapter(doc, f"Appendix: changes from version {PROTOCOL_VERSION - 1}")
     for gone in ("event", "turn", "clock", "deal_end", "match_end", "timeout",
                  "turn_timer", "resume"):
         assert f"`{gone}`" in changes, gone
@@ -523,3 +523,19 @@ def test_the_schema_command_prints_the_whole_schema(doc: str) -> None:
     out = subprocess.run([sys.executable, "-m", "pisyedili.protocol"], check=True,
                          capture_output=True, text=True, timeout=60).stdout
     assert json.loads(out) == json.loads(json.dumps(schema_data()))
+
+
+def anchor(heading: str) -> str:
+    """The id GitHub gives a heading: lower case, punctuation and symbols dropped, spaces
+    to hyphens (`` `hello` (client → server)`` is `hello-client--server`)."""
+    text = heading.lower().strip()
+    return "".join(c for c in text if c.isalnum() or c in " -_").replace(" ", "-")
+
+
+def test_every_link_inside_the_page_finds_its_heading(doc: str) -> None:
+    outside = re.sub(r"```.*?```", "", doc, flags=re.S)
+    anchors = [anchor(h) for h in re.findall(r"^#+ (.*)$", outside, re.M)]
+    assert len(anchors) == len(set(anchors)), "two headings share an anchor"
+    links = set(re.findall(r"\]\(#([^)]+)\)", outside))
+    assert links, "the page links to its own sections"
+    assert sorted(links - set(anchors)) == []

@@ -140,7 +140,8 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """Every call inside commits together at the end of the block, or none does (the
-        block raised). Blocks nest: an inner one joins the outer."""
+        block raised). Blocks nest: an inner one commits with the outer, and one that
+        raised undoes its own part only (the outer may catch that and go on)."""
         ...
 
     def migrate(self) -> int:

@@ -130,6 +130,19 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+@contextmanager
+def _savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """A transaction inside the one open: released into it, or rolled back to its start."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     # The file holds password and token hashes and live decks: it is made (or made
     # again) 0600 before SQLite opens it, and SQLite gives its -wal and -shm that mode.
@@ -205,20 +218,18 @@ class SqliteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        if self._depth:  # inside another: its commit is this one's
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        with _translated():
-            self._depth = 1
-            try:
-                with _transaction(self._conn):
-                    yield
-            finally:
-                self._depth = 0
+        depth = self._depth
+        self._depth += 1
+        try:
+            with _translated():
+                if depth == 0:
+                    with _transaction(self._conn):
+                        yield
+                else:  # inside another: a savepoint, so a failed block undoes its own part
+                    with _savepoint(self._conn, f"s{depth}"):
+                        yield
+        finally:
+            self._depth = depth
 
     @_guarded
     def migrate(self) -> int:

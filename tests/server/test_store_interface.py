@@ -129,6 +129,17 @@ def test_transactions_nest_and_the_outer_one_decides(store: Store) -> None:
     assert store.find_account(["ayse"]) is not None
 
 
+def test_a_failed_inner_block_undoes_its_own_part_only(store: Store) -> None:
+    with store.transaction():
+        kept = store.create_account("Ayse", ["ayse"], "h", 1.0)
+        with pytest.raises(Conflict):  # its account row went in before its keys failed
+            store.create_account("AYSE", ["other", "ayse"], "h", 2.0)
+        store.log_action(3.0, "Deniz", "kick", "Troll", "")
+    rows, keys = store.load_accounts()
+    assert [r.id for r in rows] == [kept] and keys == {"ayse": kept}
+    assert len(store.moderation_log()) == 1
+
+
 def test_a_backup_holds_everything_kept_so_far(backend: Backend, store: Store,
                                               tmp_path: Path) -> None:
     match_id = store.record_match(a_match())

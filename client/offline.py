@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,9 +44,9 @@ from pisyedili.server.net.connection import ServerFactory
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.web import make_site
 from pisyedili.server.service.tap import make_factory
+from pisyedili.server.store import StoreError, default_path
 from pisyedili.server.store.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir
-from pisyedili.server.store.journal import SqliteJournal, token_hash
-from pisyedili.server.store.sqlite import default_path
+from pisyedili.server.store.journal import StoreJournal, token_hash
 from pisyedili.server.table.core import TableSettings
 
 from .app import ClientApp
@@ -112,12 +111,12 @@ class OfflineMatch:
             return None
         clock = task.Clock()
         try:
-            journal = SqliteJournal(self.path, cast(Clock, clock))
+            journal = StoreJournal.open(self.path, cast(Clock, clock))
             try:
                 kept = journal.load()
             finally:
                 journal.close()
-        except (sqlite3.Error, OSError, RuntimeError) as e:
+        except (StoreError, OSError, RuntimeError) as e:
             log.warn("offline journal {path} unreadable ({error}): dropped",
                      path=str(self.path), error=str(e))
             return None
@@ -212,7 +211,7 @@ def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
     journal = None
     if opts.db is not None:
         private_dir(opts.db.parent)
-        journal = SqliteJournal(opts.db, cast(Clock, reactor))
+        journal = StoreJournal.open(opts.db, cast(Clock, reactor))
     return make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
                         settings=settings, limits=limits, journal=journal)
 
@@ -401,7 +400,7 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
         if stopped is not None:
             await stopped.asFuture(asyncio.get_running_loop())
         if match is not None:  # a match over (or never begun) is not kept
-            if isinstance(factory.journal, SqliteJournal):
+            if isinstance(factory.journal, StoreJournal):
                 factory.journal.close()
             if not any(t.core.phase == "playing" for t in factory.lobby.tables()):
                 match.forget()

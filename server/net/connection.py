@@ -58,9 +58,8 @@ from pisyedili.server.net.limits import (
 )
 from pisyedili.server.people import accounts, moderation, names, ratings
 from pisyedili.server.people.session import Session, Sessions
-from pisyedili.server.store import history
+from pisyedili.server.store import Archive, Store, history
 from pisyedili.server.store.journal import NO_JOURNAL, Journal
-from pisyedili.server.store.sqlite import Archive, Store
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.effects import Message
 from pisyedili.server.table.lobby import Lobby

@@ -18,17 +18,16 @@ locked out; a login token is not limited.
 
 The registry of names and operators is held in memory (read at start, before anything
 listens), so a `hello` is checked without waiting on the store; every change is
-written through the store's thread (`Archive.call`).
+written through the store's thread (`Archive.use`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import secrets
-import sqlite3
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import argon2
 from twisted.internet.defer import Deferred, DeferredSemaphore, ensureDeferred
@@ -44,14 +43,15 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.net.limits import TokenBucket
 from pisyedili.server.people import names
 from pisyedili.server.people.session import Session, Sessions
+from pisyedili.server.store import Archive, Conflict, Store
 from pisyedili.server.store.journal import token_hash
-from pisyedili.server.store.sqlite import Archive, SqliteStore
 from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection, Replier
 
 log = Logger()
+T = TypeVar("T")
 
 BUSY_RETRY = 2.0
 """Seconds `server_busy` asks a client to wait: a queue of hashes drains in about that."""
@@ -133,115 +133,44 @@ class Account:
 
 # -- the store's side (runs on the store's thread) ---------------------------------------
 
-def load(conn: sqlite3.Connection) -> tuple[dict[int, Account], dict[str, int]]:
+def load(store: Store) -> tuple[dict[int, Account], dict[str, int]]:
     """Every account and the name keys each holds: those stored, and those its name has
     by today's `names.keys`, so an account registered before the folding changed (width
     forms are folded since) is still found by, and still reserves, its name. A key
     another account stores stays that account's."""
-    accounts = {row[0]: Account(row[0], row[1], bool(row[2])) for row in conn.execute(
-        "SELECT id, name, operator FROM accounts ORDER BY id")}
-    keys = dict(conn.execute("SELECT key, account FROM account_keys").fetchall())
+    rows, keys = store.load_accounts()
+    accounts = {row.id: Account(row.id, row.name, row.operator) for row in rows}
     for account in accounts.values():
         for key in names.keys(account.name):
             keys.setdefault(key, account.id)
     return accounts, keys
 
 
-def _create(conn: sqlite3.Connection, name: str, keys: tuple[str, ...], password: str,
-            now: float, operator: bool = False) -> int:
-    """A new account holding `keys`; `sqlite3.IntegrityError` if one is held already."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        cur = conn.execute("INSERT INTO accounts (name, password, created_at, last_login, "
-                           "operator) VALUES (?, ?, ?, ?, ?)",
-                           (name, password, now, now, int(operator)))
-        account = cur.lastrowid
-        assert account is not None
-        conn.executemany("INSERT INTO account_keys VALUES (?, ?)",
-                         [(key, account) for key in keys])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return account
-
-
-def _password_of(conn: sqlite3.Connection, account: int) -> str | None:
-    row = conn.execute("SELECT password FROM accounts WHERE id = ?", (account,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _rehash(conn: sqlite3.Connection, account: int, password: str) -> None:
-    conn.execute("UPDATE accounts SET password = ? WHERE id = ?", (password, account))
-
-
-def _issue(conn: sqlite3.Connection, account: int, hashed: bytes, now: float) -> None:
-    conn.execute("INSERT INTO login_tokens VALUES (?, ?, ?, ?)", (hashed, account, now, now))
-    conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?", (now, account))
-
-
-def _token_account(conn: sqlite3.Connection, hashed: bytes, now: float) -> int | None:
-    row = conn.execute("SELECT account FROM login_tokens WHERE token_hash = ?",
-                       (hashed,)).fetchone()
-    if row is None:
-        return None
-    conn.execute("UPDATE login_tokens SET last_used = ? WHERE token_hash = ?", (now, hashed))
-    conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?", (now, row[0]))
-    return int(row[0])
-
-
-def _revoke(conn: sqlite3.Connection, account: int, hashed: bytes | None) -> None:
-    """Revoke one of the account's login tokens, or (None) all of them."""
-    if hashed is None:
-        conn.execute("DELETE FROM login_tokens WHERE account = ?", (account,))
-    else:
-        conn.execute("DELETE FROM login_tokens WHERE account = ? AND token_hash = ?",
-                     (account, hashed))
-
-
-def _set_password(conn: sqlite3.Connection, account: int, password: str, keep: bytes,
+def _set_password(store: Store, account: int, password: str, keep: bytes,
                   now: float) -> None:
     """A new password hash; every login token but `keep` (the new one) is revoked."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("UPDATE accounts SET password = ? WHERE id = ?", (password, account))
-        _revoke(conn, account, None)
-        _issue(conn, account, keep, now)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    with store.transaction():
+        store.set_password(account, password)
+        store.revoke_logins(account, None)
+        store.issue_login(account, keep, now)
 
 
-def set_operator(conn: sqlite3.Connection, name: str, operator: bool) -> bool:
+def set_operator(store: Store, name: str, operator: bool) -> bool:
     """Make the account named `name` (or a look-alike) an operator, or not; False if
-    there is no such account. For `pisyedili-server operator`, on the store's file."""
-    row = _find_key(conn, names.keys(name))
-    if row is None:
+    there is no such account. For `pisyedili-server operator`, on the server's store."""
+    account = store.find_account(names.keys(name))
+    if account is None:
         return False
-    conn.execute("UPDATE accounts SET operator = ? WHERE id = ?", (int(operator), row))
+    store.set_operator(account, operator)
     return True
 
 
-def add_account(conn: sqlite3.Connection, name: str, password_hash: str, now: float, *,
+def add_account(store: Store, name: str, password_hash: str, now: float, *,
                 operator: bool = False) -> int:
-    """A new account made on the store's file, not through a server (`pisyedili-server
+    """A new account made on the server's store, not through a server (`pisyedili-server
     operator add`): `name` as `names.accept` gives it, `password_hash` argon2id's.
-    `sqlite3.IntegrityError` if the name or a look-alike is registered already."""
-    return _create(conn, name, names.keys(name), password_hash, now, operator)
-
-
-def operators(conn: sqlite3.Connection) -> list[str]:
-    return [row[0] for row in conn.execute(
-        "SELECT name FROM accounts WHERE operator ORDER BY name")]
-
-
-def _find_key(conn: sqlite3.Connection, keys: tuple[str, ...]) -> int | None:
-    for key in keys:
-        row = conn.execute("SELECT account FROM account_keys WHERE key = ?", (key,)).fetchone()
-        if row is not None:
-            return int(row[0])
-    return None
+    `Conflict` if the name or a look-alike is registered already."""
+    return store.create_account(name, names.keys(name), password_hash, now, operator)
 
 
 # -- the reactor's side -------------------------------------------------------------------
@@ -436,12 +365,9 @@ class Accounts:
             return stored is not None, True
         return False, False
 
-    def _store(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
-        def run() -> Any:
-            store = self._archive.store
-            assert isinstance(store, SqliteStore)
-            return fn(store.connection, *args)
-        return self._archive.call(run)
+    def _store(self, fn: Callable[[Store], T]) -> Deferred[T]:
+        """`fn(store)` on the store's thread."""
+        return self._archive.use(fn)
 
     # -- requests -----------------------------------------------------------------------
 
@@ -476,9 +402,10 @@ class Accounts:
         if self._gone(conn, session):
             return None
         try:
-            account = await self._store(_create, session.name, keys, hashed,
-                                        self._clock.seconds())
-        except sqlite3.IntegrityError:
+            name, now = session.name, self._clock.seconds()
+            account = await self._store(
+                lambda store: store.create_account(name, keys, hashed, now))
+        except Conflict:
             raise ProtocolError("name_registered", "that name is registered already") from None
         self.accounts[account] = Account(account, session.name, False)
         for key in keys:
@@ -499,8 +426,8 @@ class Accounts:
             raise ProtocolError("already_at_table", "leave your table before logging in")
         account = self.find(name)
         if token is not None:
-            owner = await self._store(_token_account, token_hash(token),
-                                      self._clock.seconds())
+            hashed_token, now = token_hash(token), self._clock.seconds()
+            owner = await self._store(lambda store: store.login_account(hashed_token, now))
             ok = account is not None and owner == account.id
             login = token
         else:
@@ -510,8 +437,9 @@ class Accounts:
             try:
                 if self._gone(conn, session):
                     return None
-                stored = None if account is None else await self._store(_password_of,
-                                                                         account.id)
+                found = account
+                stored = None if found is None else await self._store(
+                    lambda store: store.password_of(found.id))
                 ok, stale = await self._check(stored, password)
                 ok = ok and account is not None
                 if not ok:
@@ -528,7 +456,8 @@ class Accounts:
                 except ProtocolError:
                     rehashed = None
                 if rehashed is not None:
-                    await self._store(_rehash, account.id, rehashed)
+                    again, account_id = rehashed, account.id
+                    await self._store(lambda store: store.set_password(account_id, again))
         if not ok or account is None:
             log.info("a login as {name!r} from {address} was refused", name=name,
                      address=conn.address)
@@ -545,7 +474,8 @@ class Accounts:
                     return None
             finally:
                 if conn.session is not session or session.account is not None:
-                    await self._store(_revoke, account.id, token_hash(login))  # unused
+                    unused, account_id = token_hash(login), account.id
+                    await self._store(lambda store: store.revoke_logins(account_id, unused))
         log.info("player {player} logged in to account {account} from {address}",
                  player=session.player_id, account=account.id, address=conn.address)
         return self._attach(conn, session, account.id, login)
@@ -558,8 +488,8 @@ class Accounts:
         if session.table is not None and not session.table.closed:
             raise ProtocolError("already_at_table", "leave your table before logging out")
         if everywhere or token is not None:
-            await self._store(_revoke, account,
-                              None if everywhere else token_hash(token or ""))
+            revoked = None if everywhere else token_hash(token or "")
+            await self._store(lambda store: store.revoke_logins(account, revoked))
         if session.account != account:
             return None
         session.account = None
@@ -578,7 +508,7 @@ class Accounts:
         key = _limit_key(self.accounts.get(account), session.name)
         slot = await self._turn(key, conn)
         try:
-            stored = await self._store(_password_of, account)
+            stored = await self._store(lambda store: store.password_of(account))
             right = (await self._check(stored, old))[0]
             if not right:
                 self._failed(key)
@@ -588,8 +518,8 @@ class Accounts:
             raise ProtocolError("bad_login", "the old password is wrong")
         hashed = await self._hash(new)
         login = secrets.token_urlsafe(32)
-        await self._store(_set_password, account, hashed, token_hash(login),
-                          self._clock.seconds())
+        kept, now = token_hash(login), self._clock.seconds()
+        await self._store(lambda store: _set_password(store, account, hashed, kept, now))
         log.info("account {account} changed its password; its other logins are revoked",
                  account=account)
         return self.describe(session, login) if session.account == account else None
@@ -607,7 +537,8 @@ class Accounts:
 
     async def _new_login(self, account: int) -> str:
         login = secrets.token_urlsafe(32)
-        await self._store(_issue, account, token_hash(login), self._clock.seconds())
+        hashed, now = token_hash(login), self._clock.seconds()
+        await self._store(lambda store: store.issue_login(account, hashed, now))
         return login
 
     def _attach(self, conn: Connection, session: Session, account: int,

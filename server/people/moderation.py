@@ -20,7 +20,7 @@ IPv4 address, or its IPv6 /64: what the server counts connections by).
 from __future__ import annotations
 
 import ipaddress
-import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.people import names
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session
-from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.store import Archive, SanctionRow, Store
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.effects import Message
 
@@ -69,47 +69,24 @@ class Sanction:
         return mine.version == theirs.version and mine.overlaps(theirs)
 
 
-def load(conn: sqlite3.Connection, now: float) -> list[Sanction]:
+def load(store: Store, now: float) -> list[Sanction]:
     """The bans and mutes in force at `now`."""
-    return [Sanction(*row) for row in conn.execute(
-        "SELECT kind, account, player_id, network, reason, by_name, expires_at "
-        "FROM sanctions WHERE lifted_at IS NULL AND (expires_at IS NULL OR expires_at > ?) "
-        "ORDER BY id", (now,))]
+    return [Sanction(*row) for row in store.sanctions_in_force(now)]
 
 
-def _keep(conn: sqlite3.Connection, s: Sanction, at: float, action: str, target: str,
+def _keep(store: Store, s: Sanction, at: float, action: str, target: str,
           detail: str) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("INSERT INTO sanctions (kind, account, player_id, network, reason, "
-                     "by_name, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (s.kind, s.account, s.player_id, s.network, s.reason, s.by, at,
-                      s.expires_at))
-        _log(conn, at, s.by, action, target, detail)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    with store.transaction():
+        store.add_sanction(SanctionRow(s.kind, s.account, s.player_id, s.network, s.reason,
+                                       s.by, s.expires_at), at)
+        store.log_action(at, s.by, action, target, detail)
 
 
-def _lift(conn: sqlite3.Connection, kind: str, account: int | None, player_id: int | None,
+def _lift(store: Store, kind: str, account: int | None, player_id: int | None,
           network: str | None, at: float, by: str, target: str) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("UPDATE sanctions SET lifted_at = ? WHERE lifted_at IS NULL AND kind = ? "
-                     "AND account IS ? AND player_id IS ? AND network IS ?",
-                     (at, kind, account, player_id, network))
-        _log(conn, at, by, "un" + kind, target, "")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _log(conn: sqlite3.Connection, at: float, by: str, action: str, target: str,
-         detail: str) -> None:
-    conn.execute("INSERT INTO moderation_log (at, operator, action, target, detail) "
-                 "VALUES (?, ?, ?, ?, ?)", (at, by, action, target, detail))
+    with store.transaction():
+        store.lift_sanctions(kind, account, player_id, network, at)
+        store.log_action(at, by, "un" + kind, target, "")
 
 
 def _until(expires_at: float | None) -> str:
@@ -158,12 +135,9 @@ class Moderation:
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _store(self, fn: Any, *args: Any) -> Deferred[Any]:
-        def run() -> Any:
-            store = self._archive.store
-            assert isinstance(store, SqliteStore)
-            return fn(store.connection, *args)
-        return self._archive.call(run)
+    def _store(self, fn: Callable[..., None], *args: Any) -> Deferred[None]:
+        """`fn(store, *args)` on the store's thread."""
+        return self._archive.use(lambda store: fn(store, *args))
 
     def _expiry(self, msg: Message) -> float | None:
         minutes = msg.get("minutes")
@@ -204,7 +178,9 @@ class Moderation:
 
     def log_action(self, by: str, action: str, target: str, detail: str) -> Deferred[Any]:
         _logged(by, action, target, detail)
-        return self._store(_log, self._clock.seconds(), by, action, target, detail)
+        now = self._clock.seconds()
+        return self._archive.use(lambda store: store.log_action(now, by, action, target,
+                                                                detail))
 
 
 _UNDONE = {"mute": "unmuted", "ban": "unbanned"}

@@ -18,8 +18,6 @@ by account, not by name.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +28,7 @@ from twisted.logger import Logger
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session
-from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.store import Archive, Store
 from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.seats import bot_name
 
@@ -53,12 +51,10 @@ def subject_of(player: dict[str, Any], accounts: dict[str, int]) -> str | None:
     return None if account is None else f"a:{account}"
 
 
-def rate(conn: sqlite3.Connection, match: MatchOver, subjects: list[str],
+def rate(store: Store, match: MatchOver, subjects: list[str],
          now: float) -> dict[str, tuple[float, float]]:
     """Update the ratings of one rated match's `subjects` (by seat); the new (mu, sigma)."""
-    rows = {subject: (mu, sigma) for subject, mu, sigma in conn.execute(
-        "SELECT subject, mu, sigma FROM ratings WHERE rules = ? AND subject IN "
-        f"({','.join('?' * len(subjects))})", (match.rules, *subjects))}
+    rows = store.ratings(match.rules, subjects)
     teams = [[MODEL.rating(*rows.get(subject, (None, None)))] for subject in subjects]
     rated = MODEL.rate(teams, ranks=[float(t) for t in match.totals])
     by_subject: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -70,82 +66,57 @@ def rate(conn: sqlite3.Connection, match: MatchOver, subjects: list[str],
         mu = sum(v[0] for v in values) / len(values)
         sigma = sum(v[1] for v in values) / len(values)
         result[subject] = (mu, sigma)
-        conn.execute(
-            "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
-            "ON CONFLICT (rules, subject) DO UPDATE SET mu = excluded.mu, "
-            "sigma = excluded.sigma, ordinal = excluded.ordinal, matches = matches + 1, "
-            "wins = wins + excluded.wins, updated_at = excluded.updated_at",
-            (match.rules, subject, mu, sigma, mu - 3 * sigma, int(subject in won), now))
+        store.save_rating(match.rules, subject, mu, sigma, mu - 3 * sigma, subject in won,
+                          now)
     return result
 
 
-def record(store: SqliteStore, match: MatchOver, accounts: dict[str, int],
-           rated: bool) -> int:
+def record(store: Store, match: MatchOver, accounts: dict[str, int], rated: bool) -> int:
     """Keep the match, then note its accounts and (rated) rate it; the match's id."""
     match_id = store.record_match(match)
     subjects = [subject_of(p, accounts) for p in match.players]
-    conn = store.connection
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.executemany("INSERT INTO match_accounts VALUES (?, ?, ?, ?)", [
-            (match_id, p["seat"], accounts[p["name"]], int(rated))
-            for p in match.players if p["kind"] == "human" and p["name"] in accounts])
+    with store.transaction():
+        store.note_match_accounts(match_id, [
+            (p["seat"], accounts[p["name"]])
+            for p in match.players if p["kind"] == "human" and p["name"] in accounts], rated)
         if rated:
             known = [s for s in subjects if s is not None]
             if len(known) == len(subjects):
-                rate(conn, match, known, match.finished_at)
+                rate(store, match, known, match.finished_at)
             else:  # cannot happen through the protocol: a guest cannot sit there
                 log.warn("match {id}: a seat had no account; not rated", id=match_id)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return match_id
 
 
-def leaderboard(conn: sqlite3.Connection, rules: str, limit: int) -> list[Message]:
-    rows = conn.execute(
-        "SELECT r.subject, r.mu, r.sigma, r.ordinal, r.matches, r.wins, a.name "
-        "FROM ratings r LEFT JOIN accounts a ON r.subject = 'a:' || a.id "
-        "WHERE r.rules = ? ORDER BY r.ordinal DESC, r.subject LIMIT ?", (rules, limit))
+def leaderboard(store: Store, rules: str, limit: int) -> list[Message]:
     out = []
-    for rank, (subject, mu, sigma, ordinal, matches, wins, name) in enumerate(rows, 1):
-        row: Message = {"rank": rank, "rating": round(ordinal, 3), "mu": round(mu, 3),
-                        "sigma": round(sigma, 3), "matches": matches, "wins": wins}
-        if subject.startswith("bot:"):
-            level = subject[4:]
-            row.update(name=bot_name(level), kind="bot", level=level)
+    for rank, row in enumerate(store.ladder(rules, limit), 1):
+        entry: Message = {"rank": rank, "rating": round(row.ordinal, 3),
+                          "mu": round(row.mu, 3), "sigma": round(row.sigma, 3),
+                          "matches": row.matches, "wins": row.wins}
+        if row.subject.startswith("bot:"):
+            level = row.subject[4:]
+            entry.update(name=bot_name(level), kind="bot", level=level)
         else:
-            row.update(name=name or "?", kind="player")
-        out.append(row)
+            entry.update(name=row.name or "?", kind="player")
+        out.append(entry)
     return out
 
 
-def profile(conn: sqlite3.Connection, account: int, name: str) -> Message:
-    subject = f"a:{account}"
-    ratings = []
-    for rules, mu, sigma, ordinal, matches, wins in conn.execute(
-            "SELECT rules, mu, sigma, ordinal, matches, wins FROM ratings WHERE subject = ? "
-            "ORDER BY rules", (subject,)).fetchall():
-        (above,) = conn.execute("SELECT count(*) FROM ratings WHERE rules = ? AND "
-                                "ordinal > ?", (rules, ordinal)).fetchone()
-        ratings.append({"rules": rules, "rating": round(ordinal, 3), "mu": round(mu, 3),
-                        "sigma": round(sigma, 3), "matches": matches, "wins": wins,
-                        "rank": above + 1})
+def profile(store: Store, account: int, name: str) -> Message:
+    ratings = [{"rules": r.rules, "rating": round(r.ordinal, 3), "mu": round(r.mu, 3),
+                "sigma": round(r.sigma, 3), "matches": r.matches, "wins": r.wins,
+                "rank": r.above + 1} for r in store.ratings_of(f"a:{account}")]
     matches = wins = 0
     recent: list[Message] = []
-    for match_id, seat, rated, rules, finished, players, totals, winners in conn.execute(
-            "SELECT m.id, ma.seat, ma.rated, m.rules, m.finished_at, m.players, m.totals, "
-            "m.winners FROM match_accounts ma JOIN matches m ON m.id = ma.match_id "
-            "WHERE ma.account = ? ORDER BY m.finished_at DESC, m.id DESC", (account,)):
-        won = seat in json.loads(winners)
+    for m in store.account_matches(account):
+        won = m.seat in m.winners
         matches += 1
         wins += won
         if len(recent) < RECENT:
-            recent.append({"id": match_id, "rules": rules, "finished_at": finished,
-                           "rated": bool(rated), "seat": seat,
-                           "total": json.loads(totals)[seat], "won": won,
-                           "players": [p["name"] for p in json.loads(players)]})
+            recent.append({"id": m.id, "rules": m.rules, "finished_at": m.finished_at,
+                           "rated": m.rated, "seat": m.seat, "total": m.totals[m.seat],
+                           "won": won, "players": [p["name"] for p in m.players]})
     return {"type": "profile", "name": name, "ratings": ratings, "matches": matches,
             "wins": wins, "recent": recent}
 
@@ -165,18 +136,13 @@ class Ratings:
             account = self._accounts.find(p["name"]) if p["kind"] == "human" else None
             if account is not None and account.name == p["name"]:
                 seated[p["name"]] = account.id
-        d = self._archive.call(self._record, match, seated, rated)
+        d = self._archive.use(lambda store: record(store, match, seated, rated))
         d.addCallbacks(
             lambda match_id: log.info("store: match {id} kept (table {table}, rated={rated})",
                                       id=match_id, table=match.table_id, rated=rated),
             lambda f: log.failure("store: match at table {table} not kept", f,
                                   table=match.table_id))
         return d
-
-    def _record(self, match: MatchOver, seated: dict[str, int], rated: bool) -> int:
-        store = self._archive.store
-        assert isinstance(store, SqliteStore)
-        return record(store, match, seated, rated)
 
 
 def _ratings(conn: Connection) -> Ratings:
@@ -189,18 +155,13 @@ def _ratings(conn: Connection) -> Ratings:
     return ratings
 
 
-def _connection(store: Any) -> sqlite3.Connection:
-    assert isinstance(store, SqliteStore)
-    return store.connection
-
-
 def handle_leaderboard(conn: Connection, s: Session, msg: Message,
                        reply: Replier) -> Message | None:
     _ratings(conn)
     rules = msg.get("rules", DEFAULT_RULES)
     limit = msg.get("limit", 20)
     conn.from_store(lambda store: {"type": "leaderboard", "rules": rules,
-                                   "rows": leaderboard(_connection(store), rules, limit)},
+                                   "rows": leaderboard(store, rules, limit)},
                     reply)
     return None
 
@@ -212,6 +173,6 @@ def handle_profile(conn: Connection, s: Session, msg: Message,
     if account is None:
         raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
     account_id, name = account.id, account.name
-    conn.from_store(lambda store: profile(_connection(store), account_id, name), reply)
+    conn.from_store(lambda store: profile(store, account_id, name), reply)
     return None
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import getpass
 import random
 import secrets
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -52,18 +51,19 @@ from pisyedili.server.rules import COMPILED
 from pisyedili.server.service.discovery import Announcer
 from pisyedili.server.service.logs import JsonLineObserver
 from pisyedili.server.service.recovery import restore
-from pisyedili.server.store.files import FileInUse, FileLock, private_dir
-from pisyedili.server.store.journal import NO_JOURNAL, Journal, Saved, SqliteJournal
-from pisyedili.server.store.sqlite import (
+from pisyedili.server.store import (
     DAY,
     MEMORY,
     Archive,
-    SqliteStore,
+    Conflict,
+    Store,
+    StoreError,
     backup_file,
-    connect,
     default_path,
-    migrate,
+    open_store,
 )
+from pisyedili.server.store.files import FileInUse, FileLock, private_dir
+from pisyedili.server.store.journal import NO_JOURNAL, Journal, Saved, StoreJournal
 from pisyedili.server.table.core import TableSettings
 from pisyedili.server.table.lobby import Lobby
 
@@ -250,7 +250,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  limits: ServerLimits | None = None,
                  settings: TableSettings | None = None,
                  archive: Archive | None = None,
-                 journal: SqliteJournal | None = None,
+                 journal: StoreJournal | None = None,
                  saved: Saved | None = None,
                  account_settings: AccountSettings | None = None,
                  community_from: str | None = None) -> ServerFactory:
@@ -288,12 +288,11 @@ def read_community(path: str | None, now: float) -> tuple[
     """The accounts and the sanctions in force, read from the store's file at start."""
     if path is None or path == MEMORY or not Path(path).is_file():
         return None, None
-    conn = connect(path)
+    store = open_store(path)
     try:
-        migrate(conn)
-        return accounts_.load(conn), moderation_.load(conn, now)
+        return accounts_.load(store), moderation_.load(store, now)
     finally:
-        conn.close()
+        store.close()
 
 
 def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
@@ -353,7 +352,7 @@ class ServerService(MultiService):
                  keep_days: float = 0, store_required: bool = True,
                  web: Sequence[str] = (), origins: OriginPolicy | None = None,
                  proxies: Proxies | None = None,
-                 journal: SqliteJournal | None = None,
+                 journal: StoreJournal | None = None,
                  lock: FileLock | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.factory = factory
@@ -419,7 +418,7 @@ class ServerService(MultiService):
     def _store_open(self, _: object) -> None:
         assert self.archive is not None
         log.info("keeping finished matches in {path}",
-                 path=getattr(self.archive.store, "path", "?"))
+                 path=self.archive.store.path)
         if self.keep_days > 0 and self.running:
             pruning = TimerService(  # type: ignore[no-untyped-call]
                 DAY, self.archive.prune, self.keep_days)
@@ -511,7 +510,7 @@ def makeService(options: ServerOptions) -> ServerService:
     from twisted.internet import reactor
 
     path = options["db"]
-    archive = Archive(lambda: SqliteStore(path), reactor)
+    archive = Archive(lambda: open_store(path), reactor)
     lock = lock_store(path, required=bool(options["db-required"]))
     try:
         journal, saved = open_journal(path, cast(Clock, reactor),
@@ -558,7 +557,7 @@ def lock_store(path: str, *, required: bool) -> FileLock | None:
 
 
 def open_journal(path: str, clock: Clock, *,
-                 required: bool) -> tuple[SqliteJournal | None, Saved | None]:
+                 required: bool) -> tuple[StoreJournal | None, Saved | None]:
     """The journal in the store's file and what it holds, read before anything listens:
     a restart's tables are rebuilt from it first. None for `:memory:`. A file that
     cannot be opened or read stops a server told to use it (`--db`); one left to the
@@ -568,9 +567,9 @@ def open_journal(path: str, clock: Clock, *,
     journal = None
     try:
         private_dir(Path(path).parent)
-        journal = SqliteJournal(path, clock)
+        journal = StoreJournal.open(path, clock)
         return journal, journal.load()
-    except (OSError, sqlite3.Error, RuntimeError) as e:
+    except (OSError, StoreError, RuntimeError) as e:
         if journal is not None:
             journal.close()
         if required:
@@ -622,7 +621,7 @@ def backup(options: BackupOptions) -> None:
         raise SystemExit(2)
     try:
         backup_file(source, options["dest"])
-    except (OSError, sqlite3.Error) as e:
+    except (OSError, StoreError) as e:
         print(f"{sys.argv[0]} backup: {e}", file=sys.stderr)
         raise SystemExit(1) from None
     print(f"backed up {source} to {options['dest']}")
@@ -656,23 +655,22 @@ def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
     try:
         if adding:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = connect(path)
+        store = open_store(path)
         try:
-            migrate(conn)
             if options["action"] == "list":
-                for listed in accounts_.operators(conn):
+                for listed in store.operators():
                     print(listed)
                 return
-            if not accounts_.set_operator(conn, name, adding):
+            if not accounts_.set_operator(store, name, adding):
                 if not adding:
                     print(f"{sys.argv[0]} operator: no account is named {name!r}",
                           file=sys.stderr)
                     raise SystemExit(1)
-                name = _new_operator(conn, name, sys.stdin if stdin is None else stdin)
+                name = _new_operator(store, name, sys.stdin if stdin is None else stdin)
                 created = True
         finally:
-            conn.close()
-    except (OSError, sqlite3.Error, RuntimeError) as e:
+            store.close()
+    except (OSError, StoreError, RuntimeError) as e:
         print(f"{sys.argv[0]} operator: {e}", file=sys.stderr)
         raise SystemExit(1) from None
     done = "a new account, now an operator" if created else \
@@ -680,7 +678,7 @@ def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
     print(f"{name}: {done} (from the server's next start)")
 
 
-def _new_operator(conn: sqlite3.Connection, name: str, stdin: IO[str]) -> str:
+def _new_operator(store: Store, name: str, stdin: IO[str]) -> str:
     """Create the account `name` as an operator, its password read from the terminal
     (twice, unechoed) or, when stdin is no terminal, one line of stdin (for scripts).
     Exits with status 1 on a name or password the server would refuse."""
@@ -705,8 +703,8 @@ def _new_operator(conn: sqlite3.Connection, name: str, stdin: IO[str]) -> str:
         raise SystemExit(1)
     hashed = accounts_.HashCost().hasher().hash(password)  # the server's cost
     try:
-        accounts_.add_account(conn, name, hashed, time.time(), operator=True)
-    except sqlite3.IntegrityError:  # registered meanwhile, by a look-alike
+        accounts_.add_account(store, name, hashed, time.time(), operator=True)
+    except Conflict:  # registered meanwhile, by a look-alike
         print(f"{me}: the name {name!r} was registered meanwhile; run this again",
               file=sys.stderr)
         raise SystemExit(1) from None

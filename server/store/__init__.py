@@ -1,1 +1,42 @@
-"""The store: the database, the journal a restart reads, finished matches and backups."""
+"""The store: everything the server keeps, behind one interface.
+
+Callers outside this package import from here only: `Store` (the interface, base.py),
+`Archive` (which runs it on the store's thread), `open_store` (which picks the
+backend), the `StoreError`s, and the rows the interface hands out. The backends
+(sqlite.py), the schema they share (schema.py), the journal a restart reads
+(journal.py), the finished matches' lists and replays (history.py) and the private
+files (files.py) sit behind it. Adding a backend: docs/architecture.md, "The store".
+"""
+
+from __future__ import annotations
+
+import os
+
+from pisyedili.server.store.archive import Archive
+from pisyedili.server.store.base import (
+    DAY,
+    AccountMatch,
+    AccountRow,
+    Conflict,
+    JournalOp,
+    JournalRows,
+    LadderRow,
+    LogEntry,
+    RatingRow,
+    SanctionRow,
+    Store,
+    StoreError,
+)
+from pisyedili.server.store.sqlite import MEMORY, SqliteStore, backup_file, default_path
+
+__all__ = [
+    "DAY", "MEMORY", "AccountMatch", "AccountRow", "Archive", "Conflict", "JournalOp",
+    "JournalRows", "LadderRow", "LogEntry", "RatingRow", "SanctionRow", "Store",
+    "StoreError", "backup_file", "default_path", "open_store",
+]
+
+
+def open_store(where: str | os.PathLike[str]) -> Store:
+    """The store at `where`, opened and migrated: a SQLite file, or `:memory:` (a store
+    that keeps nothing past the process). The one place a backend is chosen."""
+    return SqliteStore(where)

@@ -15,7 +15,7 @@ from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES, REPLAY_STEP_MOVES
 from pisyedili.server import rules as engine
 from pisyedili.server.people import names
-from pisyedili.server.store.sqlite import Store
+from pisyedili.server.store.base import Store
 from pisyedili.server.table.effects import Message
 
 

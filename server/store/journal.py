@@ -1,8 +1,8 @@
 """What a restart needs, written as it happens: tables, their commands, sessions.
 
-A table core is deterministic (`table_core.py`): its setup and the commands it was
-given, with their times, are its whole state. So the server keeps, in the SQLite
-file of its store, every open table's setup and every command it accepted, and
+A table core is deterministic (`table/core.py`): its setup and the commands it was
+given, with their times, are its whole state. So the server keeps, in its store
+(`Store.write_journal`), every open table's setup and every command it accepted, and
 every session by the hash of its resume token. A restart reads them back
 (`recovery.py`) and replays each table into a fresh core.
 
@@ -15,7 +15,7 @@ Nothing is told to anyone before it is written: while rows wait to be committed,
 everything a connection would send waits behind them (`later`), in order. The rows
 of one reactor turn go in one transaction at the end of it (group commit), so a
 burst of moves costs one commit, and a move whose reply or update anyone received
-is in the file. The file is in WAL mode with `synchronous = NORMAL`: a commit
+is in the store. A SQLite file is in WAL mode with `synchronous = NORMAL`: a commit
 survives the process being killed at any moment (not, without an fsync per commit,
 a power cut, which may lose the last commits but never corrupts the file).
 """
@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
-import json
 import os
 import pickle
-import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -39,7 +36,8 @@ import msgpack
 from twisted.logger import Logger
 
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.store.sqlite import connect, migrate
+from pisyedili.server.store import open_store
+from pisyedili.server.store.base import JournalOp, Store, StoreError
 from pisyedili.server.table.commands import Command, from_record, to_record
 
 if TYPE_CHECKING:
@@ -173,28 +171,24 @@ class Saved:
     """By player id: the account each logged-in session belongs to."""
 
 
-_Row = tuple[str, tuple[Any, ...]]
+class StoreJournal:
+    """The journal in a store of its own, on the reactor's thread (the `Archive`'s
+    store is another, on the store's thread: a SQLite file takes both connections).
 
-
-class SqliteJournal:
-    """The journal in the store's SQLite file, on a connection of the reactor's thread.
-
-    Its commits do not fsync (WAL, `synchronous = NORMAL`), so one costs tens of
-    microseconds and the reactor does not wait on the disk; one per reactor turn.
+    Its commits do not fsync (SQLite: WAL, `synchronous = NORMAL`), so one costs tens
+    of microseconds and the reactor does not wait on the disk; one per reactor turn.
     """
 
-    def __init__(self, path: str | os.PathLike[str], clock: Clock) -> None:
-        self.path = os.fspath(path)
+    @classmethod
+    def open(cls, where: str | os.PathLike[str], clock: Clock) -> StoreJournal:
+        """The journal in the store at `where` (`open_store`), on a connection of its own."""
+        return cls(open_store(where), clock)
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.store = store
+        self.path = store.path
         self._clock = clock
-        self._conn = connect(self.path)
-        try:
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            migrate(self._conn)
-        except BaseException:
-            self._conn.close()
-            raise
-        self._rows: list[_Row] = []
+        self._ops: list[JournalOp] = []
         self._outbox: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
         self._flush_call: Delayed | None = None
         self._draining = False
@@ -207,15 +201,13 @@ class SqliteJournal:
 
     def load(self) -> Saved:
         """The open tables with their commands, the sessions, and the last ids used."""
-        conn = self._conn
+        rows = self.store.read_journal()
         tables: dict[int, SavedTable] = {}
-        for table_id, opened_at, setup in conn.execute(
-                "SELECT id, opened_at, setup FROM live_tables ORDER BY id"):
-            tables[table_id] = SavedTable(table_id, opened_at, json.loads(setup))
+        for table_id, opened_at, setup in rows.tables:
+            tables[table_id] = SavedTable(table_id, opened_at, setup)
             self._seq[table_id] = 0
         start: dict[int, int] = {}  # by table: the first command after its snapshot
-        for table_id, seq, code, core in conn.execute(
-                "SELECT table_id, seq, code, core FROM table_snapshots"):
+        for table_id, seq, code, core in rows.snapshots:
             if code != core_code() or table_id not in tables:
                 continue  # other code wrote it: the commands are replayed from the start
             try:
@@ -226,9 +218,7 @@ class SqliteJournal:
                 continue
             start[table_id] = seq
         unreadable: set[int] = set()
-        for table_id, seq, at, blob in conn.execute(
-                "SELECT table_id, seq, at, command FROM table_commands "
-                "ORDER BY table_id, seq"):
+        for table_id, seq, at, blob in rows.commands:
             self._seq[table_id] = seq + 1
             if table_id in unreadable or table_id not in tables \
                     or seq < start.get(table_id, 0):
@@ -239,72 +229,61 @@ class SqliteJournal:
                 log.error("table {table}: stored command {seq} is unreadable ({error}); "
                           "the table is not rebuilt", table=table_id, seq=seq, error=str(e))
                 unreadable.add(table_id)
-        sessions = [SavedSession(*row) for row in conn.execute(
-            "SELECT player_id, token_hash, name, address FROM sessions ORDER BY player_id")]
-        counters = dict(conn.execute("SELECT name, value FROM counters").fetchall())
-        last_table = max([counters.get("table", 0), *tables])
-        last_player = max([counters.get("player", 0), *(s.player_id for s in sessions)])
-        accounts = dict(conn.execute("SELECT player_id, account FROM session_accounts")
-                        .fetchall())
+        sessions = [SavedSession(*row) for row in rows.sessions]
+        last_table = max([rows.counters.get("table", 0), *tables])
+        last_player = max([rows.counters.get("player", 0),
+                           *(s.player_id for s in sessions)])
         # Older servers kept whether a table is rated beside its setup, not in it.
-        for (table_id,) in conn.execute("SELECT table_id FROM live_table_flags WHERE rated"):
+        for table_id in rows.rated_tables:
             if table_id in tables:
                 tables[table_id].setup.setdefault("rated", True)
         return Saved([t for t in tables.values() if t.id not in unreadable], sessions,
-                     last_table, last_player, sorted(unreadable), accounts)
+                     last_table, last_player, sorted(unreadable),
+                     dict(rows.session_accounts))
 
     # -- writing ------------------------------------------------------------------------
 
     def later(self, fn: Callable[..., object], *args: Any) -> None:
-        if self._rows or self._draining:
+        if self._ops or self._draining:
             self._outbox.append((fn, args))
         else:
             fn(*args)
 
     def table_opened(self, table_id: int, at: float, setup: Setup) -> None:
         self._seq[table_id] = 0
-        self._write("INSERT INTO live_tables VALUES (?, ?, ?)",
-                    (table_id, at, json.dumps(setup, separators=(",", ":"))))
-        self._write("INSERT OR REPLACE INTO counters VALUES ('table', ?)", (table_id,))
+        self._write("table_opened", table_id, at, setup)
+        self._write("counter", "table", table_id)
 
     def command(self, table_id: int, at: float, command: Command) -> None:
         seq = self._seq.get(table_id, 0)
         self._seq[table_id] = seq + 1
-        self._write("INSERT INTO table_commands VALUES (?, ?, ?, ?)",
-                    (table_id, seq, at, msgpack.packb(to_record(command))))
+        self._write("command", table_id, seq, at, msgpack.packb(to_record(command)))
 
     def snapshot(self, core: TableCore) -> None:
-        self._write("INSERT OR REPLACE INTO table_snapshots VALUES (?, ?, ?, ?)",
-                    (core.id, self._seq.get(core.id, 0), core_code(),
-                     pickle.dumps(core, pickle.HIGHEST_PROTOCOL)))
+        self._write("snapshot", core.id, self._seq.get(core.id, 0), core_code(),
+                    pickle.dumps(core, pickle.HIGHEST_PROTOCOL))
 
     def table_closed(self, table_id: int) -> None:
         self._seq.pop(table_id, None)
-        self._write("DELETE FROM live_tables WHERE id = ?", (table_id,))
+        self._write("table_closed", table_id)
 
     def session_opened(self, player_id: int, token: bytes, name: str, address: str,
                        at: float) -> None:
-        self._write("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
-                    (player_id, token, name, address, at))
-        self._write("INSERT OR REPLACE INTO counters VALUES ('player', ?)", (player_id,))
+        self._write("session_opened", player_id, token, name, address, at)
+        self._write("counter", "player", player_id)
 
     def session_forgotten(self, player_id: int) -> None:
-        self._write("DELETE FROM sessions WHERE player_id = ?", (player_id,))
+        self._write("session_forgotten", player_id)
 
     def session_changed(self, player_id: int, token: bytes, name: str,
                         account: int | None) -> None:
-        self._write("UPDATE sessions SET token_hash = ?, name = ? WHERE player_id = ?",
-                    (token, name, player_id))
-        if account is None:
-            self._write("DELETE FROM session_accounts WHERE player_id = ?", (player_id,))
-        else:
-            self._write("INSERT OR REPLACE INTO session_accounts VALUES (?, ?)",
-                        (player_id, account))
+        self._write("session_changed", player_id, token, name)
+        self._write("session_account", player_id, account)
 
-    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+    def _write(self, kind: str, *values: Any) -> None:
         if self._broken or self._closed:
             return  # closed: the goodbyes' disconnections; a restart marks everyone away
-        self._rows.append((sql, params))
+        self._ops.append((kind, values))
         if self._flush_call is None:
             self._flush_call = self._clock.callLater(0, self.flush)
 
@@ -313,23 +292,15 @@ class SqliteJournal:
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()
         self._flush_call = None
-        rows, self._rows = self._rows, []
-        if rows:
-            self._commit(rows)
+        ops, self._ops = self._ops, []
+        if ops:
+            self._commit(ops)
         self._drain()
 
-    def _commit(self, rows: Iterable[_Row]) -> None:
-        conn = self._conn
+    def _commit(self, ops: list[JournalOp]) -> None:
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:  # runs of one statement (mostly commands) in one call each
-                for sql, run in itertools.groupby(rows, key=lambda row: row[0]):
-                    conn.executemany(sql, [params for _, params in run])
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as e:
+            self.store.write_journal(ops)
+        except StoreError as e:
             # A full disk or a vanished file: play goes on from memory, but a restart
             # would now rebuild the tables wrongly, so nothing more is written at all.
             self._broken = True
@@ -360,4 +331,4 @@ class SqliteJournal:
             return
         self.flush()
         self._closed = True
-        self._conn.close()
+        self.store.close()

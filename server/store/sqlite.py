@@ -1,292 +1,105 @@
-"""Where finished matches are kept: an embedded SQLite file, behind a `Store` seam.
+"""The SQLite backend of `Store`: everything the server keeps, in one file.
 
-`Store` is the whole interface the server needs, so another backend (PostgreSQL) can
-sit behind it. `SqliteStore` is synchronous and uses only the standard library; the
-server reaches it through `Archive`, which runs every call on one dedicated thread so
-a write never stalls the reactor and the connection is only ever used by one thread
-at a time.
-
-The schema is versioned with `PRAGMA user_version`: `MIGRATIONS[i]` takes a database
-from version i to i + 1, each in its own transaction, applied in order at open. Only
-append to the list; never edit a migration that has shipped.
+Synchronous, and the standard library only; the server reaches it through `Archive`
+(archive.py), which runs every call on one dedicated thread, and the journal through
+a second `SqliteStore` of its own on the reactor's thread (journal.py). The schema
+is `schema.VERSIONS` in SQLite's dialect; the version a file is at is its
+`PRAGMA user_version`. Every `sqlite3.Error` leaves a method as a `StoreError`
+(`Conflict` for a broken uniqueness rule), so callers never see SQLite.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-from twisted.internet.defer import Deferred, fail, succeed
-from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 
+from pisyedili.server.store.base import (
+    DAY,
+    AccountMatch,
+    AccountRow,
+    Conflict,
+    JournalOp,
+    JournalRows,
+    LadderRow,
+    LogEntry,
+    RatingRow,
+    SanctionRow,
+    StoreError,
+)
 from pisyedili.server.store.files import private_database, private_dir
+from pisyedili.server.store.schema import SCHEMA_VERSION, SQLITE, VERSIONS, Version, player_rows
 from pisyedili.server.table.effects import MatchOver
-from pisyedili.server.worker import serial_pool
 
 log = Logger()
-T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 MEMORY = ":memory:"
-DAY = 86400.0
+"""A store that keeps nothing past the process (`--db :memory:`, tests)."""
 
 
-class Store(Protocol):
-    """Finished matches, kept and listed. Matches come back as plain dicts (JSON kinds)."""
+# -- errors --------------------------------------------------------------------------------
 
-    def record_match(self, match: MatchOver) -> int:
-        """Store one finished match and its deals (all or nothing); its new id."""
-        ...
-
-    def recent_matches(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The last `limit` matches to finish, newest first, without their deals."""
-        ...
-
-    def matches_of(self, name: str, limit: int = 20) -> list[dict[str, Any]]:
-        """The last `limit` matches a seat named `name` played, newest first."""
-        ...
-
-    def match(self, match_id: int) -> dict[str, Any] | None:
-        """One match with its deals (`deals`: deal_no, result, record), or None."""
-        ...
-
-    def prune(self, keep_days: float, now: float | None = None) -> int:
-        """Forget matches that finished more than `keep_days` ago; how many went."""
-        ...
-
-    def backup(self, path: str | os.PathLike[str]) -> None:
-        """A consistent copy of the whole store at `path`, taken while it runs."""
-        ...
-
-    def close(self) -> None: ...
-
-    def history_page(self, of: str, name: str | None, viewer: str, offset: int,
-                     limit: int) -> tuple[list[dict[str, Any]], int]:
-        """One page of a list of matches, newest first, each with `private` and its
-        number of `deals`; and how many matches the whole list holds (see SqliteStore)."""
-        ...
-
-    def visible_deal(self, match_id: int, deal_no: int,
-                     viewer: str) -> dict[str, Any] | None:
-        """A match `viewer` may see, as `history_page` lists it, with its deal `deal_no`
-        (`deal`: deal_no, result, record; None past its last deal); None if there is no
-        such match for `viewer`."""
-        ...
+@contextmanager
+def _translated() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.IntegrityError as e:
+        raise Conflict(str(e)) from e
+    except sqlite3.Error as e:
+        raise StoreError(str(e)) from e
 
 
-# -- schema ------------------------------------------------------------------------------
-
-Migration = Callable[[sqlite3.Connection], None]
-
-V1 = """
-CREATE TABLE matches (
-    id INTEGER PRIMARY KEY,
-    table_id INTEGER NOT NULL,
-    rules TEXT NOT NULL,
-    options TEXT NOT NULL,
-    players TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    finished_at REAL NOT NULL,
-    totals TEXT NOT NULL,
-    winners TEXT NOT NULL
-);
-CREATE INDEX matches_finished_at ON matches (finished_at);
-CREATE TABLE deals (
-    match_id INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
-    deal_no INTEGER NOT NULL,
-    result TEXT NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (match_id, deal_no)
-);
-"""
-"""Version 1: matches (JSON columns hold wire forms) and their deals. Deals keep a
-rowid: their records run to kilobytes, and WITHOUT ROWID tables store rows that
-large poorly (overflow pages in the key's B-tree)."""
+def _guarded(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn` raising `StoreError`s where SQLite raised its own."""
+    @functools.wraps(fn)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        with _translated():
+            return fn(*args, **kwargs)
+    return guarded
 
 
-def _v2_players(conn: sqlite3.Connection) -> None:
-    """Version 2: one row per seat, so `matches_of` is an index look-up, not a scan of
-    every match's players JSON; existing matches are filled in from that JSON."""
-    _run(conn, """
-        CREATE TABLE match_players (
-            match_id INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
-            seat INTEGER NOT NULL,
-            name TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            level TEXT,
-            PRIMARY KEY (match_id, seat)
-        ) WITHOUT ROWID;
-        CREATE INDEX match_players_name ON match_players (name, match_id);
-    """)
-    rows = conn.execute("SELECT id, players FROM matches").fetchall()
-    conn.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?)",
-                     [row for match_id, players in rows
-                      for row in _player_rows(match_id, json.loads(players))])
+# -- the schema, in SQLite ---------------------------------------------------------------
+
+class _Executor:
+    """A data step's view of the connection (schema.Executor)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql, params).fetchall()
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._conn.executemany(sql, rows)
 
 
-def _v1(conn: sqlite3.Connection) -> None:
-    _run(conn, V1)
-
-
-def _run(conn: sqlite3.Connection, script: str) -> None:
-    """Statement by statement: `executescript` would commit the migration's transaction."""
-    for statement in script.split(";"):
-        if statement.strip():
+def _step(version: Version) -> Callable[[sqlite3.Connection], None]:
+    def step(conn: sqlite3.Connection) -> None:
+        # Statement by statement: `executescript` would commit the migration's transaction.
+        for statement in SQLITE.statements(version.ddl):
             conn.execute(statement)
+        if version.fill is not None:
+            version.fill(_Executor(conn))
+    return step
 
 
-def _v3_private(conn: sqlite3.Connection) -> None:
-    """Version 3: whether a match was played at a private table, so that lists and
-    replays show it to its players only. Matches kept before this version are marked
-    private: whether their table was is not known, and private is the side that shows
-    nobody what they should not see."""
-    _run(conn, """
-        ALTER TABLE matches ADD COLUMN private INTEGER NOT NULL DEFAULT 1;
-        CREATE INDEX matches_public ON matches (private, finished_at)
-    """)
+MIGRATIONS: Sequence[Callable[[sqlite3.Connection], None]] = tuple(
+    _step(version) for version in VERSIONS)
+"""`MIGRATIONS[i]` takes a file from version i to i + 1 (`schema.VERSIONS[i]`)."""
 
 
-V4 = """
-CREATE TABLE live_tables (
-    id INTEGER PRIMARY KEY,
-    opened_at REAL NOT NULL,
-    setup TEXT NOT NULL
-);
-CREATE TABLE table_commands (
-    table_id INTEGER NOT NULL REFERENCES live_tables (id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    at REAL NOT NULL,
-    command BLOB NOT NULL,
-    PRIMARY KEY (table_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE table_snapshots (
-    table_id INTEGER PRIMARY KEY REFERENCES live_tables (id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    code TEXT NOT NULL,
-    core BLOB NOT NULL
-);
-CREATE TABLE sessions (
-    player_id INTEGER PRIMARY KEY,
-    token_hash BLOB NOT NULL UNIQUE,
-    name TEXT NOT NULL,
-    address TEXT NOT NULL,
-    opened_at REAL NOT NULL
-);
-CREATE TABLE counters (
-    name TEXT PRIMARY KEY,
-    value INTEGER NOT NULL
-) WITHOUT ROWID;
-"""
-"""Version 4: what a restart needs to carry on. The tables still open (`setup`: how
-to build each one's core, JSON) and every command each was given, in order (msgpack:
-`commands.to_record`); for each, the core as it was at its latest deal's start
-(`table_snapshots`: the commands before `seq` are in it), so a restart need not replay
-a long history; the sessions, by the hash of their resume token only; and the last
-ids given out, so a restart never hands out an id again."""
-
-
-def _v4_live(conn: sqlite3.Connection) -> None:
-    _run(conn, V4)
-
-
-V5 = """
-CREATE TABLE accounts (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL,
-    password TEXT NOT NULL,
-    operator INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL,
-    last_login REAL
-);
-CREATE TABLE account_keys (
-    key TEXT PRIMARY KEY,
-    account INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE
-) WITHOUT ROWID;
-CREATE INDEX account_keys_account ON account_keys (account);
-CREATE TABLE login_tokens (
-    token_hash BLOB PRIMARY KEY,
-    account INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-    created_at REAL NOT NULL,
-    last_used REAL NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX login_tokens_account ON login_tokens (account);
-CREATE TABLE session_accounts (
-    player_id INTEGER PRIMARY KEY REFERENCES sessions (player_id) ON DELETE CASCADE,
-    account INTEGER NOT NULL
-);
-CREATE TABLE live_table_flags (
-    table_id INTEGER PRIMARY KEY REFERENCES live_tables (id) ON DELETE CASCADE,
-    rated INTEGER NOT NULL
-);
-CREATE TABLE match_accounts (
-    match_id INTEGER NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
-    seat INTEGER NOT NULL,
-    account INTEGER NOT NULL,
-    rated INTEGER NOT NULL,
-    PRIMARY KEY (match_id, seat)
-) WITHOUT ROWID;
-CREATE INDEX match_accounts_account ON match_accounts (account, match_id);
-CREATE TABLE ratings (
-    rules TEXT NOT NULL,
-    subject TEXT NOT NULL,
-    mu REAL NOT NULL,
-    sigma REAL NOT NULL,
-    ordinal REAL NOT NULL,
-    matches INTEGER NOT NULL,
-    wins INTEGER NOT NULL,
-    updated_at REAL NOT NULL,
-    PRIMARY KEY (rules, subject)
-) WITHOUT ROWID;
-CREATE INDEX ratings_ladder ON ratings (rules, ordinal);
-CREATE TABLE sanctions (
-    id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,
-    account INTEGER REFERENCES accounts (id) ON DELETE CASCADE,
-    player_id INTEGER,
-    network TEXT,
-    reason TEXT NOT NULL,
-    by_name TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    expires_at REAL,
-    lifted_at REAL
-);
-CREATE TABLE moderation_log (
-    id INTEGER PRIMARY KEY,
-    at REAL NOT NULL,
-    operator TEXT NOT NULL,
-    action TEXT NOT NULL,
-    target TEXT NOT NULL,
-    detail TEXT NOT NULL
-);
-"""
-"""Version 5: accounts and what hangs on them. An account's name and its look-alike
-keys (`names.keys`, each held by one account only); its password as an argon2id hash
-string; the hashes of the login tokens clients remember (never a token itself); which
-journalled session is logged in to which account, and which open table is rated (both
-go with their session or table); the accounts seated in each kept match; a rating per
-rule set and subject (`a:<account id>` or `bot:<level>`, OpenSkill mu and sigma, and
-the ladder's sort key); bans and mutes (`sanctions`: of an account, a guest session or
-an address range, until `expires_at` or lifted); and every operator action."""
-
-
-def _v5_accounts(conn: sqlite3.Connection) -> None:
-    _run(conn, V5)
-
-
-MIGRATIONS: Sequence[Migration] = (_v1, _v2_players, _v3_private, _v4_live, _v5_accounts)
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def _player_rows(match_id: int, players: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [(match_id, p["seat"], p["name"], p["kind"], p.get("level")) for p in players]
-
-
-def migrate(conn: sqlite3.Connection) -> int:
+def _migrate(conn: sqlite3.Connection) -> int:
     """Bring the schema to `SCHEMA_VERSION`, one transaction per step; the old version.
 
     A database newer than this code is refused: running old code on it could lose data.
@@ -296,19 +109,39 @@ def migrate(conn: sqlite3.Connection) -> int:
         raise RuntimeError(f"the database is at schema version {old}; this server knows "
                            f"{SCHEMA_VERSION} at most: upgrade the server")
     for version in range(old, SCHEMA_VERSION):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(conn):
             MIGRATIONS[version](conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         log.info("store: schema migrated to version {version}", version=version + 1)
     return old
 
 
-# -- SQLite -------------------------------------------------------------------------------
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE (the write lock at once: no deadlock upgrading a read), then
+    COMMIT, or ROLLBACK if the block or the commit failed."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
+def _savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """A transaction inside the one open: released into it, or rolled back to its start."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
+
 
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     # The file holds password and token hashes and live decks: it is made (or made
@@ -324,32 +157,101 @@ def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
+# -- the journal's rows --------------------------------------------------------------------
+
+def _journal_row(kind: str, values: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    """One `JournalOp` as the statement that writes it and its parameters."""
+    if kind == "table_opened":
+        table_id, at, setup = values
+        return ("INSERT INTO live_tables VALUES (?, ?, ?)",
+                (table_id, at, json.dumps(setup, separators=(",", ":"))))
+    if kind == "session_changed":
+        player_id, token, name = values
+        return ("UPDATE sessions SET token_hash = ?, name = ? WHERE player_id = ?",
+                (token, name, player_id))
+    if kind == "session_account":
+        player_id, account = values
+        if account is None:
+            return "DELETE FROM session_accounts WHERE player_id = ?", (player_id,)
+        return "INSERT OR REPLACE INTO session_accounts VALUES (?, ?)", values
+    return _JOURNAL_SQL[kind], values
+
+
+_JOURNAL_SQL = {
+    "table_closed": "DELETE FROM live_tables WHERE id = ?",
+    "command": "INSERT INTO table_commands VALUES (?, ?, ?, ?)",
+    "snapshot": "INSERT OR REPLACE INTO table_snapshots VALUES (?, ?, ?, ?)",
+    "counter": "INSERT OR REPLACE INTO counters VALUES (?, ?)",
+    "session_opened": "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
+    "session_forgotten": "DELETE FROM sessions WHERE player_id = ?",
+}
+
+
+# -- the store -------------------------------------------------------------------------------
+
 class SqliteStore:
     """The store in one SQLite file (or `:memory:`), WAL-journalled.
 
-    WAL lets a backup or an operator's `sqlite3` read while the server writes;
-    `synchronous = NORMAL` is WAL's safe setting (a power cut may lose the last
-    commit, never corrupt the file) and keeps a commit to one write of the log.
+    WAL lets a backup, the journal's own connection or an operator's `sqlite3` read
+    while the server writes; `synchronous = NORMAL` is WAL's safe setting (a power
+    cut may lose the last commit, never corrupt the file) and keeps a commit to one
+    write of the log, so it costs tens of microseconds.
     """
 
+    @_guarded
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = str(path)
+        self.path = os.fspath(path)
         if self.path != MEMORY:
             private_dir(Path(self.path).parent)
         self._conn = connect(self.path)
+        self._depth = 0  # transactions open, nested
         try:
             self.journal_mode = str(self._conn.execute("PRAGMA journal_mode = WAL")
                                     .fetchone()[0])
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            migrate(self._conn)
+            _migrate(self._conn)
         except BaseException:
             self._conn.close()
             raise
 
+    # -- the store itself ----------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        depth = self._depth
+        self._depth += 1
+        try:
+            with _translated():
+                if depth == 0:
+                    with _transaction(self._conn):
+                        yield
+                else:  # inside another: a savepoint, so a failed block undoes its own part
+                    with _savepoint(self._conn, f"s{depth}"):
+                        yield
+        finally:
+            self._depth = depth
+
+    @_guarded
+    def migrate(self) -> int:
+        return _migrate(self._conn)
+
+    @_guarded
+    def schema_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    @_guarded
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        _backup(self._conn, path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- finished matches --------------------------------------------------------------
+
+    @_guarded
     def record_match(self, match: MatchOver) -> int:
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             cur = conn.execute(
                 "INSERT INTO matches (table_id, rules, options, players, started_at, "
                 "finished_at, totals, winners, private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -359,21 +261,19 @@ class SqliteStore:
             match_id = cur.lastrowid
             assert match_id is not None
             conn.executemany("INSERT INTO match_players VALUES (?, ?, ?, ?, ?)",
-                             _player_rows(match_id, match.players))
+                             player_rows(match_id, match.players))
             conn.executemany("INSERT INTO deals VALUES (?, ?, ?, ?)",
                              [(match_id, d["deal_no"], _json(d["result"]),
                                _json(d["record"])) for d in match.deals])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         return match_id
 
+    @_guarded
     def recent_matches(self, limit: int = 20) -> list[dict[str, Any]]:
         rows = self._conn.execute(f"SELECT {_COLUMNS} FROM matches "
                                   "ORDER BY finished_at DESC, id DESC LIMIT ?", (limit,))
         return [_match_row(row) for row in rows]
 
+    @_guarded
     def matches_of(self, name: str, limit: int = 20) -> list[dict[str, Any]]:
         rows = self._conn.execute(
             f"SELECT {_COLUMNS} FROM matches WHERE id IN "
@@ -381,6 +281,7 @@ class SqliteStore:
             "ORDER BY finished_at DESC, id DESC LIMIT ?", (name, limit))
         return [_match_row(row) for row in rows]
 
+    @_guarded
     def match(self, match_id: int) -> dict[str, Any] | None:
         row = self._conn.execute(f"SELECT {_COLUMNS} FROM matches WHERE id = ?",
                                  (match_id,)).fetchone()
@@ -394,30 +295,15 @@ class SqliteStore:
                 "ORDER BY deal_no", (match_id,))]
         return found
 
+    @_guarded
     def prune(self, keep_days: float, now: float | None = None) -> int:
         cutoff = (time.time() if now is None else now) - keep_days * DAY
         cur = self._conn.execute("DELETE FROM matches WHERE finished_at < ?", (cutoff,))
         return cur.rowcount  # deals and players go with them (ON DELETE CASCADE)
 
-    def backup(self, path: str | os.PathLike[str]) -> None:
-        _backup(self._conn, path)
-
-    @property
-    def connection(self) -> sqlite3.Connection:
-        """The connection, for the SQLite-only parts (accounts, ratings, moderation)
-        that run on the store's thread through `Archive.call`."""
-        return self._conn
-
-    def close(self) -> None:
-        self._conn.close()
-
-    # -- lists and replays of finished matches (the `history` feature) --------------
-
+    @_guarded
     def history_page(self, of: str, name: str | None, viewer: str, offset: int,
                      limit: int) -> tuple[list[dict[str, Any]], int]:
-        """`of` is "mine" (a human seat named `viewer` played it), "player" (a seat named
-        `name` did; a private match only when `viewer` played it too) or "recent" (every
-        public match). Names are matched exactly, as they were kept."""
         args: tuple[str, ...]
         if of == "mine":
             where, args = f"id IN ({_HUMAN_SEAT})", (viewer,)
@@ -435,6 +321,7 @@ class SqliteStore:
             "ORDER BY finished_at DESC, id DESC LIMIT ? OFFSET ?", (*args, limit, offset))
         return [_summary_row(row) for row in rows], int(total)
 
+    @_guarded
     def visible_deal(self, match_id: int, deal_no: int,
                      viewer: str) -> dict[str, Any] | None:
         row = self._conn.execute(
@@ -449,6 +336,204 @@ class SqliteStore:
         found["deal"] = None if deal is None else {
             "deal_no": deal_no, "result": json.loads(deal[0]), "record": json.loads(deal[1])}
         return found
+
+    # -- the journal -------------------------------------------------------------------
+
+    @_guarded
+    def write_journal(self, ops: Sequence[JournalOp]) -> None:
+        rows = [_journal_row(kind, values) for kind, values in ops]
+        with self.transaction():  # runs of one statement (mostly commands) in one call each
+            for sql, run in itertools.groupby(rows, key=lambda row: row[0]):
+                self._conn.executemany(sql, [params for _, params in run])
+
+    @_guarded
+    def read_journal(self) -> JournalRows:
+        conn = self._conn
+        return JournalRows(
+            tables=[(table_id, opened_at, json.loads(setup)) for table_id, opened_at, setup
+                    in conn.execute("SELECT id, opened_at, setup FROM live_tables "
+                                    "ORDER BY id")],
+            snapshots=conn.execute("SELECT table_id, seq, code, core FROM table_snapshots")
+            .fetchall(),
+            commands=conn.execute("SELECT table_id, seq, at, command FROM table_commands "
+                                  "ORDER BY table_id, seq").fetchall(),
+            sessions=conn.execute("SELECT player_id, token_hash, name, address FROM "
+                                  "sessions ORDER BY player_id").fetchall(),
+            counters=dict(conn.execute("SELECT name, value FROM counters").fetchall()),
+            session_accounts=dict(conn.execute("SELECT player_id, account FROM "
+                                               "session_accounts").fetchall()),
+            rated_tables=[table_id for (table_id,) in conn.execute(
+                "SELECT table_id FROM live_table_flags WHERE rated")])
+
+    # -- accounts ------------------------------------------------------------------------
+
+    @_guarded
+    def load_accounts(self) -> tuple[list[AccountRow], dict[str, int]]:
+        accounts = [AccountRow(i, name, bool(op)) for i, name, op in self._conn.execute(
+            "SELECT id, name, operator FROM accounts ORDER BY id")]
+        keys = dict(self._conn.execute("SELECT key, account FROM account_keys").fetchall())
+        return accounts, keys
+
+    @_guarded
+    def create_account(self, name: str, keys: Sequence[str], password_hash: str,
+                       now: float, operator: bool = False) -> int:
+        with self.transaction():
+            cur = self._conn.execute(
+                "INSERT INTO accounts (name, password, created_at, last_login, operator) "
+                "VALUES (?, ?, ?, ?, ?)", (name, password_hash, now, now, int(operator)))
+            account = cur.lastrowid
+            assert account is not None
+            self._conn.executemany("INSERT INTO account_keys VALUES (?, ?)",
+                                   [(key, account) for key in keys])
+        return account
+
+    @_guarded
+    def find_account(self, keys: Sequence[str]) -> int | None:
+        for key in keys:
+            row = self._conn.execute("SELECT account FROM account_keys WHERE key = ?",
+                                     (key,)).fetchone()
+            if row is not None:
+                return int(row[0])
+        return None
+
+    @_guarded
+    def password_of(self, account: int) -> str | None:
+        row = self._conn.execute("SELECT password FROM accounts WHERE id = ?",
+                                 (account,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @_guarded
+    def set_password(self, account: int, password_hash: str) -> None:
+        self._conn.execute("UPDATE accounts SET password = ? WHERE id = ?",
+                           (password_hash, account))
+
+    @_guarded
+    def set_operator(self, account: int, operator: bool) -> None:
+        self._conn.execute("UPDATE accounts SET operator = ? WHERE id = ?",
+                           (int(operator), account))
+
+    @_guarded
+    def operators(self) -> list[str]:
+        return [row[0] for row in self._conn.execute(
+            "SELECT name FROM accounts WHERE operator ORDER BY name")]
+
+    @_guarded
+    def issue_login(self, account: int, token_hash: bytes, now: float) -> None:
+        with self.transaction():
+            self._conn.execute("INSERT INTO login_tokens VALUES (?, ?, ?, ?)",
+                               (token_hash, account, now, now))
+            self._conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?",
+                               (now, account))
+
+    @_guarded
+    def login_account(self, token_hash: bytes, now: float) -> int | None:
+        row = self._conn.execute("SELECT account FROM login_tokens WHERE token_hash = ?",
+                                 (token_hash,)).fetchone()
+        if row is None:
+            return None
+        with self.transaction():
+            self._conn.execute("UPDATE login_tokens SET last_used = ? WHERE token_hash = ?",
+                               (now, token_hash))
+            self._conn.execute("UPDATE accounts SET last_login = ? WHERE id = ?",
+                               (now, row[0]))
+        return int(row[0])
+
+    @_guarded
+    def revoke_logins(self, account: int, token_hash: bytes | None) -> None:
+        if token_hash is None:
+            self._conn.execute("DELETE FROM login_tokens WHERE account = ?", (account,))
+        else:
+            self._conn.execute("DELETE FROM login_tokens WHERE account = ? AND "
+                               "token_hash = ?", (account, token_hash))
+
+    # -- ratings -------------------------------------------------------------------------
+
+    @_guarded
+    def note_match_accounts(self, match_id: int, seats: Sequence[tuple[int, int]],
+                            rated: bool) -> None:
+        self._conn.executemany("INSERT INTO match_accounts VALUES (?, ?, ?, ?)",
+                               [(match_id, seat, account, int(rated))
+                                for seat, account in seats])
+
+    @_guarded
+    def ratings(self, rules: str, subjects: Sequence[str]) -> dict[str, tuple[float, float]]:
+        if not subjects:
+            return {}
+        return {subject: (mu, sigma) for subject, mu, sigma in self._conn.execute(
+            "SELECT subject, mu, sigma FROM ratings WHERE rules = ? AND subject IN "
+            f"({','.join('?' * len(subjects))})", (rules, *subjects))}
+
+    @_guarded
+    def save_rating(self, rules: str, subject: str, mu: float, sigma: float,
+                    ordinal: float, won: bool, now: float) -> None:
+        self._conn.execute(
+            "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
+            "ON CONFLICT (rules, subject) DO UPDATE SET mu = excluded.mu, "
+            "sigma = excluded.sigma, ordinal = excluded.ordinal, matches = matches + 1, "
+            "wins = wins + excluded.wins, updated_at = excluded.updated_at",
+            (rules, subject, mu, sigma, ordinal, int(won), now))
+
+    @_guarded
+    def ladder(self, rules: str, limit: int) -> list[LadderRow]:
+        return [LadderRow(*row) for row in self._conn.execute(
+            "SELECT r.subject, r.mu, r.sigma, r.ordinal, r.matches, r.wins, a.name "
+            "FROM ratings r LEFT JOIN accounts a ON r.subject = 'a:' || a.id "
+            "WHERE r.rules = ? ORDER BY r.ordinal DESC, r.subject LIMIT ?", (rules, limit))]
+
+    @_guarded
+    def ratings_of(self, subject: str) -> list[RatingRow]:
+        return [RatingRow(*row) for row in self._conn.execute(
+            "SELECT rules, mu, sigma, ordinal, matches, wins, (SELECT count(*) FROM "
+            "ratings o WHERE o.rules = r.rules AND o.ordinal > r.ordinal) "
+            "FROM ratings r WHERE subject = ? ORDER BY rules", (subject,))]
+
+    @_guarded
+    def account_matches(self, account: int) -> list[AccountMatch]:
+        return [AccountMatch(match_id, seat, bool(rated), rules, finished,
+                             json.loads(players), json.loads(totals), json.loads(winners))
+                for match_id, seat, rated, rules, finished, players, totals, winners
+                in self._conn.execute(
+                    "SELECT m.id, ma.seat, ma.rated, m.rules, m.finished_at, m.players, "
+                    "m.totals, m.winners FROM match_accounts ma JOIN matches m ON "
+                    "m.id = ma.match_id WHERE ma.account = ? "
+                    "ORDER BY m.finished_at DESC, m.id DESC", (account,))]
+
+    # -- moderation ----------------------------------------------------------------------
+
+    @_guarded
+    def sanctions_in_force(self, now: float) -> list[SanctionRow]:
+        return [SanctionRow(*row) for row in self._conn.execute(
+            "SELECT kind, account, player_id, network, reason, by_name, expires_at "
+            "FROM sanctions WHERE lifted_at IS NULL AND (expires_at IS NULL OR "
+            "expires_at > ?) ORDER BY id", (now,))]
+
+    @_guarded
+    def add_sanction(self, sanction: SanctionRow, now: float) -> None:
+        s = sanction
+        self._conn.execute(
+            "INSERT INTO sanctions (kind, account, player_id, network, reason, by_name, "
+            "created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (s.kind, s.account, s.player_id, s.network, s.reason, s.by, now, s.expires_at))
+
+    @_guarded
+    def lift_sanctions(self, kind: str, account: int | None, player_id: int | None,
+                       network: str | None, now: float) -> None:
+        self._conn.execute(
+            "UPDATE sanctions SET lifted_at = ? WHERE lifted_at IS NULL AND kind = ? "
+            "AND account IS ? AND player_id IS ? AND network IS ?",
+            (now, kind, account, player_id, network))
+
+    @_guarded
+    def log_action(self, at: float, operator: str, action: str, target: str,
+                   detail: str) -> None:
+        self._conn.execute("INSERT INTO moderation_log (at, operator, action, target, "
+                           "detail) VALUES (?, ?, ?, ?, ?)",
+                           (at, operator, action, target, detail))
+
+    @_guarded
+    def moderation_log(self) -> list[LogEntry]:
+        return [LogEntry(*row) for row in self._conn.execute(
+            "SELECT at, operator, action, target, detail FROM moderation_log ORDER BY id")]
 
 
 _HUMAN_SEAT = "SELECT match_id FROM match_players WHERE name = ? AND kind = 'human'"
@@ -491,6 +576,7 @@ def _backup(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> None:
         dest.close()
 
 
+@_guarded
 def backup_file(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
     """Copy the store at `source` to `dest` from outside the server (which may run).
 
@@ -510,106 +596,3 @@ def default_path() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("pisyedili")) / "pisyedili.sqlite3"
-
-
-# -- the Twisted side ---------------------------------------------------------------------
-
-class Archive:
-    """The reactor's handle on a `Store`: every call runs on one dedicated thread.
-
-    One thread, not the reactor's shared pool: calls run in the order they were made
-    (a `flush` or `close` comes after every write before it), the connection is never
-    used by two threads at once, and a write never queues behind a bot's search.
-    `adbapi.ConnectionPool` would do the same with a DB-API cursor in place of the
-    `Store` methods, which a PostgreSQL store would not share.
-    """
-
-    def __init__(self, open_store: Callable[[], Store], reactor: Any) -> None:
-        self._open_store = open_store
-        self._store: Store | None = None
-        self._reactor = reactor
-        # A write cut short by a dying server is rolled back by SQLite, and `close`
-        # drains them anyway.
-        self._pool = serial_pool("pisyedili-store", minthreads=1)
-        self._closed = False
-
-    @property
-    def reactor(self) -> Any:
-        """The reactor this archive answers on (its thread pool does other slow work)."""
-        return self._reactor
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            raise RuntimeError("the store is not open")
-        return self._store
-
-    def open(self) -> Deferred[None]:
-        """Start the thread and open (and migrate) the store on it; fails if it cannot."""
-        self._pool.start()
-
-        def opened() -> None:
-            self._store = self._open_store()
-
-        return self.call(opened)
-
-    def call(self, fn: Callable[..., Any], *args: Any) -> Deferred[Any]:
-        """Run `fn(*args)` on the store's thread; its result (or failure) in a Deferred."""
-        return deferToThreadPool(self._reactor, self._pool, fn, *args)
-
-    def record(self, match: MatchOver) -> Deferred[Any]:
-        """Hand a finished match to the store; a failure is logged (play goes on)."""
-        if self._closed or not self._pool.started:
-            log.warn("store not open: match at table {table} not kept", table=match.table_id)
-            return Deferred()
-        # Read on the thread: the store is opened there, before anything queued after.
-        d = self.call(lambda: self.store.record_match(match))
-        d.addCallbacks(
-            lambda match_id: log.info("store: match {id} kept (table {table})",
-                                      id=match_id, table=match.table_id),
-            lambda f: log.failure("store: match at table {table} not kept", f,
-                                  table=match.table_id))
-        return d
-
-    def prune(self, keep_days: float) -> Deferred[Any]:
-        d = self.call(lambda: self.store.prune(keep_days))
-        d.addCallbacks(
-            lambda n: log.info("store: {n} matches older than {days} days forgotten",
-                               n=n, days=keep_days) if n else None,
-            lambda f: log.failure("store: pruning failed", f))
-        return d
-
-    def flush(self) -> Deferred[Any]:
-        """Fires once every call made before it has run."""
-        return self.call(lambda: None)
-
-    def close(self) -> Deferred[None]:
-        """Let pending writes finish, close the store, stop the thread."""
-        if self._closed or not self._pool.started:
-            self._closed = True
-            return succeed(None)
-        self._closed = True
-
-        def close_store() -> None:
-            if self._store is not None:
-                self._store.close()
-
-        closing = self.call(close_store)
-        closing.addErrback(lambda f: log.failure("store: close failed", f))
-
-        def stop(_: object) -> None:
-            self._pool.stop()  # the thread is idle now: joins at once
-
-        closing.addBoth(stop)
-        return closing
-
-    @property
-    def available(self) -> bool:
-        """The store is open and takes calls: reads may be asked of it."""
-        return not self._closed and self._pool.started and self._store is not None
-
-    def query(self, fn: Callable[[Store], T]) -> Deferred[T]:
-        """Run the read `fn(store)` on the store's thread; its result in a Deferred."""
-        if not self.available:
-            return fail(RuntimeError("the store is not open"))
-        return self.call(lambda: fn(self.store))

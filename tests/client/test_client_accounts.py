@@ -25,7 +25,8 @@ from pisyedili.client.render import Look
 from pisyedili.client.token_store import ServerLogins, TokenStore
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
 from pisyedili.server.service.tap import make_factory
-from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
+from pisyedili.server.store import MEMORY, Archive
+from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 CTX = Context()

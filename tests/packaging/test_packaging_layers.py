@@ -38,3 +38,39 @@ def test_a_forbidden_import_is_caught(tmp_path: Path) -> None:
     done = _lint(config)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "pisyedili.server.service is not allowed to import twisted" in done.stdout
+
+
+STORE_CONTRACT = "only the store touches a database"
+
+
+def test_only_the_store_imports_sqlite(tmp_path: Path) -> None:
+    """The contract that keeps SQLite (and the SQLite backend) behind the store's
+    interface is there, and live: given the store itself as one more source, it
+    catches the backend's own `import sqlite3`."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lint = config["tool"]["importlinter"]
+    (contract,) = [c for c in lint["contracts"] if c["name"].startswith(STORE_CONTRACT)]
+    assert {"sqlite3", "pisyedili.server.store.sqlite"} <= set(contract["forbidden_modules"])
+    sources = set(contract["source_modules"])
+    assert {"pisyedili.server.people", "pisyedili.server.net",
+            "pisyedili.server.service", "pisyedili.server.table"} <= sources
+    assert not any(s.startswith("pisyedili.server.store") for s in sources)
+    rows = [f'"{s}"' for s in [*sorted(sources), "pisyedili.server.store.journal",
+                                "pisyedili.server.store.sqlite"]]
+    probe = tmp_path / "store.toml"
+    probe.write_text(
+        '[tool.importlinter]\n'
+        'root_packages = ["pisyedili.server"]\n'
+        'include_external_packages = true\n'
+        '[[tool.importlinter.contracts]]\n'
+        f'name = "{STORE_CONTRACT}"\n'
+        'type = "forbidden"\n'
+        f'source_modules = [{", ".join(rows)}]\n'
+        'forbidden_modules = ["sqlite3"]\n'
+        'allow_indirect_imports = true\n', encoding="utf-8")
+    done = _lint(probe)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "pisyedili.server.store.sqlite is not allowed to import sqlite3" in done.stdout
+    assert "pisyedili.server.store.journal is not allowed" not in done.stdout

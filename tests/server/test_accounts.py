@@ -18,8 +18,9 @@ from wireclient import Msg, Server, WireClient
 from pisyedili.protocol.codec import frame
 from pisyedili.server.people import names
 from pisyedili.server.people.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
-from pisyedili.server.store.journal import SqliteJournal
-from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
+from pisyedili.server.store import MEMORY, Archive
+from pisyedili.server.store.journal import StoreJournal
+from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
@@ -35,7 +36,7 @@ async def start(limits: LoginLimits = ROOMY_LOGINS, path: Path | None = None,
         return await Server.start(clock=clock, archive=archive(), accounts=AccountSettings(
             cost=cost, limits=limits, **settings))  # type: ignore[arg-type]
     return await Server.start(
-        archive=archive(str(path)), journal=SqliteJournal(path, reactor),
+        archive=archive(str(path)), journal=StoreJournal.open(path, reactor),
         community_from=str(path),
         accounts=AccountSettings(cost=CHEAP, limits=limits, **settings))  # type: ignore[arg-type]
 
@@ -373,7 +374,7 @@ async def test_a_logged_in_session_resumes_logged_in_after_a_crash(tmp_path: Pat
         _, account = await registered(first, "Deniz")
     finally:
         journal = first.factory.journal
-        assert isinstance(journal, SqliteJournal)
+        assert isinstance(journal, StoreJournal)
         journal.close()  # as a killed process: nothing more is written
         await first.stop()
     second = await start(path=path)
@@ -456,7 +457,7 @@ async def test_a_password_hashed_at_another_cost_is_hashed_again_at_login(
         await first.stop()
     dearer = HashCost(time_cost=2, memory_cost=16, parallelism=1)
     second = await Server.start(
-        archive=archive(str(path)), journal=SqliteJournal(path, reactor),
+        archive=archive(str(path)), journal=StoreJournal.open(path, reactor),
         community_from=str(path), accounts=AccountSettings(cost=dearer, limits=ROOMY_LOGINS))
     try:
         guest = await second.connect("Guest")
@@ -681,7 +682,7 @@ async def test_a_rated_table_is_still_rated_after_a_crash(tmp_path: Path) -> Non
         assert snap["table"]["rated"] is True
     finally:
         journal = first.factory.journal
-        assert isinstance(journal, SqliteJournal)
+        assert isinstance(journal, StoreJournal)
         journal.close()
         await first.stop()
     second = await start(path=path)

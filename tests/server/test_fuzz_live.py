@@ -37,8 +37,9 @@ from pisyedili.protocol.schema import MESSAGES, Direction
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.people.accounts import CHEAP, AccountSettings, LoginLimits
-from pisyedili.server.store.journal import SqliteJournal
-from pisyedili.server.store.sqlite import Archive, SqliteStore
+from pisyedili.server.store import Archive
+from pisyedili.server.store.journal import StoreJournal
+from pisyedili.server.store.sqlite import SqliteStore
 from pisyedili.server.table.core import TableSettings
 
 EXAMPLES = int(os.environ.get("PISYEDILI_FUZZ_EXAMPLES", "200"))
@@ -384,7 +385,7 @@ async def start_server(path: Path) -> Fuzzer:
     """The server on a real SQLite file, its control table started."""
     archive = Archive(lambda: SqliteStore(str(path)), reactor)
     server = await Server.start(
-        settings=FUZZ_TABLES, limits=FUZZ_LIMITS, journal=SqliteJournal(path, reactor),
+        settings=FUZZ_TABLES, limits=FUZZ_LIMITS, journal=StoreJournal.open(path, reactor),
         archive=archive, community_from=str(path),
         accounts=AccountSettings(cost=CHEAP, limits=ROOMY_LOGINS))
     control = await server.connect("control")

@@ -30,8 +30,8 @@ from wireclient import Msg, Server, WireClient
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_STEP_MOVES
 from pisyedili.server import rules as engine
 from pisyedili.server.service import tap
-from pisyedili.server.store import history
-from pisyedili.server.store.sqlite import MIGRATIONS, Archive, SqliteStore
+from pisyedili.server.store import Archive, history
+from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore
 
 FEATURES = ["chat", "history", "rematch"]
 

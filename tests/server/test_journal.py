@@ -28,8 +28,8 @@ from twisted.internet.task import Clock
 
 from pisyedili.server import rules
 from pisyedili.server.service.tap import make_factory
-from pisyedili.server.store.journal import SqliteJournal, core_code, token_hash
-from pisyedili.server.store.sqlite import SCHEMA_VERSION
+from pisyedili.server.store.journal import StoreJournal, core_code, token_hash
+from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import GRACE_TIMER, TURN_TIMER, TableSettings
 from pisyedili.server.table.effects import SetTimer
@@ -61,13 +61,13 @@ def test_a_table_rebuilt_from_the_file_equals_the_live_one_at_every_step(
     live = run_script(*script)
     path = tmp_path / f"{rules}-{seats}-{rated}-{abs(hash(tuple(choices)))}.sqlite3"
     clock = Clock()
-    journal = SqliteJournal(path, clock)
+    journal = StoreJournal.open(path, clock)
     journal.table_opened(1, 0.0, {"anything": "json"})
     for command, now in live.log:
         journal.command(1, now, command)
     journal.close()
 
-    saved = SqliteJournal(path, clock).load()
+    saved = StoreJournal.open(path, clock).load()
     (table,) = saved.tables
     assert [(c, at) for at, c in table.commands] == live.log
     fresh = new_core(rules, seats, rated)
@@ -79,7 +79,7 @@ def test_a_table_rebuilt_from_the_file_equals_the_live_one_at_every_step(
 def journal_like_the_runner(path: Path, rules: str, seats: int,
                             log: list[tuple[cmd.Command, float]], rated: bool = False) -> None:
     """Write `log` as the runner does: each command, and the core at each deal's start."""
-    journal = SqliteJournal(path, Clock())
+    journal = StoreJournal.open(path, Clock())
     journal.table_opened(1, 0.0, {})
     core, dealt = new_core(rules, seats, rated), 0
     for command, now in log:
@@ -100,7 +100,7 @@ def test_a_table_rebuilt_from_its_deal_snapshot_equals_the_live_one(
     live = run_script(*script)
     path = tmp_path / f"snap-{rules}-{seats}-{rated}-{abs(hash(tuple(choices)))}.sqlite3"
     journal_like_the_runner(path, rules, seats, live.log, rated)
-    (table,) = SqliteJournal(path, Clock()).load().tables
+    (table,) = StoreJournal.open(path, Clock()).load().tables
     assert table.core is not None  # the match started: a deal began
     assert len(table.commands) < len(live.log)  # only what came after the snapshot
     assert [(c, at) for at, c in table.commands] == live.log[len(live.log)
@@ -119,7 +119,7 @@ def test_a_snapshot_from_other_code_is_not_used(tmp_path: Path) -> None:
     conn.execute("UPDATE table_snapshots SET code = 'an older server'")
     conn.commit()
     conn.close()
-    (table,) = SqliteJournal(path, Clock()).load().tables
+    (table,) = StoreJournal.open(path, Clock()).load().tables
     assert table.core is None and len(table.commands) == len(live.log)  # all of them
 
 
@@ -139,7 +139,7 @@ def test_the_fingerprint_tells_a_compiled_engine_from_an_interpreted_one(
 def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite3"
     clock = Clock()
-    journal = SqliteJournal(path, clock)
+    journal = StoreJournal.open(path, clock)
     sent: list[str] = []
     journal.later(sent.append, "before")  # nothing waits: at once
     assert sent == ["before"]
@@ -159,14 +159,14 @@ def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
 
 def test_sessions_are_kept_by_token_hash_only(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
-    journal = SqliteJournal(path, Clock())
+    journal = StoreJournal.open(path, Clock())
     journal.session_opened(7, token_hash("secret-token"), "Ayşe", "127.0.0.1", 1.0)
     journal.session_opened(8, token_hash("other"), "Mehmet", "127.0.0.1", 1.0)
     journal.session_forgotten(8)
     journal.close()
     for stored in tmp_path.iterdir():  # the file and anything beside it (WAL, shm)
         assert b"secret-token" not in stored.read_bytes()
-    saved = SqliteJournal(path, Clock()).load()
+    saved = StoreJournal.open(path, Clock()).load()
     assert [(s.player_id, s.name) for s in saved.sessions] == [(7, "Ayşe")]
     assert saved.sessions[0].token == token_hash("secret-token")
     assert saved.last_player == 8  # forgotten, but never handed out again
@@ -174,7 +174,7 @@ def test_sessions_are_kept_by_token_hash_only(tmp_path: Path) -> None:
 
 def test_an_unreadable_command_drops_only_its_table(tmp_path: Path) -> None:
     path = tmp_path / "bad.sqlite3"
-    journal = SqliteJournal(path, Clock())
+    journal = StoreJournal.open(path, Clock())
     for table_id in (1, 2):
         journal.table_opened(table_id, 0.0, {})
         journal.command(table_id, 0.0, cmd.Join("1", "A"))
@@ -183,7 +183,7 @@ def test_an_unreadable_command_drops_only_its_table(tmp_path: Path) -> None:
     conn.execute("UPDATE table_commands SET command = x'c1' WHERE table_id = 1")
     conn.commit()
     conn.close()
-    saved = SqliteJournal(path, Clock()).load()
+    saved = StoreJournal.open(path, Clock()).load()
     assert [t.id for t in saved.tables] == [2] and saved.unreadable == [1]
     assert saved.last_table == 2
 
@@ -200,7 +200,7 @@ def test_the_journal_migrates_an_older_file(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
-    SqliteJournal(path, Clock()).close()
+    StoreJournal.open(path, Clock()).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     assert conn.execute("SELECT count(*) FROM live_tables").fetchone() == (0,)
@@ -229,7 +229,7 @@ def test_an_older_servers_rated_table_is_rebuilt_rated_with_its_seats(tmp_path: 
     `Sit` without `registered` (their handlers had checked the guests already): such a
     file still loads, the table is rated, and every stored seat is taken again."""
     path = tmp_path / "older.sqlite3"
-    SqliteJournal(path, Clock()).close()  # today's schema, then rows as older servers wrote
+    StoreJournal.open(path, Clock()).close()  # today's schema, then rows as older servers wrote
     settings = asdict(TableSettings())
     setup = {"name": "t", "options": asdict(rules.Options.make("classic", 3)),
              "private": False, "code": None, "opener": "1", "address": "local",
@@ -244,7 +244,7 @@ def test_an_older_servers_rated_table_is_rebuilt_rated_with_its_seats(tmp_path: 
     conn.commit()
     conn.close()
     clock = Clock()
-    journal = SqliteJournal(path, clock)
+    journal = StoreJournal.open(path, clock)
     try:
         (saved,) = journal.load().tables
         assert saved.setup["rated"] is True

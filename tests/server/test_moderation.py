@@ -22,8 +22,9 @@ from wireclient import Server, WireClient
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
 from pisyedili.server.service import tap
-from pisyedili.server.store.journal import SqliteJournal
-from pisyedili.server.store.sqlite import Archive, SqliteStore, connect, migrate
+from pisyedili.server.store import Archive
+from pisyedili.server.store.journal import StoreJournal
+from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 REQUESTS = {
@@ -37,17 +38,16 @@ async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"}),
                 create: bool = True) -> Server:
     """A server on `path`; with `create`, each of `operators` an account there first, as
     `--operator` wants (as `pisyedili-server operator add` makes it, at the cheap cost)."""
-    conn = connect(path)
+    store = SqliteStore(path)
     try:
-        migrate(conn)
-        registered = {account.name for account in accounts_.load(conn)[0].values()}
+        registered = {account.name for account in accounts_.load(store)[0].values()}
         for name in operators - registered if create else ():
-            accounts_.add_account(conn, name, CHEAP.hasher().hash(PASSWORD), 0.0)
+            accounts_.add_account(store, name, CHEAP.hasher().hash(PASSWORD), 0.0)
     finally:
-        conn.close()
+        store.close()
     return await Server.start(
         archive=Archive(lambda: SqliteStore(path), reactor),
-        journal=SqliteJournal(path, reactor), community_from=str(path),
+        journal=StoreJournal.open(path, reactor), community_from=str(path),
         accounts=AccountSettings(cost=CHEAP, operators=operators))
 
 

@@ -22,7 +22,7 @@ from wireclient import Server
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 from pisyedili.server.net.connection import AGREED_CACHE
 from pisyedili.server.net.limits import ServerLimits
-from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.journal import StoreJournal
 
 
 @pytest_twisted.ensureDeferred
@@ -232,7 +232,7 @@ async def test_a_table_requests_frames_leave_in_one_send_with_or_without_a_journ
         tmp_path: Path, journaled: bool) -> None:
     """With a journal the frames wait for its commit of the chat line: they must still
     join the request's one send, not leave one by one once the commit is done."""
-    journal = SqliteJournal(tmp_path / "journal.sqlite", reactor) if journaled else None
+    journal = StoreJournal.open(tmp_path / "journal.sqlite", reactor) if journaled else None
     server = await Server.start(journal=journal)
     try:
         client = await server.connect("talker")

@@ -20,7 +20,8 @@ from pisyedili.protocol.codec import frame
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people.accounts import CHEAP, AccountSettings, LoginLimits
-from pisyedili.server.store.sqlite import Archive, SqliteStore, connect, migrate
+from pisyedili.server.store import Archive
+from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
@@ -29,12 +30,11 @@ ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1
 async def start(path: Path, clock: Any = None,
                 limits: LoginLimits = ROOMY_LOGINS) -> Server:
     """A server on the SQLite file `path`, with `Deniz` an operator's account there."""
-    conn = connect(path)
+    store = SqliteStore(path)
     try:
-        migrate(conn)
-        accounts_.add_account(conn, "Deniz", CHEAP.hasher().hash(PASSWORD), 0.0)
+        accounts_.add_account(store, "Deniz", CHEAP.hasher().hash(PASSWORD), 0.0)
     finally:
-        conn.close()
+        store.close()
     return await Server.start(
         clock=clock, archive=Archive(lambda: SqliteStore(path), reactor),
         community_from=str(path), accounts=AccountSettings(

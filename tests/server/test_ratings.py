@@ -17,7 +17,8 @@ from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
-from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
+from pisyedili.server.store import MEMORY, Archive
+from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 

@@ -14,7 +14,7 @@ from net_match import open_table, pending_turn, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
-from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableSettings
 
 SETTINGS = TableSettings(turn_seconds=0, grace_seconds=60, bot_delay=0, deal_pause=0)
@@ -28,7 +28,7 @@ async def crash(server: Server) -> None:
     """Stop as a killed process would: what is committed stays, nothing more is written
     (not the disconnections), no goodbye is sent."""
     journal = server.factory.journal
-    assert isinstance(journal, SqliteJournal)
+    assert isinstance(journal, StoreJournal)
     journal.close()
     for table in server.factory.lobby.tables():
         table.stop()
@@ -37,7 +37,7 @@ async def crash(server: Server) -> None:
 
 async def start(path: Path) -> Server:
     from twisted.internet import reactor
-    return await Server.start(settings=SETTINGS, journal=SqliteJournal(path, reactor))
+    return await Server.start(settings=SETTINGS, journal=StoreJournal.open(path, reactor))
 
 
 @pytest_twisted.ensureDeferred
@@ -102,7 +102,7 @@ async def test_a_player_who_stays_away_gets_the_stand_in_after_a_restart(
     clock.advance(reactor.seconds())  # type: ignore[misc]  # the stored times are the reactor's
     # The table's timers on the test's clock; the journal commits on reactor turns.
     second = await Server.start(clock=clock, settings=SETTINGS,
-                                journal=SqliteJournal(path, reactor))
+                                journal=StoreJournal.open(path, reactor))
     try:
         back = await second.connect("Mehmet", token=token)
         snap = await back.wait(lambda m: m["type"] == "table", consume=False)

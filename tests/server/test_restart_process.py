@@ -30,7 +30,7 @@ from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.rules import Options
-from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableCore, TableSettings
 
 BACKSTOP = 20.0
@@ -84,7 +84,7 @@ class Client:
 
 def stored_view(db: Path, member: str) -> tuple[int, dict[str, Any]]:
     """The table in the file, as a restart rebuilds it (before its timers run on)."""
-    journal = SqliteJournal(db, Clock())
+    journal = StoreJournal.open(db, Clock())
     try:
         (table,) = journal.load().tables
     finally:

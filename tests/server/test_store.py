@@ -21,15 +21,9 @@ from wireclient import Server
 
 from pisyedili.server import rules as engine
 from pisyedili.server.service import tap
-from pisyedili.server.store.sqlite import (
-    DAY,
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    V1,
-    Archive,
-    SqliteStore,
-    backup_file,
-)
+from pisyedili.server.store import DAY, Archive
+from pisyedili.server.store.schema import SCHEMA_VERSION
+from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore, backup_file
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableCore, TableSettings
 from pisyedili.server.table.effects import AskBot, CancelTimer, MatchOver, SetTimer
@@ -96,7 +90,7 @@ def test_foreign_keys_are_enforced(tmp_path: Path) -> None:
 def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path)
-    conn.executescript(V1)
+    MIGRATIONS[0](conn)  # version 1, as the first servers made it
     players = [{"seat": 0, "name": "Mehmet", "kind": "human", "level": None},
                {"seat": 1, "name": "bot (easy)", "kind": "bot", "level": "easy"}]
     conn.execute("INSERT INTO matches VALUES (7, 1, 'classic', '{}', ?, 1.0, 2.0, "

@@ -23,7 +23,7 @@ from twisted.internet import reactor, task
 from wireclient import Server
 
 from pisyedili.server.net.limits import ServerLimits
-from pisyedili.server.store.journal import SqliteJournal
+from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableSettings
 
 QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
@@ -55,7 +55,7 @@ async def test_a_table_whose_player_left_is_freed_with_its_session_and_rows(
     clock = task.Clock()
     path = tmp_path / "freed.sqlite3"
     # The tables' timers on the test's clock; the journal commits on reactor turns.
-    journal = SqliteJournal(path, reactor)
+    journal = StoreJournal.open(path, reactor)
     server = await Server.start(clock=clock, settings=SETTINGS, limits=QUIET,
                                 journal=journal)
     try:

@@ -27,8 +27,8 @@ from pisyedili.server.net.connection import ServerFactory, ServerProtocol
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.people.accounts import AccountSettings
 from pisyedili.server.service.tap import make_factory
-from pisyedili.server.store.journal import SqliteJournal
-from pisyedili.server.store.sqlite import Archive
+from pisyedili.server.store import Archive
+from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableSettings
 
 Msg = dict[str, Any]
@@ -224,7 +224,7 @@ class Server:
     @classmethod
     async def start(cls, clock: Any = None, settings: TableSettings = UNTIMED_NO_DELAYS,
                     limits: ServerLimits | None = None, seed: int | None = 7,
-                    journal: SqliteJournal | None = None, archive: Archive | None = None,
+                    journal: StoreJournal | None = None, archive: Archive | None = None,
                     accounts: AccountSettings | None = None,
                     community_from: str | None = None) -> Server:
         """With `archive` (opened here, closed by `stop`): accounts, ratings and

@@ -9,7 +9,8 @@ from ws_kit import WebServer
 
 from pisyedili.protocol.codec import encode
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
-from pisyedili.server.store.sqlite import MEMORY, Archive, SqliteStore
+from pisyedili.server.store import MEMORY, Archive
+from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 

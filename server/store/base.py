@@ -1,0 +1,292 @@
+"""The store's interface: everything the server keeps, behind one `Store` protocol.
+
+Every caller outside `server/store/` goes through `Store` (on the store's thread, by
+way of `Archive`) and never sees a connection, a cursor or a line of SQL, so a second
+backend (PostgreSQL) is one more class that implements this protocol and runs the
+shared test module (tests/server/test_store_interface.py). A backend is synchronous:
+`Archive` keeps it off the reactor. Values go in and come out as plain Python (JSON
+kinds for matches, bytes for hashes and blobs); failures are `StoreError`s.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from pisyedili.server.table.effects import MatchOver
+
+DAY = 86400.0
+"""Seconds in a day: how retention (`--keep-days`) and pruning count."""
+
+
+class StoreError(Exception):
+    """The store could not be read or written (a full disk, a vanished file, a lost
+    server): whatever the backend's own exception was, it is the cause of this one."""
+
+
+class Conflict(StoreError):
+    """A write would break one of the store's uniqueness rules (a name key or a login
+    token held already): the caller's request, not the store, is at fault."""
+
+
+class AccountRow(NamedTuple):
+    id: int
+    name: str
+    operator: bool
+
+
+class SanctionRow(NamedTuple):
+    """A ban or mute as `moderation.Sanction` is built from it."""
+
+    kind: str
+    account: int | None
+    player_id: int | None
+    network: str | None
+    reason: str
+    by: str
+    expires_at: float | None
+
+
+class LogEntry(NamedTuple):
+    at: float
+    operator: str
+    action: str
+    target: str
+    detail: str
+
+
+class LadderRow(NamedTuple):
+    subject: str
+    mu: float
+    sigma: float
+    ordinal: float
+    matches: int
+    wins: int
+    name: str | None
+    """The account's name for an `a:<id>` subject (None if it has none, and for bots)."""
+
+
+class RatingRow(NamedTuple):
+    """One rule set's rating of a subject, and how many subjects rank above it."""
+
+    rules: str
+    mu: float
+    sigma: float
+    ordinal: float
+    matches: int
+    wins: int
+    above: int
+
+
+class AccountMatch(NamedTuple):
+    """A kept match an account sat in, as its profile lists it."""
+
+    id: int
+    seat: int
+    rated: bool
+    rules: str
+    finished_at: float
+    players: list[dict[str, Any]]
+    totals: list[int]
+    winners: list[int]
+
+
+JournalOp = tuple[str, tuple[Any, ...]]
+"""One write of the journal: its kind and its values, as `JOURNAL_OPS` lists them."""
+
+JOURNAL_OPS = {
+    "table_opened": "table_id, opened_at, setup (a JSON dict)",
+    "table_closed": "table_id (its commands, snapshot and flags go with it)",
+    "command": "table_id, seq, at, command (bytes)",
+    "snapshot": "table_id, seq, code, core (bytes): replaces the table's last one",
+    "counter": "name, value: the last id given out of a kind ('table', 'player')",
+    "session_opened": "player_id, token_hash, name, address, opened_at",
+    "session_forgotten": "player_id",
+    "session_changed": "player_id, token_hash, name",
+    "session_account": "player_id, account (None: logged out)",
+}
+"""What `Store.write_journal` takes, by kind; the journal (journal.py) writes these only."""
+
+
+@dataclass
+class JournalRows:
+    """The journal as it is kept: what `journal.StoreJournal.load` rebuilds from."""
+
+    tables: list[tuple[int, float, dict[str, Any]]] = field(default_factory=list)
+    """Open tables in id order: id, opened_at, setup."""
+    snapshots: list[tuple[int, int, str, bytes]] = field(default_factory=list)
+    """table_id, seq, code, core."""
+    commands: list[tuple[int, int, float, bytes]] = field(default_factory=list)
+    """In (table_id, seq) order: table_id, seq, at, command."""
+    sessions: list[tuple[int, bytes, str, str]] = field(default_factory=list)
+    """In player id order: player_id, token_hash, name, address."""
+    counters: dict[str, int] = field(default_factory=dict)
+    session_accounts: dict[int, int] = field(default_factory=dict)
+    rated_tables: list[int] = field(default_factory=list)
+    """Tables older servers flagged rated beside their setup, not in it."""
+
+
+class Store(Protocol):
+    """Everything the server keeps. Calls are synchronous and each is atomic; a caller
+    that needs several to commit together wraps them in `transaction()`."""
+
+    path: str
+    """Where the store is, for messages (a file, or a server's address without secrets)."""
+
+    # -- the store itself ----------------------------------------------------------------
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Every call inside commits together at the end of the block, or none does (the
+        block raised). Blocks nest: an inner one commits with the outer, and one that
+        raised undoes its own part only (the outer may catch that and go on)."""
+        ...
+
+    def migrate(self) -> int:
+        """Bring the schema to `schema.SCHEMA_VERSION` (done when the store opens); the
+        version it was at. A store newer than this code raises RuntimeError."""
+        ...
+
+    def schema_version(self) -> int: ...
+
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """A consistent copy of the whole store at `path`, taken while it runs."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- finished matches --------------------------------------------------------------
+
+    def record_match(self, match: MatchOver) -> int:
+        """Store one finished match and its deals (all or nothing); its new id."""
+        ...
+
+    def recent_matches(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The last `limit` matches to finish, newest first, without their deals."""
+        ...
+
+    def matches_of(self, name: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The last `limit` matches a seat named `name` played, newest first."""
+        ...
+
+    def match(self, match_id: int) -> dict[str, Any] | None:
+        """One match with its deals (`deals`: deal_no, result, record), or None."""
+        ...
+
+    def prune(self, keep_days: float, now: float | None = None) -> int:
+        """Forget matches that finished more than `keep_days` ago; how many went."""
+        ...
+
+    def history_page(self, of: str, name: str | None, viewer: str, offset: int,
+                     limit: int) -> tuple[list[dict[str, Any]], int]:
+        """One page of a list of matches, newest first, each with `private` and its
+        number of `deals`; and how many matches the whole list holds. `of` is "mine" (a
+        human seat named `viewer` played it), "player" (a seat named `name` did; a
+        private match only when `viewer` played it too) or "recent" (every public
+        match). Names are matched exactly, as they were kept."""
+        ...
+
+    def visible_deal(self, match_id: int, deal_no: int,
+                     viewer: str) -> dict[str, Any] | None:
+        """A match `viewer` may see, as `history_page` lists it, with its deal `deal_no`
+        (`deal`: deal_no, result, record; None past its last deal); None if there is no
+        such match for `viewer`."""
+        ...
+
+    # -- the journal (what a restart carries on with) ----------------------------------
+
+    def write_journal(self, ops: Sequence[JournalOp]) -> None:
+        """Apply `ops` (`JOURNAL_OPS`) in order, in one transaction."""
+        ...
+
+    def read_journal(self) -> JournalRows: ...
+
+    # -- accounts ------------------------------------------------------------------------
+
+    def load_accounts(self) -> tuple[list[AccountRow], dict[str, int]]:
+        """Every account in id order, and the name keys stored, each with its account."""
+        ...
+
+    def create_account(self, name: str, keys: Sequence[str], password_hash: str,
+                       now: float, operator: bool = False) -> int:
+        """A new account holding the name keys `keys`; its id. `Conflict` if one of them
+        is held already."""
+        ...
+
+    def find_account(self, keys: Sequence[str]) -> int | None:
+        """The account holding the first of `keys` that one holds."""
+        ...
+
+    def password_of(self, account: int) -> str | None: ...
+
+    def set_password(self, account: int, password_hash: str) -> None: ...
+
+    def set_operator(self, account: int, operator: bool) -> None: ...
+
+    def operators(self) -> list[str]:
+        """The names of the accounts flagged operator, sorted."""
+        ...
+
+    def issue_login(self, account: int, token_hash: bytes, now: float) -> None:
+        """Keep a new login token's hash; the account logged in at `now`."""
+        ...
+
+    def login_account(self, token_hash: bytes, now: float) -> int | None:
+        """The account a login token is for (used at `now`), or None."""
+        ...
+
+    def revoke_logins(self, account: int, token_hash: bytes | None) -> None:
+        """Revoke one of the account's login tokens, or (None) all of them."""
+        ...
+
+    # -- ratings -------------------------------------------------------------------------
+
+    def note_match_accounts(self, match_id: int, seats: Sequence[tuple[int, int]],
+                            rated: bool) -> None:
+        """Which account held which seat of a kept match: (seat, account) pairs."""
+        ...
+
+    def ratings(self, rules: str, subjects: Sequence[str]) -> dict[str, tuple[float, float]]:
+        """The (mu, sigma) of those of `subjects` rated under `rules`."""
+        ...
+
+    def save_rating(self, rules: str, subject: str, mu: float, sigma: float,
+                    ordinal: float, won: bool, now: float) -> None:
+        """A subject's new rating after one more match (won or not)."""
+        ...
+
+    def ladder(self, rules: str, limit: int) -> list[LadderRow]:
+        """The best `limit` subjects under `rules`, best first (ties by subject)."""
+        ...
+
+    def ratings_of(self, subject: str) -> list[RatingRow]:
+        """A subject's ratings, by rule set."""
+        ...
+
+    def account_matches(self, account: int) -> list[AccountMatch]:
+        """Every kept match the account sat in, newest first."""
+        ...
+
+    # -- moderation ----------------------------------------------------------------------
+
+    def sanctions_in_force(self, now: float) -> list[SanctionRow]:
+        """The bans and mutes neither lifted nor expired at `now`, oldest first."""
+        ...
+
+    def add_sanction(self, sanction: SanctionRow, now: float) -> None: ...
+
+    def lift_sanctions(self, kind: str, account: int | None, player_id: int | None,
+                       network: str | None, now: float) -> None:
+        """Lift every sanction of `kind` in force on exactly that target."""
+        ...
+
+    def log_action(self, at: float, operator: str, action: str, target: str,
+                   detail: str) -> None:
+        """One line of the moderation log."""
+        ...
+
+    def moderation_log(self) -> list[LogEntry]:
+        """The moderation log, oldest first."""
+        ...

@@ -1,0 +1,445 @@
+"""The store's interface, method by method, written against `Store` only.
+
+Every test runs once per backend (`BACKENDS`): today SQLite on a real temporary
+file. A new backend joins by adding a `Backend` there; no test here may reach past
+the interface (no SQL, no connection), so each one holds for any backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from pisyedili.server.store import (
+    Archive,
+    Conflict,
+    LadderRow,
+    LogEntry,
+    RatingRow,
+    SanctionRow,
+    Store,
+    StoreError,
+)
+from pisyedili.server.store.base import DAY, JOURNAL_OPS
+from pisyedili.server.store.schema import SCHEMA_VERSION
+from pisyedili.server.store.sqlite import SqliteStore
+from pisyedili.server.table.effects import MatchOver
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    where: Callable[[Path], str]
+    """Where a fresh store lives, given a test's own folder."""
+    open: Callable[[str], Store]
+    """The store at that place, opened (and migrated)."""
+
+
+BACKENDS = [
+    Backend("sqlite", lambda folder: str(folder / "store" / "s.sqlite3"), SqliteStore),
+]
+
+
+@pytest.fixture(params=BACKENDS, ids=[b.name for b in BACKENDS])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    found: Backend = request.param
+    return found
+
+
+@pytest.fixture
+def where(backend: Backend, tmp_path: Path) -> str:
+    return backend.where(tmp_path)
+
+
+@pytest.fixture
+def store(backend: Backend, where: str) -> Iterator[Store]:
+    opened = backend.open(where)
+    yield opened
+    opened.close()
+
+
+def a_match(finished_at: float = 2_000.0, names: tuple[str, str] = ("Ayse", "Mehmet"),
+            private: bool = False, deals: int = 2, totals: tuple[int, int] = (30, 101),
+            bot: bool = False) -> MatchOver:
+    """A finished match as plain data (the store keeps results and records as given)."""
+    players: list[dict[str, Any]] = [
+        {"seat": 0, "name": names[0], "kind": "human", "level": None},
+        {"seat": 1, "name": names[1], "kind": "bot" if bot else "human",
+         "level": "easy" if bot else None}]
+    return MatchOver(
+        table_id=3, rules="classic", options={"rules": "classic", "players": 2},
+        players=players, started_at=finished_at - 100, finished_at=finished_at,
+        totals=list(totals), winners=[0],
+        deals=[{"deal_no": n, "result": {"reason": "out", "n": n},
+                "record": {"moves": list(range(n + 3)), "dealer": n % 2}}
+               for n in range(1, deals + 1)],
+        private=private)
+
+
+# -- the store itself --------------------------------------------------------------------
+
+def test_a_new_store_is_at_the_latest_schema_version(store: Store) -> None:
+    assert store.schema_version() == SCHEMA_VERSION
+    assert store.migrate() == SCHEMA_VERSION  # nothing left to do
+    assert store.schema_version() == SCHEMA_VERSION
+
+
+def test_what_is_kept_survives_closing_and_opening_again(backend: Backend, where: str) -> None:
+    first = backend.open(where)
+    match_id = first.record_match(a_match())
+    account = first.create_account("Deniz", ["deniz"], "hash", 1.0)
+    first.close()
+    again = backend.open(where)
+    try:
+        assert again.match(match_id) is not None
+        assert again.find_account(["deniz"]) == account
+        assert again.schema_version() == SCHEMA_VERSION
+    finally:
+        again.close()
+
+
+def test_a_transaction_commits_together_or_not_at_all(store: Store) -> None:
+    with store.transaction():
+        kept = store.create_account("Ayse", ["ayse"], "h1", 1.0)
+        store.log_action(1.0, "Deniz", "kick", "Troll", "spam")
+    with pytest.raises(ZeroDivisionError), store.transaction():
+        store.create_account("Mehmet", ["mehmet"], "h2", 2.0)
+        store.log_action(2.0, "Deniz", "ban", "Troll", "")
+        1 / 0  # noqa: B018
+    rows, keys = store.load_accounts()
+    assert [row.name for row in rows] == ["Ayse"] and keys == {"ayse": kept}
+    assert [entry.action for entry in store.moderation_log()] == ["kick"]
+
+
+def test_transactions_nest_and_the_outer_one_decides(store: Store) -> None:
+    with pytest.raises(KeyError), store.transaction():
+        with store.transaction():
+            store.create_account("Ayse", ["ayse"], "h", 1.0)
+        assert store.find_account(["ayse"]) is not None  # seen inside
+        raise KeyError("the outer block fails after the inner one ended")
+    assert store.find_account(["ayse"]) is None
+    with store.transaction(), store.transaction():
+        store.create_account("Ayse", ["ayse"], "h", 1.0)
+    assert store.find_account(["ayse"]) is not None
+
+
+def test_a_failed_inner_block_undoes_its_own_part_only(store: Store) -> None:
+    with store.transaction():
+        kept = store.create_account("Ayse", ["ayse"], "h", 1.0)
+        with pytest.raises(Conflict):  # its account row went in before its keys failed
+            store.create_account("AYSE", ["other", "ayse"], "h", 2.0)
+        store.log_action(3.0, "Deniz", "kick", "Troll", "")
+    rows, keys = store.load_accounts()
+    assert [r.id for r in rows] == [kept] and keys == {"ayse": kept}
+    assert len(store.moderation_log()) == 1
+
+
+def test_a_backup_holds_everything_kept_so_far(backend: Backend, store: Store,
+                                              tmp_path: Path) -> None:
+    match_id = store.record_match(a_match())
+    deniz = store.create_account("Deniz", ["deniz"], "hash", 1.0)
+    copy = backend.where(tmp_path / "copy")
+    Path(copy).parent.mkdir(parents=True)
+    store.backup(copy)
+    store.record_match(a_match(3_000.0))  # after the copy: not in it
+    copied = backend.open(copy)
+    try:
+        assert [m["id"] for m in copied.recent_matches()] == [match_id]
+        assert copied.load_accounts()[1] == {"deniz": deniz}
+    finally:
+        copied.close()
+
+
+def test_a_closed_store_fails_with_a_store_error(backend: Backend, where: str) -> None:
+    closed = backend.open(where)
+    closed.close()
+    with pytest.raises(StoreError):
+        closed.recent_matches()
+
+
+# -- finished matches --------------------------------------------------------------------
+
+def test_a_match_round_trips_with_its_deals(store: Store) -> None:
+    played = a_match()
+    match_id = store.record_match(played)
+    found = store.match(match_id)
+    assert found is not None
+    assert {k: found[k] for k in ("id", "table_id", "rules", "options", "players",
+                                  "started_at", "finished_at", "totals", "winners")} == {
+        "id": match_id, "table_id": 3, "rules": "classic", "options": played.options,
+        "players": played.players, "started_at": 1_900.0, "finished_at": 2_000.0,
+        "totals": [30, 101], "winners": [0]}
+    assert found["deals"] == played.deals
+    assert store.match(match_id + 1) is None
+
+
+def test_recent_matches_and_a_players_matches_newest_first(store: Store) -> None:
+    old = store.record_match(a_match(1_000.0, ("Ayse", "Can")))
+    new = store.record_match(a_match(3_000.0, ("Deniz", "Ayse")))
+    other = store.record_match(a_match(2_000.0, ("Deniz", "Can")))
+    assert [m["id"] for m in store.recent_matches()] == [new, other, old]
+    assert [m["id"] for m in store.recent_matches(limit=1)] == [new]
+    assert "deals" not in store.recent_matches()[0]
+    assert [m["id"] for m in store.matches_of("Ayse")] == [new, old]
+    assert [m["id"] for m in store.matches_of("Ayse", limit=1)] == [new]
+    assert store.matches_of("Nobody") == []
+
+
+def test_prune_forgets_old_matches_and_their_deals(store: Store) -> None:
+    now = 100 * DAY
+    old = store.record_match(a_match(now - 10 * DAY))
+    kept = store.record_match(a_match(now - 1 * DAY))
+    assert store.prune(5, now=now) == 1
+    assert store.match(old) is None
+    assert [m["id"] for m in store.recent_matches()] == [kept]
+    assert store.prune(5, now=now) == 0
+
+
+def test_history_pages_show_private_matches_to_their_players_only(store: Store) -> None:
+    public = store.record_match(a_match(1_000.0, ("Ayse", "Mehmet"), deals=3))
+    private = store.record_match(a_match(2_000.0, ("Ayse", "Can"), private=True))
+    with_bot = store.record_match(a_match(3_000.0, ("Can", "Ayse"), bot=True))
+
+    rows, total = store.history_page("recent", None, "Nobody", 0, 10)
+    assert [r["id"] for r in rows] == [with_bot, public] and total == 2
+    assert rows[1]["private"] is False and rows[1]["deals"] == 3
+    rows, total = store.history_page("recent", None, "Nobody", 1, 1)
+    assert [r["id"] for r in rows] == [public] and total == 2
+
+    rows, total = store.history_page("mine", None, "Ayse", 0, 10)
+    assert [r["id"] for r in rows] == [private, public] and total == 2  # not as a bot
+    assert rows[0]["private"] is True
+
+    rows, total = store.history_page("player", "Ayse", "Mehmet", 0, 10)
+    assert [r["id"] for r in rows] == [with_bot, public] and total == 2
+    rows, total = store.history_page("player", "Ayse", "Can", 0, 10)
+    assert [r["id"] for r in rows] == [with_bot, private, public] and total == 3
+    with pytest.raises(ValueError):
+        store.history_page("everything", None, "Ayse", 0, 10)
+
+
+def test_a_visible_deal_is_one_deal_of_a_match_the_viewer_may_see(store: Store) -> None:
+    played = a_match(private=True)
+    match_id = store.record_match(played)
+    found = store.visible_deal(match_id, 2, "Mehmet")
+    assert found is not None
+    assert found["id"] == match_id and found["private"] is True and found["deals"] == 2
+    assert found["deal"] == played.deals[1]
+    past = store.visible_deal(match_id, 3, "Ayse")
+    assert past is not None and past["deal"] is None
+    assert store.visible_deal(match_id, 1, "Stranger") is None
+    assert store.visible_deal(match_id + 1, 1, "Ayse") is None
+
+
+# -- the journal -------------------------------------------------------------------------
+
+def test_the_journal_reads_back_what_was_written(store: Store) -> None:
+    assert set(JOURNAL_OPS) == {
+        "table_opened", "table_closed", "command", "snapshot", "counter",
+        "session_opened", "session_forgotten", "session_changed", "session_account"}
+    store.write_journal([
+        ("table_opened", (1, 10.0, {"name": "one", "rated": False})),
+        ("counter", ("table", 1)),
+        ("table_opened", (2, 11.0, {"name": "two"})),
+        ("counter", ("table", 2)),
+        ("command", (1, 0, 12.0, b"\x01")),
+        ("command", (1, 1, 13.0, b"\x02")),
+        ("command", (2, 0, 14.0, b"\x03")),
+        ("snapshot", (1, 1, "code", b"core-a")),
+        ("snapshot", (1, 2, "code", b"core-b")),  # replaces the first
+        ("session_opened", (7, b"t7", "Ayse", "10.0.0.1", 15.0)),
+        ("counter", ("player", 7)),
+        ("session_opened", (8, b"t8", "Can", "10.0.0.2", 16.0)),
+        ("counter", ("player", 8)),
+        ("session_changed", (7, b"t7b", "Ayse K")),
+        ("session_account", (7, 41)),
+        ("session_account", (8, 42)),
+        ("session_account", (8, None)),  # logged out
+    ])
+    rows = store.read_journal()
+    assert rows.tables == [(1, 10.0, {"name": "one", "rated": False}),
+                           (2, 11.0, {"name": "two"})]
+    assert rows.commands == [(1, 0, 12.0, b"\x01"), (1, 1, 13.0, b"\x02"),
+                             (2, 0, 14.0, b"\x03")]
+    assert rows.snapshots == [(1, 2, "code", b"core-b")]
+    assert rows.sessions == [(7, b"t7b", "Ayse K", "10.0.0.1"), (8, b"t8", "Can", "10.0.0.2")]
+    assert rows.counters == {"table": 2, "player": 8}
+    assert rows.session_accounts == {7: 41}
+    assert rows.rated_tables == []
+
+    store.write_journal([("table_closed", (1,)), ("session_forgotten", (7,)),
+                         ("counter", ("table", 5))])
+    rows = store.read_journal()
+    assert [t[0] for t in rows.tables] == [2]
+    assert rows.commands == [(2, 0, 14.0, b"\x03")] and rows.snapshots == []
+    assert [s[0] for s in rows.sessions] == [8] and rows.session_accounts == {}
+    assert rows.counters == {"table": 5, "player": 8}
+
+
+def test_a_journal_write_is_all_or_nothing(store: Store) -> None:
+    store.write_journal([("table_opened", (1, 10.0, {}))])
+    with pytest.raises(Conflict):  # table 1 is open already
+        store.write_journal([("command", (1, 0, 12.0, b"\x01")),
+                             ("table_opened", (1, 10.0, {}))])
+    assert store.read_journal().commands == []
+
+
+# -- accounts ----------------------------------------------------------------------------
+
+def test_accounts_are_created_found_and_listed(store: Store) -> None:
+    ayse = store.create_account("Ayşe", ["ayse", "ayşe"], "h-ayse", 1.0)
+    deniz = store.create_account("Deniz", ["deniz"], "h-deniz", 2.0, operator=True)
+    rows, keys = store.load_accounts()
+    assert [tuple(r) for r in rows] == [(ayse, "Ayşe", False), (deniz, "Deniz", True)]
+    assert keys == {"ayse": ayse, "ayşe": ayse, "deniz": deniz}
+    assert store.find_account(["nobody", "ayşe"]) == ayse
+    assert store.find_account(["nobody"]) is None
+    assert store.operators() == ["Deniz"]
+    store.set_operator(ayse, True)
+    store.set_operator(deniz, False)
+    assert store.operators() == ["Ayşe"]
+
+
+def test_a_name_key_held_already_is_a_conflict_and_nothing_is_kept(store: Store) -> None:
+    store.create_account("Ayse", ["ayse"], "h", 1.0)
+    with pytest.raises(Conflict):
+        store.create_account("AYSE", ["other", "ayse"], "h", 2.0)
+    rows, keys = store.load_accounts()
+    assert [r.name for r in rows] == ["Ayse"] and set(keys) == {"ayse"}
+
+
+def test_a_password_hash_is_read_and_replaced(store: Store) -> None:
+    account = store.create_account("Ayse", ["ayse"], "old", 1.0)
+    assert store.password_of(account) == "old"
+    store.set_password(account, "new")
+    assert store.password_of(account) == "new"
+    assert store.password_of(account + 1) is None
+
+
+def test_login_tokens_are_issued_used_and_revoked(store: Store) -> None:
+    ayse = store.create_account("Ayse", ["ayse"], "h", 1.0)
+    can = store.create_account("Can", ["can"], "h", 1.0)
+    for token in (b"a1", b"a2", b"a3"):
+        store.issue_login(ayse, token, 5.0)
+    store.issue_login(can, b"c1", 5.0)
+    assert store.login_account(b"a1", 6.0) == ayse
+    assert store.login_account(b"c1", 6.0) == can
+    assert store.login_account(b"nobody's", 6.0) is None
+    with pytest.raises(Conflict):
+        store.issue_login(can, b"a1", 7.0)  # one token, one account
+    store.revoke_logins(ayse, b"a1")
+    store.revoke_logins(can, b"a2")  # not Can's: nothing happens
+    assert store.login_account(b"a1", 8.0) is None
+    assert store.login_account(b"a2", 8.0) == ayse
+    store.revoke_logins(ayse, None)
+    assert [store.login_account(t, 9.0) for t in (b"a2", b"a3")] == [None, None]
+    assert store.login_account(b"c1", 9.0) == can
+
+
+# -- ratings -----------------------------------------------------------------------------
+
+def test_ratings_are_saved_counted_and_laddered(store: Store) -> None:
+    ayse = store.create_account("Ayse", ["ayse"], "h", 1.0)
+    assert store.ratings("classic", [f"a:{ayse}", "bot:easy"]) == {}
+    assert store.ratings("classic", []) == {}
+    store.save_rating("classic", f"a:{ayse}", 27.0, 7.0, 6.0, True, 10.0)
+    store.save_rating("classic", "bot:easy", 23.0, 7.0, 2.0, False, 10.0)
+    store.save_rating("classic", f"a:{ayse}", 28.0, 6.0, 10.0, False, 11.0)
+    store.save_rating("classic", "a:999", 20.0, 8.0, -4.0, True, 11.0)  # no such account
+    store.save_rating("other", f"a:{ayse}", 25.0, 8.0, 1.0, True, 11.0)
+    assert store.ratings("classic", [f"a:{ayse}", "bot:easy", "bot:hard"]) == {
+        f"a:{ayse}": (28.0, 6.0), "bot:easy": (23.0, 7.0)}
+    assert store.ladder("classic", 10) == [
+        LadderRow(f"a:{ayse}", 28.0, 6.0, 10.0, 2, 1, "Ayse"),
+        LadderRow("bot:easy", 23.0, 7.0, 2.0, 1, 0, None),
+        LadderRow("a:999", 20.0, 8.0, -4.0, 1, 1, None)]
+    assert [row.subject for row in store.ladder("classic", 1)] == [f"a:{ayse}"]
+    assert store.ratings_of("bot:easy") == [RatingRow("classic", 23.0, 7.0, 2.0, 1, 0, 1)]
+    assert store.ratings_of(f"a:{ayse}") == [
+        RatingRow("classic", 28.0, 6.0, 10.0, 2, 1, 0),
+        RatingRow("other", 25.0, 8.0, 1.0, 1, 1, 0)]
+
+
+def test_an_accounts_matches_are_listed_newest_first(store: Store) -> None:
+    first = store.record_match(a_match(1_000.0, ("Ayse", "Can")))
+    second = store.record_match(a_match(2_000.0, ("Can", "Ayse"), totals=(5, 9)))
+    store.note_match_accounts(first, [(0, 41), (1, 42)], False)
+    store.note_match_accounts(second, [(1, 41)], True)
+    assert store.account_matches(41) == [
+        (second, 1, True, "classic", 2_000.0, a_match(names=("Can", "Ayse")).players,
+         [5, 9], [0]),
+        (first, 0, False, "classic", 1_000.0, a_match(names=("Ayse", "Can")).players,
+         [30, 101], [0])]
+    assert [m.id for m in store.account_matches(42)] == [first]
+    assert store.account_matches(43) == []
+    store.prune(0, now=3_000.0)  # a pruned match leaves no trace in a profile
+    assert store.account_matches(41) == []
+
+
+def test_rating_a_match_in_one_transaction_with_its_accounts(store: Store) -> None:
+    """What ratings.record does: the seats' accounts and the ratings commit together."""
+    match_id = store.record_match(a_match())
+    with pytest.raises(RuntimeError), store.transaction():
+        store.note_match_accounts(match_id, [(0, 41)], True)
+        store.save_rating("classic", "a:41", 27.0, 7.0, 6.0, True, 10.0)
+        raise RuntimeError("the rating update failed")
+    assert store.account_matches(41) == [] and store.ratings_of("a:41") == []
+    assert store.match(match_id) is not None  # the match itself was kept before
+
+
+# -- moderation --------------------------------------------------------------------------
+
+def test_sanctions_are_in_force_until_they_expire_or_are_lifted(store: Store) -> None:
+    account = store.create_account("Troll", ["troll"], "h", 1.0)
+    ban = SanctionRow("ban", account, None, None, "spam", "Deniz", None)
+    mute = SanctionRow("mute", None, 7, None, "", "Deniz", 100.0)
+    net = SanctionRow("ban", None, None, "10.0.0.0/24", "flood", "Ece", 50.0)
+    for s in (ban, mute, net):
+        store.add_sanction(s, 10.0)
+    assert store.sanctions_in_force(20.0) == [ban, mute, net]
+    assert store.sanctions_in_force(60.0) == [ban, mute]
+    store.lift_sanctions("ban", account, None, None, 70.0)
+    store.lift_sanctions("mute", None, 8, None, 70.0)  # another session: not lifted
+    assert store.sanctions_in_force(70.0) == [mute]
+    assert store.sanctions_in_force(100.0) == []
+    store.add_sanction(ban, 80.0)  # banned again
+    assert store.sanctions_in_force(90.0) == [mute, ban]
+
+
+def test_the_moderation_log_keeps_every_action_in_order(store: Store) -> None:
+    assert store.moderation_log() == []
+    store.log_action(1.0, "Deniz", "kick", "Troll", "spam")
+    store.log_action(2.0, "Ece", "unban", "10.0.0.0/24", "")
+    assert store.moderation_log() == [LogEntry(1.0, "Deniz", "kick", "Troll", "spam"),
+                                      LogEntry(2.0, "Ece", "unban", "10.0.0.0/24", "")]
+
+
+# -- on the reactor ----------------------------------------------------------------------
+
+@pytest_twisted.ensureDeferred
+async def test_an_archive_runs_the_store_on_its_thread(backend: Backend, where: str) -> None:
+    import threading
+
+    archive = Archive(lambda: backend.open(where), reactor)
+    await archive.open()
+    try:
+        assert archive.available and archive.store.path == where
+        threads: list[str] = []
+
+        def record(store: Store) -> int:
+            threads.append(threading.current_thread().name)
+            return store.record_match(a_match())
+
+        match_id = await archive.use(record)
+        assert threads and threads[0] != threading.current_thread().name
+        found = await archive.query(lambda store: store.match(match_id))
+        assert found is not None and found["id"] == match_id
+    finally:
+        await archive.close()
+    assert not archive.available

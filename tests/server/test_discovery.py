@@ -31,7 +31,7 @@ from wireclient import WireClient
 
 from pisyedili.client.discovery import Found, browse
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from pisyedili.server.net.connection import server_version
+from pisyedili.server.net.hello import server_version
 from pisyedili.server.service import tap
 from pisyedili.server.service.discovery import (
     Announcer,

@@ -15,8 +15,8 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_NAME, MAX_SERVER_FRAME, MAX_TABLE_NAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.shapes import LOBBY_PAGE
-from pisyedili.server.net.connection import ServerFactory
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.people.session import Session
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.table import commands as cmd

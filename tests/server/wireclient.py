@@ -23,8 +23,8 @@ from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.net.connection import ServerFactory, ServerProtocol
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerFactory, ServerProtocol
 from pisyedili.server.people.accounts import AccountSettings
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store.journal import SqliteJournal

@@ -28,7 +28,7 @@ from twisted.python.failure import Failure
 from pisyedili.protocol.codec import decode, encode, refused_id
 from pisyedili.protocol.errors import ERRORS, ProtocolError
 from pisyedili.protocol.handshake import parse_hello
-from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.messages import make_error
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.server.clock import Delayed
@@ -433,7 +433,7 @@ class Connection:
         self._heard()
         allowed = self._bucket.take()
         try:
-            msg = decode(string, CLIENT_LIMITS)
+            msg = decode(string, CLIENT_FRAME_LIMITS)
         except ProtocolError as e:
             self._undecodable(allowed, e, refused_id(string))
             return

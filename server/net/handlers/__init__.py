@@ -8,8 +8,10 @@ table that will, or hands the slow step its answer waits on to `answer_later`. A
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.people.session import Session
@@ -20,6 +22,8 @@ from pisyedili.server.table.runner import TableRunner
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
     from pisyedili.server.net.dispatch import Replier
+
+T = TypeVar("T")
 
 Handler = Callable[["Connection", Session, Message, "Replier"], "Message | None"]
 """A request handler: returns its reply, hands the `Replier` to a table that will, or
@@ -50,13 +54,28 @@ def require_table(session: Session) -> TableRunner:
     return table
 
 
+def answer_off_reactor(conn: Connection, reply: Replier,
+                       work: Deferred[T] | Coroutine[Any, Any, T],
+                       answer: Callable[[T], Message | None],
+                       failed: str = REQUEST_FAILED) -> None:
+    """Reply with `answer(result)` once `work` (a store call on its thread, a hash on
+    the thread pool: anything off the reactor) is done; None: nothing to send. Through
+    `Connection.answer_later`: later requests wait for it, a `ProtocolError` is the
+    refusal, any other failure is logged with its traceback and answered
+    `internal_error` saying `failed`."""
+    done = work if isinstance(work, Deferred) else Deferred.fromCoroutine(work)
+    conn.answer_later(done.addCallback(answer), reply, failed)
+
+
 def answer_from_store(conn: Connection, reply: Replier,
                       query: Callable[[Store], Message]) -> None:
-    """Answer with what `query` reads, run on the store's thread, off the reactor
-    (`answer_later`: a `ProtocolError` from `query` is its refusal, any other failure
-    is logged and answered `internal_error`)."""
+    """Answer with what `query` reads on the store's thread (`answer_off_reactor`)."""
     archive = conn.server.archive
     if archive is None or not archive.available:
         raise ProtocolError("history_unavailable",
                             "this server keeps no finished matches now")
-    conn.answer_later(archive.query(query), reply, STORE_READ_FAILED)
+    answer_off_reactor(conn, reply, archive.query(query), _as_it_is, STORE_READ_FAILED)
+
+
+def _as_it_is(msg: Message) -> Message:
+    return msg

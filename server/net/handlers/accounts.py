@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, cast
 
-from twisted.internet.defer import ensureDeferred
 from twisted.internet.interfaces import ISSLTransport
 
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.server.net.handlers import Handler
+from pisyedili.server.net.handlers import Handler, answer_off_reactor
 from pisyedili.server.people.accounts import Accounts, Caller, TakeOver, is_local
 from pisyedili.server.people.session import Session
 from pisyedili.server.table.effects import Message
@@ -40,9 +39,8 @@ def _answer(conn: Connection, reply: Replier, accounts: Accounts,
             work: Coroutine[Any, Any, Message | TakeOver | None]) -> None:
     """Answer with what `work` returns (or its refusal) once it is done, if the
     connection still holds a session then; a take-over is applied to the connection
-    first. The connection's later requests wait for it (`Connection.answer_later`)."""
-    async def answer() -> Message | None:
-        result = await work
+    first (`answer_off_reactor`: later requests wait for it)."""
+    def applied(result: Message | TakeOver | None) -> Message | None:
         if result is None or conn.session is None:
             return None
         if isinstance(result, TakeOver):
@@ -52,7 +50,7 @@ def _answer(conn: Connection, reply: Replier, accounts: Accounts,
             return None
         return result
 
-    conn.answer_later(ensureDeferred(answer()), reply)
+    answer_off_reactor(conn, reply, work, applied)
 
 
 def _take_over(conn: Connection, other: Session) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.server.net.handlers import Handler
+from pisyedili.server.net.handlers import Handler, answer_off_reactor
 from pisyedili.server.people import names
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import Moderation, Sanction, until
@@ -31,10 +31,10 @@ _UNDONE = {"mute": "unmuted", "ban": "unbanned"}
 
 
 def _answer(conn: Connection, written: Deferred[Any], reply: Replier, done: str) -> None:
-    """`ok` saying `done` once the store has the action (`Connection.answer_later`: the
+    """`ok` saying `done` once the store has the action (`answer_off_reactor`: the
     operator's later requests wait for it)."""
     ok: Message = {"type": "ok", "done": done}
-    conn.answer_later(written.addCallback(lambda _: ok), reply, KEEP_FAILED)
+    answer_off_reactor(conn, reply, written, lambda _: ok, KEEP_FAILED)
 
 
 def _lift(conn: Connection, moderation: Moderation, reply: Replier, kind: str,

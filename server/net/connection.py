@@ -265,7 +265,7 @@ class Connection:
         if self._closing:
             return
         self._send_last({"type": "replaced",
-                     "message": "this session was resumed by another connection"})
+                         "message": "this session was resumed by another connection"})
         self._shut()
 
     def handshake_done(self) -> None:

@@ -40,8 +40,8 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.server.clock import Clock
-from pisyedili.server.net.connection import ServerFactory
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.net.web import make_site
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store import StoreError, default_path

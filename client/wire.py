@@ -53,7 +53,7 @@ from twisted.python.failure import Failure
 
 from pisyedili.protocol.codec import decode, decode_message, encode, limits_for
 from pisyedili.protocol.errors import ERRORS, ProtocolError
-from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_SERVER_FRAME
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS, MAX_SERVER_FRAME
 from pisyedili.protocol.messages import make_hello
 from pisyedili.protocol.schema import Direction, request_id, validate
 
@@ -163,7 +163,7 @@ class WireProtocol(Int32StringReceiver):
             self.transport.abortConnection()
 
     def send(self, msg: Mapping[str, Any]) -> None:
-        self.sendString(encode(msg, CLIENT_LIMITS))  # type: ignore[no-untyped-call]
+        self.sendString(encode(msg, CLIENT_FRAME_LIMITS))  # type: ignore[no-untyped-call]
 
 
 class _Watched:

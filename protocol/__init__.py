@@ -8,10 +8,10 @@ from .codec import decode, decode_message, encode, frame, limits_for
 from .errors import ERRORS, ErrorCode, ProtocolError
 from .handshake import Hello, parse_hello, unsupported_version
 from .limits import (
-    CLIENT_LIMITS,
+    CLIENT_FRAME_LIMITS,
     MAX_CLIENT_FRAME,
     MAX_SERVER_FRAME,
-    SERVER_LIMITS,
+    SERVER_FRAME_LIMITS,
     Limits,
 )
 from .messages import (
@@ -27,14 +27,14 @@ from .schema import MESSAGES, Direction, MessageSpec, request_id, schema_data, s
 from .version import FEATURES, PROTOCOL_VERSION, SUPPORTED_VERSIONS, negotiate_features
 
 __all__ = [
-    "CLIENT_LIMITS",
+    "CLIENT_FRAME_LIMITS",
     "ERRORS",
     "FEATURES",
     "MAX_CLIENT_FRAME",
     "MAX_SERVER_FRAME",
     "MESSAGES",
     "PROTOCOL_VERSION",
-    "SERVER_LIMITS",
+    "SERVER_FRAME_LIMITS",
     "SUPPORTED_VERSIONS",
     "Direction",
     "ErrorCode",

@@ -16,7 +16,7 @@ from typing import Any
 import msgpack
 
 from .errors import ProtocolError
-from .limits import CLIENT_LIMITS, SERVER_LIMITS, Limits
+from .limits import CLIENT_FRAME_LIMITS, SERVER_FRAME_LIMITS, Limits
 from .schema import Direction, request_id, validate
 
 _PREFIX = struct.Struct(">I")
@@ -67,7 +67,7 @@ def frame(msg: Mapping[str, Any], limits: Limits | None = None) -> bytes:
     return _PREFIX.pack(len(body)) + body
 
 
-def decode(body: bytes, limits: Limits = CLIENT_LIMITS) -> dict[str, Any]:
+def decode(body: bytes, limits: Limits = CLIENT_FRAME_LIMITS) -> dict[str, Any]:
     """The map in one frame body, with a string `type`; raises ProtocolError otherwise.
 
     Does not check the message against the schema: see `schema.validate`.
@@ -121,7 +121,7 @@ def decode(body: bytes, limits: Limits = CLIENT_LIMITS) -> dict[str, Any]:
     return value
 
 
-def refused_id(body: bytes, limits: Limits = CLIENT_LIMITS) -> int | None:
+def refused_id(body: bytes, limits: Limits = CLIENT_FRAME_LIMITS) -> int | None:
     """The `id` of a body `decode` refused, where it can still be read: the body is one
     map whose `id` is a valid request id, though a value elsewhere is too long, not
     UTF-8, an extension, too deep, or `type` is missing. None for any other body (not
@@ -151,7 +151,7 @@ def _ignore_ext(code: int, data: bytes) -> None:
 
 def limits_for(direction: Direction) -> Limits:
     """The limits a receiver applies to frames travelling in `direction`."""
-    return CLIENT_LIMITS if direction is Direction.TO_SERVER else SERVER_LIMITS
+    return CLIENT_FRAME_LIMITS if direction is Direction.TO_SERVER else SERVER_FRAME_LIMITS
 
 
 def decode_message(body: bytes, direction: Direction) -> dict[str, Any]:

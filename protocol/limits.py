@@ -1,9 +1,9 @@
 """Size limits of frames and values, one set per direction.
 
-The server decodes client frames with `CLIENT_LIMITS` and sets its
+The server decodes client frames with `CLIENT_FRAME_LIMITS` and sets its
 `Int32StringReceiver.MAX_LENGTH` to `MAX_CLIENT_FRAME`; the client does the same with
-`SERVER_LIMITS`. Server frames may be larger: a table snapshot carries a whole view and a
-lobby may list many tables. Per-field limits (names, chat) live in the schema.
+`SERVER_FRAME_LIMITS`. Server frames may be larger: a table snapshot carries a whole view
+and a lobby may list many tables. Per-field limits (names, chat) live in the schema.
 """
 
 from __future__ import annotations
@@ -30,13 +30,16 @@ class Limits:
 MAX_CLIENT_FRAME = 64 * 1024
 MAX_SERVER_FRAME = 1024 * 1024
 
-CLIENT_LIMITS = Limits(
+CLIENT_FRAME_LIMITS = Limits(
     frame=MAX_CLIENT_FRAME, depth=6, str_len=4096, bin_len=1024, array_len=64, map_len=64
 )
-SERVER_LIMITS = Limits(
+"""What a client's frame may hold (the server decodes them with these)."""
+SERVER_FRAME_LIMITS = Limits(
     frame=MAX_SERVER_FRAME, depth=16, str_len=16384, bin_len=1024, array_len=4096,
     map_len=1024,
 )
+"""What a server's frame may hold: the protocol's bound, not the operator's caps on a
+running server (`ServerLimits`, server/net/limits.py)."""
 
 # Per-field limits, counted in characters (Unicode code points), used by the schema and
 # announced in `welcome.limits`.

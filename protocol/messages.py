@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import ProtocolError
-from .limits import CLIENT_LIMITS, MAX_CHAT, MAX_CODE, MAX_NAME, MAX_TABLE_NAME, MAX_TOKEN
+from .limits import CLIENT_FRAME_LIMITS, MAX_CHAT, MAX_CODE, MAX_NAME, MAX_TABLE_NAME, MAX_TOKEN
 from .schema import Direction, validate
 from .version import PROTOCOL_VERSION
 
@@ -93,11 +93,11 @@ def announced_limits() -> dict[str, int]:
     A server adds its own policy limits (e.g. `rate`, `tables_per_player`) to this map.
     """
     return {
-        "frame": CLIENT_LIMITS.frame,
-        "depth": CLIENT_LIMITS.depth,
-        "str_len": CLIENT_LIMITS.str_len,
-        "array_len": CLIENT_LIMITS.array_len,
-        "map_len": CLIENT_LIMITS.map_len,
+        "frame": CLIENT_FRAME_LIMITS.frame,
+        "depth": CLIENT_FRAME_LIMITS.depth,
+        "str_len": CLIENT_FRAME_LIMITS.str_len,
+        "array_len": CLIENT_FRAME_LIMITS.array_len,
+        "map_len": CLIENT_FRAME_LIMITS.map_len,
         "name": MAX_NAME,
         "table_name": MAX_TABLE_NAME,
         "chat": MAX_CHAT,

@@ -284,7 +284,7 @@ def fanout(port: int) -> None:
     from twisted.internet.protocol import Factory
     from twisted.protocols.basic import Int32StringReceiver
 
-    from pisyedili.server.net.connection import send_frame, sendable_socket
+    from pisyedili.server.net.tcp import send_frame, sendable_socket
 
     reactor: Any = _reactor
     pack, unpack = msgpack.packb, msgpack.unpackb

@@ -50,8 +50,9 @@ from twisted.web.static import File, getTypeAndEncoding
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
-from pisyedili.server.net.connection import ABORT_AFTER_CLOSE, Connection, ServerFactory
+from pisyedili.server.net.connection import ABORT_AFTER_CLOSE, Connection
 from pisyedili.server.net.limits import address_key, web_reserve
+from pisyedili.server.net.tcp import ServerFactory
 
 log = Logger()
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import argon2
-from twisted.internet.defer import Deferred, DeferredSemaphore, ensureDeferred
-from twisted.internet.interfaces import IAddress, IReactorTime, ISSLTransport
+from twisted.internet.defer import Deferred, DeferredSemaphore
+from twisted.internet.interfaces import IAddress, IReactorTime
 from twisted.internet.task import deferLater
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
@@ -46,9 +46,6 @@ from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store import Archive, Conflict, Store
 from pisyedili.server.store.journal import token_hash
 from pisyedili.server.table.effects import Message
-
-if TYPE_CHECKING:
-    from pisyedili.server.net.connection import Connection, Replier
 
 log = Logger()
 T = TypeVar("T")
@@ -122,6 +119,19 @@ class AccountSettings:
     operators: frozenset[str] = frozenset()
     """Account names that are operators by the server's configuration (`--operator`):
     each must name an account when the server starts (`Accounts.unknown_operators`)."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes an account request, as plain values (no connection): its session,
+    the address its limits count by, whether its channel may carry a password (TLS or
+    loopback), and `holds`, which session its connection holds now (asked again after
+    every wait: None once the connection let its session go)."""
+
+    session: Session
+    address: str
+    secure: bool
+    holds: Callable[[], Session | None]
 
 
 @dataclass
@@ -247,10 +257,8 @@ class Accounts:
 
     # -- guards -------------------------------------------------------------------------
 
-    def _check_channel(self, conn: Connection) -> None:
-        if not self.settings.tls_required or ISSLTransport.providedBy(conn.transport):
-            return
-        if conn.transport is not None and is_local(cast(Any, conn.transport).getPeer()):
+    def _check_channel(self, caller: Caller) -> None:
+        if not self.settings.tls_required or caller.secure:
             return
         raise ProtocolError("tls_required", "this server takes passwords over TLS only: connect "
                     "with TLS")
@@ -267,9 +275,9 @@ class Accounts:
             raise ProtocolError("too_many_logins", "too many password attempts; wait before trying "
                         "again", retry_after=round(min(bucket.retry_after(), 3600), 3))
 
-    def _limit_address(self, conn: Connection) -> None:
+    def _limit_address(self, address: str) -> None:
         limits = self.settings.limits
-        self._take(self._by_address, conn.address, limits.address_burst, limits.address_rate)
+        self._take(self._by_address, address, limits.address_burst, limits.address_rate)
 
     def _recent_failures(self, key: str) -> float:
         count, at = self._failures.get(key, (0.0, 0.0))
@@ -286,13 +294,13 @@ class Accounts:
                 del self._failures[k]
         self._failures[key] = (self._recent_failures(key) + 1, self._clock.seconds())
 
-    async def _turn(self, key: str, conn: Connection) -> tuple[str, str]:
+    async def _turn(self, key: str, address: str) -> tuple[str, str]:
         """Wait for the account `key`'s delay before its password is checked; the
         returned slot (released by `_done`) keeps this address to one check on it at a
         time. The per-address limit is taken first, so an address over it waits for
         nothing here and counts for nothing."""
-        self._limit_address(conn)
-        slot = (key, conn.address)
+        self._limit_address(address)
+        slot = (key, address)
         now = self._clock.seconds()
         busy = self._checking.get(slot)
         if busy is not None:
@@ -371,35 +379,19 @@ class Accounts:
 
     # -- requests -----------------------------------------------------------------------
 
-    def run(self, conn: Connection, reply: Replier,
-            work: Coroutine[Any, Any, Message | Answer | None]) -> None:
-        """Answer with what `work` returns (or its refusal) once it is done, if the
-        connection still holds a session then; the connection's later requests wait
-        for it (`Connection.answer_later`)."""
-        async def answer() -> Message | None:
-            result = await work
-            if result is None or conn.session is None:
-                return None
-            if isinstance(result, Answer):
-                reply(result.msg)
-                result.then()
-                return None
-            return result
-
-        conn.answer_later(ensureDeferred(answer()), reply)
-
-    async def register(self, conn: Connection, session: Session,
-                       password: str) -> Message | Answer | None:
-        self._check_channel(conn)
+    async def register(self, caller: Caller, password: str) -> Message | TakeOver | None:
+        """The caller's name registered as an account, logged in; None: gone meanwhile."""
+        session = caller.session
+        self._check_channel(caller)
         if session.account is not None:
             raise ProtocolError("logged_in", "you are logged in to an account already")
         password = check_password(password)
         keys = names.keys(session.name)
         if self.find(session.name) is not None:
             raise ProtocolError("name_registered", "that name is registered already")
-        self._limit_address(conn)
+        self._limit_address(caller.address)
         hashed = await self._hash(password)
-        if self._gone(conn, session):
+        if self._gone(caller):
             return None
         try:
             name, now = session.name, self._clock.seconds()
@@ -413,12 +405,14 @@ class Accounts:
         login = await self._new_login(account)
         log.info("player {player} registered the name {name!r} as account {account}",
                  player=session.player_id, name=session.name, account=account)
-        return self._attach(conn, session, account, login)
+        return self._attach(session, account, login)
 
-    async def login(self, conn: Connection, session: Session, name: str,
-                    password: str | None, token: str | None) -> Message | Answer | None:
+    async def login(self, caller: Caller, name: str, password: str | None,
+                    token: str | None) -> Message | TakeOver | None:
+        """The caller logged in to the account `name`; None: gone meanwhile."""
+        session = caller.session
         if password is not None:
-            self._check_channel(conn)
+            self._check_channel(caller)
         if session.account is not None:
             raise ProtocolError("logged_in", "you are logged in to an account already: log out "
                         "first")
@@ -433,9 +427,9 @@ class Accounts:
         else:
             assert password is not None
             key = _limit_key(account, name)
-            slot = await self._turn(key, conn)
+            slot = await self._turn(key, caller.address)
             try:
-                if self._gone(conn, session):
+                if self._gone(caller):
                     return None
                 found = account
                 stored = None if found is None else await self._store(
@@ -460,25 +454,25 @@ class Accounts:
                     await self._store(lambda store: store.set_password(account_id, again))
         if not ok or account is None:
             log.info("a login as {name!r} from {address} was refused", name=name,
-                     address=conn.address)
+                     address=caller.address)
             raise ProtocolError("bad_login", "wrong name, password or login token")
         banned = self.ban_check(account.id)
         if banned is not None:
             raise ProtocolError("banned", banned)
-        if self._gone(conn, session):
+        if self._gone(caller):
             return None
         if login is None:
             login = await self._new_login(account.id)
             try:
-                if self._gone(conn, session):
+                if self._gone(caller):
                     return None
             finally:
-                if conn.session is not session or session.account is not None:
+                if caller.holds() is not session or session.account is not None:
                     unused, account_id = token_hash(login), account.id
                     await self._store(lambda store: store.revoke_logins(account_id, unused))
         log.info("player {player} logged in to account {account} from {address}",
-                 player=session.player_id, account=account.id, address=conn.address)
-        return self._attach(conn, session, account.id, login)
+                 player=session.player_id, account=account.id, address=caller.address)
+        return self._attach(session, account.id, login)
 
     async def logout(self, session: Session, token: str | None,
                      everywhere: bool) -> Message | None:
@@ -498,15 +492,16 @@ class Accounts:
                  player=session.player_id, account=account, all=everywhere)
         return self.describe(session)
 
-    async def passwd(self, conn: Connection, session: Session, old: str,
-                     new: str) -> Message | None:
-        self._check_channel(conn)
+    async def passwd(self, caller: Caller, old: str, new: str) -> Message | None:
+        """A new password for the caller's account, its other logins revoked."""
+        session = caller.session
+        self._check_channel(caller)
         account = session.account
         if account is None:
             raise ProtocolError("not_logged_in", "you are not logged in")
         new = check_password(new)
         key = _limit_key(self.accounts.get(account), session.name)
-        slot = await self._turn(key, conn)
+        slot = await self._turn(key, caller.address)
         try:
             stored = await self._store(lambda store: store.password_of(account))
             right = (await self._check(stored, old))[0]
@@ -525,13 +520,14 @@ class Accounts:
         return self.describe(session, login) if session.account == account else None
 
     @staticmethod
-    def _gone(conn: Connection, session: Session) -> bool:
+    def _gone(caller: Caller) -> bool:
         """After a wait: whether the connection let the session go (nothing to answer);
         one that became another's or an account's meanwhile is told (a guard: a
         connection's requests are handled in turn, so two logins never overlap on one)."""
-        if conn.session is None:  # closed, or replaced by another connection
+        holds = caller.holds()
+        if holds is None:  # closed, or replaced by another connection
             return True
-        if conn.session is not session or session.account is not None:
+        if holds is not caller.session or caller.session.account is not None:
             raise ProtocolError("logged_in", "you are logged in to an account already")
         return False
 
@@ -541,29 +537,25 @@ class Accounts:
         await self._store(lambda store: store.issue_login(account, hashed, now))
         return login
 
-    def _attach(self, conn: Connection, session: Session, account: int,
-                login: str) -> Message | Answer:
-        """Make the connection's session the account's (taking over the account's other
-        session, if it has one) and answer with who it is now."""
+    def _attach(self, session: Session, account: int, login: str) -> Message | TakeOver:
+        """Make the session the account's and answer with who it is now; if the
+        account has another session, the caller's connection is to take that one over."""
         other = self.session_of(account)
         if other is None or other is session:
             session.account = account
             self._sessions.rename(session, self.accounts[account].name, exact=True)
             return self.describe(session, login)
-        conn.server.lobby.unsubscribe(session)
-        self._sessions.forget(session)
-        self._sessions.take_over(other, conn)
-        conn.session = other
-        # Its table's snapshot follows the answer.
-        return Answer(self.describe(other, login), lambda: self._sessions.rejoin(other))
+        return TakeOver(other, login)
 
 
 @dataclass(frozen=True)
-class Answer:
-    """A reply, and what to do right after it is sent."""
+class TakeOver:
+    """A login into an account that has a session already: the caller's connection
+    takes `session` over (its own is forgotten), then is told who it is
+    (`Accounts.describe`, with the `login` token)."""
 
-    msg: Message
-    then: Callable[[], object]
+    session: Session
+    login: str
 
 
 def _limit_key(account: Account | None, name: str) -> str:
@@ -593,45 +585,3 @@ def check_password(password: str) -> str:
             raise ProtocolError("weak_password", message, limit=MIN_PASSWORD)
         raise ProtocolError("bad_password", message)
     return password
-
-
-# -- the requests' handlers (net.py's dispatch table) --------------------------------------
-
-def _accounts(conn: Connection) -> Accounts:
-    accounts = conn.server.accounts
-    if accounts is None:
-        raise ProtocolError("accounts_unavailable", "this server keeps no accounts")
-    if "accounts" not in conn.features:
-        raise ProtocolError("feature_not_negotiated", "say features: ['accounts'] in hello to use "
-                    "this", feature="accounts")
-    return accounts
-
-
-def handle_register(conn: Connection, s: Session, msg: Message,
-                    reply: Replier) -> Message | None:
-    accounts = _accounts(conn)
-    accounts.run(conn, reply, accounts.register(conn, s, msg["password"]))
-    return None
-
-
-def handle_login(conn: Connection, s: Session, msg: Message,
-                 reply: Replier) -> Message | None:
-    accounts = _accounts(conn)
-    accounts.run(conn, reply, accounts.login(conn, s, msg["name"], msg.get("password"),
-                                             msg.get("token")))
-    return None
-
-
-def handle_logout(conn: Connection, s: Session, msg: Message,
-                  reply: Replier) -> Message | None:
-    accounts = _accounts(conn)
-    accounts.run(conn, reply, accounts.logout(s, msg.get("token"),
-                                              bool(msg.get("everywhere", False))))
-    return None
-
-
-def handle_passwd(conn: Connection, s: Session, msg: Message,
-                  reply: Replier) -> Message | None:
-    accounts = _accounts(conn)
-    accounts.run(conn, reply, accounts.passwd(conn, s, msg["old"], msg["new"]))
-    return None

@@ -19,21 +19,16 @@ by account, not by name.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from openskill.models import PlackettLuce
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
-from pisyedili.protocol.errors import ProtocolError
-from pisyedili.server.people.accounts import Accounts
-from pisyedili.server.people.session import Session
+from pisyedili.server.people.accounts import Account, Accounts
 from pisyedili.server.store import Archive, Store
 from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.seats import bot_name
-
-if TYPE_CHECKING:
-    from pisyedili.server.net.connection import Connection, Replier
 
 log = Logger()
 
@@ -144,35 +139,16 @@ class Ratings:
                                   table=match.table_id))
         return d
 
-
-def _ratings(conn: Connection) -> Ratings:
-    ratings = conn.server.ratings
-    if "ratings" not in conn.features:
-        raise ProtocolError("feature_not_negotiated", "say features: ['ratings'] in hello "
-                            "to use this", feature="ratings")
-    if ratings is None:
-        raise ProtocolError("accounts_unavailable", "this server keeps no ratings")
-    return ratings
+    def account(self, name: str) -> Account | None:
+        """The account a `profile` asks for by name (or a look-alike of it)."""
+        return self._accounts.find(name)
 
 
-def handle_leaderboard(conn: Connection, s: Session, msg: Message,
-                       reply: Replier) -> Message | None:
-    _ratings(conn)
-    rules = msg.get("rules", DEFAULT_RULES)
-    limit = msg.get("limit", 20)
-    conn.from_store(lambda store: {"type": "leaderboard", "rules": rules,
-                                   "rows": leaderboard(store, rules, limit)},
-                    reply)
-    return None
+def leaderboard_page(store: Store, rules: str, limit: int) -> Message:
+    """The `leaderboard` answer, read on the store's thread."""
+    return {"type": "leaderboard", "rules": rules, "rows": leaderboard(store, rules, limit)}
 
 
-def handle_profile(conn: Connection, s: Session, msg: Message,
-                   reply: Replier) -> Message | None:
-    ratings = _ratings(conn)
-    account = ratings._accounts.find(msg["name"])
-    if account is None:
-        raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
-    account_id, name = account.id, account.name
-    conn.from_store(lambda store: profile(store, account_id, name), reply)
-    return None
-
+def profile_page(store: Store, account_id: int, name: str) -> Message:
+    """The `profile` answer, read on the store's thread."""
+    return profile(store, account_id, name)

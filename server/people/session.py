@@ -37,7 +37,7 @@ log = Logger()
 
 
 class Peer(Protocol):
-    """What a session needs from its network connection (net.py implements it)."""
+    """What a session needs from its network connection (`Connection` implements it)."""
 
     def send_message(self, msg: Message) -> None: ...
 

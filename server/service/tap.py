@@ -37,8 +37,9 @@ from zope.interface import implementer  # type: ignore[import-untyped]
 
 from pisyedili.protocol import passwords
 from pisyedili.server.clock import Clock
-from pisyedili.server.net.connection import ServerFactory, server_version
+from pisyedili.server.net.hello import server_version
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people import moderation as moderation_

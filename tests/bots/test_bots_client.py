@@ -18,7 +18,7 @@ from twisted.internet.testing import StringTransport
 from pisyedili.client.bot import EXIT_LOST, EXIT_OK, EXIT_REFUSED, BotClient, BotConfig
 from pisyedili.client.wire import WireProtocol
 from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import CLIENT_LIMITS
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error, make_welcome
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server.rules import legal_moves, move_to_wire, view
@@ -32,7 +32,7 @@ def sent(transport: StringTransport) -> list[Msg]:
     transport.clear()  # type: ignore[no-untyped-call]
     while data:
         (n,) = struct.unpack(">I", data[:4])
-        out.append(decode(data[4 : 4 + n], CLIENT_LIMITS))
+        out.append(decode(data[4 : 4 + n], CLIENT_FRAME_LIMITS))
         data = data[4 + n :]
     return out
 

@@ -15,7 +15,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.testing import StringTransport
 
 from pisyedili.protocol.codec import decode
-from pisyedili.protocol.limits import CLIENT_LIMITS
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error, make_welcome
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.shapes import SEAT_INFO, TABLE_INFO, VIEW
@@ -102,7 +102,7 @@ def written(transport: StringTransport) -> list[Msg]:
     transport.clear()  # type: ignore[no-untyped-call]
     while data:
         (n,) = struct.unpack(">I", data[:4])
-        out.append(decode(data[4:4 + n], CLIENT_LIMITS))
+        out.append(decode(data[4:4 + n], CLIENT_FRAME_LIMITS))
         data = data[4 + n:]
     return out
 

@@ -25,7 +25,7 @@ from process_output import Output, server_process
 from test_client_tls import make_certificate
 
 from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import SERVER_LIMITS
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error
 
 CLIENT = "from pisyedili.client.cli import main; raise SystemExit(main())"
@@ -119,7 +119,7 @@ def refusing_hello(code: str, message: str, **extra: object) -> Iterator[int]:
         with conn:
             conn.settimeout(BACKSTOP)
             (size,) = struct.unpack(">I", conn.recv(4, socket.MSG_WAITALL))
-            hello = decode(conn.recv(size, socket.MSG_WAITALL), SERVER_LIMITS)
+            hello = decode(conn.recv(size, socket.MSG_WAITALL), SERVER_FRAME_LIMITS)
             conn.sendall(frame(make_error(code, message, hello["id"], **extra)))
 
     thread = threading.Thread(target=serve, daemon=True)

@@ -40,7 +40,7 @@ from pisyedili.client.discovery import (
     table,
 )
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
-from pisyedili.server.net.connection import server_version
+from pisyedili.server.net.hello import server_version
 from pisyedili.server.service import tap
 
 LOOPBACK = ["127.0.0.1"]

@@ -32,7 +32,7 @@ from pisyedili.client.app import ClientApp
 from pisyedili.client.render import Look
 from pisyedili.client.wire import Link, WireProtocol
 from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import CLIENT_LIMITS
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS
 
 
 class Tap(StringTransport):
@@ -46,7 +46,7 @@ class Tap(StringTransport):
 
     def write(self, data: bytes) -> None:
         super().write(data)  # type: ignore[no-untyped-call]
-        request = decode(data[4:], CLIENT_LIMITS)
+        request = decode(data[4:], CLIENT_FRAME_LIMITS)
         answer = self.answers.get(request.get("type", ""))
         if answer is not None and self.proto is not None:
             reply = frame({**answer, "id": request["id"]})

@@ -9,9 +9,9 @@ import msgpack
 import pytest
 
 from pisyedili.protocol import (
-    CLIENT_LIMITS,
+    CLIENT_FRAME_LIMITS,
     MAX_CLIENT_FRAME,
-    SERVER_LIMITS,
+    SERVER_FRAME_LIMITS,
     Direction,
     ProtocolError,
     decode,
@@ -24,7 +24,7 @@ from pisyedili.protocol import (
 from pisyedili.protocol.codec import refused_id
 
 
-def refused(body: bytes, limits: Any = CLIENT_LIMITS) -> str:
+def refused(body: bytes, limits: Any = CLIENT_FRAME_LIMITS) -> str:
     with pytest.raises(ProtocolError) as info:
         decode(body, limits)
     code: str = info.value.code
@@ -74,14 +74,14 @@ def test_oversized_body_is_refused_before_unpacking() -> None:
 def test_server_frames_may_be_larger_than_client_frames() -> None:
     msg = {"type": "lobby", "tables": ["x" * 1000] * 100}
     body = encode(msg)
-    assert len(body) > CLIENT_LIMITS.frame
-    assert decode(body, SERVER_LIMITS) == msg
-    assert refused(body, CLIENT_LIMITS) == "frame_too_large"
+    assert len(body) > CLIENT_FRAME_LIMITS.frame
+    assert decode(body, SERVER_FRAME_LIMITS) == msg
+    assert refused(body, CLIENT_FRAME_LIMITS) == "frame_too_large"
 
 
 def test_encode_with_limits_refuses_what_the_peer_would_refuse() -> None:
     with pytest.raises(ProtocolError) as info:
-        encode({"type": "chat", "text": "x" * MAX_CLIENT_FRAME}, CLIENT_LIMITS)
+        encode({"type": "chat", "text": "x" * MAX_CLIENT_FRAME}, CLIENT_FRAME_LIMITS)
     assert info.value.code == "frame_too_large"
 
 
@@ -105,7 +105,7 @@ def test_depth_limit_is_exact() -> None:
 
 def test_deep_maps_count_as_deep() -> None:
     value: dict[str, Any] = {"type": "t"}
-    for _ in range(CLIENT_LIMITS.depth):
+    for _ in range(CLIENT_FRAME_LIMITS.depth):
         value = {"type": "t", "m": value}
     assert refused(encode(value)) == "too_deep"
 
@@ -127,15 +127,15 @@ def test_absurd_string_header_with_truncated_data_is_malformed() -> None:
 
 
 def test_long_string_array_map_and_binary_are_refused() -> None:
-    assert refused(packed({"type": "t", "s": "x" * (CLIENT_LIMITS.str_len + 1)})) == (
+    assert refused(packed({"type": "t", "s": "x" * (CLIENT_FRAME_LIMITS.str_len + 1)})) == (
         "value_too_large"
     )
-    assert refused(packed({"type": "t", "a": [0] * (CLIENT_LIMITS.array_len + 1)})) == (
+    assert refused(packed({"type": "t", "a": [0] * (CLIENT_FRAME_LIMITS.array_len + 1)})) == (
         "value_too_large"
     )
-    big_map = {f"k{i}": 0 for i in range(CLIENT_LIMITS.map_len)} | {"type": "t"}
+    big_map = {f"k{i}": 0 for i in range(CLIENT_FRAME_LIMITS.map_len)} | {"type": "t"}
     assert refused(packed(big_map)) == "value_too_large"
-    assert refused(packed({"type": "t", "b": b"x" * (CLIENT_LIMITS.bin_len + 1)})) == (
+    assert refused(packed({"type": "t", "b": b"x" * (CLIENT_FRAME_LIMITS.bin_len + 1)})) == (
         "value_too_large"
     )
 
@@ -201,8 +201,8 @@ def test_non_string_keys_are_refused(body: bytes) -> None:
 
 
 def test_decode_message_uses_the_direction_limits_and_the_schema() -> None:
-    assert limits_for(Direction.TO_SERVER) is CLIENT_LIMITS
-    assert limits_for(Direction.TO_CLIENT) is SERVER_LIMITS
+    assert limits_for(Direction.TO_SERVER) is CLIENT_FRAME_LIMITS
+    assert limits_for(Direction.TO_CLIENT) is SERVER_FRAME_LIMITS
     body = encode({"type": "sit", "seat": 1, "id": 4})
     assert decode_message(body, Direction.TO_SERVER) == {"type": "sit", "seat": 1, "id": 4}
     with pytest.raises(ProtocolError) as info:

@@ -15,7 +15,7 @@ from pisyedili.protocol import ERRORS
 ROOT = Path(__file__).resolve().parents[2]
 
 # Callables whose first argument is an error code.
-_RAISERS = {"TableError", "ProtocolError", "_error", "close", "make_error"}
+_RAISERS = {"TableError", "ProtocolError", "send_error", "close", "make_error"}
 # The engine's refusals: the code is a class attribute or a `code=` keyword.
 _RULE_ERRORS = {"RuleError", "NotYourTurn", "IllegalCard", "IllegalMove", "DealOver"}
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from pisyedili.protocol import (
-    CLIENT_LIMITS,
+    CLIENT_FRAME_LIMITS,
     ERRORS,
     FEATURES,
     MAX_CLIENT_FRAME,
     MAX_SERVER_FRAME,
     MESSAGES,
     PROTOCOL_VERSION,
-    SERVER_LIMITS,
+    SERVER_FRAME_LIMITS,
     Direction,
     ProtocolError,
     announced_limits,
@@ -251,8 +251,8 @@ def test_limit_table_matches(doc: str) -> None:
     rows = table_rows(doc, "limit")
     table = {r[0].strip("`"): (r[1], r[2]) for r in rows}
     for name in ("frame", "depth", "str_len", "bin_len", "array_len", "map_len"):
-        assert table[name] == (str(getattr(CLIENT_LIMITS, name)),
-                               str(getattr(SERVER_LIMITS, name))), name
+        assert table[name] == (str(getattr(CLIENT_FRAME_LIMITS, name)),
+                               str(getattr(SERVER_FRAME_LIMITS, name))), name
 
 
 # -- worst-case frame sizes ---------------------------------------------------------------

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pisyedili.protocol import (
-    CLIENT_LIMITS,
+    CLIENT_FRAME_LIMITS,
     MESSAGES,
     Direction,
     ProtocolError,
@@ -86,7 +86,7 @@ def test_any_decoded_map_validates_or_raises_protocol_error(
 def test_encodable_maps_round_trip(fields: dict[str, Any]) -> None:
     msg = {**fields, "type": "t"}
     body = encode(msg)
-    if len(body) <= CLIENT_LIMITS.frame:
+    if len(body) <= CLIENT_FRAME_LIMITS.frame:
         try:
             back = decode(body)
         except ProtocolError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 from process_output import Output
 
 from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import SERVER_LIMITS
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
 START = "from pisyedili.server.service.tap import main; main()"
@@ -22,7 +22,7 @@ START = "from pisyedili.server.service.tap import main; main()"
 
 def recv(sock: socket.socket) -> dict[str, Any]:
     (size,) = struct.unpack(">I", sock.recv(4, socket.MSG_WAITALL))
-    return decode(sock.recv(size, socket.MSG_WAITALL), SERVER_LIMITS)
+    return decode(sock.recv(size, socket.MSG_WAITALL), SERVER_FRAME_LIMITS)
 
 
 def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:

@@ -31,7 +31,7 @@ from wireclient import WireClient
 
 from pisyedili.client.discovery import Found, browse
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
-from pisyedili.server.net.connection import server_version
+from pisyedili.server.net.hello import server_version
 from pisyedili.server.service import tap
 from pisyedili.server.service.discovery import (
     Announcer,
@@ -252,11 +252,11 @@ def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None
 HELLO = """
 import socket, struct, sys
 from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import SERVER_LIMITS
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10) as s:
     s.sendall(frame({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "ann", "id": 1}))
     (size,) = struct.unpack(">I", s.recv(4, socket.MSG_WAITALL))
-    msg = decode(s.recv(size, socket.MSG_WAITALL), SERVER_LIMITS)
+    msg = decode(s.recv(size, socket.MSG_WAITALL), SERVER_FRAME_LIMITS)
     print(msg["type"], msg["server"])
 """

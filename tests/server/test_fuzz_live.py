@@ -32,7 +32,7 @@ from wireclient import Msg, Server, WireClient, offers_moves
 
 from pisyedili.protocol.codec import decode, refused_id
 from pisyedili.protocol.errors import ERRORS, ProtocolError
-from pisyedili.protocol.limits import CLIENT_LIMITS, MAX_CLIENT_FRAME
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.schema import MESSAGES, Direction
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 from pisyedili.server.net.limits import ServerLimits
@@ -258,7 +258,7 @@ class Fuzzer:
                 self.stray.add(bad_id)
         body = msgpack.packb(msg, use_bin_type=True)
         try:
-            decode(body, CLIENT_LIMITS)
+            decode(body, CLIENT_FRAME_LIMITS)
         except ProtocolError:  # refused: its error carries the id where one can be read
             rid = refused_id(body)
         if rid is not None and msg["type"] == "pong":  # an answer: none back, but before

@@ -12,11 +12,16 @@ from twisted.internet import task
 from wireclient import Msg, Server
 
 from pisyedili.protocol.codec import decode, encode
-from pisyedili.protocol.limits import MAX_NAME, MAX_SERVER_FRAME, MAX_TABLE_NAME, SERVER_LIMITS
+from pisyedili.protocol.limits import (
+    MAX_NAME,
+    MAX_SERVER_FRAME,
+    MAX_TABLE_NAME,
+    SERVER_FRAME_LIMITS,
+)
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.shapes import LOBBY_PAGE
-from pisyedili.server.net.connection import ServerFactory
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.people.session import Session
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.table import commands as cmd
@@ -106,7 +111,7 @@ def test_the_worst_page_fits_the_frame_limit_with_any_number_of_tables() -> None
     for offset in range(0, 2000, LOBBY_PAGE):
         page = factory.lobby.snapshot(offset)
         body = encode({**page, "id": 2**53 - 1})
-        decode(body, SERVER_LIMITS)  # within every limit of the direction
+        decode(body, SERVER_FRAME_LIMITS)  # within every limit of the direction
         validate(page, Direction.TO_CLIENT)
         sizes.append(len(body))
     assert len(sizes) == 2000 // LOBBY_PAGE

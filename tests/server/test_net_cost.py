@@ -20,7 +20,7 @@ from twisted.logger import formatEvent, globalLogPublisher
 from wireclient import Server
 
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.net.connection import AGREED_CACHE
+from pisyedili.server.net.hello import AGREED_CACHE
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.store.journal import StoreJournal
 

@@ -11,7 +11,7 @@ from twisted.internet.defer import Deferred
 from wireclient import Server
 
 from pisyedili.protocol.codec import decode
-from pisyedili.protocol.limits import CLIENT_LIMITS
+from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from pisyedili.server.net.limits import ServerLimits
 
@@ -109,7 +109,7 @@ def frames_heard(server: Server, name: str) -> Any:
 
     def spy(data: bytes) -> None:
         receive(data)
-        frames.append(decode(data, CLIENT_LIMITS))
+        frames.append(decode(data, CLIENT_FRAME_LIMITS))
         if waiting:
             waiting.pop(0).callback(frames.pop(0))
 

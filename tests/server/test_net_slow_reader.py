@@ -26,8 +26,9 @@ from pisyedili.protocol.codec import encode
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.protocol.limits import MAX_NAME, MAX_SERVER_FRAME, MAX_TABLE_NAME
 from pisyedili.server.net import connection as net
-from pisyedili.server.net.connection import ServerProtocol
+from pisyedili.server.net import tcp
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerProtocol
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableSettings
@@ -189,7 +190,7 @@ def test_the_default_bound_holds_a_burst_of_the_largest_pages() -> None:
         session = factory.sessions.open(wide * MAX_NAME, PeerStub())
         table = factory.lobby.create(session, "classic", 6, None, wide * MAX_TABLE_NAME)
         table.handle(cmd.Join(session.player_id, session.name))
-    page = len(encode({**factory.lobby.snapshot(), "id": 2**53 - 1})) + net.LENGTH_PREFIX
+    page = len(encode({**factory.lobby.snapshot(), "id": 2**53 - 1})) + tcp.LENGTH_PREFIX
     assert limits.burst * page + FileDescriptor.bufferSize <= limits.max_output_bytes
 
 

@@ -27,7 +27,7 @@ from process_output import server_process
 from twisted.internet.task import Clock
 
 from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import SERVER_LIMITS
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.rules import Options
 from pisyedili.server.store.journal import StoreJournal
@@ -67,7 +67,7 @@ class Client:
             return None
         if size < 0 or len(body) < size:
             return None  # the server is gone
-        msg = decode(body, SERVER_LIMITS)
+        msg = decode(body, SERVER_FRAME_LIMITS)
         if msg.get("view") is not None:
             self.views.append(msg)
         return msg

@@ -322,14 +322,14 @@ def sandboxed() -> Iterator[Any]:
 
 def hello(host: str, port: int) -> dict[str, Any]:
     from pisyedili.protocol.codec import decode, frame
-    from pisyedili.protocol.limits import SERVER_LIMITS
+    from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
     from pisyedili.protocol.version import PROTOCOL_VERSION
 
     with socket.create_connection((host, port), timeout=BACKSTOP) as sock:
         sock.sendall(frame({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "ann",
                             "id": 1}))
         (size,) = struct.unpack(">I", sock.recv(4, socket.MSG_WAITALL))
-        return decode(sock.recv(size, socket.MSG_WAITALL), SERVER_LIMITS)
+        return decode(sock.recv(size, socket.MSG_WAITALL), SERVER_FRAME_LIMITS)
 
 
 def dual_stack_listener(backlog: int) -> socket.socket:

@@ -2,8 +2,8 @@
 
 No sockets, no real time, no unseeded randomness: a `TableCore` runs under the real
 `TableRunner` on a `task.Clock`, with `Fake` members whose messages land in a list.
-`Driver` speaks to it the way net.py does (one command per request) and raises the
-refusal a request got, so tests read as requests and their outcomes.
+`Driver` speaks to it the way the network's handlers do (one command per request) and
+raises the refusal a request got, so tests read as requests and their outcomes.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ class Fake:
 
 
 class Driver:
-    """The table as net.py drives it: requests in, refusals raised as `TableError`."""
+    """The table as the network's handlers drive it: requests in, refusals raised as
+    `TableError`."""
 
     def __init__(self, runner: TableRunner, members: dict[str, Fake]) -> None:
         self.runner = runner

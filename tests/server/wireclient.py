@@ -20,11 +20,11 @@ from twisted.protocols.basic import Int32StringReceiver
 from twisted.python.failure import Failure
 
 from pisyedili.protocol.codec import decode, encode
-from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_LIMITS
+from pisyedili.protocol.limits import MAX_SERVER_FRAME, SERVER_FRAME_LIMITS
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
-from pisyedili.server.net.connection import ServerFactory, ServerProtocol
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.tcp import ServerFactory, ServerProtocol
 from pisyedili.server.people.accounts import AccountSettings
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store import Archive
@@ -76,7 +76,7 @@ class WireClient(Int32StringReceiver):
         self.address = (host.host, host.port)
 
     def stringReceived(self, string: bytes) -> None:
-        msg = decode(string, SERVER_LIMITS)
+        msg = decode(string, SERVER_FRAME_LIMITS)
         try:
             validate(msg, Direction.TO_CLIENT)
         except Exception as e:  # recorded; tests assert there are none

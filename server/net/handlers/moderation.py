@@ -1,0 +1,261 @@
+"""The operators' requests (`kick`, `mute`, `unmute`, `ban`, `unban`, `close_table`,
+`announce`): what people/moderation.py keeps, applied to the connections and tables
+it covers. Each is answered `ok` once the store has it: an action answered is one a
+restart keeps; its `done` says what was done, for the operator's screen."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.defer import Deferred
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server.net.handlers import Handler, answer_off_reactor
+from pisyedili.server.people import names
+from pisyedili.server.people.accounts import Accounts
+from pisyedili.server.people.moderation import Moderation, Sanction, until
+from pisyedili.server.people.session import Session
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.effects import Message
+
+if TYPE_CHECKING:
+    from pisyedili.server.net.connection import Connection
+    from pisyedili.server.net.dispatch import Replier
+    from pisyedili.server.net.tcp import ServerFactory
+
+KEEP_FAILED = "the action took effect but could not be kept"
+"""The `internal_error` message of an action whose store write failed."""
+
+_UNDONE = {"mute": "unmuted", "ban": "unbanned"}
+
+
+def _answer(conn: Connection, written: Deferred[Any], reply: Replier, done: str) -> None:
+    """`ok` saying `done` once the store has the action (`answer_off_reactor`: the
+    operator's later requests wait for it)."""
+    ok: Message = {"type": "ok", "done": done}
+    answer_off_reactor(conn, reply, written, lambda _: ok, KEEP_FAILED)
+
+
+def _lift(conn: Connection, moderation: Moderation, reply: Replier, kind: str,
+          account: int | None, player: int | None, network: str | None, by: str,
+          target: str) -> None:
+    """Lift the sanctions of `kind` on that target, and say whether there was one."""
+    lifted, written = moderation.lift(kind, account, player, network, by, target)
+    _answer(conn, written, reply, f"{_UNDONE[kind]} {target}" if lifted
+            else f"{target} had no {kind} in force; nothing to lift")
+
+
+def _with(reason: str) -> str:
+    return f": {reason}" if reason else ""
+
+
+def _online(factory: ServerFactory, name: str) -> Session | None:
+    wanted = set(names.keys(name))
+    return next((s for s in factory.sessions.each() if wanted & set(names.keys(s.name))),
+                None)
+
+
+def _connections_of(factory: ServerFactory, session: Session) -> list[Connection]:
+    return [p for p in factory.protocols if p.session is session]
+
+
+def _tell_table(factory: ServerFactory, session: Session, action: str, reason: str) -> None:
+    """Tell the other members of `session`'s table that an operator removed it, before
+    it leaves: otherwise they would only see a bot take the seat."""
+    table = session.table
+    if table is None or table.closed:
+        return
+    notice: Message = {"type": "player_removed", "table": table.id, "name": session.name,
+                       "seat": table.core.seat_of(session.player_id), "action": action}
+    if reason:
+        notice["reason"] = reason
+    for member in table.core.members():
+        other = factory.sessions.by_id(member)
+        if other is not None and other is not session:
+            other.send(notice)
+
+
+def _end_session(factory: ServerFactory, session: Session) -> None:
+    """Forget the session, whose connection was told why and closed (its seat passes to
+    a bot mid-match, as for anyone who leaves)."""
+    factory.lobby.unsubscribe(session)
+    factory.sessions.forget(session)
+
+
+def _operator(conn: Connection, s: Session) -> tuple[Moderation, Accounts]:
+    """The server's moderation and accounts, or `not_operator` for anyone else."""
+    moderation = conn.server.moderation
+    accounts = conn.server.accounts
+    if moderation is None or accounts is None or not accounts.is_operator(s.account):
+        raise ProtocolError("not_operator", "only a server operator may do this")
+    return moderation, accounts
+
+
+def _network(text: str) -> str:
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise ProtocolError("bad_network", f"{text[:64]!r} is not an IP address or range",
+                            field="network") from None
+
+
+def _reason(msg: Message) -> str:
+    return str(msg.get("reason", "")).strip()
+
+
+def _kick(conn: Connection, s: Session, msg: Message,
+          reply: Replier) -> Message | None:
+    moderation, _ = _operator(conn, s)
+    target = _online(conn.server, msg["name"])
+    if target is None or target is s:
+        raise ProtocolError("no_such_player", f"nobody named {msg['name']!r} is here")
+    reason = _reason(msg)
+    _tell_table(conn.server, target, "kick", reason)
+    for proto in _connections_of(conn.server, target):
+        proto.close("kicked", "an operator removed you from the server" + _with(reason))
+    _end_session(conn.server, target)
+    _answer(conn, moderation.log_action(s.name, "kick", target.name, reason), reply,
+            f"kicked {target.name}{_with(reason)}")
+    return None
+
+
+def _target(conn: Connection, accounts: Accounts,
+            name: str) -> tuple[int | None, Session | None, str]:
+    """The account of `name`, or failing that the connected guest of that name; and the
+    name as it is spelled (the operator may have typed a look-alike)."""
+    account = accounts.find(name)
+    if account is not None:
+        return account.id, accounts.session_of(account.id), account.name
+    session = _online(conn.server, name)
+    if session is None:
+        raise ProtocolError("no_such_player", f"nobody named {name!r} is here, and no "
+                            "account has that name")
+    return session.account, session, session.name
+
+
+def _mute(conn: Connection, s: Session, msg: Message,
+          reply: Replier) -> Message | None:
+    moderation, accounts = _operator(conn, s)
+    account, session, name = _target(conn, accounts, msg["name"])
+    player = None if account is not None or session is None else int(session.player_id)
+    reason = _reason(msg)
+    sanction = Sanction("mute", account, player, None, reason, s.name,
+                        moderation.expiry(msg.get("minutes")))
+    lasting = until(sanction.expires_at)
+    _answer(conn, moderation.keep(sanction, "mute", msg["name"], lasting), reply,
+            f"muted {name} {lasting}{_with(reason)}")
+    return None
+
+
+def _unmute(conn: Connection, s: Session, msg: Message,
+            reply: Replier) -> Message | None:
+    moderation, accounts = _operator(conn, s)
+    account, session, name = _target(conn, accounts, msg["name"])
+    player = None if account is not None or session is None else int(session.player_id)
+    _lift(conn, moderation, reply, "mute", account, player, None, s.name, name)
+    return None
+
+
+def _ban(conn: Connection, s: Session, msg: Message,
+         reply: Replier) -> Message | None:
+    moderation, accounts = _operator(conn, s)
+    reason = _reason(msg)
+    expires = moderation.expiry(msg.get("minutes"))
+    told = "you are banned from this server" + (f": {reason}" if reason else "")
+    if "network" in msg:
+        network = _network(msg["network"])
+        sanction = Sanction("ban", None, None, network, reason, s.name, expires)
+        target = network
+    else:
+        account, session, name = _target(conn, accounts, msg["name"])
+        if account is not None:
+            sanction = Sanction("ban", account, None, None, reason, s.name, expires)
+        else:
+            assert session is not None
+            sanction = Sanction("ban", None, None, _network(session.address), reason,
+                                s.name, expires)
+        target = msg["name"]
+    if sanction.account == s.account or sanction.covers_network(conn.address):
+        raise ProtocolError("bad_field", "that ban would cover you", field="name"
+                            if "name" in msg else "network")
+    closed = 0
+    for proto in list(conn.server.protocols):
+        session = proto.session
+        if (session is not None and sanction.account is not None
+                and session.account == sanction.account) \
+                or sanction.covers_network(proto.address):
+            if session is not None:
+                _tell_table(conn.server, session, "ban", reason)
+            proto.close("banned", told)
+            closed += 1
+            if session is not None:
+                _end_session(conn.server, session)
+    shown = target if "network" in msg else name
+    if sanction.network is not None and "network" not in msg:
+        shown = f"{name} (address {sanction.network})"
+    gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
+    _answer(conn, moderation.keep(sanction, "ban", target, until(expires)), reply,
+            f"banned {shown} {until(expires)}{_with(reason)}{gone}")
+    return None
+
+
+def _unban(conn: Connection, s: Session, msg: Message,
+           reply: Replier) -> Message | None:
+    moderation, accounts = _operator(conn, s)
+    if "network" in msg:
+        account, network = None, _network(msg["network"])
+        target = network
+    else:
+        found = accounts.find(msg["name"])
+        if found is None:
+            raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
+        account, network, target = found.id, None, found.name
+    _lift(conn, moderation, reply, "ban", account, None, network, s.name, target)
+    return None
+
+
+def _close_table(conn: Connection, s: Session, msg: Message,
+                 reply: Replier) -> Message | None:
+    moderation, _ = _operator(conn, s)
+    table = conn.server.lobby.by_id(msg["table"])
+    if table is None or table.closed:
+        raise ProtocolError("no_such_table", f"there is no table {msg['table']}")
+    reason = _reason(msg)
+    notice: Message = {"type": "table_closed", "table": table.id}
+    if reason:
+        notice["reason"] = reason
+    members = table.core.members()
+    for member in members:
+        session = conn.server.sessions.by_id(member)
+        if session is not None:
+            session.send(notice)
+        table.handle(cmd.Leave(member))  # the last to leave closes it
+    told = f"{len(members)} member{'s' if len(members) != 1 else ''} told"
+    _answer(conn, moderation.log_action(s.name, "close_table", str(table.id), reason),
+            reply, f"closed table {table.id} ({told}){_with(reason)}")
+    return None
+
+
+def _announce(conn: Connection, s: Session, msg: Message,
+              reply: Replier) -> Message | None:
+    moderation, _ = _operator(conn, s)
+    text = msg["text"].strip()
+    notice: Message = {"type": "announcement", "text": text, "by": s.name}
+    sessions = conn.server.sessions.each()
+    for session in sessions:
+        session.send(notice)
+    _answer(conn, moderation.log_action(s.name, "announce", "everyone", text), reply,
+            f"announced to {len(sessions)} player{'s' if len(sessions) != 1 else ''}")
+    return None
+
+
+HANDLERS: dict[str, Handler] = {
+    "kick": _kick,
+    "mute": _mute,
+    "unmute": _unmute,
+    "ban": _ban,
+    "unban": _unban,
+    "close_table": _close_table,
+    "announce": _announce,
+}

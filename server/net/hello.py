@@ -1,0 +1,106 @@
+"""The hello policy: who a new connection is, and its `welcome`.
+
+A `hello` agrees on the protocol version (checked by `parse_hello`) and the optional
+features, then names the player: a new session under an accepted name (suffixed if
+the name is taken or registered), or, with a resume token, the session it left, taken
+over from any connection still holding it. An address that is banned, or that holds
+its cap of sessions, is refused and closed. Every refusal of a hello closes: a client
+that cannot say hello has nothing else to say.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+from typing import TYPE_CHECKING
+
+from twisted.logger import Logger
+
+from pisyedili.protocol.handshake import Hello
+from pisyedili.protocol.messages import announced_limits, make_welcome
+from pisyedili.server.net.handlers import table_of
+from pisyedili.server.people import names
+
+if TYPE_CHECKING:
+    from pisyedili.server.net.connection import Connection
+
+log = Logger()
+
+AGREED_CACHE = 256
+"""Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
+a client may ask for any list of names."""
+
+
+@functools.cache
+def server_version() -> str:
+    """The installed package's version, read once: the metadata lookup costs about a
+    third of a millisecond, which was half of every `hello`."""
+    try:
+        return importlib.metadata.version("pisyedili")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+WELCOMED = ("{address} welcomed as player {player} ({name!r}), resumed={resumed}, "
+            "client={client!r}")
+WELCOMED_RENAMED = ("{address} welcomed as player {player} ({name!r}, asked for {asked!r}), "
+                    "resumed={resumed}, client={client!r}")
+"""The log line of a `welcome`; a new player whose name was taken gets a suffixed one."""
+
+
+def answer(conn: Connection, hello: Hello) -> None:
+    """Welcome the connection that said `hello`, or refuse it (and close)."""
+    rid = hello.id
+    token = hello.token
+    name = hello.name  # a resumed session keeps its name: this one is not looked at
+    if token is None:
+        try:
+            name = names.accept(name)  # blank, invisible, a bot's: refused
+        except names.BadName as e:
+            conn.close("bad_field", f"name: {e}", rid, field="name")
+            return
+    conn.features = conn.server.agreed(hello.features)
+    sessions = conn.server.sessions
+    banned = conn.server.moderation and conn.server.moderation.address_banned(
+        conn.address)
+    if banned:
+        conn.close("banned", banned, rid)
+        return
+    if token is not None:
+        existing = sessions.find(token)
+        if existing is None:
+            conn.send_error("bad_token", "that resume token is unknown or has expired", rid)
+            return
+        session = sessions.resume(token, conn)
+        assert session is not None
+        # A lobby subscription belongs to a connection: a resumed one asks again.
+        conn.server.lobby.unsubscribe(session)
+    else:
+        cap = conn.server.limits.max_sessions_per_address
+        if sessions.opened_from(conn.address) >= cap:
+            log.info("hello from {address} refused: {cap} sessions open from there",
+                     address=conn.address, cap=cap)
+            conn.close("too_many_sessions", f"this address has {cap} sessions open, "
+                       "the most allowed; a dropped one lasts until its grace period "
+                       "ends (or resume one with its token)", rid, limit=cap)
+            return
+        session = sessions.open(name, conn, conn.address)
+    conn.session = session
+    conn.handshake_done()
+    # The one line a hello logs (a line costs about as much as the rest of hello).
+    renamed = token is None and name != session.name
+    log.info(WELCOMED_RENAMED if renamed else WELCOMED, address=conn.address,
+             player=session.player_id, name=session.name, resumed=token is not None,
+             client=hello.client, **({"asked": name} if renamed else {}))
+    at = table_of(session) if token is not None else None
+    welcome = make_welcome(
+        server=conn.server.name, version=server_version(),
+        player=int(session.player_id), name=session.name, token=session.token,
+        features=sorted(conn.features),
+        limits={**announced_limits(), **conn.server.limits.to_wire()},
+        resumed=token is not None, table=at.id if at is not None else None, id=rid)
+    if session.account is not None and "accounts" in conn.features:
+        welcome["registered"] = True
+    conn.send(welcome)
+    if at is not None:
+        sessions.rejoin(session)  # the table sends its snapshot after this welcome

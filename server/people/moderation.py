@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from twisted.internet.defer import Deferred
@@ -37,15 +36,10 @@ log = Logger()
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-@dataclass
-class Sanction:
-    kind: str  # "ban" or "mute"
-    account: int | None
-    player_id: int | None
-    network: str | None
-    reason: str
-    by: str
-    expires_at: float | None
+class Sanction(SanctionRow):
+    """A ban or mute in force: the store's row, and what it covers."""
+
+    __slots__ = ()
 
     def active(self, now: float) -> bool:
         return self.expires_at is None or self.expires_at > now
@@ -70,8 +64,7 @@ def load(store: Store, now: float) -> list[Sanction]:
 def _keep(store: Store, s: Sanction, at: float, action: str, target: str,
           detail: str) -> None:
     with store.transaction():
-        store.add_sanction(SanctionRow(s.kind, s.account, s.player_id, s.network, s.reason,
-                                       s.by, s.expires_at), at)
+        store.add_sanction(s, at)
         store.log_action(at, s.by, action, target, detail)
 
 

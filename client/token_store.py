@@ -8,8 +8,10 @@ directory (`platformdirs.user_state_dir`). A token is a password to the session,
 file is written readable by its owner alone (mode 0600) and never logged. On Windows the
 mode bits mean little; the file lives in the user's own profile, which is private already.
 
-Each write goes to a temporary file in the same folder and `os.replace`s the old one, so
-a crash mid-write leaves the previous file whole. A file that cannot be read is ignored
+Each change is a read and a write under the file's lock (`sessions.json.lock`), as two
+terminals of one user may save at the same moment; the write goes to a temporary file
+in the same folder and `os.replace`s the old one, so a crash mid-write leaves the
+previous file whole. A file that cannot be read is ignored
 with a warning (a lost token only costs a fresh session) and replaced by the next save.
 Nothing here raises for a disk problem: the game goes on without the file.
 
@@ -26,11 +28,15 @@ import secrets
 import socket
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from twisted.logger import Logger
+
+from pisyedili.server.store.files import FileInUse, FileLock, private_dir
 
 log = Logger()
 
@@ -97,34 +103,31 @@ class TokenStore:
 
     def save(self, server: str, token: str, name: str, holder: int | None = None) -> None:
         """Keep `token` under `server` (its key); `holder`: the process using it now."""
-        data = self._read()
         entry: dict[str, Any] = {"token": token, "name": name, "saved_at": time.time()}
         if holder is not None:
             entry.update(holder=holder, host=socket.gethostname())
-        data[server] = entry
-        self._write(data)
+        with self._changing() as data:
+            data[server] = entry
 
     def delete(self, server: str, token: str | None = None) -> None:
         """Forget the session under `server`; with `token`, only if it is still that one
         (another client of the same name may have saved its own since)."""
-        data = self._read()
-        entry = data.get(server)
-        if entry is None or (token is not None and isinstance(entry, dict)
-                             and entry.get("token") != token):
-            return
-        del data[server]
-        self._write(data)
+        with self._changing() as data:
+            entry = data.get(server)
+            if entry is None or (token is not None and isinstance(entry, dict)
+                                 and entry.get("token") != token):
+                return
+            del data[server]
 
     def release(self, server: str, token: str) -> None:
         """The client using the session under `server` lets go of it, keeping the token
         to come back with."""
-        data = self._read()
-        entry = data.get(server)
-        if (isinstance(entry, dict) and entry.get("token") == token
-                and entry.get("holder") == os.getpid()):
-            entry.pop("holder", None)
-            entry.pop("host", None)
-            self._write(data)
+        with self._changing() as data:
+            entry = data.get(server)
+            if (isinstance(entry, dict) and entry.get("token") == token
+                    and entry.get("holder") == os.getpid()):
+                entry.pop("holder", None)
+                entry.pop("host", None)
 
     # A login is kept apart from the session: a session ends, a login lasts until it is
     # revoked (`/logout`, or a password change elsewhere). It is the server's login
@@ -142,18 +145,39 @@ class TokenStore:
         return name, token
 
     def save_login(self, server: str, name: str, token: str) -> None:
-        data = self._read()
-        logins = data.get(LOGINS)
-        if not isinstance(logins, dict):
-            logins = data[LOGINS] = {}
-        logins[server] = {"name": name, "token": token, "saved_at": time.time()}
-        self._write(data)
+        with self._changing() as data:
+            logins = data.get(LOGINS)
+            if not isinstance(logins, dict):
+                logins = data[LOGINS] = {}
+            logins[server] = {"name": name, "token": token, "saved_at": time.time()}
 
     def delete_login(self, server: str) -> None:
-        data = self._read()
-        logins = data.get(LOGINS)
-        if isinstance(logins, dict) and logins.pop(server, None) is not None:
-            self._write(data)
+        with self._changing() as data:
+            logins = data.get(LOGINS)
+            if isinstance(logins, dict):
+                logins.pop(server, None)
+
+    @contextmanager
+    def _changing(self) -> Iterator[dict[str, Any]]:
+        """The saved data to change in place, written back if it changed: read and
+        written under the file's lock, so two clients of one user saving at the same
+        moment each keep their entry (without it, the later write drops the other's)."""
+        lock: FileLock | None = None
+        try:
+            private_dir(self.path.parent)
+            lock = FileLock.wait(self.path)
+        except (FileInUse, OSError) as exc:
+            log.warn("cannot lock the saved sessions in {path}: {error}; saving anyway",
+                     path=str(self.path), error=type(exc).__name__)
+        try:
+            data = self._read()
+            before = json.dumps(data, sort_keys=True)
+            yield data
+            if json.dumps(data, sort_keys=True) != before:
+                self._write(data)
+        finally:
+            if lock is not None:
+                lock.release()
 
     def _read(self) -> dict[str, Any]:
         try:

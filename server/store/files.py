@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 from twisted.logger import Logger
@@ -137,6 +138,19 @@ class FileLock:
             os.close(fd)
             raise
         return cls(os.fspath(path), fd)
+
+    @classmethod
+    def wait(cls, of: str | os.PathLike[str], seconds: float = 10.0) -> FileLock:
+        """The lock of `of`, waiting up to `seconds` for its holder: for a short
+        read-modify-write that another process may be making at the same moment."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                return cls.acquire(of)
+            except FileInUse:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
     @property
     def held(self) -> bool:

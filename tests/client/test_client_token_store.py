@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 from client_kit import Inbox, Msg, sibling, table
+from process_output import Output
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from twisted.internet import reactor
@@ -110,7 +112,40 @@ def test_a_save_replaces_the_file_atomically(tmp_path: Path,
     store.save("a:1", "tok-new", "Ayşe")
     assert [dst for _, dst in replaced] == [str(store.path)]
     assert store.load("a:1").token == "tok-new"  # type: ignore[union-attr]
-    assert sorted(p.name for p in store.path.parent.iterdir()) == ["sessions.json"]
+    assert sorted(p.name for p in store.path.parent.iterdir()) == [
+        "sessions.json", "sessions.json.lock"]  # no temporary file left
+
+
+SAVER = """
+import sys
+from pathlib import Path
+from pisyedili.client.token_store import TokenStore
+store = TokenStore(Path(sys.argv[1]))
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(40):
+    store.save(f"{sys.argv[2]}:{i}", f"tok-{i}", sys.argv[2])
+"""
+
+
+def test_two_clients_saving_at_once_both_keep_their_sessions(tmp_path: Path) -> None:
+    """Two processes of one user save forty sessions each into one file at the same
+    moment: every save is kept (a read-modify-write without the lock loses some)."""
+    path = tmp_path / "state" / "sessions.json"
+    savers = [subprocess.Popen([sys.executable, "-c", SAVER, str(path), who],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+              for who in ("ayse", "mehmet")]
+    for saver in savers:
+        assert saver.stdout is not None
+        Output(saver.stdout).wait_for("^ready$")
+    for saver in savers:  # both go at once
+        assert saver.stdin is not None
+        saver.stdin.write("go\n")
+        saver.stdin.flush()
+    assert [saver.wait(timeout=60) for saver in savers] == [0, 0]
+    kept = json.loads(path.read_text("utf-8"))
+    assert {k for k in kept if not k.startswith("@")} == {
+        f"{who}:{i}" for who in ("ayse", "mehmet") for i in range(40)}
 
 
 def test_a_failed_write_keeps_the_old_file_and_does_not_raise(
@@ -126,7 +161,8 @@ def test_a_failed_write_keeps_the_old_file_and_does_not_raise(
         store.save("a:1", "tok-secret", "Ayşe")
     monkeypatch.undo()
     assert store.load("a:1").token == "tok-old"  # type: ignore[union-attr]
-    assert sorted(p.name for p in store.path.parent.iterdir()) == ["sessions.json"]
+    assert sorted(p.name for p in store.path.parent.iterdir()) == [
+        "sessions.json", "sessions.json.lock"]  # no temporary file left
     (warning,) = warnings_of(events)  # type: ignore[arg-type]
     assert "cannot save" in warning and "tok-secret" not in warning
 

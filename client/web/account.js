@@ -3,7 +3,7 @@
 // the terminal client keeps it per server, and logs in with it on the next visit.
 
 import { h } from "./dom.js";
-import { t } from "./words.js";
+import { t, tn } from "./words.js";
 
 const LOGIN_KEY = "pisyedili.login";
 
@@ -49,9 +49,9 @@ export function createAccount() {
 export function accountError(reply) {
   switch (reply.code) {
     case "bad_login": return t("That name and password do not match.");
-    case "weak_password": return t("The password needs at least {n} characters.", { n: reply.limit ?? 8 });
+    case "weak_password": return tn("The password needs at least {n} character.", "The password needs at least {n} characters.", reply.limit ?? 8);
     case "name_registered": return t("Someone has registered this name already: log in, or play under another name.");
-    case "too_many_logins": return t("Too many tries: wait {s} seconds and try again.", { s: Math.ceil(Number(reply.retry_after ?? 60)) });
+    case "too_many_logins": return tn("Too many tries: wait {n} second and try again.", "Too many tries: wait {n} seconds and try again.", Math.ceil(Number(reply.retry_after ?? 60)));
     case "banned": return t("This account is banned from the server.");
     case "already_at_table": return t("Leave the table first.");
     case "tls_required": return t("This server takes passwords over a secure connection (https) only.");

@@ -4,7 +4,7 @@
 // checks the operator, so the panel only decides what a non-operator is shown.
 
 import { h } from "./dom.js";
-import { t } from "./words.js";
+import { t, tn } from "./words.js";
 
 export function createModeration() {
   return { pending: null, result: null }; // pending: {msg, question}; result: {ok, text}
@@ -27,12 +27,13 @@ export function moderationRequest(kind, f) {
       return { msg: { type: "kick", name, reason }, question: t("Disconnect {name} and end their session?", { name }) };
     case "mute":
       return { msg: { type: "mute", name, minutes, reason },
-        question: minutes ? t("Stop {name} from chatting for {minutes} minutes?", { name, minutes }) : t("Stop {name} from chatting until unmuted?", { name }) };
+        question: minutes ? tn("Stop {name} from chatting for {n} minute?", "Stop {name} from chatting for {n} minutes?", minutes, { name })
+          : t("Stop {name} from chatting until unmuted?", { name }) };
     case "ban": {
       const network = (f.get("mod-network") || "").trim();
       const target = network || name;
       const msg = network ? { type: "ban", network, minutes, reason } : { type: "ban", name, minutes, reason };
-      return { msg, question: minutes ? t("Ban {target} for {minutes} minutes and disconnect whoever it covers?", { target, minutes })
+      return { msg, question: minutes ? tn("Ban {target} for {n} minute and disconnect whoever it covers?", "Ban {target} for {n} minutes and disconnect whoever it covers?", minutes, { target })
         : t("Ban {target} until unbanned and disconnect whoever it covers?", { target }) };
     }
     case "unmute":
@@ -50,6 +51,20 @@ export function moderationRequest(kind, f) {
       const text = (f.get("mod-text") || "").trim();
       return { msg: { type: "announce", text }, question: t("Send every connected player: “{text}”?", { text }) };
     }
+  }
+}
+
+/** What an operator's request did, once the server took it. */
+export function doneText(type) {
+  switch (type) {
+    case "kick": return t("Done: kick.");
+    case "mute": return t("Done: mute.");
+    case "unmute": return t("Done: unmute.");
+    case "ban": return t("Done: ban.");
+    case "unban": return t("Done: unban.");
+    case "close_table": return t("Done: close table.");
+    case "announce": return t("Done: announce.");
+    default: return t("Done: {what}.", { what: type });
   }
 }
 

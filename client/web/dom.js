@@ -1,7 +1,7 @@
 // A few lines of DOM building, so the views read as the markup they make.
 
 import { cardName, cardText, isRed, rankOf, SUIT_SYMBOLS, suitName, suitOf } from "./cards.js";
-import { t } from "./words.js";
+import { t, when } from "./words.js";
 
 /** h("button", {class: "x", onclick: f}, "text", child...) */
 export function h(tag, attrs = {}, ...children) {
@@ -30,6 +30,11 @@ function append(el, children) {
     if (Array.isArray(child)) append(el, child);
     else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
+}
+
+/** A moment (`seconds` since the epoch) as the language writes it, machine-readable too. */
+export function timeView(seconds) {
+  return h("time", { datetime: new Date(seconds * 1000).toISOString() }, when(seconds));
 }
 
 /** A translated text whose `{name}` placeholders are nodes (keys, links, badges):

@@ -1,11 +1,11 @@
 // Finished matches: yours, a player's, and the latest public ones, a page at a time;
 // each links to its replay (#replay=ID), which the server shows to whoever may see it.
 
-import { h } from "./dom.js";
+import { h, timeView } from "./dom.js";
 import { nameLink } from "./ladder.js";
 import { refusalText } from "./refusals.js";
 import { rulesName } from "./state.js";
-import { num, t, tn, when } from "./words.js";
+import { num, t, tn } from "./words.js";
 
 export const HISTORY_PAGE = 20;
 
@@ -14,7 +14,7 @@ function matchRow(m) {
   return h("li", { class: "match-row", dataset: { match: String(m.id) } },
     h("a", { href: `#replay=${m.id}`, class: "replay-link", dataset: { match: String(m.id) } },
       t("Match #{id}", { id: m.id })), " ",
-    h("span", { class: "muted" }, `${rulesName(m.rules)} · `, tn("{n} deal", "{n} deals", m.deals), ` · ${when(m.finished_at)}`),
+    h("span", { class: "muted" }, `${rulesName(m.rules)} · `, tn("{n} deal", "{n} deals", m.deals), " · ", timeView(m.finished_at)),
     m.private ? h("span", { class: "tag" }, t("private")) : null,
     h("div", { class: "match-players" }, m.players.map((p, i) => [i ? " · " : "",
       winners.has(p.seat) ? h("strong", {}, nameLink(p.name), " ★") : nameLink(p.name),

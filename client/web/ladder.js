@@ -2,10 +2,10 @@
 // recent results). A player's name anywhere on the page links to the profile; the
 // pages are addressed by the URL's hash (#ladder, #profile=NAME), so they can be shared.
 
-import { h } from "./dom.js";
+import { h, timeView } from "./dom.js";
 import { rulesName } from "./state.js";
 import { refusalText } from "./refusals.js";
-import { num, t, tn, when } from "./words.js";
+import { num, t, tn } from "./words.js";
 
 const BOT_NAME = /^bot\s*\(/i;
 
@@ -73,7 +73,7 @@ export function profilePage(name, data) {
           h("span", { class: `tag ${m.won ? "good" : ""}` }, m.won ? t("won") : t("lost")), " ",
           t("{rules}, {total} points", { rules: rulesName(m.rules), total: m.total }), " ",
           m.rated ? h("span", { class: "tag" }, t("rated")) : null, " ",
-          h("span", { class: "muted" }, when(m.finished_at)), " · ",
+          h("span", { class: "muted" }, timeView(m.finished_at)), " · ",
           m.players.map((p, i) => [i ? ", " : "", nameLink(p)]), " · ",
           h("a", { href: `#replay=${m.id}`, class: "replay-link" }, t("replay"))))) : h("p", { class: "muted" }, t("No matches yet.")),
     ];

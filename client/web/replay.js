@@ -3,10 +3,10 @@
 // for its `steps` (docs/protocol.md, `replay_step`): the server sends each position.
 // Its address is #replay=ID; the server decides who may see the match.
 
-import { cardView, h, richText, suitLabel } from "./dom.js";
+import { cardView, h, richText, suitLabel, timeView } from "./dom.js";
 import { refusalText } from "./refusals.js";
 import { dealHeadline, describeEvent, rulesName } from "./state.js";
-import { num, t, tn, when } from "./words.js";
+import { num, t, tn } from "./words.js";
 
 const PLAY_MS = 800;
 
@@ -205,7 +205,7 @@ export function replayPage(match, r) {
     dataset: { deal: String(r.deal), index: String(r.index), steps: String(deal.steps.length) } },
     head,
     h("p", { class: "muted" }, `${rulesName(s.rules)} · `, s.players.map((p, i) => [i ? ", " : "", `${p.name} ${num(p.total)}`]),
-      ` · ${when(s.finished_at)}`),
+      " · ", timeView(s.finished_at)),
     h("div", { class: "replay-controls", role: "group", "aria-label": t("Replay controls") },
       h("button", { type: "button", id: "replay-prev-deal", disabled: r.deal <= 1, dataset: { key: "replay-prev-deal" },
         onclick: () => r.goDeal(r.deal - 1) }, t("◀◀ Deal")),

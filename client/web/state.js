@@ -404,7 +404,8 @@ export function prompt(state) {
   if (kinds.has("play")) parts.push(t("play a highlighted card"));
   if (kinds.has("draw")) parts.push(v.penalty ? t("draw {n} (or answer with a 7)", { n: v.penalty }) : t("draw"));
   if (kinds.has("pass")) parts.push(t("pass"));
-  return t("Your move: {choices}", { choices: parts.reduce((all, part) => t("{first}, or {second}", { first: all, second: part })) });
+  const choices = parts.reduce((all, part) => t("{first}, or {second}", { first: all, second: part }));
+  return t("Your move: {choices}", { choices });
 }
 
 export function mySeatInfo(state) {

@@ -58,8 +58,14 @@ export function when(seconds) {
     .format(new Date(seconds * 1000));
 }
 
+/** Digits a translation writes itself (Persian's own in fa's rule texts) as Western
+ * ones, when the page is set to Western digits. */
+function western(text) {
+  return language.western ? text.replace(/[۰-۹٠-٩]/g, (d) => String("۰۱۲۳۴۵۶۷۸۹".indexOf(d) + 1 ? "۰۱۲۳۴۵۶۷۸۹".indexOf(d) : "٠١٢٣٤٥٦٧٨٩".indexOf(d))) : text;
+}
+
 function fill(text, fields) {
-  return text.replace(/\{(\w+)\}/g, (whole, key) => {
+  return western(text).replace(/\{(\w+)\}/g, (whole, key) => {
     if (!(key in fields)) return whole;
     const value = fields[key];
     return typeof value === "number" ? num(value) : String(value);

@@ -87,9 +87,13 @@ function setDecision(state, msg, now) {
   if (state.moves.length) state.serial += 1;
 }
 
-function note(state, text, cls = "") {
+/** Add a line to the log. `say(seen)` words it, from `seen`, the table and our place
+ * as they were when it happened: it is worded again in the language in use each time
+ * the line is drawn, so a language chosen later takes the whole log over. */
+function note(state, say, cls = "") {
   state.logSeq += 1;
-  state.log.push({ seq: state.logSeq, text, cls });
+  const seen = { table: state.table, you: state.you };
+  state.log.push({ seq: state.logSeq, cls, get text() { return say(seen); } });
   if (state.log.length > 500) state.log.splice(0, state.log.length - 500);
 }
 
@@ -104,19 +108,19 @@ const HANDLERS = {
   welcome(state, msg) {
     state.me = { player: msg.player, name: msg.name, server: msg.server,
       features: msg.features || [], limits: msg.limits || {} };
-    note(state, msg.resumed ? t("Welcome back, {name}.", { name: msg.name })
-      : t("Welcome to {server}, {name}.", { server: msg.server, name: msg.name }), "dim");
+    note(state, () => (msg.resumed ? t("Welcome back, {name}.", { name: msg.name })
+      : t("Welcome to {server}, {name}.", { server: msg.server, name: msg.name })), "dim");
   },
   error(state, msg) {
     state.inFlight = false;
     // In words from the code (refusals.js); the server's own message for a code this
     // page does not know.
     const rule = msg.rule ? ` (${msg.rule})` : "";
-    let text = `${refusalText(msg)}${rule}`;
-    if (msg.code === "table_not_ready" && Array.isArray(msg.waiting_for)) {
-      text = t("{text}: waiting for {seats}", { text, seats: msg.waiting_for.map((s) => seatName(state, s)).join(", ") });
-    }
-    note(state, text, "error");
+    note(state, (seen) => {
+      const text = `${refusalText(msg)}${rule}`;
+      if (msg.code !== "table_not_ready" || !Array.isArray(msg.waiting_for)) return text;
+      return t("{text}: waiting for {seats}", { text, seats: msg.waiting_for.map((s) => seatName(seen, s)).join(", ") });
+    }, "error");
   },
   lobby(state, msg) {
     state.lobby.tables = msg.tables || [];
@@ -153,7 +157,8 @@ const HANDLERS = {
       state.dealLog = { deal_no: null, count: 0 };
       state.tableLogFrom = state.logSeq;
       const name = msg.table.name;
-      note(state, state.you.spectator ? t("You are watching {name}.", { name }) : t("You joined {name}.", { name }), "dim");
+      const watching = state.you.spectator;
+      note(state, () => (watching ? t("You are watching {name}.", { name }) : t("You joined {name}.", { name })), "dim");
     }
     if (Array.isArray(msg.deal_events) && state.view) catchUp(state, msg.deal_events, state.view);
   },
@@ -174,8 +179,7 @@ const HANDLERS = {
     for (const ev of msg.events || []) {
       if (ev.event === "match_end") state.matchEnd = { totals: ev.totals, winners: ev.winners };
       countEvent(state, ev);
-      const line = describeEvent(state, ev);
-      if (line) note(state, line.text, line.cls);
+      noteEvent(state, ev);
     }
     state.match = { deal_no: msg.view.deal_no, totals: msg.view.scores };
     setDecision(state, msg, now);
@@ -189,10 +193,10 @@ const HANDLERS = {
     state.rematch = { agreed: msg.agreed || [], declined: msg.declined || [] };
   },
   replaced(state) {
-    note(state, t("This session was taken over by another window or tab; this one stops."), "error");
+    note(state, () => t("This session was taken over by another window or tab; this one stops."), "error");
   },
   unreadable(state) {
-    note(state, t("(a message from the server could not be read)"), "error");
+    note(state, () => t("(a message from the server could not be read)"), "error");
   },
 };
 
@@ -220,17 +224,22 @@ function catchUp(state, events, view) {
   const missed = events.slice(told);
   state.dealLog = { deal_no: view.deal_no, count: events.length };
   if (!missed.length) return;
-  note(state, same ? t("While you were away:")
-    : t("Deal {n} so far ({dealer} dealt):", { n: view.deal_no, dealer: seatName(state, view.dealer) }), "title");
+  note(state, (seen) => (same ? t("While you were away:")
+    : t("Deal {n} so far ({dealer} dealt):", { n: view.deal_no, dealer: seatName(seen, view.dealer) })), "title");
   const me = mySeat(state);
   for (const ev of missed) {
     if (ev.seat === me && me !== null) {
       if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...ev.cards];
       else if (ev.event === "play" || ev.event === "pass") state.drawn = [];
     }
-    const line = describeEvent(state, ev);
-    if (line) note(state, line.text, line.cls);
+    noteEvent(state, ev);
   }
+}
+
+/** An event's line of the log, if it is worth one. */
+function noteEvent(state, ev) {
+  const line = describeEvent(state, ev);
+  if (line) note(state, (seen) => describeEvent(seen, ev).text, line.cls);
 }
 
 /** Leaving a table: the lobby is what is left. */
@@ -240,30 +249,31 @@ export function leftTable(state) {
     dealLog: { deal_no: null, count: 0 }, drawn: [] });
 }
 
+/** What changed at the seats, as words for the log (functions: see note). */
 function seatChanges(state, before, after) {
   const lines = [];
   for (const now of after.seats) {
     const was = before.seats[now.seat];
     if (!was) continue;
     const mine = now.seat === mySeat(state);
-    const who = now.name || t("seat {n}", { n: now.seat + 1 });
+    const who = () => now.name || t("seat {n}", { n: now.seat + 1 });
     const seat = now.seat + 1;
     if (was.kind !== now.kind || was.name !== now.name) {
       if (now.kind === "open") {
-        lines.push(was.kind === "bot" ? t("the bot left seat {seat}", { seat }) : t("{name} left seat {seat}", { name: was.name, seat }));
+        lines.push(() => (was.kind === "bot" ? t("the bot left seat {seat}", { seat }) : t("{name} left seat {seat}", { name: was.name, seat })));
       } else if (now.kind === "bot") {
-        lines.push(t("a bot ({level}) took seat {seat}", { level: levelName(now.level ?? "medium"), seat }));
-      } else lines.push(t("{name} took seat {seat}", { name: now.name, seat }));
+        lines.push(() => t("a bot ({level}) took seat {seat}", { level: levelName(now.level ?? "medium"), seat }));
+      } else lines.push(() => t("{name} took seat {seat}", { name: now.name, seat }));
     } else if (now.kind === "human") {
-      if (was.connected !== false && now.connected === false) lines.push(mine ? t("you: connection lost") : t("{who}: connection lost", { who }));
-      if (was.connected === false && now.connected !== false) lines.push(mine ? t("you: back") : t("{who}: back", { who }));
+      if (was.connected !== false && now.connected === false) lines.push(() => (mine ? t("you: connection lost") : t("{who}: connection lost", { who: who() })));
+      if (was.connected === false && now.connected !== false) lines.push(() => (mine ? t("you: back") : t("{who}: back", { who: who() })));
       if (!was.held_by_bot && now.held_by_bot) {
-        lines.push(mine ? t("a stand-in bot plays for you") : t("a stand-in bot plays for {who}", { who }));
+        lines.push(() => (mine ? t("a stand-in bot plays for you") : t("a stand-in bot plays for {who}", { who: who() })));
       }
-      if (was.held_by_bot && !now.held_by_bot) lines.push(mine ? t("you took the seat back") : t("{who} took the seat back", { who }));
+      if (was.held_by_bot && !now.held_by_bot) lines.push(() => (mine ? t("you took the seat back") : t("{who} took the seat back", { who: who() })));
     }
   }
-  if (before.phase !== after.phase && after.phase === "playing") lines.push(t("The match starts."));
+  if (before.phase !== after.phase && after.phase === "playing") lines.push(() => t("The match starts."));
   return lines;
 }
 

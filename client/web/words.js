@@ -60,8 +60,11 @@ export function when(seconds) {
 
 /** Digits a translation writes itself (Persian's own in fa's rule texts) as Western
  * ones, when the page is set to Western digits. */
+const EASTERN_DIGITS = ["۰۱۲۳۴۵۶۷۸۹", "٠١٢٣٤٥٦٧٨٩"];
+
 function western(text) {
-  return language.western ? text.replace(/[۰-۹٠-٩]/g, (d) => String("۰۱۲۳۴۵۶۷۸۹".indexOf(d) + 1 ? "۰۱۲۳۴۵۶۷۸۹".indexOf(d) : "٠١٢٣٤٥٦٧٨٩".indexOf(d))) : text;
+  if (!language.western) return text;
+  return text.replace(/[۰-۹٠-٩]/g, (d) => String(Math.max(...EASTERN_DIGITS.map((set) => set.indexOf(d)))));
 }
 
 function fill(text, fields) {

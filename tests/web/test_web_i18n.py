@@ -307,15 +307,21 @@ def test_a_match_in_turkish_as_the_browser_asks(server: WebServer, tmp_path: Pat
         assert page.errors() == []
 
 
+def rules_text(page: Page) -> str:
+    """The table's rule lines, shown or not (the panel may be closed)."""
+    return str(page.css("#table-rules .rules-lines").get_attribute("textContent"))
+
+
 def digits(text: str) -> set[str]:
     return {"fa" if "۰" <= c <= "۹" else "latn" for c in text if c.isdigit()}
 
 
 def test_a_match_in_persian_chosen_on_the_page(
         page: Page, server: WebServer, tmp_path: Path) -> None:
-    """The chooser turns the page Persian without reconnecting: right to left, the
-    header mirrored, the hand still left to right, Persian digits until Western digits
-    are asked for; both choices outlive a reload, and English comes back ltr."""
+    """The chooser turns the page Persian without reconnecting, the log written before
+    it too: right to left, the header mirrored, the hand still left to right, Persian
+    digits until Western digits are asked for; both choices outlive a reload, and
+    English comes back ltr."""
     page.open(server.url)
     page.name_and_enter("Sara")
     player = page.state("me.player")
@@ -323,6 +329,7 @@ def test_a_match_in_persian_chosen_on_the_page(
     page.wait(lambda d: html(page) == ("fa", "rtl"), what="the page in Persian")
     assert page.css("#lobby-title").text == "میزها"
     assert page.state("me.player") == player and page.body("link") == "welcomed"  # the same session
+    assert "به web test خوش آمدید" in page.log_text()  # the log, written before, worded again
     one_deal_table(page)
     mid_deal(page)
     if page.body("tablePhase") != "over":
@@ -343,8 +350,11 @@ def test_a_match_in_persian_chosen_on_the_page(
     assert page.css("#lang-choice").get_attribute("value") == "fa"
     assert page.css("#western-digits").is_selected()
     assert digits(page.css("#match-result").text) <= {"latn"}
+    assert digits(rules_text(page)) == {"latn"}  # the translation's own digits too
     page.click("#western-digits")
     page.wait(lambda d: digits(page.css("#match-result").text) == {"fa"}, what="Persian digits")
+    assert "fa" in digits(rules_text(page))
     set_field(page, "#lang-choice", "en")
     page.wait(lambda d: html(page) == ("en", "ltr"), what="English again")
     assert page.css("#match-result h3").text.startswith("Match over")
+    assert "Welcome back, Sara." in page.log_text()

@@ -28,6 +28,7 @@ from babel.messages.catalog import Catalog
 from browser_kit import Page, chromium, fresh_page, set_viewport
 from catalog_kit import LANGS, POT, WEB, build_all, extracted, po_path, pseudo, read
 from screenshots import save, squeeze
+from test_web_accounts import register_in_page
 from web_kit import WebServer, served
 
 PLURALS = {"tr": 2, "ru": 3, "uk": 3, "fa": 2, "th": 1}
@@ -235,7 +236,8 @@ def to_the_end(page: Page) -> None:
 
 
 def test_every_visible_text_goes_through_the_catalog(page: Page, server: WebServer) -> None:
-    """The pseudo-locale on every page: nothing the page shows stays English."""
+    """The pseudo-locale on every page: nothing the page shows stays English (a guest's
+    and a player's account panel, a profile and a name without one among them)."""
     page.open(server.url)
     page.wait_css("#name-input")
     install_pseudo(page)
@@ -243,6 +245,8 @@ def test_every_visible_text_goes_through_the_catalog(page: Page, server: WebServ
     page.name_and_enter("Derin")
     page.click(".keys summary")
     page.wait_css("#account-panel")
+    assert unmarked(page) == []
+    register_in_page(page, "a long password")  # the account panel of a player
     assert unmarked(page) == []
     one_deal_table(page)
     mid_deal(page)
@@ -265,8 +269,11 @@ def test_every_visible_text_goes_through_the_catalog(page: Page, server: WebServ
     page.wait_css("#ladder .help")
     assert unmarked(page) == []
     page.driver.execute_script("window.location.hash = '#profile=Derin'")
-    page.wait_css("#profile-error")
+    page.wait_css("#profile-totals")
     assert unmarked(page) == []
+    page.driver.execute_script("window.location.hash = '#profile=Nobody'")
+    page.wait_css("#profile-error")
+    assert unmarked(page, "Nobody") == []
 
 
 def shoot(page: Page, tmp_path: Path, name: str) -> None:

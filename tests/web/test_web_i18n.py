@@ -365,3 +365,16 @@ def test_a_match_in_persian_chosen_on_the_page(
     page.wait(lambda d: html(page) == ("en", "ltr"), what="English again")
     assert page.css("#match-result h3").text.startswith("Match over")
     assert "Welcome back, Sara." in page.log_text()
+
+
+def test_each_language_takes_the_page_over(page: Page, server: WebServer) -> None:
+    """Every language of the chooser: its catalog loads, `<html lang>` follows, `dir`
+    is rtl in Persian only, and the lobby's words are the catalog's."""
+    page.open(server.url)
+    page.name_and_enter("Lale")
+    for lang in (*LANGS, "en"):
+        set_field(page, "#lang-choice", lang)
+        page.wait(lambda d, lang=lang: html(page) == (lang, "rtl" if lang == "fa" else "ltr"),  # type: ignore[misc]
+                  what=f"the page in {lang}")
+        title = page.css("#lobby-title").text
+        assert (title == "Tables") == (lang == "en"), (lang, title)

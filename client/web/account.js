@@ -3,7 +3,7 @@
 // the terminal client keeps it per server, and logs in with it on the next visit.
 
 import { h } from "./dom.js";
-import { t, tn } from "./words.js";
+import { said, t, tn } from "./words.js";
 
 const LOGIN_KEY = "pisyedili.login";
 
@@ -38,7 +38,7 @@ export function createAccount() {
   return {
     registered: false,
     operator: false,
-    error: null, // the last account request's refusal, in words
+    error: null, // the last account request's refusal, in words (see said())
     info: null, // what the last one did
     notice: null, // a rated table refused a guest a seat: {table}
     pendingLogin: null, // {name, password} from the name screen, sent once welcomed
@@ -82,8 +82,8 @@ function field(id, label, attrs = {}) {
 
 function messages(acc) {
   return [
-    acc.error ? h("p", { class: "error", role: "alert", id: "account-error" }, acc.error) : null,
-    acc.info ? h("p", { class: "good", role: "status", id: "account-info" }, acc.info) : null,
+    acc.error ? h("p", { class: "error", role: "alert", id: "account-error" }, said(acc.error)) : null,
+    acc.info ? h("p", { class: "good", role: "status", id: "account-info" }, said(acc.info)) : null,
   ];
 }
 
@@ -154,7 +154,7 @@ export function loginEntry(act, error) {
     h("div", { class: "fields" },
       field("entry-name", t("Account name"), { autocomplete: "username", maxlength: 24, required: true }),
       field("entry-password", t("Password"), { type: "password", autocomplete: "current-password", required: true })),
-    error ? h("p", { class: "error", role: "alert", id: "entry-error" }, error) : null,
+    error ? h("p", { class: "error", role: "alert", id: "entry-error" }, said(error)) : null,
     h("button", { type: "submit", id: "entry-login", dataset: { key: "entry-login" } }, t("Log in and play")));
 }
 

@@ -17,7 +17,7 @@ import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, pro
 import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
 import { renderFrame } from "./page.js";
-import { loadLanguage, startLanguage, t, tn, useLanguage } from "./words.js";
+import { loadLanguage, said, startLanguage, t, tn, useLanguage } from "./words.js";
 
 const state = createState();
 const ORDER_KEY = "pisyedili.order";
@@ -62,7 +62,7 @@ function onStatus(status, detail) {
     state.stopReason = detail;
     if (detail && detail.type === "error") {
       // A refused hello (a name the server will not take): back to the name screen.
-      ui.nameError = refusalText(detail);
+      ui.nameError = () => refusalText(detail);
       state.me = null;
     }
   }
@@ -82,8 +82,8 @@ function onMessage(msg) {
   if (msg.type === "announcement") state.announcement = { text: msg.text, by: msg.by };
   if (msg.type === "table_closed" && state.table && state.table.id === msg.table) {
     leftTable(state);
-    acc.info = msg.reason ? t("An operator closed the table: {reason}", { reason: msg.reason })
-      : t("An operator closed the table.");
+    acc.info = () => (msg.reason ? t("An operator closed the table: {reason}", { reason: msg.reason })
+      : t("An operator closed the table."));
   }
   if (msg.type === "error" && ui.jack) ui.jack = null;
   render();
@@ -163,14 +163,15 @@ function accountRequest(msg, savedToken = false) {
   return wire.request(msg, { quiet: true }).then((reply) => {
     if (reply.type === "account") {
       onMessage(reply);
-      acc.info = { register: t("Registered: {name} is yours now.", { name: reply.name }),
-        login: t("Logged in as {name}.", { name: reply.name }), logout: t("Logged out: you play on as the guest {name}.", { name: reply.name }),
-        passwd: t("The password is changed; other devices must log in again.") }[msg.type];
+      acc.info = { register: () => t("Registered: {name} is yours now.", { name: reply.name }),
+        login: () => t("Logged in as {name}.", { name: reply.name }),
+        logout: () => t("Logged out: you play on as the guest {name}.", { name: reply.name }),
+        passwd: () => t("The password is changed; other devices must log in again.") }[msg.type];
       sessionStore.save({ name: reply.name, token: reply.token }); // the session we are now
       wire.name = reply.name;
     } else {
       if (savedToken && reply.code === "bad_login") loginStore.forget();
-      acc.error = accountError(reply);
+      acc.error = () => accountError(reply);
       if (state.status !== "welcomed" || !state.me) ui.nameError = acc.error;
     }
     render();
@@ -199,7 +200,7 @@ const act = {
   connect(name) {
     ui.askedName = name;
     if (!name) {
-      ui.nameError = t("Please choose a name.");
+      ui.nameError = () => t("Please choose a name.");
       render();
       return;
     }
@@ -221,7 +222,7 @@ const act = {
   },
   register(password, again) {
     if (password !== again) {
-      acc.error = t("The two passwords differ.");
+      acc.error = () => t("The two passwords differ.");
       acc.info = null;
       render();
       return;
@@ -272,8 +273,8 @@ const act = {
     const clean = Object.fromEntries(Object.entries(msg).filter(([, v]) => v !== undefined));
     mod.pending = null;
     wire.request(clean, { quiet: true }).then((reply) => {
-      mod.result = reply.type === "ok" ? { ok: true, text: doneText(clean.type) }
-        : { ok: false, text: refusalText(reply) };
+      mod.result = reply.type === "ok" ? { ok: true, text: () => doneText(clean.type) }
+        : { ok: false, text: () => refusalText(reply) };
       render();
     });
     render();
@@ -296,7 +297,7 @@ const act = {
     ui.codeError = null;
     act.send({ type: "join_table", ...how }).then((reply) => {
       if (reply.type === "error" && how.code !== undefined) {
-        ui.codeError = refusalText(reply);
+        ui.codeError = () => refusalText(reply);
         render();
         document.getElementById("code-input")?.focus();
         return;
@@ -356,7 +357,7 @@ const act = {
   },
   playCard(card) {
     if (!myTurn(state)) {
-      ui.moveError = state.moves.length ? null : t("It is not your turn.");
+      ui.moveError = state.moves.length ? null : () => t("It is not your turn.");
       render();
       return;
     }
@@ -391,8 +392,9 @@ const act = {
   },
   typed(text) {
     const hand = state.view && Array.isArray(state.view.hand) ? state.view.hand : [];
-    const parsed = parseMoveText(text, state.moves, hand);
-    ui.moveError = parsed.error || null;
+    const moves = state.moves;
+    const parsed = parseMoveText(text, moves, hand);
+    ui.moveError = parsed.error ? () => parseMoveText(text, moves, hand).error : null;
     if (parsed.move) act.move(parsed.move);
     else if (parsed.jack) act.playCard(parsed.jack);
     else render();
@@ -483,7 +485,7 @@ function renderChatHelp() {
   let text = "";
   let cls = "chat-help";
   if (ui.chatError) {
-    text = ui.chatError;
+    text = said(ui.chatError);
     cls += " error";
   } else if (n >= limit) {
     text = tn("{n} character at most: this is the limit.", "{n} characters at most: this is the limit.", limit);
@@ -731,7 +733,7 @@ function boot() {
     const text = input.value.trim();
     if (!text) return;
     act.chat(text).then((reply) => {
-      ui.chatError = reply.type === "ok" ? null : refusalText(reply);
+      ui.chatError = reply.type === "ok" ? null : () => refusalText(reply);
       if (reply.type === "ok") input.value = "";
       renderChatHelp();
     });

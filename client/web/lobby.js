@@ -4,7 +4,7 @@
 import { fillNodes, h } from "./dom.js";
 import { nameLink } from "./ladder.js";
 import { rulesName } from "./state.js";
-import { num, t, tn } from "./words.js";
+import { num, said, t, tn } from "./words.js";
 
 /** Choose a name (or come back as the stored one). */
 export function nameScreen(state, act, { name = "", error = null } = {}) {
@@ -23,7 +23,7 @@ export function nameScreen(state, act, { name = "", error = null } = {}) {
       h("label", { for: "name-input" }, t("Your name")),
       input,
       h("p", { id: "name-help", class: "help" }, t("1 to 24 characters; it is shown to the other players.")),
-      error ? h("p", { class: "error", role: "alert", id: "name-error" }, error) : null,
+      error ? h("p", { class: "error", role: "alert", id: "name-error" }, said(error)) : null,
       h("button", { type: "submit", id: "connect", class: "primary", dataset: { key: "connect" } }, t("Play"))));
 }
 
@@ -155,7 +155,7 @@ function codeForm(act, error) {
     h("h3", {}, t("Join by invite code")),
     h("div", { class: "fields" },
       h("div", { class: "field" }, h("label", { for: "code-input" }, t("Invite code")), input,
-        error ? h("p", { class: "error field-error", id: "code-error", role: "alert" }, error) : null),
+        error ? h("p", { class: "error field-error", id: "code-error", role: "alert" }, said(error)) : null),
       h("div", { class: "field check" }, spectate, h("label", { for: "code-spectate" }, t("Watch only")))),
     h("button", { type: "submit", id: "join-code", dataset: { key: "join-code" } }, t("Join")));
 }

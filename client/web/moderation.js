@@ -4,7 +4,7 @@
 // checks the operator, so the panel only decides what a non-operator is shown.
 
 import { h } from "./dom.js";
-import { t, tn } from "./words.js";
+import { said, t, tn } from "./words.js";
 
 export function createModeration() {
   return { pending: null, result: null }; // pending: {msg, question}; result: {ok, text}
@@ -71,7 +71,9 @@ export function doneText(type) {
 function form(kind, title, fields, mod, act) {
   return h("form", { class: "mod-form", id: `mod-${kind}`, dataset: { kind, key: `mod-${kind}` }, onsubmit: (ev) => {
     ev.preventDefault();
-    mod.pending = moderationRequest(kind, new FormData(ev.currentTarget));
+    const values = new FormData(ev.currentTarget);
+    const { msg } = moderationRequest(kind, values);
+    mod.pending = { msg, question: () => moderationRequest(kind, values).question };
     mod.result = null;
     act.redraw();
   } },
@@ -98,13 +100,13 @@ export function moderationPanel(acc, mod, act) {
   return fix(h("div", { class: "panel moderation", id: "moderation" },
     h("h3", {}, t("Moderation")),
     mod.pending ? h("div", { class: "confirm", id: "mod-confirm", role: "alertdialog", "aria-labelledby": "mod-question" },
-      h("p", { id: "mod-question" }, mod.pending.question),
+      h("p", { id: "mod-question" }, said(mod.pending.question)),
       h("div", { class: "buttons" },
         h("button", { type: "button", class: "primary", id: "mod-yes", dataset: { key: "mod-yes" },
           onclick: () => act.moderate(mod.pending.msg) }, t("Yes, do it")),
         h("button", { type: "button", id: "mod-no", dataset: { key: "mod-no" },
           onclick: () => { mod.pending = null; act.redraw(); } }, t("Cancel")))) : null,
-    mod.result ? h("p", { class: mod.result.ok ? "good" : "error", role: "status", id: "mod-result" }, mod.result.text) : null,
+    mod.result ? h("p", { class: mod.result.ok ? "good" : "error", role: "status", id: "mod-result" }, said(mod.result.text)) : null,
     form("kick", t("Kick"), [nameField("kick"), reasonField("kick")], mod, act),
     form("mute", t("Mute"), [nameField("mute"), minutesField("mute"), reasonField("mute")], mod, act),
     form("ban", t("Ban"), [nameField("ban", false),

@@ -10,7 +10,7 @@ import { rulesPanel } from "./rules.js";
 import {
   dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, rulesName, seatsAfter, winnersText,
 } from "./state.js";
-import { num, t, tn } from "./words.js";
+import { num, said, t, tn } from "./words.js";
 
 const LEVELS = ["easy", "medium", "hard"];
 
@@ -267,7 +267,7 @@ function moveControls(state, ui, act) {
       act.typed(text);
     } },
       input, h("button", { type: "submit", dataset: { key: "move-send" } }, t("Send"))),
-    ui.moveError ? h("p", { class: "error", role: "alert" }, ui.moveError) : null);
+    ui.moveError ? h("p", { class: "error", role: "alert" }, said(ui.moveError)) : null);
 }
 
 function waitingControls(state, ui, act) {

@@ -80,6 +80,12 @@ export function t(english, fields = {}) {
   return fill(CATALOG.get(english) ?? english, fields);
 }
 
+/** A text kept to be shown later (a refusal, what a request did): a function that
+ * words it in the language in use when drawn, or a plain string. */
+export function said(text) {
+  return typeof text === "function" ? text() : text;
+}
+
 /** Plural text: `one` when n is 1, else `other` (English rules; catalogs bring their own). */
 export function tn(one, other, n, fields = {}) {
   const all = { n, ...fields };

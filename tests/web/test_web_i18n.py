@@ -378,3 +378,17 @@ def test_each_language_takes_the_page_over(page: Page, server: WebServer) -> Non
                   what=f"the page in {lang}")
         title = page.css("#lobby-title").text
         assert (title == "Tables") == (lang == "en"), (lang, title)
+
+
+def test_a_refusal_shown_is_worded_again_in_the_language_chosen(
+        page: Page, server: WebServer) -> None:
+    """A refusal on screen is kept as what it says, not as its English words: a
+    language chosen after it words it again."""
+    page.open(server.url)
+    page.name_and_enter("Lale")
+    page.css("#code-input").send_keys("ZZZZ")
+    page.click("#join-code")
+    assert page.wait_css("#code-error").text.startswith("No such table")
+    set_field(page, "#lang-choice", "ru")
+    page.wait(lambda d: page.css("#code-error").text.startswith("Нет такого стола"),
+              what="the refusal in Russian")

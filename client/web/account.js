@@ -3,7 +3,7 @@
 // the terminal client keeps it per server, and logs in with it on the next visit.
 
 import { h } from "./dom.js";
-import { t } from "./words.js";
+import { said, t, tn } from "./words.js";
 
 const LOGIN_KEY = "pisyedili.login";
 
@@ -38,7 +38,7 @@ export function createAccount() {
   return {
     registered: false,
     operator: false,
-    error: null, // the last account request's refusal, in words
+    error: null, // the last account request's refusal, in words (see said())
     info: null, // what the last one did
     notice: null, // a rated table refused a guest a seat: {table}
     pendingLogin: null, // {name, password} from the name screen, sent once welcomed
@@ -49,9 +49,9 @@ export function createAccount() {
 export function accountError(reply) {
   switch (reply.code) {
     case "bad_login": return t("That name and password do not match.");
-    case "weak_password": return t("The password needs at least {n} characters.", { n: reply.limit ?? 8 });
+    case "weak_password": return tn("The password needs at least {n} character.", "The password needs at least {n} characters.", reply.limit ?? 8);
     case "name_registered": return t("Someone has registered this name already: log in, or play under another name.");
-    case "too_many_logins": return t("Too many tries: wait {s} seconds and try again.", { s: Math.ceil(Number(reply.retry_after ?? 60)) });
+    case "too_many_logins": return tn("Too many tries: wait {n} second and try again.", "Too many tries: wait {n} seconds and try again.", Math.ceil(Number(reply.retry_after ?? 60)));
     case "banned": return t("This account is banned from the server.");
     case "already_at_table": return t("Leave the table first.");
     case "tls_required": return t("This server takes passwords over a secure connection (https) only.");
@@ -82,8 +82,8 @@ function field(id, label, attrs = {}) {
 
 function messages(acc) {
   return [
-    acc.error ? h("p", { class: "error", role: "alert", id: "account-error" }, acc.error) : null,
-    acc.info ? h("p", { class: "good", role: "status", id: "account-info" }, acc.info) : null,
+    acc.error ? h("p", { class: "error", role: "alert", id: "account-error" }, said(acc.error)) : null,
+    acc.info ? h("p", { class: "good", role: "status", id: "account-info" }, said(acc.info)) : null,
   ];
 }
 
@@ -154,7 +154,7 @@ export function loginEntry(act, error) {
     h("div", { class: "fields" },
       field("entry-name", t("Account name"), { autocomplete: "username", maxlength: 24, required: true }),
       field("entry-password", t("Password"), { type: "password", autocomplete: "current-password", required: true })),
-    error ? h("p", { class: "error", role: "alert", id: "entry-error" }, error) : null,
+    error ? h("p", { class: "error", role: "alert", id: "entry-error" }, said(error)) : null,
     h("button", { type: "submit", id: "entry-login", dataset: { key: "entry-login" } }, t("Log in and play")));
 }
 

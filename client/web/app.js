@@ -9,14 +9,15 @@ import { HISTORY_PAGE, historyPage } from "./history.js";
 import { ladderPage, nameLink, profilePage } from "./ladder.js";
 import { lobbyScreen, nameScreen } from "./lobby.js";
 import { animateEvents, flights } from "./motion.js";
-import { createModeration, moderationPanel } from "./moderation.js";
+import { createModeration, doneText, moderationPanel } from "./moderation.js";
 import * as notice from "./notice.js";
 import { refusalText } from "./refusals.js";
 import { createReplays, replayPage } from "./replay.js";
 import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt } from "./state.js";
 import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
-import { t } from "./words.js";
+import { renderFrame } from "./page.js";
+import { loadLanguage, said, startLanguage, t, tn, useLanguage } from "./words.js";
 
 const state = createState();
 const ORDER_KEY = "pisyedili.order";
@@ -61,7 +62,7 @@ function onStatus(status, detail) {
     state.stopReason = detail;
     if (detail && detail.type === "error") {
       // A refused hello (a name the server will not take): back to the name screen.
-      ui.nameError = refusalText(detail);
+      ui.nameError = () => refusalText(detail);
       state.me = null;
     }
   }
@@ -81,8 +82,8 @@ function onMessage(msg) {
   if (msg.type === "announcement") state.announcement = { text: msg.text, by: msg.by };
   if (msg.type === "table_closed" && state.table && state.table.id === msg.table) {
     leftTable(state);
-    acc.info = msg.reason ? t("An operator closed the table: {reason}", { reason: msg.reason })
-      : t("An operator closed the table.");
+    acc.info = () => (msg.reason ? t("An operator closed the table: {reason}", { reason: msg.reason })
+      : t("An operator closed the table."));
   }
   if (msg.type === "error" && ui.jack) ui.jack = null;
   render();
@@ -162,14 +163,15 @@ function accountRequest(msg, savedToken = false) {
   return wire.request(msg, { quiet: true }).then((reply) => {
     if (reply.type === "account") {
       onMessage(reply);
-      acc.info = { register: t("Registered: {name} is yours now.", { name: reply.name }),
-        login: t("Logged in as {name}.", { name: reply.name }), logout: t("Logged out: you play on as the guest {name}.", { name: reply.name }),
-        passwd: t("The password is changed; other devices must log in again.") }[msg.type];
+      acc.info = { register: () => t("Registered: {name} is yours now.", { name: reply.name }),
+        login: () => t("Logged in as {name}.", { name: reply.name }),
+        logout: () => t("Logged out: you play on as the guest {name}.", { name: reply.name }),
+        passwd: () => t("The password is changed; other devices must log in again.") }[msg.type];
       sessionStore.save({ name: reply.name, token: reply.token }); // the session we are now
       wire.name = reply.name;
     } else {
       if (savedToken && reply.code === "bad_login") loginStore.forget();
-      acc.error = accountError(reply);
+      acc.error = () => accountError(reply);
       if (state.status !== "welcomed" || !state.me) ui.nameError = acc.error;
     }
     render();
@@ -198,7 +200,7 @@ const act = {
   connect(name) {
     ui.askedName = name;
     if (!name) {
-      ui.nameError = "Please choose a name.";
+      ui.nameError = () => t("Please choose a name.");
       render();
       return;
     }
@@ -220,7 +222,7 @@ const act = {
   },
   register(password, again) {
     if (password !== again) {
-      acc.error = t("The two passwords differ.");
+      acc.error = () => t("The two passwords differ.");
       acc.info = null;
       render();
       return;
@@ -271,8 +273,8 @@ const act = {
     const clean = Object.fromEntries(Object.entries(msg).filter(([, v]) => v !== undefined));
     mod.pending = null;
     wire.request(clean, { quiet: true }).then((reply) => {
-      mod.result = reply.type === "ok" ? { ok: true, text: t("Done: {what}.", { what: clean.type.replace("_", " ") }) }
-        : { ok: false, text: reply.message || reply.code };
+      mod.result = reply.type === "ok" ? { ok: true, text: () => doneText(clean.type) }
+        : { ok: false, text: () => refusalText(reply) };
       render();
     });
     render();
@@ -295,7 +297,7 @@ const act = {
     ui.codeError = null;
     act.send({ type: "join_table", ...how }).then((reply) => {
       if (reply.type === "error" && how.code !== undefined) {
-        ui.codeError = refusalText(reply);
+        ui.codeError = () => refusalText(reply);
         render();
         document.getElementById("code-input")?.focus();
         return;
@@ -332,7 +334,7 @@ const act = {
   },
   leave() {
     const playing = state.table.phase === "playing" && mySeat(state) !== null;
-    if (playing && !window.confirm("The match is on: leaving hands your seat to a bot for good. Leave?")) return;
+    if (playing && !window.confirm(t("The match is on: leaving hands your seat to a bot for good. Leave?"))) return;
     wire.request({ type: "leave_table" }).then((reply) => {
       if (reply.type === "ok") {
         leftTable(state);
@@ -355,7 +357,7 @@ const act = {
   },
   playCard(card) {
     if (!myTurn(state)) {
-      ui.moveError = state.moves.length ? null : "It is not your turn.";
+      ui.moveError = state.moves.length ? null : () => t("It is not your turn.");
       render();
       return;
     }
@@ -390,8 +392,9 @@ const act = {
   },
   typed(text) {
     const hand = state.view && Array.isArray(state.view.hand) ? state.view.hand : [];
-    const parsed = parseMoveText(text, state.moves, hand);
-    ui.moveError = parsed.error || null;
+    const moves = state.moves;
+    const parsed = parseMoveText(text, moves, hand);
+    ui.moveError = parsed.error ? () => parseMoveText(text, moves, hand).error : null;
     if (parsed.move) act.move(parsed.move);
     else if (parsed.jack) act.playCard(parsed.jack);
     else render();
@@ -406,11 +409,11 @@ const act = {
 
 function linkText() {
   switch (state.status) {
-    case "connecting": return "connecting…";
-    case "reconnecting": return "connection lost: reconnecting…";
+    case "connecting": return t("connecting…");
+    case "reconnecting": return t("connection lost: reconnecting…");
     case "stopped":
-      if (state.stopReason && state.stopReason.type === "replaced") return "this session continues in another tab";
-      return state.me ? "disconnected" : "";
+      if (state.stopReason && state.stopReason.type === "replaced") return t("this session continues in another tab");
+      return state.me ? t("disconnected") : "";
     default: return "";
   }
 }
@@ -450,15 +453,15 @@ function renderChat() {
   for (const line of state.chat) {
     if (line.seq <= chatShown) continue;
     list.append(h("li", { class: `scope-${line.scope}` },
-      h("strong", {}, nameLink(line.name)), line.spectator ? h("span", { class: "muted" }, " (watching)") : null,
-      line.scope === "lobby" && atTable(state) ? h("span", { class: "muted" }, " [lobby]") : null,
+      h("strong", {}, nameLink(line.name)), line.spectator ? h("span", { class: "muted" }, ` ${t("(watching)")}`) : null,
+      line.scope === "lobby" && atTable(state) ? h("span", { class: "muted" }, ` ${t("[lobby]")}`) : null,
       `: ${line.text}`));
     chatShown = line.seq;
   }
   while (list.children.length > 200) list.firstElementChild.remove();
   list.scrollTop = list.scrollHeight;
   $("chat").hidden = !hasFeature(state, "chat");
-  $("chat-scope").textContent = atTable(state) ? "to the table" : "to the lobby";
+  $("chat-scope").textContent = atTable(state) ? t("to the table") : t("to the lobby");
 }
 
 /** The welcome's name differs from the one asked: say so once, in the lobby. */
@@ -482,13 +485,13 @@ function renderChatHelp() {
   let text = "";
   let cls = "chat-help";
   if (ui.chatError) {
-    text = ui.chatError;
+    text = said(ui.chatError);
     cls += " error";
   } else if (n >= limit) {
-    text = t("{limit} characters at most: this is the limit.", { limit });
+    text = tn("{n} character at most: this is the limit.", "{n} characters at most: this is the limit.", limit);
     cls += " error";
   } else if (n >= CHAT_WARN_AT) {
-    text = t("{n} of {limit} characters", { n, limit });
+    text = tn("{count} of {n} character", "{count} of {n} characters", limit, { count: n });
   }
   help.textContent = text;
   help.className = cls;
@@ -583,12 +586,12 @@ function render() {
   body.link = state.status;
   renderHeader();
   // A tab in the background says when the decision is ours (the terminal's /bell).
-  document.title = myTurn(state) ? "▶ Your move · Pis Yedili" : "Pis Yedili";
+  document.title = myTurn(state) ? t("▶ Your move · Pis Yedili") : "Pis Yedili";
   let content;
   if (screen === "name") {
     const saved = sessionStore.load();
     if (state.status === "connecting" || state.status === "reconnecting") {
-      content = h("section", { class: "panel" }, h("p", { role: "status" }, "Connecting…"));
+      content = h("section", { class: "panel" }, h("p", { role: "status" }, t("Connecting…")));
     } else {
       // What was typed stays in the field after a refusal, with the reason beside it.
       content = h("div", { class: "entry" },
@@ -707,6 +710,19 @@ function onKey(ev) {
   }
 }
 
+// -------------------------------------------------------------------- language
+
+/** Everything drawn again in the language (or digits) now in use, without reconnecting:
+ * the frame, the screen, and the log and chat lists from the state. */
+function relabel() {
+  renderFrame(relabel);
+  for (const id of ["log", "chat-list"]) $(id).replaceChildren();
+  logShown = 0;
+  chatShown = 0;
+  render();
+  renderChatHelp();
+}
+
 // ------------------------------------------------------------------------ start
 
 function boot() {
@@ -717,7 +733,7 @@ function boot() {
     const text = input.value.trim();
     if (!text) return;
     act.chat(text).then((reply) => {
-      ui.chatError = reply.type === "ok" ? null : refusalText(reply);
+      ui.chatError = reply.type === "ok" ? null : () => refusalText(reply);
       if (reply.type === "ok") input.value = "";
       renderChatHelp();
     });
@@ -747,5 +763,12 @@ function boot() {
 }
 
 // Tests and curious people may read the state; nothing reads it back from here.
-window.pisyedili = { state, wire, sortHand, flights, played: notice.played, ui, acc };
+// `useLanguage` takes a compiled catalog as the page would fetch it (a test's own).
+window.pisyedili = { state, wire, sortHand, flights, played: notice.played, ui, acc,
+  useLanguage(data) {
+    useLanguage(data);
+    relabel();
+  } };
+await loadLanguage(startLanguage());
+renderFrame(relabel);
 boot();

@@ -1,11 +1,33 @@
 // Card codes as the protocol writes them (rank then suit letter: "7h", "10d", "Js")
-// and as people see and type them. Pure functions: no DOM here.
+// and as people see and type them. Pure functions: no DOM here. The notation (7♥, 10s)
+// is the same in every language, as the terminal's; suit and rank names translate.
+
+import { t } from "./words.js";
 
 export const SUITS = ["c", "d", "h", "s"];
 export const RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"];
-export const SUIT_NAMES = { c: "clubs", d: "diamonds", h: "hearts", s: "spades" };
 export const SUIT_SYMBOLS = { c: "♣", d: "♦", h: "♥", s: "♠" };
-const RANK_NAMES = { J: "jack", Q: "queen", K: "king", A: "ace" };
+
+/** A suit's name in the language in use ("hearts"). */
+export function suitName(suit) {
+  switch (suit) {
+    case "c": return t("clubs");
+    case "d": return t("diamonds");
+    case "h": return t("hearts");
+    case "s": return t("spades");
+    default: return suit;
+  }
+}
+
+function rankName(rank) {
+  switch (rank) {
+    case "J": return t("jack");
+    case "Q": return t("queen");
+    case "K": return t("king");
+    case "A": return t("ace");
+    default: return rank;
+  }
+}
 
 // Shown in the order of the terminal client (♣ ♥ ♠ ♦): neighbouring suits alternate
 // colours, so a hand never shows two red or two black groups side by side.
@@ -41,8 +63,15 @@ export function cardText(card) {
 
 /** "7 of hearts": what a screen reader says for a card. */
 export function cardName(card) {
-  const rank = rankOf(card);
-  return `${RANK_NAMES[rank] ?? rank} of ${SUIT_NAMES[suitOf(card)] ?? suitOf(card)}`;
+  const rank = rankName(rankOf(card));
+  // One text a suit: languages inflect the suit's name after the rank.
+  switch (suitOf(card)) {
+    case "c": return t("{rank} of clubs", { rank });
+    case "d": return t("{rank} of diamonds", { rank });
+    case "h": return t("{rank} of hearts", { rank });
+    case "s": return t("{rank} of spades", { rank });
+    default: return `${rank} ${suitOf(card)}`;
+  }
 }
 
 export function parseSuit(text) {
@@ -55,12 +84,12 @@ export function parseRank(text) {
 
 /** Canonical code ("10s", "Jh") from forgiving text ("10S", "ts", "j♥"), else null. */
 export function parseCard(text) {
-  const t = String(text).trim().toLowerCase();
-  if (!t || /\s/.test(t)) return null;
-  for (const split of [t.length - 1, t.length - 2]) {
+  const low = String(text).trim().toLowerCase();
+  if (!low || /\s/.test(low)) return null;
+  for (const split of [low.length - 1, low.length - 2]) {
     if (split < 1) continue;
-    const rank = parseRank(t.slice(0, split));
-    const suit = parseSuit(t.slice(split));
+    const rank = parseRank(low.slice(0, split));
+    const suit = parseSuit(low.slice(split));
     if (rank && suit) return rank + suit;
   }
   return null;
@@ -88,25 +117,25 @@ export function sortHand(hand, order = "suit") {
  * did not offer is still sent, so the player gets the server's reason and rule.
  */
 export function parseMoveText(text, moves, hand) {
-  const t = String(text).trim().toLowerCase();
-  if (!t) return { error: "Type a card (7h, 10s, Jh>s), draw, pass or pick N." };
-  if (t === "d" || t === "draw") return { move: { kind: "draw" } };
-  if (t === "p" || t === "pass") return { move: { kind: "pass" } };
-  const pick = /^(?:pick\s*)?(\d+)$/.exec(t);
+  const low = String(text).trim().toLowerCase();
+  if (!low) return { error: t("Type a card (7h, 10s, Jh>s), draw, pass or pick N.") };
+  if (low === "d" || low === "draw") return { move: { kind: "draw" } };
+  if (low === "p" || low === "pass") return { move: { kind: "pass" } };
+  const pick = /^(?:pick\s*)?(\d+)$/.exec(low);
   if (pick && moves.some((m) => m.kind === "pick")) {
     return { move: { kind: "pick", position: Number(pick[1]) - 1 } };
   }
-  const jackSuit = /^(\S+?)\s*(?:[\s>:/=-])\s*(\S+)$/.exec(t);
-  let card = parseCard(t);
+  const jackSuit = /^(\S+?)\s*(?:[\s>:/=-])\s*(\S+)$/.exec(low);
+  let card = parseCard(low);
   let suit = null;
   if (!card && jackSuit) {
     card = parseCard(jackSuit[1]);
     suit = parseSuit(jackSuit[2]);
-    if (card && !suit) return { error: `"${jackSuit[2]}" is not a suit (c, d, h or s).` };
+    if (card && !suit) return { error: t("\"{text}\" is not a suit (c, d, h or s).", { text: jackSuit[2] }) };
   }
-  if (!card) return { error: `"${text.trim()}" is not a card or a move.` };
+  if (!card) return { error: t("\"{text}\" is not a card or a move.", { text: text.trim() }) };
   if (hand && hand.length && !hand.includes(card)) {
-    return { error: `You do not hold ${cardText(card)}.` };
+    return { error: t("You do not hold {card}.", { card: cardText(card) }) };
   }
   if (rankOf(card) === "J") {
     if (suit) return { move: { kind: "play", card, suit } };
@@ -114,7 +143,7 @@ export function parseMoveText(text, moves, hand) {
     if (offered.length === 1 && offered[0] === null) return { move: { kind: "play", card } };
     return { jack: card };
   }
-  if (suit) return { error: "Only a jack names a suit (C5, K8)." };
+  if (suit) return { error: t("Only a jack names a suit (C5, K8).") };
   return { move: { kind: "play", card } };
 }
 

@@ -1,6 +1,7 @@
 // A few lines of DOM building, so the views read as the markup they make.
 
-import { cardName, cardText, isRed, rankOf, SUIT_NAMES, SUIT_SYMBOLS, suitOf } from "./cards.js";
+import { cardName, cardText, isRed, rankOf, SUIT_SYMBOLS, suitName, suitOf } from "./cards.js";
+import { t, when } from "./words.js";
 
 /** h("button", {class: "x", onclick: f}, "text", child...) */
 export function h(tag, attrs = {}, ...children) {
@@ -29,6 +30,18 @@ function append(el, children) {
     if (Array.isArray(child)) append(el, child);
     else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
+}
+
+/** A moment (`seconds` since the epoch) as the language writes it, machine-readable too. */
+export function timeView(seconds) {
+  return h("time", { datetime: new Date(seconds * 1000).toISOString() }, when(seconds));
+}
+
+/** A translated text whose `{name}` placeholders are nodes (keys, links, badges):
+ * t() leaves the placeholders it has no field for, and here they become `nodes[name]`. */
+export function fillNodes(text, nodes) {
+  return String(text).split(/\{(\w+)\}/).map((part, i) => (i % 2 ? nodes[part] ?? `{${part}}` : part))
+    .filter((part) => part !== "");
 }
 
 /** Text with its suit symbols coloured: the symbol says the suit, the colour helps. */
@@ -69,7 +82,7 @@ export function cardButton(card, { legal, onclick, key, label }) {
   return h("button", {
     type: "button",
     class: cardClass(card, legal ? "legal" : "idle"),
-    "aria-label": label ?? `${cardName(card)}${legal ? ", playable" : ""}`,
+    "aria-label": label ?? (legal ? t("{card}, playable", { card: cardName(card) }) : cardName(card)),
     "aria-disabled": legal ? null : "true",
     title: cardText(card),
     dataset: { card, key },
@@ -83,7 +96,7 @@ export function cardBack(extra = "", attrs = {}) {
 
 export function suitLabel(suit) {
   return h("span", { class: `suit-badge ${isRed(suit) ? "red" : "black"}` },
-    h("span", { "aria-hidden": "true" }, SUIT_SYMBOLS[suit]), ` ${SUIT_NAMES[suit]}`);
+    h("span", { "aria-hidden": "true" }, SUIT_SYMBOLS[suit]), ` ${suitName(suit)}`);
 }
 
 const HANDLERS = ["onclick", "onsubmit", "onchange", "oninput", "onkeydown"];

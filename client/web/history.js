@@ -1,26 +1,24 @@
 // Finished matches: yours, a player's, and the latest public ones, a page at a time;
 // each links to its replay (#replay=ID), which the server shows to whoever may see it.
 
-import { h } from "./dom.js";
+import { h, timeView } from "./dom.js";
 import { nameLink } from "./ladder.js";
-import { t, tn } from "./words.js";
+import { refusalText } from "./refusals.js";
+import { rulesName } from "./state.js";
+import { num, t, tn } from "./words.js";
 
 export const HISTORY_PAGE = 20;
-
-function when(seconds) {
-  return new Date(seconds * 1000).toLocaleString();
-}
 
 function matchRow(m) {
   const winners = new Set(m.winners);
   return h("li", { class: "match-row", dataset: { match: String(m.id) } },
     h("a", { href: `#replay=${m.id}`, class: "replay-link", dataset: { match: String(m.id) } },
       t("Match #{id}", { id: m.id })), " ",
-    h("span", { class: "muted" }, `${m.rules} · `, tn("{n} deal", "{n} deals", m.deals), ` · ${when(m.finished_at)}`),
+    h("span", { class: "muted" }, `${rulesName(m.rules)} · `, tn("{n} deal", "{n} deals", m.deals), " · ", timeView(m.finished_at)),
     m.private ? h("span", { class: "tag" }, t("private")) : null,
     h("div", { class: "match-players" }, m.players.map((p, i) => [i ? " · " : "",
       winners.has(p.seat) ? h("strong", {}, nameLink(p.name), " ★") : nameLink(p.name),
-      ` ${p.total}`])));
+      ` ${num(p.total)}`])));
 }
 
 /** The matches page. `which` is {of, name}; `data` the server's `history` (or an error). */
@@ -37,7 +35,7 @@ export function historyPage(which, data, act) {
       h("div", { class: "buttons" }, tabs.map(([of, label]) => h("a", { href: `#history-${of}`, id: `history-${of}`,
         class: `tab ${which.of === of ? "current" : ""}`, "aria-current": which.of === of ? "page" : null }, label)))),
     !data ? h("p", { class: "muted", role: "status" }, t("Loading…")) : null,
-    data && data.type === "error" ? h("p", { class: "error", role: "alert" }, data.message || data.code) : null,
+    data && data.type === "error" ? h("p", { class: "error", role: "alert" }, refusalText(data)) : null,
     data && data.type === "history" && !matches.length ? h("p", { class: "muted", id: "history-empty" }, t("No finished matches.")) : null,
     matches.length ? h("ol", { class: "match-list", id: "match-list", start: offset + 1 }, matches.map(matchRow)) : null,
     total > matches.length ? h("div", { class: "pager" },

@@ -2,8 +2,10 @@
 // recent results). A player's name anywhere on the page links to the profile; the
 // pages are addressed by the URL's hash (#ladder, #profile=NAME), so they can be shared.
 
-import { h } from "./dom.js";
-import { t, tn } from "./words.js";
+import { h, timeView } from "./dom.js";
+import { rulesName } from "./state.js";
+import { refusalText } from "./refusals.js";
+import { num, t, tn } from "./words.js";
 
 const BOT_NAME = /^bot\s*\(/i;
 
@@ -15,7 +17,7 @@ export function nameLink(name, attrs = {}) {
 }
 
 function rating(x) {
-  return Number(x).toFixed(1);
+  return num(Number(x), { minimumFractionDigits: 1, maximumFractionDigits: 1, useGrouping: false });
 }
 
 /** The leaderboard page: `data` is the server's `leaderboard` (or an error). */
@@ -28,7 +30,7 @@ export function ladderPage(data, rules, act) {
         ["classic", "cardiva"].map((r) => h("button", { type: "button", id: `ladder-${r}`,
           class: r === rules ? "primary" : "", "aria-pressed": String(r === rules), dataset: { key: `ladder-${r}` },
           onclick: () => act.ladder(r) }, r === "classic" ? t("Classic") : t("Cardiva"))))),
-    data && data.type === "error" ? h("p", { class: "error", role: "alert" }, data.message || data.code) : null,
+    data && data.type === "error" ? h("p", { class: "error", role: "alert" }, refusalText(data)) : null,
     !data ? h("p", { class: "muted", role: "status" }, t("Loading…")) : null,
     data && data.type === "leaderboard" && !rows.length ? h("p", { class: "muted" }, t("Nobody has played a rated match of these rules yet.")) : null,
     rows.length ? h("table", { class: "scores ladder-table", id: "ladder-table" },
@@ -37,16 +39,12 @@ export function ladderPage(data, rules, act) {
         h("th", { scope: "col", class: "num" }, t("Rating")), h("th", { scope: "col", class: "num" }, t("Matches")),
         h("th", { scope: "col", class: "num" }, t("Wins")))),
       h("tbody", {}, rows.map((r) => h("tr", { dataset: { name: r.name } },
-        h("td", { class: "num" }, String(r.rank)),
+        h("td", { class: "num" }, num(r.rank)),
         h("th", { scope: "row" }, r.kind === "bot" ? r.name : nameLink(r.name)),
         h("td", { class: "num", title: t("mu {mu}, sigma {sigma}", { mu: rating(r.mu), sigma: rating(r.sigma) }) }, rating(r.rating)),
-        h("td", { class: "num" }, String(r.matches)),
-        h("td", { class: "num" }, String(r.wins)))))) : null,
+        h("td", { class: "num" }, num(r.matches)),
+        h("td", { class: "num" }, num(r.wins)))))) : null,
     h("p", { class: "help" }, t("The rating is mu − 3 sigma: a cautious estimate of skill, which rises as rated matches show it.")));
-}
-
-function when(seconds) {
-  return new Date(seconds * 1000).toLocaleString();
 }
 
 /** A player's profile page: `data` is the server's `profile` (or an error). */
@@ -56,7 +54,7 @@ export function profilePage(name, data) {
     body = h("p", { class: "muted", role: "status" }, t("Loading…"));
   } else if (data.type !== "profile") {
     body = h("p", { class: data.code === "no_such_player" ? "muted" : "error", id: "profile-error" },
-      data.code === "no_such_player" ? t("{name} has no account here: guests are not rated.", { name }) : data.message || data.code || data.type);
+      data.code === "no_such_player" ? t("{name} has no account here: guests are not rated.", { name }) : refusalText(data) || data.type);
   } else {
     body = [
       h("p", { id: "profile-totals" }, tn("{n} match kept", "{n} matches kept", data.matches), ", ",
@@ -66,16 +64,16 @@ export function profilePage(name, data) {
           h("th", { scope: "col", class: "num" }, t("Rank")), h("th", { scope: "col", class: "num" }, t("Rated matches")),
           h("th", { scope: "col", class: "num" }, t("Wins")))),
         h("tbody", {}, data.ratings.map((r) => h("tr", {},
-          h("th", { scope: "row" }, r.rules), h("td", { class: "num" }, rating(r.rating)),
-          h("td", { class: "num" }, String(r.rank)), h("td", { class: "num" }, String(r.matches)),
-          h("td", { class: "num" }, String(r.wins)))))) : h("p", { class: "muted" }, t("No rated matches yet.")),
+          h("th", { scope: "row" }, rulesName(r.rules)), h("td", { class: "num" }, rating(r.rating)),
+          h("td", { class: "num" }, num(r.rank)), h("td", { class: "num" }, num(r.matches)),
+          h("td", { class: "num" }, num(r.wins)))))) : h("p", { class: "muted" }, t("No rated matches yet.")),
       h("h3", {}, t("Recent results")),
       data.recent.length ? h("ol", { class: "match-list", id: "profile-recent" }, data.recent.map((m) =>
         h("li", { dataset: { match: String(m.id) } },
           h("span", { class: `tag ${m.won ? "good" : ""}` }, m.won ? t("won") : t("lost")), " ",
-          t("{rules}, {total} points", { rules: m.rules, total: m.total }), " ",
+          t("{rules}, {total} points", { rules: rulesName(m.rules), total: m.total }), " ",
           m.rated ? h("span", { class: "tag" }, t("rated")) : null, " ",
-          h("span", { class: "muted" }, when(m.finished_at)), " · ",
+          h("span", { class: "muted" }, timeView(m.finished_at)), " · ",
           m.players.map((p, i) => [i ? ", " : "", nameLink(p)]), " · ",
           h("a", { href: `#replay=${m.id}`, class: "replay-link" }, t("replay"))))) : h("p", { class: "muted" }, t("No matches yet.")),
     ];

@@ -1,9 +1,10 @@
 // The name screen and the lobby: the live table list, a new table with its options,
 // joining by id or invite code. Views only: they call `act` for everything they do.
 
-import { h } from "./dom.js";
+import { fillNodes, h } from "./dom.js";
 import { nameLink } from "./ladder.js";
-import { t as tr } from "./words.js";
+import { rulesName } from "./state.js";
+import { num, said, t, tn } from "./words.js";
 
 /** Choose a name (or come back as the stored one). */
 export function nameScreen(state, act, { name = "", error = null } = {}) {
@@ -13,50 +14,75 @@ export function nameScreen(state, act, { name = "", error = null } = {}) {
     dataset: { key: "name-input" } });
   return h("section", { class: "panel name-panel", "aria-labelledby": "name-title" },
     h("h2", { id: "name-title" }, "Pis Yedili"),
-    h("p", {}, "Dirty Seven, the Turkish shedding game: be the first out, and hold as few penalty points as you can when someone else is."),
+    h("p", {}, t("Dirty Seven, the Turkish shedding game: be the first out, and hold as few penalty points as you can when someone else is.")),
     // Handlers read the form they fire on: a redraw may keep the old elements (dom.js).
     h("form", { class: "name-form", onsubmit: (ev) => {
       ev.preventDefault();
       act.connect(ev.currentTarget.elements.name.value.trim());
     } },
-      h("label", { for: "name-input" }, "Your name"),
+      h("label", { for: "name-input" }, t("Your name")),
       input,
-      h("p", { id: "name-help", class: "help" }, "1 to 24 characters; it is shown to the other players."),
-      error ? h("p", { class: "error", role: "alert", id: "name-error" }, error) : null,
-      h("button", { type: "submit", id: "connect", class: "primary", dataset: { key: "connect" } }, "Play")));
+      h("p", { id: "name-help", class: "help" }, t("1 to 24 characters; it is shown to the other players.")),
+      error ? h("p", { class: "error", role: "alert", id: "name-error" }, said(error)) : null,
+      h("button", { type: "submit", id: "connect", class: "primary", dataset: { key: "connect" } }, t("Play"))));
+}
+
+function matchEndText(matchEnd) {
+  const [kind, count] = String(matchEnd).split(":");
+  const n = Number(count);
+  if (kind === "deals") return tn("{n} deal", "{n} deals", n);
+  if (kind === "points") return tn("{n} point", "{n} points", n);
+  return String(matchEnd).replace(":", " ");
+}
+
+function tenText(ten) {
+  if (ten === "reverse") return t("10 reverses");
+  if (ten === "bounce") return t("10 bounces");
+  return `10 ${ten}s`;
 }
 
 /** The options of a table in a few words: the match, a 10, the stock, decks, timer. */
 export function optionsText(opts) {
   const parts = [];
-  if (opts.match_end) parts.push(opts.match_end.replace(":", " "));
-  if (opts.ten) parts.push(`10 ${opts.ten}s`);
-  if (opts.empty_stock) parts.push(opts.empty_stock === "reshuffle" ? "reshuffle" : "stock out ends");
-  if (opts.decks && opts.decks > 1) parts.push(`${opts.decks} decks`);
-  parts.push(opts.turn_seconds ? `${opts.turn_seconds}s turns` : "untimed");
+  if (opts.match_end) parts.push(matchEndText(opts.match_end));
+  if (opts.ten) parts.push(tenText(opts.ten));
+  if (opts.empty_stock) parts.push(opts.empty_stock === "reshuffle" ? t("reshuffle") : t("stock out ends"));
+  if (opts.decks && opts.decks > 1) parts.push(tn("{n} deck", "{n} decks", opts.decks));
+  parts.push(opts.turn_seconds ? t("{n}s turns", { n: opts.turn_seconds }) : t("untimed"));
   return parts.join(" · ");
 }
 
-function tableRow(t, act) {
-  const full = t.taken >= t.seats || t.phase !== "waiting";
-  const buttons = t.private
-    ? [h("span", { class: "tag" }, "private: join by code")]
+function phaseName(phase) {
+  switch (phase) {
+    case "waiting": return t("waiting");
+    case "playing": return t("playing");
+    case "over": return t("over");
+    default: return phase;
+  }
+}
+
+function tableRow(row, act) {
+  const full = row.taken >= row.seats || row.phase !== "waiting";
+  const buttons = row.private
+    ? [h("span", { class: "tag" }, t("private: join by code"))]
     : [
-        h("button", { type: "button", class: "join", disabled: full, dataset: { key: `join-${t.id}` },
-          onclick: () => act.join({ table: t.id }), "aria-label": `Join ${t.name}` }, "Join"),
-        h("button", { type: "button", class: "watch", dataset: { key: `watch-${t.id}` },
-          onclick: () => act.join({ table: t.id, spectate: true }), "aria-label": `Watch ${t.name}` }, "Watch"),
+        h("button", { type: "button", class: "join", disabled: full, dataset: { key: `join-${row.id}` },
+          onclick: () => act.join({ table: row.id }), "aria-label": t("Join {name}", { name: row.name }) }, t("Join")),
+        h("button", { type: "button", class: "watch", dataset: { key: `watch-${row.id}` },
+          onclick: () => act.join({ table: row.id, spectate: true }), "aria-label": t("Watch {name}", { name: row.name }) }, t("Watch")),
       ];
-  return h("li", { class: "lobby-row", dataset: { table: t.id, key: `table-${t.id}` } },
+  return h("li", { class: "lobby-row", dataset: { table: row.id, key: `table-${row.id}` } },
     h("div", { class: "row-main" },
-      h("strong", {}, t.name),
-      t.rated ? h("span", { class: "tag rated", title: tr("Its matches change ratings; only players with an account take its seats.") }, tr("rated")) : null,
-      h("span", { class: "muted" }, ` #${t.id} · ${t.rules} · host `, t.host ? nameLink(t.host) : "none")),
+      h("strong", {}, row.name),
+      row.rated ? h("span", { class: "tag rated", title: t("Its matches change ratings; only players with an account take its seats.") }, t("rated")) : null,
+      h("span", { class: "muted" }, ` #${num(row.id)} · ${rulesName(row.rules)} · `,
+        fillNodes(t("host {name}"), { name: row.host ? nameLink(row.host) : t("none") }))),
     h("div", { class: "row-info" },
-      h("span", {}, `${t.taken}/${t.seats} seated`, t.bots ? ` (${t.bots} bot${t.bots === 1 ? "" : "s"})` : ""),
-      t.spectators ? h("span", {}, ` · ${t.spectators} watching`) : null,
-      h("span", { class: `phase phase-${t.phase}` }, ` · ${t.phase}`),
-      h("span", { class: "muted" }, ` · ${optionsText(t.options || {})}`)),
+      h("span", {}, t("{taken}/{seats} seated", { taken: row.taken, seats: row.seats }),
+        row.bots ? ` ${tn("({n} bot)", "({n} bots)", row.bots)}` : ""),
+      row.spectators ? h("span", {}, ` · ${t("{n} watching", { n: row.spectators })}`) : null,
+      h("span", { class: `phase phase-${row.phase}` }, ` · ${phaseName(row.phase)}`),
+      h("span", { class: "muted" }, ` · ${optionsText(row.options || {})}`)),
     h("div", { class: "row-actions" }, buttons));
 }
 
@@ -88,30 +114,32 @@ function createForm(act) {
       if (name) msg.name = name;
       act.create(msg);
     } },
-    h("h3", {}, "New table"),
+    h("h3", {}, t("New table")),
     h("div", { class: "fields" },
-      select("rules", "Rules", [["classic", "Classic"], ["cardiva", "Cardiva"]], "classic"),
-      select("seats", "Seats", [2, 3, 4, 5, 6].map((n) => [String(n), String(n)]), "4"),
-      select("ten", "A 10", [["", "rule set's default"], ["reverse", "reverses (C10)"], ["bounce", "bounces back (K9)"]], ""),
-      select("empty_stock", "Empty stock", [["", "rule set's default"], ["end_deal", "ends the deal"], ["reshuffle", "reshuffle"]], ""),
-      select("match_kind", "Match", [["", "rule set's default"], ["deals", "deals"], ["points", "points"]], ""),
+      select("rules", t("Rules"), [["classic", t("Classic")], ["cardiva", t("Cardiva")]], "classic"),
+      select("seats", t("Seats"), [2, 3, 4, 5, 6].map((n) => [String(n), num(n)]), "4"),
+      select("ten", t("A 10"), [["", t("rule set's default")], ["reverse", t("reverses (C10)")], ["bounce", t("bounces back (K9)")]], ""),
+      select("empty_stock", t("Empty stock"), [["", t("rule set's default")], ["end_deal", t("ends the deal")], ["reshuffle", t("reshuffle")]], ""),
+      select("match_kind", t("Match"), [["", t("rule set's default")], ["deals", t("deals")], ["points", t("points")]], ""),
       h("div", { class: "field" },
-        h("label", { for: "match_count" }, "Deals or points"),
-        h("input", { id: "match_count", name: "match_count", type: "number", min: 1, max: 10000, placeholder: "4 or 101", dataset: { key: "match_count" } })),
-      select("decks", "Decks", [["", "rule set's default"], ["1", "1"], ["2", "2"]], ""),
+        h("label", { for: "match_count" }, t("Deals or points")),
+        h("input", { id: "match_count", name: "match_count", type: "number", min: 1, max: 10000,
+          placeholder: t("{deals} or {points}", { deals: 4, points: 101 }), dataset: { key: "match_count" } })),
+      select("decks", t("Decks"), [["", t("rule set's default")], ["1", num(1)], ["2", num(2)]], ""),
       h("div", { class: "field" },
-        h("label", { for: "turn_seconds" }, "Seconds a turn"),
-        h("input", { id: "turn_seconds", name: "turn_seconds", type: "number", min: 0, max: 3600, placeholder: "0 = untimed", dataset: { key: "turn_seconds" } })),
+        h("label", { for: "turn_seconds" }, t("Seconds a turn")),
+        h("input", { id: "turn_seconds", name: "turn_seconds", type: "number", min: 0, max: 3600,
+          placeholder: t("{n} = untimed", { n: 0 }), dataset: { key: "turn_seconds" } })),
       h("div", { class: "field" },
-        h("label", { for: "table_name" }, "Table name"),
-        h("input", { id: "table_name", name: "table_name", maxlength: 40, placeholder: "your name's table", dataset: { key: "table_name" } })),
+        h("label", { for: "table_name" }, t("Table name")),
+        h("input", { id: "table_name", name: "table_name", maxlength: 40, placeholder: t("your name's table"), dataset: { key: "table_name" } })),
       h("div", { class: "field check" },
         h("input", { id: "private", name: "private", type: "checkbox", dataset: { key: "private" } }),
-        h("label", { for: "private" }, "Private (join by invite code only)")),
+        h("label", { for: "private" }, t("Private (join by invite code only)"))),
       h("div", { class: "field check" },
         h("input", { id: "rated", name: "rated", type: "checkbox", dataset: { key: "rated" } }),
-        h("label", { for: "rated" }, tr("Rated (players with an account only)")))),
-    h("button", { type: "submit", id: "create", class: "primary", dataset: { key: "create" } }, "Open the table"));
+        h("label", { for: "rated" }, t("Rated (players with an account only)")))),
+    h("button", { type: "submit", id: "create", class: "primary", dataset: { key: "create" } }, t("Open the table")));
 }
 
 function codeForm(act, error) {
@@ -124,12 +152,12 @@ function codeForm(act, error) {
     const fields = ev.currentTarget.elements;
     act.join({ code: fields.code.value.trim(), spectate: fields.spectate.checked });
   } },
-    h("h3", {}, "Join by invite code"),
+    h("h3", {}, t("Join by invite code")),
     h("div", { class: "fields" },
-      h("div", { class: "field" }, h("label", { for: "code-input" }, "Invite code"), input,
-        error ? h("p", { class: "error field-error", id: "code-error", role: "alert" }, error) : null),
-      h("div", { class: "field check" }, spectate, h("label", { for: "code-spectate" }, "Watch only"))),
-    h("button", { type: "submit", id: "join-code", dataset: { key: "join-code" } }, "Join"));
+      h("div", { class: "field" }, h("label", { for: "code-input" }, t("Invite code")), input,
+        error ? h("p", { class: "error field-error", id: "code-error", role: "alert" }, said(error)) : null),
+      h("div", { class: "field check" }, spectate, h("label", { for: "code-spectate" }, t("Watch only")))),
+    h("button", { type: "submit", id: "join-code", dataset: { key: "join-code" } }, t("Join")));
 }
 
 /** The lobby: the table list, a page at a time, and the two ways to a table. */
@@ -138,20 +166,20 @@ export function lobbyScreen(state, act, { codeError = null } = {}) {
   const pager = total > tables.length
     ? h("div", { class: "pager" },
         h("button", { type: "button", disabled: offset === 0, dataset: { key: "prev" },
-          onclick: () => act.lobbyPage(Math.max(0, offset - page)) }, "Previous"),
-        h("span", {}, `${offset + 1}-${offset + tables.length} of ${total}`),
+          onclick: () => act.lobbyPage(Math.max(0, offset - page)) }, t("Previous")),
+        h("span", {}, t("{from}-{to} of {total}", { from: offset + 1, to: offset + tables.length, total })),
         h("button", { type: "button", disabled: offset + tables.length >= total, dataset: { key: "next" },
-          onclick: () => act.lobbyPage(offset + page) }, "Next"))
+          onclick: () => act.lobbyPage(offset + page) }, t("Next")))
     : null;
   return h("section", { class: "lobby", "aria-labelledby": "lobby-title" },
     h("div", { class: "panel tables-panel" },
       h("div", { class: "panel-head" },
-        h("h2", { id: "lobby-title" }, "Tables"),
+        h("h2", { id: "lobby-title" }, t("Tables")),
         h("button", { type: "button", id: "change-name", class: "quiet", dataset: { key: "change-name" },
-          onclick: () => act.changeName() }, "Change name")),
+          onclick: () => act.changeName() }, t("Change name"))),
       tables.length
-        ? h("ul", { class: "lobby-list", id: "lobby-list" }, tables.map((t) => tableRow(t, act)))
-        : h("p", { class: "muted", id: "lobby-empty" }, "No tables are open. Open one below."),
+        ? h("ul", { class: "lobby-list", id: "lobby-list" }, tables.map((row) => tableRow(row, act)))
+        : h("p", { class: "muted", id: "lobby-empty" }, t("No tables are open. Open one below.")),
       pager),
     h("div", { class: "panel forms-panel" }, createForm(act), codeForm(act, codeError)));
 }

@@ -4,7 +4,7 @@
 // checks the operator, so the panel only decides what a non-operator is shown.
 
 import { h } from "./dom.js";
-import { t } from "./words.js";
+import { said, t, tn } from "./words.js";
 
 export function createModeration() {
   return { pending: null, result: null }; // pending: {msg, question}; result: {ok, text}
@@ -27,12 +27,13 @@ export function moderationRequest(kind, f) {
       return { msg: { type: "kick", name, reason }, question: t("Disconnect {name} and end their session?", { name }) };
     case "mute":
       return { msg: { type: "mute", name, minutes, reason },
-        question: minutes ? t("Stop {name} from chatting for {minutes} minutes?", { name, minutes }) : t("Stop {name} from chatting until unmuted?", { name }) };
+        question: minutes ? tn("Stop {name} from chatting for {n} minute?", "Stop {name} from chatting for {n} minutes?", minutes, { name })
+          : t("Stop {name} from chatting until unmuted?", { name }) };
     case "ban": {
       const network = (f.get("mod-network") || "").trim();
       const target = network || name;
       const msg = network ? { type: "ban", network, minutes, reason } : { type: "ban", name, minutes, reason };
-      return { msg, question: minutes ? t("Ban {target} for {minutes} minutes and disconnect whoever it covers?", { target, minutes })
+      return { msg, question: minutes ? tn("Ban {target} for {n} minute and disconnect whoever it covers?", "Ban {target} for {n} minutes and disconnect whoever it covers?", minutes, { target })
         : t("Ban {target} until unbanned and disconnect whoever it covers?", { target }) };
     }
     case "unmute":
@@ -53,10 +54,26 @@ export function moderationRequest(kind, f) {
   }
 }
 
+/** What an operator's request did, once the server took it. */
+export function doneText(type) {
+  switch (type) {
+    case "kick": return t("Done: kick.");
+    case "mute": return t("Done: mute.");
+    case "unmute": return t("Done: unmute.");
+    case "ban": return t("Done: ban.");
+    case "unban": return t("Done: unban.");
+    case "close_table": return t("Done: close table.");
+    case "announce": return t("Done: announce.");
+    default: return t("Done: {what}.", { what: type });
+  }
+}
+
 function form(kind, title, fields, mod, act) {
   return h("form", { class: "mod-form", id: `mod-${kind}`, dataset: { kind, key: `mod-${kind}` }, onsubmit: (ev) => {
     ev.preventDefault();
-    mod.pending = moderationRequest(kind, new FormData(ev.currentTarget));
+    const values = new FormData(ev.currentTarget);
+    const { msg } = moderationRequest(kind, values);
+    mod.pending = { msg, question: () => moderationRequest(kind, values).question };
     mod.result = null;
     act.redraw();
   } },
@@ -83,13 +100,13 @@ export function moderationPanel(acc, mod, act) {
   return fix(h("div", { class: "panel moderation", id: "moderation" },
     h("h3", {}, t("Moderation")),
     mod.pending ? h("div", { class: "confirm", id: "mod-confirm", role: "alertdialog", "aria-labelledby": "mod-question" },
-      h("p", { id: "mod-question" }, mod.pending.question),
+      h("p", { id: "mod-question" }, said(mod.pending.question)),
       h("div", { class: "buttons" },
         h("button", { type: "button", class: "primary", id: "mod-yes", dataset: { key: "mod-yes" },
           onclick: () => act.moderate(mod.pending.msg) }, t("Yes, do it")),
         h("button", { type: "button", id: "mod-no", dataset: { key: "mod-no" },
           onclick: () => { mod.pending = null; act.redraw(); } }, t("Cancel")))) : null,
-    mod.result ? h("p", { class: mod.result.ok ? "good" : "error", role: "status", id: "mod-result" }, mod.result.text) : null,
+    mod.result ? h("p", { class: mod.result.ok ? "good" : "error", role: "status", id: "mod-result" }, said(mod.result.text)) : null,
     form("kick", t("Kick"), [nameField("kick"), reasonField("kick")], mod, act),
     form("mute", t("Mute"), [nameField("mute"), minutesField("mute"), reasonField("mute")], mod, act),
     form("ban", t("Ban"), [nameField("ban", false),

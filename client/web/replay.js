@@ -3,9 +3,10 @@
 // for its `steps` (docs/protocol.md, `replay_step`): the server sends each position.
 // Its address is #replay=ID; the server decides who may see the match.
 
-import { cardView, h, richText, suitLabel } from "./dom.js";
-import { dealHeadline, describeEvent } from "./state.js";
-import { t, tn } from "./words.js";
+import { cardView, h, richText, suitLabel, timeView } from "./dom.js";
+import { refusalText } from "./refusals.js";
+import { dealHeadline, describeEvent, rulesName } from "./state.js";
+import { num, t, tn } from "./words.js";
 
 const PLAY_MS = 800;
 
@@ -148,7 +149,7 @@ function seatsOf(summary) {
 function errorText(error) {
   if (error.code === "no_such_match") return t("This match is not here: it may be unfinished or forgotten, or it was played at a private table you did not sit at.");
   if (error.code === "no_steps") return t("This server cannot send the positions of a replay.");
-  return error.message || error.code;
+  return refusalText(error);
 }
 
 function hand(cards) {
@@ -159,7 +160,7 @@ function board(summary, step, result, state) {
   return h("div", { class: "felt replay-felt" },
     h("ol", { class: "replay-hands", id: "replay-hands" }, summary.players.map((p) =>
       h("li", { class: `replay-seat ${step.turn === p.seat ? "acting" : ""}`, dataset: { seat: String(p.seat) } },
-        h("strong", {}, `${p.seat + 1}. ${p.name}`),
+        h("strong", {}, `${num(p.seat + 1)}. ${p.name}`),
         step.turn === p.seat ? h("span", { class: "turn-mark" }, t("to play")) : null,
         h("span", { class: "count" }, tn("{n} card", "{n} cards", step.hands[p.seat].length)),
         hand(step.hands[p.seat])))),
@@ -203,8 +204,8 @@ export function replayPage(match, r) {
   return h("section", { class: "panel replay", id: "replay", "aria-labelledby": "replay-title",
     dataset: { deal: String(r.deal), index: String(r.index), steps: String(deal.steps.length) } },
     head,
-    h("p", { class: "muted" }, `${s.rules} · `, s.players.map((p, i) => [i ? ", " : "", `${p.name} ${p.total}`]),
-      ` · ${new Date(s.finished_at * 1000).toLocaleString()}`),
+    h("p", { class: "muted" }, `${rulesName(s.rules)} · `, s.players.map((p, i) => [i ? ", " : "", `${p.name} ${num(p.total)}`]),
+      " · ", timeView(s.finished_at)),
     h("div", { class: "replay-controls", role: "group", "aria-label": t("Replay controls") },
       h("button", { type: "button", id: "replay-prev-deal", disabled: r.deal <= 1, dataset: { key: "replay-prev-deal" },
         onclick: () => r.goDeal(r.deal - 1) }, t("◀◀ Deal")),

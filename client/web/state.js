@@ -5,8 +5,9 @@
 // "Reading an update"). The screen is drawn from this state alone, and the events only
 // become lines of the log.
 
-import { cardText, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
-import { t } from "./words.js";
+import { cardText, SUIT_SYMBOLS, suitName } from "./cards.js";
+import { refusalText } from "./refusals.js";
+import { num, t, tn } from "./words.js";
 
 export function createState() {
   return {
@@ -54,8 +55,8 @@ export function hasFeature(state, name) {
 
 /** "you" for our own seat, the seat's name otherwise, "seat N" (1-based) without one. */
 export function seatName(state, seat) {
-  if (seat === null || seat === undefined) return "nobody";
-  if (seat === mySeat(state)) return "you";
+  if (seat === null || seat === undefined) return t("nobody");
+  if (seat === mySeat(state)) return t("you");
   return seatLabel(state, seat);
 }
 
@@ -64,10 +65,10 @@ export function seatName(state, seat) {
 export function seatLabel(state, seat) {
   const seats = state.table ? state.table.seats : [];
   const info = seats[seat];
-  if (!info || info.kind === "open" || !info.name) return `seat ${seat + 1}`;
-  if (info.kind === "bot") return `bot ${seat + 1}`;
+  if (!info || info.kind === "open" || !info.name) return t("seat {n}", { n: seat + 1 });
+  if (info.kind === "bot") return t("bot {n}", { n: seat + 1 });
   const same = seats.filter((s) => s.kind === "human" && s.name === info.name).length;
-  return same > 1 ? `${info.name} (${seat + 1})` : info.name;
+  return same > 1 ? `${info.name} (${num(seat + 1)})` : info.name;
 }
 
 function youOf(table, me) {
@@ -86,9 +87,13 @@ function setDecision(state, msg, now) {
   if (state.moves.length) state.serial += 1;
 }
 
-function note(state, text, cls = "") {
+/** Add a line to the log. `say(seen)` words it, from `seen`, the table and our place
+ * as they were when it happened: it is worded again in the language in use each time
+ * the line is drawn, so a language chosen later takes the whole log over. */
+function note(state, say, cls = "") {
   state.logSeq += 1;
-  state.log.push({ seq: state.logSeq, text, cls });
+  const seen = { table: state.table, you: state.you };
+  state.log.push({ seq: state.logSeq, cls, get text() { return say(seen); } });
   if (state.log.length > 500) state.log.splice(0, state.log.length - 500);
 }
 
@@ -103,16 +108,19 @@ const HANDLERS = {
   welcome(state, msg) {
     state.me = { player: msg.player, name: msg.name, server: msg.server,
       features: msg.features || [], limits: msg.limits || {} };
-    note(state, msg.resumed ? `Welcome back, ${msg.name}.` : `Welcome to ${msg.server}, ${msg.name}.`, "dim");
+    note(state, () => (msg.resumed ? t("Welcome back, {name}.", { name: msg.name })
+      : t("Welcome to {server}, {name}.", { server: msg.server, name: msg.name })), "dim");
   },
   error(state, msg) {
     state.inFlight = false;
+    // In words from the code (refusals.js); the server's own message for a code this
+    // page does not know.
     const rule = msg.rule ? ` (${msg.rule})` : "";
-    let text = `${msg.message || msg.code}${rule}`;
-    if (msg.code === "table_not_ready" && Array.isArray(msg.waiting_for)) {
-      text += `: waiting for ${msg.waiting_for.map((s) => seatName(state, s)).join(", ")}`;
-    }
-    note(state, text, "error");
+    note(state, (seen) => {
+      const text = `${refusalText(msg)}${rule}`;
+      if (msg.code !== "table_not_ready" || !Array.isArray(msg.waiting_for)) return text;
+      return t("{text}: waiting for {seats}", { text, seats: msg.waiting_for.map((s) => seatName(seen, s)).join(", ") });
+    }, "error");
   },
   lobby(state, msg) {
     state.lobby.tables = msg.tables || [];
@@ -148,8 +156,9 @@ const HANDLERS = {
       state.rematch = null;
       state.dealLog = { deal_no: null, count: 0 };
       state.tableLogFrom = state.logSeq;
-      const how = state.you.spectator ? "You are watching" : "You joined";
-      note(state, `${how} ${msg.table.name}.`, "dim");
+      const name = msg.table.name;
+      const watching = state.you.spectator;
+      note(state, () => (watching ? t("You are watching {name}.", { name }) : t("You joined {name}.", { name })), "dim");
     }
     if (Array.isArray(msg.deal_events) && state.view) catchUp(state, msg.deal_events, state.view);
   },
@@ -170,8 +179,7 @@ const HANDLERS = {
     for (const ev of msg.events || []) {
       if (ev.event === "match_end") state.matchEnd = { totals: ev.totals, winners: ev.winners };
       countEvent(state, ev);
-      const line = describeEvent(state, ev);
-      if (line) note(state, line.text, line.cls);
+      noteEvent(state, ev);
     }
     state.match = { deal_no: msg.view.deal_no, totals: msg.view.scores };
     setDecision(state, msg, now);
@@ -185,10 +193,10 @@ const HANDLERS = {
     state.rematch = { agreed: msg.agreed || [], declined: msg.declined || [] };
   },
   replaced(state) {
-    note(state, "This session was taken over by another window or tab; this one stops.", "error");
+    note(state, () => t("This session was taken over by another window or tab; this one stops."), "error");
   },
   unreadable(state) {
-    note(state, "(a message from the server could not be read)", "error");
+    note(state, () => t("(a message from the server could not be read)"), "error");
   },
 };
 
@@ -216,17 +224,22 @@ function catchUp(state, events, view) {
   const missed = events.slice(told);
   state.dealLog = { deal_no: view.deal_no, count: events.length };
   if (!missed.length) return;
-  note(state, same ? t("While you were away:")
-    : t("Deal {n} so far ({dealer} dealt):", { n: view.deal_no, dealer: seatName(state, view.dealer) }), "title");
+  note(state, (seen) => (same ? t("While you were away:")
+    : t("Deal {n} so far ({dealer} dealt):", { n: view.deal_no, dealer: seatName(seen, view.dealer) })), "title");
   const me = mySeat(state);
   for (const ev of missed) {
     if (ev.seat === me && me !== null) {
       if (ev.event === "draw" && Array.isArray(ev.cards)) state.drawn = [...ev.cards];
       else if (ev.event === "play" || ev.event === "pass") state.drawn = [];
     }
-    const line = describeEvent(state, ev);
-    if (line) note(state, line.text, line.cls);
+    noteEvent(state, ev);
   }
+}
+
+/** An event's line of the log, if it is worth one. */
+function noteEvent(state, ev) {
+  const line = describeEvent(state, ev);
+  if (line) note(state, (seen) => describeEvent(seen, ev).text, line.cls);
 }
 
 /** Leaving a table: the lobby is what is left. */
@@ -236,102 +249,147 @@ export function leftTable(state) {
     dealLog: { deal_no: null, count: 0 }, drawn: [] });
 }
 
+/** What changed at the seats, as words for the log (functions: see note). */
 function seatChanges(state, before, after) {
   const lines = [];
   for (const now of after.seats) {
     const was = before.seats[now.seat];
     if (!was) continue;
-    const who = now.seat === mySeat(state) ? "you" : (now.name || `seat ${now.seat + 1}`);
+    const mine = now.seat === mySeat(state);
+    const who = () => now.name || t("seat {n}", { n: now.seat + 1 });
+    const seat = now.seat + 1;
     if (was.kind !== now.kind || was.name !== now.name) {
-      if (now.kind === "open") lines.push(`${was.kind === "bot" ? "the bot" : was.name} left seat ${now.seat + 1}`);
-      else if (now.kind === "bot") lines.push(`a bot (${now.level ?? "medium"}) took seat ${now.seat + 1}`);
-      else lines.push(`${now.name} took seat ${now.seat + 1}`);
+      if (now.kind === "open") {
+        lines.push(() => (was.kind === "bot" ? t("the bot left seat {seat}", { seat }) : t("{name} left seat {seat}", { name: was.name, seat })));
+      } else if (now.kind === "bot") {
+        lines.push(() => t("a bot ({level}) took seat {seat}", { level: levelName(now.level ?? "medium"), seat }));
+      } else lines.push(() => t("{name} took seat {seat}", { name: now.name, seat }));
     } else if (now.kind === "human") {
-      if (was.connected !== false && now.connected === false) lines.push(`${who}: connection lost`);
-      if (was.connected === false && now.connected !== false) lines.push(`${who}: back`);
-      if (!was.held_by_bot && now.held_by_bot) lines.push(`a stand-in bot plays for ${who}`);
-      if (was.held_by_bot && !now.held_by_bot) lines.push(`${who} took the seat back`);
+      if (was.connected !== false && now.connected === false) lines.push(() => (mine ? t("you: connection lost") : t("{who}: connection lost", { who: who() })));
+      if (was.connected === false && now.connected !== false) lines.push(() => (mine ? t("you: back") : t("{who}: back", { who: who() })));
+      if (!was.held_by_bot && now.held_by_bot) {
+        lines.push(() => (mine ? t("a stand-in bot plays for you") : t("a stand-in bot plays for {who}", { who: who() })));
+      }
+      if (was.held_by_bot && !now.held_by_bot) lines.push(() => (mine ? t("you took the seat back") : t("{who} took the seat back", { who: who() })));
     }
   }
-  if (before.phase !== after.phase && after.phase === "playing") lines.push("The match starts.");
+  if (before.phase !== after.phase && after.phase === "playing") lines.push(() => t("The match starts."));
   return lines;
 }
 
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+/** A rule set's name in words. */
+export function rulesName(rules) {
+  switch (rules) {
+    case "classic": return t("classic");
+    case "cardiva": return t("cardiva");
+    default: return rules;
+  }
+}
+
+/** A bot's level in words. */
+export function levelName(level) {
+  switch (level) {
+    case "easy": return t("easy");
+    case "medium": return t("medium");
+    case "hard": return t("hard");
+    default: return level;
+  }
 }
 
 function cite(state, classic, cardiva) {
   return state.table && state.table.rules === "cardiva" ? cardiva : classic;
 }
 
-/** One line of the log for an event, or null for one not worth a line. */
+/** One line of the log for an event, or null for one not worth a line. Our own seat
+ * has its own texts: languages conjugate the verb for "you". */
 export function describeEvent(state, ev) {
   const who = seatName(state, ev.seat);
+  const mine = ev.seat !== undefined && ev.seat !== null && ev.seat === mySeat(state);
+  const line = (text, cls = "") => ({ text, cls });
   switch (ev.event) {
     case "deal_start":
-      return { text: `Deal ${ev.deal_no}: ${seatName(state, ev.dealer)} dealt.`, cls: "title" };
+      return line(t("Deal {n}: {dealer} dealt.", { n: ev.deal_no, dealer: seatName(state, ev.dealer) }), "title");
     case "play": {
-      const named = ev.suit ? `, naming ${SUIT_SYMBOLS[ev.suit]} ${SUIT_NAMES[ev.suit]}` : "";
-      return { text: `${who} played ${cardText(ev.card)}${named}`, cls: "" };
+      const card = cardText(ev.card);
+      if (ev.suit) {
+        const fields = { who, card, symbol: SUIT_SYMBOLS[ev.suit], suit: suitName(ev.suit) };
+        return line(mine ? t("you played {card}, naming {symbol} {suit}", fields) : t("{who} played {card}, naming {symbol} {suit}", fields));
+      }
+      return line(mine ? t("you played {card}", { card }) : t("{who} played {card}", { who, card }));
     }
-    case "penalty":
-      return { text: `${who} must draw ${ev.count} or answer with a 7 (${cite(state, "C11", "K7")})`, cls: "warn" };
+    case "penalty": {
+      const fields = { who, n: ev.count, rule: cite(state, "C11", "K7") };
+      return line(mine ? t("you must draw {n} or answer with a 7 ({rule})", fields)
+        : t("{who} must draw {n} or answer with a 7 ({rule})", fields), "warn");
+    }
     case "skip":
-      return { text: `${who} ${who === "you" ? "are" : "is"} skipped (8)`, cls: "" };
+      return line(mine ? t("you are skipped (8)") : t("{who} is skipped (8)", { who }));
     case "reverse":
-      return { text: "10: the direction of play is reversed (C10)", cls: "" };
+      return line(t("10: the direction of play is reversed (C10)"));
     case "bounce":
-      return { text: `10: the turn bounces back to ${who} (K9)`, cls: "" };
+      return line(mine ? t("10: the turn bounces back to you (K9)") : t("10: the turn bounces back to {who} (K9)", { who }));
     case "pisti":
-      return { text: `Pişti! ${who} must play again (K11)`, cls: "" };
+      return line(mine ? t("Pişti! you must play again (K11)") : t("Pişti! {who} must play again (K11)", { who }));
     case "draw": {
-      let text = `${who} drew ${plural(ev.count, "card")}`;
+      let text = mine ? tn("you drew {n} card", "you drew {n} cards", ev.count) : tn("{who} drew {n} card", "{who} drew {n} cards", ev.count, { who });
       if (Array.isArray(ev.cards) && ev.cards.length) text += `: ${ev.cards.map(cardText).join(" ")}`;
-      if (ev.reason === "penalty") text += " (the sevens' penalty)";
-      if (ev.reason === "ace") text += " (ace, K10)";
-      return { text, cls: ev.reason === "penalty" ? "warn" : "" };
+      if (ev.reason === "penalty") text += ` ${t("(the sevens' penalty)")}`;
+      if (ev.reason === "ace") text += ` ${t("(ace, K10)")}`;
+      return line(text, ev.reason === "penalty" ? "warn" : "");
     }
     case "reshuffle":
-      return { text: `The discards are shuffled into a new stock of ${ev.count}.`, cls: "" };
+      return line(t("The discards are shuffled into a new stock of {n}.", { n: ev.count }));
     case "stock_out":
-      return { text: `The stock is empty: the deal ends (${cite(state, "C15", "K6")}).`, cls: "warn" };
+      return line(t("The stock is empty: the deal ends ({rule}).", { rule: cite(state, "C15", "K6") }), "warn");
     case "pass":
-      return { text: `${who} passed`, cls: "" };
-    case "muamele":
-      return { text: `Muamele: ${who} ${who === "you" ? "pick" : "picks"} ${ev.picks} of ${plural(ev.spread, "face-down card")} (K14)`, cls: "title" };
+      return line(mine ? t("you passed") : t("{who} passed", { who }));
+    case "muamele": {
+      const fields = { who, picks: ev.picks, n: ev.spread };
+      return line(mine ? tn("Muamele: you pick {picks} of {n} face-down card (K14)", "Muamele: you pick {picks} of {n} face-down cards (K14)", ev.spread, fields)
+        : tn("Muamele: {who} picks {picks} of {n} face-down card (K14)", "Muamele: {who} picks {picks} of {n} face-down cards (K14)", ev.spread, fields), "title");
+    }
     case "pick": {
       const card = ev.card ? `: ${cardText(ev.card)}` : "";
-      return { text: `${who} picked card ${ev.position + 1}${card} (${plural(ev.picks, "pick")} left)`, cls: "" };
+      const fields = { who, pos: ev.position + 1, card, n: ev.picks };
+      return line(mine ? tn("you picked card {pos}{card} ({n} pick left)", "you picked card {pos}{card} ({n} picks left)", ev.picks, fields)
+        : tn("{who} picked card {pos}{card} ({n} pick left)", "{who} picked card {pos}{card} ({n} picks left)", ev.picks, fields));
     }
     case "timeout":
-      if (ev.bot) return { text: `${who} ran out of time again: a stand-in bot plays for ${who === "you" ? "you until you say you are back" : "them"}`, cls: "warn" };
-      return { text: `${who} ran out of time; the server moves for ${who === "you" ? "you" : "them"}`, cls: "warn" };
+      if (ev.bot) {
+        return line(mine ? t("you ran out of time again: a stand-in bot plays for you until you say you are back")
+          : t("{who} ran out of time again: a stand-in bot plays for them", { who }), "warn");
+      }
+      return line(mine ? t("you ran out of time; the server moves for you") : t("{who} ran out of time; the server moves for them", { who }), "warn");
     case "deal_end":
-      return { text: dealHeadline(state, ev.result), cls: "title" };
+      return line(dealHeadline(state, ev.result), "title");
     case "match_end":
-      return { text: `Match over: ${winnersText(state, ev.winners)} won.`, cls: "good" };
+      return line(t("Match over: {winners} won.", { winners: winnersText(state, ev.winners) }), "good");
     default:
       return null; // newer servers may send more events: the view tells the state
   }
 }
 
+/** Names joined by "and" (the match's winners). */
 export function winnersText(state, winners) {
-  return (winners || []).map((w) => seatName(state, w)).join(" and ") || "nobody";
+  const names = (winners || []).map((w) => seatName(state, w));
+  if (!names.length) return t("nobody");
+  return names.reduce((all, name) => t("{first} and {second}", { first: all, second: name }));
 }
 
 export function dealHeadline(state, result) {
   const who = seatName(state, result.winner);
+  const mine = result.winner !== null && result.winner === mySeat(state);
   let head;
   if (result.reason === "stock_out") {
-    head = "Deal over: the stock ran out; " + (result.winner === null
-      ? "no winner" : `${who} ${who === "you" ? "have" : "has"} the lowest hand`);
+    if (result.winner === null) head = t("Deal over: the stock ran out; no winner");
+    else head = mine ? t("Deal over: the stock ran out; you have the lowest hand")
+      : t("Deal over: the stock ran out; {who} has the lowest hand", { who });
   } else if (result.winner !== null) {
-    head = `Deal over: ${who} went out`;
+    head = mine ? t("Deal over: you went out") : t("Deal over: {who} went out", { who });
   } else {
-    head = "Deal over";
+    head = t("Deal over");
   }
-  if (result.multiplier && result.multiplier !== 1) head += `, penalties ×${result.multiplier}`;
+  if (result.multiplier && result.multiplier !== 1) head = t("{head}, penalties ×{n}", { head, n: result.multiplier });
   return head;
 }
 
@@ -341,20 +399,23 @@ export function prompt(state) {
   if (!v) return "";
   if (v.phase === "over") return "";
   if (v.phase === "muamele" && v.muamele) {
-    const who = seatName(state, v.muamele.seat);
-    return `${who === "you" ? "Pick" : `${who} picks`} ${plural(v.muamele.picks, "card")} from the face-down spread (K14)`;
+    const n = v.muamele.picks;
+    if (v.muamele.seat === mySeat(state)) return tn("Pick {n} card from the face-down spread (K14)", "Pick {n} cards from the face-down spread (K14)", n);
+    return tn("{who} picks {n} card from the face-down spread (K14)", "{who} picks {n} cards from the face-down spread (K14)", n,
+      { who: seatName(state, v.muamele.seat) });
   }
   if (!myTurn(state)) {
     const heldByBot = mySeatInfo(state)?.held_by_bot;
-    if (heldByBot && state.table.phase === "playing") return 'A stand-in bot plays for you: press "I am back" to take your seat back.';
-    return v.turn === null ? "" : `${seatName(state, v.turn)} to play`;
+    if (heldByBot && state.table.phase === "playing") return t("A stand-in bot plays for you: press \"I am back\" to take your seat back.");
+    return v.turn === null ? "" : t("{who} to play", { who: seatName(state, v.turn) });
   }
   const kinds = new Set(state.moves.map((m) => m.kind));
   const parts = [];
-  if (kinds.has("play")) parts.push("play a highlighted card");
-  if (kinds.has("draw")) parts.push(v.penalty ? `draw ${v.penalty} (or answer with a 7)` : "draw");
-  if (kinds.has("pass")) parts.push("pass");
-  return `Your move: ${parts.join(", or ")}`;
+  if (kinds.has("play")) parts.push(t("play a highlighted card"));
+  if (kinds.has("draw")) parts.push(v.penalty ? t("draw {n} (or answer with a 7)", { n: v.penalty }) : t("draw"));
+  if (kinds.has("pass")) parts.push(t("pass"));
+  const choices = parts.reduce((all, part) => t("{first}, or {second}", { first: all, second: part }));
+  return t("Your move: {choices}", { choices });
 }
 
 export function mySeatInfo(state) {
@@ -374,7 +435,8 @@ export function matchProgress(state) {
   if (!opts) return "";
   const [kind, n] = String(opts.match_end || "").split(":");
   const dealNo = state.view ? state.view.deal_no : 0;
-  if (kind === "deals") return dealNo ? `deal ${dealNo} of ${n}` : `${n} deals`;
-  if (kind === "points") return dealNo ? `deal ${dealNo}, to ${n} points` : `to ${n} points`;
+  const count = Number(n);
+  if (kind === "deals") return dealNo ? t("deal {n} of {total}", { n: dealNo, total: count }) : tn("{n} deal", "{n} deals", count);
+  if (kind === "points") return dealNo ? t("deal {n}, to {total} points", { n: dealNo, total: count }) : t("to {n} points", { n: count });
   return "";
 }

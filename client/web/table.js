@@ -2,16 +2,15 @@
 // moves the server offers, the waiting room's seat controls, deal and match results.
 // Views only: drawn from the state, acting through `act`.
 
-import { cardName, cardText, jackSuits, playable, sortHand, SUIT_NAMES, SUIT_SYMBOLS } from "./cards.js";
-import { cardBack, cardButton, cardView, h, richText, suitLabel } from "./dom.js";
-import { t as tr } from "./words.js";
+import { cardName, cardText, jackSuits, playable, sortHand, SUIT_SYMBOLS, suitName } from "./cards.js";
+import { cardBack, cardButton, cardView, fillNodes, h, richText, suitLabel } from "./dom.js";
 import { nameLink } from "./ladder.js";
 import { optionsText } from "./lobby.js";
 import { rulesPanel } from "./rules.js";
 import {
-  dealHeadline, hasFeature, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, seatsAfter, winnersText,
+  dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, rulesName, seatsAfter, winnersText,
 } from "./state.js";
-import { t } from "./words.js";
+import { num, said, t, tn } from "./words.js";
 
 const LEVELS = ["easy", "medium", "hard"];
 
@@ -22,7 +21,7 @@ function heldByBot(state) {
 
 export function timeLeft(deadlineAt, now) {
   const s = Math.max(0, Math.ceil((deadlineAt - now) / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  return `${num(Math.floor(s / 60))}:${num(s % 60, { minimumIntegerDigits: 2, useGrouping: false })}`;
 }
 
 /** The seat whose clock runs: the picking seat in muamele, else the seat to act. */
@@ -34,7 +33,7 @@ function actingSeat(view) {
 
 function timer(state, seat, now) {
   if (state.deadlineAt === null || actingSeat(state.view) !== seat) return null;
-  return h("span", { class: "timer", role: "timer", "aria-label": "time left",
+  return h("span", { class: "timer", role: "timer", "aria-label": t("time left"),
     dataset: { deadline: String(state.deadlineAt) } }, timeLeft(state.deadlineAt, now));
 }
 
@@ -42,19 +41,19 @@ function seatBadges(state, info) {
   const tbl = state.table;
   const out = [];
   const host = info.kind === "human" && info.player === tbl.host;
-  if (host) out.push(h("span", { class: "tag host" }, "host"));
-  if (info.kind === "bot") out.push(h("span", { class: "tag bot" }, `bot · ${info.level ?? "medium"}`));
-  if (info.kind === "human" && info.connected === false) out.push(h("span", { class: "tag warn" }, "offline"));
+  if (host) out.push(h("span", { class: "tag host" }, t("host")));
+  if (info.kind === "bot") out.push(h("span", { class: "tag bot" }, t("bot · {level}", { level: levelName(info.level ?? "medium") })));
+  if (info.kind === "human" && info.connected === false) out.push(h("span", { class: "tag warn" }, t("offline")));
   if (info.held_by_bot) {
     const mine = info.seat === mySeat(state);
-    out.push(h("span", { class: "tag warn" }, mine ? t("a bot plays for you") : "a bot plays for them"));
+    out.push(h("span", { class: "tag warn" }, mine ? t("a bot plays for you") : t("a bot plays for them")));
   }
   // The host's "Start" is its ready (docs/protocol.md, start): it is never waited for.
   if (tbl.phase === "waiting" && info.kind !== "open" && !host) {
-    out.push(h("span", { class: `tag ${info.ready ? "good" : ""}` }, info.ready ? "ready" : "not ready"));
+    out.push(h("span", { class: `tag ${info.ready ? "good" : ""}` }, info.ready ? t("ready") : t("not ready")));
   }
   if (tbl.phase === "over" && info.rematch !== undefined) {
-    out.push(h("span", { class: `tag ${info.rematch ? "good" : "warn"}` }, info.rematch ? "again!" : "declined"));
+    out.push(h("span", { class: `tag ${info.rematch ? "good" : "warn"}` }, info.rematch ? t("again!") : t("declined")));
   }
   return out;
 }
@@ -65,50 +64,50 @@ function seatBox(state, seat, now, mine) {
   const count = v && v.hand_counts ? v.hand_counts[seat] : null;
   const total = v && v.scores ? v.scores[seat] : null;
   const acting = actingSeat(v) === seat;
-  const name = info.kind === "open" ? "open seat" : seatLabel(state, seat);
+  const name = info.kind === "open" ? t("open seat") : seatLabel(state, seat);
   const backs = [];
   if (!mine && count) for (let i = 0; i < Math.min(count, 12); i += 1) backs.push(cardBack("mini"));
   return h("div", {
     class: `seat ${mine ? "mine" : ""} ${acting ? "acting" : ""} kind-${info.kind}`,
     dataset: { seat: String(seat), key: `seat-${seat}` },
-    "aria-label": `seat ${seat + 1}: ${name}${acting ? ", to play" : ""}`,
+    "aria-label": acting ? t("seat {n}: {name}, to play", { n: seat + 1, name }) : t("seat {n}: {name}", { n: seat + 1, name }),
     role: "group",
   },
     h("div", { class: "seat-head" },
-      h("span", { class: "seat-no", "aria-hidden": "true" }, String(seat + 1)),
+      h("span", { class: "seat-no", "aria-hidden": "true" }, num(seat + 1)),
       h("strong", { class: "seat-name" }, info.kind === "human"
-        ? [nameLink(info.name), name !== info.name ? ` (${seat + 1})` : ""] : name, mine ? " (you)" : ""),
-      acting ? h("span", { class: "turn-mark" }, "to play") : null,
+        ? [nameLink(info.name), name !== info.name ? ` (${num(seat + 1)})` : ""] : name, mine ? ` ${t("(you)")}` : ""),
+      acting ? h("span", { class: "turn-mark" }, t("to play")) : null,
       timer(state, seat, now)),
     h("div", { class: "seat-tags" }, seatBadges(state, info)),
     count !== null && !mine
       ? h("div", { class: "seat-cards" }, h("span", { class: "fan", "aria-hidden": "true" }, backs),
-          h("span", { class: "count" }, `${count} card${count === 1 ? "" : "s"}`))
+          h("span", { class: "count" }, tn("{n} card", "{n} cards", count)))
       : null,
-    total !== null ? h("div", { class: "seat-score" }, `total ${total}`) : null);
+    total !== null ? h("div", { class: "seat-score" }, t("total {n}", { n: total })) : null);
 }
 
 function centre(state) {
   const v = state.view;
-  if (!v) return h("div", { class: "centre empty" }, h("p", { class: "muted" }, "The cards are dealt when the host starts."));
+  if (!v) return h("div", { class: "centre empty" }, h("p", { class: "muted" }, t("The cards are dealt when the host starts.")));
   const pile = (v.pile || []).slice(-3);
   const notes = [];
-  if (v.named_suit) notes.push(h("span", { class: "note", id: "named-suit" }, "asks for ", suitLabel(v.named_suit)));
-  if (v.penalty) notes.push(h("span", { class: "note warn", id: "penalty" }, `+${v.penalty} to draw`));
-  if (v.must_follow === "ace") notes.push(h("span", { class: "note" }, "ace: play on or pass (C12, K10)"));
-  if (v.must_follow === "pisti") notes.push(h("span", { class: "note" }, "pişti: play on (K11)"));
+  if (v.named_suit) notes.push(h("span", { class: "note", id: "named-suit" }, t("asks for"), " ", suitLabel(v.named_suit)));
+  if (v.penalty) notes.push(h("span", { class: "note warn", id: "penalty" }, t("+{n} to draw", { n: v.penalty })));
+  if (v.must_follow === "ace") notes.push(h("span", { class: "note" }, t("ace: play on or pass (C12, K10)")));
+  if (v.must_follow === "pisti") notes.push(h("span", { class: "note" }, t("pişti: play on (K11)")));
   if (v.first_round && v.phase === "play") {
-    notes.push(h("span", { class: "note" }, v.rules === "cardiva" ? "opening lap: clubs only (K3)" : "opening: a club (C2)"));
+    notes.push(h("span", { class: "note" }, v.rules === "cardiva" ? t("opening lap: clubs only (K3)") : t("opening: a club (C2)")));
   }
   notes.push(directionNote(state));
   return h("div", { class: "centre" },
-    h("div", { class: "stock", "aria-label": `${v.stock} cards in the stock` },
+    h("div", { class: "stock", "aria-label": tn("{n} card in the stock", "{n} cards in the stock", v.stock) },
       v.stock ? cardBack("stock-card") : h("span", { class: "card empty-slot" }),
-      h("span", { class: "count", id: "stock-count" }, `${v.stock} in stock`)),
-    h("div", { class: "pile", id: "pile", "aria-label": v.top ? `top of the pile: ${cardName(v.top)}` : "the pile is empty" },
+      h("span", { class: "count", id: "stock-count" }, t("{n} in stock", { n: v.stock }))),
+    h("div", { class: "pile", id: "pile", "aria-label": v.top ? t("top of the pile: {card}", { card: cardName(v.top) }) : t("the pile is empty") },
       pile.length
         ? pile.map((c, i) => cardView(c, i === pile.length - 1 ? "top" : `under under-${pile.length - 1 - i}`))
-        : h("span", { class: "card empty-slot" }, "pile")),
+        : h("span", { class: "card empty-slot" }, t("pile"))),
     h("div", { class: "notes" }, notes));
 }
 
@@ -166,14 +165,14 @@ function directionRing(state) {
 function suitPicker(state, ui, act) {
   const suits = jackSuits(ui.jack, state.moves);
   return h("div", { class: "suit-picker", role: "dialog", "aria-modal": "false", "aria-labelledby": "suit-title", id: "suit-picker" },
-    h("p", { id: "suit-title" }, `${cardText(ui.jack)}: which suit do you name?`),
+    h("p", { id: "suit-title" }, t("{card}: which suit do you name?", { card: cardText(ui.jack) })),
     h("div", { class: "suit-buttons" },
       suits.filter((s) => s !== null).map((s) => h("button", {
         type: "button", class: `suit-choice suit-${s}`, dataset: { suit: s, key: `suit-${s}` },
-        "aria-label": SUIT_NAMES[s], "aria-keyshortcuts": s,
+        "aria-label": suitName(s), "aria-keyshortcuts": s,
         onclick: () => act.move({ kind: "play", card: ui.jack, suit: s }),
-      }, h("span", { "aria-hidden": "true", class: s === "d" || s === "h" ? "red" : "black" }, SUIT_SYMBOLS[s]), ` ${SUIT_NAMES[s]}`)),
-      h("button", { type: "button", class: "cancel", dataset: { key: "suit-cancel" }, onclick: () => act.cancelJack() }, "Cancel")));
+      }, h("span", { "aria-hidden": "true", class: s === "d" || s === "h" ? "red" : "black" }, SUIT_SYMBOLS[s]), ` ${suitName(s)}`)),
+      h("button", { type: "button", class: "cancel", dataset: { key: "suit-cancel" }, onclick: () => act.cancelJack() }, t("Cancel"))));
 }
 
 /** How many of each card the hand holds that we drew last (two decks: a card twice). */
@@ -205,7 +204,7 @@ function handArea(state, ui, act) {
     const button = cardButton(card, {
       legal: ok,
       key: `card-${card}-${seen[card]}`,
-      label: `${cardName(card)}${ok ? ", playable" : ""}${isNew ? t(", just drawn") : ""}`,
+      label: `${ok ? t("{card}, playable", { card: cardName(card) }) : cardName(card)}${isNew ? t(", just drawn") : ""}`,
       onclick: () => act.playCard(card),
     });
     if (isNew) {
@@ -217,9 +216,10 @@ function handArea(state, ui, act) {
   return h("div", { class: "hand-area" },
     // A long hand overlaps its cards rather than take a second row (no scrolling).
     h("div", { class: `hand ${shown.length > 11 ? "many" : ""}`, id: "hand", role: "group",
-      "aria-label": `your hand, ${shown.length} cards, by ${ui.order}` }, buttons),
+      "aria-label": ui.order === "suit" ? tn("your hand, {n} card, by suit", "your hand, {n} cards, by suit", shown.length)
+        : tn("your hand, {n} card, by rank", "your hand, {n} cards, by rank", shown.length) }, buttons),
     shown.length > 1 ? h("button", { type: "button", class: "sort", id: "sort", dataset: { key: "sort" },
-      onclick: () => act.sort(ui.order === "suit" ? "rank" : "suit") }, `Sort by ${ui.order === "suit" ? "rank" : "suit"}`) : null);
+      onclick: () => act.sort(ui.order === "suit" ? "rank" : "suit") }, ui.order === "suit" ? t("Sort by rank") : t("Sort by suit")) : null);
 }
 
 function muameleSpread(state, act) {
@@ -232,14 +232,17 @@ function muameleSpread(state, act) {
     const ok = picks.has(i);
     cards.push(h("button", {
       type: "button", class: `card back pick ${ok ? "legal" : "idle"}`,
-      "aria-label": `face-down card ${i + 1}`, "aria-disabled": ok ? null : "true",
+      "aria-label": t("face-down card {n}", { n: i + 1 }), "aria-disabled": ok ? null : "true",
       dataset: { position: String(i), key: `pick-${i}` },
       onclick: () => ok && act.move({ kind: "pick", position: i }),
-    }, h("span", { class: "pick-no", "aria-hidden": "true" }, String(i + 1))));
+    }, h("span", { class: "pick-no", "aria-hidden": "true" }, num(i + 1))));
   }
   return h("div", { class: "muamele", id: "muamele" },
-    h("p", {}, `Muamele (K14): ${seatName(state, m.seat)} ${m.seat === mySeat(state) ? "pick" : "picks"} ${m.picks} of ${m.spread} face-down cards.`),
-    h("div", { class: "spread", role: "group", "aria-label": "the face-down spread" }, cards));
+    h("p", {}, m.seat === mySeat(state)
+      ? tn("Muamele (K14): you pick {picks} of {n} face-down card.", "Muamele (K14): you pick {picks} of {n} face-down cards.", m.spread, { picks: m.picks })
+      : tn("Muamele (K14): {who} picks {picks} of {n} face-down card.", "Muamele (K14): {who} picks {picks} of {n} face-down cards.", m.spread,
+        { who: seatName(state, m.seat), picks: m.picks })),
+    h("div", { class: "spread", role: "group", "aria-label": t("the face-down spread") }, cards));
 }
 
 function moveControls(state, ui, act) {
@@ -248,14 +251,14 @@ function moveControls(state, ui, act) {
   const mine = myTurn(state);
   const kinds = new Set(mine ? state.moves.map((m) => m.kind) : []);
   const input = h("input", { id: "move-input", name: "move", autocomplete: "off", spellcheck: "false",
-    placeholder: "type 7h, Jh>s, d, p…", "aria-label": "Type a move", dataset: { key: "move-input" } });
+    placeholder: t("type 7h, Jh>s, d, p…"), "aria-label": t("Type a move"), dataset: { key: "move-input" } });
   return h("div", { class: "actions" },
     h("button", { type: "button", id: "draw", class: "action", disabled: !kinds.has("draw"),
       "aria-keyshortcuts": "d", dataset: { key: "draw" }, onclick: () => act.move({ kind: "draw" }) },
-      v.penalty && kinds.has("draw") ? `Draw ${v.penalty}` : "Draw", h("kbd", {}, "D")),
+      v.penalty && kinds.has("draw") ? t("Draw {n}", { n: v.penalty }) : t("Draw"), h("kbd", {}, "D")),
     h("button", { type: "button", id: "pass", class: "action", disabled: !kinds.has("pass"),
       "aria-keyshortcuts": "p", dataset: { key: "pass" }, onclick: () => act.move({ kind: "pass" }) },
-      "Pass", h("kbd", {}, "P")),
+      t("Pass"), h("kbd", {}, "P")),
     h("form", { class: "move-form", onsubmit: (ev) => {
       ev.preventDefault();
       const field = ev.currentTarget.elements.move; // the element on screen (dom.js keeps it)
@@ -263,52 +266,53 @@ function moveControls(state, ui, act) {
       field.value = "";
       act.typed(text);
     } },
-      input, h("button", { type: "submit", dataset: { key: "move-send" } }, "Send")),
-    ui.moveError ? h("p", { class: "error", role: "alert" }, ui.moveError) : null);
+      input, h("button", { type: "submit", dataset: { key: "move-send" } }, t("Send"))),
+    ui.moveError ? h("p", { class: "error", role: "alert" }, said(ui.moveError)) : null);
 }
 
 function waitingControls(state, ui, act) {
-  const t = state.table;
-  if (t.phase !== "waiting") return null;
+  const tbl = state.table;
+  if (tbl.phase !== "waiting") return null;
   const me = mySeat(state);
   const host = state.you && state.you.host;
-  const rows = t.seats.map((s) => {
+  const rows = tbl.seats.map((s) => {
     const actions = [];
     if (s.kind === "open") {
       actions.push(h("button", { type: "button", class: "sit", dataset: { key: `sit-${s.seat}` },
-        onclick: () => act.send({ type: "sit", seat: s.seat }) }, me === null ? "Sit here" : "Move here"));
+        onclick: () => act.send({ type: "sit", seat: s.seat }) }, me === null ? t("Sit here") : t("Move here")));
       if (host) {
-        const level = h("select", { "aria-label": `bot level for seat ${s.seat + 1}`, class: "bot-level",
-          dataset: { key: `level-${s.seat}` } }, LEVELS.map((l) => h("option", { value: l, selected: l === "medium" }, l)));
+        const level = h("select", { "aria-label": t("bot level for seat {n}", { n: s.seat + 1 }), class: "bot-level",
+          dataset: { key: `level-${s.seat}` } }, LEVELS.map((l) => h("option", { value: l, selected: l === "medium" }, levelName(l))));
         actions.push(level, h("button", { type: "button", class: "add-bot", dataset: { key: `bot-${s.seat}` },
           onclick: (ev) => act.send({ type: "add_bot", seat: s.seat,
-            level: ev.currentTarget.parentElement.querySelector(".bot-level").value }) }, "Add a bot"));
+            level: ev.currentTarget.parentElement.querySelector(".bot-level").value }) }, t("Add a bot")));
       }
     } else if (s.kind === "bot" && host) {
       actions.push(h("button", { type: "button", class: "remove-bot", dataset: { key: `unbot-${s.seat}` },
-        onclick: () => act.send({ type: "remove_bot", seat: s.seat }) }, "Remove the bot"));
+        onclick: () => act.send({ type: "remove_bot", seat: s.seat }) }, t("Remove the bot")));
     }
     return h("li", { class: "seat-row", dataset: { seat: String(s.seat), key: `seatrow-${s.seat}` } },
-      h("span", { class: "seat-no" }, String(s.seat + 1)),
-      h("span", { class: "seat-name" }, s.kind === "open" ? "open" : s.name, s.seat === me ? " (you)" : ""),
+      h("span", { class: "seat-no" }, num(s.seat + 1)),
+      h("span", { class: "seat-name" }, s.kind === "open" ? t("open") : s.name, s.seat === me ? ` ${t("(you)")}` : ""),
       h("span", { class: "seat-tags" }, seatBadges(state, s)),
       h("span", { class: "seat-actions" }, actions));
   });
-  const mineInfo = me === null ? null : t.seats[me];
+  const mineInfo = me === null ? null : tbl.seats[me];
+  const code = h("strong", { class: "code", id: "invite-code" }, tbl.code);
   return h("div", { class: "panel waiting", id: "waiting" },
-    h("h3", {}, "Waiting for players"),
+    h("h3", {}, t("Waiting for players")),
     // Offline (`pisyedili play --web`) nobody else can come: no code to share.
-    t.code && !ui.offline ? h("p", {}, "Invite code: ", h("strong", { class: "code", id: "invite-code" }, t.code),
-      t.private ? " (this table is private: share the code)" : "") : null,
+    tbl.code && !ui.offline ? h("p", {}, fillNodes(tbl.private ? t("Invite code: {code} (this table is private: share the code)")
+      : t("Invite code: {code}"), { code })) : null,
     h("ul", { class: "seat-list" }, rows),
     h("div", { class: "buttons" },
       mineInfo && !host ? h("button", { type: "button", id: "ready", class: "primary", dataset: { key: "ready" },
         "aria-pressed": mineInfo.ready ? "true" : "false",
-        onclick: () => act.send({ type: "ready", ready: !mineInfo.ready }) }, mineInfo.ready ? "Not ready" : "Ready") : null,
+        onclick: () => act.send({ type: "ready", ready: !mineInfo.ready }) }, mineInfo.ready ? t("Not ready") : t("Ready")) : null,
       host ? h("button", { type: "button", id: "start", class: "primary", dataset: { key: "start" },
-        onclick: () => act.send({ type: "start" }) }, "Start the match") : null,
+        onclick: () => act.send({ type: "start" }) }, t("Start the match")) : null,
       me !== null ? h("button", { type: "button", id: "stand", dataset: { key: "stand" },
-        onclick: () => act.send({ type: "stand" }) }, "Stand up") : null));
+        onclick: () => act.send({ type: "stand" }) }, t("Stand up")) : null));
 }
 
 function dealResult(state) {
@@ -321,39 +325,39 @@ function dealResult(state) {
     const hand = sortHand(r.hands[seat] || []);
     rows.push(h("tr", { class: seat === r.winner ? "winner" : "" },
       h("th", { scope: "row" }, seatName(state, seat)),
-      h("td", { class: "hand-cell" }, hand.length ? h("span", { class: "mini-hand" }, hand.map((c) => cardView(c, "small"))) : h("span", { class: "muted" }, "out")),
-      h("td", { class: "num" }, `+${r.points[seat]}`),
-      h("td", { class: "num" }, String(v.scores[seat]))));
+      h("td", { class: "hand-cell" }, hand.length ? h("span", { class: "mini-hand" }, hand.map((c) => cardView(c, "small"))) : h("span", { class: "muted" }, t("out"))),
+      h("td", { class: "num" }, `+${num(r.points[seat])}`),
+      h("td", { class: "num" }, num(v.scores[seat]))));
   }
   const over = state.table.phase === "over" || state.matchEnd;
-  return h("div", { class: "panel result", id: "deal-result", role: "region", "aria-label": "deal result" },
+  return h("div", { class: "panel result", id: "deal-result", role: "region", "aria-label": t("deal result") },
     h("h3", {}, dealHeadline(state, r)),
     h("table", { class: "scores" },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Seat"), h("th", { scope: "col" }, "Hand left"),
-        h("th", { scope: "col", class: "num" }, "Points"), h("th", { scope: "col", class: "num" }, "Total"))),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("Seat")), h("th", { scope: "col" }, t("Hand left")),
+        h("th", { scope: "col", class: "num" }, t("Points")), h("th", { scope: "col", class: "num" }, t("Total")))),
       h("tbody", {}, rows)),
-    over ? null : h("p", { class: "muted" }, "The next deal comes in a few seconds."));
+    over ? null : h("p", { class: "muted" }, t("The next deal comes in a few seconds.")));
 }
 
 function matchResult(state, act) {
-  const t = state.table;
+  const tbl = state.table;
   const end = state.matchEnd;
-  if (t.phase !== "over" && !end) return null;
+  if (tbl.phase !== "over" && !end) return null;
   const totals = end ? end.totals : (state.view ? state.view.scores : []);
   const winners = end ? end.winners : [];
   const order = totals.map((p, seat) => [p, seat]).sort((a, b) => a[0] - b[0]);
   const seated = mySeat(state) !== null;
-  const canRematch = t.phase === "over" && seated && hasFeature(state, "rematch");
+  const canRematch = tbl.phase === "over" && seated && hasFeature(state, "rematch");
   const agreed = state.rematch ? state.rematch.agreed.map((s) => seatName(state, s)) : [];
-  return h("div", { class: "panel match-result", id: "match-result", role: "region", "aria-label": "match result" },
-    h("h3", {}, winners.length ? `Match over: ${winnersText(state, winners)} won` : "Match over"),
-    h("ol", { class: "totals" }, order.map(([p, seat]) => h("li", {}, `${seatName(state, seat)}: ${p}`))),
-    agreed.length ? h("p", {}, `Playing again: ${agreed.join(", ")}`) : null,
+  return h("div", { class: "panel match-result", id: "match-result", role: "region", "aria-label": t("match result") },
+    h("h3", {}, winners.length ? t("Match over: {winners} won", { winners: winnersText(state, winners) }) : t("Match over")),
+    h("ol", { class: "totals" }, order.map(([p, seat]) => h("li", {}, `${seatName(state, seat)}: ${num(p)}`))),
+    agreed.length ? h("p", {}, t("Playing again: {names}", { names: agreed.join(", ") })) : null,
     canRematch ? h("div", { class: "buttons" },
       h("button", { type: "button", id: "rematch", class: "primary", dataset: { key: "rematch" },
-        onclick: () => act.send({ type: "rematch", agree: true }) }, "Play again"),
+        onclick: () => act.send({ type: "rematch", agree: true }) }, t("Play again")),
       h("button", { type: "button", id: "no-rematch", dataset: { key: "no-rematch" },
-        onclick: () => act.send({ type: "rematch", agree: false }) }, "No more")) : null);
+        onclick: () => act.send({ type: "rematch", agree: false }) }, t("No more"))) : null);
 }
 
 /** Sound and notices, off until turned on (notice.js remembers the choice). */
@@ -379,29 +383,28 @@ function recentMoves(state) {
 }
 
 function tableHeader(state, ui, act) {
-  const t = state.table;
-  const spect = state.table.spectator_count ?? t.spectators.length;
+  const tbl = state.table;
+  const spect = state.table.spectator_count ?? tbl.spectators.length;
   return h("div", { class: "table-head" },
-    h("h2", { id: "table-title" }, t.name),
-    h("span", { class: "muted" }, ` #${t.id} · ${t.rules}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
-    t.code && t.phase !== "waiting" && !ui.offline ? h("span", { class: "muted" }, ` · code ${t.code}`) : null,
-    t.rated ? h("span", { class: "tag rated", id: "table-rated" }, tr("rated")) : null,
-    spect ? h("span", { class: "muted", title: t.spectators.join(", ") }, ` · ${spect} watching`) : null,
-    state.you && state.you.spectator ? h("span", { class: "tag" }, "you are watching") : null,
-    spect ? h("p", { class: "watchers", id: "watchers" }, tr("Watching:"), " ",
-      t.spectators.map((n, i) => [i ? ", " : "", nameLink(n)]),
-      spect > t.spectators.length ? tr(" and {n} more", { n: spect - t.spectators.length }) : "") : null,
-    h("span", { class: "muted options", id: "table-options" }, optionsText(t.options || {})),
-    rulesPanel(t.rules, t.options || (state.view || {}).options),
+    h("h2", { id: "table-title" }, tbl.name),
+    h("span", { class: "muted" }, ` #${num(tbl.id)} · ${rulesName(tbl.rules)}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
+    tbl.code && tbl.phase !== "waiting" && !ui.offline ? h("span", { class: "muted" }, ` · ${t("code {code}", { code: tbl.code })}`) : null,
+    tbl.rated ? h("span", { class: "tag rated", id: "table-rated" }, t("rated")) : null,
+    spect ? h("span", { class: "muted", title: tbl.spectators.join(", ") }, ` · ${t("{n} watching", { n: spect })}`) : null,
+    state.you && state.you.spectator ? h("span", { class: "tag" }, t("you are watching")) : null,
+    spect ? h("p", { class: "watchers", id: "watchers" }, t("Watching:"), " ",
+      tbl.spectators.map((n, i) => [i ? ", " : "", nameLink(n)]),
+      spect > tbl.spectators.length ? ` ${t("and {n} more", { n: spect - tbl.spectators.length })}` : "") : null,
+    h("span", { class: "muted options", id: "table-options" }, optionsText(tbl.options || {})),
+    rulesPanel(tbl.rules, tbl.options || (state.view || {}).options),
     noticeToggles(ui, act),
     h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },
-      onclick: () => act.leave() }, "Leave"));
+      onclick: () => act.leave() }, t("Leave")));
 }
 
 /** The whole table screen. */
 export function tableScreen(state, ui, act, now) {
-  const t = state.table;
-  const n = t.seats.length;
+  const n = state.table.seats.length;
   const me = mySeat(state);
   const others = me === null ? [...Array(n).keys()] : seatsAfter(n, me).slice(0, -1);
   const turnClass = myTurn(state) ? "my-turn" : "";
@@ -422,7 +425,7 @@ export function tableScreen(state, ui, act, now) {
         recentMoves(state), // by the hand: in view where the hand is, on a phone
         over ? null : h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
         heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
-          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, "I am back: take my seat") : null,
+          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, t("I am back: take my seat")) : null,
         muameleSpread(state, act),
         over ? null : handArea(state, ui, act),
         ui.jack && !over ? suitPicker(state, ui, act) : null,

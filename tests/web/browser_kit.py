@@ -51,12 +51,14 @@ def need_browser() -> None:
 
 
 @contextmanager
-def chromium(width: int = 1280, height: int = 800, mobile: bool = False) -> Iterator[Any]:
+def chromium(width: int = 1280, height: int = 800, mobile: bool = False,
+             languages: str | None = None) -> Iterator[Any]:
     """One headless Chromium with a fresh profile, closed (and its profile removed) after.
 
     The page gets exactly `width` x `height` CSS pixels (the DevTools device metrics,
     not the window, whose frame would take some); `mobile` also turns on the phone's
-    viewport rules and touch."""
+    viewport rules and touch; `languages` ("tr-TR,tr") is what the browser tells pages
+    it reads (`navigator.languages`), as a person sets it in the browser's settings."""
     need_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -69,6 +71,9 @@ def chromium(width: int = 1280, height: int = 800, mobile: bool = False) -> Iter
     options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--window-size={width},{height}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if languages:
+        options.add_argument(f"--lang={languages.split(',')[0]}")
+        options.add_experimental_option("prefs", {"intl.accept_languages": languages})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     try:
         set_viewport(driver, width, height, mobile)

@@ -43,12 +43,14 @@ def mid_deal(page: Page, turns: int) -> None:
         played += 1
 
 
-def save(page: Page, name: str) -> None:
+def save(page: Page, name: str, folder: Path = OUT) -> Path:
     """The page as it stands: no focus ring, and no card caught in the middle of a flight."""
     page.driver.execute_script("document.activeElement && document.activeElement.blur()")
     page.wait(lambda d: not d.execute_script("return document.querySelector('#flights .flying')"),
               what="the flights to land")
-    page.driver.save_screenshot(str(OUT / f"{name}.png"))
+    path = folder / f"{name}.png"
+    page.driver.save_screenshot(str(path))
+    return path
 
 
 def lost_link(page: Page) -> None:

@@ -22,6 +22,16 @@ DAY = 86400.0
 """Seconds in a day: how retention (`--keep-days`) and pruning count."""
 
 
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+"""How a `--db` naming a PostgreSQL database starts (libpq's connection URIs)."""
+
+
+def is_url(where: str | os.PathLike[str]) -> bool:
+    """Whether `where` names a database server (PostgreSQL) rather than a SQLite file:
+    no file, no lock, no folder to make."""
+    return isinstance(where, str) and where.startswith(SERVER_SCHEMES)
+
+
 class StoreError(Exception):
     """The store could not be read or written (a full disk, a vanished file, a lost
     server): whatever the backend's own exception was, it is the cause of this one."""

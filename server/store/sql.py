@@ -386,8 +386,8 @@ class SqlStore:
         self._run(
             "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
             "ON CONFLICT (rules, subject) DO UPDATE SET mu = excluded.mu, "
-            "sigma = excluded.sigma, ordinal = excluded.ordinal, matches = matches + 1, "
-            "wins = wins + excluded.wins, updated_at = excluded.updated_at",
+            "sigma = excluded.sigma, ordinal = excluded.ordinal, matches = ratings.matches + 1, "
+            "wins = ratings.wins + excluded.wins, updated_at = excluded.updated_at",
             (rules, subject, mu, sigma, ordinal, int(won), now))
 
     @guarded

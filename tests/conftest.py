@@ -13,7 +13,7 @@ import fnmatch
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pg_kit
@@ -102,10 +102,17 @@ def postgres(postgres_cluster: pg_kit.Cluster | str) -> pg_kit.Cluster:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new store's `--db`: a SQLite file in the test's folder, or a new PostgreSQL
-    database's URL."""
+def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
+    """Makes new stores: `new_db(name)` is a fresh store's `--db`, a SQLite file in the
+    test's folder, or a new PostgreSQL database's URL. A test that takes it runs once
+    per backend."""
     if request.param == "postgres":
         cluster: pg_kit.Cluster = request.getfixturevalue("postgres")
-        return cluster.database()
-    return str(tmp_path / "server.sqlite3")
+        return lambda name: cluster.database()
+    return lambda name: str(tmp_path / f"{name}.sqlite3")
+
+
+@pytest.fixture
+def db(new_db: Callable[[str], str]) -> str:
+    """A new store's `--db`, once per backend (`new_db`)."""
+    return new_db("server")

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pisyedili.server.table.effects import MatchOver
 
@@ -30,6 +31,21 @@ def is_url(where: str | os.PathLike[str]) -> bool:
     """Whether `where` names a database server (PostgreSQL) rather than a SQLite file:
     no file, no lock, no folder to make."""
     return isinstance(where, str) and where.startswith(SERVER_SCHEMES)
+
+
+def public(where: str | os.PathLike[str]) -> str:
+    """`where` as logs and messages may show it: a URL without its password."""
+    where = os.fspath(where)
+    if not is_url(where):
+        return where
+    parts = urlsplit(where)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if k != "password"]
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query)))
 
 
 class StoreError(Exception):

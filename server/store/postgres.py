@@ -20,13 +20,12 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import pq
 from twisted.logger import Logger
 
-from pisyedili.server.store.base import Conflict, StoreError, is_url
+from pisyedili.server.store.base import Conflict, StoreError, is_url, public
 from pisyedili.server.store.schema import POSTGRES, SCHEMA_VERSION, VERSIONS, refuse_newer
 from pisyedili.server.store.sql import SqlStore, guarded
 
@@ -47,18 +46,6 @@ TABLES = (
 copies them in (tests/server/test_store_postgres.py checks it against the database)."""
 SERIALS = ("matches", "accounts", "sanctions", "moderation_log")
 """The tables with a `{serial}` id, whose sequence a backup carries on from."""
-
-
-def public(url: str) -> str:
-    """`url` without its password, for logs and messages."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}@{host}"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if k != "password"]
-    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query)))
 
 
 def host_of(url: str) -> str:

@@ -11,17 +11,21 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import pg_kit
 import psycopg
 import pytest
+import pytest_twisted
 from process_output import SERVER, Output
 from test_restart_process import Client
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.service import tap
 from pisyedili.server.store import open_store
+from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.store.postgres import TABLES, PostgresStore
 from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.table.effects import MatchOver
@@ -78,6 +82,51 @@ def test_two_stores_opening_one_new_database_at_once_migrate_it_once(
     finally:
         for store in opened:
             store.close()
+
+
+# -- the journal commits off the reactor -------------------------------------------------
+
+def tables_in(url: str) -> list[int]:
+    """The open tables the store at `url` holds, read on a connection of its own."""
+    store = open_store(url)
+    try:
+        return [table_id for table_id, _, _ in store.read_journal().tables]
+    finally:
+        store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_journal_commits_on_its_thread_and_sends_only_what_is_committed(
+        postgres: pg_kit.Cluster) -> None:
+    url = postgres.database()
+    journal = StoreJournal.open(url, cast(Any, reactor))
+    sent: list[tuple[str, list[int]]] = []
+
+    def send(what: str) -> None:  # what a client gets, and what the store holds by then
+        sent.append((what, tables_in(url)))
+
+    try:
+        journal.table_opened(1, 10.0, {"name": "one"})
+        journal.later(send, "one")
+        journal.flush()  # returns at once: the commit is on the journal's thread
+        journal.table_opened(2, 11.0, {"name": "two"})  # meanwhile: in the next commit
+        journal.later(send, "two")
+        journal.flush()
+        assert sent == []
+        while len(sent) < 2:
+            await deferLater(reactor, 0.01, lambda: None)
+        assert sent == [("one", [1]), ("two", [1, 2])] and journal.commits == 2
+        journal.later(send, "now")  # nothing waits: at once
+        assert sent[-1] == ("now", [1, 2])
+
+        journal.table_closed(1)
+        journal.later(send, "closed")
+        journal.flush()
+        journal.table_opened(3, 12.0, {"name": "three"})
+        journal.later(send, "three")
+    finally:
+        journal.close()  # the commit in flight lands, the rest commits, all is sent
+    assert sent[-2:] == [("closed", [2]), ("three", [2, 3])]
 
 
 def run_server(*args: str) -> subprocess.CompletedProcess[str]:

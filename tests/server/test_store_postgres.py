@@ -44,6 +44,16 @@ def a_match(finished_at: float = 2_000.0) -> MatchOver:
                      private=False)
 
 
+def test_without_postgresql_a_test_skips_saying_why_but_fails_in_ci(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL to test against: why"):
+        pg_kit.unavailable("why")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="cannot run in CI: why"):
+        pg_kit.unavailable("why")
+
+
 def test_the_backup_order_names_every_table_after_those_it_references(
         postgres: pg_kit.Cluster) -> None:
     store = PostgresStore(postgres.database())

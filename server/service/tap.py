@@ -62,6 +62,7 @@ from pisyedili.server.store import (
     default_path,
     is_url,
     open_store,
+    pg_dump_command,
     public,
 )
 from pisyedili.server.store.files import FileInUse, FileLock, private_dir
@@ -630,8 +631,6 @@ def backup(options: BackupOptions) -> None:
               file=sys.stderr)
         raise SystemExit(2)
     if is_url(source) and not is_url(dest):
-        from pisyedili.server.store.postgres import pg_dump_command
-
         print(f"{sys.argv[0]} backup: a PostgreSQL database is backed up to a file with "
               f"pg_dump:\n  {pg_dump_command(source, dest)}\n(or name an empty "
               "database, postgresql://..., to copy it into)", file=sys.stderr)

@@ -28,6 +28,7 @@ from pisyedili.server.store.base import (
     Store,
     StoreError,
     is_url,
+    pg_dump_command,
     public,
 )
 from pisyedili.server.store.sqlite import MEMORY, SqliteStore, backup_file, default_path
@@ -36,7 +37,7 @@ __all__ = [
     "DAY", "MEMORY", "AccountMatch", "AccountRow", "Archive", "Conflict", "JournalOp",
     "JournalRows", "LadderRow", "LogEntry", "RatingRow", "SanctionRow", "Store",
     "StoreError", "backup_file", "default_path", "is_url", "open_store",
-    "public",
+    "pg_dump_command", "public",
 ]
 
 

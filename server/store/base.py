@@ -11,6 +11,7 @@ kinds for matches, bytes for hashes and blobs); failures are `StoreError`s.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -46,6 +47,12 @@ def public(where: str | os.PathLike[str]) -> str:
     query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
              if k != "password"]
     return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query)))
+
+
+def pg_dump_command(url: str, dest: str) -> str:
+    """The pg_dump line that backs the PostgreSQL database at `url` up to the file `dest`
+    (its password, if any, is left to PGPASSWORD or ~/.pgpass)."""
+    return shlex.join(["pg_dump", "--format=custom", f"--file={dest}", public(url)])
 
 
 class StoreError(Exception):

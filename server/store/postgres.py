@@ -25,7 +25,7 @@ import psycopg
 from psycopg import pq
 from twisted.logger import Logger
 
-from pisyedili.server.store.base import Conflict, StoreError, is_url, public
+from pisyedili.server.store.base import Conflict, StoreError, is_url, pg_dump_command, public
 from pisyedili.server.store.schema import POSTGRES, SCHEMA_VERSION, VERSIONS, refuse_newer
 from pisyedili.server.store.sql import SqlStore, guarded
 
@@ -219,11 +219,3 @@ class PostgresStore(SqlStore):
     def close(self) -> None:
         self._closed = True
         self._conn.close()
-
-
-def pg_dump_command(url: str, dest: str) -> str:
-    """The pg_dump line that backs the database at `url` up to the file `dest` (its
-    password, if any, is left to PGPASSWORD or ~/.pgpass)."""
-    import shlex
-
-    return shlex.join(["pg_dump", "--format=custom", f"--file={dest}", public(url)])

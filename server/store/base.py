@@ -185,7 +185,8 @@ class Store(Protocol):
     def schema_version(self) -> int: ...
 
     def backup(self, path: str | os.PathLike[str]) -> None:
-        """A consistent copy of the whole store at `path`, taken while it runs."""
+        """A consistent copy of the whole store at `path`, taken while it runs (a file
+        for SQLite; for PostgreSQL an empty database's URL)."""
         ...
 
     def close(self) -> None: ...

@@ -3,7 +3,8 @@
 `VERSIONS[i]` takes a store from version i to i + 1: its DDL, then (for some) a data
 step that fills what the DDL made from what was there. A backend applies each in its
 own transaction, in order, when it opens, and records the version it reached (SQLite:
-`PRAGMA user_version`). Only append to the list; never edit a version that has shipped.
+`PRAGMA user_version`; PostgreSQL: the one row of `store_schema`). Only append to the
+list; never edit a version that has shipped.
 
 The DDL is written once for every SQL dialect: the few types that differ are named
 by a placeholder (`{real}`, `{blob}`, `{serial}`, `{norowid}`), which a `Dialect`

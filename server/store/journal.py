@@ -181,7 +181,7 @@ class _Commit:
     ops: list[JournalOp]
     waiting: list[tuple[Callable[..., object], tuple[Any, ...]]]
     """What was held back for these rows: sent once they are committed."""
-    error: StoreError | None = None
+    error: Exception | None = None
 
 
 class StoreJournal:
@@ -334,7 +334,7 @@ class StoreJournal:
             return
         self.commits += 1
 
-    def _failed(self, error: StoreError) -> None:
+    def _failed(self, error: Exception) -> None:
         # A full disk, a vanished file, a lost database: play goes on from memory, but a
         # restart would now rebuild the tables wrongly, so nothing more is written at all.
         self._broken = True
@@ -354,7 +354,7 @@ class StoreJournal:
         def write() -> None:  # on the journal's thread
             try:
                 self.store.write_journal(commit.ops)
-            except StoreError as e:
+            except Exception as e:  # whatever it was, the commit lands: or nothing is sent
                 commit.error = e
 
         landing = deferToThreadPool(self._reactor, self._pool, write)

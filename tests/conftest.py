@@ -1,5 +1,7 @@
 """Shared test settings: hypothesis profiles ("dev" by default, "ci" when CI is set),
-per-user folders of their own for the whole run, and the `compiled` marker.
+per-user folders of their own for the whole run, the `compiled` marker, and a real
+PostgreSQL (pg_kit.py): one cluster for the session, a fresh store per test, and
+`db`, which runs a test once per backend of the store.
 
 The server keeps its database and the client its session tokens in the platform's
 per-user folders (platformdirs). Tests, and the servers and clients they start as
@@ -11,8 +13,10 @@ import fnmatch
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pg_kit
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -79,3 +83,36 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[pg_kit.Cluster | str]:
+    """The session's cluster, started at its first use; or why there is none."""
+    with pg_kit.cluster() as found:
+        yield found
+
+
+@pytest.fixture
+def postgres(postgres_cluster: pg_kit.Cluster | str) -> pg_kit.Cluster:
+    """A PostgreSQL to make databases on (the test skips, or fails in CI, without one)."""
+    if isinstance(postgres_cluster, str):
+        pg_kit.unavailable(postgres_cluster)
+    assert isinstance(postgres_cluster, pg_kit.Cluster)
+    return postgres_cluster
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
+    """Makes new stores: `new_db(name)` is a fresh store's `--db`, a SQLite file in the
+    test's folder, or a new PostgreSQL database's URL. A test that takes it runs once
+    per backend."""
+    if request.param == "postgres":
+        cluster: pg_kit.Cluster = request.getfixturevalue("postgres")
+        return lambda name: cluster.database()
+    return lambda name: str(tmp_path / f"{name}.sqlite3")
+
+
+@pytest.fixture
+def db(new_db: Callable[[str], str]) -> str:
+    """A new store's `--db`, once per backend (`new_db`)."""
+    return new_db("server")

@@ -61,7 +61,10 @@ from pisyedili.server.store import (
     StoreError,
     backup_file,
     default_path,
+    is_url,
     open_store,
+    pg_dump_command,
+    public,
 )
 from pisyedili.server.store.files import FileInUse, FileLock, private_dir
 from pisyedili.server.store.journal import NO_JOURNAL, Journal, Saved, StoreJournal
@@ -141,7 +144,8 @@ class ServerOptions(usage.Options):
          "Seconds of client silence before the connection is closed.", _float],
         ["db", None, None, "The SQLite file that keeps finished matches, and the open "
          "tables and sessions a restart carries on with (default: pisyedili.sqlite3 in "
-         "the per-user data directory); :memory: keeps nothing past the process."],
+         "the per-user data directory), or a PostgreSQL database's URL "
+         "(postgresql://user@host/dbname); :memory: keeps nothing past the process."],
         ["keep-days", None, 0, "Forget finished matches older than this many days "
          "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
@@ -287,7 +291,7 @@ def read_community(path: str | None, now: float) -> tuple[
         tuple[dict[int, accounts_.Account], dict[str, int]] | None,
         list[moderation_.Sanction] | None]:
     """The accounts and the sanctions in force, read from the store's file at start."""
-    if path is None or path == MEMORY or not Path(path).is_file():
+    if path is None or path == MEMORY or not (is_url(path) or Path(path).is_file()):
         return None, None
     store = open_store(path)
     try:
@@ -540,8 +544,10 @@ def lock_store(path: str, *, required: bool) -> FileLock | None:
     """The store's file, this server's alone while it runs (`files.FileLock`): two
     servers on one file would each take the other's live tables over. A file another
     process holds stops this one, naming that process; None for `:memory:`, and for a
-    default file that cannot be reached (that server runs on keeping nothing)."""
-    if path == MEMORY:
+    default file that cannot be reached (that server runs on keeping nothing). A
+    PostgreSQL database has no file to lock: one server to a database is the operator's
+    to keep (docs/operating.md, "PostgreSQL")."""
+    if path == MEMORY or is_url(path):
         return None
     try:
         private_dir(Path(path).parent)
@@ -567,14 +573,15 @@ def open_journal(path: str, clock: Clock, *,
         return None, None
     journal = None
     try:
-        private_dir(Path(path).parent)
+        if not is_url(path):
+            private_dir(Path(path).parent)
         journal = StoreJournal.open(path, clock)
         return journal, journal.load()
     except (OSError, StoreError, RuntimeError) as e:
         if journal is not None:
             journal.close()
         if required:
-            raise SystemExit(f"cannot open the store {path}: {e}") from None
+            raise SystemExit(f"cannot open the store {public(path)}: {e}") from None
         log.error("cannot open the store {path}: {error}; open tables will NOT survive a "
                   "restart: set --db to a writable file", path=path, error=str(e))
         return None, None
@@ -605,33 +612,49 @@ class StoreCommandOptions(usage.Options):
 class BackupOptions(StoreCommandOptions):
     """`pisyedili-server backup [--db PATH] DEST`: copy the store, server running or not."""
 
-    synopsis = "backup [--db PATH] DEST"
+    synopsis = "backup [--db PATH|URL] DEST"
 
     def parseArgs(self, *args: str) -> None:
         if len(args) != 1:
-            raise usage.UsageError("name one destination file")
+            raise usage.UsageError("name one destination file (or, for PostgreSQL, "
+                                   "database)")
         self["dest"] = args[0]
 
 
 def backup(options: BackupOptions) -> None:
-    """Copy the database through SQLite's online backup: consistent while the server writes."""
+    """Copy the database, consistent while the server writes: a SQLite file through
+    SQLite's online backup; a PostgreSQL database into another, empty one (COPY from one
+    snapshot). To a file, PostgreSQL's own pg_dump does it: the command is printed."""
     source = options.path
+    dest = options["dest"]
     if source == MEMORY:
         print(f"{sys.argv[0]} backup: an in-memory database has nothing to back up",
               file=sys.stderr)
         raise SystemExit(2)
+    if is_url(source) and not is_url(dest):
+        print(f"{sys.argv[0]} backup: a PostgreSQL database is backed up to a file with "
+              f"pg_dump:\n  {pg_dump_command(source, dest)}\n(or name an empty "
+              "database, postgresql://..., to copy it into)", file=sys.stderr)
+        raise SystemExit(2)
     try:
-        backup_file(source, options["dest"])
-    except (OSError, StoreError) as e:
+        if is_url(source):
+            store = open_store(source)
+            try:
+                store.backup(dest)
+            finally:
+                store.close()
+        else:
+            backup_file(source, dest)
+    except (OSError, StoreError, RuntimeError) as e:
         print(f"{sys.argv[0]} backup: {e}", file=sys.stderr)
         raise SystemExit(1) from None
-    print(f"backed up {source} to {options['dest']}")
+    print(f"backed up {public(source)} to {public(dest)}")
 
 
 class OperatorOptions(StoreCommandOptions):
     """`pisyedili-server operator [--db PATH] add|remove NAME | list`."""
 
-    synopsis = "operator [--db PATH] add NAME | remove NAME | list"
+    synopsis = "operator [--db PATH|URL] add NAME | remove NAME | list"
 
     def parseArgs(self, *args: str) -> None:
         if args[:1] == ("list",) and len(args) == 1:
@@ -648,13 +671,13 @@ def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
     `add` creates the account when none has the name, asking for its password."""
     path = options.path
     adding = options["action"] == "add"
-    if path == MEMORY or not (adding or Path(path).is_file()):
+    if path == MEMORY or not (adding or is_url(path) or Path(path).is_file()):
         print(f"{sys.argv[0]} operator: no database at {path}", file=sys.stderr)
         raise SystemExit(1)
     name = options["name"]
     created = False
     try:
-        if adding:
+        if adding and not is_url(path):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         store = open_store(path)
         try:

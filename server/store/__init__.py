@@ -3,9 +3,10 @@
 Callers outside this package import from here only: `Store` (the interface, base.py),
 `Archive` (which runs it on the store's thread), `open_store` (which picks the
 backend), the `StoreError`s, and the rows the interface hands out. The backends
-(sqlite.py), the schema they share (schema.py), the journal a restart reads
-(journal.py), the finished matches' lists and replays (history.py) and the private
-files (files.py) sit behind it. Adding a backend: docs/architecture.md, "The store".
+(sqlite.py, postgres.py, and the SQL they share in sql.py), the schema they share
+(schema.py), the journal a restart reads (journal.py), the finished matches' lists and
+replays (history.py) and the private files (files.py) sit behind it. Adding a
+backend: docs/architecture.md, "The store".
 """
 
 from __future__ import annotations
@@ -26,17 +27,29 @@ from pisyedili.server.store.base import (
     SanctionRow,
     Store,
     StoreError,
+    is_url,
+    pg_dump_command,
+    public,
 )
 from pisyedili.server.store.sqlite import MEMORY, SqliteStore, backup_file, default_path
 
 __all__ = [
     "DAY", "MEMORY", "AccountMatch", "AccountRow", "Archive", "Conflict", "JournalOp",
     "JournalRows", "LadderRow", "LogEntry", "RatingRow", "SanctionRow", "Store",
-    "StoreError", "backup_file", "default_path", "open_store",
+    "StoreError", "backup_file", "default_path", "is_url", "open_store",
+    "pg_dump_command", "public",
 ]
 
 
 def open_store(where: str | os.PathLike[str]) -> Store:
-    """The store at `where`, opened and migrated: a SQLite file, or `:memory:` (a store
-    that keeps nothing past the process). The one place a backend is chosen."""
+    """The store at `where`, opened and migrated: a PostgreSQL database (a
+    `postgresql://` URL, `is_url`), a SQLite file, or `:memory:` (a store that keeps
+    nothing past the process). The one place a backend is chosen."""
+    if is_url(where):
+        try:  # an optional dependency: imported only by a server that uses it
+            from pisyedili.server.store.postgres import PostgresStore
+        except ImportError as e:
+            raise StoreError("a PostgreSQL store needs psycopg: install "
+                             "pisyedili[postgres]") from e
+        return PostgresStore(os.fspath(where))
     return SqliteStore(where)

@@ -11,15 +11,48 @@ kinds for matches, bytes for hashes and blobs); failures are `StoreError`s.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pisyedili.server.table.effects import MatchOver
 
 DAY = 86400.0
 """Seconds in a day: how retention (`--keep-days`) and pruning count."""
+
+
+SERVER_SCHEMES = ("postgresql://", "postgres://")
+"""How a `--db` naming a PostgreSQL database starts (libpq's connection URIs)."""
+
+
+def is_url(where: str | os.PathLike[str]) -> bool:
+    """Whether `where` names a database server (PostgreSQL) rather than a SQLite file:
+    no file, no lock, no folder to make."""
+    return isinstance(where, str) and where.startswith(SERVER_SCHEMES)
+
+
+def public(where: str | os.PathLike[str]) -> str:
+    """`where` as logs and messages may show it: a URL without its password."""
+    where = os.fspath(where)
+    if not is_url(where):
+        return where
+    parts = urlsplit(where)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{host}"
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if k != "password"]
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query)))
+
+
+def pg_dump_command(url: str, dest: str) -> str:
+    """The pg_dump line that backs the PostgreSQL database at `url` up to the file `dest`
+    (its password, if any, is left to PGPASSWORD or ~/.pgpass)."""
+    return shlex.join(["pg_dump", "--format=custom", f"--file={dest}", public(url)])
 
 
 class StoreError(Exception):
@@ -152,7 +185,8 @@ class Store(Protocol):
     def schema_version(self) -> int: ...
 
     def backup(self, path: str | os.PathLike[str]) -> None:
-        """A consistent copy of the whole store at `path`, taken while it runs."""
+        """A consistent copy of the whole store at `path`, taken while it runs (a file
+        for SQLite; for PostgreSQL an empty database's URL)."""
         ...
 
     def close(self) -> None: ...

@@ -33,12 +33,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
+from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
+from twisted.python.threadpool import ThreadPool
 
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.store import open_store
-from pisyedili.server.store.base import JournalOp, Store, StoreError
+from pisyedili.server.store.base import JournalOp, Store, StoreError, is_url
 from pisyedili.server.table.commands import Command, from_record, to_record
+from pisyedili.server.worker import serial_pool
 
 if TYPE_CHECKING:
     from pisyedili.server.table.core import TableCore
@@ -171,20 +174,36 @@ class Saved:
     """By player id: the account each logged-in session belongs to."""
 
 
-class StoreJournal:
-    """The journal in a store of its own, on the reactor's thread (the `Archive`'s
-    store is another, on the store's thread: a SQLite file takes both connections).
+@dataclass
+class _Commit:
+    """One transaction of the journal on its way to a database server."""
 
-    Its commits do not fsync (SQLite: WAL, `synchronous = NORMAL`), so one costs tens
-    of microseconds and the reactor does not wait on the disk; one per reactor turn.
+    ops: list[JournalOp]
+    waiting: list[tuple[Callable[..., object], tuple[Any, ...]]]
+    """What was held back for these rows: sent once they are committed."""
+    error: Exception | None = None
+
+
+class StoreJournal:
+    """The journal in a store of its own (the `Archive`'s store is another, on the
+    store's thread: a SQLite file takes both connections).
+
+    A SQLite file's journal commits on the reactor's thread: its commits do not fsync
+    (WAL, `synchronous = NORMAL`), so one costs tens of microseconds and the reactor
+    does not wait on the disk; one per reactor turn. A database server's (`threaded`,
+    PostgreSQL) commits on a thread of its own, since each is a round trip: one at a
+    time, in order, and what waits for one is sent when it lands; rows written
+    meanwhile go in the next.
     """
 
     @classmethod
     def open(cls, where: str | os.PathLike[str], clock: Clock) -> StoreJournal:
-        """The journal in the store at `where` (`open_store`), on a connection of its own."""
-        return cls(open_store(where), clock)
+        """The journal in the store at `where` (`open_store`), on a connection of its own
+        (committing on a thread for a database server, when `clock` is a reactor)."""
+        return cls(open_store(where), clock,
+                   threaded=is_url(where) and hasattr(clock, "callFromThread"))
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    def __init__(self, store: Store, clock: Clock, threaded: bool = False) -> None:
         self.store = store
         self.path = store.path
         self._clock = clock
@@ -196,6 +215,11 @@ class StoreJournal:
         self._broken = False
         self._closed = False
         self.commits = 0
+        self._inflight: _Commit | None = None
+        self._pool: ThreadPool | None = None
+        self._reactor: Any = clock  # a reactor when `threaded`: it takes the results
+        if threaded:  # started at the first commit: twistd may fork before the reactor runs
+            self._pool = serial_pool("pisyedili-journal", minthreads=1)
 
     # -- reading back -------------------------------------------------------------------
 
@@ -244,7 +268,7 @@ class StoreJournal:
     # -- writing ------------------------------------------------------------------------
 
     def later(self, fn: Callable[..., object], *args: Any) -> None:
-        if self._ops or self._draining:
+        if self._ops or self._draining or self._inflight is not None:
             self._outbox.append((fn, args))
         else:
             fn(*args)
@@ -292,7 +316,12 @@ class StoreJournal:
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()
         self._flush_call = None
+        if self._inflight is not None:
+            return  # flushed again when the commit in flight lands
         ops, self._ops = self._ops, []
+        if ops and self._pool is not None:
+            self._send_off(ops)
+            return
         if ops:
             self._commit(ops)
         self._drain()
@@ -301,34 +330,81 @@ class StoreJournal:
         try:
             self.store.write_journal(ops)
         except StoreError as e:
-            # A full disk or a vanished file: play goes on from memory, but a restart
-            # would now rebuild the tables wrongly, so nothing more is written at all.
-            self._broken = True
-            log.critical("the journal could not be written ({error}): live tables and "
-                         "sessions will NOT survive a restart from now on; free space or "
-                         "fix {path} and restart the server", error=str(e), path=self.path)
+            self._failed(e)
             return
         self.commits += 1
 
-    def _drain(self) -> None:
+    def _failed(self, error: Exception) -> None:
+        # A full disk, a vanished file, a lost database: play goes on from memory, but a
+        # restart would now rebuild the tables wrongly, so nothing more is written at all.
+        self._broken = True
+        log.critical("the journal could not be written ({error}): live tables and "
+                     "sessions will NOT survive a restart from now on; free space or "
+                     "fix {path} and restart the server", error=str(error), path=self.path)
+
+    def _send_off(self, ops: list[JournalOp]) -> None:
+        """Commit `ops` on the journal's thread; what waits for them goes with them."""
+        assert self._pool is not None
+        if not self._pool.started:
+            self._pool.start()
+        commit = _Commit(ops, self._outbox)
+        self._outbox = []
+        self._inflight = commit
+
+        def write() -> None:  # on the journal's thread
+            try:
+                self.store.write_journal(commit.ops)
+            except Exception as e:  # whatever it was, the commit lands: or nothing is sent
+                commit.error = e
+
+        landing = deferToThreadPool(self._reactor, self._pool, write)
+        landing.addCallback(lambda _: self._landed(commit))
+        landing.addErrback(lambda f: log.failure("the journal's commit failed", f))
+
+    def _landed(self, commit: _Commit) -> None:
+        """A commit is done: send what waited for it, then commit what came meanwhile
+        (what was held back meanwhile waits for that), or send that too."""
+        if self._inflight is not commit:
+            return  # `close` saw it land first
+        self._inflight = None
+        if commit.error is not None:
+            self._failed(commit.error)
+        else:
+            self.commits += 1
+        self._drain(commit.waiting)  # what is held back meanwhile queues after the rest
+        if self._ops:
+            self.flush()
+        else:
+            self._drain()
+
+    def _drain(self, items: list[tuple[Callable[..., object], tuple[Any, ...]]] | None = None
+               ) -> None:
+        """Send what waited (`items`, or the outbox) in order, and what it holds back."""
+        items = self._outbox if items is None else items
         self._draining = True
         try:
             i = 0
-            while i < len(self._outbox):
-                fn, args = self._outbox[i]
+            while i < len(items):
+                fn, args = items[i]
                 i += 1
                 try:
                     fn(*args)
                 except Exception:
                     log.failure("sending after a commit failed")
-            self._outbox.clear()
+            items.clear()
         finally:
             self._draining = False
 
     def close(self) -> None:
-        """Commit what waits and close the file (the server is stopping)."""
+        """Commit what waits and close the store (the server is stopping)."""
         if self._closed:
             return
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            if pool.started:
+                pool.stop()  # the commit in flight, if any, is done once its thread is joined
+            if self._inflight is not None:
+                self._landed(self._inflight)
         self.flush()
         self._closed = True
         self.store.close()

@@ -18,19 +18,18 @@ from wireclient import Msg, Server, WireClient
 from pisyedili.protocol.codec import frame
 from pisyedili.server.people import names
 from pisyedili.server.people.accounts import CHEAP, AccountSettings, HashCost, LoginLimits
-from pisyedili.server.store import MEMORY, Archive
+from pisyedili.server.store import MEMORY, Archive, open_store
 from pisyedili.server.store.journal import StoreJournal
-from pisyedili.server.store.sqlite import SqliteStore
 
 PASSWORD = "correct horse battery"
 ROOMY_LOGINS = LoginLimits(address_burst=1000, address_rate=1000, account_free=1000)
 
 
 def archive(path: str = MEMORY) -> Archive:
-    return Archive(lambda: SqliteStore(path), reactor)
+    return Archive(lambda: open_store(path), reactor)
 
 
-async def start(limits: LoginLimits = ROOMY_LOGINS, path: Path | None = None,
+async def start(limits: LoginLimits = ROOMY_LOGINS, path: str | Path | None = None,
                 clock: Any = None, cost: HashCost = CHEAP, **settings: object) -> Server:
     if path is None:
         return await Server.start(clock=clock, archive=archive(), accounts=AccountSettings(
@@ -367,8 +366,8 @@ async def test_accounts_and_logins_survive_a_restart(tmp_path: Path) -> None:
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_logged_in_session_resumes_logged_in_after_a_crash(tmp_path: Path) -> None:
-    path = tmp_path / "crash.sqlite3"
+async def test_a_logged_in_session_resumes_logged_in_after_a_crash(db: str) -> None:
+    path = db
     first = await start(path=path)
     try:
         _, account = await registered(first, "Deniz")
@@ -673,8 +672,8 @@ async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_rated_table_is_still_rated_after_a_crash(tmp_path: Path) -> None:
-    path = tmp_path / "rated.sqlite3"
+async def test_a_rated_table_is_still_rated_after_a_crash(db: str) -> None:
+    path = db
     first = await start(path=path)
     try:
         host, account = await registered(first, "Deniz")

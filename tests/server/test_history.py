@@ -9,6 +9,7 @@ validated against the schema by the harness.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -30,17 +31,17 @@ from wireclient import Msg, Server, WireClient
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_STEP_MOVES
 from pisyedili.server import rules as engine
 from pisyedili.server.service import tap
-from pisyedili.server.store import Archive, history
+from pisyedili.server.store import Archive, history, open_store
 from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore
 
 FEATURES = ["chat", "history", "rematch"]
 
 
-async def _serve(path: Path, monkeypatch: pytest.MonkeyPatch,
+async def _serve(path: str | Path, monkeypatch: pytest.MonkeyPatch,
                  opened: bool = True) -> tuple[Server, Archive]:
     """A server on loopback keeping its matches at `path` (an archive never opened,
     unless `opened`: a server whose store could not be opened)."""
-    archive = Archive(lambda: SqliteStore(path), reactor)
+    archive = Archive(lambda: open_store(path), reactor)
     if opened:
         await archive.open()
     monkeypatch.setattr(wireclient, "make_factory",
@@ -48,15 +49,30 @@ async def _serve(path: Path, monkeypatch: pytest.MonkeyPatch,
     return await Server.start(), archive
 
 
-@pytest_twisted.async_yield_fixture
-async def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                 ) -> AsyncIterator[tuple[Server, Archive]]:
-    server, archive = await _serve(tmp_path / "history.sqlite3", monkeypatch)
+@contextlib.asynccontextmanager
+async def _serving(path: str | Path, monkeypatch: pytest.MonkeyPatch
+                   ) -> AsyncIterator[tuple[Server, Archive]]:
+    server, archive = await _serve(path, monkeypatch)
     try:
         yield server, archive
     finally:
         await server.stop()
         await archive.close()
+
+
+@pytest_twisted.async_yield_fixture
+async def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                 ) -> AsyncIterator[tuple[Server, Archive]]:
+    async with _serving(tmp_path / "history.sqlite3", monkeypatch) as serving:
+        yield serving
+
+
+@pytest_twisted.async_yield_fixture
+async def served_anywhere(db: str, monkeypatch: pytest.MonkeyPatch
+                          ) -> AsyncIterator[tuple[Server, Archive]]:
+    """`served`, once per backend of the store."""
+    async with _serving(db, monkeypatch) as serving:
+        yield serving
 
 
 async def finish(server: Server, archive: Archive, name: str, seed: int, *,
@@ -101,8 +117,8 @@ def assert_replays(deals: list[Msg], totals: list[int]) -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_lists_and_replays_of_matches_played_over_the_wire(
-        served: tuple[Server, Archive]) -> None:
-    server, archive = served
+        served_anywhere: tuple[Server, Archive]) -> None:
+    server, archive = served_anywhere
     ayse, ayse_end = await finish(server, archive, "Ayse", 5)
     mehmet, _ = await finish(server, archive, "Mehmet", 6, private=True)
     # A match in progress: Zeynep never moves, so it never ends.

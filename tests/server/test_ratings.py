@@ -17,14 +17,13 @@ from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
-from pisyedili.server.store import MEMORY, Archive
-from pisyedili.server.store.sqlite import SqliteStore
+from pisyedili.server.store import MEMORY, Archive, open_store
 
 PASSWORD = "correct horse battery"
 
 
-async def start() -> Server:
-    return await Server.start(archive=Archive(lambda: SqliteStore(MEMORY), reactor),
+async def start(db: str = MEMORY) -> Server:
+    return await Server.start(archive=Archive(lambda: open_store(db), reactor),
                               accounts=AccountSettings(cost=CHEAP))
 
 
@@ -60,8 +59,9 @@ def by_name(rows: list[Msg]) -> dict[str, Msg]:
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does() -> None:
-    server = await start()
+async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does(
+        db: str) -> None:
+    server = await start(db)
     try:
         ayse, mehmet = await member(server, "Ayşe"), await member(server, "Mehmet")
         end = await play_match(server, ayse, mehmet, rated=True, seed=3)

@@ -1,5 +1,6 @@
 """A real server process `SIGKILL`ed at random moments of matches in both rule sets and
-started again on the same file: what its client last received is where the table is.
+started again on the same store (a SQLite file; a PostgreSQL database too): what its
+client last received is where the table is.
 
 With `--seed` and bots that move at once, a match is the same every time it is played
 the same way; a reference run records every view the player receives. A killed run
@@ -17,9 +18,8 @@ import signal
 import socket
 import struct
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,8 +38,8 @@ Msg = dict[str, Any]
 
 
 @contextmanager
-def server(db: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    with server_process("--listen", "tcp:0:interface=127.0.0.1", "--db", str(db), "--seed",
+def server(db: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    with server_process("--listen", "tcp:0:interface=127.0.0.1", "--db", db, "--seed",
                         "3", "--turn-seconds", "0", "--bot-delay", "0", "--no-announce",
                         timeout=BACKSTOP) as running:
         yield running
@@ -82,7 +82,7 @@ class Client:
                 return msg
 
 
-def stored_view(db: Path, member: str) -> tuple[int, dict[str, Any]]:
+def stored_view(db: str, member: str) -> tuple[int, dict[str, Any]]:
     """The table in the file, as a restart rebuilds it (before its timers run on)."""
     journal = StoreJournal.open(db, Clock())
     try:
@@ -129,16 +129,20 @@ def play(client: Client, rules: str, rng: random.Random, kill_after: int | None 
                 return str(welcome["token"])
 
 
-@pytest.mark.parametrize("rules", ["classic", "cardiva"])
-def test_a_killed_server_comes_back_where_its_client_was(tmp_path: Path, rules: str) -> None:
-    with server(tmp_path / "reference.sqlite3") as (_, port):
+@pytest.mark.parametrize(("new_db", "rules", "kills"), [
+    ("sqlite", "classic", 4), ("sqlite", "cardiva", 4),
+    ("postgres", "classic", 2)],  # the store's part is the same for every rule set
+    indirect=["new_db"])
+def test_a_killed_server_comes_back_where_its_client_was(new_db: Callable[[str], str],
+                                                         rules: str, kills: int) -> None:
+    with server(new_db("reference")) as (_, port):
         reference = Client(port)
         play(reference, rules, random.Random(rules))
     full = reference.views
     assert len(full) > 10
     picker = random.Random(f"kills-{rules}")
-    for run in range(4):
-        db = tmp_path / f"{rules}-{run}.sqlite3"
+    for run in range(kills):
+        db = new_db(f"{rules}-{run}")
         kill_after = picker.randrange(1, len(full) - 1)
         with server(db) as (proc, port):
             client = Client(port)

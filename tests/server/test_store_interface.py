@@ -1,14 +1,15 @@
 """The store's interface, method by method, written against `Store` only.
 
-Every test runs once per backend (`BACKENDS`): today SQLite on a real temporary
-file. A new backend joins by adding a `Backend` there; no test here may reach past
-the interface (no SQL, no connection), so each one holds for any backend.
+Every test runs once per backend (`BACKENDS`): SQLite on a real temporary file, and
+PostgreSQL on a fresh database of a real server (tests/pg_kit.py). A new
+backend joins by adding a `Backend` there; no test here may reach past the interface
+(no SQL, no connection), so each one holds for any backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pisyedili.server.store import (
     StoreError,
 )
 from pisyedili.server.store.base import DAY, JOURNAL_OPS
+from pisyedili.server.store.postgres import PostgresStore
 from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.store.sqlite import SqliteStore
 from pisyedili.server.table.effects import MatchOver
@@ -39,16 +41,26 @@ class Backend:
     """Where a fresh store lives, given a test's own folder."""
     open: Callable[[str], Store]
     """The store at that place, opened (and migrated)."""
+    server: str | None = None
+    """The fixture of the database server it needs (`where` then makes a database there)."""
+
+
+def _no_place(folder: Path) -> str:
+    raise AssertionError("a backend on a server makes its databases there")
 
 
 BACKENDS = [
     Backend("sqlite", lambda folder: str(folder / "store" / "s.sqlite3"), SqliteStore),
+    Backend("postgres", _no_place, PostgresStore, server="postgres"),
 ]
 
 
 @pytest.fixture(params=BACKENDS, ids=[b.name for b in BACKENDS])
 def backend(request: pytest.FixtureRequest) -> Backend:
     found: Backend = request.param
+    if found.server is not None:
+        server = request.getfixturevalue(found.server)
+        return replace(found, where=lambda folder: server.database())
     return found
 
 

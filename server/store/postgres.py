@@ -1,0 +1,221 @@
+"""The PostgreSQL backend of `Store`: everything the server keeps, in one database.
+
+psycopg 3, synchronous, like the SQLite backend: `Archive` runs it on the store's
+thread, so the reactor never waits on the network. The queries are `sql.SqlStore`'s
+(`?` placeholders, turned into psycopg's `%s` here); the schema is `schema.VERSIONS`
+in PostgreSQL's dialect, and the version a database is at is the one row of
+`store_schema`. Migrations take an advisory lock, so two processes opening one
+database at once migrate it once. Every `psycopg.Error` leaves a method as a
+`StoreError` (`Conflict` for a broken integrity rule).
+
+A connection that broke (the database restarted, the network went) is opened again
+at the next call outside a transaction: the call that found it broken fails, the
+ones after it work again once PostgreSQL is back.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import pq
+from twisted.logger import Logger
+
+from pisyedili.server.store.base import Conflict, StoreError, is_url, pg_dump_command, public
+from pisyedili.server.store.schema import POSTGRES, SCHEMA_VERSION, VERSIONS, refuse_newer
+from pisyedili.server.store.sql import SqlStore, guarded
+
+log = Logger()
+
+CONNECT_SECONDS = 10
+"""How long opening a connection may take before it fails."""
+MIGRATION_LOCK = 0x50_59_37  # "PY7"
+"""The advisory lock a migration holds: one process migrates, the others wait and see."""
+
+TABLES = (
+    "matches", "deals", "match_players", "live_tables", "table_commands",
+    "table_snapshots", "sessions", "counters", "accounts", "account_keys",
+    "login_tokens", "session_accounts", "live_table_flags", "match_accounts", "ratings",
+    "sanctions", "moderation_log",
+)
+"""Every table of the schema, each after those it references: the order a backup
+copies them in (tests/server/test_store_postgres.py checks it against the database)."""
+SERIALS = ("matches", "accounts", "sanctions", "moderation_log")
+"""The tables with a `{serial}` id, whose sequence a backup carries on from."""
+
+
+def host_of(url: str) -> str:
+    """The server a URL points at, as a message names it."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return public(url)
+    host = str(info.get("host") or "localhost")
+    return f"{host}:{info['port']}" if info.get("port") else host
+
+
+def reason(error: BaseException) -> str:
+    """libpq's message on one line (it spreads hints over several)."""
+    return " ".join(str(error).split())
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.IntegrityError as e:
+        raise Conflict(reason(e)) from e
+    except psycopg.Error as e:
+        raise StoreError(reason(e)) from e
+
+
+@functools.lru_cache(maxsize=512)
+def _placeholders(sql: str) -> str:
+    """The `?` placeholders the shared SQL uses as psycopg's `%s` (no query of ours
+    holds a literal `?` or `%`)."""
+    return sql.replace("?", "%s")
+
+
+class PostgresStore(SqlStore):
+    """The store in one PostgreSQL database, named by a libpq URL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = public(url)
+        self._closed = False
+        self._conn = self._connect()
+        try:
+            with _translated():
+                self.migrate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        """A new connection, in autocommit (transactions are explicit, as in SQLite)."""
+        try:
+            return psycopg.connect(self.url, autocommit=True,
+                                   connect_timeout=CONNECT_SECONDS,
+                                   application_name="pisyedili-server")
+        except psycopg.Error as e:
+            raise StoreError(f"cannot reach PostgreSQL at {host_of(self.url)}: "
+                             f"{reason(e)}") from e
+
+    def _connection(self, sql: str) -> psycopg.Connection[Any]:
+        """The connection, opened again if it broke and `sql` starts no statement of an
+        open transaction (one that breaks inside a transaction fails it: it is lost)."""
+        if self._conn.broken and not self._closed and (self._depth == 0
+                                                        or sql == self.BEGIN):
+            log.warn("store: the connection to {host} was lost; connecting again",
+                     host=host_of(self.url))
+            self._conn.close()
+            self._conn = self._connect()
+            log.info("store: connected to {host} again", host=host_of(self.url))
+        return self._conn
+
+    # -- the driver ----------------------------------------------------------------------
+
+    def _errors(self) -> AbstractContextManager[None]:
+        return _translated()
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        return self._connection(sql).execute(_placeholders(sql), params or None)
+
+    def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._connection(sql).cursor() as cur:
+            cur.executemany(_placeholders(sql), list(rows))
+
+    def _insert(self, sql: str, params: Sequence[Any]) -> int:
+        row = self._run(f"{sql} RETURNING id", params).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def _in_transaction(self) -> bool:
+        return (not self._conn.broken
+                and self._conn.info.transaction_status != pq.TransactionStatus.IDLE)
+
+    # -- a data step's view (schema.Executor) ----------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._run(sql, params).fetchall()
+
+    def run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._run_many(sql, rows)
+
+    # -- the store itself ----------------------------------------------------------------
+
+    @guarded
+    def migrate(self) -> int:
+        with self.transaction():
+            self._run(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            self._run("CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT NULL)")
+            self._run("INSERT INTO store_schema SELECT 0 WHERE NOT EXISTS "
+                      "(SELECT 1 FROM store_schema)")
+        old = self.schema_version()
+        refuse_newer(old)
+        for version in range(old, SCHEMA_VERSION):
+            with self.transaction():
+                self._run(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+                if self.schema_version() > version:
+                    continue  # another process migrated it meanwhile
+                step = VERSIONS[version]
+                for statement in POSTGRES.statements(step.ddl):
+                    self._run(statement)
+                if step.fill is not None:
+                    step.fill(self)
+                self._run("UPDATE store_schema SET version = ?", (version + 1,))
+            log.info("store: schema migrated to version {version}", version=version + 1)
+        return old
+
+    @guarded
+    def schema_version(self) -> int:
+        row = self._run("SELECT version FROM store_schema").fetchone()
+        return 0 if row is None else int(row[0])
+
+    @guarded
+    def backup(self, path: str | os.PathLike[str]) -> None:
+        """Copy everything into the empty PostgreSQL database `path` (a URL), table by
+        table with COPY, from one snapshot: consistent while the server writes."""
+        dest = os.fspath(path)
+        if not is_url(dest):
+            raise StoreError(f"a PostgreSQL store is backed up into another PostgreSQL "
+                             f"database (a postgresql:// URL), or with pg_dump: "
+                             f"{pg_dump_command(self.url, dest)}")
+        copy = PostgresStore(dest)
+        try:
+            with copy.transaction():
+                if copy.query("SELECT 1 FROM accounts UNION ALL SELECT 1 FROM matches "
+                              "LIMIT 1"):
+                    raise StoreError(f"{copy.path} is not empty: back up into a new database")
+                with self._snapshot():
+                    for table in TABLES:
+                        self._copy_table(table, copy)
+                for table in SERIALS:
+                    copy._run(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                              f"COALESCE(MAX(id), 0) + 1, false) FROM {table}")
+        finally:
+            copy.close()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """A read-only transaction that sees one moment of the database throughout."""
+        self._run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield
+        finally:
+            self._run("ROLLBACK")
+
+    def _copy_table(self, table: str, copy: PostgresStore) -> None:
+        with self._conn.cursor() as out, copy._conn.cursor() as into, \
+                out.copy(f"COPY {table} TO STDOUT (FORMAT BINARY)") as source, \
+                into.copy(f"COPY {table} FROM STDIN (FORMAT BINARY)") as sink:
+            for chunk in source:
+                sink.write(chunk)
+
+    def close(self) -> None:
+        self._closed = True
+        self._conn.close()

@@ -1,0 +1,295 @@
+"""The PostgreSQL store as an operator meets it: `--db postgresql://...` for the server
+and its subcommands, a server that cannot reach PostgreSQL, and one whose PostgreSQL
+goes away under it and comes back. Against a real PostgreSQL (tests/pg_kit.py).
+
+What every backend does alike is tests/server/test_store_interface.py's."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
+
+import pg_kit
+import psycopg
+import pytest
+import pytest_twisted
+from process_output import SERVER, Output
+from test_restart_process import Client
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.service import tap
+from pisyedili.server.store import open_store
+from pisyedili.server.store.journal import StoreJournal
+from pisyedili.server.store.postgres import TABLES, PostgresStore
+from pisyedili.server.store.schema import SCHEMA_VERSION
+from pisyedili.server.table.effects import MatchOver
+
+Msg = dict[str, Any]
+PASSWORD = "correct horse battery"
+
+
+def a_match(finished_at: float = 2_000.0) -> MatchOver:
+    players: list[dict[str, Any]] = [{"seat": 0, "name": "Ayse", "kind": "human"},
+                                     {"seat": 1, "name": "bot", "kind": "bot",
+                                      "level": "easy"}]
+    return MatchOver(table_id=1, rules="classic", options={}, players=players,
+                     started_at=finished_at - 10, finished_at=finished_at, totals=[1, 2],
+                     winners=[0], deals=[{"deal_no": 1, "result": {}, "record": {}}],
+                     private=False)
+
+
+def test_without_postgresql_a_test_skips_saying_why_but_fails_in_ci(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PostgreSQL to test against: why"):
+        pg_kit.unavailable("why")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="cannot run in CI: why"):
+        pg_kit.unavailable("why")
+
+
+def test_the_backup_order_names_every_table_after_those_it_references(
+        postgres: pg_kit.Cluster) -> None:
+    store = PostgresStore(postgres.database())
+    try:
+        tables = {name for (name,) in store.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_name <> 'store_schema'")}
+        references = store.query(
+            "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text "
+            "FROM pg_constraint c WHERE c.contype = 'f' "
+            "AND c.connamespace = current_schema()::regnamespace")
+    finally:
+        store.close()
+    assert set(TABLES) == tables and len(TABLES) == len(tables)
+    for table, referenced in references:
+        assert TABLES.index(referenced) < TABLES.index(table), (table, referenced)
+
+
+def test_the_url_shown_never_holds_the_password(postgres: pg_kit.Cluster) -> None:
+    url = postgres.database()
+    with_password = url.replace("@", ":not-needed@", 1)  # trust: any password will do
+    store = open_store(with_password)
+    try:
+        assert store.path == url and "not-needed" not in store.path
+    finally:
+        store.close()
+
+
+def test_two_stores_opening_one_new_database_at_once_migrate_it_once(
+        postgres: pg_kit.Cluster) -> None:
+    url = postgres.database()
+    opened = [PostgresStore(url), PostgresStore(url)]
+    try:
+        assert [s.schema_version() for s in opened] == [SCHEMA_VERSION] * 2
+        assert opened[0].query("SELECT count(*) FROM store_schema") == [(1,)]
+    finally:
+        for store in opened:
+            store.close()
+
+
+# -- the journal commits off the reactor -------------------------------------------------
+
+def tables_in(url: str) -> list[int]:
+    """The open tables the store at `url` holds, read on a connection of its own."""
+    store = open_store(url)
+    try:
+        return [table_id for table_id, _, _ in store.read_journal().tables]
+    finally:
+        store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_journal_commits_on_its_thread_and_sends_only_what_is_committed(
+        postgres: pg_kit.Cluster) -> None:
+    url = postgres.database()
+    journal = StoreJournal.open(url, cast(Any, reactor))
+    sent: list[tuple[str, list[int]]] = []
+
+    def send(what: str) -> None:  # what a client gets, and what the store holds by then
+        sent.append((what, tables_in(url)))
+
+    try:
+        journal.table_opened(1, 10.0, {"name": "one"})
+        journal.later(send, "one")
+        journal.flush()  # returns at once: the commit is on the journal's thread
+        journal.table_opened(2, 11.0, {"name": "two"})  # meanwhile: in the next commit
+        journal.later(send, "two")
+        journal.flush()
+        assert sent == []
+        while len(sent) < 2:
+            await deferLater(reactor, 0.01, lambda: None)
+        assert sent == [("one", [1]), ("two", [1, 2])] and journal.commits == 2
+        journal.later(send, "now")  # nothing waits: at once
+        assert sent[-1] == ("now", [1, 2])
+
+        journal.table_closed(1)
+        journal.later(send, "closed")
+        journal.flush()
+        journal.table_opened(3, 12.0, {"name": "three"})
+        journal.later(send, "three")
+    finally:
+        journal.close()  # the commit in flight lands, the rest commits, all is sent
+    assert sent[-2:] == [("closed", [2]), ("three", [2, 3])]
+
+
+def run_server(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", SERVER, *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_server_that_cannot_reach_postgresql_exits_1_saying_where_and_why() -> None:
+    port = pg_kit.free_port()  # nothing listens there
+    done = run_server("--listen", "tcp:0:interface=127.0.0.1", "--no-announce",
+                      "--db", f"postgresql://someone:s3cret@127.0.0.1:{port}/pisyedili")
+    assert done.returncode == 1
+    assert f"cannot reach PostgreSQL at 127.0.0.1:{port}" in done.stderr
+    assert "Connection refused" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "s3cret" not in done.stderr + done.stdout
+
+
+def test_backup_copies_into_an_empty_database_or_names_pg_dump(
+        postgres: pg_kit.Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+    source, dest = postgres.database(), postgres.database()
+    store = open_store(source)
+    try:
+        match_id = store.record_match(a_match())
+    finally:
+        store.close()
+
+    def backup(*args: str) -> None:
+        options = tap.BackupOptions()
+        options.parseOptions(list(args))  # type: ignore[no-untyped-call]
+        tap.backup(options)
+
+    with pytest.raises(SystemExit) as to_file:
+        backup("--db", source, "copy.dump")
+    assert to_file.value.code == 2
+    assert "pg_dump --format=custom --file=copy.dump" in capsys.readouterr().err
+
+    backup("--db", source, dest)
+    assert "backed up" in capsys.readouterr().out
+    copy = open_store(dest)
+    try:
+        assert [m["id"] for m in copy.recent_matches()] == [match_id]
+        assert copy.record_match(a_match(3_000.0)) == match_id + 1  # its ids carry on
+    finally:
+        copy.close()
+    with pytest.raises(SystemExit) as again:  # into a database that holds something
+        backup("--db", source, dest)
+    assert again.value.code == 1 and "not empty" in capsys.readouterr().err
+
+
+def test_operator_adds_and_lists_on_postgresql(postgres: pg_kit.Cluster,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    url = postgres.database()
+
+    def operator(*args: str) -> None:
+        options = tap.OperatorOptions()
+        options.parseOptions(list(args))  # type: ignore[no-untyped-call]
+        tap.operator(options, io.StringIO(PASSWORD + "\n"))
+
+    operator("--db", url, "add", "Deniz")
+    assert "Deniz: a new account, now an operator" in capsys.readouterr().out
+    operator("--db", url, "list")
+    assert capsys.readouterr().out.splitlines() == ["Deniz"]
+    operator("--db", url, "remove", "Deniz")
+    operator("--db", url, "list")
+    assert "Deniz" not in capsys.readouterr().out.splitlines()
+
+
+# -- PostgreSQL going away under a running server ----------------------------------------
+
+@contextmanager
+def own_cluster() -> Iterator[pg_kit.Cluster]:
+    """A cluster of this test's own, to stop and start (the session's serves the rest)."""
+    try:
+        cluster = pg_kit.Cluster.start()
+    except (RuntimeError, OSError) as e:
+        pg_kit.unavailable(str(e))
+        raise
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+class Player(Client):
+    """A client that plays its turns between requests: what arrives while it waits for
+    a reply is read again afterwards."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(port)
+        self.backlog: list[Msg] = []
+
+    def request(self, type_: str, **fields: Any) -> Msg:
+        """The reply to one request, error or not."""
+        self.send(type_, **fields)
+        while True:
+            msg = self.recv()
+            assert msg is not None, "the server went away"
+            if msg.get("id") == self.rid:
+                return msg
+            self.backlog.append(msg)
+
+    def play_turns(self, turns: int) -> None:
+        """Move `turns` times (the easy bot answers each): the table plays on."""
+        while turns:
+            msg = self.backlog.pop(0) if self.backlog else self.recv()
+            assert msg is not None, "the server went away"
+            if "moves" in msg:
+                self.send("move", move=msg["moves"][0])
+                turns -= 1
+
+
+def test_a_server_outlives_postgresql_going_away_and_coming_back() -> None:
+    with own_cluster() as cluster:
+        url = cluster.database()
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
+             "--db", url, "--seed", "5", "--turn-seconds", "0", "--bot-delay", "0",
+             "--deal-pause", "0", "--no-announce"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+        assert proc.stdout is not None
+        out = Output(proc.stdout)
+        try:
+            port = int(out.wait_for(r"listening on .*port=(\d+)").group(1))
+            if "keeping finished matches in" not in out.text:  # the archive is open
+                out.wait_for(r"keeping finished matches in postgresql://")
+            client = Player(port)
+            client.answer("hello", protocol=PROTOCOL_VERSION, name="Ayşe",
+                          features=["history"])
+            assert client.answer("history", of="recent")["total"] == 0
+            client.answer("create_table", rules="classic", seats=2,
+                          options={"match_end": "deals:20"})
+            client.answer("add_bot", seat=1, level="easy")
+            client.request("start")
+            client.play_turns(2)
+
+            cluster.halt()
+            client.play_turns(3)  # the table plays on from memory
+            out.wait_for(r"the journal could not be written .*will NOT survive a restart")
+            failed = client.request("history", of="recent")
+            assert (failed["type"], failed.get("code")) == ("error", "internal_error")
+            assert proc.poll() is None
+
+            cluster.resume()
+            back = client.request("history", of="recent")
+            assert back["type"] != "error", back  # the store connected again
+            out.wait_for(r"store: connected to 127\.0\.0\.1:\d+ again")
+            client.play_turns(2)
+            assert proc.poll() is None
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+        assert "Traceback" not in out.text.split("the journal could not be written")[0]
+    with pytest.raises(psycopg.OperationalError):  # the cluster is gone with the test
+        psycopg.connect(url, connect_timeout=2)

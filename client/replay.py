@@ -22,6 +22,7 @@ from pisyedili.protocol.shapes import MATCH_SUMMARY, RESULT
 from pisyedili.server import rules as engine
 
 from . import cards, render
+from .i18n import _
 from .render import Fragments, Look
 
 FORMAT = "pisyedili-match"
@@ -309,24 +310,26 @@ def replay_command(text: str, viewer: Viewer) -> str | None:
     (a refusal, or `quit` to leave the replay)."""
     words = text.strip().lower().split()
     if not words or words[0] in ("n", "next"):
-        return None if viewer.next_move() else "This is the match's end (q leaves the replay)."
+        return None if viewer.next_move() else _("This is the match's end (q leaves the "
+                                                 "replay).")
     head = words[0]
     if head in ("b", "back", "prev", "previous"):
-        return None if viewer.previous_move() else "This is the match's start."
+        return None if viewer.previous_move() else _("This is the match's start.")
     if head in ("nd", "]"):
-        return None if viewer.next_deal() else "This is the last deal."
+        return None if viewer.next_deal() else _("This is the last deal.")
     if head in ("pd", "["):
-        return None if viewer.previous_deal() else "This is the first deal's start."
+        return None if viewer.previous_deal() else _("This is the first deal's start.")
     if head == "end":
         viewer.end_of_deal()
         return None
     if head in ("d", "deal") and len(words) == 2 and words[1].isdigit():
         if viewer.goto_deal(int(words[1])):
             return None
-        return f"The match has deals 1 to {len(viewer.match.deals)}."
+        return _("The match has deals 1 to {deals}.", deals=len(viewer.match.deals))
     if head in ("q", "quit"):
         return "quit"
-    return "In a replay: n next, b back, nd/pd next/previous deal, d N, end, q; /help replay."
+    return _("In a replay: n next, b back, nd/pd next/previous deal, d N, end, q; /help "
+             "replay.")
 
 
 # -- the screen ----------------------------------------------------------------------------
@@ -342,10 +345,12 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
     summary = match.summary
     deals = len(match.deals)
     moves = len(viewer.positions) - 1
-    where = "dealt" if not viewer.step else f"move {viewer.step} of {moves}"
-    head: list[Fragments] = [[("class:title", f"replay of match #{summary['id']}")],
+    where = _("dealt") if not viewer.step else _("move {step} of {moves}", step=viewer.step,
+                                                 moves=moves)
+    head: list[Fragments] = [[("class:title", _("replay of match #{id}", id=summary["id"]))],
                              [("", str(summary["rules"]))],
-                             [("", f"deal {viewer.deal + 1} of {deals}")], [("", where)]]
+                             [("", _("deal {deal} of {deals}", deal=viewer.deal + 1,
+                                     deals=deals))], [("", where)]]
     if not d.over:
         head += render.table_items(view, look)
     lines = render.flow([], head, width, render.sep(look), indent=2)
@@ -356,9 +361,9 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
         hand = cards.sort_hand([engine.CARD_STR[c] for c in d.hands[seat]])
         marker = ("▶ " if look.unicode else "> ") if seat == turn else "  "
         style = "class:turn" if seat == turn else ""
-        label = f"{marker}{names.get(seat, f'seat {seat + 1}')}: {render.plural(len(hand), 'card')}"
-        label += f", {render.plural(totals[seat], 'pt')}"
-        items = [render.card(c, look) for c in hand] or [[("class:dim", "(out)")]]
+        label = f"{marker}{names.get(seat, render.seat_label(seat))}: "
+        label += f"{render.cards_count(len(hand))}, {render.points_count(totals[seat])}"
+        items = [render.card(c, look) for c in hand] or [[("class:dim", _("(out)"))]]
         lines += render.flow([(style, label), ("", "  ")], items, width, " ",
                              indent=4)
     if view["phase"] == "muamele" and isinstance(view.get("muamele"), Mapping):
@@ -370,7 +375,7 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
         if not shown:  # every move tells something; in case one does not, the move
             who = names.get(pos.seat, "?") if pos.seat is not None else "?"
             shown = [[("", f"{who}: "), *render.move(pos.move, look)]]
-        lines += render.flow([("class:dim", "last move: ")], shown, width, "; ", indent=4)
+        lines += render.flow([("class:dim", _("last move: "))], shown, width, "; ", indent=4)
     if d.over:
         result = match.deals[viewer.deal]["result"]
         after = [t + p for t, p in zip(totals, result["points"], strict=True)]
@@ -380,7 +385,7 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
             lines += [row for line in render.match_result(after, summary["winners"], names,
                                                           can_rematch=False)
                       for row in render.wrap(line, width)]
-    hint = "→/n next, ←/b back, PgDn/PgUp or nd/pd deals, d N, End, q leaves"
-    lines += render.wrap([("class:dim", hint if look.unicode else
-                           "n next, b back, nd/pd deals, d N, end, q leaves")], width)
+    hint = (_("→/n next, ←/b back, PgDn/PgUp or nd/pd deals, d N, End, q leaves")
+            if look.unicode else _("n next, b back, nd/pd deals, d N, end, q leaves"))
+    lines += render.wrap([("class:dim", hint)], width)
     return lines

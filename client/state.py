@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import cards, render
+from .i18n import N_, _
 from .parse import Context
 from .render import Fragments, Look
 
@@ -92,7 +93,8 @@ class ClientState:
             else:
                 shown = render.lobby_span(self.lobby_offset, len(self.lobby),
                                           self.lobby_total)
-                lines = [[("class:dim", f"lobby: {shown}; /help for commands")]]
+                lines = [[("class:dim", _("lobby: {tables}; /help for commands",
+                                          tables=shown))]]
             if note:
                 lines[0] = [*note, ("", render.sep(self.look)), *lines[0]]
             return render.fit(lines, width)
@@ -103,8 +105,8 @@ class ClientState:
         """Everything the status area needs besides the view, as of `now`."""
         next_deal = ""
         if (self.view or {}).get("phase") == "over" and not self.match_over:
-            next_deal = (f"in {render.time_left(self.next_deal_at, now)}"
-                         if self.next_deal_at is not None else "shortly")
+            next_deal = (_("in {time}", time=render.time_left(self.next_deal_at, now))
+                         if self.next_deal_at is not None else _("shortly"))
         return render.Moment(
             legal=self.legal, turn_seat=self.turn_seat,
             clock=render.time_left(self.deadline_at, now), next_deal=next_deal,
@@ -117,8 +119,8 @@ class ClientState:
         for s in (self.table or {}).get("seats", []) or []:
             if s.get("kind") != "human" or not isinstance(s.get("seat"), int):
                 continue
-            words = [w for w, on in (("away", s.get("connected") is False),
-                                     ("bot plays", bool(s.get("held_by_bot")))) if on]
+            words = [_(w) for w, on in ((N_("away"), s.get("connected") is False),
+                                        (N_("bot plays"), bool(s.get("held_by_bot")))) if on]
             if words:
                 out[s["seat"]] = ", ".join(words)
         return out
@@ -156,10 +158,11 @@ class ClientState:
         self.name = msg.get("name") or self.name
         self.server = f"{msg.get('server', '')} {msg.get('version', '')}".strip()
         if msg.get("resumed"):
-            return [[("class:good", "reconnected: your session and seat are back")]]
+            return [[("class:good", _("reconnected: your session and seat are back"))]]
         if self.at_table:  # a fresh session (the old one expired): the table is gone
             self.left_table()
-        return [[("class:good", f"connected to {self.server or 'server'} as {self.name}")]]
+        return [[("class:good", _("connected to {server} as {name}",
+                                  server=self.server or _("server"), name=self.name))]]
 
     def _on_account(self, msg: Message, now: float) -> list[Fragments]:
         self.player = msg.get("player", self.player)
@@ -168,9 +171,11 @@ class ClientState:
         self.registered = bool(msg.get("registered"))
         self.operator = bool(msg.get("operator"))
         if not self.registered:
-            return [[("class:good", f"logged out: you play on as the guest {self.name}")]]
-        role = " (an operator)" if self.operator else ""
-        return [[("class:good", f"logged in as {self.name}{role}")]]
+            return [[("class:good", _("logged out: you play on as the guest {name}",
+                                      name=self.name))]]
+        if self.operator:
+            return [[("class:good", _("logged in as {name} (an operator)", name=self.name))]]
+        return [[("class:good", _("logged in as {name}", name=self.name))]]
 
     def _on_leaderboard(self, msg: Message, now: float) -> list[Fragments]:
         return render.ladder_lines(msg)
@@ -179,14 +184,15 @@ class ClientState:
         return render.profile_lines(msg)
 
     def _on_announcement(self, msg: Message, now: float) -> list[Fragments]:
-        return [[("class:title", f"announcement from {msg.get('by')}: {msg.get('text')}")]]
+        return [[("class:title", _("announcement from {name}: {text}", name=msg.get("by"),
+                                   text=msg.get("text")))]]
 
     def _on_table_closed(self, msg: Message, now: float) -> list[Fragments]:
         reason = msg.get("reason")
         if self.at_table:
             self.left_table()
-        return [[("class:error", "an operator closed your table"
-                  + (f": {reason}" if reason else ""))]]
+        return [[("class:error", _("an operator closed your table: {reason}", reason=reason)
+                  if reason else _("an operator closed your table"))]]
 
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:
         return [render.refusal(msg, self.look)]
@@ -196,10 +202,16 @@ class ClientState:
         return [[("class:good", str(done))]] if done else []
 
     def _on_player_removed(self, msg: Message, now: float) -> list[Fragments]:
-        how = "banned" if msg.get("action") == "ban" else "kicked"
-        reason = msg.get("reason")
-        return [[("class:error", f"{msg.get('name')} was removed by an operator ({how}"
-                  + (f": {reason})" if reason else ")"))]]
+        banned = msg.get("action") == "ban"
+        fields = {"name": msg.get("name"), "reason": msg.get("reason")}
+        if msg.get("reason"):
+            text = (_("{name} was removed by an operator (banned: {reason})", **fields)
+                    if banned else
+                    _("{name} was removed by an operator (kicked: {reason})", **fields))
+        else:
+            text = (_("{name} was removed by an operator (banned)", **fields) if banned
+                    else _("{name} was removed by an operator (kicked)", **fields))
+        return [[("class:error", text)]]
 
     def _on_pong(self, msg: Message, now: float) -> list[Fragments]:
         return []
@@ -238,12 +250,12 @@ class ClientState:
             if self.lobby_total is not None:
                 self.lobby_total += 1
             if not self.at_table:
-                return [[("class:dim", "new table:"), *render.lobby_table(row)]]
+                return [[("class:dim", _("new table:")), *render.lobby_table(row)]]
         elif tid in self.lobby or self.lobby_total is None:
             is_new = tid not in self.lobby
             self.lobby[tid] = row
             if is_new and not self.at_table:
-                return [[("class:dim", "new table:"), *render.lobby_table(row)]]
+                return [[("class:dim", _("new table:")), *render.lobby_table(row)]]
         return []
 
     def _set_table(self, table: Mapping[str, Any]) -> None:
@@ -341,8 +353,8 @@ class ClientState:
     def _on_chat(self, msg: Message, now: float) -> list[Fragments]:
         who = str(msg.get("name", "?"))
         if msg.get("spectator"):
-            who += " (watching)"
-        scope = "" if msg.get("scope") != "lobby" or self.at_table else "[lobby] "
+            who += _(" (watching)")
+        scope = "" if msg.get("scope") != "lobby" or self.at_table else _("[lobby] ")
         return [[("class:dim", scope), ("class:me", f"{who}: "), ("", str(msg.get("text", "")))]]
 
     def _on_history(self, msg: Message, now: float) -> list[Fragments]:
@@ -350,10 +362,10 @@ class ClientState:
 
     def _on_rematch(self, msg: Message, now: float) -> list[Fragments]:
         names = self.names()
-        agreed = [names.get(s, f"seat {s + 1}") for s in msg.get("agreed") or []
+        agreed = [names.get(s, render.seat_label(s)) for s in msg.get("agreed") or []
                   if isinstance(s, int)]
-        return [[("", "rematch: " + (", ".join(agreed) + " agreed" if agreed
-                                     else "nobody has agreed yet"))]]
+        return [[("", _("rematch: {names} agreed", names=", ".join(agreed)) if agreed
+                  else _("rematch: nobody has agreed yet"))]]
 
     def left_table(self) -> None:
         """After our `leave_table` was accepted."""

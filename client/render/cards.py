@@ -6,8 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .. import cards
+from ..i18n import N_, _, number
 from ..parse import is_pick_phase, move_input
 from .text import Dict, Fragments, Look, flow, one_line
+
+SUIT_NAMES = {"c": N_("clubs"), "d": N_("diamonds"), "h": N_("hearts"), "s": N_("spades")}
+"""A suit's name, where a terminal without Unicode cannot draw its symbol."""
+MOVE_WORDS = {"draw": N_("draw"), "pass": N_("pass")}
+"""A move without a card, as the screen says it (the player may type it so, too)."""
+
+
+def suit_name(suit: str) -> str:
+    """A suit's name in the current language (`h` -> "hearts")."""
+    return _(SUIT_NAMES[suit]) if suit in SUIT_NAMES else suit
 
 
 def card_text(card: object, look: Look) -> str:
@@ -19,7 +30,9 @@ def card_text(card: object, look: Look) -> str:
 
 def suit_text(suit: object, look: Look) -> str:
     s = str(suit)
-    return cards.SUIT_SYMBOLS.get(s, s) if look.unicode else cards.SUIT_NAMES.get(s, s)
+    if look.unicode:
+        return cards.SUIT_SYMBOLS.get(s, s)
+    return suit_name(s)
 
 
 def _suit_class(suit_letter: str) -> str:
@@ -53,13 +66,13 @@ def hand_items(hand_cards: Sequence[str], look: Look,
         frag = card(c, look)
         if c in playable:
             frag = [(style + " underline", text) for style, text in frag]
-        items.append([("class:dim", f"{i}:"), *frag])
+        items.append([("class:dim", f"{number(i)}:"), *frag])
     return items
 
 
 def hand(hand_cards: Sequence[str], look: Look, legal: Sequence[Dict] = ()) -> Fragments:
     """The hand in display order on one line, numbered from 1 as the player types it."""
-    return one_line(hand_items(hand_cards, look, legal)) or [("class:dim", "(no cards)")]
+    return one_line(hand_items(hand_cards, look, legal)) or [("class:dim", _("(no cards)"))]
 
 
 def hand_lines(hand_cards: Sequence[str], look: Look, legal: Sequence[Dict],
@@ -67,8 +80,8 @@ def hand_lines(hand_cards: Sequence[str], look: Look, legal: Sequence[Dict],
     """The hand on as many rows as `width` needs: every card held is on screen."""
     items = hand_items(hand_cards, look, legal)
     if not items:
-        return [[("", "hand "), ("class:dim", "(no cards)")]]
-    return flow([("", "hand ")], items, width)
+        return [[("", _("hand ")), ("class:dim", _("(no cards)"))]]
+    return flow([("", _("hand "))], items, width)
 
 
 def move(m: Dict, look: Look) -> Fragments:
@@ -80,8 +93,8 @@ def move(m: Dict, look: Look) -> Fragments:
             out += [("", "→" if look.unicode else ">"), *suit(m["suit"], look)]
         return out
     if kind == "pick":
-        return [("", f"pick {int(m.get('position', 0)) + 1}")]
-    return [("", str(kind))]
+        return [("", _("pick {position}", position=int(m.get("position", 0)) + 1))]
+    return [("", _(MOVE_WORDS[kind]) if kind in MOVE_WORDS else str(kind))]
 
 
 def legal_items(legal: Sequence[Dict], look: Look,
@@ -91,7 +104,8 @@ def legal_items(legal: Sequence[Dict], look: Look,
     if is_pick_phase(legal):
         first = min(int(m.get("position", 0)) for m in legal) + 1
         last = max(int(m.get("position", 0)) for m in legal) + 1
-        return [[("", f"pick a face-down card: type a number {first}-{last}")]]
+        return [[("", _("pick a face-down card: type a number {first}-{last}", first=first,
+                         last=last))]]
     plays: list[tuple[int, Fragments]] = []
     others: list[Fragments] = []
     seen: set[str] = set()
@@ -107,10 +121,10 @@ def legal_items(legal: Sequence[Dict], look: Look,
         c = cards.normalise(m.get("card"))
         item = card(c, look)
         if m.get("suit"):
-            item.append(("class:dim", "+suit"))
+            item.append(("class:dim", _("+suit")))
         place = hand_cards.index(c) if c in hand_cards else len(hand_cards)
         if c in hand_cards:
-            item = [("class:dim", f"{place + 1}:"), *item]
+            item = [("class:dim", f"{number(place + 1)}:"), *item]
         plays.append((place, item))
     return [item for _, item in sorted(plays, key=lambda p: p[0])] + others
 

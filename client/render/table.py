@@ -1,5 +1,8 @@
 """At a table: who sits where, the event log, deal and match results, the status
-area under the log, the muamele spread and `/log`'s pages."""
+area under the log, the muamele spread and `/log`'s pages.
+
+The player's own seat is called "you", and a sentence about them is a message of its
+own ("you played", "{who} played"): languages conjugate for the person."""
 
 from __future__ import annotations
 
@@ -9,8 +12,64 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import cards
+from ..i18n import N_, _, ngettext, number
 from .cards import card, card_list, hand_lines, legal_items, suit
-from .text import DEFAULT_LOOK, Dict, Fragments, Look, counted, flow, plural, sep, wrap
+from .text import DEFAULT_LOOK, Dict, Fragments, Look, flow, sep, wrap
+
+PHASES = {"waiting": N_("waiting"), "playing": N_("playing"), "over": N_("over"),
+          "muamele": N_("muamele")}
+"""A table's or deal's phase (a wire word) as the screen says it."""
+
+
+def phase_text(phase: object) -> str:
+    return _(PHASES[phase]) if isinstance(phase, str) and phase in PHASES else str(phase or "")
+
+
+def you() -> str:
+    """What the log calls the player's own seat."""
+    return _("you")
+
+
+def is_you(who: str) -> bool:
+    return who == you()
+
+
+def seat_label(n: int) -> str:
+    """Seat `n` (0-based) as the screen counts seats, from 1."""
+    return _("seat {seat}", seat=n + 1)
+
+
+def bot_label(n: int) -> str:
+    return _("bot {seat}", seat=n + 1)
+
+
+def cards_count(n: object) -> str:
+    """`3 cards`; `? cards` for a count the server left out."""
+    if isinstance(n, int) and not isinstance(n, bool):
+        return ngettext("{n} card", "{n} cards", n)
+    return _("? cards")
+
+
+def points_count(n: object) -> str:
+    if isinstance(n, int) and not isinstance(n, bool):
+        return ngettext("{n} pt", "{n} pts", n)
+    return _("? pts")
+
+
+def face_down_count(n: object) -> str:
+    if isinstance(n, int) and not isinstance(n, bool):
+        return ngettext("{n} face-down card", "{n} face-down cards", n)
+    return _("? face-down cards")
+
+
+def and_list(names: Sequence[str]) -> str:
+    """Names joined as a sentence joins them ("a and b"); "nobody" for none."""
+    if not names:
+        return _("nobody")
+    joined = names[0]
+    for name in names[1:]:
+        joined = _("{first} and {second}", first=joined, second=name)
+    return joined
 
 
 def seat_names(table: Dict | None, my_seat: int | None) -> dict[int, str]:
@@ -26,13 +85,13 @@ def seat_names(table: Dict | None, my_seat: int | None) -> dict[int, str]:
         n = int(s.get("seat", i))
         name = str(s.get("name") or "")
         if n == my_seat:
-            names[n] = "you"
+            names[n] = you()
         elif s.get("kind") == "bot":
-            names[n] = f"bot {n + 1}"
+            names[n] = bot_label(n)
         elif s.get("kind") == "human" and name:
-            names[n] = name if humans.count(name) == 1 else f"{name} ({n + 1})"
+            names[n] = name if humans.count(name) == 1 else f"{name} ({number(n + 1)})"
         else:
-            names[n] = f"seat {n + 1}"
+            names[n] = seat_label(n)
     return names
 
 
@@ -44,68 +103,79 @@ def seat_changes(before: Dict | None, after: Dict, my_seat: int | None) -> list[
     for s in after.get("seats", []) or []:
         n = int(s.get("seat", 0))
         was = old.get(n, {})
-        who = names.get(n, f"seat {n + 1}")
+        who = names.get(n, seat_label(n))
         kind = s.get("kind")
         if kind != was.get("kind") or s.get("name") != was.get("name"):
             if kind == "open":
-                lines.append([("", f"seat {n + 1} is open")])
+                lines.append([("", _("seat {seat} is open", seat=n + 1))])
             elif kind == "bot":
-                level = f" ({s['level']})" if s.get("level") else ""
-                lines.append([("", f"{who}{level} takes seat {n + 1}")])
+                text = (_("{who} ({level}) takes seat {seat}", who=who, level=s["level"],
+                          seat=n + 1) if s.get("level")
+                        else _("{who} takes seat {seat}", who=who, seat=n + 1))
+                lines.append([("", text)])
             else:
-                lines.append([("", f"{s.get('name', who)} sits at seat {n + 1}")])
+                lines.append([("", _("{who} sits at seat {seat}", who=s.get("name", who),
+                                     seat=n + 1))])
         elif kind == "human":
             if s.get("ready") != was.get("ready"):
-                be = _be(who) if s.get("ready") else _be(who) + " not"
-                lines.append([("", f"{who} {be} ready")])
+                if is_you(who):
+                    text = _("you are ready") if s.get("ready") else _("you are not ready")
+                else:
+                    text = (_("{who} is ready", who=who) if s.get("ready")
+                            else _("{who} is not ready", who=who))
+                lines.append([("", text)])
             lines += _presence(who, was, s, after.get("phase") == "playing")
     if before is not None and after.get("phase") != before.get("phase"):
-        lines.append([("class:title", f"table is now {after.get('phase')}")])
+        lines.append([("class:title", _("table is now {phase}",
+                                        phase=phase_text(after.get("phase"))))])
     return lines
 
 
 def _presence(who: str, was: Dict, now: Dict, playing: bool) -> list[Fragments]:
     """A human seat's connection and stand-in bot, as they changed: only what is true
     now is said (a bot released at the match's end does not mean its player is back)."""
-    you = who == "you"
+    mine = is_you(who)
     held, held_before = now.get("held_by_bot"), was.get("held_by_bot")
     back = now.get("connected") and was.get("connected") is False
     lost = now.get("connected") is False and was.get("connected") is not False \
         and "connected" in was
     lines: list[Fragments] = []
     if lost:
-        lines.append([("class:dim", f"{who} lost the connection")])
+        lines.append([("class:dim", _("you lost the connection") if mine
+                       else _("{who} lost the connection", who=who))])
     if held and not held_before:
         if held == "disconnected":
-            lines.append([("class:dim", f"{who} {_be(who)} away: a stand-in bot plays for "
-                                        f"{'you' if you else 'them'} until "
-                                        f"{'you are' if you else 'they are'} back")])
-        elif you:
-            lines.append([("class:warn", "a stand-in bot plays for you: say anything to "
-                                         "take your seat back")])
+            lines.append([("class:dim", _("you are away: a stand-in bot plays for you until "
+                                          "you are back") if mine
+                           else _("{who} is away: a stand-in bot plays for them until they "
+                                  "are back", who=who))])
+        elif mine:
+            lines.append([("class:warn", _("a stand-in bot plays for you: say anything to "
+                                           "take your seat back"))])
         else:
-            lines.append([("class:dim", f"a stand-in bot plays for {who} until {who} acts")])
+            lines.append([("class:dim", _("a stand-in bot plays for {who} until {who} acts",
+                                          who=who))])
     elif held_before and not held and playing and now.get("connected") is not False:
-        again = "play again" if you else "plays again"
-        lines.append([("class:dim", f"{who} {_be(who)} back and {again}" if back
-                       else f"{who} {again}")])
+        if mine:
+            text = _("you are back and play again") if back else _("you play again")
+        else:
+            text = (_("{who} is back and plays again", who=who) if back
+                    else _("{who} plays again", who=who))
+        lines.append([("class:dim", text)])
         return lines
     if back:
-        lines.append([("class:dim", f"{who} {_be(who)} back")])
+        lines.append([("class:dim", _("you are back") if mine
+                       else _("{who} is back", who=who))])
     return lines
 
 
 def _who(seat: object, names: Mapping[int, str]) -> str:
     if isinstance(seat, int) and not isinstance(seat, bool):
-        return names.get(seat, f"seat {seat + 1}")
+        return names.get(seat, seat_label(seat))
     return "?"
 
 
 # --------------------------------------------------------------------------- events
-
-
-def _be(who: str) -> str:
-    return "are" if who == "you" else "is"
 
 
 def _cite(rules: str | None, classic: str, cardiva: str) -> str:
@@ -113,71 +183,90 @@ def _cite(rules: str | None, classic: str, cardiva: str) -> str:
     return {"classic": classic, "cardiva": cardiva}.get(rules or "", f"{classic}, {cardiva}")
 
 
+def _said(who: str, mine: str, theirs: str, **fields: object) -> str:
+    """`mine` about the player's own seat, else `theirs` about `who` (both translated)."""
+    return _(mine, **fields) if is_you(who) else _(theirs, who=who, **fields)
+
+
 def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = None) -> Fragments:
     """One line of the event log for one engine event (docs/architecture.md, Events)."""
     kind = str(e.get("event", "?"))
     who = _who(e.get("seat"), names)
     if kind == "play":
-        out: Fragments = [("", f"{who} played "), *card(e.get("card"), look)]
+        out: Fragments = [("", _said(who, N_("you played "), N_("{who} played "))),
+                          *card(e.get("card"), look)]
         if e.get("suit"):
-            out += [("", ", naming "), *suit(e["suit"], look)]
+            out += [("", _(", naming ")), *suit(e["suit"], look)]
         return out
     if kind == "draw":
         count = int(e.get("count", 1) or 1)
         drawn = e.get("cards") or ([e["card"]] if e.get("card") else [])
-        out = [("", f"{who} drew {plural(count, 'card')}")]
+        text = (ngettext("you drew {n} card", "you drew {n} cards", count) if is_you(who)
+                else ngettext("{who} drew {n} card", "{who} drew {n} cards", count, who=who))
+        out = [("", text)]
         if drawn:
             out += [("", ": "), *card_list(drawn, look)]
         reason = e.get("reason")
         if reason == "penalty":
-            out.append(("class:warn", " (the 7s' penalty)"))
+            out.append(("class:warn", _(" (the 7s' penalty)")))
         elif reason == "ace":
-            out.append(("class:dim", " (ace, K10)"))
+            out.append(("class:dim", _(" (ace, K10)")))
         return out
     if kind == "pass":
-        return [("", f"{who} passed")]
+        return [("", _said(who, N_("you passed"), N_("{who} passed")))]
     if kind == "penalty":
         count = e.get("count", "?")
         rule = _cite(rules, "C11", "K7")
-        return [("class:warn", f"{who} must draw {count} or answer with a 7 ({rule})")]
+        return [("class:warn", _said(who, N_("you must draw {count} or answer with a 7 "
+                                             "({rule})"),
+                                     N_("{who} must draw {count} or answer with a 7 ({rule})"),
+                                     count=count, rule=rule))]
     if kind == "skip":
-        return [("", f"{who} {_be(who)} skipped (8, C9)")]
+        return [("", _said(who, N_("you are skipped (8, C9)"), N_("{who} is skipped (8, C9)")))]
     if kind == "reverse":
-        return [("", "10: the direction of play is reversed (C10)")]
+        return [("", _("10: the direction of play is reversed (C10)"))]
     if kind == "bounce":
-        return [("", f"10: the turn bounces back to {who} (K9)")]
+        return [("", _said(who, N_("10: the turn bounces back to you (K9)"),
+                           N_("10: the turn bounces back to {who} (K9)")))]
     if kind == "pisti":
-        return [("", f"pişti! {who} must play again (K11)" if look.unicode
-                 else f"pisti! {who} must play again (K11)")]
+        text = _said(who, N_("pişti! you must play again (K11)"),
+                     N_("pişti! {who} must play again (K11)"))
+        return [("", text if look.unicode else text.replace("pişti", "pisti"))]
     if kind == "reshuffle":
-        return [("", f"the discards are shuffled into a new stock of {e.get('count', '?')}")]
+        return [("", _("the discards are shuffled into a new stock of {count}",
+                       count=e.get("count", "?")))]
     if kind == "stock_out":
-        return [("class:warn", f"the stock is empty: the deal ends ({_cite(rules, 'C15', 'K6')})")]
+        return [("class:warn", _("the stock is empty: the deal ends ({rule})",
+                                 rule=_cite(rules, "C15", "K6")))]
     if kind == "muamele":
-        verb = "pick" if who == "you" else "picks"
-        return [("class:title", "muamele"),
-                ("", f": {who} {verb} {e.get('picks', '?')} of "
-                     f"{counted(e.get('spread'), 'face-down card')} (K14)")]
+        return [("class:title", _("muamele")),
+                ("", _said(who, N_(": you pick {picks} of {spread} (K14)"),
+                           N_(": {who} picks {picks} of {spread} (K14)"),
+                           picks=e.get("picks", "?"), spread=face_down_count(e.get("spread"))))]
     if kind == "pick":
-        out = [("", f"{who} picked card {int(e.get('position', 0)) + 1}")]
+        position = int(e.get("position", 0)) + 1
+        out = [("", _said(who, N_("you picked card {position}"),
+                          N_("{who} picked card {position}"), position=position))]
         if e.get("card"):
             out += [("", ": "), *card(e["card"], look)]
         if e.get("picks") is not None:
-            out.append(("class:dim", f" ({plural(int(e['picks']), 'pick')} left)"))
+            out.append(("class:dim", ngettext(" ({n} pick left)", " ({n} picks left)",
+                                              int(e["picks"]))))
         return out
     if kind == "deal_start":
         dealer = _who(e.get("dealer"), names)
-        return [("class:title", f"— deal {e.get('deal_no', '')} —" if look.unicode
-                 else f"-- deal {e.get('deal_no', '')} --"), ("", f" {dealer} dealt")]
+        deal = _("deal {deal}", deal=e.get("deal_no", ""))
+        return [("class:title", f"— {deal} —" if look.unicode else f"-- {deal} --"),
+                ("", _said(dealer, N_(" you dealt"), N_(" {who} dealt")))]
     if kind == "timeout":
-        them = "you" if who == "you" else "them"
-        if e.get("bot") and who == "you":
-            return [("class:warn", "you ran out of time again: a stand-in bot plays for you; "
-                                   "say anything to take your seat back")]
+        if e.get("bot") and is_you(who):
+            return [("class:warn", _("you ran out of time again: a stand-in bot plays for "
+                                     "you; say anything to take your seat back"))]
         if e.get("bot"):
-            return [("class:warn", f"{who} ran out of time again: a stand-in bot plays for "
-                                   f"them until {who} acts")]
-        return [("class:warn", f"{who} ran out of time; the server moves for {them}")]
+            return [("class:warn", _("{who} ran out of time again: a stand-in bot plays for "
+                                     "them until {who} acts", who=who))]
+        return [("class:warn", _said(who, N_("you ran out of time; the server moves for you"),
+                                     N_("{who} ran out of time; the server moves for them")))]
     # `deal_end` and `match_end` are shown whole by `deal_result` and `match_result`;
     # kinds unknown here are ignored, as the protocol asks of clients.
     return []
@@ -189,65 +278,77 @@ def deal_result(result: Dict, totals: Sequence[Any], names: Mapping[int, str],
     winner = result.get("winner")
     who = _who(winner, names)
     if result.get("reason") == "stock_out":  # C15, K6
-        head = "deal over: the stock ran out; " + (
-            f"{who} {'have' if who == 'you' else 'has'} the lowest hand" if winner is not None
-            else "no winner")
+        if winner is None:
+            head = _("deal over: the stock ran out; no winner")
+        else:
+            head = _said(who, N_("deal over: the stock ran out; you have the lowest hand"),
+                         N_("deal over: the stock ran out; {who} has the lowest hand"))
     elif winner is not None:
-        head = f"deal over: {who} went out"
+        head = _said(who, N_("deal over: you went out"), N_("deal over: {who} went out"))
     else:
-        head = "deal over"
+        head = _("deal over")
     mult = result.get("multiplier", 1)
     if mult and mult != 1:  # C14, K13
-        head += f", penalties ×{mult}" if look.unicode else f", penalties x{mult}"
+        head += _(", penalties ×{times}", times=mult) if look.unicode else \
+            _(", penalties x{times}", times=mult)
     lines: list[Fragments] = [[("class:title", head)]]
     hands = result.get("hands") or []
     points = result.get("points") or []
     for seat in sorted(names):
-        pts = points[seat] if seat < len(points) else "?"
-        tot = totals[seat] if seat < len(totals) else "?"
+        pts = _shown(points[seat] if seat < len(points) else "?")
+        tot = _shown(totals[seat] if seat < len(totals) else "?")
         score = f"+{pts} → {tot}" if look.unicode else f"+{pts} -> {tot}"
         # The score before the hand: a long hand wraps, the scores stay in one column.
         row: Fragments = [("", f"  {names[seat]:<12} {score:<12} ")]
         h = hands[seat] if seat < len(hands) else []
-        row += card_list(cards.sort_hand(list(h)), look) if h else [("class:dim", "(out)")]
+        row += card_list(cards.sort_hand(list(h)), look) if h else [("class:dim", _("(out)"))]
         lines.append(row)
     return lines
+
+
+def _shown(value: object) -> str:
+    """A number from the server in the language's digits; anything else as it is."""
+    return number(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else str(value)
 
 
 def match_result(totals: Sequence[Any], winners: Sequence[int], names: Mapping[int, str],
                  can_rematch: bool = True) -> list[Fragments]:
     """End of a match: totals, lowest first, and the winner(s) (C16, K15)."""
-    who = " and ".join(_who(w, names) for w in winners) or "nobody"
-    lines: list[Fragments] = [[("class:good", f"match over: {who} won")]]
+    who = and_list([_who(w, names) for w in winners])
+    lines: list[Fragments] = [[("class:good", _("match over: {who} won", who=who))]]
     order = sorted(range(len(totals)), key=lambda s: totals[s])
     for s in order:
-        lines.append([("", f"  {_who(s, names):<12} {totals[s]}")])
+        lines.append([("", f"  {_who(s, names):<12} {_shown(totals[s])}")])
     if can_rematch:
-        lines.append([("", "Play again? /rematch (or /rematch no, /leave)")])
+        lines.append([("", _("Play again? /rematch (or /rematch no, /leave)"))])
     return lines
 
 
 def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK) -> list[Fragments]:
     """Who sits where at a table that is not playing yet."""
-    head = f"table #{table.get('id', '?')} {table.get('name', '')}".rstrip()
-    head += f"{sep(look)}{table.get('rules', '?')}{sep(look)}{table.get('phase', '')}"
+    head = _("table #{id} {name}", id=_shown(table.get("id", "?")),
+             name=table.get("name", "")).rstrip()
+    head += f"{sep(look)}{table.get('rules', '?')}{sep(look)}{phase_text(table.get('phase'))}"
     if table.get("code"):
-        head += f"{sep(look)}invite code {table['code']}"
+        head += sep(look) + _("invite code {code}", code=table["code"])
     lines: list[Fragments] = [[("class:title", head)]]
     for s in table.get("seats", []) or []:
         n = int(s.get("seat", 0))
         kind = s.get("kind", "open")
-        label = "(open)" if kind == "open" else str(s.get("name", kind))
+        label = _("(open)") if kind == "open" else str(s.get("name", kind))
         if kind == "bot":
-            label = f"bot {n + 1}" + (f" ({s['level']})" if s.get("level") else "")
+            label = (_("bot {seat} ({level})", seat=n + 1, level=s["level"]) if s.get("level")
+                     else bot_label(n))
         if s.get("ready") and kind != "open":
-            label += " ready"
+            label += _(" ready")
         if kind == "human" and s.get("connected") is False:
-            label += " (disconnected)"
+            label += _(" (disconnected)")
         style = "class:me" if n == my_seat else ""
-        lines.append([(style, f"  seat {n + 1}: {label}")])
+        lines.append([(style, "  " + _("seat {seat}: {label}", seat=n + 1, label=label))])
     if table.get("spectators"):
-        lines.append([("class:dim", "  watching: " + ", ".join(map(str, table["spectators"])))])
+        lines.append([("class:dim", "  " + _("watching: {names}", names=", ".join(
+            map(str, table["spectators"]))))])
     return lines
 
 
@@ -257,7 +358,7 @@ def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK) -
 def time_left(deadline_at: float | None, now: float) -> str:
     if deadline_at is None:
         return ""
-    return f"{max(0, math.ceil(deadline_at - now))}s"
+    return _("{seconds}s", seconds=max(0, math.ceil(deadline_at - now)))
 
 
 @dataclass(frozen=True)
@@ -283,21 +384,22 @@ class Moment:
 def link_note(link: str, look: Look) -> Fragments:
     """The connection, when it is not up: the rest of the screen may be out of date."""
     dash = " — " if look.unicode else " - "
-    text = {"connecting": "connecting to the server",
-            "reconnecting": f"disconnected{dash}reconnecting",
-            "gone": "disconnected"}.get(link)
+    text = {"connecting": _("connecting to the server"),
+            "reconnecting": _("disconnected{dash}reconnecting", dash=dash),
+            "gone": _("disconnected")}.get(link)
     return [("class:warn", text)] if text else []
 
 
 def progress(options: Dict | None, deal_no: object) -> list[str]:
     """How far the match is: `deal 2 of 4` (C16), or `deal 3` and `to 101` (K15)."""
-    kind, _, n = str((options or {}).get("match_end") or "").partition(":")
-    deal = f"deal {deal_no}" if isinstance(deal_no, int) and deal_no else ""
-    if kind == "deals" and n.isdigit() and deal:
-        return [f"{deal} of {n}"]
+    kind, __, n = str((options or {}).get("match_end") or "").partition(":")
+    numbered = isinstance(deal_no, int) and bool(deal_no)
+    if kind == "deals" and n.isdigit() and numbered:
+        return [_("deal {deal} of {deals}", deal=deal_no, deals=int(n))]
+    deal = [_("deal {deal}", deal=deal_no)] if numbered else []
     if kind == "points" and n.isdigit():
-        return [d for d in (deal, f"to {n}") if d]
-    return [deal] if deal else []
+        return [*deal, _("to {points}", points=int(n))]
+    return deal
 
 
 def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, look: Look,
@@ -315,14 +417,14 @@ def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, loo
     line1.append([("class:title", f"{rules}")])
     line1 += [[("", p)] for p in progress(view.get("options"), view.get("deal_no"))]
     if at.match_over:
-        who = " and ".join(_who(w, names) for w in at.winners) or "nobody"
-        line1.append([("class:good", f"match over: {who} won")])
+        who = and_list([_who(w, names) for w in at.winners])
+        line1.append([("class:good", _("match over: {who} won", who=who))])
         if my_seat is not None:
-            line1.append([("class:dim", "/rematch to play again, /leave for the lobby")])
+            line1.append([("class:dim", _("/rematch to play again, /leave for the lobby"))])
     elif phase == "over":
-        line1.append([("", "deal over")])
+        line1.append([("", _("deal over"))])
         if at.next_deal:
-            line1.append([("class:dim", f"next deal {at.next_deal}")])
+            line1.append([("class:dim", _("next deal {when}", when=at.next_deal))])
     else:
         line1 += table_items(view, look)
     lines = flow([], line1, width, sep(look), indent=2)
@@ -339,9 +441,10 @@ def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, loo
         held = cards.sort_hand(list(view["hand"]), at.order)
         lines += hand_lines(held, look, at.legal, width)
     if at.legal:
-        lines += flow([("class:good", "your move: ")], legal_items(at.legal, look, held), width)
+        lines += flow([("class:good", _("your move: "))], legal_items(at.legal, look, held),
+                      width)
     elif turn is not None and turn != my_seat and not at.link:
-        lines.append([("class:dim", f"waiting for {_who(turn, names)}")])
+        lines.append([("class:dim", _("waiting for {who}", who=_who(turn, names)))])
     return lines
 
 
@@ -349,25 +452,27 @@ def table_items(view: Dict, look: Look) -> list[Fragments]:
     """The deal being played: top card, penalty, stock, what the next card must do."""
     rules = view.get("rules", "")
     top = view.get("top")
-    first: Fragments = [("", "top "), *(card(top, look) if top else [("class:dim", "none")])]
+    first: Fragments = [("", _("top ")),
+                        *(card(top, look) if top else [("class:dim", _("none"))])]
     if view.get("named_suit"):
-        first += [("", " named "), *suit(view["named_suit"], look)]
+        first += [("", _(" named ")), *suit(view["named_suit"], look)]
     items = [first]
     if view.get("penalty"):
-        items.append([("class:warn", f"7s penalty {view['penalty']}")])
-    items.append([("", f"stock {view.get('stock', '?')}")])
+        items.append([("class:warn", _("7s penalty {count}", count=view["penalty"]))])
+    items.append([("", _("stock {count}", count=_shown(view.get("stock", "?"))))])
     if view.get("first_round"):
-        items.append([("class:dim", f"opening: clubs ({_cite(rules, 'C2', 'K3')})")])
+        items.append([("class:dim", _("opening: clubs ({rule})", rule=_cite(rules, "C2", "K3")))])
     follow = view.get("must_follow")
     if follow == "ace":
-        items.append([("class:dim", f"ace: one more card ({_cite(rules, 'C12', 'K10')})")])
+        items.append([("class:dim", _("ace: one more card ({rule})",
+                                      rule=_cite(rules, "C12", "K10")))])
     elif follow == "pisti":
-        items.append([("class:dim", "pisti: play again (K11)")])
+        items.append([("class:dim", _("pisti: play again (K11)"))])
     direction = view.get("direction")
     if direction in (1, -1):
         arrow = ("→" if direction == 1 else "←") if look.unicode else (
             "->" if direction == 1 else "<-")
-        items.append([("class:dim", f"play goes {arrow}")])
+        items.append([("class:dim", _("play goes {arrow}", arrow=arrow))])
     return items
 
 
@@ -383,7 +488,7 @@ def _seat_items(view: Dict, names: Mapping[int, str], my_seat: int | None, look:
         sc = scores[seat] if seat < len(scores) else 0
         note = at.notes.get(seat)
         label = _who(seat, names) + (f" ({note})" if note else "")
-        label += f": {counted(n, 'card')}, {counted(sc, 'pt')}"
+        label += f": {cards_count(n)}, {points_count(sc)}"
         if seat == turn:
             label = ("▶ " if look.unicode else "> ") + label
             if at.clock and not at.link:
@@ -404,10 +509,12 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
     picks = muamele.get("picks_left", muamele.get("picks", "?"))
     back = "▒" if look.unicode else "#"
     shown = back * min(size, 40) + ("…" if look.unicode else "...") * (size > 40)
-    return [("class:title", "muamele"),
-            ("", f" {who} {'pick' if who == 'you' else 'picks'} {picks} more of "
-                 f"{plural(size, 'face-down card')}: "),
-            ("class:dim", shown), ("", f" (1-{size})" if size else "")]
+    return [("class:title", _("muamele")),
+            ("", _said(who, N_(" you pick {picks} more of {spread}: "),
+                       N_(" {who} picks {picks} more of {spread}: "), picks=picks,
+                       spread=face_down_count(size))),
+            ("class:dim", shown),
+            ("", f" ({number(1)}-{number(size)})" if size else "")]
 
 
 def log_page(lines: Sequence[Fragments], page: int, rows: int, width: int,
@@ -415,7 +522,7 @@ def log_page(lines: Sequence[Fragments], page: int, rows: int, width: int,
     """Page `page` (1: the newest) of this deal's log, in at most `rows` rows with its
     header; a line is never split across two pages."""
     if not lines:
-        return [[("class:dim", "Nothing has happened in this deal yet.")]]
+        return [[("class:dim", _("Nothing has happened in this deal yet."))]]
     room = max(rows - 1, 3)
     pages: list[list[Fragments]] = []
     current: list[Fragments] = []
@@ -427,8 +534,11 @@ def log_page(lines: Sequence[Fragments], page: int, rows: int, width: int,
         current[:0] = wrapped
     pages.append(current)
     page = min(max(page, 1), len(pages))
-    deal = f"deal {deal_no}" if isinstance(deal_no, int) else "this deal"
-    head = f"{deal}, page {page} of {len(pages)}"
+    if isinstance(deal_no, int):
+        head = _("deal {deal}, page {page} of {pages}", deal=deal_no, page=page,
+                 pages=len(pages))
+    else:
+        head = _("this deal, page {page} of {pages}", page=page, pages=len(pages))
     if page < len(pages):
-        head += f" (/log {page + 1} for earlier moves)"
+        head += _(" (/log {page} for earlier moves)", page=page + 1)
     return [*wrap([("class:title", head)], width), *pages[page - 1]]

@@ -163,11 +163,3 @@ def fit(lines: Iterable[Fragments], width: int) -> list[Fragments]:
 
 def sep(look: Look) -> str:
     return " · " if look.unicode else " | "
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def counted(n: object, word: str) -> str:
-    """`plural` of a field the server may have left out."""
-    return plural(n, word) if isinstance(n, int) and not isinstance(n, bool) else f"? {word}s"

@@ -186,6 +186,14 @@ def parse_move(text: str, ctx: Context) -> Parsed | None:
     m = re.fullmatch(r"(?:pick\s+)?(\d+)", t)
     if m:
         return _parse_number(int(m.group(1)), None, ctx)
+    named = cards.parse_named_card(t)
+    if named is not None:
+        return _play(named, None, ctx)
+    words = t.split()
+    if len(words) == 3:  # a jack in words, then the suit it names: `sinek vale kupa`
+        named, suit = cards.parse_named_card(" ".join(words[:2])), cards.parse_suit(words[2])
+        if named is not None and suit is not None:
+            return _play(named, suit, ctx)
 
     # A whole card (`7h`, `js`) or a bare rank (`j`, `q`) ...
     card = _parse_card_or_rank(t, ctx)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from babel import Locale
 from babel.dates import format_date, format_datetime
 from babel.numbers import format_decimal
 
@@ -129,14 +130,28 @@ def _catalog() -> _gettext.NullTranslations:
     return _current.catalog
 
 
+_DIGITS = {"arab": "٠١٢٣٤٥٦٧٨٩", "arabext": "۰۱۲۳۴۵۶۷۸۹", "thai": "๐๑๒๓๔๕๖๗๘๙"}
+"""The digits of the numbering systems our languages may default to (CLDR): Babel picks
+a system's symbols (Persian's decimal separator ٫) but writes its digits 0-9."""
+
+
+def _in_digits(text: str) -> str:
+    """`text`'s 0-9 in the current language's digits (none changed with `latn`)."""
+    if _current.digits == "latn" or _current.lang == ENGLISH:
+        return text
+    digits = _DIGITS.get(Locale.parse(_current.lang).default_numbering_system or "")
+    return text.translate(str.maketrans("0123456789", digits)) if digits else text
+
+
 def number(n: int | float, decimals: int | None = None) -> str:
     """`n` in the language's digits, with `decimals` places if given; English is
     written as Python writes it, ungrouped."""
     if _current.lang == ENGLISH:
         return str(n) if decimals is None else f"{n:.{decimals}f}"
     pattern = None if decimals is None else "0." + "0" * decimals if decimals else "0"
-    return format_decimal(n, format=pattern, locale=_current.lang, group_separator=False,
-                          numbering_system=_current.digits)
+    return _in_digits(format_decimal(n, format=pattern, locale=_current.lang,
+                                     group_separator=False,
+                                     numbering_system=_current.digits))
 
 
 def date(when: float, with_time: bool = False) -> str:
@@ -144,16 +159,20 @@ def date(when: float, with_time: bool = False) -> str:
     moment = datetime.fromtimestamp(when)
     if _current.lang == ENGLISH:
         return moment.strftime("%Y-%m-%d %H:%M" if with_time else "%Y-%m-%d")
-    system = _current.digits
     if with_time:
         text = format_datetime(moment, "short", locale=_current.lang)
     else:
         text = format_date(moment, "short", locale=_current.lang)
-    return text if system == "default" else _western(text)
+    # The line keeps its logical order for the terminal to lay out: no bidi marks.
+    return _in_digits(_western(text)).translate(_NO_MARKS)
+
+
+_NO_MARKS = str.maketrans("", "", "\u200e\u200f\u061c")
+"""Bidirectional marks (LRM, RLM, ALM), which CLDR puts in some date patterns."""
 
 
 def _western(text: str) -> str:
-    """Any decimal digit in `text` as 0-9."""
+    """Any decimal digit in `text` as 0-9 (Babel's dates may hold a locale's own)."""
     return "".join(str(int(ch)) if ch.isdecimal() else ch for ch in text)
 
 

@@ -28,6 +28,7 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.mofile import write_mo
+from babel.messages.plurals import get_plural
 from babel.messages.pofile import read_po, write_po
 
 LANGUAGES = ("tr", "ru", "uk", "fa", "th")
@@ -206,6 +207,10 @@ def check_catalog(template: Catalog, catalog: Catalog, name: str) -> list[str]:
     """What is wrong with one catalog against its template: a message missing,
     untranslated or fuzzy, a placeholder lost or added, the wrong number of plural forms."""
     problems = []
+    expected = get_plural(str(catalog.locale)).num_plurals
+    if catalog.num_plurals != expected:
+        problems.append(f"{name}: the header says {catalog.num_plurals} plural forms, the "
+                        f"language has {expected}")
     for entry in template:
         if not entry.id:
             continue
@@ -221,9 +226,9 @@ def check_catalog(template: Catalog, catalog: Catalog, name: str) -> list[str]:
             problems.append(f"{name}: untranslated {shown!r}")
             continue
         plural = isinstance(entry.id, tuple | list)
-        if plural and len(strings) != catalog.num_plurals:
-            problems.append(f"{name}: {len(strings)} plural forms, not "
-                            f"{catalog.num_plurals}, for {shown!r}")
+        if plural and len(strings) != expected:
+            problems.append(f"{name}: {len(strings)} plural forms, not {expected}, for "
+                            f"{shown!r}")
         wanted = set().union(*(placeholders(i) for i in _ids(entry)))
         for form in strings:
             have = placeholders(form)
@@ -236,15 +241,16 @@ def check_catalog(template: Catalog, catalog: Catalog, name: str) -> list[str]:
 
 
 def check(root: Path = ROOT) -> list[str]:
-    """Every domain's every catalog against its template. The terminal's must exist in
-    every language; the web's are checked wherever they exist."""
+    """Every domain's every catalog against its template (or, for a domain not extracted
+    yet, against itself). The terminal's must exist in every language; the web's are
+    checked wherever they exist."""
     problems = []
     for domain in DOMAINS:
         pot = locale_dir(root) / f"{domain.name}.pot"
-        if not pot.exists():
-            continue
-        with pot.open("rb") as f:
-            template = read_po(f)
+        template = None
+        if pot.exists():
+            with pot.open("rb") as f:
+                template = read_po(f)
         for lang in LANGUAGES:
             po = po_path(root, lang, domain.name)
             name = str(po.relative_to(root.parent))
@@ -252,7 +258,9 @@ def check(root: Path = ROOT) -> list[str]:
                 if domain.name == "terminal":
                     problems.append(f"{name}: missing")
                 continue
-            problems += check_catalog(template, read_catalog(po), name)
+            catalog = read_catalog(po)
+            # Without a template (not extracted yet), a catalog's own entries are checked.
+            problems += check_catalog(template or catalog, catalog, name)
     return problems
 
 

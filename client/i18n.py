@@ -29,7 +29,14 @@ from babel.numbers import format_decimal
 from .catalogs import LANGUAGES, RTL, mo_bytes, read_catalog
 
 DOMAIN = "terminal"
+LOCALE_VARIABLE = "PISYEDILI_LOCALE_DIR"
+"""A folder of catalogs (``<lang>/LC_MESSAGES/terminal.po``) to read instead of the
+installed ones: a translator trying a catalog, the tests' pseudo-locale."""
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+
+def locale_dir() -> Path:
+    return Path(os.environ.get(LOCALE_VARIABLE) or LOCALE_DIR)
 ENGLISH = "en"
 CHOICES = (ENGLISH, *LANGUAGES)
 """Every language the terminal speaks, by code."""
@@ -52,10 +59,10 @@ _loaded: dict[tuple[str, str], tuple[float, float, _gettext.NullTranslations]] =
 
 
 def translations(lang: str, domain: str = DOMAIN,
-                 folder: Path = LOCALE_DIR) -> _gettext.NullTranslations:
-    """The catalog of `lang`: the .mo, or the .po when that is newer; none for English
-    or a language without one."""
-    po = folder / lang / "LC_MESSAGES" / f"{domain}.po"
+                 folder: Path | None = None) -> _gettext.NullTranslations:
+    """The catalog of `lang` (in `folder`, by default `locale_dir()`): the .mo, or the
+    .po when that is newer; none for English or a language without one."""
+    po = (folder or locale_dir()) / lang / "LC_MESSAGES" / f"{domain}.po"
     mo = po.with_suffix(".mo")
     po_time = po.stat().st_mtime if po.exists() else -1.0
     mo_time = mo.stat().st_mtime if mo.exists() else -1.0

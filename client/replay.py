@@ -361,8 +361,9 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
         hand = cards.sort_hand([engine.CARD_STR[c] for c in d.hands[seat]])
         marker = ("▶ " if look.unicode else "> ") if seat == turn else "  "
         style = "class:turn" if seat == turn else ""
-        label = f"{marker}{names.get(seat, render.seat_label(seat))}: "
-        label += f"{render.cards_count(len(hand))}, {render.points_count(totals[seat])}"
+        label = marker + render.seat_line(names.get(seat, render.seat_label(seat)),
+                                          render.cards_count(len(hand)),
+                                          render.points_count(totals[seat]))
         items = [render.card(c, look) for c in hand] or [[("class:dim", _("(out)"))]]
         lines += render.flow([(style, label), ("", "  ")], items, width, " ",
                              indent=4)

@@ -62,6 +62,11 @@ def face_down_count(n: object) -> str:
     return _("? face-down cards")
 
 
+def seat_line(who: str, cards: str, points: str) -> str:
+    """A seat in the status area: `bot 2: 5 cards, 30 pts`."""
+    return _("{who}: {cards}, {points}", who=who, cards=cards, points=points)
+
+
 def and_list(names: Sequence[str]) -> str:
     """Names joined as a sentence joins them ("a and b"); "nobody" for none."""
     if not names:
@@ -487,8 +492,8 @@ def _seat_items(view: Dict, names: Mapping[int, str], my_seat: int | None, look:
         n = counts[seat] if seat < len(counts) else None
         sc = scores[seat] if seat < len(scores) else 0
         note = at.notes.get(seat)
-        label = _who(seat, names) + (f" ({note})" if note else "")
-        label += f": {cards_count(n)}, {points_count(sc)}"
+        label = seat_line(_who(seat, names) + (f" ({note})" if note else ""), cards_count(n),
+                          points_count(sc))
         if seat == turn:
             label = ("▶ " if look.unicode else "> ") + label
             if at.clock and not at.link:

@@ -170,12 +170,12 @@ def _check_deal(deal: object, number: int, summary: Msg, path: str) -> Msg:
 def from_replies(replies: Sequence[Mapping[str, Any]]) -> MatchReplay:
     """A match from the server's `replay` replies: one or more pages per deal, in order."""
     if not replies:
-        raise ReplayError("the server sent no deals")
+        raise ReplayError(_("the server sent no deals"))
     summary = dict(replies[0]["match"])
     deals: list[Msg] = []
     for reply in replies:
         if reply["match"]["id"] != summary["id"]:
-            raise ReplayError("the server's replies are of different matches")
+            raise ReplayError(_("the server's replies are of different matches"))
         if reply["from"] == 0:
             deals.append({"deal_no": reply["deal_no"], "result": reply["result"],
                           "record": {**reply["record"], "moves": list(reply["record"]["moves"])}})
@@ -196,16 +196,19 @@ def to_document(match: MatchReplay) -> Msg:
 def from_document(data: object) -> MatchReplay:
     """A match from an export document, checked; ReplayError says what is wrong."""
     if not isinstance(data, dict):
-        raise ReplayError("not a match export: the file must hold one JSON object")
+        raise ReplayError(_("not a match export: the file must hold one JSON object"))
     if data.get("format") != FORMAT:
-        raise ReplayError(f"not a match export: \"format\" must be {FORMAT!r}, not "
-                          f"{data.get('format')!r}")
+        raise ReplayError(_("not a match export: \"format\" must be {wanted}, not {found}",
+                            wanted=repr(FORMAT), found=repr(data.get("format"))))
     version = data.get("version")
     if version != VERSION:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
-        raise ReplayError(f"\"version\" {version!r} of the export format is not known here "
-                          f"(this program reads version {VERSION})"
-                          + ("; a newer pisyedili wrote it" if newer else ""))
+        fields = {"found": repr(version), "known": str(VERSION)}
+        raise ReplayError(_("\"version\" {found} of the export format is not known here "
+                            "(this program reads version {known}); a newer pisyedili wrote "
+                            "it", **fields) if newer else
+                          _("\"version\" {found} of the export format is not known here "
+                            "(this program reads version {known})", **fields))
     return check(data.get("match"), data.get("deals"))
 
 
@@ -225,11 +228,11 @@ def load(path: str | os.PathLike[str]) -> MatchReplay:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except UnicodeDecodeError as exc:
-        raise ReplayError(f"not a match export: the file is not UTF-8 text ({exc.reason})") \
-            from None
+        raise ReplayError(_("not a match export: the file is not UTF-8 text ({why})",
+                            why=exc.reason)) from None
     except json.JSONDecodeError as exc:
-        raise ReplayError(f"not a match export: not JSON (line {exc.lineno}, column "
-                          f"{exc.colno}: {exc.msg})") from None
+        raise ReplayError(_("not a match export: not JSON (line {line}, column {column}: "
+                            "{why})", line=exc.lineno, column=exc.colno, why=exc.msg)) from None
     return from_document(data)
 
 

@@ -271,3 +271,13 @@ def test_argparse_speaks_the_chosen_language() -> None:
                              timeout=120, check=False)
     assert refused.returncode == 2
     assert "hata: --bots, classic için 1-5 olmalı (C1, K1)" in refused.stderr
+
+
+def test_a_bad_export_file_is_told_in_the_chosen_language(tmp_path: Path) -> None:
+    bad = tmp_path / "match.json"
+    bad.write_text("[1, 2", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pisyedili.client.cli", "replay", "--lang",
+                           "uk", str(bad)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 1
+    assert "це не вивантаження матчу: не JSON (рядок 1, стовпець" in done.stderr

@@ -17,6 +17,7 @@ from __future__ import annotations
 import gettext as _gettext
 import io
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,6 +53,8 @@ class _Current:
     lang: str = ENGLISH
     digits: str = "default"
     catalog: _gettext.NullTranslations = field(default_factory=_gettext.NullTranslations)
+    checked: float = 0.0
+    """When the catalog's files were last looked at (time.monotonic)."""
 
 
 _current = _Current()
@@ -113,6 +116,7 @@ def set_language(lang: str) -> None:
         raise ValueError(f"unknown language {lang!r}")
     _current.lang = lang
     _current.catalog = translations(lang)
+    _current.checked = time.monotonic()
 
 
 def set_digits(digits: str) -> None:
@@ -130,10 +134,17 @@ def direction() -> str:
     return "rtl" if _current.lang in RTL else "ltr"
 
 
+RECHECK = 1.0
+"""Seconds between two looks at the catalog's files: a screen asks for hundreds of
+messages a redraw, and a catalog being edited need only show within a second."""
+
+
 def _catalog() -> _gettext.NullTranslations:
     # A catalog edited while the client runs (a developer at work) is read again.
-    if _current.lang != ENGLISH:
+    now = time.monotonic()
+    if _current.lang != ENGLISH and now - _current.checked >= RECHECK:
         _current.catalog = translations(_current.lang)
+        _current.checked = now
     return _current.catalog
 
 

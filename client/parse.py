@@ -176,12 +176,19 @@ def _parse_number(n: int, suit: str | None, ctx: Context) -> Parsed:
     return _play(ctx.hand[n - 1], suit, ctx)
 
 
+_DRAW_WORDS = frozenset({"çek", "взять", "беру", "узяти", "взяти", "کشیدن", "بکش",
+                         "จั่ว"})
+"""`draw` as the screen says it in each language (the legal moves show it so), and as
+players there say it."""
+_PASS_WORDS = frozenset({"pas", "пас", "پاس", "ผ่าน"})
+
+
 def parse_move(text: str, ctx: Context) -> Parsed | None:
     """A move from its short form, or None if the text does not look like a move."""
     t = text.strip().lower()
-    if t in ("d", "draw"):
+    if t in ("d", "draw") or t in _DRAW_WORDS:
         return Move({"kind": "draw"})
-    if t in ("p", "pass"):
+    if t in ("p", "pass") or t in _PASS_WORDS:
         return Move({"kind": "pass"})
     m = re.fullmatch(r"(?:pick\s+)?(\d+)", t)
     if m:

@@ -75,3 +75,12 @@ def test_a_number_and_a_letter_stay_a_hand_card_naming_a_suit() -> None:
 
 def test_persian_digits_pick_a_hand_card() -> None:
     assert parse_input("۳", TURN) == parse_input("3", TURN)
+
+
+@pytest.mark.parametrize(("typed", "kind"), [
+    ("çek", "draw"), ("взять", "draw"), ("узяти", "draw"), ("کشیدن", "draw"), ("จั่ว", "draw"),
+    ("pas", "pass"), ("Пас", "pass"), ("پاس", "pass"), ("ผ่าน", "pass"),
+])
+def test_draw_and_pass_as_the_screen_says_them(typed: str, kind: str) -> None:
+    """The legal moves show `çek`, `взять`...: what is shown can be typed."""
+    assert parse_input(typed, TURN) == Move({"kind": kind})

@@ -220,13 +220,22 @@ English: in another language the code says what happened; a code not listed here
 newer server's) shows the server's text."""
 
 
+_WITHOUT_FIELD = {"missing_field": N_("the request lacks a field"),
+                  "bad_field": N_("the server refused a value of that request")}
+"""The codes that name a field, for an error that names none."""
+
+
 def refusal(msg: Dict, look: Look) -> Fragments:
     """A refused request as a player reads it: cards as on screen, seats counted from 1
     and the rule cited.  The code is for programs and stays off the screen."""
     code = str(msg.get("code") or "")
     seat = msg.get("seat")
     if current() != ENGLISH and code in REFUSALS:
-        text = _(REFUSALS[code], field=str(msg.get("field", "?")))
+        field = msg.get("field")
+        if field is None and code in _WITHOUT_FIELD:
+            text = _(_WITHOUT_FIELD[code])
+        else:
+            text = _(REFUSALS[code], field=str(field))
     else:
         text = str(msg.get("message") or _("the server refused that"))
         if isinstance(seat, int) and not isinstance(seat, bool):

@@ -281,3 +281,33 @@ def test_a_bad_export_file_is_told_in_the_chosen_language(tmp_path: Path) -> Non
                           check=False)
     assert done.returncode == 1
     assert "це не вивантаження матчу: не JSON (рядок 1, стовпець" in done.stderr
+
+
+def test_every_error_code_has_a_refusal_of_its_own() -> None:
+    """A code added to the protocol needs its words in the catalog too."""
+    from pisyedili.client.render import REFUSALS
+    from pisyedili.protocol.errors import ERRORS
+
+    assert set(REFUSALS) == set(ERRORS)
+
+
+def test_a_refusal_is_translated_from_its_code() -> None:
+    from pisyedili.client.render import Look, plain, refusal
+
+    look = Look(unicode=True, color=False)
+    i18n.set_language("tr")
+    assert plain(refusal({"code": "illegal_card", "message": "7h does not match Kd",
+                          "rule": "C4"}, look)) == "Bu kart şimdi oynanamaz (kural C4)"
+    assert plain(refusal({"code": "bad_field", "message": "seat: out of range",
+                          "field": "seat"}, look)) == "Sunucu seat değerini reddetti"
+    assert plain(refusal({"code": "bad_field", "message": "level: no such level"},
+                         look)) == "Sunucu bu istekteki bir değeri reddetti"
+    assert plain(refusal({"code": "table_not_ready", "message": "not ready",
+                          "waiting_for": [1, 2]}, look)) == \
+        "Henüz her yer dolu ve hazır değil (2, 3. yerler bekleniyor)"
+    # A code this client does not know (a newer server's): the server's own words.
+    assert plain(refusal({"code": "brand_new", "message": "the moon is full"}, look)) == \
+        "The moon is full"
+    i18n.set_language("en")
+    assert plain(refusal({"code": "illegal_card", "message": "7h does not match Kd",
+                          "rule": "C4"}, look)) == "7♥ does not match K♦ (rule C4)"

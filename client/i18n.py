@@ -27,17 +27,13 @@ from babel import Locale
 from babel.dates import format_date, format_datetime
 from babel.numbers import format_decimal
 
-from .catalogs import LANGUAGES, RTL, mo_bytes, read_catalog
+from .catalogs import LANGUAGES, mo_bytes, read_catalog
 
 DOMAIN = "terminal"
 LOCALE_VARIABLE = "PISYEDILI_LOCALE_DIR"
 """A folder of catalogs (``<lang>/LC_MESSAGES/terminal.po``) to read instead of the
 installed ones: a translator trying a catalog, the tests' pseudo-locale."""
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
-
-
-def locale_dir() -> Path:
-    return Path(os.environ.get(LOCALE_VARIABLE) or LOCALE_DIR)
 ENGLISH = "en"
 CHOICES = (ENGLISH, *LANGUAGES)
 """Every language the terminal speaks, by code."""
@@ -46,6 +42,11 @@ NAMES = {"en": "English", "tr": "Türkçe", "ru": "Русский", "uk": "Ук�
 """Each language in itself, as `/lang` lists them."""
 DIGITS = ("default", "latn")
 """`--digits`: the language's own (Persian's are ۰-۹), or Western 0-9 everywhere."""
+
+
+def locale_dir() -> Path:
+    """Where the catalogs are read from: `LOCALE_VARIABLE`'s folder, else the package's."""
+    return Path(os.environ.get(LOCALE_VARIABLE) or LOCALE_DIR)
 
 
 @dataclass
@@ -128,10 +129,6 @@ def set_digits(digits: str) -> None:
 
 def current() -> str:
     return _current.lang
-
-
-def direction() -> str:
-    return "rtl" if _current.lang in RTL else "ltr"
 
 
 RECHECK = 1.0

@@ -12,7 +12,8 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 from prompt_toolkit.utils import get_cwidth
-from test_client_tmux import TMUX, Terminal, command, terminal
+from screen_app import HAND, LEGAL
+from test_client_tmux import TMUX, Terminal, command, screen_app, terminal
 
 from pisyedili.client import catalogs, i18n, render
 
@@ -110,6 +111,33 @@ def test_a_match_and_help_fit_80_by_24(terminal: Terminal, lang: str) -> None:
         start = lines.index(rows[0])
         assert lines[start:start + len(rows)] == rows, (lang, topic, shown)
         assert all(get_cwidth(row) <= 80 for row in rows)
+
+
+LOCALES = {"en": "C.UTF-8", "tr": "tr_TR.UTF-8", "ru": "ru_RU.UTF-8", "uk": "uk_UA.UTF-8",
+           "fa": "fa_IR.UTF-8", "th": "th_TH.UTF-8"}
+
+
+@pytest.mark.parametrize("lang", ["en", *catalogs.LANGUAGES])
+def test_a_hand_of_18_and_its_moves_wrap_at_80_columns(terminal: Terminal, lang: str) -> None:
+    """A hand of 18 and six seats (screen_app.py) in each language: the hand and the
+    legal moves flow onto as many rows as they need, every card and move on screen."""
+    terminal.start(screen_app("crowded"), env={**NO_LOCALE, "LANG": LOCALES[lang]})
+    move_head = said(lang, "your move: ")
+    screen = terminal.wait_for(lambda s: move_head in s, f"the table in {lang}")
+    for line in screen.splitlines():
+        assert get_cwidth(line.rstrip()) <= 80, line
+    hand_rows = _rows_on(screen, said(lang, "hand "))
+    assert "\n" in hand_rows, "eighteen cards take more than one row at 80 columns"
+    hand = re.findall(r"(\d+):(\S+)", hand_rows)
+    assert [int(n) for n, _ in hand] == list(range(1, 19)), screen
+    assert len(hand) == len(HAND)
+    moves = _rows_on(screen, move_head).split()
+    assert len(moves) == len(LEGAL) + 1, screen
+    assert moves[-1] == said(lang, "draw")
+    shown = dict(hand)
+    for move in moves[:-1]:
+        number, card = move.split(":")
+        assert shown[number] == card.removesuffix(said(lang, "+suit")), (move, screen)
 
 
 # ------------------------------------------------------------------------- pseudo-locale

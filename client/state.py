@@ -9,8 +9,9 @@ server sends a full snapshot after a resumed `welcome`, and answers `resync` wit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from . import cards, render
@@ -51,8 +52,8 @@ class ClientState:
     winners: list[int] = field(default_factory=list)
     hand_order: str = "suit"
     """`suit` or `rank`: how the hand is ordered, hence what its numbers mean."""
-    deal_log: list[Fragments] = field(default_factory=list)
-    """This deal's event lines, for `/log`."""
+    log_entries: list[Callable[[], list[Fragments]]] = field(default_factory=list)
+    """This deal's events, each drawing its lines when asked (see `deal_log`)."""
     deal_pause: float | None = None
     """Seconds between a deal's end and the next: known offline, else learnt once seen."""
     next_deal_at: float | None = None
@@ -79,6 +80,12 @@ class ClientState:
                        my_turn=self.my_turn, at_table=self.at_table,
                        lobby_offset=self.lobby_offset, lobby_total=self.lobby_total,
                        lobby_page=self.lobby_page)
+
+    @property
+    def deal_log(self) -> list[Fragments]:
+        """This deal's event lines, for `/log`: drawn when asked, so a `/lang` since
+        shows them in the new language, and the seats named as they were then."""
+        return [line for entry in self.log_entries for line in entry()]
 
     def names(self) -> dict[int, str]:
         return render.seat_names(self.table, self.my_seat)
@@ -270,7 +277,7 @@ class ClientState:
         self.spectator = bool(you.get("spectator"))
         self.view = dict(msg["view"]) if msg.get("view") else None
         if before != ((self.table or {}).get("id"), (self.view or {}).get("deal_no")):
-            self.deal_log = []  # another table or deal; a resync keeps what we saw
+            self.log_entries = []  # another table or deal; a resync keeps what we saw
             self.next_deal_at = self.deal_ended_at = None
         match = msg.get("match") or {}
         self.totals = list(match.get("totals") or (self.view or {}).get("scores") or [])
@@ -299,16 +306,16 @@ class ClientState:
                 self.totals = list(self.view.get("scores") or self.totals)
         self._decision(msg, now)
         names, rules = self.names(), self.rules()[0]
+        seen = self.table, self.my_seat  # who sat where, for the log to name them later
         lines: list[Fragments] = []
         for e in msg.get("events") or []:
             if not isinstance(e, Mapping):
                 continue
             kind = e.get("event")
             if kind == "deal_end":
-                result = render.deal_result(e.get("result") or {}, self.totals, names,
-                                            self.look)
-                lines += result
-                self.deal_log += result
+                result = partial(_result_lines, e, list(self.totals), seen, self.look)
+                lines += result()
+                self.log_entries.append(result)
                 self.deal_ended_at = now
                 if self.deal_pause is not None:
                     self.next_deal_at = now + self.deal_pause
@@ -325,7 +332,7 @@ class ClientState:
                 line = render.event(e, names, self.look, rules)
                 if line:
                     lines.append(line)
-                    self.deal_log.append(line)
+                    self.log_entries.append(partial(_event_lines, e, seen, self.look, rules))
         return lines
 
     def _deal_started(self, now: float) -> None:
@@ -334,7 +341,7 @@ class ClientState:
                 self.deal_pause = round(now - self.deal_ended_at)
         self.match_over = False  # a rematch's first deal
         self.winners = []
-        self.deal_log = []
+        self.log_entries = []
         self.deal_ended_at = self.next_deal_at = None
 
     def _decision(self, msg: Message, now: float) -> None:
@@ -376,6 +383,20 @@ class ClientState:
         self.legal = []
         self.turn_seat = None
         self.deadline_at = None
-        self.deal_log = []
+        self.log_entries = []
         self.match_over = False
         self.next_deal_at = self.deal_ended_at = None
+
+
+Seen = tuple[Mapping[str, Any] | None, int | None]
+"""The table and our seat when an event came: who the log names, drawn later."""
+
+
+def _event_lines(e: Mapping[str, Any], seen: Seen, look: Look,
+                 rules: str | None) -> list[Fragments]:
+    return [render.event(e, render.seat_names(*seen), look, rules)]
+
+
+def _result_lines(e: Mapping[str, Any], totals: list[Any], seen: Seen,
+                  look: Look) -> list[Fragments]:
+    return render.deal_result(e.get("result") or {}, totals, render.seat_names(*seen), look)

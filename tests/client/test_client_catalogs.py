@@ -311,3 +311,25 @@ def test_a_refusal_is_translated_from_its_code() -> None:
     i18n.set_language("en")
     assert plain(refusal({"code": "illegal_card", "message": "7h does not match Kd",
                           "rule": "C4"}, look)) == "7♥ does not match K♦ (rule C4)"
+
+
+def test_the_deal_log_is_drawn_in_the_language_of_the_moment() -> None:
+    """`/log` after `/lang` shows the deal so far in the new language, its seats named as
+    they were when each event came."""
+    from client_kit import table, update, view, welcome
+
+    from pisyedili.client.render import Look, plain
+    from pisyedili.client.state import ClientState
+
+    st = ClientState(look=Look(unicode=False, color=False))
+    st.handle(welcome(), 0.0)
+    st.handle(table(view_=view()), 0.0)
+    st.handle(update([{"event": "deal_start", "deal_no": 3, "dealer": 1}], view(deal_no=3)),
+              1.0)
+    st.handle(update([{"event": "draw", "seat": 0, "count": 2, "reason": "draw",
+                       "cards": ["Kc", "2d"]}], view(deal_no=3)), 2.0)
+    english = [plain(line) for line in st.deal_log]
+    assert english == ["-- deal 3 -- ayse dealt", "you drew 2 cards: Kc 2d"]
+    i18n.set_language("ru")
+    assert [plain(line) for line in st.deal_log] == ["-- раздача 3 -- сдаёт ayse",
+                                                     "вы берёте 2 карты: Kc 2d"]

@@ -22,6 +22,15 @@ include the files of ``backend-path``), so a wheel can be built from the sdist. 
 other hook is setuptools.build_meta's, unchanged, and ``pip install .`` wheels are
 setuptools' own (the dropin is the ``twisted.plugins`` package listed in pyproject.toml).
 
+The translations. Every build of a wheel, editable ones too, first compiles the
+catalogs (`compile_catalogs`, which runs ``client/catalogs.py``'s compile, loaded by its
+path since the package is not installed yet): each ``client/locale/<lang>/LC_MESSAGES/
+<domain>.po`` gets its ``.mo`` beside it, each ``web.po`` its
+``client/web/locale/<lang>.json``. A wheel ships them as package data; an editable install
+leaves them in the checkout, where the client reads them (git ignores them). So the
+installs of the README speak every language without a step of their own. Babel is a
+build requirement for this.
+
 The compiled engine. With ``PISYEDILI_MYPYC=1`` (or ``require``) in the environment, a
 wheel build (``pip install .``, ``pip wheel .``) also compiles the modules of `COMPILED`
 with mypyc: the bots' search plays the rules engine thousands of times a decision, so
@@ -44,6 +53,7 @@ import base64
 import copy
 import csv
 import hashlib
+import importlib.util
 import io
 import os
 import re
@@ -146,13 +156,35 @@ def get_requires_for_build_wheel(config_settings: ConfigSettings = None) -> list
     return [*requires, mypy_requirement()] if mypyc_mode() else requires
 
 
+CATALOGS = Path("client", "catalogs.py")
+"""The module that compiles the translation catalogs (Babel and the standard library only)."""
+
+
+def compile_catalogs() -> list[Path]:
+    """Every catalog's .mo and web JSON, written in the source tree before a wheel is
+    made of it; returns what was written."""
+    name = "_pisyedili_catalogs"
+    spec = importlib.util.spec_from_file_location(name, _ROOT / CATALOGS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while it executes
+    try:
+        spec.loader.exec_module(module)
+        written: list[Path] = module.compile_all(_ROOT / "client", out=lambda line: None)
+    finally:
+        del sys.modules[name]
+    return written
+
+
 def build_wheel(
     wheel_directory: str,
     config_settings: ConfigSettings = None,
     metadata_directory: str | None = None,
 ) -> str:
-    """setuptools' wheel; with ``PISYEDILI_MYPYC``, the `COMPILED` modules compiled too."""
+    """setuptools' wheel, the catalogs compiled into it; with ``PISYEDILI_MYPYC``, the
+    `COMPILED` modules compiled too."""
     global _compiling
+    compile_catalogs()
     mode = mypyc_mode()
     if mode is not None:
         _compiling = True
@@ -283,7 +315,9 @@ def build_editable(
     config_settings: ConfigSettings = None,
     metadata_directory: str | None = None,
 ) -> str:
-    """setuptools' editable wheel, with the twistd dropin file added to it."""
+    """setuptools' editable wheel, with the twistd dropin file added to it (and the
+    catalogs compiled in the checkout)."""
+    compile_catalogs()
     if mypyc_mode() is not None:
         _warn(f"{VARIABLE} is ignored by editable installs, which stay pure Python: an "
               "extension module built in place would shadow every later edit of its .py "

@@ -32,7 +32,8 @@ from twisted.python.failure import Failure
 from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
 
-from . import cards, render, replay
+from . import cards, i18n, render, replay
+from .i18n import _, ngettext
 from .parse import (
     COMMANDS,
     Chat,
@@ -46,7 +47,7 @@ from .parse import (
     parse_input,
     parse_suit_answer,
 )
-from .render import Fragments, Look
+from .render import Fragments, Look, plain
 from .state import ClientState
 from .token_store import ServerLogins
 from .wire import Link, Message, NotConnected, RequestFailed
@@ -71,9 +72,9 @@ class _Completer(Completer):
         text = document.text_before_cursor.lstrip()
         low = text.lower()
         if self.app.pending_jack is not None:
-            options = [(s, cards.SUIT_NAMES[s]) for s in cards.SUITS]
+            options = [(s, render.suit_name(s)) for s in cards.SUITS]
         elif low.startswith("/"):
-            options = [(f"/{c.name}", c.about) for c in COMMANDS]
+            options = [(f"/{c.name}", render.about(c)) for c in COMMANDS]
         else:
             look = self.app.state.look
             shown: dict[str, str] = {}
@@ -185,19 +186,20 @@ class ClientApp:
     def _message(self) -> FormattedText:
         armed = self._armed_action()
         if armed == "quit":
-            return FormattedText([("class:warn", "leave the match? Ctrl-C again> ")])
+            return FormattedText([("class:warn", _("leave the match? Ctrl-C again> "))])
         if armed == "leave":
-            return FormattedText([("class:warn", "leave the match? /leave again> ")])
+            return FormattedText([("class:warn", _("leave the match? /leave again> "))])
         if self.replay is not None:
-            return FormattedText([("class:title", "replay"), ("", "> ")])
+            return FormattedText([("class:title", _("replay")), ("", "> ")])
         if self.pending_jack is not None:
             jack = render.card(self.pending_jack, self.state.look)
-            return FormattedText([*jack, ("", " names which suit? (c d h s, Enter cancels) ")])
+            return FormattedText([*jack, ("", _(" names which suit? (c d h s, Enter "
+                                                "cancels) "))])
         if self.state.my_turn:
-            return FormattedText([("class:good", "your move> ")])
+            return FormattedText([("class:good", _("your move> "))])
         if self.state.held_by_bot():
-            return FormattedText([("class:warn", "(a bot plays for you) > ")])
-        return FormattedText([("", "> " if self.state.at_table else "lobby> ")])
+            return FormattedText([("class:warn", _("(a bot plays for you) > "))])
+        return FormattedText([("", "> " if self.state.at_table else _("lobby> "))])
 
     def _link_state(self) -> str:
         if self.link is None:
@@ -286,7 +288,8 @@ class ClientApp:
             # The schema checked the envelope, not every key of a view: a server that
             # sends what we cannot draw costs one message, never the connection.
             log.failure("cannot show a {kind} message", kind=kind)
-            lines = [[("class:error", f"(could not show a {kind} message from the server)")]]
+            lines = [[("class:error", _("(could not show a {kind} message from the server)",
+                                        kind=kind))]]
         for line in lines:
             self.show(line)
         if kind == "welcome" and not msg.get("resumed") and not msg.get("registered"):
@@ -306,7 +309,7 @@ class ClientApp:
     def on_unreadable(self, error: ProtocolError) -> None:
         """A server message we cannot read may have been a step of the game: at a table,
         ask for a fresh snapshot rather than play on from a stale picture."""
-        self.on_status(f"ignored a server message I cannot read ({error.code})")
+        self.on_status(_("ignored a server message I cannot read ({code})", code=error.code))
         if self.state.at_table and not self._resyncing:
             self.resync()
 
@@ -326,12 +329,13 @@ class ClientApp:
         the Deferred is for callers that act on it, and fires with None when no reply
         will come (handled here, so no Deferred is left failing unheard)."""
         if self.link is None:
-            self.show([("class:error", "not connected")])
+            self.show([("class:error", _("not connected"))])
             return None
         try:
             d = self.link.request(msg)
         except ProtocolError as exc:
-            self.show([("class:error", exc.message)])
+            self.show(render.refusal({"code": exc.code, "message": exc.message},
+                                     self.state.look))
             return None
 
         def failed(failure: Failure) -> None:
@@ -340,7 +344,7 @@ class ClientApp:
             # A lost connection says so itself, and an unreadable reply was reported by
             # `on_unreadable`: only a request that never left needs a word.
             if isinstance(failure.value, NotConnected):
-                self.show([("class:dim", "* not connected yet; the request was not sent")])
+                self.show([("class:dim", _("* not connected yet; the request was not sent"))])
                 self._refresh()
 
         return d.addErrback(failed)
@@ -353,7 +357,7 @@ class ClientApp:
         def left(reply: Message | None) -> Message | None:
             if reply is not None and reply["type"] == "ok":
                 self.state.left_table()
-                self.show([("class:dim", "you left the table")])
+                self.show([("class:dim", _("you left the table"))])
                 if not self._quit:
                     self._send({"type": "lobby_subscribe"})  # back in the lobby: the tables
                 self._refresh()
@@ -381,25 +385,29 @@ class ClientApp:
                 self._leave()
             return
         self._armed = (action, self.now())
-        if action == "quit":
-            again = ("type /quit again (or press Ctrl-C)" if key == "/quit"
-                     else f"press {key} again (or type /quit)")
-        else:
-            again = "type /leave again"
         if action == "quit" and self.keep_seat_on_quit:
-            what = ("The match is on: it is kept, and `pisyedili play --continue` takes "
-                    "it up again.")
+            what = _("The match is on: it is kept, and `pisyedili play --continue` takes "
+                     "it up again.")
         else:
-            what = "The match is on: leaving hands your seat to a bot for good."
-        self.show([("class:warn", f"{what} To {action}, {again} within "
-                                  f"{CONFIRM_WINDOW:g} seconds; anything else stays.")])
+            what = _("The match is on: leaving hands your seat to a bot for good.")
+        seconds = f"{CONFIRM_WINDOW:g}"
+        if action == "leave":
+            again = _("To leave, type /leave again within {seconds} seconds; anything else "
+                      "stays.", seconds=seconds)
+        elif key == "/quit":
+            again = _("To quit, type /quit again (or press Ctrl-C) within {seconds} seconds; "
+                      "anything else stays.", seconds=seconds)
+        else:
+            again = _("To quit, press {key} again (or type /quit) within {seconds} seconds; "
+                      "anything else stays.", key=key, seconds=seconds)
+        self.show([("class:warn", f"{what} {again}")])
 
     def interrupt(self, key: str) -> None:
         """Ctrl-C or Ctrl-D at the prompt: cancel the suit question, else quit."""
         armed = self._armed_action()
         if self.pending_jack is not None:
             self.pending_jack = None
-            self.show([("class:dim", "The jack stays in your hand.")])
+            self.show([("class:dim", _("The jack stays in your hand."))])
         else:
             self._want_out("quit", key, armed)
         self._refresh()
@@ -412,7 +420,8 @@ class ClientApp:
             suit = parse_suit_answer(text)
             if suit is None:
                 if text.strip():
-                    self.show([("class:error", "Not a suit; the jack stays in your hand.")])
+                    self.show([("class:error", _("Not a suit; the jack stays in your "
+                                                 "hand."))])
                 return
             self._send({"type": "move", "move": {"kind": "play", "card": jack, "suit": suit}})
             return
@@ -469,8 +478,8 @@ class ClientApp:
                 self.show(line)
         elif cmd.name == "moves":
             legal = self.state.legal
-            self.show([("", "legal: "), *render.legal_hint(legal, look, self.state.hand())]
-                      if legal else [("class:dim", "it is not your turn")])
+            self.show([("", _("legal: ")), *render.legal_hint(legal, look, self.state.hand())]
+                      if legal else [("class:dim", _("it is not your turn"))])
         elif cmd.name == "log":
             # The page fits above the status area and the prompt, as they stand now.
             rows = self._size()[0] - len(self.status_lines()) - 1
@@ -481,24 +490,41 @@ class ClientApp:
         elif cmd.name == "sort":
             order = cmd.arg or ("rank" if self.state.hand_order == "suit" else "suit")
             self.state.hand_order = order
-            self.show([("class:dim", f"Your hand is sorted by {order}; the numbers beside "
-                                     "the cards follow.")])
+            self.show([("class:dim", _("Your hand is sorted by rank; the numbers beside the "
+                                       "cards follow.") if order == "rank" else
+                        _("Your hand is sorted by suit; the numbers beside the cards "
+                          "follow."))])
         elif cmd.name == "bell":
             self.bell = cmd.arg == "on" if cmd.arg else not self.bell
-            self.show([("class:dim", "Bell on: the terminal rings when it is your turn."
-                        if self.bell else "Bell off.")])
+            self.show([("class:dim", _("Bell on: the terminal rings when it is your turn.")
+                        if self.bell else _("Bell off."))])
+        elif cmd.name == "lang":
+            self._language(cmd.arg)
+
+    def _language(self, code: str) -> None:
+        """`/lang CODE`: every line from now on, and the status area at once, in it."""
+        if code:
+            i18n.set_language(code)
+            self.show([("class:good", _("The screen speaks English now."))])
+            return
+        listed = ", ".join(f"{c} {i18n.NAMES[c]}" for c in i18n.CHOICES)
+        self.show([("class:dim", _("Languages: {languages}; /lang CODE picks one.",
+                                   languages=listed))])
 
     # --------------------------------------------------------------- replays
 
     def start_replay(self, match: replay.MatchReplay) -> None:
         """Show `match` in the status area, from its first deal as dealt."""
         self.replay = replay.Viewer(match)
-        deals = render.plural(len(match.deals), "deal")
-        keys = " or →" if self.state.look.unicode else ""
-        back = " or ←" if self.state.look.unicode else ""
-        self.show([("class:title", f"Replay of match #{match.id}"),
-                   ("", f", {deals}: n{keys} steps, b{back} goes back, nd/pd for deals, "
-                        "q leaves; /help replay for all.")])
+        deals = ngettext("{n} deal", "{n} deals", len(match.deals))
+        if self.state.look.unicode:
+            keys = _("{deals}: n or → steps, b or ← goes back, nd/pd for deals, q leaves; "
+                     "/help replay for all.", deals=deals)
+        else:
+            keys = _("{deals}: n steps, b goes back, nd/pd for deals, q leaves; /help "
+                     "replay for all.", deals=deals)
+        self.show([("class:title", _("Replay of match #{id}", id=match.id)),
+                   ("", f", {keys}")])
         self._replay_logged()
         self._refresh()
 
@@ -514,7 +540,7 @@ class ClientApp:
         said = replay.replay_command(text, self.replay)
         if said == "quit":
             self.replay = None
-            self.show([("class:dim", "left the replay")])
+            self.show([("class:dim", _("left the replay"))])
             if self.replay_only:
                 self._quit = True
         elif said:
@@ -525,10 +551,11 @@ class ClientApp:
 
     def _has_history(self) -> bool:
         if self.link is None or not self.link.connected:
-            self.show([("class:error", "Not connected: match history comes from a server.")])
+            self.show([("class:error", _("Not connected: match history comes from a "
+                                         "server."))])
             return False
         if "history" not in self.link.features:
-            self.show([("class:error", "This server keeps no match history.")])
+            self.show([("class:error", _("This server keeps no match history."))])
             return False
         return True
 
@@ -540,7 +567,7 @@ class ClientApp:
             return None
         link = self.link
         assert link is not None
-        self.show([("class:dim", f"* fetching match #{match_id}")])
+        self.show([("class:dim", _("* fetching match #{id}", id=match_id))])
 
         async def fetch() -> replay.MatchReplay | None:
             replies: list[Message] = []
@@ -568,11 +595,11 @@ class ClientApp:
 
         def failed(failure: Failure) -> None:
             if isinstance(failure.value, replay.ReplayError):
-                self.show([("class:error", f"Cannot replay match #{match_id}: "
-                                           f"{failure.value}")])
+                self.show([("class:error", _("Cannot replay match #{id}: {error}",
+                                             id=match_id, error=str(failure.value)))])
             elif isinstance(failure.value, RequestFailed):
-                self.show([("class:error", f"Match #{match_id} did not arrive: "
-                                           f"{failure.value}")])
+                self.show([("class:error", _("Match #{id} did not arrive: {error}",
+                                             id=match_id, error=str(failure.value)))])
             else:
                 failure.raiseException()  # a bug: let it be logged
             self._refresh()
@@ -588,33 +615,35 @@ class ClientApp:
         elif self.replay is not None:
             self._save(self.replay.match, first)
         else:
-            self.show([("class:error", "Usage: /export ID FILE (or /export FILE during a "
-                                       "replay)")])
+            self.show([("class:error", _("Usage: {usage} (or /export FILE during a replay)",
+                                         usage="/export ID FILE"))])
 
     def _save(self, match: replay.MatchReplay, path: str) -> None:
         try:
             replay.save(match, path)
         except OSError as exc:
-            self.show([("class:error", f"Could not save match #{match.id} to {path}: "
-                                       f"{exc.strerror or exc}")])
+            self.show([("class:error", _("Could not save match #{id} to {path}: {error}",
+                                         id=match.id, path=path,
+                                         error=str(exc.strerror or exc)))])
             return
-        self.show([("class:good", f"saved match #{match.id} to {path}"),
-                   ("class:dim", f" (pisyedili replay {path} opens it)")])
+        self.show([("class:good", _("saved match #{id} to {path}", id=match.id, path=path)),
+                   ("class:dim", _(" (pisyedili replay {path} opens it)", path=path))])
     # ---------------------------------------------------------------- accounts
 
     def _ask(self, secret: Secret) -> None:
         """Start asking for the password(s) `secret` needs, at a hidden prompt."""
-        prompts = {"register": ("New password: ", "Again: "),
-                   "login": (f"Password for {secret.name}: ",),
-                   "passwd": ("Current password: ", "New password: ", "Again: ")}
+        prompts = {"register": (_("New password: "), _("Again: ")),
+                   "login": (_("Password for {name}: ", name=secret.name),),
+                   "passwd": (_("Current password: "), _("New password: "), _("Again: "))}
         self._asking = _Ask(secret, prompts[secret.kind])
         if self.insecure is not None:
-            self.show([("class:error", f"Warning: the connection to {self.insecure} is not "
-                        "encrypted: the password would cross the network in clear. Connect "
-                        "with tls:HOST:PORT if the server offers TLS. An empty line "
-                        "cancels.")])
+            self.show([("class:error", _("Warning: the connection to {server} is not "
+                                         "encrypted: the password would cross the network "
+                                         "in clear. Connect with tls:HOST:PORT if the server "
+                                         "offers TLS. An empty line cancels.",
+                                         server=self.insecure))])
         else:
-            self.show([("class:dim", "(an empty line cancels)")])
+            self.show([("class:dim", _("(an empty line cancels)"))])
 
     @property
     def secret_prompt(self) -> str | None:
@@ -629,7 +658,7 @@ class ClientApp:
             return
         if not text:
             self._asking = None
-            self.show([("class:dim", "cancelled")])
+            self.show([("class:dim", _("cancelled"))])
             return
         ask.answers.append(text)
         if len(ask.answers) < len(ask.prompts):
@@ -637,13 +666,14 @@ class ClientApp:
         self._asking = None
         kind, answers = ask.secret.kind, ask.answers
         if kind in ("register", "passwd") and answers[-1] != answers[-2]:
-            self.show([("class:error", "The two passwords differ; nothing was sent.")])
+            self.show([("class:error", _("The two passwords differ; nothing was sent."))])
             return
         if kind in ("register", "passwd"):  # the server's rules, before a hash is spent
             refused = passwords.problem(passwords.normalise(answers[-1]))
             if refused is not None:
-                why = refused[1]
-                self.show([("class:error", f"{why[0].upper()}{why[1:]}; nothing was sent.")])
+                why = plain(render.refusal({"code": refused[0], "message": refused[1]},
+                                           self.state.look))
+                self.show([("class:error", _("{why}; nothing was sent.", why=why))])
                 return
         msg: dict[str, Any] = {"type": kind}
         if kind == "register":
@@ -679,7 +709,7 @@ class ClientApp:
                 self.logins.save(str(reply["name"]), str(reply["login"]))
             elif saved and reply.get("code") == "bad_login":
                 self.logins.delete()
-                self.show([("class:dim", "* the saved login was revoked; /login again")])
+                self.show([("class:dim", _("* the saved login was revoked; /login again"))])
                 self._refresh()
 
         d.addCallback(answered)
@@ -703,7 +733,7 @@ class ClientApp:
     async def run(self) -> None:
         """Read lines until `/quit`, Ctrl-D or Ctrl-C (confirmed during a match), then
         leave cleanly."""
-        self.show([("class:dim", "Type /help for commands. Ctrl-D or /quit leaves.")])
+        self.show([("class:dim", _("Type /help for commands. Ctrl-D or /quit leaves."))])
         while not self._quit:
             try:
                 text = await self.session.prompt_async()

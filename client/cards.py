@@ -41,14 +41,70 @@ _RANK_ALIASES: dict[str, str] = {
 }
 
 
+_LOCAL_SUITS: dict[str, str] = {
+    # Turkish
+    "sinek": "c", "karo": "d", "kupa": "h", "maça": "s", "maca": "s",
+    # Russian (the names and their "of" forms: туз пик, семёрка червей)
+    "трефы": "c", "трефа": "c", "треф": "c", "крести": "c", "бубны": "d", "бубна": "d",
+    "бубен": "d", "буби": "d", "червы": "h", "черви": "h", "червей": "h", "черва": "h",
+    "пики": "s", "пика": "s", "пик": "s",
+    # Ukrainian
+    "трефи": "c", "хрести": "c", "бубни": "d", "бубон": "d", "чирви": "h", "чирва": "h",
+    "червів": "h", "чирв": "h", "піки": "s", "піка": "s", "пік": "s", "вино": "s",
+    # Persian
+    "خاج": "c", "گشنیز": "c", "خشت": "d", "دل": "h", "پیک": "s",
+    # Thai
+    "ดอกจิก": "c", "จิก": "c", "ข้าวหลามตัด": "d", "หลามตัด": "d", "โพแดง": "h",
+    "โพดำ": "s",
+}
+"""Suit names in the client's languages, as a player there types them."""
+
+_LOCAL_RANKS: dict[str, str] = {
+    # Turkish (bacak, the older name of the jack, too)
+    "as": "A", "papaz": "K", "kız": "Q", "kiz": "Q", "vale": "J", "bacak": "J",
+    # Russian
+    "туз": "A", "король": "K", "дама": "Q", "валет": "J", "десятка": "10",
+    "девятка": "9", "восьмёрка": "8", "восьмерка": "8", "семёрка": "7", "семерка": "7",
+    "шестёрка": "6", "шестерка": "6", "пятёрка": "5", "пятерка": "5", "четвёрка": "4",
+    "четверка": "4", "тройка": "3", "двойка": "2",
+    # Ukrainian
+    "дев'ятка": "9", "вісімка": "8", "сімка": "7", "шістка": "6", "п'ятірка": "5",
+    "четвірка": "4", "трійка": "3", "двійка": "2",
+    # Persian
+    "آس": "A", "شاه": "K", "بی‌بی": "Q", "بیبی": "Q", "سرباز": "J",
+    # Thai
+    "เอซ": "A", "เอช": "A", "คิง": "K", "ควีน": "Q", "แจ็ค": "J", "แจ๊ค": "J",
+}
+"""Rank names in the client's languages (ranks 2-10 are typed as numbers anywhere)."""
+
+
 def parse_suit(text: str) -> str | None:
-    """A suit letter from `h`, `hearts`, `♥`...; None if it is not a suit."""
-    return _SUIT_ALIASES.get(text.strip().lower())
+    """A suit letter from `h`, `hearts`, `♥`, `kupa`, `черви`...; None if not a suit."""
+    t = text.strip().lower()
+    return _SUIT_ALIASES.get(t) or _LOCAL_SUITS.get(t)
 
 
 def parse_rank(text: str) -> str | None:
-    """A rank (`2`..`10`, `J`, `Q`, `K`, `A`) from `t`, `jack`, `q`...; None otherwise."""
-    return _RANK_ALIASES.get(text.strip().lower())
+    """A rank (`2`..`10`, `J`, `Q`, `K`, `A`) from `t`, `jack`, `q`, `vale`, `туз`...;
+    None otherwise."""
+    t = text.strip().lower()
+    return _RANK_ALIASES.get(t) or _LOCAL_RANKS.get(t)
+
+
+def parse_named_card(text: str) -> str | None:
+    """A card named in words of the player's language, rank and suit in either order:
+    `kupa 7`, `maça vale`, `туз пик`, `7 червей`. Both are words of a language or a
+    number (not letters or English names): `6 h` stays hand card 6 naming hearts, and
+    `j kupa` a jack naming hearts, as `j h` is."""
+    words = text.strip().lower().split()
+    if len(words) != 2:
+        return None
+    for rank_word, suit_word in (words, words[::-1]):
+        suit = _LOCAL_SUITS.get(suit_word)
+        rank = _LOCAL_RANKS.get(rank_word) or (rank_word if rank_word in RANKS[:9] else None)
+        if suit is not None and rank is not None:
+            return rank + suit
+    return None
 
 
 def parse_card(text: str) -> str | None:

@@ -35,7 +35,6 @@ import getpass
 import ipaddress
 import os
 import sys
-import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -52,7 +51,9 @@ from twisted.plugin import getPlugins
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS, SEAT_RANGE
 
+from . import i18n
 from .cards import HAND_ORDERS
+from .i18n import N_, _
 from .render import Look
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ def server_key(text: str) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-RESUME_NOTE = ("Closing the terminal keeps your session: `pisyedili` to the same server "
+RESUME_NOTE = N_("Closing the terminal keeps your session: `pisyedili` to the same server "
                "with the same --name takes your seat back (--fresh starts anew); /quit from "
                "the lobby forgets it.")
 
@@ -225,24 +226,27 @@ def claim_session(parser: argparse.ArgumentParser, store: TokenStore, address: s
     saved = saved_session(store, server_key(address), name)
     if saved is None:
         return None
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved.saved_at))
+    when = i18n.date(saved.saved_at, with_time=True)
     if fresh:
-        return (f"--fresh: forgetting the saved session of {saved.name} on {address} (saved "
-                f"{when}); the server keeps it for its grace period, a seat it holds then "
-                "goes to a bot")
+        return _("--fresh: forgetting the saved session of {name} on {server} (saved "
+                 "{when}); the server keeps it for its grace period, a seat it holds then "
+                 "goes to a bot", name=saved.name, server=address, when=when)
     from .token_store import in_use
 
     if take_over or not in_use(saved):
         return None
-    where = (f"the session of {saved.name} on {address} is in use by another pisyedili "
-             f"(process {saved.holder})")
-    hint = ("--take-over takes its seat (that one is disconnected), --fresh starts "
-            "another session beside it, or choose another --name")
+    where = _("the session of {name} on {server} is in use by another pisyedili "
+              "(process {process})", name=saved.name, server=address,
+              process=str(saved.holder))
+    hint = _("--take-over takes its seat (that one is disconnected), --fresh starts "
+             "another session beside it, or choose another --name")
     if ask is None:
-        parser.exit(1, f"{parser.prog}: {where}; not taken over: {hint}\n")
-    answer = ask(f"{where}. Take the seat over? That one is disconnected. [y/N] ")
-    if answer.strip().lower() not in ("y", "yes"):
-        parser.exit(1, f"{parser.prog}: not taken over: {hint}\n")
+        parser.exit(1, f"{parser.prog}: " + _("{where}; not taken over: {hint}", where=where,
+                                              hint=hint) + "\n")
+    answer = ask(_("{where}. Take the seat over? That one is disconnected. [y/N] ",
+                   where=where))
+    if answer.strip().lower() not in ("y", "yes", _("y"), _("yes")):
+        parser.exit(1, f"{parser.prog}: " + _("not taken over: {hint}", hint=hint) + "\n")
     return None
 
 
@@ -265,70 +269,112 @@ def look_for(ascii_only: bool, environ: dict[str, str] | None = None,
     return Look(unicode=unicode and not ascii_only, color=not env.get("NO_COLOR"))
 
 
+_ARGPARSE = (
+    N_("usage: "), N_("options"), N_("positional arguments"),
+    N_("show this help message and exit"), N_("%(prog)s: error: %(message)s\n"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("the following arguments are required: %s"), N_("unrecognized arguments: %s"),
+    N_("expected one argument"), N_("argument %(argument_name)s: %(message)s"),
+    N_("invalid %(type)s value: %(value)r"),
+)
+"""argparse's own words (its usage and error lines), in the terminal's catalog: argparse
+looks each up through its module's `_` when it prints, which `speak_argparse` points at
+the chosen language."""
+
+
+def speak_argparse() -> None:
+    """argparse's own words in the chosen language (see `_ARGPARSE`)."""
+    argparse._ = i18n.gettext  # type: ignore[attr-defined]
+
+
+def chosen_language(argv: Sequence[str]) -> str | None:
+    """`--lang CODE` (or `--lang=CODE`) in the arguments, read before the parsers are
+    built: their help is written in that language."""
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--lang="):
+            return arg.partition("=")[2]
+    return None
+
+
+def _language_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lang", choices=i18n.CHOICES, default=None, metavar="CODE",
+                   help=_("the language of the screen: {codes} (default: LC_ALL, "
+                          "LC_MESSAGES or LANG; /lang changes it in the game)",
+                          codes=", ".join(i18n.CHOICES)))
+    p.add_argument("--digits", choices=i18n.DIGITS, default="default",
+                   help=_("default: the language's own digits (Persian's ۰-۹); latn: 0-9"))
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default=default_name(),
-                   help=f"your player name (default: your login name), up to {MAX_NAME} chars")
+                   help=_("your player name (default: your login name), up to {count} chars",
+                          count=MAX_NAME))
     p.add_argument("--ascii", action="store_true",
-                   help="letters instead of suit symbols (c d h s), for terminals without Unicode")
+                   help=_("letters instead of suit symbols (c d h s), for terminals without "
+                          "Unicode"))
     p.add_argument("--sort", choices=HAND_ORDERS, default=HAND_ORDERS[0],
-                   help="order your hand by suit then rank (default) or by rank; "
-                        "/sort changes it in the game")
+                   help=_("order your hand by suit then rank (default) or by rank; "
+                          "/sort changes it in the game"))
     p.add_argument("--bell", action="store_true",
-                   help="ring the terminal bell when it is your turn (/bell toggles it)")
+                   help=_("ring the terminal bell when it is your turn (/bell toggles it)"))
     p.add_argument("--log", metavar="FILE",
-                   help="write the program's log to FILE (default: no log)")
+                   help=_("write the program's log to FILE (default: no log)"))
+    _language_options(p)
 
 
-PLAY_OPTIONS = "offline play"
+PLAY_OPTIONS = N_("offline play")
 """The title of `play`'s own options, which the top-level help repeats."""
 
 
 def build_play_parser() -> argparse.ArgumentParser:
     play = argparse.ArgumentParser(
         prog="pisyedili play",
-        description="Play offline: an embedded server on this machine, bots in the other "
-                    "seats, the match starts at once.",
-        epilog="In the game, /help lists the commands.")
-    game = play.add_argument_group(PLAY_OPTIONS)
+        description=_("Play offline: an embedded server on this machine, bots in the "
+                      "other seats, the match starts at once."),
+        epilog=_("In the game, /help lists the commands."))
+    game = play.add_argument_group(_(PLAY_OPTIONS))
     game.add_argument("--rules", choices=RULE_SETS, default=RULE_SETS[0],
-                      help=f"rule set (default {RULE_SETS[0]})")
+                      help=_("rule set (default {rules})", rules=RULE_SETS[0]))
     limits = ", ".join(f"1-{max_bots(r)} {r}" for r in RULE_SETS)
     game.add_argument("--bots", type=int, default=3, metavar="N",
-                      help=f"number of bot opponents: {limits} (default 3)")
+                      help=_("number of bot opponents: {limits} (default 3)", limits=limits))
     game.add_argument("--level", choices=BOT_LEVELS, default=None,
-                      help="bot level (default: the server's)")
+                      help=_("bot level (default: the server's)"))
     game.add_argument("--seed", type=int, default=None,
-                      help="seed the shuffles (tests and demos: deals become predictable)")
+                      help=_("seed the shuffles (tests and demos: deals become predictable)"))
     game.add_argument("--continue", dest="resume", action="store_true",
-                      help="take up the most recent unfinished offline match that no "
-                      "running `play` is playing, where it stopped (otherwise a new "
-                      "match starts)")
+                      help=_("take up the most recent unfinished offline match that no "
+                             "running `play` is playing, where it stopped (otherwise a new "
+                             "match starts)"))
     game.add_argument("--web", action="store_true",
-                      help="play in the browser instead of the terminal: the embedded server "
-                           "serves the web client on this machine, prints its address and "
-                           "opens it (Ctrl-C ends it)")
+                      help=_("play in the browser instead of the terminal: the embedded "
+                             "server serves the web client on this machine, prints its "
+                             "address and opens it (Ctrl-C ends it)"))
     game.add_argument("--no-open", action="store_true",
-                      help="with --web: print the address, do not open a browser")
+                      help=_("with --web: print the address, do not open a browser"))
     _common(play)
     return play
 
 
-REPLAY_OPTIONS = "replay"
+REPLAY_OPTIONS = N_("replay")
 
 
 def build_replay_parser() -> argparse.ArgumentParser:
     replay = argparse.ArgumentParser(
         prog="pisyedili replay",
-        description="Watch an exported match (/export in the game) move by move, every "
-                    "hand face up; no server needed.",
-        epilog="In the viewer, /help lists its keys and commands.")
-    group = replay.add_argument_group(REPLAY_OPTIONS)
-    group.add_argument("file", metavar="FILE", help="a match exported as JSON "
-                                                    "(docs/replay.md)")
+        description=_("Watch an exported match (/export in the game) move by move, every "
+                      "hand face up; no server needed."),
+        epilog=_("In the viewer, /help lists its keys and commands."))
+    group = replay.add_argument_group(_(REPLAY_OPTIONS))
+    group.add_argument("file", metavar="FILE", help=_("a match exported as JSON "
+                                                      "(docs/replay.md)"))
     replay.add_argument("--ascii", action="store_true",
-                        help="letters instead of suit symbols (c d h s)")
+                        help=_("letters instead of suit symbols (c d h s)"))
     replay.add_argument("--log", metavar="FILE",
-                        help="write the program's log to FILE (default: no log)")
+                        help=_("write the program's log to FILE (default: no log)"))
+    _language_options(replay)
     return replay
 
 
@@ -345,10 +391,10 @@ class Subcommand:
 
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (
-    Subcommand("play", "play offline against bots on this machine", build_play_parser,
+    Subcommand("play", N_("play offline against bots on this machine"), build_play_parser,
                PLAY_OPTIONS),
-    Subcommand("replay", "watch an exported match, every hand face up", build_replay_parser,
-               REPLAY_OPTIONS),
+    Subcommand("replay", N_("watch an exported match, every hand face up"),
+               build_replay_parser, REPLAY_OPTIONS),
 )
 """Each is `pisyedili NAME [options]`; a server host of the same name needs its port
 (`play:7707`)."""
@@ -358,40 +404,43 @@ def _section(parser: argparse.ArgumentParser, title: str) -> str:
     """A parser's usage and the options under `title`, for another parser's help."""
     text = parser.format_help()
     usage = text.split("\n\n")[0]
-    _, found, rest = text.partition(f"\n{title}:\n")
+    __, found, rest = text.partition(f"\n{title}:\n")
     if not title or not found:
         return usage
     options = rest.split("\n\n")[0]
-    return f"{usage}\n\n{title} (with the options above):\n{options}"
+    return f"{usage}\n\n" + _("{title} (with the options above):", title=title) + \
+        f"\n{options}"
 
 
 def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """`pisyedili [HOST[:PORT]]`; its help also lists the subcommands and their options."""
-    listed = "\n".join(f"  {c.name:<12} {c.about} (pisyedili {c.name} --help)"
+    listed = "\n".join(f"  {c.name:<12} {_(c.about)} (pisyedili {c.name} --help)"
                         for c in SUBCOMMANDS)
-    more = "\n\n".join(_section(subcommands[c.name], c.options) for c in SUBCOMMANDS)
+    more = "\n\n".join(_section(subcommands[c.name], _(c.options) if c.options else "")
+                        for c in SUBCOMMANDS)
     net = argparse.ArgumentParser(
         prog="pisyedili",
         usage="%(prog)s [options] [HOST[:PORT] | ENDPOINT]"
               + "".join(f"\n       %(prog)s {c.name} [options]" for c in SUBCOMMANDS),
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Play Pis Yedili (Dirty Seven) on a server, or offline against bots."
-                    f"\n\ncommands:\n{listed}",
-        epilog=f"{more}\n\nIn the game, /help lists the commands.")
+        description=_("Play Pis Yedili (Dirty Seven) on a server, or offline against bots.")
+        + "\n\n" + _("commands:") + f"\n{listed}",
+        epilog=f"{more}\n\n" + _("In the game, /help lists the commands."))
     net.add_argument("address", nargs="?", default=None, metavar="HOST[:PORT]",
-                     help=f"server (default port {DEFAULT_PORT}), or a Twisted client endpoint "
-                          "string such as tls:example.org:7707; without one, choose among the "
-                          f"servers found on the LAN ('{DEFAULT_HOST}' joins this machine's)")
+                     help=_("server (default port {port}), or a Twisted client endpoint "
+                            "string such as tls:example.org:7707; without one, choose among "
+                            "the servers found on the LAN ('{host}' joins this machine's)",
+                            port=str(DEFAULT_PORT), host=DEFAULT_HOST))
     net.add_argument("--discover", action="store_true",
-                     help="list the servers found on the LAN and on this machine, and exit")
+                     help=_("list the servers found on the LAN and on this machine, and exit"))
     net.add_argument("--fresh", action="store_true",
-                     help="start a new session instead of resuming the one saved for this "
-                          "server and name (after a closed terminal, a crash or a reboot)")
+                     help=_("start a new session instead of resuming the one saved for this "
+                            "server and name (after a closed terminal, a crash or a reboot)"))
     net.add_argument("--take-over", action="store_true",
-                     help="resume the session saved for this name even while another "
-                          "pisyedili of yours is using it (that one is disconnected); "
-                          "without it you are asked, and input that is not a terminal "
-                          "does not take over")
+                     help=_("resume the session saved for this name even while another "
+                            "pisyedili of yours is using it (that one is disconnected); "
+                            "without it you are asked, and input that is not a terminal "
+                            "does not take over"))
     _common(net)
     return net
 
@@ -480,14 +529,14 @@ def play_in_browser(reactor: Any, name: str, args: argparse.Namespace) -> int:
     opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed, level=args.level)
 
     def ready(url: str) -> None:
-        print(f"Pis Yedili is at {url}", flush=True)
+        print(_("Pis Yedili is at {url}", url=url), flush=True)
         opened = not args.no_open and can_open_browser() and webbrowser.open(url)
         if not opened:
-            print("Open that address in a browser on this machine.", flush=True)
-        print("Ctrl-C ends the game and the server.", flush=True)
+            print(_("Open that address in a browser on this machine."), flush=True)
+        print(_("Ctrl-C ends the game and the server."), flush=True)
 
     if not serve_web(reactor, name, opts, ready):
-        print("pisyedili play: the embedded server could not listen on 127.0.0.1",
+        print("pisyedili play: " + _("the embedded server could not listen on 127.0.0.1"),
               file=sys.stderr)
         return 1
     return 0
@@ -495,26 +544,30 @@ def play_in_browser(reactor: Any, name: str, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
+    i18n.choose(chosen_language(args_in))
+    speak_argparse()
     net_parser, subcommands = build_parsers()
     command = args_in[0] if args_in and args_in[0] in subcommands else None
     parser = subcommands[command] if command else net_parser
     args = parser.parse_args(args_in[1:] if command else args_in)
+    i18n.set_digits(args.digits)
     if command == "replay":
         return replay_file(parser, args.file, look_for(args.ascii), args.log)
     name = str(args.name).strip()[:MAX_NAME]
     if not name:
-        parser.error("--name must not be blank")
+        parser.error(_("--name must not be blank"))
     look = look_for(args.ascii)
 
     offline = command == "play"
     if offline:
         limit = max_bots(args.rules)
         if not 1 <= args.bots <= limit:
-            parser.error(f"--bots must be 1-{limit} for {args.rules} (C1, K1)")
+            parser.error(_("--bots must be 1-{limit} for {rules} (C1, K1)", limit=str(limit),
+                           rules=args.rules))
         if args.no_open and not args.web:
-            parser.error("--no-open goes with --web")
+            parser.error(_("--no-open goes with --web"))
         if args.resume and args.web:  # the page keeps its own session, in the browser
-            parser.error("--continue is for play in the terminal, not with --web")
+            parser.error(_("--continue is for play in the terminal, not with --web"))
     else:
         if args.discover or args.address is None:  # LAN discovery (client/discovery.py)
             from . import discovery
@@ -568,9 +621,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 app.on_status(fresh_note)
             app.logins = ServerLogins(store, server)
             app.insecure = insecure_target(args.address)
-            app.resume_note = RESUME_NOTE
-            resuming = f" (resuming the session of {saved.name})" if saved else ""
-            app.on_status(f"connecting to {args.address} as {name}{resuming}")
+            app.resume_note = _(RESUME_NOTE)
+            if saved:
+                app.on_status(_("connecting to {server} as {name} (resuming the session of "
+                                "{saved})", server=args.address, name=name, saved=saved.name))
+            else:
+                app.on_status(_("connecting to {server} as {name}", server=args.address,
+                                name=name))
             link.start()
             refused = await first_contact(link)
             if refused is not None:
@@ -603,7 +660,7 @@ def checked_name(parser: argparse.ArgumentParser, text: str) -> str:
     try:
         return names.accept(text)
     except names.BadName as exc:
-        parser.error(f"--name {exc}; the server refuses such a name")
+        parser.error(_("--name {why}; the server refuses such a name", why=str(exc)))
 
 
 async def first_contact(link: Link) -> Ended | None:
@@ -626,8 +683,9 @@ def refusal(address: str, ended: Ended) -> str:
     from .wire import UNREACHABLE
 
     if ended.code == UNREACHABLE:
-        return f"cannot connect to {address}: {ended.text}"
-    return f"{address} refused the connection: {ended.text} ({ended.code})"
+        return _("cannot connect to {server}: {why}", server=address, why=ended.text)
+    return _("{server} refused the connection: {why} ({code})", server=address,
+             why=ended.text, code=ended.code)
 
 
 def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,

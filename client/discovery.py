@@ -16,7 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from prompt_toolkit.utils import get_cwidth
+
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
+
+from .i18n import N_, _
 
 SERVICE_TYPE = "_pisyedili._tcp.local."
 BROWSE_SECONDS = 2.0
@@ -158,24 +162,24 @@ def browse(timeout: float = BROWSE_SECONDS, *, interfaces: Sequence[str] | None 
 
 # -- the command line's part ------------------------------------------------------------
 
-HOW_ELSE = ("To connect to a server by address: pisyedili HOST[:PORT] "
+HOW_ELSE = N_("To connect to a server by address: pisyedili HOST[:PORT] "
             "(pisyedili localhost for one on this machine).\n"
             "To play offline against bots: pisyedili play.")
 
 
 def table(found: Sequence[Found], numbered: bool = False) -> list[str]:
     """The servers as aligned columns, with a heading."""
-    head = ["NAME", "ADDRESS", "VERSION", "PROTOCOLS", "TABLES", "TLS"]
-    rows = [[f.name + ("" if f.compatible else " (incompatible)"), f.where, f.version or "?",
-             ",".join(map(str, f.protocols)) or "?",
-             "?" if f.tables is None else str(f.tables), "yes" if f.tls else "no"]
+    head = [_("NAME"), _("ADDRESS"), _("VERSION"), _("PROTOCOLS"), _("TABLES"), _("TLS")]
+    rows = [[f.name + ("" if f.compatible else _(" (incompatible)")), f.where,
+             f.version or "?", ",".join(map(str, f.protocols)) or "?",
+             "?" if f.tables is None else str(f.tables), _("yes") if f.tls else _("no")]
             for f in found]
     if numbered:
         head = ["#", *head]
         rows = [[str(n), *row] for n, row in enumerate(rows, 1)]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in [head, *rows]]
+    widths = [max(get_cwidth(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    return ["  ".join(c + " " * (w - get_cwidth(c)) for c, w in zip(r, widths, strict=True))
+            .rstrip() for r in [head, *rows]]
 
 
 def _safe(text: str, stream: IO[str]) -> str:
@@ -195,16 +199,18 @@ class Progress:
     def __init__(self, err: IO[str], timeout: float) -> None:
         self.err = err
         self.live = bool(getattr(err, "isatty", lambda: False)())
-        self.text = f"Looking for Pis Yedili servers on the LAN ({timeout:g} s)"
+        self.text = _("Looking for Pis Yedili servers on the LAN ({seconds} s)",
+                      seconds=f"{timeout:g}")
         if not self.live:
             print(f"{self.text}...", file=err, flush=True)
 
     def __call__(self, heard: int) -> None:
         if self.live:
-            print(f"\r{self.text}... {heard} heard", end="", file=self.err, flush=True)
+            print(f"\r{self.text}... " + _("{count} heard", count=heard), end="",
+                  file=self.err, flush=True)
 
     def done(self, found: int) -> None:
-        end = f"{found} found" if found else "none found"
+        end = _("{count} found", count=found) if found else _("none found")
         if self.live:
             print(f"\r{self.text}... {end}\033[K", file=self.err, flush=True)
         else:
@@ -218,7 +224,8 @@ def _search(err: IO[str], timeout: float, interfaces: Sequence[str] | None,
         found = browse(timeout, interfaces=interfaces, progress=shown)
     except Exception as e:  # no multicast, no interface: say so, do not crash
         shown.done(0)
-        print(f"pisyedili: cannot look for servers on the LAN: {e}", file=err)
+        print("pisyedili: " + _("cannot look for servers on the LAN: {error}", error=str(e)),
+              file=err)
         return None
     shown.done(len(found))
     return found
@@ -233,7 +240,7 @@ def discover(out: IO[str] | None = None, err: IO[str] | None = None,
     if found is None:
         return 1
     if not found:
-        print("No Pis Yedili server found on the LAN or on this machine.", file=out)
+        print(_("No Pis Yedili server found on the LAN or on this machine."), file=out)
     else:
         print(_safe("\n".join(table(found)), out), file=out)
     return 0
@@ -246,7 +253,7 @@ def choose(out: IO[str] | None = None, err: IO[str] | None = None,
     out, err = out or sys.stdout, err or sys.stderr
     found = _search(err, timeout, interfaces)
     if found is None:
-        print(HOW_ELSE, file=err)
+        print(_(HOW_ELSE), file=err)
         return 1
     return choose_from(found, out, err, read)
 
@@ -260,23 +267,26 @@ def choose_from(found: Sequence[Found], out: IO[str] | None = None,
     """
     out, err = out or sys.stdout, err or sys.stderr
     if not found:
-        print("No Pis Yedili server found on the LAN or on this machine.", file=err)
-        print(HOW_ELSE, file=err)
+        print(_("No Pis Yedili server found on the LAN or on this machine."), file=err)
+        print(_(HOW_ELSE), file=err)
         return 1
     print(_safe("\n".join(table(found, numbered=True)), out), file=out, flush=True)
     try:
         if len(found) == 1:
-            answer = read(_safe(f"Connect to {found[0].name} at {found[0].where}? [Y/n] ", out))
-            return found[0].target if answer.strip().lower() in ("", "y", "yes") else 0
+            answer = read(_safe(_("Connect to {name} at {address}? [Y/n] ",
+                                  name=found[0].name, address=found[0].where), out))
+            yes = ("", "y", "yes", _("y"), _("yes"))
+            return found[0].target if answer.strip().lower() in yes else 0
         while True:
-            answer = read(f"Server to connect to (1-{len(found)}, Enter to cancel): ").strip()
+            answer = read(_("Server to connect to (1-{last}, Enter to cancel): ",
+                            last=len(found))).strip()
             if not answer:
                 return 0
             if answer.isdigit() and 1 <= int(answer) <= len(found):
                 return found[int(answer) - 1].target
-            print(f"Type a number from 1 to {len(found)}.", file=err)
+            print(_("Type a number from 1 to {last}.", last=len(found)), file=err)
     except EOFError:
-        print("\nNo server chosen.", file=err)
+        print("\n" + _("No server chosen."), file=err)
         return 1
     except KeyboardInterrupt:
         print(file=err)

@@ -50,6 +50,7 @@ from pisyedili.server.store.journal import StoreJournal, token_hash
 from pisyedili.server.table.core import TableSettings
 
 from .app import ClientApp
+from .i18n import _, date
 from .token_store import TokenStore
 from .wire import Link, Message, RequestFailed
 
@@ -80,9 +81,9 @@ class Resumable:
     started_at: float
 
     def describe(self) -> str:
-        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.started_at))
-        return (f"continuing the {self.rules} match started {started}: deal "
-                f"{self.deal_no}, you in seat {self.seat + 1}")
+        return _("continuing the {rules} match started {when}: deal {deal}, you in seat "
+                 "{seat}", rules=self.rules, when=date(self.started_at, with_time=True),
+                 deal=self.deal_no, seat=self.seat + 1)
 
 
 class OfflineMatch:
@@ -344,7 +345,7 @@ def take_match(app: ClientApp, opts: OfflineOptions) -> tuple[OfflineMatch | Non
     up (and the player is told which, or that there is none)."""
     if opts.journals is None:
         if opts.resume:
-            app.on_status("no unfinished offline match to continue: a new one starts")
+            app.on_status(_("no unfinished offline match to continue: a new one starts"))
         return None, None
     try:
         found = survey(opts.journals, pick=opts.resume)
@@ -359,12 +360,12 @@ def take_match(app: ClientApp, opts: OfflineOptions) -> tuple[OfflineMatch | Non
             return match, saved.token
         match.forget()
     if opts.resume:
-        app.on_status("no unfinished offline match to continue (another `pisyedili "
-                      "play` may be playing one): a new one starts")
+        app.on_status(_("no unfinished offline match to continue (another `pisyedili "
+                        "play` may be playing one): a new one starts"))
     try:
         return OfflineMatch.new(opts.journals), None
     except OSError as e:
-        app.on_status(f"the match cannot be kept for --continue ({e})")
+        app.on_status(_("the match cannot be kept for --continue ({error})", error=str(e)))
         return None, None
 
 
@@ -376,7 +377,8 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
                              "db": match.path if match is not None else None})
     port, factory = await start_server(reactor, opts)
     if opts.seed is not None:
-        app.on_status(f"--seed {opts.seed}: the shuffles are predictable (tests and demos)")
+        app.on_status(_("--seed {seed}: the shuffles are predictable (tests and demos)",
+                        seed=str(opts.seed)))
     pilot = Autopilot(app, opts)
     pilot.started = token is not None  # the table exists: nothing to host
     app.subscribe_lobby = False

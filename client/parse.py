@@ -22,6 +22,7 @@ from pisyedili.protocol.limits import MAX_ID
 from pisyedili.protocol.shapes import BOT_LEVELS, HISTORY_PAGE, RULE_SETS
 
 from . import cards
+from .i18n import CHOICES, N_, _, ngettext
 
 WireMove = Mapping[str, Any]
 Message = dict[str, Any]
@@ -116,13 +117,13 @@ def _is_jack(card: str) -> bool:
 
 def _play(card: str, suit: str | None, ctx: Context) -> Parsed:
     if ctx.hand and card not in ctx.hand:
-        return Invalid(f"You do not hold {card}.", cards=True)
+        return Invalid(_("You do not hold {card}.", card=card), cards=True)
     if _is_jack(card):
         if suit is None:
             return NeedSuit(card)
         return Move({"kind": "play", "card": card, "suit": suit})
     if suit is not None:
-        return Invalid("Only a jack names a suit (C5, K8).")
+        return Invalid(_("Only a jack names a suit (C5, K8)."))
     return Move({"kind": "play", "card": card})
 
 
@@ -138,14 +139,15 @@ def _resolve_rank(rank: str, ctx: Context) -> str | Invalid:
     """A bare rank (`q`, `j`): the one card of that rank the player means."""
     held = sorted({c for c in ctx.hand if cards.rank_of(c) == rank}, key=cards.display_key)
     if not held:
-        return Invalid(f"You hold no {rank}." if ctx.hand else "Say which suit, e.g. qd.")
+        return Invalid(_("You hold no {rank}.", rank=rank) if ctx.hand
+                       else _("Say which suit, e.g. qd."))
     legal = [c for c in held if c in _legal_cards(ctx)]
     # Jacks differ only by the suit they carry, never by what they do: any legal one will do.
     if len(legal) == 1 or (legal and rank == "J"):
         return legal[0]
     if not legal and (len(held) == 1 or rank == "J"):
         return held[0]  # not legal: the server will say why, with the rule
-    return Invalid(f"Which one? {' '.join(legal or held)}", cards=True)
+    return Invalid(_("Which one? {cards}", cards=" ".join(legal or held)), cards=True)
 
 
 def _parse_card_or_rank(text: str, ctx: Context) -> str | Invalid | None:
@@ -162,27 +164,43 @@ def _parse_number(n: int, suit: str | None, ctx: Context) -> Parsed:
     if is_pick_phase(ctx.legal):
         positions = sorted(int(m["position"]) for m in ctx.legal if "position" in m)
         if suit is not None:
-            return Invalid("A muamele pick is a position number, e.g. 3 (K14).")
+            return Invalid(_("A muamele pick is a position number, e.g. 3 (K14)."))
         if positions and (n - 1) not in positions:
-            return Invalid(f"Pick a position from {positions[0] + 1} to {positions[-1] + 1}.")
+            return Invalid(_("Pick a position from {first} to {last}.", first=positions[0] + 1,
+                             last=positions[-1] + 1))
         return Move({"kind": "pick", "position": n - 1})
     if not ctx.hand:
-        return Invalid("No hand to choose from.")
+        return Invalid(_("No hand to choose from."))
     if not 1 <= n <= len(ctx.hand):
-        return Invalid(f"Card numbers go from 1 to {len(ctx.hand)}.")
+        return Invalid(_("Card numbers go from 1 to {last}.", last=len(ctx.hand)))
     return _play(ctx.hand[n - 1], suit, ctx)
+
+
+_DRAW_WORDS = frozenset({"çek", "взять", "беру", "узяти", "взяти", "کشیدن", "بکش",
+                         "จั่ว"})
+"""`draw` as the screen says it in each language (the legal moves show it so), and as
+players there say it."""
+_PASS_WORDS = frozenset({"pas", "пас", "پاس", "ผ่าน"})
 
 
 def parse_move(text: str, ctx: Context) -> Parsed | None:
     """A move from its short form, or None if the text does not look like a move."""
     t = text.strip().lower()
-    if t in ("d", "draw"):
+    if t in ("d", "draw") or t in _DRAW_WORDS:
         return Move({"kind": "draw"})
-    if t in ("p", "pass"):
+    if t in ("p", "pass") or t in _PASS_WORDS:
         return Move({"kind": "pass"})
     m = re.fullmatch(r"(?:pick\s+)?(\d+)", t)
     if m:
         return _parse_number(int(m.group(1)), None, ctx)
+    named = cards.parse_named_card(t)
+    if named is not None:
+        return _play(named, None, ctx)
+    words = t.split()
+    if len(words) == 3:  # a jack in words, then the suit it names: `sinek vale kupa`
+        named, suit = cards.parse_named_card(" ".join(words[:2])), cards.parse_suit(words[2])
+        if named is not None and suit is not None:
+            return _play(named, suit, ctx)
 
     # A whole card (`7h`, `js`) or a bare rank (`j`, `q`) ...
     card = _parse_card_or_rank(t, ctx)
@@ -249,11 +267,12 @@ def _seat(text: str) -> int | None:
 
 
 def _create(args: list[str], ctx: Context) -> Parsed:
-    usage = Invalid(
-        f"Usage: /create {'|'.join(RULE_SETS)} SEATS [--private] [--rated] [--name NAME]"
+    usage = Invalid(_(
+        "Usage: {usage}",
+        usage=f"/create {'|'.join(RULE_SETS)} SEATS [--private] [--rated] [--name NAME]"
         " [--ten reverse|bounce] [--empty-stock end_deal|reshuffle]"
         " [--match-end deals:4|points:101] [--decks 1|2] [--turn SECONDS]"
-    )
+    ))
     if len(args) < 2 or args[0].lower() not in RULE_SETS or not args[1].isdigit():
         return usage
     msg: Message = {"type": "create_table", "rules": args[0].lower(), "seats": int(args[1])}
@@ -278,7 +297,7 @@ def _create(args: list[str], ctx: Context) -> Parsed:
                 msg["name"] = value
             elif flag in ("--decks", "--turn"):
                 if not value.isdigit():
-                    return Invalid(f"{flag} takes a number.")
+                    return Invalid(_("{flag} takes a number.", flag=flag))
                 options[flags[flag]] = int(value)
             else:
                 options[flags[flag]] = value.lower()
@@ -292,7 +311,8 @@ def _create(args: list[str], ctx: Context) -> Parsed:
 def _join(spectate: bool) -> Callable[[list[str], Context], Parsed]:
     def build(args: list[str], ctx: Context) -> Parsed:
         if len(args) != 1:
-            return Invalid(f"Usage: /{'watch' if spectate else 'join'} TABLE-ID or INVITE-CODE")
+            return Invalid(_("Usage: {usage} TABLE-ID or INVITE-CODE",
+                             usage="/watch" if spectate else "/join"))
         arg = args[0]
         msg: Message = {"type": "join_table"}
         if arg.isdigit():
@@ -309,7 +329,7 @@ def _join(spectate: bool) -> Callable[[list[str], Context], Parsed]:
 def _sit(args: list[str], ctx: Context) -> Parsed:
     seat = _seat(args[0]) if len(args) == 1 else None
     if seat is None:
-        return Invalid("Usage: /sit SEAT (seats are numbered from 1)")
+        return Invalid(_("Usage: {usage} (seats are numbered from 1)", usage="/sit SEAT"))
     return Request({"type": "sit", "seat": seat})
 
 
@@ -318,10 +338,10 @@ def _bot(add: bool) -> Callable[[list[str], Context], Parsed]:
         seat = _seat(args[0]) if args else None
         level = args[1].lower() if len(args) > 1 else None
         if seat is None or len(args) > (2 if add else 1):
-            return Invalid(f"Usage: /bot SEAT [{'|'.join(BOT_LEVELS)}]" if add
-                           else "Usage: /unbot SEAT")
+            return Invalid(_("Usage: {usage}", usage=f"/bot SEAT [{'|'.join(BOT_LEVELS)}]"
+                             if add else "/unbot SEAT"))
         if level is not None and level not in BOT_LEVELS:
-            return Invalid(f"Bot levels: {', '.join(BOT_LEVELS)}.")
+            return Invalid(_("Bot levels: {levels}.", levels=", ".join(BOT_LEVELS)))
         msg: Message = {"type": "add_bot" if add else "remove_bot", "seat": seat}
         if level is not None:
             msg["level"] = level
@@ -343,7 +363,8 @@ def _rematch(args: list[str], ctx: Context) -> Parsed:
 
 
 def _say(args: list[str], ctx: Context) -> Parsed:
-    return Invalid("Usage: /say TEXT")  # replaced by the raw-text path in parse_input
+    # Replaced by the raw-text path in parse_input.
+    return Invalid(_("Usage: {usage}", usage="/say TEXT"))
 
 
 def _local(name: str) -> Callable[[list[str], Context], Parsed]:
@@ -358,7 +379,7 @@ def _choice(name: str, choices: Sequence[str]) -> Callable[[list[str], Context],
     def build(args: list[str], ctx: Context) -> Parsed:
         arg = args[0].lower() if len(args) == 1 else ""
         if len(args) > 1 or (args and arg not in choices):
-            return Invalid(f"Usage: /{name} [{'|'.join(choices)}]")
+            return Invalid(_("Usage: {usage}", usage=f"/{name} [{'|'.join(choices)}]"))
         return Local(name, arg)
 
     return build
@@ -366,7 +387,8 @@ def _choice(name: str, choices: Sequence[str]) -> Callable[[list[str], Context],
 
 def _lobby(args: list[str], ctx: Context) -> Parsed:
     """`/lobby` asks for the page we hold again; `PAGE`, `next` or `prev` for another."""
-    usage = Invalid("Usage: /lobby [PAGE|next|prev] (pages are numbered from 1)")
+    usage = Invalid(_("Usage: {usage} (pages are numbered from 1)",
+                      usage="/lobby [PAGE|next|prev]"))
     page = max(ctx.lobby_page, 1)
     pages = None if ctx.lobby_total is None else max(1, -(-ctx.lobby_total // page))
     arg = args[0].lower() if len(args) == 1 else ""
@@ -377,14 +399,16 @@ def _lobby(args: list[str], ctx: Context) -> Parsed:
     elif arg in ("next", "n"):
         offset = ctx.lobby_offset + page
         if ctx.lobby_total is None or offset >= ctx.lobby_total:
-            return Invalid("This is the last page of the lobby (/lobby 1 for the first).")
+            return Invalid(_("This is the last page of the lobby (/lobby 1 for the "
+                             "first)."))
     elif arg in ("prev", "p", "previous"):
         if ctx.lobby_offset <= 0:
-            return Invalid("This is the first page of the lobby.")
+            return Invalid(_("This is the first page of the lobby."))
         offset = max(ctx.lobby_offset - page, 0)
     elif arg.isdigit() and int(arg) >= 1:
         if pages is not None and int(arg) > pages:
-            return Invalid(f"The lobby has {pages} page{'s' if pages != 1 else ''}.")
+            return Invalid(ngettext("The lobby has {n} page.", "The lobby has {n} pages.",
+                                    pages))
         offset = (int(arg) - 1) * page
     else:
         return usage
@@ -396,7 +420,8 @@ def _lobby(args: list[str], ctx: Context) -> Parsed:
 
 def _history(args: list[str], ctx: Context) -> Parsed:
     """`/history [mine|recent|NAME] [PAGE]`: one page of finished matches."""
-    usage = Invalid("Usage: /history [mine|recent|NAME] [PAGE] (pages are numbered from 1)")
+    usage = Invalid(_("Usage: {usage} (pages are numbered from 1)",
+                      usage="/history [mine|recent|NAME] [PAGE]"))
     page = 1
     if args and args[-1].isdigit():
         page = int(args.pop())
@@ -423,7 +448,8 @@ def _match_id(text: str) -> str | None:
 def _replay(args: list[str], ctx: Context) -> Parsed:
     match = _match_id(args[0]) if len(args) == 1 else None
     if match is None:
-        return Invalid("Usage: /replay ID (the match's number in /history)")
+        return Invalid(_("Usage: {usage} (the match's number in /history)",
+                         usage="/replay ID"))
     return Local("replay", match)
 
 
@@ -434,11 +460,13 @@ def _export(args: list[str], ctx: Context) -> Parsed:
         return Local("export", f"{match}\n{args[1]}")  # typed lines hold no newline
     if len(args) == 1:
         return Local("export", args[0])
-    return Invalid("Usage: /export ID FILE (or /export FILE during a replay)")
+    return Invalid(_("Usage: {usage} (or /export FILE during a replay)",
+                     usage="/export ID FILE"))
 def _secret(kind: str, usage: str, names: int = 0) -> Callable[[list[str], Context], Parsed]:
     def build(args: list[str], ctx: Context) -> Parsed:
         if len(args) != names:
-            return Invalid(f"Usage: {usage} (the password is asked for next, hidden)")
+            return Invalid(_("Usage: {usage} (the password is asked for next, hidden)",
+                             usage=usage))
         return Secret(kind, args[0] if args else "")
 
     return build
@@ -446,7 +474,7 @@ def _secret(kind: str, usage: str, names: int = 0) -> Callable[[list[str], Conte
 
 def _logout(args: list[str], ctx: Context) -> Parsed:
     if len(args) > 1 or (args and args[0].lower() not in ("everywhere", "all")):
-        return Invalid("Usage: /logout [everywhere]")
+        return Invalid(_("Usage: {usage}", usage="/logout [everywhere]"))
     msg: Message = {"type": "logout"}
     if args:
         msg["everywhere"] = True
@@ -457,7 +485,7 @@ def _top(args: list[str], ctx: Context) -> Parsed:
     rules = [a.lower() for a in args if a.lower() in RULE_SETS]
     counts = [a for a in args if a.isdigit() and 1 <= int(a) <= 100]
     if len(args) != len(rules) + len(counts) or len(rules) > 1 or len(counts) > 1:
-        return Invalid(f"Usage: /top [{'|'.join(RULE_SETS)}] [HOW-MANY, 1-100]")
+        return Invalid(_("Usage: {usage}", usage=f"/top [{'|'.join(RULE_SETS)}] [HOW-MANY, 1-100]"))
     msg: Message = {"type": "leaderboard", "rules": rules[0] if rules else RULE_SETS[0]}
     if counts:
         msg["limit"] = int(counts[0])
@@ -469,7 +497,7 @@ def _named(kind: str, usage: str, minutes: bool = False,
     """`/kind NAME [MINUTES] [REASON...]`, as far as the request takes them."""
     def build(args: list[str], ctx: Context) -> Parsed:
         if not args:
-            return Invalid(f"Usage: {usage}")
+            return Invalid(_("Usage: {usage}", usage=usage))
         target, rest = args[0], args[1:]
         msg: Message = {"type": kind}
         if kind in ("ban", "unban") and any(c in target for c in ".:/") \
@@ -482,7 +510,7 @@ def _named(kind: str, usage: str, minutes: bool = False,
         if reason and rest:
             msg["reason"] = " ".join(rest)
         elif rest:
-            return Invalid(f"Usage: {usage}")
+            return Invalid(_("Usage: {usage}", usage=usage))
         return Request(msg)
 
     return build
@@ -490,7 +518,7 @@ def _named(kind: str, usage: str, minutes: bool = False,
 
 def _close_table(args: list[str], ctx: Context) -> Parsed:
     if not args or not args[0].isdigit():
-        return Invalid("Usage: /closetable TABLE-ID [REASON]")
+        return Invalid(_("Usage: {usage}", usage="/closetable TABLE-ID [REASON]"))
     msg: Message = {"type": "close_table", "table": int(args[0])}
     if args[1:]:
         msg["reason"] = " ".join(args[1:])
@@ -499,96 +527,106 @@ def _close_table(args: list[str], ctx: Context) -> Parsed:
 
 def _announce(args: list[str], ctx: Context) -> Parsed:
     if not args:
-        return Invalid("Usage: /announce TEXT")
+        return Invalid(_("Usage: {usage}", usage="/announce TEXT"))
     return Request({"type": "announce", "text": " ".join(args)})
 
 
 def _log(args: list[str], ctx: Context) -> Parsed:
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
-        return Invalid("Usage: /log [PAGE] (1 is the newest page, 2 the one before...)")
+        return Invalid(_("Usage: {usage} (1 is the newest page, 2 the one before...)",
+                         usage="/log [PAGE]"))
     return Local("log", args[0] if args else "1")
 
 
+def _lang(args: list[str], ctx: Context) -> Parsed:
+    """`/lang CODE`: the language of the screen, from now on (`/lang` alone lists them)."""
+    if len(args) > 1 or (args and args[0].lower() not in CHOICES):
+        return Invalid(_("Usage: {usage}", usage=f"/lang [{'|'.join(CHOICES)}]"))
+    return Local("lang", args[0].lower() if args else "")
+
+
 COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("moves", "/moves", "/moves", "your legal moves now", _local("moves")),
-    CommandSpec("log", "/log [PAGE]", "/log", "who did what this deal", _log),
-    CommandSpec("rules", "/rules", "/rules", "this table's rule set", _local("rules")),
-    CommandSpec("say", "/say TEXT", "/say good luck", "chat (plain text works when it is "
-                "not your turn)", _say),
+    CommandSpec("moves", "/moves", "/moves", N_("your legal moves now"), _local("moves")),
+    CommandSpec("log", "/log [PAGE]", "/log", N_("who did what this deal"), _log),
+    CommandSpec("rules", "/rules", "/rules", N_("this table's rule set"), _local("rules")),
+    CommandSpec("say", "/say TEXT", "/say good luck", N_("chat (plain text works when it is "
+                "not your turn)"), _say),
     CommandSpec("sort", "/sort [rank|suit]", "/sort rank",
-                "order your hand by rank or by suit", _choice("sort", cards.HAND_ORDERS)),
+                N_("order your hand by rank or by suit"), _choice("sort", cards.HAND_ORDERS)),
     CommandSpec("bell", "/bell [on|off]", "/bell",
-                "ring the terminal bell when it is your turn", _choice("bell", ("on", "off"))),
-    CommandSpec("leave", "/leave", "/leave", "leave the table for the lobby",
+                N_("ring the terminal bell when it is your turn"), _choice("bell", ("on", "off"))),
+    CommandSpec("leave", "/leave", "/leave", N_("leave the table for the lobby"),
                 _simple({"type": "leave_table"})),
-    CommandSpec("help", "/help [TOPIC]", "/help moves", "help: moves, table, lobby, replay, "
-                "account, operator, screen, or a command", _local("help")),
-    CommandSpec("quit", "/quit", "/quit", "leave and exit (Ctrl-D and Ctrl-C too)",
+    CommandSpec("help", "/help [TOPIC]", "/help moves", N_("help: moves, table, lobby, replay, "
+                "account, operator, screen, or a command"), _local("help")),
+    CommandSpec("lang", "/lang [CODE]", "/lang tr", N_("show the screen in another language "
+                "({codes})"), _lang),
+    CommandSpec("quit", "/quit", "/quit", N_("leave and exit (Ctrl-D and Ctrl-C too)"),
                 _local("quit")),
-    CommandSpec("sit", "/sit SEAT", "/sit 2", "take an open seat", _sit, "table"),
-    CommandSpec("stand", "/stand", "/stand", "give up your seat, stay at the table",
+    CommandSpec("sit", "/sit SEAT", "/sit 2", N_("take an open seat"), _sit, "table"),
+    CommandSpec("stand", "/stand", "/stand", N_("give up your seat, stay at the table"),
                 _simple({"type": "stand"}), "table"),
-    CommandSpec("bot", "/bot SEAT [LEVEL]", "/bot 3 hard", "host: put a bot on an open seat "
-                f"({', '.join(BOT_LEVELS)})", _bot(True), "table"),
-    CommandSpec("unbot", "/unbot SEAT", "/unbot 3", "host: remove a bot", _bot(False),
+    CommandSpec("bot", "/bot SEAT [LEVEL]", "/bot 3 hard", N_("host: put a bot on an open seat "
+                "({levels})"), _bot(True), "table"),
+    CommandSpec("unbot", "/unbot SEAT", "/unbot 3", N_("host: remove a bot"), _bot(False),
                 "table"),
-    CommandSpec("ready", "/ready", "/ready", "mark yourself ready",
+    CommandSpec("ready", "/ready", "/ready", N_("mark yourself ready"),
                 _simple({"type": "ready", "ready": True}), "table"),
-    CommandSpec("unready", "/unready", "/unready", "take your ready back",
+    CommandSpec("unready", "/unready", "/unready", N_("take your ready back"),
                 _simple({"type": "ready", "ready": False}), "table"),
-    CommandSpec("start", "/start", "/start", "host: start the match once all are ready",
+    CommandSpec("start", "/start", "/start", N_("host: start the match once all are ready"),
                 _simple({"type": "start"}), "table"),
-    CommandSpec("rematch", "/rematch [no]", "/rematch", "agree (or not) to play again",
+    CommandSpec("rematch", "/rematch [no]", "/rematch", N_("agree (or not) to play again"),
                 _rematch, "table"),
-    CommandSpec("resync", "/resync", "/resync", "redraw the table from a fresh snapshot",
+    CommandSpec("resync", "/resync", "/resync", N_("redraw the table from a fresh snapshot"),
                 _simple({"type": "resync"}), "table"),
     CommandSpec("lobby", "/lobby [PAGE|next|prev]", "/lobby 2",
-                "list the tables again, or another page of them", _lobby, "lobby"),
+                N_("list the tables again, or another page of them"), _lobby, "lobby"),
     CommandSpec("create", "/create RULES SEATS [--private] [options]",
-                "/create classic 4 --private", "open a table (you host it)", _create, "lobby"),
-    CommandSpec("join", "/join TABLE|CODE", "/join 3", "join a table by id or invite code",
+                "/create classic 4 --private", N_("open a table (you host it)"), _create, "lobby"),
+    CommandSpec("join", "/join TABLE|CODE", "/join 3", N_("join a table by id or invite code"),
                 _join(False), "lobby"),
-    CommandSpec("watch", "/watch TABLE|CODE", "/watch 3", "spectate a table", _join(True),
+    CommandSpec("watch", "/watch TABLE|CODE", "/watch 3", N_("spectate a table"), _join(True),
                 "lobby"),
     CommandSpec("history", "/history [mine|recent|NAME] [PAGE]", "/history recent",
-                "finished matches: yours, recent, a player's", _history,
+                N_("finished matches: yours, recent, a player's"), _history,
                 "replay"),
-    CommandSpec("replay", "/replay ID", "/replay 12", "watch a finished match, every hand "
-                "face up", _replay, "replay"),
+    CommandSpec("replay", "/replay ID", "/replay 12", N_("watch a finished match, every hand "
+                "face up"), _replay, "replay"),
     CommandSpec("export", "/export ID FILE", "/export 12 match.json",
-                "save a finished match to FILE", _export,
+                N_("save a finished match to FILE"), _export,
                 "replay"),
-    CommandSpec("register", "/register", "/register", "register the name you play under "
-                "(asks for a password)", _secret("register", "/register"), "account"),
-    CommandSpec("login", "/login NAME", "/login Ayşe", "log in to your account (asks for "
-                "the password; remembered for this server)", _secret("login", "/login NAME",
+    CommandSpec("register", "/register", "/register", N_("register the name you play under "
+                "(asks for a password)"), _secret("register", "/register"), "account"),
+    CommandSpec("login", "/login NAME", "/login Ayşe", N_("log in to your account (asks for "
+                "the password; remembered for this server)"), _secret("login", "/login NAME",
                                                                       1), "account"),
-    CommandSpec("logout", "/logout [everywhere]", "/logout", "log out (everywhere: on "
-                "every device)", _logout, "account"),
-    CommandSpec("passwd", "/passwd", "/passwd", "change your password (asks for both)",
+    CommandSpec("logout", "/logout [everywhere]", "/logout", N_("log out (everywhere: on "
+                "every device)"), _logout, "account"),
+    CommandSpec("passwd", "/passwd", "/passwd", N_("change your password (asks for both)"),
                 _secret("passwd", "/passwd"), "account"),
-    CommandSpec("top", "/top [RULES] [N]", "/top cardiva", "the rating ladder of a rule set",
+    CommandSpec("top", "/top [RULES] [N]", "/top cardiva", N_("the rating ladder of a rule set"),
                 _top, "account"),
-    CommandSpec("profile", "/profile NAME", "/profile Ayşe", "a player's ratings and "
-                "latest matches", _named("profile", "/profile NAME"), "account"),
-    CommandSpec("kick", "/kick NAME [REASON]", "/kick Troll spamming", "operators: "
-                "disconnect a player", _named("kick", "/kick NAME [REASON]", reason=True),
+    CommandSpec("profile", "/profile NAME", "/profile Ayşe", N_("a player's ratings and "
+                "latest matches"), _named("profile", "/profile NAME"), "account"),
+    CommandSpec("kick", "/kick NAME [REASON]", "/kick Troll spamming", N_("operators: "
+                "disconnect a player"), _named("kick", "/kick NAME [REASON]", reason=True),
                 "operator"),
-    CommandSpec("mute", "/mute NAME [MINUTES] [REASON]", "/mute Troll 30", "operators: "
-                "stop a player chatting", _named("mute", "/mute NAME [MINUTES] [REASON]",
+    CommandSpec("mute", "/mute NAME [MINUTES] [REASON]", "/mute Troll 30", N_("operators: "
+                "stop a player chatting"), _named("mute", "/mute NAME [MINUTES] [REASON]",
                                                  minutes=True, reason=True), "operator"),
-    CommandSpec("unmute", "/unmute NAME", "/unmute Troll", "operators: lift a mute",
+    CommandSpec("unmute", "/unmute NAME", "/unmute Troll", N_("operators: lift a mute"),
                 _named("unmute", "/unmute NAME"), "operator"),
     CommandSpec("ban", "/ban NAME|RANGE [MINUTES] [REASON]", "/ban 203.0.113.0/24 60",
-                "operators: ban an account or an address range",
+                N_("operators: ban an account or an address range"),
                 _named("ban", "/ban NAME|RANGE [MINUTES] [REASON]", minutes=True,
                        reason=True), "operator"),
-    CommandSpec("unban", "/unban NAME|RANGE", "/unban Troll", "operators: lift a ban",
+    CommandSpec("unban", "/unban NAME|RANGE", "/unban Troll", N_("operators: lift a ban"),
                 _named("unban", "/unban NAME|RANGE"), "operator"),
     CommandSpec("closetable", "/closetable TABLE [REASON]", "/closetable 7",
-                "operators: close a table", _close_table, "operator"),
-    CommandSpec("announce", "/announce TEXT", "/announce restart at ten", "operators: "
-                "tell every player", _announce, "operator"),
+                N_("operators: close a table"), _close_table, "operator"),
+    CommandSpec("announce", "/announce TEXT", "/announce restart at ten", N_("operators: "
+                "tell every player"), _announce, "operator"),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}
@@ -611,23 +649,23 @@ REPLAY_COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
 def parse_command(text: str, ctx: Context) -> Parsed:
     """A slash command (`text` starts with `/`)."""
     body = text.strip()[1:]
-    name, _, rest = body.partition(" ")
+    name, __, rest = body.partition(" ")
     name = _ALIASES.get(name.lower(), name.lower())
     spec = _BY_NAME.get(name)
     if spec is None:
-        return Invalid(f"Unknown command /{name}; /help lists them.")
+        return Invalid(_("Unknown command /{name}; /help lists them.", name=name))
     if name == "say":
         if not rest.strip():
-            return Invalid("Usage: /say TEXT")
+            return Invalid(_("Usage: {usage}", usage="/say TEXT"))
         return Chat(rest.strip())
     try:
         args = shlex.split(rest)
     except ValueError as exc:
-        return Invalid(f"Cannot read that: {exc}.")
+        return Invalid(_("Cannot read that: {error}.", error=str(exc)))
     return spec.build(args, ctx)
 
 
-MOVE_HELP = (
+MOVE_HELP = N_(
     "Type a card (7h, 10s, qd), its number in your hand, js h to play a jack naming hearts,"
     " d to draw, p to pass; /say to chat."
 )
@@ -641,10 +679,10 @@ def parse_input(text: str, ctx: Context) -> Parsed | None:
         return parse_command(text, ctx)
     move = parse_move(text, ctx) if ctx.at_table else None
     if ctx.my_turn:
-        return move if move is not None else Invalid(f"Not a move. {MOVE_HELP}")
+        return move if move is not None else Invalid(_("Not a move. {help}", help=_(MOVE_HELP)))
     if move is not None:
         # It reads as a move (or a mistyped one): saying "7h" to the table is unlikely.
-        return Invalid("It is not your turn (use /say to chat).")
+        return Invalid(_("It is not your turn (use /say to chat)."))
     return Chat(text.strip())
 
 

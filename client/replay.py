@@ -22,6 +22,7 @@ from pisyedili.protocol.shapes import MATCH_SUMMARY, RESULT
 from pisyedili.server import rules as engine
 
 from . import cards, render
+from .i18n import _
 from .render import Fragments, Look
 
 FORMAT = "pisyedili-match"
@@ -169,12 +170,12 @@ def _check_deal(deal: object, number: int, summary: Msg, path: str) -> Msg:
 def from_replies(replies: Sequence[Mapping[str, Any]]) -> MatchReplay:
     """A match from the server's `replay` replies: one or more pages per deal, in order."""
     if not replies:
-        raise ReplayError("the server sent no deals")
+        raise ReplayError(_("the server sent no deals"))
     summary = dict(replies[0]["match"])
     deals: list[Msg] = []
     for reply in replies:
         if reply["match"]["id"] != summary["id"]:
-            raise ReplayError("the server's replies are of different matches")
+            raise ReplayError(_("the server's replies are of different matches"))
         if reply["from"] == 0:
             deals.append({"deal_no": reply["deal_no"], "result": reply["result"],
                           "record": {**reply["record"], "moves": list(reply["record"]["moves"])}})
@@ -195,16 +196,19 @@ def to_document(match: MatchReplay) -> Msg:
 def from_document(data: object) -> MatchReplay:
     """A match from an export document, checked; ReplayError says what is wrong."""
     if not isinstance(data, dict):
-        raise ReplayError("not a match export: the file must hold one JSON object")
+        raise ReplayError(_("not a match export: the file must hold one JSON object"))
     if data.get("format") != FORMAT:
-        raise ReplayError(f"not a match export: \"format\" must be {FORMAT!r}, not "
-                          f"{data.get('format')!r}")
+        raise ReplayError(_("not a match export: \"format\" must be {wanted}, not {found}",
+                            wanted=repr(FORMAT), found=repr(data.get("format"))))
     version = data.get("version")
     if version != VERSION:
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
-        raise ReplayError(f"\"version\" {version!r} of the export format is not known here "
-                          f"(this program reads version {VERSION})"
-                          + ("; a newer pisyedili wrote it" if newer else ""))
+        fields = {"found": repr(version), "known": str(VERSION)}
+        raise ReplayError(_("\"version\" {found} of the export format is not known here "
+                            "(this program reads version {known}); a newer pisyedili wrote "
+                            "it", **fields) if newer else
+                          _("\"version\" {found} of the export format is not known here "
+                            "(this program reads version {known})", **fields))
     return check(data.get("match"), data.get("deals"))
 
 
@@ -224,11 +228,11 @@ def load(path: str | os.PathLike[str]) -> MatchReplay:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except UnicodeDecodeError as exc:
-        raise ReplayError(f"not a match export: the file is not UTF-8 text ({exc.reason})") \
-            from None
+        raise ReplayError(_("not a match export: the file is not UTF-8 text ({why})",
+                            why=exc.reason)) from None
     except json.JSONDecodeError as exc:
-        raise ReplayError(f"not a match export: not JSON (line {exc.lineno}, column "
-                          f"{exc.colno}: {exc.msg})") from None
+        raise ReplayError(_("not a match export: not JSON (line {line}, column {column}: "
+                            "{why})", line=exc.lineno, column=exc.colno, why=exc.msg)) from None
     return from_document(data)
 
 
@@ -309,24 +313,26 @@ def replay_command(text: str, viewer: Viewer) -> str | None:
     (a refusal, or `quit` to leave the replay)."""
     words = text.strip().lower().split()
     if not words or words[0] in ("n", "next"):
-        return None if viewer.next_move() else "This is the match's end (q leaves the replay)."
+        return None if viewer.next_move() else _("This is the match's end (q leaves the "
+                                                 "replay).")
     head = words[0]
     if head in ("b", "back", "prev", "previous"):
-        return None if viewer.previous_move() else "This is the match's start."
+        return None if viewer.previous_move() else _("This is the match's start.")
     if head in ("nd", "]"):
-        return None if viewer.next_deal() else "This is the last deal."
+        return None if viewer.next_deal() else _("This is the last deal.")
     if head in ("pd", "["):
-        return None if viewer.previous_deal() else "This is the first deal's start."
+        return None if viewer.previous_deal() else _("This is the first deal's start.")
     if head == "end":
         viewer.end_of_deal()
         return None
     if head in ("d", "deal") and len(words) == 2 and words[1].isdigit():
         if viewer.goto_deal(int(words[1])):
             return None
-        return f"The match has deals 1 to {len(viewer.match.deals)}."
+        return _("The match has deals 1 to {deals}.", deals=len(viewer.match.deals))
     if head in ("q", "quit"):
         return "quit"
-    return "In a replay: n next, b back, nd/pd next/previous deal, d N, end, q; /help replay."
+    return _("In a replay: n next, b back, nd/pd next/previous deal, d N, end, q; /help "
+             "replay.")
 
 
 # -- the screen ----------------------------------------------------------------------------
@@ -342,10 +348,12 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
     summary = match.summary
     deals = len(match.deals)
     moves = len(viewer.positions) - 1
-    where = "dealt" if not viewer.step else f"move {viewer.step} of {moves}"
-    head: list[Fragments] = [[("class:title", f"replay of match #{summary['id']}")],
+    where = _("dealt") if not viewer.step else _("move {step} of {moves}", step=viewer.step,
+                                                 moves=moves)
+    head: list[Fragments] = [[("class:title", _("replay of match #{id}", id=summary["id"]))],
                              [("", str(summary["rules"]))],
-                             [("", f"deal {viewer.deal + 1} of {deals}")], [("", where)]]
+                             [("", _("deal {deal} of {deals}", deal=viewer.deal + 1,
+                                     deals=deals))], [("", where)]]
     if not d.over:
         head += render.table_items(view, look)
     lines = render.flow([], head, width, render.sep(look), indent=2)
@@ -356,9 +364,10 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
         hand = cards.sort_hand([engine.CARD_STR[c] for c in d.hands[seat]])
         marker = ("▶ " if look.unicode else "> ") if seat == turn else "  "
         style = "class:turn" if seat == turn else ""
-        label = f"{marker}{names.get(seat, f'seat {seat + 1}')}: {render.plural(len(hand), 'card')}"
-        label += f", {render.plural(totals[seat], 'pt')}"
-        items = [render.card(c, look) for c in hand] or [[("class:dim", "(out)")]]
+        label = marker + render.seat_line(names.get(seat, render.seat_label(seat)),
+                                          render.cards_count(len(hand)),
+                                          render.points_count(totals[seat]))
+        items = [render.card(c, look) for c in hand] or [[("class:dim", _("(out)"))]]
         lines += render.flow([(style, label), ("", "  ")], items, width, " ",
                              indent=4)
     if view["phase"] == "muamele" and isinstance(view.get("muamele"), Mapping):
@@ -370,7 +379,7 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
         if not shown:  # every move tells something; in case one does not, the move
             who = names.get(pos.seat, "?") if pos.seat is not None else "?"
             shown = [[("", f"{who}: "), *render.move(pos.move, look)]]
-        lines += render.flow([("class:dim", "last move: ")], shown, width, "; ", indent=4)
+        lines += render.flow([("class:dim", _("last move: "))], shown, width, "; ", indent=4)
     if d.over:
         result = match.deals[viewer.deal]["result"]
         after = [t + p for t, p in zip(totals, result["points"], strict=True)]
@@ -380,7 +389,7 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
             lines += [row for line in render.match_result(after, summary["winners"], names,
                                                           can_rematch=False)
                       for row in render.wrap(line, width)]
-    hint = "→/n next, ←/b back, PgDn/PgUp or nd/pd deals, d N, End, q leaves"
-    lines += render.wrap([("class:dim", hint if look.unicode else
-                           "n next, b back, nd/pd deals, d N, end, q leaves")], width)
+    hint = (_("→/n next, ←/b back, PgDn/PgUp or nd/pd deals, d N, End, q leaves")
+            if look.unicode else _("n next, b back, nd/pd deals, d N, end, q leaves"))
+    lines += render.wrap([("class:dim", hint)], width)
     return lines

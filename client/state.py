@@ -9,11 +9,13 @@ server sends a full snapshot after a resumed `welcome`, and answers `resync` wit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from . import cards, render
+from .i18n import N_, _
 from .parse import Context
 from .render import Fragments, Look
 
@@ -50,8 +52,8 @@ class ClientState:
     winners: list[int] = field(default_factory=list)
     hand_order: str = "suit"
     """`suit` or `rank`: how the hand is ordered, hence what its numbers mean."""
-    deal_log: list[Fragments] = field(default_factory=list)
-    """This deal's event lines, for `/log`."""
+    log_entries: list[Callable[[], list[Fragments]]] = field(default_factory=list)
+    """This deal's events, each drawing its lines when asked (see `deal_log`)."""
     deal_pause: float | None = None
     """Seconds between a deal's end and the next: known offline, else learnt once seen."""
     next_deal_at: float | None = None
@@ -79,6 +81,12 @@ class ClientState:
                        lobby_offset=self.lobby_offset, lobby_total=self.lobby_total,
                        lobby_page=self.lobby_page)
 
+    @property
+    def deal_log(self) -> list[Fragments]:
+        """This deal's event lines, for `/log`: drawn when asked, so a `/lang` since
+        shows them in the new language, and the seats named as they were then."""
+        return [line for entry in self.log_entries for line in entry()]
+
     def names(self) -> dict[int, str]:
         return render.seat_names(self.table, self.my_seat)
 
@@ -92,7 +100,8 @@ class ClientState:
             else:
                 shown = render.lobby_span(self.lobby_offset, len(self.lobby),
                                           self.lobby_total)
-                lines = [[("class:dim", f"lobby: {shown}; /help for commands")]]
+                lines = [[("class:dim", _("lobby: {tables}; /help for commands",
+                                          tables=shown))]]
             if note:
                 lines[0] = [*note, ("", render.sep(self.look)), *lines[0]]
             return render.fit(lines, width)
@@ -103,8 +112,8 @@ class ClientState:
         """Everything the status area needs besides the view, as of `now`."""
         next_deal = ""
         if (self.view or {}).get("phase") == "over" and not self.match_over:
-            next_deal = (f"in {render.time_left(self.next_deal_at, now)}"
-                         if self.next_deal_at is not None else "shortly")
+            next_deal = (_("in {time}", time=render.time_left(self.next_deal_at, now))
+                         if self.next_deal_at is not None else _("shortly"))
         return render.Moment(
             legal=self.legal, turn_seat=self.turn_seat,
             clock=render.time_left(self.deadline_at, now), next_deal=next_deal,
@@ -117,8 +126,8 @@ class ClientState:
         for s in (self.table or {}).get("seats", []) or []:
             if s.get("kind") != "human" or not isinstance(s.get("seat"), int):
                 continue
-            words = [w for w, on in (("away", s.get("connected") is False),
-                                     ("bot plays", bool(s.get("held_by_bot")))) if on]
+            words = [_(w) for w, on in ((N_("away"), s.get("connected") is False),
+                                        (N_("bot plays"), bool(s.get("held_by_bot")))) if on]
             if words:
                 out[s["seat"]] = ", ".join(words)
         return out
@@ -156,10 +165,11 @@ class ClientState:
         self.name = msg.get("name") or self.name
         self.server = f"{msg.get('server', '')} {msg.get('version', '')}".strip()
         if msg.get("resumed"):
-            return [[("class:good", "reconnected: your session and seat are back")]]
+            return [[("class:good", _("reconnected: your session and seat are back"))]]
         if self.at_table:  # a fresh session (the old one expired): the table is gone
             self.left_table()
-        return [[("class:good", f"connected to {self.server or 'server'} as {self.name}")]]
+        return [[("class:good", _("connected to {server} as {name}",
+                                  server=self.server or _("server"), name=self.name))]]
 
     def _on_account(self, msg: Message, now: float) -> list[Fragments]:
         self.player = msg.get("player", self.player)
@@ -168,9 +178,11 @@ class ClientState:
         self.registered = bool(msg.get("registered"))
         self.operator = bool(msg.get("operator"))
         if not self.registered:
-            return [[("class:good", f"logged out: you play on as the guest {self.name}")]]
-        role = " (an operator)" if self.operator else ""
-        return [[("class:good", f"logged in as {self.name}{role}")]]
+            return [[("class:good", _("logged out: you play on as the guest {name}",
+                                      name=self.name))]]
+        if self.operator:
+            return [[("class:good", _("logged in as {name} (an operator)", name=self.name))]]
+        return [[("class:good", _("logged in as {name}", name=self.name))]]
 
     def _on_leaderboard(self, msg: Message, now: float) -> list[Fragments]:
         return render.ladder_lines(msg)
@@ -179,14 +191,15 @@ class ClientState:
         return render.profile_lines(msg)
 
     def _on_announcement(self, msg: Message, now: float) -> list[Fragments]:
-        return [[("class:title", f"announcement from {msg.get('by')}: {msg.get('text')}")]]
+        return [[("class:title", _("announcement from {name}: {text}", name=msg.get("by"),
+                                   text=msg.get("text")))]]
 
     def _on_table_closed(self, msg: Message, now: float) -> list[Fragments]:
         reason = msg.get("reason")
         if self.at_table:
             self.left_table()
-        return [[("class:error", "an operator closed your table"
-                  + (f": {reason}" if reason else ""))]]
+        return [[("class:error", _("an operator closed your table: {reason}", reason=reason)
+                  if reason else _("an operator closed your table"))]]
 
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:
         return [render.refusal(msg, self.look)]
@@ -196,10 +209,16 @@ class ClientState:
         return [[("class:good", str(done))]] if done else []
 
     def _on_player_removed(self, msg: Message, now: float) -> list[Fragments]:
-        how = "banned" if msg.get("action") == "ban" else "kicked"
-        reason = msg.get("reason")
-        return [[("class:error", f"{msg.get('name')} was removed by an operator ({how}"
-                  + (f": {reason})" if reason else ")"))]]
+        banned = msg.get("action") == "ban"
+        fields = {"name": msg.get("name"), "reason": msg.get("reason")}
+        if msg.get("reason"):
+            text = (_("{name} was removed by an operator (banned: {reason})", **fields)
+                    if banned else
+                    _("{name} was removed by an operator (kicked: {reason})", **fields))
+        else:
+            text = (_("{name} was removed by an operator (banned)", **fields) if banned
+                    else _("{name} was removed by an operator (kicked)", **fields))
+        return [[("class:error", text)]]
 
     def _on_pong(self, msg: Message, now: float) -> list[Fragments]:
         return []
@@ -238,12 +257,12 @@ class ClientState:
             if self.lobby_total is not None:
                 self.lobby_total += 1
             if not self.at_table:
-                return [[("class:dim", "new table:"), *render.lobby_table(row)]]
+                return [[("class:dim", _("new table:")), *render.lobby_table(row)]]
         elif tid in self.lobby or self.lobby_total is None:
             is_new = tid not in self.lobby
             self.lobby[tid] = row
             if is_new and not self.at_table:
-                return [[("class:dim", "new table:"), *render.lobby_table(row)]]
+                return [[("class:dim", _("new table:")), *render.lobby_table(row)]]
         return []
 
     def _set_table(self, table: Mapping[str, Any]) -> None:
@@ -258,7 +277,7 @@ class ClientState:
         self.spectator = bool(you.get("spectator"))
         self.view = dict(msg["view"]) if msg.get("view") else None
         if before != ((self.table or {}).get("id"), (self.view or {}).get("deal_no")):
-            self.deal_log = []  # another table or deal; a resync keeps what we saw
+            self.log_entries = []  # another table or deal; a resync keeps what we saw
             self.next_deal_at = self.deal_ended_at = None
         match = msg.get("match") or {}
         self.totals = list(match.get("totals") or (self.view or {}).get("scores") or [])
@@ -287,16 +306,16 @@ class ClientState:
                 self.totals = list(self.view.get("scores") or self.totals)
         self._decision(msg, now)
         names, rules = self.names(), self.rules()[0]
+        seen = self.table, self.my_seat  # who sat where, for the log to name them later
         lines: list[Fragments] = []
         for e in msg.get("events") or []:
             if not isinstance(e, Mapping):
                 continue
             kind = e.get("event")
             if kind == "deal_end":
-                result = render.deal_result(e.get("result") or {}, self.totals, names,
-                                            self.look)
-                lines += result
-                self.deal_log += result
+                result = partial(_result_lines, e, list(self.totals), seen, self.look)
+                lines += result()
+                self.log_entries.append(result)
                 self.deal_ended_at = now
                 if self.deal_pause is not None:
                     self.next_deal_at = now + self.deal_pause
@@ -313,7 +332,7 @@ class ClientState:
                 line = render.event(e, names, self.look, rules)
                 if line:
                     lines.append(line)
-                    self.deal_log.append(line)
+                    self.log_entries.append(partial(_event_lines, e, seen, self.look, rules))
         return lines
 
     def _deal_started(self, now: float) -> None:
@@ -322,7 +341,7 @@ class ClientState:
                 self.deal_pause = round(now - self.deal_ended_at)
         self.match_over = False  # a rematch's first deal
         self.winners = []
-        self.deal_log = []
+        self.log_entries = []
         self.deal_ended_at = self.next_deal_at = None
 
     def _decision(self, msg: Message, now: float) -> None:
@@ -341,8 +360,8 @@ class ClientState:
     def _on_chat(self, msg: Message, now: float) -> list[Fragments]:
         who = str(msg.get("name", "?"))
         if msg.get("spectator"):
-            who += " (watching)"
-        scope = "" if msg.get("scope") != "lobby" or self.at_table else "[lobby] "
+            who += _(" (watching)")
+        scope = "" if msg.get("scope") != "lobby" or self.at_table else _("[lobby] ")
         return [[("class:dim", scope), ("class:me", f"{who}: "), ("", str(msg.get("text", "")))]]
 
     def _on_history(self, msg: Message, now: float) -> list[Fragments]:
@@ -350,10 +369,10 @@ class ClientState:
 
     def _on_rematch(self, msg: Message, now: float) -> list[Fragments]:
         names = self.names()
-        agreed = [names.get(s, f"seat {s + 1}") for s in msg.get("agreed") or []
+        agreed = [names.get(s, render.seat_label(s)) for s in msg.get("agreed") or []
                   if isinstance(s, int)]
-        return [[("", "rematch: " + (", ".join(agreed) + " agreed" if agreed
-                                     else "nobody has agreed yet"))]]
+        return [[("", _("rematch: {names} agreed", names=", ".join(agreed)) if agreed
+                  else _("rematch: nobody has agreed yet"))]]
 
     def left_table(self) -> None:
         """After our `leave_table` was accepted."""
@@ -364,6 +383,20 @@ class ClientState:
         self.legal = []
         self.turn_seat = None
         self.deadline_at = None
-        self.deal_log = []
+        self.log_entries = []
         self.match_over = False
         self.next_deal_at = self.deal_ended_at = None
+
+
+Seen = tuple[Mapping[str, Any] | None, int | None]
+"""The table and our seat when an event came: who the log names, drawn later."""
+
+
+def _event_lines(e: Mapping[str, Any], seen: Seen, look: Look,
+                 rules: str | None) -> list[Fragments]:
+    return [render.event(e, render.seat_names(*seen), look, rules)]
+
+
+def _result_lines(e: Mapping[str, Any], totals: list[Any], seen: Seen,
+                  look: Look) -> list[Fragments]:
+    return render.deal_result(e.get("result") or {}, totals, render.seat_names(*seen), look)

@@ -57,6 +57,8 @@ from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS, MAX_SERVER_FRAME
 from pisyedili.protocol.messages import make_hello
 from pisyedili.protocol.schema import Direction, request_id, validate
 
+from .i18n import _, number
+
 log = Logger()
 
 Message = dict[str, Any]
@@ -267,9 +269,11 @@ class Link:
                 # Ended on the next turn: the service is mid-transition now.
                 self._clock.callLater(0, self._end, UNREACHABLE, why)
             elif self._ever_welcomed:
-                self._status(f"reconnecting: {why}; next try in {delay:.1f}s")
+                self._status(_("reconnecting: {why}; next try in {delay}s", why=why,
+                               delay=number(delay, 1)))
             else:
-                self._status(f"cannot reach the server: {why}; next try in {delay:.1f}s")
+                self._status(_("cannot reach the server: {why}; next try in {delay}s", why=why,
+                               delay=number(delay, 1)))
             return delay
 
         self._service = ClientService(cast(IStreamClientEndpoint, _Watched(endpoint, self)),
@@ -471,7 +475,7 @@ class Link:
         for d in pending.values():
             d.errback(RequestLost("the connection closed before the reply came"))
         if was_welcomed and not self._stopping:
-            self._status("connection to the server lost")
+            self._status(_("connection to the server lost"))
 
     def _end(self, code: str | None, text: str) -> None:
         if self._stopping:
@@ -480,7 +484,7 @@ class Link:
         self.fatal = code
         self._cancel_welcome_timer()
         if code is not None:
-            self._status(f"disconnected for good: {text}")
+            self._status(_("disconnected for good: {why}", why=text))
         stopped = self._service.stopService()
         # A connection the service did not make (tests attach one by hand) is closed too.
         transport: Any = self._proto.transport if self._proto is not None else None

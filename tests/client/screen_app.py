@@ -3,6 +3,8 @@ server: for screens a real game reaches only by chance (a hand of 18 cards, six
 seats).  test_client_tmux.py runs it in tmux:
 
     python screen_app.py crowded|between [--ascii]
+
+in the language LANG (or LC_ALL, LC_MESSAGES) asks for.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 
 from client_kit import OPTIONS, Msg, seat, table, table_info, update, view, welcome
 
+from pisyedili.client import i18n
 from pisyedili.client.app import ClientApp
 from pisyedili.client.cli import look_for
 
@@ -52,6 +55,7 @@ SCENARIOS = {"crowded": crowded, "between": between}
 
 
 async def main(scenario: str, ascii_only: bool) -> None:
+    i18n.choose(None)  # LANG and the other locale variables, as `pisyedili` without --lang
     app = ClientApp(look_for(ascii_only), "tester")
     app.subscribe_lobby = False
     app.state.deal_pause = 60.0

@@ -47,13 +47,16 @@ class Terminal:
                               capture_output=True, text=True, timeout=10, check=False)
 
     def start(self, argv: list[str], width: int = 80, height: int = 24,
-              ascii_only: bool = False, data_home: Path | None = None) -> None:
+              ascii_only: bool = False, data_home: Path | None = None,
+              env: dict[str, str] | None = None) -> None:
         """Run `argv` in a fresh window (umask 022, as a login shell has it; with
-        `data_home`, its own XDG_DATA_HOME); when it ends, its exit status is printed
-        and the window stays open to be read."""
+        `data_home`, its own XDG_DATA_HOME; `env` over the rest, LANG=C.UTF-8 and
+        TERM); when it ends, its exit status is printed and the window stays open."""
+        given = env or {}
         env = {k: v for k, v in os.environ.items()
                if k in ("PATH", "HOME") or k.startswith("XDG_")}  # the test's own dirs
         env.update(TERM="xterm-256color", LANG="C.UTF-8")
+        env.update(given)
         if data_home is not None:
             env["XDG_DATA_HOME"] = str(data_home)
         env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]

@@ -201,8 +201,10 @@ def checkout_files(folder: str) -> list[str]:
 
 def test_the_wheel_holds_every_package_and_data_file(pure: Built) -> None:
     """Every folder with an __init__.py under the mapped folders is a package of the wheel,
-    with each of its modules, and every file of the web client is there: a package the
-    editable install finds cannot be missing from the wheel."""
+    with each of its modules, and every file of the web client and of the translation
+    catalogs is there, with what the build compiles from them (each .po's .mo, each
+    web.po's JSON): a package the editable install finds cannot be missing from the
+    wheel, and the wheel speaks every language the checkout does."""
     pure.built()
     names = set(pure.names)
     setuptools = backend._pyproject()["tool"]["setuptools"]
@@ -216,6 +218,14 @@ def test_the_wheel_holds_every_package_and_data_file(pure: Built) -> None:
             path = Path(name).relative_to(folder)
             if path.suffix == ".py" or name in declared:
                 expected.add("/".join((*package.split("."), *path.parts)))
+    catalogs = [n for n in expected if n.startswith("pisyedili/client/locale/")
+                and n.endswith(".po")]
+    assert len([n for n in catalogs if n.endswith("/terminal.po")]) == 5, catalogs
+    for po in catalogs:
+        expected.add(po.removesuffix(".po") + ".mo")
+        if po.endswith("/LC_MESSAGES/web.po"):
+            lang = po.split("/")[-3]
+            expected.add(f"pisyedili/client/web/locale/{lang}.json")
     packages = {Path(n).parent.as_posix() for n in expected if n.endswith("/__init__.py")}
     assert {"pisyedili/server/rules", "pisyedili/server/bots"} <= packages
     assert any(n.startswith("pisyedili/client/web/") for n in expected)

@@ -1,0 +1,290 @@
+"""The translation catalogs: extract, compile and check them (``python -m
+pisyedili.client.catalogs extract|compile|check``).
+
+One gettext domain a client: ``terminal`` (every string of the terminal client, from
+``client/**.py``) and ``web`` (the browser client's, from ``client/web/**.js``, keywords
+``t`` and ``tn``). Each has a template ``client/locale/<domain>.pot`` and a catalog a
+language, ``client/locale/<lang>/LC_MESSAGES/<domain>.po``; ``compile`` writes a ``.mo``
+beside each ``.po`` and, for ``web``, ``client/web/locale/<lang>.json`` (`web_json`).
+
+Pure functions of the folders they are given, plus the command line. The build backend
+(``_build_backend.py``) loads this file by its path, before the package is installed:
+so it imports Babel and the standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gettext
+import io
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from babel.messages.catalog import Catalog, Message
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+from babel.messages.mofile import write_mo
+from babel.messages.plurals import get_plural
+from babel.messages.pofile import read_po, write_po
+
+LANGUAGES = ("tr", "ru", "uk", "fa", "th")
+"""The languages translated from English, the source."""
+RTL = frozenset({"fa"})
+"""Languages written right to left."""
+PLURAL_TABLE = 200
+"""Entries of the web's plural table: ``n < 200 ? table[n] : table[100 + n % 100]``."""
+
+ROOT = Path(__file__).resolve().parent
+"""The client's folder: ``locale/`` and ``web/`` are in it."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A catalog domain: where its strings are read from and by which keywords."""
+
+    name: str
+    mapping: str
+    """The mapping file under ``locale/`` (``pybabel extract -F``), relative to the client."""
+    keywords: dict[str, tuple[int, ...] | None]
+
+
+DOMAINS = (
+    Domain("terminal", "terminal.cfg", {"_": None, "N_": None, "ngettext": (1, 2)}),
+    Domain("web", "web.cfg", {"t": None, "tn": (1, 2)}),
+)
+
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:[:!][^{}]*)?\}")
+
+
+def locale_dir(root: Path = ROOT) -> Path:
+    return root / "locale"
+
+
+def po_path(root: Path, lang: str, domain: str) -> Path:
+    return locale_dir(root) / lang / "LC_MESSAGES" / f"{domain}.po"
+
+
+def placeholders(text: str) -> set[str]:
+    """The ``{name}`` fields of a message (str.format style, the web's too)."""
+    return set(_FIELD.findall(text))
+
+
+# ------------------------------------------------------------------------- extract
+
+
+def extract_domain(root: Path, domain: Domain) -> Catalog:
+    """Every string the domain's sources mark, as a template catalog."""
+    with (locale_dir(root) / domain.mapping).open(encoding="utf-8") as f:
+        methods, options = parse_mapping_cfg(f)  # type: ignore[no-untyped-call]
+    template = Catalog(project="pisyedili", domain=domain.name, fuzzy=False)
+    for filename, lineno, message, comments, context in extract_from_dir(
+        str(root), methods, options, keywords=domain.keywords, comment_tags=("i18n:",),
+        strip_comment_tags=True,
+    ):
+        template.add(message, None, [(f"client/{filename}", lineno)],
+                     auto_comments=comments, context=context)
+    return template
+
+
+def extract(root: Path = ROOT, out: Callable[[str], None] = print) -> None:
+    """Rewrite each domain's template and merge it into that domain's every catalog (as
+    ``pybabel extract`` then ``update`` do): new strings come in untranslated, gone
+    ones are kept as obsolete, a changed one goes fuzzy."""
+    for domain in DOMAINS:
+        template = extract_domain(root, domain)
+        if not len(template):
+            continue
+        pot = locale_dir(root) / f"{domain.name}.pot"
+        with pot.open("wb") as f:
+            write_po(f, template, width=100, omit_header=False, sort_output=False)
+        out(f"{pot.relative_to(root.parent)}: {len(template)} messages")
+        for lang in LANGUAGES:
+            po = po_path(root, lang, domain.name)
+            if po.exists():
+                with po.open("rb") as f:
+                    catalog = read_po(f, locale=lang, domain=domain.name)
+            elif domain.name == "terminal":
+                po.parent.mkdir(parents=True, exist_ok=True)
+                catalog = Catalog(locale=lang, domain=domain.name, project="pisyedili")
+            else:
+                continue  # the web catalogs are their own engineer's to start
+            catalog.update(template, update_header_comment=False)
+            with po.open("wb") as f:
+                write_po(f, catalog, width=100, ignore_obsolete=False)
+            out(f"{po.relative_to(root.parent)}: updated")
+
+
+# ------------------------------------------------------------------------- compile
+
+
+def read_catalog(po: Path) -> Catalog:
+    lang = po.parent.parent.name
+    with po.open("rb") as f:
+        return read_po(f, locale=lang, domain=po.stem)
+
+
+def mo_bytes(catalog: Catalog) -> bytes:
+    """The .mo of a catalog, fuzzy entries left out (English shows for them)."""
+    buf = io.BytesIO()
+    write_mo(buf, catalog, use_fuzzy=False)
+    return buf.getvalue()
+
+
+def plural_function(catalog: Catalog) -> Callable[[int], int]:
+    """The catalog's header plural formula, as gettext evaluates it."""
+    return gettext.c2py(catalog.plural_expr)
+
+
+def plural_table(catalog: Catalog, size: int = PLURAL_TABLE) -> list[int]:
+    """The plural form of n for 0 <= n < size: exact, with ``table[100 + n % 100]``
+    beyond, for formulas that only look at n % 10 and n % 100 past 100 (ours do)."""
+    form = plural_function(catalog)
+    return [int(form(n)) for n in range(size)]
+
+
+def _translated(message: Message) -> bool:
+    strings = message.string if isinstance(message.string, tuple | list) else (message.string,)
+    return bool(message.id) and not message.fuzzy and all(strings)
+
+
+def web_json(catalog: Catalog) -> dict[str, object]:
+    """The browser's catalog: its direction, plural table, and translated messages
+    (a plural one keyed ``singular\\u0004plural``, its forms in order)."""
+    messages: dict[str, object] = {}
+    for message in catalog:
+        if not _translated(message):
+            continue
+        if isinstance(message.id, tuple | list):
+            messages["\u0004".join(message.id[:2])] = list(_strings(message))
+        else:
+            messages[message.id] = message.string
+    lang = str(catalog.locale)
+    return {"lang": lang, "dir": "rtl" if lang in RTL else "ltr",
+            "plural_table": plural_table(catalog), "messages": messages}
+
+
+def catalogs(root: Path = ROOT) -> list[Path]:
+    """Every .po under ``locale/``, sorted."""
+    return sorted(locale_dir(root).glob("*/LC_MESSAGES/*.po"))
+
+
+def compile_all(root: Path = ROOT, out: Callable[[str], None] = print) -> list[Path]:
+    """Write every .po's .mo beside it, and every web.po's JSON; returns what it wrote."""
+    written = []
+    for po in catalogs(root):
+        catalog = read_catalog(po)
+        mo = po.with_suffix(".mo")
+        mo.write_bytes(mo_bytes(catalog))
+        written.append(mo)
+        if po.stem == "web":
+            target = root / "web" / "locale" / f"{po.parent.parent.name}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(web_json(catalog), ensure_ascii=False, indent=1)
+                              + "\n", encoding="utf-8")
+            written.append(target)
+    for path in written:
+        out(f"wrote {path.relative_to(root.parent)}")
+    return written
+
+
+# --------------------------------------------------------------------------- check
+
+
+def _ids(message: Message) -> list[str]:
+    return list(message.id) if isinstance(message.id, tuple | list) else [message.id]
+
+
+def _strings(message: Message) -> list[str]:
+    s = message.string
+    return [x or "" for x in s] if isinstance(s, tuple | list) else [s or ""]
+
+
+def check_catalog(template: Catalog, catalog: Catalog, name: str) -> list[str]:
+    """What is wrong with one catalog against its template: a message missing,
+    untranslated or fuzzy, a placeholder lost or added, the wrong number of plural forms."""
+    problems = []
+    expected = get_plural(str(catalog.locale)).num_plurals
+    if catalog.num_plurals != expected:
+        problems.append(f"{name}: the header says {catalog.num_plurals} plural forms, the "
+                        f"language has {expected}")
+    for entry in template:
+        if not entry.id:
+            continue
+        found = catalog.get(entry.id, entry.context)
+        shown = _ids(entry)[0]
+        if found is None:
+            problems.append(f"{name}: missing {shown!r}")
+            continue
+        if found.fuzzy:
+            problems.append(f"{name}: fuzzy {shown!r}")
+        strings = _strings(found)
+        if not all(strings):
+            problems.append(f"{name}: untranslated {shown!r}")
+            continue
+        plural = isinstance(entry.id, tuple | list)
+        if plural and len(strings) != expected:
+            problems.append(f"{name}: {len(strings)} plural forms, not {expected}, for "
+                            f"{shown!r}")
+        wanted = set().union(*(placeholders(i) for i in _ids(entry)))
+        for form in strings:
+            have = placeholders(form)
+            # One plural form may leave {n} out ("one card" for n == 1), never add a field.
+            if have - wanted or (not plural and have != wanted) or \
+                    (plural and wanted - have - {"n"}):
+                problems.append(f"{name}: placeholders {sorted(have)} not {sorted(wanted)} "
+                                f"in {form!r}")
+    return problems
+
+
+def check(root: Path = ROOT) -> list[str]:
+    """Every domain's every catalog against its template (or, for a domain not extracted
+    yet, against itself). The terminal's must exist in every language; the web's are
+    checked wherever they exist."""
+    problems = []
+    for domain in DOMAINS:
+        pot = locale_dir(root) / f"{domain.name}.pot"
+        template = None
+        if pot.exists():
+            with pot.open("rb") as f:
+                template = read_po(f)
+        for lang in LANGUAGES:
+            po = po_path(root, lang, domain.name)
+            name = str(po.relative_to(root.parent))
+            if not po.exists():
+                if domain.name == "terminal":
+                    problems.append(f"{name}: missing")
+                continue
+            catalog = read_catalog(po)
+            # Without a template (not extracted yet), a catalog's own entries are checked.
+            problems += check_catalog(template or catalog, catalog, name)
+    return problems
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m pisyedili.client.catalogs",
+        description="The translation catalogs of the terminal and web clients.")
+    parser.add_argument("command", choices=("extract", "compile", "check"),
+                        help="extract: update the templates and merge them into every "
+                             "catalog; compile: write the .mo and web JSON files; check: "
+                             "list every message missing, fuzzy or mistranslated")
+    args = parser.parse_args(None if argv is None else list(argv))
+    if args.command == "extract":
+        extract()
+    elif args.command == "compile":
+        compile_all()
+    else:
+        problems = check()
+        for problem in problems:
+            print(problem)
+        print(f"{len(problems)} problems" if problems else "every catalog is complete")
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

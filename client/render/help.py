@@ -1,0 +1,344 @@
+"""Help pages, refusals, the rules summary of `/rules`, the ladder and profiles."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prompt_toolkit.utils import get_cwidth
+
+from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
+
+from ..i18n import CHOICES, ENGLISH, N_, _, current, date, ngettext, number
+from ..parse import COMMANDS, REPLAY_COMMANDS, CommandSpec
+from .cards import card, suit
+from .table import and_list
+from .text import DEFAULT_LOOK, Dict, Fragments, Look, wrap
+
+HELP_TOPICS = ("moves", "table", "lobby", "replay", "account", "operator", "screen")
+
+_MOVES_HELP = (
+    ("7h  10s  qd  ts", N_("play that card (case, and 10 or T, do not matter)")),
+    ("3", N_("play the card numbered 3 on the hand line")),
+    ("js h  j h  j", N_("play a jack naming hearts (a bare j asks which suit)")),
+    ("d  draw", N_("draw a card (C7, K5)")),
+    ("p  pass", N_("end your turn once you have drawn (C7, K5)")),
+    (N_("4 (in muamele)"), N_("pick face-down card number 4 (K14)")),
+)
+
+_CREATE_OPTIONS = N_("/create options: --name NAME, --ten reverse|bounce, --decks 1|2, "
+                     "--turn SECONDS, --empty-stock end_deal|reshuffle, "
+                     "--match-end deals:N|points:N, --rated")
+
+
+def _rows(pairs: Sequence[tuple[str, str]], width: int) -> list[Fragments]:
+    """Two columns, the second wrapped under itself (columns as the terminal counts them)."""
+    col = min(max(get_cwidth(a) for a, __ in pairs), 20)
+    out: list[Fragments] = []
+    for a, b in pairs:
+        pad = " " * max(col - get_cwidth(a), 0)
+        out += wrap([("", f"  {a}{pad}  {b}")], width, col + 4)
+    return out
+
+
+def _commands(topic: str) -> list[tuple[str, str]]:
+    return [(c.usage, about(c)) for c in COMMANDS if c.topic == topic]
+
+
+def about(command: CommandSpec) -> str:
+    """What a command does, in the current language."""
+    return _(command.about, levels=", ".join(BOT_LEVELS), codes=", ".join(CHOICES))
+
+
+def _text(text: str, width: int, style: str = "") -> list[Fragments]:
+    return wrap([(style, text)], width, 2)
+
+
+def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK) -> list[Fragments]:
+    """`/help` and `/help TOPIC`: each page fits an 80×24 terminal beside the status area."""
+    topic = topic.strip().lower().lstrip("/")
+    specs = {c.name: c for c in COMMANDS}
+    if not topic:
+        return [[("class:title", _("Help"))],
+                *_text(_("On your turn: a card (7h, 10s, qd) or its number on the hand line, "
+                         "js h for a jack naming hearts, d to draw, p to pass; Tab "
+                         "completes."), width),
+                *_rows(_commands("game"), width)]
+    if topic == "moves":
+        return [[("class:title", _("Moves (on your turn)"))],
+                *_rows([(_(a), _(b)) for a, b in _MOVES_HELP], width),
+                *_text(_("Tab completes the legal moves and /moves lists them; off your "
+                         "turn, plain text is chat."), width)]
+    if topic in ("account", "operator"):
+        head = _("Accounts and ratings") if topic == "account" else _("Operators")
+        return [[("class:title", head)], *_rows(_commands(topic), width),
+                *_text(_("A registered name is yours alone: others get it suffixed. /login "
+                         "remembers a login token for this server, never the password.")
+                       if topic == "account" else _("Only the server's operators may use "
+                                                    "these; every action is logged with "
+                                                    "your name."), width, "class:dim")]
+    if topic in ("table", "lobby"):
+        head = _("At a table") if topic == "table" else _("In the lobby")
+        lines = [[("class:title", head)], *_rows(_commands(topic), width)]
+        if topic == "table":
+            lines += _text(_("Seats are numbered from 1. The host fills open seats with bots "
+                             "and starts the match once every seat is ready."), width)
+        else:
+            lines += _text(_(_CREATE_OPTIONS), width, "class:dim")
+        return lines
+    if topic in ("replay", "history"):
+        keys = [(_(" or ").join(words) + (f" ({key})" if key else ""), _(what))
+                for words, key, what in REPLAY_COMMANDS]
+        return [[("class:title", _("Finished matches"))], *_rows(_commands("replay"), width),
+                [("class:title", _("In a replay (type a word, or press the key)"))],
+                *_rows(keys, width),
+                *_text(_("pisyedili replay FILE opens a saved match, no server needed."),
+                       width)]
+    if topic == "screen":
+        turn = "▶" if look.unicode else ">"
+        return [[("class:title", _("The screen"))],
+                *_text(_("Above the prompt: what happened, newest last (/log shows this "
+                         "deal again)."), width),
+                *_text(_("Below it: the rule set and how far the match is (deal 2 of 4, or "
+                         "to 101), the top card and the stock; every seat with its cards "
+                         "and points, {turn} on the seat to act with its time left; your "
+                         "hand, each card beside the number you type for it, the ones you "
+                         "may play underlined; then your legal moves.", turn=turn), width),
+                *_text(_("/sort rank|suit orders the hand; /bell rings when it is your "
+                         "turn; /lang CODE changes the language."), width),
+                *_text(_("Ctrl-C, Ctrl-D or /quit leaves; during a match, press it twice."),
+                       width)]
+    spec = specs.get(topic)
+    if spec is None:
+        return _text(_("No help on {topic}. Topics: {topics}, or a command name (/help "
+                       "create).", topic=repr(topic), topics=", ".join(HELP_TOPICS)), width,
+                     "class:error")
+    lines = [[("class:title", spec.usage)],
+             *_text(_("{about}; e.g. {example}", about=about(spec), example=spec.example),
+                    width)]
+    if spec.name == "create":
+        lines += _text(_(_CREATE_OPTIONS), width, "class:dim")
+    return lines
+
+
+# -------------------------------------------------------------------------- refusals
+
+_CARD = re.compile(r"(?<![\w'])(?:10|[2-9JQKA])[cdhs](?![\w'])")
+_ASKS_FOR = re.compile(r"(?<=asks for )[cdhs]\b")
+
+
+def with_cards(text: str, look: Look, style: str = "") -> Fragments:
+    """`text` with the cards (and a named suit) it mentions in wire notation drawn as on
+    screen, so a message reads like the table it is about."""
+    out: Fragments = []
+    at = 0
+    marks = sorted([(m.start(), m.end(), "card") for m in _CARD.finditer(text)]
+                   + [(m.start(), m.end(), "suit") for m in _ASKS_FOR.finditer(text)])
+    for begin, end, kind in marks:
+        if begin > at:
+            out.append((style, text[at:begin]))
+        found = text[begin:end]
+        out += card(found, look) if kind == "card" else suit(found, look)
+        at = end
+    if at < len(text):
+        out.append((style, text[at:]))
+    return out
+
+
+REFUSALS: dict[str, str] = {
+    "frame_too_large": N_("the message was too large for the server"),
+    "malformed_frame": N_("the server could not read a message"),
+    "not_a_map": N_("the server could not read a message"),
+    "missing_type": N_("the server could not read a message"),
+    "invalid_utf8": N_("the server could not read a message"),
+    "bad_key": N_("the server could not read a message"),
+    "text_message": N_("the server could not read a message"),
+    "ext_not_allowed": N_("the server could not read a message"),
+    "too_deep": N_("the server could not read a message"),
+    "value_too_large": N_("that is too long for the server"),
+    "unknown_type": N_("the server does not know that request"),
+    "missing_field": N_("the request lacks {field}"),
+    "bad_field": N_("the server refused the value of {field}"),
+    "unsupported_version": N_("the server speaks another version of the protocol"),
+    "hello_required": N_("the server expected a greeting first"),
+    "already_welcomed": N_("already connected"),
+    "bad_token": N_("the session expired: starting a new one"),
+    "handshake_timeout": N_("the server waited too long for a greeting"),
+    "idle_timeout": N_("the server heard nothing for too long"),
+    "server_full": N_("the server is full"),
+    "too_many_connections": N_("too many connections from your address"),
+    "too_many_sessions": N_("too many sessions from your address"),
+    "rate_limited": N_("too many requests too fast: wait a moment"),
+    "too_slow": N_("the connection was too slow"),
+    "shutting_down": N_("the server is shutting down"),
+    "feature_not_negotiated": N_("this server does not offer that"),
+    "internal_error": N_("the server failed on that request; nothing changed"),
+    "no_such_table": N_("no table with that number or invite code"),
+    "private_table": N_("that table is private: join it with its invite code"),
+    "already_at_table": N_("you are at a table already; /leave it first"),
+    "not_at_table": N_("you are not at a table"),
+    "too_many_tables": N_("the server allows no more open tables"),
+    "bad_options": N_("those table options are refused"),
+    "no_such_seat": N_("the table has no such seat"),
+    "seat_taken": N_("that seat is not open"),
+    "not_seated": N_("you do not hold a seat"),
+    "not_a_bot": N_("that seat does not hold a bot"),
+    "not_host": N_("only the table's host may do that"),
+    "table_not_ready": N_("not every seat is filled and ready yet"),
+    "game_in_progress": N_("a match is being played: seats cannot change now"),
+    "no_game": N_("no deal is being played"),
+    "match_not_over": N_("a rematch can only be agreed once the match is over"),
+    "no_such_match": N_("no finished match with that number that you may see"),
+    "history_unavailable": N_("this server keeps no finished matches"),
+    "accounts_unavailable": N_("this server keeps no accounts"),
+    "name_registered": N_("that name is registered to an account already"),
+    "logged_in": N_("you are logged in already; /logout first"),
+    "not_logged_in": N_("you are not logged in"),
+    "bad_login": N_("wrong name, password or login token"),
+    "too_many_logins": N_("too many login attempts: wait a while"),
+    "server_busy": N_("the server is busy checking passwords: try again shortly"),
+    "weak_password": N_("that password is too short"),
+    "bad_password": N_("that password holds a character no password may"),
+    "tls_required": N_("this server takes passwords only over an encrypted connection"),
+    "account_required": N_("a rated table seats registered players only: log in, or "
+                           "watch"),
+    "not_operator": N_("only a server operator may do that"),
+    "no_such_player": N_("nobody of that name is connected or registered"),
+    "bad_network": N_("that is not an IP address or range"),
+    "muted": N_("an operator muted you: you cannot chat"),
+    "banned": N_("you are banned from this server"),
+    "kicked": N_("an operator removed you from the server"),
+    "not_your_turn": N_("it is not your turn"),
+    "illegal_card": N_("that card cannot be played now"),
+    "illegal_move": N_("that move is not allowed now"),
+    "card_not_in_hand": N_("you do not hold that card"),
+    "deal_over": N_("the deal is over"),
+}
+"""Every error code (protocol/errors.py) as the player reads it. The server's message is
+English: in another language the code says what happened; a code not listed here (a
+newer server's) shows the server's text."""
+
+
+_WITHOUT_FIELD = {"missing_field": N_("the request lacks a field"),
+                  "bad_field": N_("the server refused a value of that request")}
+"""The codes that name a field, for an error that names none."""
+
+
+def refusal(msg: Dict, look: Look) -> Fragments:
+    """A refused request as a player reads it: cards as on screen, seats counted from 1
+    and the rule cited.  The code is for programs and stays off the screen."""
+    code = str(msg.get("code") or "")
+    seat = msg.get("seat")
+    if current() != ENGLISH and code in REFUSALS:
+        field = msg.get("field")
+        if field is None and code in _WITHOUT_FIELD:
+            text = _(_WITHOUT_FIELD[code])
+        else:
+            text = _(REFUSALS[code], field=str(field))
+    else:
+        text = str(msg.get("message") or _("the server refused that"))
+        if isinstance(seat, int) and not isinstance(seat, bool):
+            text = re.sub(rf"\bseat {seat}\b", f"seat {seat + 1}", text)
+    out = with_cards(text[:1].upper() + text[1:], look, "class:error")
+    waiting = [s + 1 for s in msg.get("waiting_for") or [] if isinstance(s, int)]
+    if waiting:
+        out.append(("class:error", ngettext(" (waiting for seat {seats})",
+                                            " (waiting for seats {seats})", len(waiting),
+                                            seats=", ".join(map(number, waiting)))))
+    if msg.get("retry_after") is not None and current() != ENGLISH and code in REFUSALS:
+        out.append(("class:error", _(" (try again in {seconds}s)",
+                                     seconds=msg["retry_after"])))
+    if msg.get("rule"):
+        out.append(("class:dim", _(" (rule {rule})", rule=msg["rule"])))
+    return out
+
+
+_RULE_SUMMARY: dict[str, list[str]] = {
+    "classic": [
+        N_("C1 7 cards each, one deck, 2-6 players."),
+        N_("C2 the player left of the dealer opens with a club (draws until one comes)."),
+        N_("C4 match the top card's rank or suit."),
+        N_("C5/C6 a jack goes on anything but a jack and names the suit to follow."),
+        N_("C7 cannot or will not play: draw one at a time; pass only after drawing."),
+        N_("C9 8 skips the next player.  C10 10 reverses the direction."),
+        N_("C11 7: the next player draws 3 or answers with a 7; sevens stack (3 per 7)."),
+        N_("C12 ace: you may play one more card matching it (or a jack)."),
+        N_("C13 first out wins; others score J 25, 7 20, A 15, K/Q 10, others face value."),
+        N_("C14 going out on a 7 triples, on a jack doubles the others' points."),
+        N_("C15 empty stock ends the deal; the lowest hand wins it."),
+        N_("C16 a match is 4 deals; the lowest total wins."),
+    ],
+    "cardiva": [
+        N_("K1/K2 7 cards each; 2 players one deck, 3-4 players two decks."),
+        N_("K3 first round: a club, not J/7/10/A; no effects; draw until you can."),
+        N_("K4 match the top card's rank or suit.  K5 or draw 1, then play or pass."),
+        N_("K7 7: the next player draws 3 or answers with a 7 (3, 6, 9...), then plays on."),
+        N_("K8 a jack goes on anything and names the suit."),
+        N_("K9 10 bounces the turn one seat back (another 10 bounces further)."),
+        N_("K10 ace: everyone else draws 1 and you play again; you cannot go out on an ace."),
+        N_("K11 pişti: an ordinary card on its exact twin: play again (or draw)."),
+        N_("K12 points: 2-10 face value, Q/K 10, A 11, J 25.  K13 out on J ×2, on 7 ×3."),
+        N_("K14 muamele: each 7 left in hand means 3 face-down picks; a picked 7 gives 3 "
+           "more."),
+        N_("K15 the match ends when someone reaches 101; the lowest total wins."),
+    ],
+}
+
+
+def rules_lines(rules: str | None, options: Dict | None) -> list[Fragments]:
+    """A summary of the table's rule set with rule numbers, and its options."""
+    if not rules:
+        sets = and_list(list(RULE_SETS))
+        return [[("", _("Not at a table. The rule sets are {sets}; /create picks one.",
+                        sets=sets))]]
+    lines: list[Fragments] = [[("class:title", _("Rules: {rules}", rules=rules))]]
+    lines += [[("", f"  {_(line)}")] for line in _RULE_SUMMARY.get(rules, [])]
+    if options:
+        opts = ", ".join(f"{k} {v}" for k, v in sorted(options.items()) if k != "rules")
+        lines.append([("class:dim", "  " + _("options: {options}", options=opts))])
+    return lines
+
+
+def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
+    """`/top`: the rating ladder of one rule set."""
+    rows = msg.get("rows") or []
+    out: list[Fragments] = [[("class:title", _("Top {count} ({rules})", count=len(rows),
+                                               rules=msg.get("rules")))]]
+    if not rows:
+        return [*out, [("class:dim", "  " + _("nobody has played a rated match of it yet"))]]
+    for row in rows:
+        rank = f"{number(row['rank']):>3}"
+        rating = f"{number(row['rating'], 2):>7}"
+        out.append([("", f"  {rank}. {row['name']:<24} {rating}  " + _(
+            "({played} played, {won} won)", played=row["matches"], won=row["wins"]))])
+    return out
+
+
+def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
+    """`/profile NAME`: ratings, then the latest matches."""
+    out: list[Fragments] = [[("class:title", _("{name}: {matches} matches, {wins} won",
+                                               name=msg.get("name"),
+                                               matches=msg.get("matches", 0),
+                                               wins=msg.get("wins", 0)))]]
+    for r in msg.get("ratings") or []:
+        out.append([("", "  " + _("{rules}: rating {rating} (mu {mu}, sigma {sigma}), "
+                                  "#{rank}, {matches} rated", rules=r["rules"],
+                                  rating=number(r["rating"], 2),
+                                  mu=number(r["mu"], 2),
+                                  sigma=number(r["sigma"], 2), rank=r["rank"],
+                                  matches=r["matches"]))])
+    for m in msg.get("recent") or []:
+        others = ", ".join(n for i, n in enumerate(m["players"]) if i != m["seat"])
+        fields = {"when": date(m["finished_at"]), "rules": m["rules"], "total": m["total"],
+                  "others": others}
+        if m["rated"]:
+            text = (_("{when} {rules} rated: won with {total} points vs {others}", **fields)
+                    if m["won"] else
+                    _("{when} {rules} rated: lost with {total} points vs {others}", **fields))
+        else:
+            text = (_("{when} {rules} casual: won with {total} points vs {others}", **fields)
+                    if m["won"] else
+                    _("{when} {rules} casual: lost with {total} points vs {others}", **fields))
+        out.append([("class:dim", "  " + text)])
+    return out

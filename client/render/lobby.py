@@ -1,0 +1,136 @@
+"""The lobby's table list and the finished matches of `/history`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from pisyedili.protocol.shapes import HISTORY_PAGE
+
+from ..i18n import _, date, ngettext
+from .table import and_list, phase_text
+from .text import Dict, Fragments
+
+
+def lobby_table(t: Dict) -> Fragments:
+    """One row of the lobby: id, name, rule set, seats taken/free, phase, private."""
+    seats = t.get("seats")
+    if isinstance(seats, list):
+        taken = sum(1 for s in seats if s.get("kind") != "open")
+        total = len(seats)
+    else:
+        taken, total = int(t.get("taken", 0) or 0), int(seats or 0)
+    bots = t.get("bots")
+    row = f"  #{t.get('id', '?'):<4} {t.get('name', '')!s:<16} {t.get('rules', '?'):<8} "
+    # i18n: a table's seats, taken of all; English says "seats" for any number.
+    row += ngettext("{taken}/{n} seats", "{taken}/{n} seats", total, taken=taken)
+    if bots:
+        row += ngettext(" ({n} bot)", " ({n} bots)", bots)
+    row += f"  {phase_text(t.get('phase', ''))}"
+    if t.get("private"):
+        row += "  " + _("private")
+    if t.get("rated"):
+        row += "  " + _("rated")
+    return [("", row)]
+
+
+LOBBY_PAGE = 200
+"""Rows in a lobby page of the reference server, until a full page says otherwise."""
+
+
+def tables_count(n: int) -> str:
+    return ngettext("{n} table", "{n} tables", n)
+
+
+def lobby_span(offset: int, rows: int, total: int | None) -> str:
+    """How many tables there are and which of them a page shows: `450 tables,
+    showing 1-200`; just `3 tables` when the page is the whole list."""
+    if total is None or (offset == 0 and rows >= total):
+        return tables_count(rows if total is None else total)
+    if not rows:
+        return _("{tables}, showing none", tables=tables_count(total))
+    return _("{tables}, showing {first}-{last}", tables=tables_count(total), first=offset + 1,
+             last=offset + rows)
+
+
+def lobby_pages(total: int, page: int) -> int:
+    """How many pages of `page` rows `total` tables fill (at least one)."""
+    return max(1, -(-total // max(page, 1)))
+
+
+def lobby(tables: Iterable[Dict], offset: int = 0, total: int | None = None,
+          page: int = LOBBY_PAGE) -> list[Fragments]:
+    """One page of the table list; `total` (None: the page is the whole list) and
+    `offset` say where it sits in the whole list."""
+    rows = [lobby_table(t) for t in tables]
+    paged = total is not None and not (offset == 0 and len(rows) >= total)
+    if not rows and not paged:
+        return [[("class:dim", _("No tables yet. /create classic 4 opens one; /help lists "
+                                 "all."))]]
+    if not rows:
+        return [[("class:dim", _("No tables on this page: the lobby has {tables}; /lobby 1 "
+                                 "shows the first.", tables=tables_count(total or 0)))]]
+    head = _("Tables:")
+    if paged and total is not None:
+        head = _("Tables {first}-{last} of {total} (page {page} of {pages}):",
+                 first=offset + 1, last=offset + len(rows), total=total,
+                 page=offset // max(page, 1) + 1, pages=lobby_pages(total, page))
+    out = [[("class:title", head)], *rows,
+           [("class:dim", _("/join ID to sit down, /watch ID to spectate, /create to open "
+                            "one"))]]
+    if paged:
+        out.append([("class:dim", _("/lobby next, /lobby prev or /lobby PAGE for other "
+                                    "pages"))])
+    return out
+
+
+# -------------------------------------------------------------------- finished matches
+
+
+def match_row(m: Dict) -> Fragments:
+    """One finished match: id, when it ended, rule set, deals, each seat's total, winners."""
+    players = [p for p in m.get("players") or [] if isinstance(p, Mapping)]
+    ended = m.get("finished_at")
+    when = date(ended, with_time=True) if isinstance(ended, int | float) else "?"
+    seats = ", ".join(f"{p.get('name', '?')} {p.get('total', '?')}" for p in players)
+    won = [str(p.get("name", "?")) for p in players if p.get("seat") in (m.get("winners") or [])]
+    deals = m.get("deals")
+    row = f"  #{m.get('id', '?'):<5} {when}  {m.get('rules', '?'):<8} "
+    row += (ngettext("{n} deal", "{n} deals", deals) if isinstance(deals, int)
+            and not isinstance(deals, bool) else _("? deals"))
+    row += f"  {seats}"
+    out: Fragments = [("", row), ("class:good", "  " + _("won: {who}", who=and_list(won)))]
+    if m.get("private"):
+        out.append(("class:dim", "  " + _("private")))
+    return out
+
+
+def history(msg: Dict) -> list[Fragments]:
+    """A `history` page: whose matches, which of them, and how to see more."""
+    of, name = msg.get("of"), msg.get("name")
+    rows = [match_row(m) for m in msg.get("matches") or [] if isinstance(m, Mapping)]
+    total, offset = msg.get("total"), msg.get("offset")
+    total = total if isinstance(total, int) else len(rows)
+    offset = offset if isinstance(offset, int) else 0
+    if of == "mine":
+        whose = _("Your matches")
+    elif of == "recent":
+        whose = _("Recent public matches")
+    else:
+        whose = _("Matches of {name}", name=name)
+    word = "" if of == "mine" else f"{name or of} "
+    if not rows:
+        if total:
+            return [[("class:dim", _("{whose}: none on this page of {total}; /history "
+                                     "{word}1 shows the first.", whose=whose, total=total,
+                                     word=word))]]
+        return [[("class:dim", _("{whose}: no finished matches yet.", whose=whose))]]
+    head = _("{whose} ({first}-{last} of {total}, newest first):", whose=whose,
+             first=offset + 1, last=offset + len(rows), total=total)
+    out = [[("class:title", head)], *rows,
+           [("class:dim", _("/replay ID to watch one, /export ID FILE to save it"))]]
+    if offset + len(rows) < total or offset:
+        page = -(-offset // HISTORY_PAGE) + 1
+        pages = max(1, -(-total // HISTORY_PAGE))
+        out.append([("class:dim", _("page {page} of {pages}: /history {word}PAGE for "
+                                    "another", page=page, pages=pages, word=word))])
+    return out

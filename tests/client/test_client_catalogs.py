@@ -48,11 +48,12 @@ def test_every_language_has_a_terminal_catalog() -> None:
         assert catalogs.po_path(ROOT, lang, "terminal").is_file(), lang
 
 
-def _client_copy(tmp_path: Path) -> Path:
-    """A copy of the client's catalogs and mapping files, to break."""
+def _client_copy(tmp_path: Path, web: bool = True) -> Path:
+    """A copy of the client's catalogs and mapping files, to break (without the web
+    domain's: as before the web client's first extract)."""
     root = tmp_path / "client"
-    shutil.copytree(ROOT / "locale", root / "locale",
-                    ignore=shutil.ignore_patterns("*.mo"))
+    skip = ("*.mo",) if web else ("*.mo", "web.pot", "web.po")
+    shutil.copytree(ROOT / "locale", root / "locale", ignore=shutil.ignore_patterns(*skip))
     return root
 
 
@@ -149,7 +150,7 @@ def test_compile_writes_each_mo_and_the_web_json(tmp_path: Path) -> None:
 def test_a_web_catalog_is_checked_wherever_it_exists(tmp_path: Path) -> None:
     """The web's catalogs are the web client's to start; one that exists is checked, with
     its template or, before its first extract, on its own."""
-    root = _client_copy(tmp_path)
+    root = _client_copy(tmp_path, web=False)
     assert catalogs.check(root) == []
     _web_po(root, "tr")
     problems = catalogs.check(root)

@@ -1,7 +1,7 @@
 """Level `medium`: a heuristic player built from the tips players give each other.
 
 Each legal move gets a score; the best one is played (ties broken by the rng). The
-terms follow the advice in RULES.md's closing tips and common play: shed high cards,
+terms follow the advice players give and common play: shed high cards,
 jacks above all, before someone goes out (C13, K12); keep a 7 to answer a 7 (C11, K7);
 use 8, 10 and ace tempo (C9, C10, C12, K9, K10); hold the jack or 7 for a multiplied
 finish when the others are far from going out (C14, K13); leave a top card the next

@@ -1,4 +1,4 @@
-"""Table options (RULES.md "Options a table may set"), validated once at the table."""
+"""Table options (docs/rules.md, "Table options"), validated once at the table."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ class Options:
 
     @classmethod
     def make(cls, rules: str, players: int, **overrides: Any) -> Options:
-        """Fill RULES.md defaults for ``rules`` and ``players``, apply overrides, validate."""
+        """Fill the defaults of docs/rules.md for ``rules`` and ``players``, apply
+        overrides, validate."""
         rs = RULESETS.get(rules) if isinstance(rules, str) else None
         if rs is None:
             raise ValueError(f"unknown rules {rules!r} (expected one of {', '.join(RULESETS)})")

@@ -1,7 +1,7 @@
 """The lobby: the registry of tables, how they are found, and who hears of changes.
 
 Tables live here from creation to close. The lobby validates what a `create_table`
-asks for (rule set, seat count, the options of RULES.md) before a table exists, so a
+asks for (rule set, seat count, the options of docs/rules.md) before a table exists, so a
 table is never built from bad input; it keeps invite codes private (a private table
 is listed, but joined only with its code); it caps how many tables are open, per
 host, per address and in all; it answers with the table list one page at a time, so a
@@ -42,7 +42,7 @@ from pisyedili.server.table.runner import Deliver, TableRunner
 log = Logger()
 
 ENGINE_OPTIONS = frozenset({"ten", "empty_stock", "match_end", "decks"})
-"""Table options that are rules (RULES.md, "Options a table may set")."""
+"""Table options that are rules (docs/rules.md, "Table options")."""
 
 TURN_SECONDS_MAX = 3600
 

@@ -94,7 +94,7 @@ class OfflineMatch:
         self.path = path
         self.lock = lock
         self.tokens = TokenStore(path.with_name(path.name.removesuffix(JOURNAL_SUFFIX)
-                                                + ".session.json"))
+                                                + ".session.json"), shared=False)
 
     @classmethod
     def new(cls, folder: Path) -> OfflineMatch:

@@ -86,8 +86,12 @@ class TokenStore:
     """The tokens file at `path`; each call reads it afresh, so two clients of the same
     user (to different servers) do not undo each other's saves."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, shared: bool = True) -> None:
+        """`shared`: other processes may change the file too (the user's sessions file),
+        so each change takes its lock; a file one process owns already (an offline
+        match's, under its journal's lock) needs none."""
         self.path = path if path is not None else default_path()
+        self.shared = shared
 
     def load(self, server: str) -> Saved | None:
         entry = self._read().get(server)
@@ -164,8 +168,9 @@ class TokenStore:
         moment each keep their entry (without it, the later write drops the other's)."""
         lock: FileLock | None = None
         try:
-            private_dir(self.path.parent)
-            lock = FileLock.wait(self.path)
+            if self.shared:
+                private_dir(self.path.parent)
+                lock = FileLock.wait(self.path)
         except (FileInUse, OSError) as exc:
             log.warn("cannot lock the saved sessions in {path}: {error}; saving anyway",
                      path=str(self.path), error=type(exc).__name__)

@@ -610,7 +610,7 @@ class StoreCommandOptions(usage.Options):
 
 
 class BackupOptions(StoreCommandOptions):
-    """`pisyedili-server backup [--db PATH] DEST`: copy the store, server running or not."""
+    """`pisyedili-server backup [--db PATH|URL] DEST`: copy the store, server running or not."""
 
     synopsis = "backup [--db PATH|URL] DEST"
 

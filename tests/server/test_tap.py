@@ -84,7 +84,7 @@ def test_console_script_help_lists_its_subcommands_each_with_its_own_usage(
         tap.main(["backup", "--help"])
     assert exc.value.code == 0
     assert capsys.readouterr().out.startswith(
-        "Usage: pisyedili-server backup [--db PATH] DEST\nOptions:")
+        "Usage: pisyedili-server backup [--db PATH|URL] DEST\nOptions:")
     assert "Commands:" not in str(tap.Options())  # `twistd pisyedili` runs a server only
 
 

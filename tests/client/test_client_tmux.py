@@ -28,6 +28,9 @@ from pisyedili.client import replay
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+POLL = 0.05
+"""Seconds between two looks at the screen: a look is one short tmux command, and each
+wait ends this soon after what it waits for appears."""
 
 
 def command() -> list[str]:
@@ -92,7 +95,7 @@ class Terminal:
             screen = self.screen()
             if ready(screen):
                 return screen
-            time.sleep(0.2)
+            time.sleep(POLL)
         raise AssertionError(f"{what} never appeared; the screen was:\n{screen}")
 
     def exited(self) -> str:
@@ -195,7 +198,7 @@ def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20.0) -> N
     deadline = time.monotonic() + timeout
     while not ready():
         assert time.monotonic() < deadline, f"{what} never happened"
-        time.sleep(0.2)
+        time.sleep(POLL)
 
 
 def test_two_offline_matches_at_once_keep_a_journal_each(tmp_path: Path) -> None:

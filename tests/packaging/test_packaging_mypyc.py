@@ -1,9 +1,13 @@
 """The optional mypyc build of the engine (PISYEDILI_MYPYC), built for real from the sdist.
 
-Each wheel is built once for the module, by pip in its isolated build environment (which
-must get mypy from the backend's requirements), from an sdist made of the checkout: that
-is how users and CI build it, and each build starts from a fresh unpacked tree, so
-nothing one build leaves in a build folder can make another pass.
+Each distinct wheel is built once a session, by pip, from an sdist made of the checkout:
+that is how users and CI build it, and each build starts from a fresh unpacked tree, so
+nothing one build leaves in a build folder can make another pass. The compiled wheel is
+built in pip's isolated build environment, which must get mypy from the backend's
+requirements, as a user's build does. The others need nothing a fresh environment would
+add, so they build with --no-build-isolation from the environment running the tests
+(the test extra holds the build requirements: pip checks them), which saves a fresh
+environment, with setuptools and mypy installed into it, per build.
 """
 
 from __future__ import annotations
@@ -42,12 +46,21 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
                           text=True, timeout=900, check=False)
 
 
+def _pip(python: Path | str, *args: str) -> list[str]:
+    """The tests' pip, run against the environment of `python` (which needs no pip)."""
+    return [sys.executable, "-m", "pip", "--python", str(python), *args]
+
+
+NO_ISOLATION = ("--no-build-isolation", "--check-build-dependencies")
+"""Build from the tests' environment, and fail if it lacks a build requirement."""
+
+
 class Built:
     """One pip wheel build: its output, and the wheel's file names."""
 
-    def __init__(self, sdist: Path, out: Path, **env: str | None) -> None:
-        self.done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w",
-                          str(out), str(sdist)], _env(**env), out)
+    def __init__(self, sdist: Path, out: Path, *options: str, **env: str | None) -> None:
+        self.done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", *options,
+                          "-w", str(out), str(sdist)], _env(**env), out)
         self.output = self.done.stdout + self.done.stderr
         wheels = list(out.glob("*.whl"))
         self.wheel = wheels[0] if len(wheels) == 1 else None
@@ -67,7 +80,7 @@ class Built:
         return {n for n in self.names if not extension_stem(n) and ".dist-info/" not in n}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sdist")
     done = _run([sys.executable, "-c",
@@ -83,7 +96,7 @@ KEEP = "PISYEDILI_KEEP_COMPILED_WHEEL"
 the compiled engine instead of compiling it a second time (.ci/run)."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def compiled(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
     built = Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
     keep = os.environ.get(KEEP)
@@ -92,9 +105,9 @@ def compiled(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
     return built
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pure(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return Built(sdist, tmp_path_factory.mktemp("pure"))
+    return Built(sdist, tmp_path_factory.mktemp("pure"), *NO_ISOLATION)
 
 
 def test_a_compiled_wheel_has_the_extensions_beside_the_sources(compiled: Built) -> None:
@@ -118,7 +131,7 @@ def test_without_the_variable_the_wheel_is_pure_python(pure: Built, compiled: Bu
 
 
 def test_without_a_compiler_the_build_warns_and_falls_back(sdist: Path, tmp_path: Path) -> None:
-    fallback = Built(sdist, tmp_path, PISYEDILI_MYPYC="1", CC="/nonexistent/cc")
+    fallback = Built(sdist, tmp_path, *NO_ISOLATION, PISYEDILI_MYPYC="1", CC="/nonexistent/cc")
     wheel = fallback.built()
     assert "WARNING: PISYEDILI_MYPYC=1 but compiling the engine with mypyc failed" in (
         fallback.output), fallback.output[-4000:]
@@ -128,15 +141,17 @@ def test_without_a_compiler_the_build_warns_and_falls_back(sdist: Path, tmp_path
 
 def test_require_fails_the_build_without_a_compiler(sdist: Path, tmp_path: Path) -> None:
     """What CI builds with: it can never test the pure engine twice unawares."""
-    failed = Built(sdist, tmp_path, PISYEDILI_MYPYC="require", CC="/nonexistent/cc")
+    failed = Built(sdist, tmp_path, *NO_ISOLATION, PISYEDILI_MYPYC="require",
+                   CC="/nonexistent/cc")
     assert failed.done.returncode != 0 and failed.wheel is None, failed.output[-4000:]
     assert "PISYEDILI_MYPYC=require and compiling with mypyc failed" in failed.output
 
 
 @pytest.fixture
 def venv(tmp_path: Path) -> Iterator[Path]:
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True,
-                   timeout=300)
+    """A fresh environment with nothing installed, not even pip: `_pip` installs into it."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")],
+                   check=True, timeout=300)
     yield tmp_path / "venv" / ("Scripts" if os.name == "nt" else "bin")
 
 
@@ -159,8 +174,8 @@ def test_the_compiled_wheel_installed_plays_a_deal(compiled: Built, venv: Path) 
     """Installed alone (no mypy, no other package): the engine needs nothing of mypyc's.
     (The bots' modules import the protocol, which needs msgpack: the rules only here.)"""
     python = venv / "python"
-    done = _run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                 str(compiled.built())], _env(), venv)
+    done = _run(_pip(python, "install", "-q", "--no-deps", "--no-index",
+                     str(compiled.built())), _env(), venv)
     assert done.returncode == 0, done.stdout + done.stderr
     engine = [m for m in backend.COMPILED if m.startswith("pisyedili.server.rules.")]
     done = _run([str(python), "-c", PLAY, *engine], _env(), venv)
@@ -178,8 +193,8 @@ def test_editable_installs_never_compile(sdist: Path, venv: Path) -> None:
     with tarfile.open(sdist) as tar:
         tar.extractall(venv.parent, filter="data")
     (tree,) = venv.parent.glob("pisyedili-*/")
-    done = _run([str(venv / "python"), "-m", "pip", "install", "-v", "--no-deps", "-e",
-                 str(tree)], _env(PISYEDILI_MYPYC="require"), venv)
+    done = _run(_pip(venv / "python", "install", "-v", "--no-deps", "-e", str(tree)),
+                _env(PISYEDILI_MYPYC="require"), venv)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PISYEDILI_MYPYC is ignored by editable installs" in done.stdout + done.stderr
     built = [p for p in tree.rglob("*") if extension_stem(p.name)]

@@ -144,7 +144,17 @@ class Page:
         return self.wait(shown, timeout, what=selector)
 
     def click(self, selector: str) -> None:
-        self.wait_css(selector).click()
+        """Click the first element matching `selector` once it is displayed; one redrawn
+        between being found and clicked (a reply arrives between the two) is found again."""
+
+        def clicked(d: Any) -> bool:
+            found = self.all(selector)
+            if not (found and found[0].is_displayed()):
+                return False
+            found[0].click()
+            return True
+
+        self.wait(clicked, what=selector)
 
     def body(self, key: str) -> str:
         return str(self.driver.execute_script(f"return document.body.dataset.{key} || ''"))

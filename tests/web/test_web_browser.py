@@ -148,7 +148,7 @@ def test_a_whole_deal_against_bots_from_the_lobby(page: Page, server: WebServer)
     assert page.state("table.options.match_end") == "deals:1"
     assert page.state("table.options.turn_seconds") == 0
     page.click('.seat-row[data-seat="1"] .add-bot')
-    page.wait_css('.seat-row[data-seat="2"] .add-bot').click()
+    page.click('.seat-row[data-seat="2"] .add-bot')
     page.wait(lambda d: page.state("table.seats.every(s => s.kind !== 'open')"), what="two bots")
     assert page.state("table.seats.map(s => s.kind)") == ["human", "bot", "bot"]
     page.click("#start")
@@ -255,7 +255,7 @@ def test_watching_a_table(page: Page, server: WebServer) -> None:
         tcp.until(lambda m: m["type"] == "update" and bool(m.get("moves")))
         page.open(server.url)
         page.name_and_enter("Ece")
-        page.wait_css(f'.lobby-row[data-table="{table_id}"] button.watch').click()
+        page.click(f'.lobby-row[data-table="{table_id}"] button.watch')
         page.wait_screen("table")
         assert page.state("you.spectator") is True
         assert not page.all("#hand") and not page.all("#draw")
@@ -410,10 +410,10 @@ def test_a_dropped_connection_resumes_and_a_stand_in_gives_the_seat_back(
     assert page.state("you.seat") == 0
 
     # Let the time run out twice: a stand-in bot holds the seat (held_by_bot: idle).
-    back = page.wait_css("#come-back", timeout=15)
+    page.wait_css("#come-back", timeout=15)
     assert page.state("table.seats[0].held_by_bot") == "idle"
     assert "ran out of time" in page.log_text()
-    back.click()
+    page.click("#come-back")  # found again: the table may have been redrawn since
     page.wait(lambda d: not page.state("table.seats[0].held_by_bot"), what="the seat back")
     assert "took the seat back" in page.log_text()
 
@@ -480,7 +480,7 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
         assert page.log_text().count(played) == before
         page.css(f'#hand button[data-card="{jack}"]').click()
         choice = sorted(suits)[-1]
-        page.wait_css(f'#suit-picker [data-suit="{choice}"]').click()
+        page.click(f'#suit-picker [data-suit="{choice}"]')
         names = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
         page.wait(lambda d: page.log_text().count(played) == before + 1, what="the jack")
         named = "♣♦♥♠"["cdhs".index(choice)]

@@ -18,13 +18,14 @@ import itertools
 import secrets
 import unicodedata
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from twisted.logger import Logger
 
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server.clock import Clock, Delayed
+from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.people import names
 from pisyedili.server.store.journal import NO_JOURNAL, Journal, SavedSession, token_hash
 from pisyedili.server.table.commands import Disconnected, Leave, Reconnected
@@ -130,8 +131,9 @@ class Sessions:
     key (`names.keys`), so a new name is checked without looking at every session."""
 
     def __init__(self, clock: Clock, grace_seconds: float,
-                 journal: Journal = NO_JOURNAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
         self._clock = clock
+        self._cluster = cluster
         self._grace = grace_seconds
         self._journal = journal
         self._by_token: dict[bytes, Session] = {}  # by the token's hash
@@ -151,14 +153,17 @@ class Sessions:
         """Live sessions opened from `address`, for the per-address session cap."""
         return self._per_address[address]
 
-    def open(self, name: str, peer: Peer, address: str = "?") -> Session:
+    def open(self, name: str, peer: Peer, address: str = "?", *,
+             player_id: str | None = None) -> Session:
         """A new player for a connection that said `hello` without a valid token;
-        `name` is one `names.accept` let through, `address` the connection's key."""
+        `name` is one `names.accept` let through, `address` the connection's key.
+        In a cluster the id and the name come claimed already (`hello.py`)."""
         token = secrets.token_urlsafe(32)
         unique, claim = self._unique(name)
-        session = Session(str(next(self._ids)), unique, token, address)
+        session = Session(player_id or str(next(self._ids)), unique, token, address)
         session.peer = peer
         self._add(session, claim)
+        self._live(session)
         self._journal.session_opened(int(session.player_id), session.hashed_token,
                                      session.name, address, self._clock.seconds())
         return session
@@ -209,6 +214,23 @@ class Sessions:
                 return candidate, _Claim(candidate_keys, taken, n)
             n += 1
 
+    def candidates(self, name: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """`name`, then `name 2`, `name 3`...: each with its keys, those no session
+        here holds; a cluster claims the first that no other process holds either."""
+        n = 1
+        while True:
+            candidate = name if n == 1 else _suffixed(name, n)
+            keys = names.keys(candidate)
+            if self._held(keys) is None:
+                yield candidate, keys
+            n += 1
+
+    def _live(self, session: Session) -> None:
+        """Tell the cluster the session is connected here, under the name it holds."""
+        claim = self._claims.get(session.player_id)
+        self._cluster.session_live(session.hashed_token, session.player_id, session.name,
+                                   claim.keys if claim is not None else ())
+
     def _held(self, keys: tuple[str, ...]) -> str | None:
         """The first of `keys` some session holds."""
         return next((key for key in keys if key in self._by_key or key in self.reserved),
@@ -227,6 +249,7 @@ class Sessions:
         for key in claim.keys:
             self._by_key[key] = session
         self._claims[session.player_id] = claim
+        self._live(session)
         self._journal.session_changed(int(session.player_id), session.hashed_token, name,
                                       session.account)
 
@@ -235,6 +258,7 @@ class Sessions:
         fresh resume token: the token of a restored session is not known, and the old
         connection, if any, is told `replaced`. The caller then calls `rejoin`."""
         del self._by_token[session.hashed_token]
+        self._cluster.session_gone(session.hashed_token, session.player_id, ())
         token = secrets.token_urlsafe(32)
         session._token, session._hashed = token, token_hash(token)
         self._by_token[session.hashed_token] = session
@@ -244,6 +268,7 @@ class Sessions:
         old, session.peer = session.peer, peer
         if old is not None and old is not peer:
             old.replaced()
+        self._live(session)
         self._journal.session_changed(int(session.player_id), session.hashed_token,
                                       session.name, session.account)
         log.info("session {player} taken over by a login", player=session.player_id)
@@ -252,6 +277,7 @@ class Sessions:
         claim = self._claims.pop(session.player_id, None)
         if claim is None:
             return
+        self._cluster.release_name(session.player_id, claim.keys)
         for key in claim.keys:
             self._by_key.pop(key, None)
             self._next_suffix.pop(key, None)  # the name is free: its suffixes start over
@@ -286,6 +312,7 @@ class Sessions:
             session.expiry.cancel()
         session.expiry = None
         session.peer = peer
+        self._live(session)
         if old is not None:
             log.info("session {player} replaced by a new connection", player=session.player_id)
             old.replaced()
@@ -303,6 +330,9 @@ class Sessions:
         if session.peer is not peer:
             return
         session.peer = None
+        claim = self._claims.get(session.player_id)
+        self._cluster.session_away(session.hashed_token, claim.keys if claim else (),
+                                   self._grace)
         log.info("session {player} disconnected", player=session.player_id)
         if session.table is not None:
             session.table.handle(Disconnected(session.player_id))
@@ -339,6 +369,7 @@ class Sessions:
             if not self._per_address[session.address]:
                 del self._per_address[session.address]
             self._journal.session_forgotten(int(session.player_id))
+            self._cluster.session_gone(session.hashed_token, session.player_id, ())
         self._by_id.pop(session.player_id, None)
         self._release(session)
         log.info("session {player} expired", player=session.player_id)

@@ -37,6 +37,7 @@ from zope.interface import implementer  # type: ignore[import-untyped]
 
 from pisyedili.protocol import passwords
 from pisyedili.server.clock import Clock
+from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerFactory
@@ -142,6 +143,9 @@ class ServerOptions(usage.Options):
         ["db", None, None, "The SQLite file that keeps finished matches, and the open "
          "tables and sessions a restart carries on with (default: pisyedili.sqlite3 in "
          "the per-user data directory); :memory: keeps nothing past the process."],
+        ["cluster", None, None, "Serve one lobby with the other processes of a cluster, "
+         "whose shared state is this Redis database: redis://HOST:PORT/N "
+         "(docs/operating.md, \"Running a cluster\")."],
         ["keep-days", None, 0, "Forget finished matches older than this many days "
          "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
@@ -209,6 +213,11 @@ class ServerOptions(usage.Options):
             self["proxies"] = Proxies.from_options(self["web-proxy"])
         except ValueError as e:
             raise usage.UsageError(f"--web-proxy: {e}") from None
+        if self["cluster"] is not None:
+            try:
+                self["cluster"] = ClusterAddress.parse(self["cluster"])
+            except ValueError as e:
+                raise usage.UsageError(f"--cluster: {e}") from None
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         try:
@@ -254,18 +263,20 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  journal: StoreJournal | None = None,
                  saved: Saved | None = None,
                  account_settings: AccountSettings | None = None,
-                 community_from: str | None = None) -> ServerFactory:
+                 community_from: str | None = None,
+                 cluster: Cluster = LOCAL) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
     With `archive`, every finished match is handed to its store (rated ones rated), and
     accounts and moderation are on, their registry read from the file `community_from`
     (the store's, already migrated) before anything listens. With `journal`, open
     tables and sessions are written down as they change, and what it holds from the
-    last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`)."""
+    last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`). With a
+    shared `cluster`, ids, names and codes are claimed there (`server/cluster/`)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     kept: Journal = journal if journal is not None else NO_JOURNAL
-    sessions = Sessions(clock, settings.grace_seconds, kept)
+    sessions = Sessions(clock, settings.grace_seconds, kept, cluster)
     accounts = moderation = ratings = None
     if archive is not None:
         registry, sanctions = read_community(community_from, clock.seconds())
@@ -274,11 +285,12 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
         ratings = Ratings(archive, accounts)
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
-                  on_match=ratings.on_match if ratings is not None else None, journal=kept)
+                  on_match=ratings.on_match if ratings is not None else None, journal=kept,
+                  cluster=cluster)
     if journal is not None:
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
-                            journal=kept)
+                            journal=kept, cluster=cluster)
     factory.accounts, factory.moderation, factory.ratings = accounts, moderation, ratings
     return factory
 
@@ -409,7 +421,11 @@ class ServerService(MultiService):
                      seed=self.seed)
         if self.archive is not None:
             self.archive.open().addCallbacks(self._store_open, self._cannot_store)
-        super().startService()  # type: ignore[no-untyped-call]  # the ports listen
+        if self.factory.cluster.shared:  # the ports listen once the cluster answers
+            Service.startService(self)  # type: ignore[no-untyped-call]
+            self.factory.cluster.start().addCallbacks(self._joined, self._cannot_join)
+        else:
+            super().startService()  # type: ignore[no-untyped-call]  # the ports listen
         listening = [endpoint.bound.addCallback(told, endpoint.description)
                      for endpoint, told in self._endpoints]
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
@@ -436,6 +452,18 @@ class ServerService(MultiService):
                       "set --db to a writable file", error=failure.getErrorMessage())
             return
         log.critical("cannot open the store: {error}", error=failure.getErrorMessage())
+        self.failed = True
+        self._stop_reactor()
+
+    def _joined(self, _: object) -> None:
+        if self.running:
+            for service in self:
+                if not service.running:
+                    service.startService()
+
+    def _cannot_join(self, failure: Failure) -> None:
+        """A server told to join a cluster must not serve a lobby of its own instead."""
+        log.critical("cannot join the cluster: {error}", error=failure.getErrorMessage())
         self.failed = True
         self._stop_reactor()
 
@@ -490,6 +518,8 @@ class ServerService(MultiService):
             self.journal.close()
         if self.archive is not None:
             gone.append(self.archive.close())
+        if self.factory.cluster.shared:
+            gone.append(self.factory.cluster.stop())
         stopped = DeferredList(gone)
         if self.lock is not None:
             stopped.addBoth(self._let_go, self.lock)
@@ -511,6 +541,8 @@ def makeService(options: ServerOptions) -> ServerService:
     from twisted.internet import reactor
 
     path = options["db"]
+    cluster = LOCAL if options["cluster"] is None else open_cluster(options["cluster"],
+                                                                      reactor)
     archive = Archive(lambda: open_store(path), reactor)
     lock = lock_store(path, required=bool(options["db-required"]))
     try:
@@ -526,7 +558,8 @@ def makeService(options: ServerOptions) -> ServerService:
                            limits=options["limits"], settings=options["settings"],
                            archive=archive, journal=journal, saved=saved,
                            account_settings=account_settings,
-                           community_from=path if journal is not None else None)
+                           community_from=path if journal is not None else None,
+                           cluster=cluster)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,

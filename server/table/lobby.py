@@ -24,6 +24,7 @@ from twisted.logger import Logger
 from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
+from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.people.session import Session
 from pisyedili.server.rules import Options
@@ -67,8 +68,9 @@ class Lobby:
                  settings: TableSettings, limits: ServerLimits, deliver: Deliver,
                  on_left: Callable[[TableRunner, MemberId], None],
                  on_match: Callable[[MatchOver], object] | None = None,
-                 journal: Journal = NO_JOURNAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
         self._clock = clock
+        self._cluster = cluster
         self._journal = journal
         self._rng_factory = rng_factory
         self._settings = settings
@@ -93,12 +95,14 @@ class Lobby:
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False, *, address: str = "local",
-               rated: bool = False) -> TableRunner:
+               rated: bool = False, table_id: int | None = None,
+               code: str | None = None) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
         player, so the per-player cap alone would not stop one machine. A `rated`
         table's matches change ratings: a guest, whom it would not seat, may not open one.
+        In a cluster the id and a private table's code come claimed already.
         """
         if rated and host.account is None:
             raise TableError("account_required", GUEST_REFUSED)
@@ -107,9 +111,9 @@ class Lobby:
         if name is None or not name.strip():
             name = f"{host.name}'s table"
         name = name.strip()[:MAX_TABLE_NAME]
-        table_id = next(self._ids)
+        table_id = next(self._ids) if table_id is None else table_id
         rng = self._rng_factory()
-        code = None
+        code = code if private else None
         while private and (code is None or code in self._by_code):
             code = invite_code(rng)
         core = TableCore(table_id, name, engine_options, private=private,
@@ -156,6 +160,7 @@ class Lobby:
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
         self._rows[core.id] = self._summary(table)
+        self._cluster.table_row(core.id, self._rows[core.id])
         return table
 
     def continue_ids(self, last_id: int) -> None:
@@ -270,6 +275,7 @@ class Lobby:
         if old == row:
             return
         self._rows[table.id] = row
+        self._cluster.table_row(table.id, row)
         self._broadcast({"type": "lobby_update", "op": "add" if old is None else "update",
                          "table": table.id, "summary": row})
 
@@ -290,6 +296,7 @@ class Lobby:
         self._rows.pop(table.id, None)
         if table.core.code is not None:
             self._by_code.pop(table.core.code, None)
+        self._cluster.table_closed(table.id, table.core.code)
         self._broadcast({"type": "lobby_update", "op": "remove", "table": table.id})
 
     # -- chat -------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""What the processes of one cluster share, and how a process reaches it.
+
+A process keeps its sessions (`people/session.py`) and its tables (`table/lobby.py`)
+in memory, as one server always did. What must be one across processes lives behind
+`Cluster`: the player and table ids, the name claims (two processes must not both
+welcome an "Ali"), the invite codes, the sessions by their token's hash, which process
+holds which table, the lobby rows, and the connections per address. One process alone
+is its own cluster (`local.py`: nothing to share, every answer at once); `--cluster
+redis://...` makes it one of many (`redis.py`).
+
+The answers that decide (an id, a claim) come as Deferreds, since a shared store
+answers over the network; the writes that only tell the others (a row, a session's
+life) return nothing and are the cluster's to retry or log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from twisted.internet.defer import Deferred
+
+
+@dataclass(frozen=True)
+class ClusterAddress:
+    """Where the cluster's shared state is: `redis://HOST:PORT/N` (N the database)."""
+
+    host: str
+    port: int
+    db: int
+
+    @classmethod
+    def parse(cls, text: str) -> ClusterAddress:
+        """Raises ValueError with a message an operator can act on."""
+        parts = urlsplit(text)
+        if parts.scheme != "redis":
+            raise ValueError(f"a cluster is addressed as redis://HOST:PORT/N, not {text!r}")
+        try:
+            port = parts.port or 6379
+        except ValueError:
+            raise ValueError(f"bad port in {text!r}") from None
+        path = parts.path.strip("/")
+        if path and not path.isdigit():
+            raise ValueError(f"the database in {text!r} must be a number (redis://HOST:PORT/N)")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(f"{text!r}: only redis://HOST:PORT/N is understood")
+        return cls(parts.hostname or "localhost", port, int(path or 0))
+
+    def __str__(self) -> str:
+        return f"redis://{self.host}:{self.port}/{self.db}"
+
+
+class Cluster(Protocol):
+    """The state the processes of one lobby share (module docstring)."""
+
+    @property
+    def process(self) -> str:
+        """This process's name in the cluster (in the table -> process map)."""
+        ...
+
+    @property
+    def shared(self) -> bool:
+        """False for a process alone: the callers keep their in-memory ways."""
+        ...
+
+    def start(self) -> Deferred[None]:
+        """Join: fires once the shared state answers (fails if it cannot be reached)."""
+        ...
+
+    def stop(self) -> Deferred[None]:
+        """Leave: this process's live keys go, then the link."""
+        ...
+
+    # -- ids, names, codes: the answers that decide --------------------------------
+
+    def next_id(self, kind: str) -> Deferred[int]:
+        """A fresh `player` or `table` id, never handed out by any process before."""
+        ...
+
+    def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
+        """Hold every one of a name's `keys` (`names.keys`) for `player_id`, or none
+        (False: another player holds one)."""
+        ...
+
+    def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
+        """Hold an invite code for a table (False: another table has it)."""
+        ...
+
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        """`player_id` no longer holds these keys (renamed, or never welcomed)."""
+        ...
+
+    def connection_opened(self, address: str) -> Deferred[int]:
+        """Count one more connection from `address`: how many the cluster now has."""
+        ...
+
+    # -- what the others are told ---------------------------------------------------
+
+    def connection_closed(self, address: str) -> None: ...
+
+    def session_live(self, hashed: bytes, player_id: str, name: str,
+                     keys: tuple[str, ...]) -> None:
+        """A connected session (and its name's keys): kept while this process lives."""
+        ...
+
+    def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
+        """Its connection dropped: the session and its name last `grace` seconds more."""
+        ...
+
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        """Forgotten (or its token replaced): its keys are free again."""
+        ...
+
+    def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        """A table of this process and its lobby row, as it now is."""
+        ...
+
+    def table_closed(self, table_id: int, code: str | None) -> None: ...

@@ -1,0 +1,62 @@
+"""One process alone: its own cluster.
+
+The sessions registry and the lobby already hold everything in memory and decide
+names, ids and codes themselves, as a single server always did; this cluster adds
+nothing to that and answers at once, so the callers' flow stays synchronous.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet.defer import Deferred, succeed
+
+
+class LocalCluster:
+    """The `Cluster` of a process that joined none (the default)."""
+
+    process = "local"
+    shared = False
+
+    def start(self) -> Deferred[None]:
+        return succeed(None)
+
+    def stop(self) -> Deferred[None]:
+        return succeed(None)
+
+    def next_id(self, kind: str) -> Deferred[int]:
+        raise NotImplementedError("a process alone counts its own ids")
+
+    def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
+        return succeed(True)  # the process's own registry is every session there is
+
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        pass
+
+    def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
+        return succeed(True)
+
+    def connection_opened(self, address: str) -> Deferred[int]:
+        return succeed(0)  # `ConnectionCounter` counts them, exactly
+
+    def connection_closed(self, address: str) -> None:
+        pass
+
+    def session_live(self, hashed: bytes, player_id: str, name: str,
+                     keys: tuple[str, ...]) -> None:
+        pass
+
+    def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
+        pass
+
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        pass
+
+    def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        pass
+
+    def table_closed(self, table_id: int, code: str | None) -> None:
+        pass
+
+
+LOCAL = LocalCluster()

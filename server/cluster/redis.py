@@ -1,0 +1,250 @@
+"""The cluster's shared state in Redis, through txredisapi on the reactor.
+
+txredisapi speaks Redis on the reactor itself: a claim in a `hello` is one more
+Deferred in the flow the handlers already have (`Connection.wait_for`), with no
+thread to hand results back from, and pub/sub (the next step: requests and updates
+between processes) is a protocol on the same reactor. redis-py would need a thread
+per blocking subscriber and a hop back to the reactor for every answer.
+
+Keys (all under `pisyedili:`), each with a TTL, so a process that dies leaves
+nothing behind for longer than its lease (`LEASE_SECONDS`) or a session's grace:
+
+- `ids:player`, `ids:table`, `ids:process`: counters (INCR);
+- `process:P`: this process is alive (its lease, renewed every `BEAT_SECONDS`);
+- `name:KEY`: the player id holding a name key (`names.keys`, SET NX-like, all or none);
+- `session:HASH`: a hash (player, name, process) by the token's hash;
+- `code:CODE`: the table id of an invite code (SET NX);
+- `table:ID`: a hash, the lobby row (`summary`, JSON) and its `process`;
+- `conns:ADDRESS`: a hash, connections from that address by process.
+
+A connected session's keys and this process's tables and counts are live: renewed
+with the lease. A dropped session's keys get its grace as their TTL instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import txredisapi
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from pisyedili.server.cluster.base import ClusterAddress
+
+log = Logger()
+
+PREFIX = "pisyedili:"
+LEASE_SECONDS = 15.0
+"""How long a live key outlives its process's last renewal."""
+BEAT_SECONDS = 5.0
+
+CLAIM = """
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder and holder ~= ARGV[1] then return 0 end
+end
+for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'PX', ARGV[2]) end
+return 1
+"""
+"""Every key of a name for one player, or none."""
+
+RELEASE = """
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+return 1
+"""
+"""A player's keys go; another's (claimed since they expired) stay."""
+
+COUNT = """
+redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local total = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  if fields[i] == ARGV[1] or redis.call('EXISTS', ARGV[4] .. fields[i]) == 1 then
+    total = total + tonumber(fields[i + 1])
+  else
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
+return total
+"""
+"""One address's connections over the processes still alive (a dead one's are dropped)."""
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+class RedisCluster:
+    """A `Cluster` whose shared state is one Redis database (module docstring)."""
+
+    shared = True
+
+    def __init__(self, address: ClusterAddress, clock: Any) -> None:
+        self.address = address
+        self._clock = clock
+        self._redis: Any = None
+        self._process = ""
+        self._live: set[str] = set()  # keys renewed with the lease
+        self._counts: dict[str, int] = {}  # this process's connections by address
+        self._beat: LoopingCall | None = None
+
+    @property
+    def process(self) -> str:
+        return self._process
+
+    def _key(self, *parts: object) -> str:
+        return PREFIX + ":".join(str(p) for p in parts)
+
+    # -- life -------------------------------------------------------------------------
+
+    def start(self) -> Deferred[None]:
+        return Deferred.fromCoroutine(self._start())
+
+    async def _start(self) -> None:
+        """A first link that does not retry names the process, so a cluster that
+        cannot be reached fails the start; the pool then reconnects on its own."""
+        host, port, db = self.address.host, self.address.port, self.address.db
+        first = await txredisapi.Connection(host, port, db, reconnect=False,
+                                            connectTimeout=5, replyTimeout=10)
+        try:
+            number = await first.incr(self._key("ids", "process"))
+        finally:
+            await first.disconnect()
+        # One link: this process's writes reach Redis in the order they were made.
+        self._redis = txredisapi.lazyConnection(host, port, db, reconnect=True,
+                                                connectTimeout=5, replyTimeout=10)
+        self._process = f"p{number}"
+        self._live.add(self._key("process", self._process))
+        self._beat = LoopingCall(self._renew)
+        self._beat.clock = self._clock
+        self._beat.start(BEAT_SECONDS, now=True)
+        log.info("joined the cluster at {address} as process {process}",
+                 address=str(self.address), process=self._process)
+
+    def stop(self) -> Deferred[None]:
+        if self._beat is not None and self._beat.running:
+            self._beat.stop()
+        if self._redis is None:
+            return succeed(None)
+        redis, self._redis = self._redis, None
+        keys = sorted(self._live)
+        gone: Deferred[Any] = redis.delete(keys) if keys else succeed(None)
+        gone.addErrback(self._failed, "leaving the cluster")
+        gone.addBoth(lambda _: redis.disconnect())
+        gone.addBoth(lambda _: None)
+        return gone
+
+    def _renew(self) -> None:
+        """The lease: every live key lives `LEASE_SECONDS` more."""
+        if self._redis is None:
+            return
+        process = self._key("process", self._process)
+        d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(LEASE_SECONDS))
+        for key in self._live - {process}:
+            self._pexpire(key, _ms(LEASE_SECONDS)).addErrback(self._failed, "renew")
+        d.addErrback(self._failed, "renewing the lease")
+
+    def _pexpire(self, key: str, ms: int) -> Deferred[Any]:
+        d: Deferred[Any] = self._redis.execute_command("PEXPIRE", key, ms)
+        return d
+
+    def _failed(self, failure: Failure, what: str) -> None:
+        log.failure("cluster: {what} failed", failure, what=what)
+
+    def _tell(self, d: Deferred[Any], what: str) -> None:
+        d.addErrback(self._failed, what)
+
+    # -- ids, names, codes ------------------------------------------------------------
+
+    def next_id(self, kind: str) -> Deferred[int]:
+        d: Deferred[int] = self._redis.incr(self._key("ids", kind))
+        return d
+
+    def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
+        names = [self._key("name", key) for key in keys]
+        d: Deferred[Any] = self._redis.eval(CLAIM, names, [player_id, _ms(LEASE_SECONDS)])
+        d.addCallback(lambda held: bool(held))
+        return d
+
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        held = [self._key("name", key) for key in keys]
+        self._live.difference_update(held)
+        if held:
+            self._tell(self._redis.eval(RELEASE, held, [player_id]), "freeing a name")
+
+    def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
+        key = self._key("code", code)
+        d: Deferred[Any] = self._redis.set(key, str(table_id), pexpire=_ms(LEASE_SECONDS),
+                                           only_if_not_exists=True)
+
+        def answered(result: object) -> bool:
+            if result:
+                self._live.add(key)
+            return bool(result)
+
+        d.addCallback(answered)
+        return d
+
+    def connection_opened(self, address: str) -> Deferred[int]:
+        return self._count(address, 1)
+
+    def connection_closed(self, address: str) -> None:
+        self._tell(self._count(address, -1), "counting a connection")
+
+    def _count(self, address: str, delta: int) -> Deferred[int]:
+        key = self._key("conns", address)
+        count = self._counts.get(address, 0) + delta
+        if count > 0:
+            self._counts[address] = count
+            self._live.add(key)
+        else:
+            self._counts.pop(address, None)
+        d: Deferred[int] = self._redis.eval(
+            COUNT, [key], [self._process, delta, _ms(LEASE_SECONDS), self._key("process", "")])
+        return d
+
+    # -- sessions and tables ------------------------------------------------------------
+
+    def session_live(self, hashed: bytes, player_id: str, name: str,
+                     keys: tuple[str, ...]) -> None:
+        session = self._key("session", hashed.hex())
+        held = [self._key("name", key) for key in keys]
+        self._live.update([session, *held])
+        fields = {"player": player_id, "name": name, "process": self._process}
+        self._tell(self._redis.hmset(session, fields), "keeping a session")
+        self._tell(self._pexpire(session, _ms(LEASE_SECONDS)), "keeping a session")
+        self._tell(self._redis.eval(CLAIM, held, [player_id, _ms(LEASE_SECONDS)]),
+                   "keeping a name")
+
+    def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
+        session = self._key("session", hashed.hex())
+        held = [self._key("name", key) for key in keys]
+        for key in (session, *held):
+            self._live.discard(key)
+            self._tell(self._pexpire(key, _ms(grace)), "keeping an away session")
+
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        session = self._key("session", hashed.hex())
+        self._live.discard(session)
+        self._tell(self._redis.delete([session]), "forgetting a session")
+        self.release_name(player_id, keys)
+
+    def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        key = self._key("table", table_id)
+        self._live.add(key)
+        fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}
+        self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
+        self._tell(self._pexpire(key, _ms(LEASE_SECONDS)), "keeping a lobby row")
+
+    def table_closed(self, table_id: int, code: str | None) -> None:
+        keys = [self._key("table", table_id)]
+        if code is not None:
+            keys.append(self._key("code", code))
+        self._live.difference_update(keys)
+        self._tell(self._redis.delete(keys), "closing a table")

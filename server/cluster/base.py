@@ -15,6 +15,7 @@ life) return nothing and are the cluster's to retry or log.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -117,3 +118,35 @@ class Cluster(Protocol):
         ...
 
     def table_closed(self, table_id: int, code: str | None) -> None: ...
+
+    # -- the lobby of every process, and messages between processes -----------------
+
+    def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
+        """The other processes' tables: their lobby rows by table id."""
+        ...
+
+    def owner_of(self, table_id: int) -> str | None:
+        """The process that holds a table of another process (None: none does)."""
+        ...
+
+    def locate(self, table_id: int) -> Deferred[str | None]:
+        """The process that holds a table, asked of the shared state itself."""
+        ...
+
+    def code_table(self, code: str) -> Deferred[int | None]:
+        """The table an invite code opens, whichever process holds it."""
+        ...
+
+    def publish_lobby(self, delta: dict[str, Any]) -> None:
+        """A `lobby_update` of one of this process's tables, for every other process
+        (in the order published: one publisher per table keeps each table's order)."""
+        ...
+
+    def send(self, process: str, message: dict[str, Any]) -> None:
+        """One message to another process (in order, per pair of processes)."""
+        ...
+
+    def listen(self, on_lobby: Callable[[dict[str, Any]], None],
+               on_message: Callable[[dict[str, Any]], None]) -> None:
+        """Where the other processes' lobby deltas and this process's messages go."""
+        ...

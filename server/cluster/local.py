@@ -7,6 +7,7 @@ nothing to that and answers at once, so the callers' flow stays synchronous.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from twisted.internet.defer import Deferred, succeed
@@ -56,6 +57,28 @@ class LocalCluster:
         pass
 
     def table_closed(self, table_id: int, code: str | None) -> None:
+        pass
+
+    def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
+        return {}
+
+    def owner_of(self, table_id: int) -> str | None:
+        return None
+
+    def locate(self, table_id: int) -> Deferred[str | None]:
+        return succeed(None)
+
+    def code_table(self, code: str) -> Deferred[int | None]:
+        return succeed(None)
+
+    def publish_lobby(self, delta: dict[str, Any]) -> None:
+        pass
+
+    def send(self, process: str, message: dict[str, Any]) -> None:
+        raise LookupError("a process alone has no other process to send to")
+
+    def listen(self, on_lobby: Callable[[dict[str, Any]], None],
+               on_message: Callable[[dict[str, Any]], None]) -> None:
         pass
 
 

@@ -15,7 +15,13 @@ nothing behind for longer than its lease (`LEASE_SECONDS`) or a session's grace:
 - `session:HASH`: a hash (player, name, process) by the token's hash;
 - `code:CODE`: the table id of an invite code (SET NX);
 - `table:ID`: a hash, the lobby row (`summary`, JSON) and its `process`;
-- `conns:ADDRESS`: a hash, connections from that address by process.
+- `conns:ADDRESS`: a hash, connections from that address by process;
+- `tables`: the set of open table ids (a row that expired is dropped from it on read).
+
+Channels (per database): `DB:lobby` carries every table's lobby deltas to every
+process; `DB:to:P` the messages for process P (requests to its tables, updates for its
+players). Payloads are msgpack. Each process publishes on one link, so what it
+publishes arrives in that order.
 
 A connected session's keys and this process's tables and counts are live: renewed
 with the lease. A dropped session's keys get its grace as their TTL instead.
@@ -24,10 +30,13 @@ with the lease. A dropped session's keys get its grace as their TTL instead.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgpack
 import txredisapi
 from twisted.internet.defer import Deferred, succeed
+from twisted.internet.endpoints import HostnameEndpoint
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -80,6 +89,22 @@ def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
 
+Heard = Callable[[dict[str, Any]], None]
+
+
+class _Listener(txredisapi.SubscriberProtocol):  # type: ignore[misc]
+    """The subscribing link: (re)subscribes on every connect, hands on what it hears."""
+
+    def connectionMade(self) -> Deferred[Any]:
+        made: Deferred[Any] = super().connectionMade()
+        made.addCallback(lambda _: self.subscribe(self.factory.channels))
+        made.addCallback(lambda _: self.factory.subscribed(self))
+        return made
+
+    def messageReceived(self, pattern: object, channel: bytes, message: bytes) -> None:
+        self.factory.heard(channel, message)
+
+
 class RedisCluster:
     """A `Cluster` whose shared state is one Redis database (module docstring)."""
 
@@ -93,6 +118,12 @@ class RedisCluster:
         self._live: set[str] = set()  # keys renewed with the lease
         self._counts: dict[str, int] = {}  # this process's connections by address
         self._beat: LoopingCall | None = None
+        self._rows: dict[int, dict[str, Any]] = {}  # other processes' tables
+        self._owners: dict[int, str] = {}
+        self._on_lobby: Heard | None = None
+        self._on_message: Heard | None = None
+        self._listener: Any = None
+        self._subscribed: Deferred[None] | None = None
 
     @property
     def process(self) -> str:
@@ -120,6 +151,8 @@ class RedisCluster:
         self._redis = txredisapi.lazyConnection(host, port, db, reconnect=True,
                                                 connectTimeout=5, replyTimeout=10)
         self._process = f"p{number}"
+        await self._subscribe()
+        await self._read_rows()
         self._live.add(self._key("process", self._process))
         self._beat = LoopingCall(self._renew)
         self._beat.clock = self._clock
@@ -127,9 +160,69 @@ class RedisCluster:
         log.info("joined the cluster at {address} as process {process}",
                  address=str(self.address), process=self._process)
 
+    def _channel(self, name: str) -> str:
+        return f"{PREFIX}{self.address.db}:{name}"
+
+    async def _subscribe(self) -> None:
+        factory = txredisapi.SubscriberFactory()
+        factory.charset, factory.convertNumbers, factory.reconnect = None, False, True
+        factory.protocol = _Listener
+        factory.channels = [self._channel("lobby"), self._channel(f"to:{self._process}")]
+        factory.heard = self._heard
+        factory.subscribed = self._now_subscribed
+        self._listener = factory
+        self._subscribed = Deferred()
+        factory.startConnecting(HostnameEndpoint(self._clock, self.address.host,
+                                                 self.address.port, timeout=5))
+        await self._subscribed
+
+    def _now_subscribed(self, _: object) -> None:
+        if self._subscribed is not None:
+            subscribed, self._subscribed = self._subscribed, None
+            subscribed.callback(None)
+
+    async def _read_rows(self) -> None:
+        """The lobby rows of the tables open when this process joined (deltas come
+        after: the subscription is already on)."""
+        ids = await self._redis.smembers(self._key("tables"))
+        for table_id in sorted(int(i) for i in ids):
+            row = await self._redis.hgetall(self._key("table", table_id))
+            if not row:
+                self._redis.srem(self._key("tables"), [table_id])
+            elif row["process"] != self._process and table_id not in self._rows:
+                self._rows[table_id] = json.loads(row["summary"])
+                self._owners[table_id] = row["process"]
+
+    def _heard(self, channel: bytes, payload: bytes) -> None:
+        try:
+            message = msgpack.unpackb(payload, raw=False)
+            if channel.endswith(b":lobby"):
+                self._lobby_heard(message)
+            elif self._on_message is not None:
+                self._on_message(message)
+        except Exception:
+            log.failure("cluster: a message from {channel} failed", channel=channel)
+
+    def _lobby_heard(self, delta: dict[str, Any]) -> None:
+        process = delta.pop("process")
+        if process == self._process:
+            return
+        table_id = delta["table"]
+        if delta["op"] == "remove":
+            self._rows.pop(table_id, None)
+            self._owners.pop(table_id, None)
+        else:
+            self._rows[table_id] = delta["summary"]
+            self._owners[table_id] = process
+        if self._on_lobby is not None:
+            self._on_lobby(delta)
+
     def stop(self) -> Deferred[None]:
         if self._beat is not None and self._beat.running:
             self._beat.stop()
+        if self._listener is not None:
+            self._listener.disconnect()
+            self._listener = None
         if self._redis is None:
             return succeed(None)
         redis, self._redis = self._redis, None
@@ -149,6 +242,21 @@ class RedisCluster:
         for key in self._live - {process}:
             self._pexpire(key, _ms(LEASE_SECONDS)).addErrback(self._failed, "renew")
         d.addErrback(self._failed, "renewing the lease")
+        for owner in set(self._owners.values()):
+            alive: Deferred[Any] = self._redis.exists(self._key("process", owner))
+            alive.addCallback(self._owner_alive, owner)
+            self._tell(alive, "checking a process")
+
+    def _owner_alive(self, alive: object, owner: str) -> None:
+        """A process whose lease ran out is gone, and its tables with it: the rows
+        it listed are removed, as their own process would have removed them."""
+        if alive:
+            return
+        gone = sorted(t for t, o in self._owners.items() if o == owner)
+        log.warn("cluster: process {process} is gone, with {count} tables",
+                 process=owner, count=len(gone))
+        for table_id in gone:
+            self._lobby_heard({"op": "remove", "table": table_id, "process": owner})
 
     def _pexpire(self, key: str, ms: int) -> Deferred[Any]:
         d: Deferred[Any] = self._redis.execute_command("PEXPIRE", key, ms)
@@ -237,6 +345,8 @@ class RedisCluster:
 
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         key = self._key("table", table_id)
+        if key not in self._live:
+            self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
         self._live.add(key)
         fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}
         self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
@@ -248,3 +358,33 @@ class RedisCluster:
             keys.append(self._key("code", code))
         self._live.difference_update(keys)
         self._tell(self._redis.delete(keys), "closing a table")
+        self._tell(self._redis.srem(self._key("tables"), [table_id]), "closing a table")
+
+    # -- the lobby of every process, and messages between processes -----------------
+
+    def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
+        return self._rows
+
+    def owner_of(self, table_id: int) -> str | None:
+        return self._owners.get(table_id)
+
+    def locate(self, table_id: int) -> Deferred[str | None]:
+        d: Deferred[str | None] = self._redis.hget(self._key("table", table_id), "process")
+        return d
+
+    def code_table(self, code: str) -> Deferred[int | None]:
+        d: Deferred[Any] = self._redis.get(self._key("code", code))
+        d.addCallback(lambda found: int(found) if found is not None else None)
+        return d
+
+    def publish_lobby(self, delta: dict[str, Any]) -> None:
+        payload = msgpack.packb({**delta, "process": self._process}, use_bin_type=True)
+        self._tell(self._redis.publish(self._channel("lobby"), payload), "a lobby delta")
+
+    def send(self, process: str, message: dict[str, Any]) -> None:
+        payload = msgpack.packb(message, use_bin_type=True)
+        self._tell(self._redis.publish(self._channel(f"to:{process}"), payload),
+                   "a message to another process")
+
+    def listen(self, on_lobby: Heard, on_message: Heard) -> None:
+        self._on_lobby, self._on_message = on_lobby, on_message

@@ -355,10 +355,16 @@ class Connection:
         """Queue one message, or close a client that left too much unread."""
         if self._closing or self.transport is None:
             return
-        limit = self.server.limits.max_output_bytes
         body = self._encode(msg)
-        if body is None:
+        if body is not None:
+            self.send_body(body)
+
+    def send_body(self, body: bytes) -> None:
+        """Queue one encoded message (`send`'s, or one a table elsewhere sent this
+        client: `relay.py`), or close a client that left too much unread."""
+        if self._closing or self.transport is None:
             return
+        limit = self.server.limits.max_output_bytes
         if self._paused and self._queued + len(body) + self.FRAME_OVERHEAD > limit:
             log.info("closing a connection from {address} that reads too slowly "
                      "({queued} bytes unread)", address=self.address, queued=self._queued)

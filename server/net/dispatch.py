@@ -100,6 +100,9 @@ def handle(conn: Connection, kind: str, msg: Message, rid: int | None) -> None:
         and MESSAGES[(Direction.TO_SERVER, kind)].presence
     try:
         require_feature(conn, kind)
+        relay = conn.server.relay
+        if relay is not None and relay.takes(conn, session, kind, msg, rid):
+            return  # its table is elsewhere: the reply comes from there
         answer = handler(conn, session, msg, reply)
     except ProtocolError as e:  # TableError included
         answer = None

@@ -134,14 +134,16 @@ def _welcome(conn: Connection, hello: Hello, session: Session, name: str) -> Non
              player=session.player_id, name=session.name, resumed=token is not None,
              client=hello.client, **({"asked": name} if renamed else {}))
     at = table_of(session) if token is not None else None
+    elsewhere = sessions.elsewhere.table_id(session) \
+        if token is not None and at is None and sessions.elsewhere is not None else None
     welcome = make_welcome(
         server=conn.server.name, version=server_version(),
         player=int(session.player_id), name=session.name, token=session.token,
         features=sorted(conn.features),
         limits={**announced_limits(), **conn.server.limits.to_wire()},
-        resumed=token is not None, table=at.id if at is not None else None, id=rid)
+        resumed=token is not None, table=at.id if at is not None else elsewhere, id=rid)
     if session.account is not None and "accounts" in conn.features:
         welcome["registered"] = True
     conn.send(welcome)
-    if at is not None:
+    if at is not None or elsewhere is not None:
         sessions.rejoin(session)  # the table sends its snapshot after this welcome

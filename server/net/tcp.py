@@ -27,6 +27,7 @@ from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.hello import AGREED_CACHE
 from pisyedili.server.net.limits import ConnectionCounter, ServerLimits
+from pisyedili.server.net.relay import Relay
 from pisyedili.server.people import accounts, moderation, ratings
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import Archive
@@ -184,6 +185,8 @@ class ServerFactory(Factory):
         self.journal = journal
         self.cluster = cluster
         """The processes this one serves a lobby with (`server/cluster/`)."""
+        self.relay: Relay | None = None
+        """In a cluster: how players here reach tables elsewhere (`relay.py`)."""
         self.archive = archive
         """Where finished matches are kept and read; None: the server keeps none, and
         does not offer the `history` feature."""

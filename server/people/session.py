@@ -47,6 +47,19 @@ class Peer(Protocol):
         ...
 
 
+class Elsewhere(Protocol):
+    """Where a player at a table of another process is followed (`net/relay.py`):
+    each answers whether the session was at such a table (then it was told there)."""
+
+    def disconnected(self, session: Session) -> bool: ...
+
+    def reconnected(self, session: Session) -> bool: ...
+
+    def forgotten(self, session: Session) -> bool: ...
+
+    def table_id(self, session: Session) -> int | None: ...
+
+
 class Session:
     """One player: a stable id, a name, a resume token and at most one table."""
 
@@ -143,6 +156,8 @@ class Sessions:
         self._next_suffix: dict[str, int] = {}  # by held key: the first suffix to try
         self._per_address: Counter[str] = Counter()  # live sessions by opening address
         self._ids = itertools.count(1)
+        self.elsewhere: Elsewhere | None = None
+        """In a cluster: the tables of other processes this registry's players are at."""
         self.reserved: Container[str] = frozenset()
         """Name keys no guest may take: the registered accounts' (`accounts.py`)."""
 
@@ -175,6 +190,13 @@ class Sessions:
         for key in claim.keys:
             self._by_key[key] = session
         self._claims[session.player_id] = claim
+
+    def visit(self, player_id: str, name: str) -> Session:
+        """A player of another process at one of this process's tables: known by id
+        only (its token, name claim and grace live at its home)."""
+        session = Session(player_id, name, None, "elsewhere")
+        self._by_id[player_id] = session
+        return session
 
     def restore(self, saved: list[SavedSession], last_id: int) -> None:
         """The sessions a restarted server read back, with no connection yet; new ids
@@ -324,6 +346,8 @@ class Sessions:
         """After a resumed `welcome`: the table hands the seat back, with a snapshot."""
         if session.table is not None:
             session.table.handle(Reconnected(session.player_id))
+        elif self.elsewhere is not None:
+            self.elsewhere.reconnected(session)
 
     def lost(self, session: Session, peer: Peer) -> None:
         """The connection of `session` dropped; a replaced connection is ignored."""
@@ -336,7 +360,7 @@ class Sessions:
         log.info("session {player} disconnected", player=session.player_id)
         if session.table is not None:
             session.table.handle(Disconnected(session.player_id))
-        else:
+        elif self.elsewhere is None or not self.elsewhere.disconnected(session):
             self._arm_expiry(session)
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
@@ -361,6 +385,8 @@ class Sessions:
         if session.table is not None:
             table, session.table = session.table, None
             table.handle(Leave(session.player_id))
+        elif self.elsewhere is not None:
+            self.elsewhere.forgotten(session)
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None

@@ -40,6 +40,7 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.relay import Relay
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
 from pisyedili.server.people import accounts as accounts_
@@ -283,8 +284,9 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
         accounts = Accounts(archive, sessions, clock, account_settings, registry)
         moderation = Moderation(archive, accounts, clock, sanctions)
         ratings = Ratings(archive, accounts)
+    relay = Relay(cluster, sessions, clock) if cluster.shared else None
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
-                  sessions.left_table,
+                  relay.left_table if relay is not None else sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept,
                   cluster=cluster)
     if journal is not None:
@@ -292,6 +294,9 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
                             journal=kept, cluster=cluster)
     factory.accounts, factory.moderation, factory.ratings = accounts, moderation, ratings
+    if relay is not None:
+        factory.relay = relay
+        relay.attach(factory)
     return factory
 
 

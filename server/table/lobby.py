@@ -211,6 +211,14 @@ class Lobby:
             raise TableError("bad_options", str(e), field="options") from None
         return engine_options, settings
 
+    def holds(self, table_id: Any = None, code: Any = None) -> bool:
+        """Whether a `join_table` is this process's to answer: it names one of its
+        tables, or nothing a table elsewhere could be (the refusals are `find`'s)."""
+        if isinstance(code, str) and code:
+            return code.strip().upper() in self._by_code or code.strip() in self._by_code
+        return not isinstance(table_id, int) or isinstance(table_id, bool) \
+            or table_id in self._tables
+
     def by_id(self, table_id: int) -> TableRunner | None:
         """Any open table, private or not (for operators)."""
         return self._tables.get(table_id)
@@ -242,6 +250,12 @@ class Lobby:
         """
         size = LOBBY_PAGE if limit is None else max(0, min(limit, LOBBY_PAGE))
         offset = max(0, offset)
+        elsewhere = self._cluster.lobby_rows()
+        if elsewhere:  # every process's tables, in id order (ids are the cluster's)
+            ids = sorted(self._tables.keys() | elsewhere.keys())
+            rows = [self._summary(self._tables[i]) if i in self._tables else elsewhere[i]
+                    for i in ids[offset:offset + size]]
+            return {"type": "lobby", "tables": rows, "total": len(ids), "offset": offset}
         page = itertools.islice(self._tables.values(), offset, offset + size)
         return {"type": "lobby", "tables": [self._summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
@@ -276,8 +290,8 @@ class Lobby:
             return
         self._rows[table.id] = row
         self._cluster.table_row(table.id, row)
-        self._broadcast({"type": "lobby_update", "op": "add" if old is None else "update",
-                         "table": table.id, "summary": row})
+        self._delta({"op": "add" if old is None else "update", "table": table.id,
+                     "summary": row})
 
     def _on_change(self, table: TableRunner) -> None:
         if table.id in self._tables:
@@ -297,7 +311,18 @@ class Lobby:
         if table.core.code is not None:
             self._by_code.pop(table.core.code, None)
         self._cluster.table_closed(table.id, table.core.code)
-        self._broadcast({"type": "lobby_update", "op": "remove", "table": table.id})
+        self._delta({"op": "remove", "table": table.id})
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        """A change of one of this process's tables: to its subscribers, and to the
+        other processes' (`remote_delta` there)."""
+        self._broadcast({"type": "lobby_update", **delta})
+        if self._cluster.shared:
+            self._cluster.publish_lobby(delta)
+
+    def remote_delta(self, delta: dict[str, Any]) -> None:
+        """A change of another process's table, for this process's subscribers."""
+        self._broadcast({"type": "lobby_update", **delta})
 
     # -- chat -------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import struct
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,8 +40,9 @@ class Player:
         self.seen: list[Msg] = []
         self.welcome: Msg = {}
 
-    def hello(self, name: str) -> Msg:
-        self.welcome = self.request("hello", protocol=PROTOCOL_VERSION, name=name)
+    def hello(self, name: str, features: tuple[str, ...] = ("chat",)) -> Msg:
+        self.welcome = self.request("hello", protocol=PROTOCOL_VERSION, name=name,
+                                    features=list(features))
         return self.welcome
 
     def send(self, type_: str, **fields: Any) -> None:
@@ -70,6 +71,16 @@ class Player:
         reply = self.request(type_, **fields)
         assert reply["type"] != "error", reply
         return reply
+
+    def wait(self, wanted: Callable[[Msg], bool]) -> Msg:
+        """The first message, seen already or to come, that is `wanted`."""
+        for old in self.seen:
+            if wanted(old):
+                return old
+        while (msg := self.recv()) is not None:
+            if wanted(msg):
+                return msg
+        raise AssertionError("closed before the message awaited")
 
     def close(self) -> None:
         self.sock.close()

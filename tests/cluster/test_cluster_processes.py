@@ -35,6 +35,15 @@ def test_names_and_ids_are_unique_across_the_processes(redis: RedisAt,
         private = players[2].ok("create_table", rules="classic", seats=2,
                                 private=True)["table"]
         assert redis.command("GET", PREFIX + f"code:{private['code']}") == str(private["id"])
+        # From another process: by its code, and not by its id (it is private).
+        assert players[3].request("join_table", table=private["id"])["code"] == "private_table"
+        joined = players[3].ok("join_table", code=private["code"].lower())
+        assert joined["table"]["id"] == private["id"]
+        assert players[3].request("join_table", code="ZZZZZZ")["code"] == "already_at_table"
+        stranger = Player(b)
+        stranger.hello("Zeynep")
+        assert stranger.request("join_table", code="ZZZZZZ")["code"] == "no_such_table"
+        assert stranger.request("join_table", table=999)["code"] == "no_such_table"
 
 
 def test_a_dropped_session_keeps_its_name_for_its_grace(redis: RedisAt,

@@ -29,9 +29,10 @@ with the lease. A dropped session's keys get its grace as their TTL instead.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Concatenate, ParamSpec
 
 import msgpack
 import txredisapi
@@ -90,6 +91,21 @@ def _ms(seconds: float) -> int:
 
 
 Heard = Callable[[dict[str, Any]], None]
+P = ParamSpec("P")
+
+
+def _once_joined(tell: Callable[Concatenate[RedisCluster, P], None]
+                 ) -> Callable[Concatenate[RedisCluster, P], None]:
+    """A write that tells the others, made before the process joined (a restart
+    rebuilds its tables and sessions first): kept, and made once it has."""
+
+    def told(self: RedisCluster, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        if self._redis is None:
+            self._before.append(functools.partial(tell, self, *args, **kwargs))
+        else:
+            tell(self, *args, **kwargs)
+
+    return told
 
 
 class _Listener(txredisapi.SubscriberProtocol):  # type: ignore[misc]
@@ -124,6 +140,7 @@ class RedisCluster:
         self._on_message: Heard | None = None
         self._listener: Any = None
         self._subscribed: Deferred[None] | None = None
+        self._before: list[Callable[[], None]] = []  # writes made before joining
 
     @property
     def process(self) -> str:
@@ -147,12 +164,15 @@ class RedisCluster:
             number = await first.incr(self._key("ids", "process"))
         finally:
             await first.disconnect()
+        self._process = f"p{number}"
         # One link: this process's writes reach Redis in the order they were made.
         self._redis = txredisapi.lazyConnection(host, port, db, reconnect=True,
                                                 connectTimeout=5, replyTimeout=10)
-        self._process = f"p{number}"
         await self._subscribe()
         await self._read_rows()
+        before, self._before = self._before, []
+        for write in before:
+            write()
         self._live.add(self._key("process", self._process))
         self._beat = LoopingCall(self._renew)
         self._beat.clock = self._clock
@@ -280,6 +300,7 @@ class RedisCluster:
         d.addCallback(lambda held: bool(held))
         return d
 
+    @_once_joined
     def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
         held = [self._key("name", key) for key in keys]
         self._live.difference_update(held)
@@ -302,6 +323,7 @@ class RedisCluster:
     def connection_opened(self, address: str) -> Deferred[int]:
         return self._count(address, 1)
 
+    @_once_joined
     def connection_closed(self, address: str) -> None:
         self._tell(self._count(address, -1), "counting a connection")
 
@@ -319,6 +341,7 @@ class RedisCluster:
 
     # -- sessions and tables ------------------------------------------------------------
 
+    @_once_joined
     def session_live(self, hashed: bytes, player_id: str, name: str,
                      keys: tuple[str, ...]) -> None:
         session = self._key("session", hashed.hex())
@@ -330,6 +353,7 @@ class RedisCluster:
         self._tell(self._redis.eval(CLAIM, held, [player_id, _ms(LEASE_SECONDS)]),
                    "keeping a name")
 
+    @_once_joined
     def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
         session = self._key("session", hashed.hex())
         held = [self._key("name", key) for key in keys]
@@ -337,12 +361,14 @@ class RedisCluster:
             self._live.discard(key)
             self._tell(self._pexpire(key, _ms(grace)), "keeping an away session")
 
+    @_once_joined
     def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
         session = self._key("session", hashed.hex())
         self._live.discard(session)
         self._tell(self._redis.delete([session]), "forgetting a session")
         self.release_name(player_id, keys)
 
+    @_once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         key = self._key("table", table_id)
         if key not in self._live:
@@ -352,6 +378,7 @@ class RedisCluster:
         self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
         self._tell(self._pexpire(key, _ms(LEASE_SECONDS)), "keeping a lobby row")
 
+    @_once_joined
     def table_closed(self, table_id: int, code: str | None) -> None:
         keys = [self._key("table", table_id)]
         if code is not None:
@@ -377,10 +404,12 @@ class RedisCluster:
         d.addCallback(lambda found: int(found) if found is not None else None)
         return d
 
+    @_once_joined
     def publish_lobby(self, delta: dict[str, Any]) -> None:
         payload = msgpack.packb({**delta, "process": self._process}, use_bin_type=True)
         self._tell(self._redis.publish(self._channel("lobby"), payload), "a lobby delta")
 
+    @_once_joined
     def send(self, process: str, message: dict[str, Any]) -> None:
         payload = msgpack.packb(message, use_bin_type=True)
         self._tell(self._redis.publish(self._channel(f"to:{process}"), payload),

@@ -205,6 +205,7 @@ class Sessions:
             session = Session(str(row.player_id), row.name, None, row.address,
                               hashed=row.token)
             self._add(session, _Claim(names.keys(row.name), None, 0))
+            self._live(session)  # in a cluster its name is held there again
         self._ids = itertools.count(last_id + 1)
 
     def expire_idle(self) -> None:

@@ -161,6 +161,9 @@ class Lobby:
         table.replay(saved.commands)
         self._rows[core.id] = self._summary(table)
         self._cluster.table_row(core.id, self._rows[core.id])
+        if self._cluster.shared:  # nobody here listens yet; the other processes do
+            self._cluster.publish_lobby({"op": "add", "table": core.id,
+                                         "summary": self._rows[core.id]})
         return table
 
     def continue_ids(self, last_id: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -97,3 +98,23 @@ def test_a_server_that_cannot_reach_its_cluster_stops(tmp_path: Path) -> None:
             proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+def test_a_restarted_process_brings_its_tables_back_to_the_cluster(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """A process killed and started again on its own file carries its tables on, as a
+    lone server does, and lists them to the cluster again under its new name."""
+    with cluster(redis.url, tmp_path, 1) as [(first, a)]:
+        host = Player(a)
+        host.hello("Ayşe")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    with cluster(redis.url, tmp_path, 2) as [(_, a), (_, b)]:
+        row = redis.eventually(lambda r: r.hash(PREFIX + f"table:{table}"))
+        assert row["process"] in ("p2", "p3")  # the restarted one: p1 was the first run
+        watcher = Player(b)
+        watcher.hello("Can")
+        listed = redis.eventually(lambda r: watcher.ok("lobby_subscribe")["tables"])
+        assert [t["id"] for t in listed] == [table]
+        assert Player(a).hello("Ayşe")["name"] == "Ayşe 2"  # the host's name is held

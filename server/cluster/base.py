@@ -147,6 +147,12 @@ class Cluster(Protocol):
         ...
 
     def listen(self, on_lobby: Callable[[dict[str, Any]], None],
-               on_message: Callable[[dict[str, Any]], None]) -> None:
-        """Where the other processes' lobby deltas and this process's messages go."""
+               on_message: Callable[[dict[str, Any]], None],
+               on_gone: Callable[[str], None]) -> None:
+        """Where the other processes' lobby deltas and this process's messages go, and
+        who hears that a process is gone (its lease ran out)."""
+        ...
+
+    def watch(self, process: str) -> None:
+        """Tell `on_gone` when `process` is gone (those whose rows are listed, always)."""
         ...

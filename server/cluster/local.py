@@ -78,7 +78,11 @@ class LocalCluster:
         raise LookupError("a process alone has no other process to send to")
 
     def listen(self, on_lobby: Callable[[dict[str, Any]], None],
-               on_message: Callable[[dict[str, Any]], None]) -> None:
+               on_message: Callable[[dict[str, Any]], None],
+               on_gone: Callable[[str], None]) -> None:
+        pass
+
+    def watch(self, process: str) -> None:
         pass
 
 

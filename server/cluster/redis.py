@@ -7,10 +7,10 @@ between processes) is a protocol on the same reactor. redis-py would need a thre
 per blocking subscriber and a hop back to the reactor for every answer.
 
 Keys (all under `pisyedili:`), each with a TTL, so a process that dies leaves
-nothing behind for longer than its lease (`LEASE_SECONDS`) or a session's grace:
+nothing behind for longer than its lease (`--cluster-lease`) or a session's grace:
 
 - `ids:player`, `ids:table`, `ids:process`: counters (INCR);
-- `process:P`: this process is alive (its lease, renewed every `BEAT_SECONDS`);
+- `process:P`: this process is alive (its lease, renewed three times a lease);
 - `name:KEY`: the player id holding a name key (`names.keys`, SET NX-like, all or none);
 - `session:HASH`: a hash (player, name, process) by the token's hash;
 - `code:CODE`: the table id of an invite code (SET NX);
@@ -48,8 +48,8 @@ log = Logger()
 
 PREFIX = "pisyedili:"
 LEASE_SECONDS = 15.0
-"""How long a live key outlives its process's last renewal."""
-BEAT_SECONDS = 5.0
+"""How long a live key outlives its process's last renewal (by default): the time
+the others take to see that a process is gone."""
 
 CLAIM = """
 for i, key in ipairs(KEYS) do
@@ -126,8 +126,10 @@ class RedisCluster:
 
     shared = True
 
-    def __init__(self, address: ClusterAddress, clock: Any) -> None:
+    def __init__(self, address: ClusterAddress, clock: Any,
+                 lease: float = LEASE_SECONDS) -> None:
         self.address = address
+        self.lease = lease
         self._clock = clock
         self._redis: Any = None
         self._process = ""
@@ -138,6 +140,8 @@ class RedisCluster:
         self._owners: dict[int, str] = {}
         self._on_lobby: Heard | None = None
         self._on_message: Heard | None = None
+        self._on_gone: Callable[[str], None] | None = None
+        self._watched: set[str] = set()  # processes whose end matters here
         self._listener: Any = None
         self._subscribed: Deferred[None] | None = None
         self._before: list[Callable[[], None]] = []  # writes made before joining
@@ -176,7 +180,7 @@ class RedisCluster:
         self._live.add(self._key("process", self._process))
         self._beat = LoopingCall(self._renew)
         self._beat.clock = self._clock
-        self._beat.start(BEAT_SECONDS, now=True)
+        self._beat.start(self.lease / 3, now=True)
         log.info("joined the cluster at {address} as process {process}",
                  address=str(self.address), process=self._process)
 
@@ -254,29 +258,36 @@ class RedisCluster:
         return gone
 
     def _renew(self) -> None:
-        """The lease: every live key lives `LEASE_SECONDS` more."""
+        """The lease: every live key lives `lease` seconds more; and the processes
+        this one hears from, or holds visitors of, still alive?"""
         if self._redis is None:
             return
         process = self._key("process", self._process)
-        d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(LEASE_SECONDS))
+        d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(self.lease))
         for key in self._live - {process}:
-            self._pexpire(key, _ms(LEASE_SECONDS)).addErrback(self._failed, "renew")
+            self._pexpire(key, _ms(self.lease)).addErrback(self._failed, "renew")
         d.addErrback(self._failed, "renewing the lease")
-        for owner in set(self._owners.values()):
-            alive: Deferred[Any] = self._redis.exists(self._key("process", owner))
-            alive.addCallback(self._owner_alive, owner)
+        for other in set(self._owners.values()) | self._watched:
+            alive: Deferred[Any] = self._redis.exists(self._key("process", other))
+            alive.addCallback(self._alive, other)
             self._tell(alive, "checking a process")
 
-    def _owner_alive(self, alive: object, owner: str) -> None:
+    def _alive(self, alive: object, process: str) -> None:
         """A process whose lease ran out is gone, and its tables with it: the rows
         it listed are removed, as their own process would have removed them."""
-        if alive:
+        if alive or process == self._process:
             return
-        gone = sorted(t for t, o in self._owners.items() if o == owner)
+        self._watched.discard(process)
+        gone = sorted(t for t, o in self._owners.items() if o == process)
         log.warn("cluster: process {process} is gone, with {count} tables",
-                 process=owner, count=len(gone))
+                 process=process, count=len(gone))
         for table_id in gone:
-            self._lobby_heard({"op": "remove", "table": table_id, "process": owner})
+            self._lobby_heard({"op": "remove", "table": table_id, "process": process})
+        if self._on_gone is not None:
+            self._on_gone(process)
+
+    def watch(self, process: str) -> None:
+        self._watched.add(process)
 
     def _pexpire(self, key: str, ms: int) -> Deferred[Any]:
         d: Deferred[Any] = self._redis.execute_command("PEXPIRE", key, ms)
@@ -296,7 +307,7 @@ class RedisCluster:
 
     def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
         names = [self._key("name", key) for key in keys]
-        d: Deferred[Any] = self._redis.eval(CLAIM, names, [player_id, _ms(LEASE_SECONDS)])
+        d: Deferred[Any] = self._redis.eval(CLAIM, names, [player_id, _ms(self.lease)])
         d.addCallback(lambda held: bool(held))
         return d
 
@@ -309,7 +320,7 @@ class RedisCluster:
 
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         key = self._key("code", code)
-        d: Deferred[Any] = self._redis.set(key, str(table_id), pexpire=_ms(LEASE_SECONDS),
+        d: Deferred[Any] = self._redis.set(key, str(table_id), pexpire=_ms(self.lease),
                                            only_if_not_exists=True)
 
         def answered(result: object) -> bool:
@@ -336,7 +347,7 @@ class RedisCluster:
         else:
             self._counts.pop(address, None)
         d: Deferred[int] = self._redis.eval(
-            COUNT, [key], [self._process, delta, _ms(LEASE_SECONDS), self._key("process", "")])
+            COUNT, [key], [self._process, delta, _ms(self.lease), self._key("process", "")])
         return d
 
     # -- sessions and tables ------------------------------------------------------------
@@ -349,8 +360,8 @@ class RedisCluster:
         self._live.update([session, *held])
         fields = {"player": player_id, "name": name, "process": self._process}
         self._tell(self._redis.hmset(session, fields), "keeping a session")
-        self._tell(self._pexpire(session, _ms(LEASE_SECONDS)), "keeping a session")
-        self._tell(self._redis.eval(CLAIM, held, [player_id, _ms(LEASE_SECONDS)]),
+        self._tell(self._pexpire(session, _ms(self.lease)), "keeping a session")
+        self._tell(self._redis.eval(CLAIM, held, [player_id, _ms(self.lease)]),
                    "keeping a name")
 
     @_once_joined
@@ -376,7 +387,7 @@ class RedisCluster:
         self._live.add(key)
         fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}
         self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
-        self._tell(self._pexpire(key, _ms(LEASE_SECONDS)), "keeping a lobby row")
+        self._tell(self._pexpire(key, _ms(self.lease)), "keeping a lobby row")
 
     @_once_joined
     def table_closed(self, table_id: int, code: str | None) -> None:
@@ -415,5 +426,6 @@ class RedisCluster:
         self._tell(self._redis.publish(self._channel(f"to:{process}"), payload),
                    "a message to another process")
 
-    def listen(self, on_lobby: Heard, on_message: Heard) -> None:
-        self._on_lobby, self._on_message = on_lobby, on_message
+    def listen(self, on_lobby: Heard, on_message: Heard,
+               on_gone: Callable[[str], None]) -> None:
+        self._on_lobby, self._on_message, self._on_gone = on_lobby, on_message, on_gone

@@ -113,7 +113,14 @@ class Relay:
     def attach(self, server: ServerFactory) -> None:
         self._server = server
         self._sessions.elsewhere = self
-        self.cluster.listen(self._lobby_delta, self.received)
+        self.cluster.listen(self._lobby_delta, self.received, self._gone)
+
+    def _gone(self, process: str) -> None:
+        """A process died: its players here lost their connection, as far as their
+        tables can tell (each table's grace runs for them as for any drop)."""
+        for player_id, visit in list(self._visitors.items()):
+            if visit.home == process:
+                self._command({"p": player_id, "c": "gone"})
 
     def _lobby_delta(self, delta: dict[str, Any]) -> None:
         """Another process's table changed: its row to this lobby's subscribers; a
@@ -246,6 +253,7 @@ class Relay:
             session = self._sessions.visit(player_id, message["name"])
             conn = RelayedConnection(self._server, self, home, player_id, features)
             visit = self._visitors[player_id] = _Visitor(session, conn, home)
+            self.cluster.watch(home)
         elif visit.conn.closing or visit.conn.features != features or visit.home != home:
             visit.conn = RelayedConnection(self._server, self, home, player_id, features)
             visit.home = home

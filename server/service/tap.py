@@ -147,6 +147,9 @@ class ServerOptions(usage.Options):
         ["cluster", None, None, "Serve one lobby with the other processes of a cluster, "
          "whose shared state is this Redis database: redis://HOST:PORT/N "
          "(docs/operating.md, \"Running a cluster\")."],
+        ["cluster-lease", None, 15.0, "Seconds after which the other processes of a "
+         "cluster take this one for gone if it stops renewing its keys (renewed three "
+         "times as often); at least 1.", _float],
         ["keep-days", None, 0, "Forget finished matches older than this many days "
          "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
@@ -214,6 +217,8 @@ class ServerOptions(usage.Options):
             self["proxies"] = Proxies.from_options(self["web-proxy"])
         except ValueError as e:
             raise usage.UsageError(f"--web-proxy: {e}") from None
+        if float(self["cluster-lease"]) < 1:
+            raise usage.UsageError("--cluster-lease must be at least 1 second")
         if self["cluster"] is not None:
             try:
                 self["cluster"] = ClusterAddress.parse(self["cluster"])
@@ -546,8 +551,8 @@ def makeService(options: ServerOptions) -> ServerService:
     from twisted.internet import reactor
 
     path = options["db"]
-    cluster = LOCAL if options["cluster"] is None else open_cluster(options["cluster"],
-                                                                      reactor)
+    cluster = LOCAL if options["cluster"] is None else open_cluster(
+        options["cluster"], reactor, float(options["cluster-lease"]))
     archive = Archive(lambda: open_store(path), reactor)
     lock = lock_store(path, required=bool(options["db-required"]))
     try:

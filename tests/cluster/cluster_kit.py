@@ -17,6 +17,8 @@ from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
 BACKSTOP = 20.0
+LEASE = 2
+"""Seconds a killed process is taken for alive by the others: short, for the tests."""
 Msg = dict[str, Any]
 
 
@@ -27,8 +29,9 @@ def cluster(url: str, folder: Path, count: int, *extra: str
     with ExitStack() as stack:
         yield [stack.enter_context(server_process(
             "--listen", "tcp:0:interface=127.0.0.1", "--db", str(folder / f"p{n}.db"),
-            "--cluster", url, "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0",
-            "--no-announce", *extra, timeout=BACKSTOP)) for n in range(count)]
+            "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
+            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
+            timeout=BACKSTOP)) for n in range(count)]
 
 
 class Player:

@@ -123,3 +123,24 @@ def test_a_table_whose_process_died_leaves_every_lobby(redis: RedisAt,
                    and m["table"] == table)
         assert guest.request("stand")["code"] == "not_at_table"
         assert guest.ok("create_table", rules="classic", seats=2)["table"]["id"] > table
+
+
+def _guest_seat(m: Msg) -> dict[str, Any] | None:
+    if m["type"] not in ("table", "table_update"):
+        return None
+    seat: dict[str, Any] = m["table"]["seats"][1]
+    return seat if seat.get("name") == "Mehmet" else None
+
+
+def test_a_player_whose_process_died_is_away_at_the_table_elsewhere(
+        redis: RedisAt, tmp_path: Path) -> None:
+    with cluster(redis.url, tmp_path, 2) as [(_, a), (home, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        host.wait(lambda m: (_guest_seat(m) or {}).get("connected") is True)
+        home.send_signal(signal.SIGKILL)
+        home.wait()
+        host.wait(lambda m: (_guest_seat(m) or {}).get("connected") is False)

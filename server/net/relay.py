@@ -142,6 +142,8 @@ class Relay:
     def takes(self, conn: Connection, session: Session, kind: str, msg: dict[str, Any],
               rid: int | None) -> bool:
         """Whether this request is for a table elsewhere (then it went there)."""
+        if isinstance(conn, RelayedConnection):
+            return False  # a visitor's request is this process's own to answer
         at = self._at.get(session.player_id)
         if at is not None:
             if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):

@@ -17,7 +17,7 @@ from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
 BACKSTOP = 20.0
-LEASE = 2
+LEASE = 3
 """Seconds a killed process is taken for alive by the others: short, for the tests."""
 Msg = dict[str, Any]
 
@@ -75,9 +75,10 @@ class Player:
         assert reply["type"] != "error", reply
         return reply
 
-    def wait(self, wanted: Callable[[Msg], bool]) -> Msg:
-        """The first message, seen already or to come, that is `wanted`."""
-        for old in self.seen:
+    def wait(self, wanted: Callable[[Msg], bool], since: int = 0) -> Msg:
+        """The first message, seen already (from `seen[since]` on) or to come, that
+        is `wanted`."""
+        for old in self.seen[since:]:
             if wanted(old):
                 return old
         while (msg := self.recv()) is not None:

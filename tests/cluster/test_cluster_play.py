@@ -13,6 +13,7 @@ import pytest
 
 from cluster.cluster_kit import Msg, Player, cluster
 from cluster.redis_kit import RedisAt
+from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.rules.events import PRIVATE_KEYS
 
 
@@ -144,3 +145,27 @@ def test_a_player_whose_process_died_is_away_at_the_table_elsewhere(
         home.send_signal(signal.SIGKILL)
         home.wait()
         host.wait(lambda m: (_guest_seat(m) or {}).get("connected") is False)
+
+
+def test_a_player_resumes_at_a_table_elsewhere_with_its_token(redis: RedisAt,
+                                                               tmp_path: Path) -> None:
+    with cluster(redis.url, tmp_path, 2) as [(_, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        token = guest.hello("Mehmet")["token"]
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.close()
+        host.wait(lambda m: (_guest_seat(m) or {}).get("connected") is False)
+        away = len(host.seen)
+        back = Player(b)
+        welcome = back.request("hello", protocol=PROTOCOL_VERSION, token=token,
+                               name="Mehmet")
+        assert welcome["type"] == "welcome", welcome
+        assert (welcome["type"], welcome["resumed"], welcome["table"]) == \
+            ("welcome", True, table)
+        snapshot = back.wait(lambda m: m["type"] == "table")  # the seat, handed back
+        assert snapshot["table"]["seats"][1]["connected"] is True
+        host.wait(lambda m: (_guest_seat(m) or {}).get("connected") is True, since=away)
+        back.ok("leave_table")
+        assert back.request("stand")["code"] == "not_at_table"

@@ -84,6 +84,11 @@ class Cluster(Protocol):
         (False: another player holds one)."""
         ...
 
+    def own(self, table_id: int) -> Deferred[None]:
+        """Put a new table of this process in the table -> process map: once it has
+        fired, any process finds it there (the lobby row follows)."""
+        ...
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         """Hold an invite code for a table (False: another table has it)."""
         ...

@@ -34,6 +34,9 @@ class LocalCluster:
     def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
         pass
 
+    def own(self, table_id: int) -> Deferred[None]:
+        return succeed(None)
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         return succeed(True)
 

@@ -213,7 +213,8 @@ class RedisCluster:
             row = await self._redis.hgetall(self._key("table", table_id))
             if not row:
                 self._redis.srem(self._key("tables"), [table_id])
-            elif row["process"] != self._process and table_id not in self._rows:
+            elif "summary" in row and row["process"] != self._process \
+                    and table_id not in self._rows:  # (no summary: its `add` is to come)
                 self._rows[table_id] = json.loads(row["summary"])
                 self._owners[table_id] = row["process"]
 
@@ -318,6 +319,15 @@ class RedisCluster:
         if held:
             self._tell(self._redis.eval(RELEASE, held, [player_id]), "freeing a name")
 
+    def own(self, table_id: int) -> Deferred[None]:
+        key = self._key("table", table_id)
+        self._live.add(key)
+        self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+        d: Deferred[Any] = self._redis.hset(key, "process", self._process)
+        d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
+        d.addCallback(lambda _: None)
+        return d
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         key = self._key("code", code)
         d: Deferred[Any] = self._redis.set(key, str(table_id), pexpire=_ms(self.lease),
@@ -382,7 +392,7 @@ class RedisCluster:
     @_once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         key = self._key("table", table_id)
-        if key not in self._live:
+        if key not in self._live:  # a table rebuilt after a restart (`own` did the rest)
             self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
         self._live.add(key)
         fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}

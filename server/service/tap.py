@@ -22,7 +22,7 @@ from typing import IO, Any, ClassVar, TypeVar, cast
 
 from twisted.application.internet import StreamServerEndpointService, TimerService
 from twisted.application.service import IServiceCollection, MultiService, Service
-from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail, maybeDeferred
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IStreamServerEndpoint
 from twisted.logger import (
@@ -521,7 +521,11 @@ class ServerService(MultiService):
         told and the tables saved (what the goodbyes tell of first), then the store
         closed (after the writes already queued), and only then the file let go."""
         gone = [self.announcer.stop()] if self.announcer is not None else []
-        gone.append(super().stopService())  # type: ignore[no-untyped-call]
+        # MultiService's stop, but of the services that started: in a cluster the
+        # ports start once it is joined, and a port never started cannot stop.
+        Service.stopService(self)  # type: ignore[no-untyped-call]
+        gone.extend(maybeDeferred(service.stopService)
+                    for service in reversed(list(self)) if service.running)
         self.ports, self.web_ports = [], []
         self.factory.shutdown()
         if self.journal is not None:

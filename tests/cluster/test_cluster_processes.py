@@ -93,6 +93,7 @@ def test_a_server_that_cannot_reach_its_cluster_stops(tmp_path: Path) -> None:
     try:
         out.wait_for("cannot join the cluster", BACKSTOP)
         assert proc.wait(BACKSTOP) != 0
+        assert "Unhandled error" not in out.rest()  # its ports, never started, stop too
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -54,16 +54,17 @@ def _create_table(conn: Connection, s: Session, msg: Message,
 
 async def _create_claimed(conn: Connection, s: Session, msg: Message,
                           reply: Replier) -> Message | None:
-    """In a cluster: the table's id, and a private table's code, claimed first."""
+    """In a cluster: the table's id, and a private table's code, claimed first, and
+    the table in the cluster's map before the host hears of it."""
     cluster = conn.server.cluster
     table_id = await cluster.next_id("table")
     code = None
     if msg.get("private", False):
         while code is None or not await cluster.claim_code(code, table_id):
             code = invite_code(_CODES)
+    await cluster.own(table_id)
     if conn.closing:
-        if code is not None:
-            cluster.table_closed(table_id, code)
+        cluster.table_closed(table_id, code)
         return None
     return _open(conn, s, msg, reply, table_id=table_id, code=code)
 

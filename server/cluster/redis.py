@@ -394,6 +394,8 @@ class RedisCluster:
         key = self._key("table", table_id)
         if key not in self._live:  # a table rebuilt after a restart (`own` did the rest)
             self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+            self._rows.pop(table_id, None)  # listed under this process's last name, maybe
+            self._owners.pop(table_id, None)
         self._live.add(key)
         fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}
         self._tell(self._redis.hmset(key, fields), "keeping a lobby row")

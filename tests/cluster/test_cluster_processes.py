@@ -5,13 +5,14 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from process_output import SERVER, Output
 from twisted.python import usage
 
-from cluster.cluster_kit import BACKSTOP, Player, cluster
+from cluster.cluster_kit import BACKSTOP, LEASE, Player, cluster
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.service.tap import ServerOptions
@@ -119,3 +120,9 @@ def test_a_restarted_process_brings_its_tables_back_to_the_cluster(
         listed = redis.eventually(lambda r: watcher.ok("lobby_subscribe")["tables"])
         assert [t["id"] for t in listed] == [table]
         assert Player(a).hello("Ayşe")["name"] == "Ayşe 2"  # the host's name is held
+        mine = Player(a)  # its old name's lease runs out: its table stays listed here
+        mine.hello("Deniz")
+        assert [t["id"] for t in mine.ok("lobby_subscribe")["tables"]] == [table]
+        time.sleep(3 * LEASE)
+        assert [t["id"] for t in mine.ok("lobby_subscribe")["tables"]] == [table]
+        assert not any(m["type"] == "lobby_update" for m in mine.seen)

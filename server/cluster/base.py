@@ -61,6 +61,11 @@ class Cluster(Protocol):
         ...
 
     @property
+    def lease(self) -> float:
+        """Seconds a process that stopped renewing its keys is still taken for alive."""
+        ...
+
+    @property
     def shared(self) -> bool:
         """False for a process alone: the callers keep their in-memory ways."""
         ...

@@ -18,6 +18,7 @@ class LocalCluster:
 
     process = "local"
     shared = False
+    lease = 0.0  # nothing to renew: it ends with the process
 
     def start(self) -> Deferred[None]:
         return succeed(None)

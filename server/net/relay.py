@@ -45,8 +45,6 @@ if TYPE_CHECKING:
 
 log = Logger()
 
-REPLY_SECONDS = 10.0
-"""How long a home waits for the owner's reply before answering `internal_error`."""
 OWNER_SILENT = "the server that holds this table did not answer"
 
 
@@ -196,7 +194,8 @@ class Relay:
         if rid is None:  # no reply to wait for
             done.callback(None)
             return done
-        timer = self._clock.callLater(REPLY_SECONDS, self._silent, session.player_id)
+        # An owner silent for a lease is gone: its reply is waited for that long.
+        timer = self._clock.callLater(self.cluster.lease, self._silent, session.player_id)
         self._waiting[session.player_id] = _Waiting(rid, done, timer)
         return done
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import random
 import select
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cluster.cluster_kit import Msg, Player, cluster
+from cluster.cluster_kit import LEASE, Msg, Player, cluster
 from cluster.redis_kit import RedisAt
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.rules.events import PRIVATE_KEYS
@@ -169,3 +170,25 @@ def test_a_player_resumes_at_a_table_elsewhere_with_its_token(redis: RedisAt,
         host.wait(lambda m: (_guest_seat(m) or {}).get("connected") is True, since=away)
         back.ok("leave_table")
         assert back.request("stand")["code"] == "not_at_table"
+
+
+def test_a_request_to_a_silent_process_is_answered_after_a_lease(redis: RedisAt,
+                                                                 tmp_path: Path) -> None:
+    """A table's process that stops (here: SIGSTOP) answers nothing: its players
+    elsewhere get `internal_error` once a lease has gone by, and nothing waits on."""
+    with cluster(redis.url, tmp_path, 2) as [(owner, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        owner.send_signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            refused = guest.request("stand")
+            assert (refused["code"], refused["message"]) == \
+                ("internal_error", "the server that holds this table did not answer")
+            assert time.monotonic() - started >= LEASE * 0.9
+            assert guest.ok("ping")["type"] == "pong"  # the connection reads on
+        finally:
+            owner.send_signal(signal.SIGCONT)

@@ -148,8 +148,9 @@ class Cluster(Protocol):
         ...
 
     def publish_lobby(self, delta: dict[str, Any]) -> None:
-        """A `lobby_update` of one of this process's tables, for every other process
-        (in the order published: one publisher per table keeps each table's order)."""
+        """A `lobby_update` of one of this process's tables, or (op `chat`) a line of
+        lobby chat, for every other process (in the order published: one publisher per
+        table keeps each table's order)."""
         ...
 
     def send(self, process: str, message: dict[str, Any]) -> None:

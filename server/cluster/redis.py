@@ -232,6 +232,10 @@ class RedisCluster:
         process = delta.pop("process")
         if process == self._process:
             return
+        if delta["op"] == "chat":
+            if self._on_lobby is not None:
+                self._on_lobby(delta)
+            return
         table_id = delta["table"]
         if delta["op"] == "remove":
             self._rows.pop(table_id, None)

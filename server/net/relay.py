@@ -125,7 +125,7 @@ class Relay:
         table gone (closed, or its process with it) holds none of the players here."""
         assert self._server is not None
         self._server.lobby.remote_delta(delta)
-        if delta["op"] == "remove":
+        if delta["op"] == "remove" and "table" in delta:
             for player_id, (table_id, _) in list(self._at.items()):
                 if table_id == delta["table"]:
                     self._moved({"p": player_id, "t": None})

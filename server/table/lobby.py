@@ -324,8 +324,12 @@ class Lobby:
             self._cluster.publish_lobby(delta)
 
     def remote_delta(self, delta: dict[str, Any]) -> None:
-        """A change of another process's table, for this process's subscribers."""
-        self._broadcast({"type": "lobby_update", **delta})
+        """A change of another process's table (or a line of lobby chat said there),
+        for this process's subscribers."""
+        if delta["op"] == "chat":
+            self._broadcast(delta["chat"])
+        else:
+            self._broadcast({"type": "lobby_update", **delta})
 
     # -- chat -------------------------------------------------------------------------
 
@@ -336,3 +340,5 @@ class Lobby:
         self._broadcast(msg)
         if session.player_id not in self._subscribers:
             session.send(msg)
+        if self._cluster.shared:  # and to every other process's subscribers
+            self._cluster.publish_lobby({"op": "chat", "chat": msg})

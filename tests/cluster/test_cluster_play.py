@@ -84,6 +84,9 @@ def test_players_on_two_processes_play_a_table_held_by_one(
         host.ok("add_bot", seat=2, level="easy")
         watched = spectator.ok("join_table", table=table, spectate=True)
         assert watched["table"]["id"] == table
+        watchers[1].ok("chat", text="merhaba", scope="lobby")  # to every process's lobby
+        for watcher in watchers:
+            watcher.wait(lambda m: m["type"] == "chat" and m["text"] == "merhaba")
         guest.ok("chat", text="iyi oyunlar")
         guest.ok("ready", ready=True)
         host.ok("start")

@@ -209,6 +209,11 @@ class Relay:
             session.send(make_error("internal_error", OWNER_SILENT, waiting.rid))
         waiting.done.callback(None)
 
+    def seen(self, session: Session) -> None:
+        """A request answered here showed the player is there: its table elsewhere
+        hears it as `Seen`, as a table here would."""
+        self._tell_owner(session, "seen")
+
     def disconnected(self, session: Session) -> bool:
         """`Sessions.lost` for a player at a table elsewhere: the owner's grace runs."""
         return self._tell_owner(session, "gone")
@@ -276,6 +281,9 @@ class Relay:
             session.peer = None
             if table is not None:
                 table.handle(cmd.Disconnected(session.player_id))
+        elif what == "seen":
+            if table is not None:
+                table.handle(cmd.Seen(session.player_id))
         elif what == "back":
             visit = self._visit({**message, "name": session.name})
             if table is not None:

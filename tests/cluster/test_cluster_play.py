@@ -195,3 +195,26 @@ def test_a_request_to_a_silent_process_is_answered_after_a_lease(redis: RedisAt,
             assert guest.ok("ping")["type"] == "pong"  # the connection reads on
         finally:
             owner.send_signal(signal.SIGCONT)
+
+
+def test_a_request_answered_at_home_shows_presence_at_the_table_elsewhere(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """The guest lets its turns run out until a bot holds its seat; a request its own
+    process answers (lobby chat) takes the seat back, as it would at a table there."""
+    with cluster(redis.url, tmp_path, 2) as [(_, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2,
+                        options={"turn_seconds": 1})["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(3)
+        while not (_guest_seat(msg := host.recv() or {}) or {}).get("held_by_bot"):
+            if "moves" in msg:  # the host plays; the guest lets its clock run out
+                host.send("move", move=rng.choice(msg["moves"]))
+        held = len(host.seen)
+        guest.ok("chat", text="buradayım", scope="lobby")
+        seat = _guest_seat(host.wait(lambda m: _guest_seat(m) is not None, since=held))
+        assert seat is not None and "held_by_bot" not in seat  # the next word of it

@@ -139,6 +139,11 @@ class Connection:
         (the transport's buffer), kept under `max_output_bytes` plus one frame."""
         return self._queued
 
+    @property
+    def closing(self) -> bool:
+        """Closed or closing: nothing more is read, and a late answer has nobody to reach."""
+        return self._closing
+
     # -- connection life ------------------------------------------------------------
 
     def opened(self, client_host: str | None = None) -> None:
@@ -156,6 +161,8 @@ class Connection:
                        if refusal == "server_full" else "too many connections from your address")
             return
         self._admitted = True
+        if self.server.cluster.shared:
+            self._count_in_cluster()
         self.server.protocols.add(self)
         assert self.transport is not None
         self.transport.registerProducer(self, True)
@@ -164,6 +171,21 @@ class Connection:
                                                      self._handshake_expired)
         self._heartbeat_call = self._clock.callLater(self.server.limits.ping_seconds,
                                                      self._heartbeat)
+
+    def _count_in_cluster(self) -> None:
+        """The per-address cap over every process: this connection is counted in the
+        cluster too, and closed if it is one too many there."""
+        cap = self.server.limits.max_per_address
+
+        def counted(count: int) -> None:
+            if count > cap and not self._closing:
+                log.info("connection from {address} refused: {count} in the cluster",
+                         address=self.address, count=count)
+                self.close("too_many_connections", "too many connections from your address")
+
+        counting = self.server.cluster.connection_opened(self.address)
+        counting.addCallbacks(counted, lambda f: log.failure(
+            "counting a connection in the cluster failed", f))
 
     def lost(self) -> None:
         """The connection is gone: stop its timers, release its place and its session."""
@@ -176,6 +198,8 @@ class Connection:
             return
         self._admitted = False
         self.server.connections.release(self.address)
+        if self.server.cluster.shared:
+            self.server.cluster.connection_closed(self.address)
         self.server.protocols.discard(self)
         session, self.session = self.session, None
         if session is not None and session.peer is self:
@@ -331,10 +355,16 @@ class Connection:
         """Queue one message, or close a client that left too much unread."""
         if self._closing or self.transport is None:
             return
-        limit = self.server.limits.max_output_bytes
         body = self._encode(msg)
-        if body is None:
+        if body is not None:
+            self.send_body(body)
+
+    def send_body(self, body: bytes) -> None:
+        """Queue one encoded message (`send`'s, or one a table elsewhere sent this
+        client: `relay.py`), or close a client that left too much unread."""
+        if self._closing or self.transport is None:
             return
+        limit = self.server.limits.max_output_bytes
         if self._paused and self._queued + len(body) + self.FRAME_OVERHEAD > limit:
             log.info("closing a connection from {address} that reads too slowly "
                      "({queued} bytes unread)", address=self.address, queued=self._queued)
@@ -503,8 +533,6 @@ class Connection:
         answered `internal_error` saying `failed`, unless the reply went already. An
         `answer` that has fired already is replied to at once, holding nothing.
         """
-        fired = held = False
-
         def answered(result: Message | None) -> None:
             if result is not None:
                 reply(result)
@@ -519,16 +547,24 @@ class Connection:
             if not reply.sent:
                 reply(make_error("internal_error", failed))
 
-        def settled(_: object) -> None:
+        answer.addCallbacks(answered, refused)
+        answer.addErrback(lambda f: log.failure("answering {type} failed", f,
+                                                type=reply.kind))
+        self.wait_for(answer)
+
+    def wait_for(self, work: Deferred[Any]) -> None:
+        """Read nothing more until `work` fires (at once if it has), so what comes after
+        a request waits for its answer; `work`'s result is left as it was."""
+        fired = held = False
+
+        def settled(result: object) -> object:
             nonlocal fired
             fired = True
             if held:
                 self._release()
+            return result
 
-        answer.addCallbacks(answered, refused)
-        answer.addErrback(lambda f: log.failure("answering {type} failed", f,
-                                                type=reply.kind))
-        answer.addBoth(settled)
+        work.addBoth(settled)
         if not fired:
             held = True
             self._hold()

@@ -100,6 +100,9 @@ def handle(conn: Connection, kind: str, msg: Message, rid: int | None) -> None:
         and MESSAGES[(Direction.TO_SERVER, kind)].presence
     try:
         require_feature(conn, kind)
+        relay = conn.server.relay
+        if relay is not None and relay.takes(conn, session, kind, msg, rid):
+            return  # its table is elsewhere: the reply comes from there
         answer = handler(conn, session, msg, reply)
     except ProtocolError as e:  # TableError included
         answer = None
@@ -116,3 +119,6 @@ def handle(conn: Connection, kind: str, msg: Message, rid: int | None) -> None:
         # After the reply, so a seat taken back is told after it; a refused request
         # shows the player is there all the same.
         at.handle(cmd.Seen(session.player_id))
+    elif at is None and conn.server.relay is not None \
+            and MESSAGES[(Direction.TO_SERVER, kind)].presence:
+        conn.server.relay.seen(session)  # at a table elsewhere: `Seen` there

@@ -14,7 +14,9 @@ import functools
 import importlib.metadata
 from typing import TYPE_CHECKING
 
+from twisted.internet.defer import Deferred
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from pisyedili.protocol.handshake import Hello
 from pisyedili.protocol.messages import announced_limits, make_welcome
@@ -23,6 +25,7 @@ from pisyedili.server.people import names
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
+    from pisyedili.server.people.session import Session
 
 log = Logger()
 
@@ -84,7 +87,45 @@ def answer(conn: Connection, hello: Hello) -> None:
                        "the most allowed; a dropped one lasts until its grace period "
                        "ends (or resume one with its token)", rid, limit=cap)
             return
+        if conn.server.cluster.shared:
+            claimed = Deferred.fromCoroutine(_claim(conn, name))
+            claimed.addCallback(lambda got: _open_claimed(conn, hello, name, *got))
+            claimed.addErrback(_claim_failed, conn, rid)
+            conn.wait_for(claimed)
+            return
         session = sessions.open(name, conn, conn.address)
+    _welcome(conn, hello, session, name)
+
+
+async def _claim(conn: Connection, name: str) -> tuple[str, str]:
+    """A player id and the first of `name`, `name 2`... that no process holds."""
+    cluster, sessions = conn.server.cluster, conn.server.sessions
+    player_id = str(await cluster.next_id("player"))
+    for candidate, keys in sessions.candidates(name):
+        if await cluster.claim_name(player_id, keys):
+            return player_id, candidate
+    raise AssertionError("candidates never end")
+
+
+def _open_claimed(conn: Connection, hello: Hello, asked: str, player_id: str,
+                  name: str) -> None:
+    """The claim came back: open the session, unless the connection went meanwhile."""
+    if conn.closing:
+        conn.server.cluster.release_name(player_id, names.keys(name))
+        return
+    session = conn.server.sessions.open(name, conn, conn.address, player_id=player_id)
+    _welcome(conn, hello, session, asked)
+
+
+def _claim_failed(failure: Failure, conn: Connection, rid: int | None) -> None:
+    log.failure("hello from {address}: the cluster did not answer", failure,
+                address=conn.address)
+    conn.close("internal_error", "the server failed to handle hello", rid)
+
+
+def _welcome(conn: Connection, hello: Hello, session: Session, name: str) -> None:
+    """Send `welcome` to a connection now holding `session` (`name`: the one asked)."""
+    rid, token, sessions = hello.id, hello.token, conn.server.sessions
     conn.session = session
     conn.handshake_done()
     # The one line a hello logs (a line costs about as much as the rest of hello).
@@ -93,14 +134,16 @@ def answer(conn: Connection, hello: Hello) -> None:
              player=session.player_id, name=session.name, resumed=token is not None,
              client=hello.client, **({"asked": name} if renamed else {}))
     at = table_of(session) if token is not None else None
+    elsewhere = sessions.elsewhere.table_id(session) \
+        if token is not None and at is None and sessions.elsewhere is not None else None
     welcome = make_welcome(
         server=conn.server.name, version=server_version(),
         player=int(session.player_id), name=session.name, token=session.token,
         features=sorted(conn.features),
         limits={**announced_limits(), **conn.server.limits.to_wire()},
-        resumed=token is not None, table=at.id if at is not None else None, id=rid)
+        resumed=token is not None, table=at.id if at is not None else elsewhere, id=rid)
     if session.account is not None and "accounts" in conn.features:
         welcome["registered"] = True
     conn.send(welcome)
-    if at is not None:
+    if at is not None or elsewhere is not None:
         sessions.rejoin(session)  # the table sends its snapshot after this welcome

@@ -23,9 +23,11 @@ from zope.interface import classImplements  # type: ignore[import-untyped]
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
 from pisyedili.protocol.version import FEATURES, negotiate_features
 from pisyedili.server.clock import Clock
+from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.hello import AGREED_CACHE
 from pisyedili.server.net.limits import ConnectionCounter, ServerLimits
+from pisyedili.server.net.relay import Relay
 from pisyedili.server.people import accounts, moderation, ratings
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import Archive
@@ -178,9 +180,13 @@ class ServerFactory(Factory):
 
     def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
                  clock: Clock, archive: Archive | None = None,
-                 journal: Journal = NO_JOURNAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
         self.name = name
         self.journal = journal
+        self.cluster = cluster
+        """The processes this one serves a lobby with (`server/cluster/`)."""
+        self.relay: Relay | None = None
+        """In a cluster: how players here reach tables elsewhere (`relay.py`)."""
         self.archive = archive
         """Where finished matches are kept and read; None: the server keeps none, and
         does not offer the `history` feature."""

@@ -18,13 +18,14 @@ import itertools
 import secrets
 import unicodedata
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from twisted.logger import Logger
 
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server.clock import Clock, Delayed
+from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.people import names
 from pisyedili.server.store.journal import NO_JOURNAL, Journal, SavedSession, token_hash
 from pisyedili.server.table.commands import Disconnected, Leave, Reconnected
@@ -44,6 +45,19 @@ class Peer(Protocol):
     def replaced(self) -> None:
         """Another connection resumed this session: tell the peer why, then close."""
         ...
+
+
+class Elsewhere(Protocol):
+    """Where a player at a table of another process is followed (`net/relay.py`):
+    each answers whether the session was at such a table (then it was told there)."""
+
+    def disconnected(self, session: Session) -> bool: ...
+
+    def reconnected(self, session: Session) -> bool: ...
+
+    def forgotten(self, session: Session) -> bool: ...
+
+    def table_id(self, session: Session) -> int | None: ...
 
 
 class Session:
@@ -130,8 +144,9 @@ class Sessions:
     key (`names.keys`), so a new name is checked without looking at every session."""
 
     def __init__(self, clock: Clock, grace_seconds: float,
-                 journal: Journal = NO_JOURNAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
         self._clock = clock
+        self._cluster = cluster
         self._grace = grace_seconds
         self._journal = journal
         self._by_token: dict[bytes, Session] = {}  # by the token's hash
@@ -141,6 +156,8 @@ class Sessions:
         self._next_suffix: dict[str, int] = {}  # by held key: the first suffix to try
         self._per_address: Counter[str] = Counter()  # live sessions by opening address
         self._ids = itertools.count(1)
+        self.elsewhere: Elsewhere | None = None
+        """In a cluster: the tables of other processes this registry's players are at."""
         self.reserved: Container[str] = frozenset()
         """Name keys no guest may take: the registered accounts' (`accounts.py`)."""
 
@@ -151,14 +168,17 @@ class Sessions:
         """Live sessions opened from `address`, for the per-address session cap."""
         return self._per_address[address]
 
-    def open(self, name: str, peer: Peer, address: str = "?") -> Session:
+    def open(self, name: str, peer: Peer, address: str = "?", *,
+             player_id: str | None = None) -> Session:
         """A new player for a connection that said `hello` without a valid token;
-        `name` is one `names.accept` let through, `address` the connection's key."""
+        `name` is one `names.accept` let through, `address` the connection's key.
+        In a cluster the id and the name come claimed already (`hello.py`)."""
         token = secrets.token_urlsafe(32)
         unique, claim = self._unique(name)
-        session = Session(str(next(self._ids)), unique, token, address)
+        session = Session(player_id or str(next(self._ids)), unique, token, address)
         session.peer = peer
         self._add(session, claim)
+        self._live(session)
         self._journal.session_opened(int(session.player_id), session.hashed_token,
                                      session.name, address, self._clock.seconds())
         return session
@@ -171,6 +191,13 @@ class Sessions:
             self._by_key[key] = session
         self._claims[session.player_id] = claim
 
+    def visit(self, player_id: str, name: str) -> Session:
+        """A player of another process at one of this process's tables: known by id
+        only (its token, name claim and grace live at its home)."""
+        session = Session(player_id, name, None, "elsewhere")
+        self._by_id[player_id] = session
+        return session
+
     def restore(self, saved: list[SavedSession], last_id: int) -> None:
         """The sessions a restarted server read back, with no connection yet; new ids
         start after `last_id`. Each keeps the name it had (names were unique then)."""
@@ -178,6 +205,7 @@ class Sessions:
             session = Session(str(row.player_id), row.name, None, row.address,
                               hashed=row.token)
             self._add(session, _Claim(names.keys(row.name), None, 0))
+            self._live(session)  # in a cluster its name is held there again
         self._ids = itertools.count(last_id + 1)
 
     def expire_idle(self) -> None:
@@ -209,6 +237,23 @@ class Sessions:
                 return candidate, _Claim(candidate_keys, taken, n)
             n += 1
 
+    def candidates(self, name: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """`name`, then `name 2`, `name 3`...: each with its keys, those no session
+        here holds; a cluster claims the first that no other process holds either."""
+        n = 1
+        while True:
+            candidate = name if n == 1 else _suffixed(name, n)
+            keys = names.keys(candidate)
+            if self._held(keys) is None:
+                yield candidate, keys
+            n += 1
+
+    def _live(self, session: Session) -> None:
+        """Tell the cluster the session is connected here, under the name it holds."""
+        claim = self._claims.get(session.player_id)
+        self._cluster.session_live(session.hashed_token, session.player_id, session.name,
+                                   claim.keys if claim is not None else ())
+
     def _held(self, keys: tuple[str, ...]) -> str | None:
         """The first of `keys` some session holds."""
         return next((key for key in keys if key in self._by_key or key in self.reserved),
@@ -227,6 +272,7 @@ class Sessions:
         for key in claim.keys:
             self._by_key[key] = session
         self._claims[session.player_id] = claim
+        self._live(session)
         self._journal.session_changed(int(session.player_id), session.hashed_token, name,
                                       session.account)
 
@@ -235,6 +281,7 @@ class Sessions:
         fresh resume token: the token of a restored session is not known, and the old
         connection, if any, is told `replaced`. The caller then calls `rejoin`."""
         del self._by_token[session.hashed_token]
+        self._cluster.session_gone(session.hashed_token, session.player_id, ())
         token = secrets.token_urlsafe(32)
         session._token, session._hashed = token, token_hash(token)
         self._by_token[session.hashed_token] = session
@@ -244,6 +291,7 @@ class Sessions:
         old, session.peer = session.peer, peer
         if old is not None and old is not peer:
             old.replaced()
+        self._live(session)
         self._journal.session_changed(int(session.player_id), session.hashed_token,
                                       session.name, session.account)
         log.info("session {player} taken over by a login", player=session.player_id)
@@ -252,6 +300,7 @@ class Sessions:
         claim = self._claims.pop(session.player_id, None)
         if claim is None:
             return
+        self._cluster.release_name(session.player_id, claim.keys)
         for key in claim.keys:
             self._by_key.pop(key, None)
             self._next_suffix.pop(key, None)  # the name is free: its suffixes start over
@@ -286,6 +335,7 @@ class Sessions:
             session.expiry.cancel()
         session.expiry = None
         session.peer = peer
+        self._live(session)
         if old is not None:
             log.info("session {player} replaced by a new connection", player=session.player_id)
             old.replaced()
@@ -297,16 +347,21 @@ class Sessions:
         """After a resumed `welcome`: the table hands the seat back, with a snapshot."""
         if session.table is not None:
             session.table.handle(Reconnected(session.player_id))
+        elif self.elsewhere is not None:
+            self.elsewhere.reconnected(session)
 
     def lost(self, session: Session, peer: Peer) -> None:
         """The connection of `session` dropped; a replaced connection is ignored."""
         if session.peer is not peer:
             return
         session.peer = None
+        claim = self._claims.get(session.player_id)
+        self._cluster.session_away(session.hashed_token, claim.keys if claim else (),
+                                   self._grace)
         log.info("session {player} disconnected", player=session.player_id)
         if session.table is not None:
             session.table.handle(Disconnected(session.player_id))
-        else:
+        elif self.elsewhere is None or not self.elsewhere.disconnected(session):
             self._arm_expiry(session)
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
@@ -331,6 +386,8 @@ class Sessions:
         if session.table is not None:
             table, session.table = session.table, None
             table.handle(Leave(session.player_id))
+        elif self.elsewhere is not None:
+            self.elsewhere.forgotten(session)
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None
@@ -339,6 +396,7 @@ class Sessions:
             if not self._per_address[session.address]:
                 del self._per_address[session.address]
             self._journal.session_forgotten(int(session.player_id))
+            self._cluster.session_gone(session.hashed_token, session.player_id, ())
         self._by_id.pop(session.player_id, None)
         self._release(session)
         log.info("session {player} expired", player=session.player_id)

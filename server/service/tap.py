@@ -22,7 +22,7 @@ from typing import IO, Any, ClassVar, TypeVar, cast
 
 from twisted.application.internet import StreamServerEndpointService, TimerService
 from twisted.application.service import IServiceCollection, MultiService, Service
-from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail, maybeDeferred
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IStreamServerEndpoint
 from twisted.logger import (
@@ -37,8 +37,10 @@ from zope.interface import implementer  # type: ignore[import-untyped]
 
 from pisyedili.protocol import passwords
 from pisyedili.server.clock import Clock
+from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.net.limits import ServerLimits
+from pisyedili.server.net.relay import Relay
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
 from pisyedili.server.people import accounts as accounts_
@@ -146,6 +148,12 @@ class ServerOptions(usage.Options):
          "tables and sessions a restart carries on with (default: pisyedili.sqlite3 in "
          "the per-user data directory), or a PostgreSQL database's URL "
          "(postgresql://user@host/dbname); :memory: keeps nothing past the process."],
+        ["cluster", None, None, "Serve one lobby with the other processes of a cluster, "
+         "whose shared state is this Redis database: redis://HOST:PORT/N "
+         "(docs/operating.md, \"Running a cluster\")."],
+        ["cluster-lease", None, 15.0, "Seconds after which the other processes of a "
+         "cluster take this one for gone if it stops renewing its keys (renewed three "
+         "times as often); at least 1.", _float],
         ["keep-days", None, 0, "Forget finished matches older than this many days "
          "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
@@ -213,6 +221,13 @@ class ServerOptions(usage.Options):
             self["proxies"] = Proxies.from_options(self["web-proxy"])
         except ValueError as e:
             raise usage.UsageError(f"--web-proxy: {e}") from None
+        if float(self["cluster-lease"]) < 1:
+            raise usage.UsageError("--cluster-lease must be at least 1 second")
+        if self["cluster"] is not None:
+            try:
+                self["cluster"] = ClusterAddress.parse(self["cluster"])
+            except ValueError as e:
+                raise usage.UsageError(f"--cluster: {e}") from None
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         try:
@@ -258,32 +273,39 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  journal: StoreJournal | None = None,
                  saved: Saved | None = None,
                  account_settings: AccountSettings | None = None,
-                 community_from: str | None = None) -> ServerFactory:
+                 community_from: str | None = None,
+                 cluster: Cluster = LOCAL) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
     With `archive`, every finished match is handed to its store (rated ones rated), and
     accounts and moderation are on, their registry read from the file `community_from`
     (the store's, already migrated) before anything listens. With `journal`, open
     tables and sessions are written down as they change, and what it holds from the
-    last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`)."""
+    last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`). With a
+    shared `cluster`, ids, names and codes are claimed there (`server/cluster/`)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     kept: Journal = journal if journal is not None else NO_JOURNAL
-    sessions = Sessions(clock, settings.grace_seconds, kept)
+    sessions = Sessions(clock, settings.grace_seconds, kept, cluster)
     accounts = moderation = ratings = None
     if archive is not None:
         registry, sanctions = read_community(community_from, clock.seconds())
         accounts = Accounts(archive, sessions, clock, account_settings, registry)
         moderation = Moderation(archive, accounts, clock, sanctions)
         ratings = Ratings(archive, accounts)
+    relay = Relay(cluster, sessions, clock) if cluster.shared else None
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
-                  sessions.left_table,
-                  on_match=ratings.on_match if ratings is not None else None, journal=kept)
+                  relay.left_table if relay is not None else sessions.left_table,
+                  on_match=ratings.on_match if ratings is not None else None, journal=kept,
+                  cluster=cluster)
     if journal is not None:
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
-                            journal=kept)
+                            journal=kept, cluster=cluster)
     factory.accounts, factory.moderation, factory.ratings = accounts, moderation, ratings
+    if relay is not None:
+        factory.relay = relay
+        relay.attach(factory)
     return factory
 
 
@@ -413,7 +435,11 @@ class ServerService(MultiService):
                      seed=self.seed)
         if self.archive is not None:
             self.archive.open().addCallbacks(self._store_open, self._cannot_store)
-        super().startService()  # type: ignore[no-untyped-call]  # the ports listen
+        if self.factory.cluster.shared:  # the ports listen once the cluster answers
+            Service.startService(self)  # type: ignore[no-untyped-call]
+            self.factory.cluster.start().addCallbacks(self._joined, self._cannot_join)
+        else:
+            super().startService()  # type: ignore[no-untyped-call]  # the ports listen
         listening = [endpoint.bound.addCallback(told, endpoint.description)
                      for endpoint, told in self._endpoints]
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
@@ -440,6 +466,18 @@ class ServerService(MultiService):
                       "set --db to a writable file", error=failure.getErrorMessage())
             return
         log.critical("cannot open the store: {error}", error=failure.getErrorMessage())
+        self.failed = True
+        self._stop_reactor()
+
+    def _joined(self, _: object) -> None:
+        if self.running:
+            for service in self:
+                if not service.running:
+                    service.startService()
+
+    def _cannot_join(self, failure: Failure) -> None:
+        """A server told to join a cluster must not serve a lobby of its own instead."""
+        log.critical("cannot join the cluster: {error}", error=failure.getErrorMessage())
         self.failed = True
         self._stop_reactor()
 
@@ -487,13 +525,19 @@ class ServerService(MultiService):
         told and the tables saved (what the goodbyes tell of first), then the store
         closed (after the writes already queued), and only then the file let go."""
         gone = [self.announcer.stop()] if self.announcer is not None else []
-        gone.append(super().stopService())  # type: ignore[no-untyped-call]
+        # MultiService's stop, but of the services that started: in a cluster the
+        # ports start once it is joined, and a port never started cannot stop.
+        Service.stopService(self)  # type: ignore[no-untyped-call]
+        gone.extend(maybeDeferred(service.stopService)
+                    for service in reversed(list(self)) if service.running)
         self.ports, self.web_ports = [], []
         self.factory.shutdown()
         if self.journal is not None:
             self.journal.close()
         if self.archive is not None:
             gone.append(self.archive.close())
+        if self.factory.cluster.shared:
+            gone.append(self.factory.cluster.stop())
         stopped = DeferredList(gone)
         if self.lock is not None:
             stopped.addBoth(self._let_go, self.lock)
@@ -515,6 +559,8 @@ def makeService(options: ServerOptions) -> ServerService:
     from twisted.internet import reactor
 
     path = options["db"]
+    cluster = LOCAL if options["cluster"] is None else open_cluster(
+        options["cluster"], reactor, float(options["cluster-lease"]))
     archive = Archive(lambda: open_store(path), reactor)
     lock = lock_store(path, required=bool(options["db-required"]))
     try:
@@ -530,7 +576,8 @@ def makeService(options: ServerOptions) -> ServerService:
                            limits=options["limits"], settings=options["settings"],
                            archive=archive, journal=journal, saved=saved,
                            account_settings=account_settings,
-                           community_from=path if journal is not None else None)
+                           community_from=path if journal is not None else None,
+                           cluster=cluster)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,

@@ -24,6 +24,7 @@ from twisted.logger import Logger
 from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
+from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.people.session import Session
 from pisyedili.server.rules import Options
@@ -67,8 +68,9 @@ class Lobby:
                  settings: TableSettings, limits: ServerLimits, deliver: Deliver,
                  on_left: Callable[[TableRunner, MemberId], None],
                  on_match: Callable[[MatchOver], object] | None = None,
-                 journal: Journal = NO_JOURNAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
         self._clock = clock
+        self._cluster = cluster
         self._journal = journal
         self._rng_factory = rng_factory
         self._settings = settings
@@ -93,12 +95,14 @@ class Lobby:
     def create(self, host: Session, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False, *, address: str = "local",
-               rated: bool = False) -> TableRunner:
+               rated: bool = False, table_id: int | None = None,
+               code: str | None = None) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
         player, so the per-player cap alone would not stop one machine. A `rated`
         table's matches change ratings: a guest, whom it would not seat, may not open one.
+        In a cluster the id and a private table's code come claimed already.
         """
         if rated and host.account is None:
             raise TableError("account_required", GUEST_REFUSED)
@@ -107,9 +111,9 @@ class Lobby:
         if name is None or not name.strip():
             name = f"{host.name}'s table"
         name = name.strip()[:MAX_TABLE_NAME]
-        table_id = next(self._ids)
+        table_id = next(self._ids) if table_id is None else table_id
         rng = self._rng_factory()
-        code = None
+        code = code if private else None
         while private and (code is None or code in self._by_code):
             code = invite_code(rng)
         core = TableCore(table_id, name, engine_options, private=private,
@@ -156,6 +160,10 @@ class Lobby:
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
         self._rows[core.id] = self._summary(table)
+        self._cluster.table_row(core.id, self._rows[core.id])
+        if self._cluster.shared:  # nobody here listens yet; the other processes do
+            self._cluster.publish_lobby({"op": "add", "table": core.id,
+                                         "summary": self._rows[core.id]})
         return table
 
     def continue_ids(self, last_id: int) -> None:
@@ -206,6 +214,14 @@ class Lobby:
             raise TableError("bad_options", str(e), field="options") from None
         return engine_options, settings
 
+    def holds(self, table_id: Any = None, code: Any = None) -> bool:
+        """Whether a `join_table` is this process's to answer: it names one of its
+        tables, or nothing a table elsewhere could be (the refusals are `find`'s)."""
+        if isinstance(code, str) and code:
+            return code.strip().upper() in self._by_code or code.strip() in self._by_code
+        return not isinstance(table_id, int) or isinstance(table_id, bool) \
+            or table_id in self._tables
+
     def by_id(self, table_id: int) -> TableRunner | None:
         """Any open table, private or not (for operators)."""
         return self._tables.get(table_id)
@@ -237,6 +253,12 @@ class Lobby:
         """
         size = LOBBY_PAGE if limit is None else max(0, min(limit, LOBBY_PAGE))
         offset = max(0, offset)
+        elsewhere = self._cluster.lobby_rows()
+        if elsewhere:  # every process's tables, in id order (ids are the cluster's)
+            ids = sorted(self._tables.keys() | elsewhere.keys())
+            rows = [self._summary(self._tables[i]) if i in self._tables else elsewhere[i]
+                    for i in ids[offset:offset + size]]
+            return {"type": "lobby", "tables": rows, "total": len(ids), "offset": offset}
         page = itertools.islice(self._tables.values(), offset, offset + size)
         return {"type": "lobby", "tables": [self._summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
@@ -270,8 +292,9 @@ class Lobby:
         if old == row:
             return
         self._rows[table.id] = row
-        self._broadcast({"type": "lobby_update", "op": "add" if old is None else "update",
-                         "table": table.id, "summary": row})
+        self._cluster.table_row(table.id, row)
+        self._delta({"op": "add" if old is None else "update", "table": table.id,
+                     "summary": row})
 
     def _on_change(self, table: TableRunner) -> None:
         if table.id in self._tables:
@@ -290,7 +313,23 @@ class Lobby:
         self._rows.pop(table.id, None)
         if table.core.code is not None:
             self._by_code.pop(table.core.code, None)
-        self._broadcast({"type": "lobby_update", "op": "remove", "table": table.id})
+        self._cluster.table_closed(table.id, table.core.code)
+        self._delta({"op": "remove", "table": table.id})
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        """A change of one of this process's tables: to its subscribers, and to the
+        other processes' (`remote_delta` there)."""
+        self._broadcast({"type": "lobby_update", **delta})
+        if self._cluster.shared:
+            self._cluster.publish_lobby(delta)
+
+    def remote_delta(self, delta: dict[str, Any]) -> None:
+        """A change of another process's table (or a line of lobby chat said there),
+        for this process's subscribers."""
+        if delta["op"] == "chat":
+            self._broadcast(delta["chat"])
+        else:
+            self._broadcast({"type": "lobby_update", **delta})
 
     # -- chat -------------------------------------------------------------------------
 
@@ -301,3 +340,5 @@ class Lobby:
         self._broadcast(msg)
         if session.player_id not in self._subscribers:
             session.send(msg)
+        if self._cluster.shared:  # and to every other process's subscribers
+            self._cluster.publish_lobby({"op": "chat", "chat": msg})

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING
+
+from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.net.handlers import OK, Handler, table_of
 from pisyedili.server.people.session import Session
 from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.core import invite_code
 from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
     from pisyedili.server.net.dispatch import Replier
+
+_CODES = secrets.SystemRandom()
+"""Invite codes of tables opened in a cluster: drawn before the table exists."""
 
 
 def _ping(conn: Connection, s: Session, msg: Message, reply: Replier) -> Message | None:
@@ -39,10 +46,36 @@ def _create_table(conn: Connection, s: Session, msg: Message,
                   reply: Replier) -> Message | None:
     if table_of(s) is not None:
         raise ProtocolError("already_at_table", "leave your table before opening another")
+    if conn.server.cluster.shared:
+        conn.answer_later(Deferred.fromCoroutine(_create_claimed(conn, s, msg, reply)), reply)
+        return None
+    return _open(conn, s, msg, reply)
+
+
+async def _create_claimed(conn: Connection, s: Session, msg: Message,
+                          reply: Replier) -> Message | None:
+    """In a cluster: the table's id, and a private table's code, claimed first, and
+    the table in the cluster's map before the host hears of it."""
+    cluster = conn.server.cluster
+    table_id = await cluster.next_id("table")
+    code = None
+    if msg.get("private", False):
+        while code is None or not await cluster.claim_code(code, table_id):
+            code = invite_code(_CODES)
+    await cluster.own(table_id)
+    if conn.closing:
+        cluster.table_closed(table_id, code)
+        return None
+    return _open(conn, s, msg, reply, table_id=table_id, code=code)
+
+
+def _open(conn: Connection, s: Session, msg: Message, reply: Replier,
+          table_id: int | None = None, code: str | None = None) -> Message | None:
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
                                      msg.get("name"), bool(msg.get("private", False)),
                                      address=conn.address,
-                                     rated=bool(msg.get("rated", False)))
+                                     rated=bool(msg.get("rated", False)),
+                                     table_id=table_id, code=code)
     s.table = table
     table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None),
                  reply)  # the snapshot is the reply

@@ -1,0 +1,169 @@
+"""What the processes of one cluster share, and how a process reaches it.
+
+A process keeps its sessions (`people/session.py`) and its tables (`table/lobby.py`)
+in memory, as one server always did. What must be one across processes lives behind
+`Cluster`: the player and table ids, the name claims (two processes must not both
+welcome an "Ali"), the invite codes, the sessions by their token's hash, which process
+holds which table, the lobby rows, and the connections per address. One process alone
+is its own cluster (`local.py`: nothing to share, every answer at once); `--cluster
+redis://...` makes it one of many (`redis.py`).
+
+The answers that decide (an id, a claim) come as Deferreds, since a shared store
+answers over the network; the writes that only tell the others (a row, a session's
+life) return nothing and are the cluster's to retry or log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from twisted.internet.defer import Deferred
+
+
+@dataclass(frozen=True)
+class ClusterAddress:
+    """Where the cluster's shared state is: `redis://HOST:PORT/N` (N the database)."""
+
+    host: str
+    port: int
+    db: int
+
+    @classmethod
+    def parse(cls, text: str) -> ClusterAddress:
+        """Raises ValueError with a message an operator can act on."""
+        parts = urlsplit(text)
+        if parts.scheme != "redis":
+            raise ValueError(f"a cluster is addressed as redis://HOST:PORT/N, not {text!r}")
+        try:
+            port = parts.port or 6379
+        except ValueError:
+            raise ValueError(f"bad port in {text!r}") from None
+        path = parts.path.strip("/")
+        if path and not path.isdigit():
+            raise ValueError(f"the database in {text!r} must be a number (redis://HOST:PORT/N)")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(f"{text!r}: only redis://HOST:PORT/N is understood")
+        return cls(parts.hostname or "localhost", port, int(path or 0))
+
+    def __str__(self) -> str:
+        return f"redis://{self.host}:{self.port}/{self.db}"
+
+
+class Cluster(Protocol):
+    """The state the processes of one lobby share (module docstring)."""
+
+    @property
+    def process(self) -> str:
+        """This process's name in the cluster (in the table -> process map)."""
+        ...
+
+    @property
+    def lease(self) -> float:
+        """Seconds a process that stopped renewing its keys is still taken for alive."""
+        ...
+
+    @property
+    def shared(self) -> bool:
+        """False for a process alone: the callers keep their in-memory ways."""
+        ...
+
+    def start(self) -> Deferred[None]:
+        """Join: fires once the shared state answers (fails if it cannot be reached)."""
+        ...
+
+    def stop(self) -> Deferred[None]:
+        """Leave: this process's live keys go, then the link."""
+        ...
+
+    # -- ids, names, codes: the answers that decide --------------------------------
+
+    def next_id(self, kind: str) -> Deferred[int]:
+        """A fresh `player` or `table` id, never handed out by any process before."""
+        ...
+
+    def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
+        """Hold every one of a name's `keys` (`names.keys`) for `player_id`, or none
+        (False: another player holds one)."""
+        ...
+
+    def own(self, table_id: int) -> Deferred[None]:
+        """Put a new table of this process in the table -> process map: once it has
+        fired, any process finds it there (the lobby row follows)."""
+        ...
+
+    def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
+        """Hold an invite code for a table (False: another table has it)."""
+        ...
+
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        """`player_id` no longer holds these keys (renamed, or never welcomed)."""
+        ...
+
+    def connection_opened(self, address: str) -> Deferred[int]:
+        """Count one more connection from `address`: how many the cluster now has."""
+        ...
+
+    # -- what the others are told ---------------------------------------------------
+
+    def connection_closed(self, address: str) -> None: ...
+
+    def session_live(self, hashed: bytes, player_id: str, name: str,
+                     keys: tuple[str, ...]) -> None:
+        """A connected session (and its name's keys): kept while this process lives."""
+        ...
+
+    def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
+        """Its connection dropped: the session and its name last `grace` seconds more."""
+        ...
+
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        """Forgotten (or its token replaced): its keys are free again."""
+        ...
+
+    def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        """A table of this process and its lobby row, as it now is."""
+        ...
+
+    def table_closed(self, table_id: int, code: str | None) -> None: ...
+
+    # -- the lobby of every process, and messages between processes -----------------
+
+    def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
+        """The other processes' tables: their lobby rows by table id."""
+        ...
+
+    def owner_of(self, table_id: int) -> str | None:
+        """The process that holds a table of another process (None: none does)."""
+        ...
+
+    def locate(self, table_id: int) -> Deferred[str | None]:
+        """The process that holds a table, asked of the shared state itself."""
+        ...
+
+    def code_table(self, code: str) -> Deferred[int | None]:
+        """The table an invite code opens, whichever process holds it."""
+        ...
+
+    def publish_lobby(self, delta: dict[str, Any]) -> None:
+        """A `lobby_update` of one of this process's tables, or (op `chat`) a line of
+        lobby chat, for every other process (in the order published: one publisher per
+        table keeps each table's order)."""
+        ...
+
+    def send(self, process: str, message: dict[str, Any]) -> None:
+        """One message to another process (in order, per pair of processes)."""
+        ...
+
+    def listen(self, on_lobby: Callable[[dict[str, Any]], None],
+               on_message: Callable[[dict[str, Any]], None],
+               on_gone: Callable[[str], None]) -> None:
+        """Where the other processes' lobby deltas and this process's messages go, and
+        who hears that a process is gone (its lease ran out)."""
+        ...
+
+    def watch(self, process: str) -> None:
+        """Tell `on_gone` when `process` is gone (those whose rows are listed, always)."""
+        ...

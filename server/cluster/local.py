@@ -1,0 +1,93 @@
+"""One process alone: its own cluster.
+
+The sessions registry and the lobby already hold everything in memory and decide
+names, ids and codes themselves, as a single server always did; this cluster adds
+nothing to that and answers at once, so the callers' flow stays synchronous.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from twisted.internet.defer import Deferred, succeed
+
+
+class LocalCluster:
+    """The `Cluster` of a process that joined none (the default)."""
+
+    process = "local"
+    shared = False
+    lease = 0.0  # nothing to renew: it ends with the process
+
+    def start(self) -> Deferred[None]:
+        return succeed(None)
+
+    def stop(self) -> Deferred[None]:
+        return succeed(None)
+
+    def next_id(self, kind: str) -> Deferred[int]:
+        raise NotImplementedError("a process alone counts its own ids")
+
+    def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
+        return succeed(True)  # the process's own registry is every session there is
+
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        pass
+
+    def own(self, table_id: int) -> Deferred[None]:
+        return succeed(None)
+
+    def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
+        return succeed(True)
+
+    def connection_opened(self, address: str) -> Deferred[int]:
+        return succeed(0)  # `ConnectionCounter` counts them, exactly
+
+    def connection_closed(self, address: str) -> None:
+        pass
+
+    def session_live(self, hashed: bytes, player_id: str, name: str,
+                     keys: tuple[str, ...]) -> None:
+        pass
+
+    def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
+        pass
+
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        pass
+
+    def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        pass
+
+    def table_closed(self, table_id: int, code: str | None) -> None:
+        pass
+
+    def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
+        return {}
+
+    def owner_of(self, table_id: int) -> str | None:
+        return None
+
+    def locate(self, table_id: int) -> Deferred[str | None]:
+        return succeed(None)
+
+    def code_table(self, code: str) -> Deferred[int | None]:
+        return succeed(None)
+
+    def publish_lobby(self, delta: dict[str, Any]) -> None:
+        pass
+
+    def send(self, process: str, message: dict[str, Any]) -> None:
+        raise LookupError("a process alone has no other process to send to")
+
+    def listen(self, on_lobby: Callable[[dict[str, Any]], None],
+               on_message: Callable[[dict[str, Any]], None],
+               on_gone: Callable[[str], None]) -> None:
+        pass
+
+    def watch(self, process: str) -> None:
+        pass
+
+
+LOCAL = LocalCluster()

@@ -1,0 +1,447 @@
+"""The cluster's shared state in Redis, through txredisapi on the reactor.
+
+txredisapi speaks Redis on the reactor itself: a claim in a `hello` is one more
+Deferred in the flow the handlers already have (`Connection.wait_for`), with no
+thread to hand results back from, and pub/sub (the next step: requests and updates
+between processes) is a protocol on the same reactor. redis-py would need a thread
+per blocking subscriber and a hop back to the reactor for every answer.
+
+Keys (all under `pisyedili:`), each with a TTL, so a process that dies leaves
+nothing behind for longer than its lease (`--cluster-lease`) or a session's grace:
+
+- `ids:player`, `ids:table`, `ids:process`: counters (INCR);
+- `process:P`: this process is alive (its lease, renewed three times a lease);
+- `name:KEY`: the player id holding a name key (`names.keys`, SET NX-like, all or none);
+- `session:HASH`: a hash (player, name, process) by the token's hash;
+- `code:CODE`: the table id of an invite code (SET NX);
+- `table:ID`: a hash, the lobby row (`summary`, JSON) and its `process`;
+- `conns:ADDRESS`: a hash, connections from that address by process;
+- `tables`: the set of open table ids (a row that expired is dropped from it on read).
+
+Channels (per database): `DB:lobby` carries every table's lobby deltas to every
+process; `DB:to:P` the messages for process P (requests to its tables, updates for its
+players). Payloads are msgpack. Each process publishes on one link, so what it
+publishes arrives in that order.
+
+A connected session's keys and this process's tables and counts are live: renewed
+with the lease. A dropped session's keys get its grace as their TTL instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Concatenate, ParamSpec
+
+import msgpack
+import txredisapi
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.endpoints import HostnameEndpoint
+from twisted.internet.task import LoopingCall
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from pisyedili.server.cluster.base import ClusterAddress
+
+log = Logger()
+
+PREFIX = "pisyedili:"
+LEASE_SECONDS = 15.0
+"""How long a live key outlives its process's last renewal (by default): the time
+the others take to see that a process is gone."""
+
+CLAIM = """
+for i, key in ipairs(KEYS) do
+  local holder = redis.call('GET', key)
+  if holder and holder ~= ARGV[1] then return 0 end
+end
+for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[1], 'PX', ARGV[2]) end
+return 1
+"""
+"""Every key of a name for one player, or none."""
+
+RELEASE = """
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+return 1
+"""
+"""A player's keys go; another's (claimed since they expired) stay."""
+
+COUNT = """
+redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local total = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  if fields[i] == ARGV[1] or redis.call('EXISTS', ARGV[4] .. fields[i]) == 1 then
+    total = total + tonumber(fields[i + 1])
+  else
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
+return total
+"""
+"""One address's connections over the processes still alive (a dead one's are dropped)."""
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+Heard = Callable[[dict[str, Any]], None]
+P = ParamSpec("P")
+
+
+def _once_joined(tell: Callable[Concatenate[RedisCluster, P], None]
+                 ) -> Callable[Concatenate[RedisCluster, P], None]:
+    """A write that tells the others, made before the process joined (a restart
+    rebuilds its tables and sessions first): kept, and made once it has."""
+
+    def told(self: RedisCluster, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        if self._redis is None:
+            self._before.append(functools.partial(tell, self, *args, **kwargs))
+        else:
+            tell(self, *args, **kwargs)
+
+    return told
+
+
+class _Listener(txredisapi.SubscriberProtocol):  # type: ignore[misc]
+    """The subscribing link: (re)subscribes on every connect, hands on what it hears."""
+
+    def connectionMade(self) -> Deferred[Any]:
+        made: Deferred[Any] = super().connectionMade()
+        made.addCallback(lambda _: self.subscribe(self.factory.channels))
+        made.addCallback(lambda _: self.factory.subscribed(self))
+        return made
+
+    def messageReceived(self, pattern: object, channel: bytes, message: bytes) -> None:
+        self.factory.heard(channel, message)
+
+
+class RedisCluster:
+    """A `Cluster` whose shared state is one Redis database (module docstring)."""
+
+    shared = True
+
+    def __init__(self, address: ClusterAddress, clock: Any,
+                 lease: float = LEASE_SECONDS) -> None:
+        self.address = address
+        self.lease = lease
+        self._clock = clock
+        self._redis: Any = None
+        self._process = ""
+        self._live: set[str] = set()  # keys renewed with the lease
+        self._counts: dict[str, int] = {}  # this process's connections by address
+        self._beat: LoopingCall | None = None
+        self._rows: dict[int, dict[str, Any]] = {}  # other processes' tables
+        self._owners: dict[int, str] = {}
+        self._on_lobby: Heard | None = None
+        self._on_message: Heard | None = None
+        self._on_gone: Callable[[str], None] | None = None
+        self._watched: set[str] = set()  # processes whose end matters here
+        self._listener: Any = None
+        self._subscribed: Deferred[None] | None = None
+        self._before: list[Callable[[], None]] = []  # writes made before joining
+
+    @property
+    def process(self) -> str:
+        return self._process
+
+    def _key(self, *parts: object) -> str:
+        return PREFIX + ":".join(str(p) for p in parts)
+
+    # -- life -------------------------------------------------------------------------
+
+    def start(self) -> Deferred[None]:
+        return Deferred.fromCoroutine(self._start())
+
+    async def _start(self) -> None:
+        """A first link that does not retry names the process, so a cluster that
+        cannot be reached fails the start; the pool then reconnects on its own."""
+        host, port, db = self.address.host, self.address.port, self.address.db
+        first = await txredisapi.Connection(host, port, db, reconnect=False,
+                                            connectTimeout=5, replyTimeout=10)
+        try:
+            number = await first.incr(self._key("ids", "process"))
+        finally:
+            await first.disconnect()
+        self._process = f"p{number}"
+        # One link: this process's writes reach Redis in the order they were made.
+        self._redis = txredisapi.lazyConnection(host, port, db, reconnect=True,
+                                                connectTimeout=5, replyTimeout=10)
+        await self._subscribe()
+        await self._read_rows()
+        before, self._before = self._before, []
+        for write in before:
+            write()
+        self._live.add(self._key("process", self._process))
+        self._beat = LoopingCall(self._renew)
+        self._beat.clock = self._clock
+        self._beat.start(self.lease / 3, now=True)
+        log.info("joined the cluster at {address} as process {process}",
+                 address=str(self.address), process=self._process)
+
+    def _channel(self, name: str) -> str:
+        return f"{PREFIX}{self.address.db}:{name}"
+
+    async def _subscribe(self) -> None:
+        factory = txredisapi.SubscriberFactory()
+        factory.charset, factory.convertNumbers, factory.reconnect = None, False, True
+        factory.protocol = _Listener
+        factory.channels = [self._channel("lobby"), self._channel(f"to:{self._process}")]
+        factory.heard = self._heard
+        factory.subscribed = self._now_subscribed
+        self._listener = factory
+        self._subscribed = Deferred()
+        factory.startConnecting(HostnameEndpoint(self._clock, self.address.host,
+                                                 self.address.port, timeout=5))
+        await self._subscribed
+
+    def _now_subscribed(self, _: object) -> None:
+        if self._subscribed is not None:
+            subscribed, self._subscribed = self._subscribed, None
+            subscribed.callback(None)
+
+    async def _read_rows(self) -> None:
+        """The lobby rows of the tables open when this process joined (deltas come
+        after: the subscription is already on)."""
+        ids = await self._redis.smembers(self._key("tables"))
+        for table_id in sorted(int(i) for i in ids):
+            row = await self._redis.hgetall(self._key("table", table_id))
+            if not row:
+                self._redis.srem(self._key("tables"), [table_id])
+            elif "summary" in row and row["process"] != self._process \
+                    and table_id not in self._rows:  # (no summary: its `add` is to come)
+                self._rows[table_id] = json.loads(row["summary"])
+                self._owners[table_id] = row["process"]
+
+    def _heard(self, channel: bytes, payload: bytes) -> None:
+        try:
+            message = msgpack.unpackb(payload, raw=False)
+            if channel.endswith(b":lobby"):
+                self._lobby_heard(message)
+            elif self._on_message is not None:
+                self._on_message(message)
+        except Exception:
+            log.failure("cluster: a message from {channel} failed", channel=channel)
+
+    def _lobby_heard(self, delta: dict[str, Any]) -> None:
+        process = delta.pop("process")
+        if process == self._process:
+            return
+        if delta["op"] == "chat":
+            if self._on_lobby is not None:
+                self._on_lobby(delta)
+            return
+        table_id = delta["table"]
+        if delta["op"] == "remove":
+            self._rows.pop(table_id, None)
+            self._owners.pop(table_id, None)
+        else:
+            self._rows[table_id] = delta["summary"]
+            self._owners[table_id] = process
+        if self._on_lobby is not None:
+            self._on_lobby(delta)
+
+    def stop(self) -> Deferred[None]:
+        if self._beat is not None and self._beat.running:
+            self._beat.stop()
+        if self._listener is not None:
+            self._listener.disconnect()
+            self._listener = None
+        if self._redis is None:
+            return succeed(None)
+        redis, self._redis = self._redis, None
+        keys = sorted(self._live)
+        gone: Deferred[Any] = redis.delete(keys) if keys else succeed(None)
+        gone.addErrback(self._failed, "leaving the cluster")
+        gone.addBoth(lambda _: redis.disconnect())
+        gone.addBoth(lambda _: None)
+        return gone
+
+    def _renew(self) -> None:
+        """The lease: every live key lives `lease` seconds more; and the processes
+        this one hears from, or holds visitors of, still alive?"""
+        if self._redis is None:
+            return
+        process = self._key("process", self._process)
+        d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(self.lease))
+        for key in self._live - {process}:
+            self._pexpire(key, _ms(self.lease)).addErrback(self._failed, "renew")
+        d.addErrback(self._failed, "renewing the lease")
+        for other in set(self._owners.values()) | self._watched:
+            alive: Deferred[Any] = self._redis.exists(self._key("process", other))
+            alive.addCallback(self._alive, other)
+            self._tell(alive, "checking a process")
+
+    def _alive(self, alive: object, process: str) -> None:
+        """A process whose lease ran out is gone, and its tables with it: the rows
+        it listed are removed, as their own process would have removed them."""
+        if alive or process == self._process:
+            return
+        self._watched.discard(process)
+        gone = sorted(t for t, o in self._owners.items() if o == process)
+        log.warn("cluster: process {process} is gone, with {count} tables",
+                 process=process, count=len(gone))
+        for table_id in gone:
+            self._lobby_heard({"op": "remove", "table": table_id, "process": process})
+        if self._on_gone is not None:
+            self._on_gone(process)
+
+    def watch(self, process: str) -> None:
+        self._watched.add(process)
+
+    def _pexpire(self, key: str, ms: int) -> Deferred[Any]:
+        d: Deferred[Any] = self._redis.execute_command("PEXPIRE", key, ms)
+        return d
+
+    def _failed(self, failure: Failure, what: str) -> None:
+        log.failure("cluster: {what} failed", failure, what=what)
+
+    def _tell(self, d: Deferred[Any], what: str) -> None:
+        d.addErrback(self._failed, what)
+
+    # -- ids, names, codes ------------------------------------------------------------
+
+    def next_id(self, kind: str) -> Deferred[int]:
+        d: Deferred[int] = self._redis.incr(self._key("ids", kind))
+        return d
+
+    def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
+        names = [self._key("name", key) for key in keys]
+        d: Deferred[Any] = self._redis.eval(CLAIM, names, [player_id, _ms(self.lease)])
+        d.addCallback(lambda held: bool(held))
+        return d
+
+    @_once_joined
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        held = [self._key("name", key) for key in keys]
+        self._live.difference_update(held)
+        if held:
+            self._tell(self._redis.eval(RELEASE, held, [player_id]), "freeing a name")
+
+    def own(self, table_id: int) -> Deferred[None]:
+        key = self._key("table", table_id)
+        self._live.add(key)
+        self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+        d: Deferred[Any] = self._redis.hset(key, "process", self._process)
+        d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
+        d.addCallback(lambda _: None)
+        return d
+
+    def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
+        key = self._key("code", code)
+        d: Deferred[Any] = self._redis.set(key, str(table_id), pexpire=_ms(self.lease),
+                                           only_if_not_exists=True)
+
+        def answered(result: object) -> bool:
+            if result:
+                self._live.add(key)
+            return bool(result)
+
+        d.addCallback(answered)
+        return d
+
+    def connection_opened(self, address: str) -> Deferred[int]:
+        return self._count(address, 1)
+
+    @_once_joined
+    def connection_closed(self, address: str) -> None:
+        self._tell(self._count(address, -1), "counting a connection")
+
+    def _count(self, address: str, delta: int) -> Deferred[int]:
+        key = self._key("conns", address)
+        count = self._counts.get(address, 0) + delta
+        if count > 0:
+            self._counts[address] = count
+            self._live.add(key)
+        else:
+            self._counts.pop(address, None)
+        d: Deferred[int] = self._redis.eval(
+            COUNT, [key], [self._process, delta, _ms(self.lease), self._key("process", "")])
+        return d
+
+    # -- sessions and tables ------------------------------------------------------------
+
+    @_once_joined
+    def session_live(self, hashed: bytes, player_id: str, name: str,
+                     keys: tuple[str, ...]) -> None:
+        session = self._key("session", hashed.hex())
+        held = [self._key("name", key) for key in keys]
+        self._live.update([session, *held])
+        fields = {"player": player_id, "name": name, "process": self._process}
+        self._tell(self._redis.hmset(session, fields), "keeping a session")
+        self._tell(self._pexpire(session, _ms(self.lease)), "keeping a session")
+        self._tell(self._redis.eval(CLAIM, held, [player_id, _ms(self.lease)]),
+                   "keeping a name")
+
+    @_once_joined
+    def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
+        session = self._key("session", hashed.hex())
+        held = [self._key("name", key) for key in keys]
+        for key in (session, *held):
+            self._live.discard(key)
+            self._tell(self._pexpire(key, _ms(grace)), "keeping an away session")
+
+    @_once_joined
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        session = self._key("session", hashed.hex())
+        self._live.discard(session)
+        self._tell(self._redis.delete([session]), "forgetting a session")
+        self.release_name(player_id, keys)
+
+    @_once_joined
+    def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        key = self._key("table", table_id)
+        if key not in self._live:  # a table rebuilt after a restart (`own` did the rest)
+            self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+            self._rows.pop(table_id, None)  # listed under this process's last name, maybe
+            self._owners.pop(table_id, None)
+        self._live.add(key)
+        fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}
+        self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
+        self._tell(self._pexpire(key, _ms(self.lease)), "keeping a lobby row")
+
+    @_once_joined
+    def table_closed(self, table_id: int, code: str | None) -> None:
+        keys = [self._key("table", table_id)]
+        if code is not None:
+            keys.append(self._key("code", code))
+        self._live.difference_update(keys)
+        self._tell(self._redis.delete(keys), "closing a table")
+        self._tell(self._redis.srem(self._key("tables"), [table_id]), "closing a table")
+
+    # -- the lobby of every process, and messages between processes -----------------
+
+    def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
+        return self._rows
+
+    def owner_of(self, table_id: int) -> str | None:
+        return self._owners.get(table_id)
+
+    def locate(self, table_id: int) -> Deferred[str | None]:
+        d: Deferred[str | None] = self._redis.hget(self._key("table", table_id), "process")
+        return d
+
+    def code_table(self, code: str) -> Deferred[int | None]:
+        d: Deferred[Any] = self._redis.get(self._key("code", code))
+        d.addCallback(lambda found: int(found) if found is not None else None)
+        return d
+
+    @_once_joined
+    def publish_lobby(self, delta: dict[str, Any]) -> None:
+        payload = msgpack.packb({**delta, "process": self._process}, use_bin_type=True)
+        self._tell(self._redis.publish(self._channel("lobby"), payload), "a lobby delta")
+
+    @_once_joined
+    def send(self, process: str, message: dict[str, Any]) -> None:
+        payload = msgpack.packb(message, use_bin_type=True)
+        self._tell(self._redis.publish(self._channel(f"to:{process}"), payload),
+                   "a message to another process")
+
+    def listen(self, on_lobby: Heard, on_message: Heard,
+               on_gone: Callable[[str], None]) -> None:
+        self._on_lobby, self._on_message, self._on_gone = on_lobby, on_message, on_gone

@@ -1,0 +1,360 @@
+"""Tables of other processes: a player connected here plays at a table held there.
+
+A table lives in one process, its owner. A player connected to another process (the
+player's home) reaches it through the cluster's messages (`Cluster.send`), never a
+broker of ours:
+
+- at home, a request for a table elsewhere (a `join_table` naming it, or any table
+  request while the player sits there) goes to the owner as it came, already checked
+  (schema, feature, rate); the home reads nothing more from that connection until the
+  owner's reply is back, so replies keep the order of the requests;
+- at the owner, the player is a visitor: a `Session` whose peer is a `RelayedConnection`,
+  so the same handlers and the same table serve it, and each frame the table sends it
+  (the reply first, then updates, each after the owner's journal committed what it
+  tells of) goes home as the encoded body the player's connection writes as it is;
+- the home tells the owner when the connection drops or comes back; the owner tells
+  the home when the player is at the table and when the table let the player go.
+
+So every message keeps the shape and the order the protocol gives it: the owner's
+frames for one player go out on one link, in order, and are written unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from pisyedili.protocol.codec import decode
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
+from pisyedili.protocol.messages import make_error
+from pisyedili.server.clock import Clock, Delayed
+from pisyedili.server.cluster import Cluster
+from pisyedili.server.net import dispatch
+from pisyedili.server.net.connection import Connection
+from pisyedili.server.net.handlers import table_of
+from pisyedili.server.people.session import Session, Sessions
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.runner import TableRunner
+
+if TYPE_CHECKING:
+    from pisyedili.server.net.tcp import ServerFactory
+
+log = Logger()
+
+OWNER_SILENT = "the server that holds this table did not answer"
+
+
+class _Nowhere:
+    """The transport of a relayed connection: its bytes go home through the cluster."""
+
+    bufferSize = 65536
+
+    def loseConnection(self) -> None:
+        pass
+
+    def abortConnection(self) -> None:
+        pass
+
+
+class RelayedConnection(Connection):
+    """A visitor's connection at the owner: what it writes goes to the player's home."""
+
+    FRAME_OVERHEAD = 4
+
+    def __init__(self, server: ServerFactory, relay: Relay, home: str, player_id: str,
+                 features: frozenset[str]) -> None:
+        super().__init__(server)
+        self.transport = _Nowhere()
+        self.features = features
+        self.address = f"relayed from {home}"
+        self._relay = relay
+        self._home = home
+        self._player = player_id
+
+    def _write_body(self, body: bytes) -> None:
+        self._relay.cluster.send(self._home, {"k": "out", "p": self._player, "b": body})
+
+    def _end(self, code: str | None) -> None:
+        self._relay.cluster.send(self._home, {"k": "close", "p": self._player})
+
+
+@dataclass
+class _Visitor:
+    session: Session
+    conn: RelayedConnection
+    home: str
+
+
+@dataclass
+class _Waiting:
+    rid: int
+    done: Deferred[None]
+    timer: Delayed
+
+
+class Relay:
+    """Both sides of playing at a table of another process (module docstring)."""
+
+    def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock) -> None:
+        self.cluster = cluster
+        self._sessions = sessions
+        self._clock = clock
+        self._server: ServerFactory | None = None
+        self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
+        self._waiting: dict[str, _Waiting] = {}  # home: player -> the reply awaited
+        self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
+
+    def attach(self, server: ServerFactory) -> None:
+        self._server = server
+        self._sessions.elsewhere = self
+        self.cluster.listen(self._lobby_delta, self.received, self._gone)
+
+    def _gone(self, process: str) -> None:
+        """A process died: its players here lost their connection, as far as their
+        tables can tell (each table's grace runs for them as for any drop)."""
+        for player_id, visit in list(self._visitors.items()):
+            if visit.home == process:
+                self._command({"p": player_id, "c": "gone"})
+
+    def _lobby_delta(self, delta: dict[str, Any]) -> None:
+        """Another process's table changed: its row to this lobby's subscribers; a
+        table gone (closed, or its process with it) holds none of the players here."""
+        assert self._server is not None
+        self._server.lobby.remote_delta(delta)
+        if delta["op"] == "remove" and "table" in delta:
+            for player_id, (table_id, _) in list(self._at.items()):
+                if table_id == delta["table"]:
+                    self._moved({"p": player_id, "t": None})
+
+    # -- at home ----------------------------------------------------------------------
+
+    def table_id(self, session: Session) -> int | None:
+        """The id of the table elsewhere `session` is at, if any."""
+        at = self._at.get(session.player_id)
+        return at[0] if at is not None else None
+
+    def takes(self, conn: Connection, session: Session, kind: str, msg: dict[str, Any],
+              rid: int | None) -> bool:
+        """Whether this request is for a table elsewhere (then it went there)."""
+        if isinstance(conn, RelayedConnection):
+            return False  # a visitor's request is this process's own to answer
+        at = self._at.get(session.player_id)
+        if at is not None:
+            if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):
+                conn.wait_for(self._forward(conn, session, at[1], kind, msg, rid))
+                return True
+            if kind in ("create_table", "join_table"):
+                raise ProtocolError("already_at_table", "leave your table before "
+                                    + ("opening another" if kind == "create_table"
+                                       else "joining another"))
+            if kind in dispatch.TABLE_REQUESTS and not (
+                    kind == "chat" and msg.get("scope") == "lobby"):
+                conn.wait_for(self._forward(conn, session, at[1], kind, msg, rid))
+                return True
+            return False
+        if kind != "join_table" or conn.server.lobby.holds(msg.get("table"), msg.get("code")):
+            return False
+        if table_of(session) is not None:
+            raise ProtocolError("already_at_table", "leave your table before joining another")
+        conn.answer_later(Deferred.fromCoroutine(self._join_elsewhere(conn, session, msg, rid)),
+                          dispatch.Replier(conn, rid, kind))
+        return True
+
+    async def _join_elsewhere(self, conn: Connection, session: Session,
+                              msg: dict[str, Any], rid: int | None) -> dict[str, Any] | None:
+        """A `join_table` that names no table here: the table's process, found in the
+        cluster (the lobby's rows may not have heard of a new table yet), answers it."""
+        code = msg.get("code")
+        if isinstance(code, str) and code:
+            table_id = await self.cluster.code_table(code.strip().upper())
+            refusal = "no table has that invite code"
+        else:
+            table_id, refusal = msg["table"], f"there is no table {msg['table']}"
+        owner = None if table_id is None else \
+            self.cluster.owner_of(table_id) or await self.cluster.locate(table_id)
+        if owner is None or owner == self.cluster.process:
+            raise ProtocolError("no_such_table", refusal)
+        if not conn.closing:
+            await self._forward(conn, session, owner, "join_table", msg, rid)
+        return None
+
+    def _forward(self, conn: Connection, session: Session, owner: str, kind: str,
+                 msg: dict[str, Any], rid: int | None) -> Deferred[None]:
+        """Send the request to its table's owner: fires once its reply is here (which
+        the caller's connection waits for: nothing it sends next overtakes it)."""
+        self.cluster.send(owner, {
+            "k": "req", "from": self.cluster.process, "p": session.player_id,
+            "name": session.name,
+            "features": sorted(conn.features), "type": kind, "msg": msg, "rid": rid})
+        done: Deferred[None] = Deferred()
+        if rid is None:  # no reply to wait for
+            done.callback(None)
+            return done
+        # An owner silent for a lease is gone: its reply is waited for that long.
+        timer = self._clock.callLater(self.cluster.lease, self._silent, session.player_id)
+        self._waiting[session.player_id] = _Waiting(rid, done, timer)
+        return done
+
+    def _silent(self, player_id: str) -> None:
+        waiting = self._waiting.pop(player_id, None)
+        if waiting is None:
+            return
+        log.warn("no reply from the owner of player {player}'s table", player=player_id)
+        session = self._sessions.by_id(player_id)
+        if session is not None:
+            session.send(make_error("internal_error", OWNER_SILENT, waiting.rid))
+        waiting.done.callback(None)
+
+    def seen(self, session: Session) -> None:
+        """A request answered here showed the player is there: its table elsewhere
+        hears it as `Seen`, as a table here would."""
+        self._tell_owner(session, "seen")
+
+    def disconnected(self, session: Session) -> bool:
+        """`Sessions.lost` for a player at a table elsewhere: the owner's grace runs."""
+        return self._tell_owner(session, "gone")
+
+    def reconnected(self, session: Session) -> bool:
+        return self._tell_owner(session, "back")
+
+    def forgotten(self, session: Session) -> bool:
+        return self._tell_owner(session, "leave")
+
+    def _tell_owner(self, session: Session, what: str) -> bool:
+        at = self._at.get(session.player_id)
+        if at is None:
+            return False
+        if what == "leave":
+            del self._at[session.player_id]
+        self.cluster.send(at[1], {"k": "cmd", "from": self.cluster.process,
+                                  "p": session.player_id, "c": what,
+                                  "features": sorted(_features(session))})
+        return True
+
+    # -- at the owner -------------------------------------------------------------------
+
+    def _request(self, message: dict[str, Any]) -> None:
+        assert self._server is not None
+        visit = self._visit(message)
+        before = visit.session.table
+        dispatch.handle(visit.conn, message["type"], message["msg"], message["rid"])
+        table = visit.session.table
+        if table is not None and table is not before:
+            self.cluster.send(visit.home, {"k": "at", "p": visit.session.player_id,
+                                           "t": table.id, "owner": self.cluster.process})
+        elif table is None:
+            self._drop(visit.session.player_id)
+
+    def _visit(self, message: dict[str, Any]) -> _Visitor:
+        """The visitor a message speaks for, made on its first request."""
+        assert self._server is not None
+        player_id, home = message["p"], message["from"]
+        features = frozenset(message["features"])
+        visit = self._visitors.get(player_id)
+        if visit is None:
+            session = self._sessions.visit(player_id, message["name"])
+            conn = RelayedConnection(self._server, self, home, player_id, features)
+            visit = self._visitors[player_id] = _Visitor(session, conn, home)
+            self.cluster.watch(home)
+        elif visit.conn.closing or visit.conn.features != features or visit.home != home:
+            visit.conn = RelayedConnection(self._server, self, home, player_id, features)
+            visit.home = home
+        # An account id is its home store's: until the processes share one, a visitor
+        # plays as a guest here (a rated table seats it as it seats any guest).
+        visit.session.account = None
+        visit.conn.session = visit.session
+        if visit.session.peer is None or visit.session.peer is not visit.conn:
+            visit.session.peer = visit.conn
+        return visit
+
+    def _command(self, message: dict[str, Any]) -> None:
+        visit = self._visitors.get(message["p"])
+        if visit is None:
+            return
+        session, table = visit.session, visit.session.table
+        what = message["c"]
+        if what == "gone":
+            session.peer = None
+            if table is not None:
+                table.handle(cmd.Disconnected(session.player_id))
+        elif what == "seen":
+            if table is not None:
+                table.handle(cmd.Seen(session.player_id))
+        elif what == "back":
+            visit = self._visit({**message, "name": session.name})
+            if table is not None:
+                table.handle(cmd.Reconnected(session.player_id))
+        elif what == "leave":
+            session.peer = None
+            if table is not None:
+                table.handle(cmd.Leave(session.player_id))
+            self._drop(session.player_id)
+
+    def left_table(self, table: TableRunner, player_id: str) -> None:
+        """The lobby's `on_left`: the registry lets the player go, and a visitor's
+        home is told it is at no table now."""
+        visit = self._visitors.get(player_id)
+        self._sessions.left_table(table, player_id)
+        if visit is not None and visit.session.table is None:
+            self.cluster.send(visit.home, {"k": "at", "p": player_id, "t": None})
+            self._drop(player_id)
+
+    def _drop(self, player_id: str) -> None:
+        visit = self._visitors.pop(player_id, None)
+        if visit is not None:
+            visit.session.table = None
+            self._sessions.forget(visit.session)
+
+    # -- both ----------------------------------------------------------------------------
+
+    def received(self, message: dict[str, Any]) -> None:
+        """One message from another process (`Cluster.listen`)."""
+        kind = message["k"]
+        if kind == "req":
+            self._request(message)
+        elif kind == "cmd":
+            self._command(message)
+        elif kind == "out":
+            self._out(message["p"], message["b"])
+        elif kind == "at":
+            self._moved(message)
+        elif kind == "close":
+            peer = self._peer(message["p"])
+            if peer is not None:
+                peer.close("internal_error", "the table's server closed this link")
+
+    def _peer(self, player_id: str) -> Connection | None:
+        session = self._sessions.by_id(player_id)
+        peer = session.peer if session is not None else None
+        return peer if isinstance(peer, Connection) else None
+
+    def _out(self, player_id: str, body: bytes) -> None:
+        """A frame the owner sent this player: written as it came."""
+        peer = self._peer(player_id)
+        if peer is not None:
+            peer.send_body(body)
+        waiting = self._waiting.get(player_id)
+        if waiting is not None and decode(body, SERVER_FRAME_LIMITS).get("id") == waiting.rid:
+            del self._waiting[player_id]
+            if waiting.timer.active():
+                waiting.timer.cancel()
+            waiting.done.callback(None)
+
+    def _moved(self, message: dict[str, Any]) -> None:
+        player_id = message["p"]
+        session = self._sessions.by_id(player_id)
+        if message["t"] is not None:
+            self._at[player_id] = (message["t"], message["owner"])
+            return
+        self._at.pop(player_id, None)
+        if session is not None and not session.connected:
+            self._sessions.forget(session)
+
+
+def _features(session: Session) -> frozenset[str]:
+    peer = session.peer
+    return peer.features if isinstance(peer, Connection) else frozenset()

@@ -1,0 +1,1 @@
+"""The cluster tests: a real redis-server and real server processes."""

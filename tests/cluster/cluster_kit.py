@@ -1,0 +1,90 @@
+"""Server processes of one cluster, and a blocking player to talk to them."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from process_output import server_process
+
+from pisyedili.protocol.codec import decode, frame
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
+from pisyedili.protocol.version import PROTOCOL_VERSION
+
+BACKSTOP = 20.0
+LEASE = 3
+"""Seconds a killed process is taken for alive by the others: short, for the tests."""
+Msg = dict[str, Any]
+
+
+@contextmanager
+def cluster(url: str, folder: Path, count: int, *extra: str
+            ) -> Iterator[list[tuple[subprocess.Popen[str], int]]]:
+    """`count` server processes joined to the cluster at `url`, each with its own file."""
+    with ExitStack() as stack:
+        yield [stack.enter_context(server_process(
+            "--listen", "tcp:0:interface=127.0.0.1", "--db", str(folder / f"p{n}.db"),
+            "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
+            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
+            timeout=BACKSTOP)) for n in range(count)]
+
+
+class Player:
+    """One connection: requests and their replies, and every other message kept."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=BACKSTOP)
+        self.rid = 0
+        self.seen: list[Msg] = []
+        self.welcome: Msg = {}
+
+    def hello(self, name: str, features: tuple[str, ...] = ("chat",)) -> Msg:
+        self.welcome = self.request("hello", protocol=PROTOCOL_VERSION, name=name,
+                                    features=list(features))
+        return self.welcome
+
+    def send(self, type_: str, **fields: Any) -> None:
+        self.rid += 1
+        self.sock.sendall(frame({"type": type_, "id": self.rid, **fields}))
+
+    def recv(self) -> Msg | None:
+        """The next message, or None once the server closed."""
+        head = self.sock.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            return None
+        body = self.sock.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL)
+        msg = decode(body, SERVER_FRAME_LIMITS)
+        self.seen.append(msg)
+        return msg
+
+    def request(self, type_: str, **fields: Any) -> Msg:
+        """The reply to one request (an `error` too)."""
+        self.send(type_, **fields)
+        while (msg := self.recv()) is not None:
+            if msg.get("id") == self.rid:
+                return msg
+        raise AssertionError(f"closed before the reply to {type_}")
+
+    def ok(self, type_: str, **fields: Any) -> Msg:
+        reply = self.request(type_, **fields)
+        assert reply["type"] != "error", reply
+        return reply
+
+    def wait(self, wanted: Callable[[Msg], bool], since: int = 0) -> Msg:
+        """The first message, seen already (from `seen[since]` on) or to come, that
+        is `wanted`."""
+        for old in self.seen[since:]:
+            if wanted(old):
+                return old
+        while (msg := self.recv()) is not None:
+            if wanted(msg):
+                return msg
+        raise AssertionError("closed before the message awaited")
+
+    def close(self) -> None:
+        self.sock.close()

@@ -1,0 +1,72 @@
+"""What the cluster tests read from Redis: a blocking client, RESP by hand (enough for
+looking at keys; the server's own client is txredisapi)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pisyedili.server.cluster import ClusterAddress
+
+T = TypeVar("T")
+
+
+class RedisAt:
+    """One command at a time over a fresh connection to the test database."""
+
+    def __init__(self, address: ClusterAddress) -> None:
+        self.address = address
+
+    @property
+    def url(self) -> str:
+        return str(self.address)
+
+    def command(self, *args: object) -> Any:
+        with socket.create_connection((self.address.host, self.address.port),
+                                      timeout=10) as sock:
+            stream = sock.makefile("rb")
+            sock.sendall(_encode("SELECT", self.address.db) + _encode(*args))
+            _read(stream)  # +OK
+            return _read(stream)
+
+    def eventually(self, read: Callable[[RedisAt], T], timeout: float = 10.0) -> T:
+        """What `read` finds once it finds something: a server writes there after it
+        answered its client (the writes that only tell the other processes)."""
+        deadline = time.monotonic() + timeout
+        while not (found := read(self)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return found
+
+    def keys(self, pattern: str) -> list[str]:
+        return sorted(self.command("KEYS", pattern))
+
+    def hash(self, key: str) -> dict[str, str]:
+        flat = self.command("HGETALL", key)
+        return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def _encode(*args: object) -> bytes:
+    parts = [str(a).encode() for a in args]
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
+def _read(stream: Any) -> Any:
+    line = stream.readline()
+    kind, rest = line[:1], line[1:-2]
+    if kind == b"+":
+        return rest.decode()
+    if kind == b"-":
+        raise RuntimeError(rest.decode())
+    if kind == b":":
+        return int(rest)
+    if kind == b"$":
+        size = int(rest)
+        if size < 0:
+            return None
+        data = stream.read(size + 2)[:-2]
+        return data.decode()
+    if kind == b"*":
+        return [_read(stream) for _ in range(int(rest))]
+    raise RuntimeError(f"unreadable reply {line!r}")

@@ -1,0 +1,107 @@
+"""`RedisCluster` against a real redis-server: what it decides and what it leaves there."""
+
+from __future__ import annotations
+
+import pytest_twisted
+from twisted.internet import reactor
+
+from cluster.redis_kit import RedisAt
+from pisyedili.server.cluster import open_cluster
+from pisyedili.server.cluster.redis import PREFIX, RedisCluster
+
+
+async def _joined(redis: RedisAt) -> RedisCluster:
+    cluster = open_cluster(redis.address, reactor)
+    assert isinstance(cluster, RedisCluster)
+    await cluster.start()
+    return cluster
+
+
+@pytest_twisted.ensureDeferred
+async def test_ids_are_one_sequence_over_every_process(redis: RedisAt) -> None:
+    a, b = await _joined(redis), await _joined(redis)
+    try:
+        assert (a.process, b.process) == ("p1", "p2")
+        ids = [await a.next_id("table"), await b.next_id("table"), await a.next_id("table")]
+        assert ids == [1, 2, 3]
+        assert await b.next_id("player") == 1  # each kind counts on its own
+        assert redis.command("PTTL", PREFIX + "process:p1") > 0  # the lease
+    finally:
+        await a.stop()
+        await b.stop()
+    assert redis.keys(PREFIX + "process:*") == []  # leaving takes the live keys along
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_name_is_claimed_whole_or_not_at_all(redis: RedisAt) -> None:
+    a, b = await _joined(redis), await _joined(redis)
+    try:
+        assert await a.claim_name("1", ("ali", "skeleton-ali"))
+        assert await a.claim_name("1", ("ali",))  # its holder may claim it again
+        assert not await b.claim_name("2", ("veli", "skeleton-ali"))
+        assert redis.command("EXISTS", PREFIX + "name:veli") == 0  # none of it was taken
+        b.release_name("2", ("ali",))  # not its own: stays
+        a.release_name("1", ("ali", "skeleton-ali"))
+        await a.next_id("sync")  # a's writes are in
+        assert await b.claim_name("2", ("veli", "skeleton-ali"))
+        assert redis.command("GET", PREFIX + "name:skeleton-ali") == "2"
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_dropped_session_lasts_its_grace_a_connected_one_the_lease(
+        redis: RedisAt) -> None:
+    a = await _joined(redis)
+    try:
+        a.session_live(b"\x01\x02", "7", "Ayşe", ("ayse",))
+        assert await a.next_id("sync") == 1  # one round trip: the writes before it are in
+        assert redis.hash(PREFIX + "session:0102") == {"player": "7", "name": "Ayşe",
+                                                        "process": "p1"}
+        assert 0 < redis.command("PTTL", PREFIX + "name:ayse") <= a.lease * 1000
+        a.session_away(b"\x01\x02", ("ayse",), 2.5)
+        await a.next_id("sync")
+        for key in ("session:0102", "name:ayse"):
+            assert 0 < redis.command("PTTL", PREFIX + key) <= 2500
+        a.session_gone(b"\x01\x02", "7", ("ayse",))
+        await a.next_id("sync")
+        assert redis.keys(PREFIX + "session:*") == redis.keys(PREFIX + "name:*") == []
+    finally:
+        await a.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_connections_per_address_count_the_live_processes_only(
+        redis: RedisAt) -> None:
+    a, b = await _joined(redis), await _joined(redis)
+    try:
+        assert await a.connection_opened("10.0.0.1") == 1
+        assert await b.connection_opened("10.0.0.1") == 2
+        assert await b.connection_opened("10.0.0.2") == 1
+        a.connection_closed("10.0.0.1")
+        await a.next_id("sync")
+        assert await b.connection_opened("10.0.0.1") == 2
+        redis.command("DEL", PREFIX + "process:p2")  # b's lease ran out: b died
+        assert await a.connection_opened("10.0.0.1") == 1
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_codes_and_lobby_rows_name_their_process(redis: RedisAt) -> None:
+    a, b = await _joined(redis), await _joined(redis)
+    try:
+        assert await a.claim_code("ABC234", 1)
+        assert not await b.claim_code("ABC234", 2)
+        b.table_row(2, {"table": 2, "name": "B's table"})
+        await b.next_id("sync")
+        row = redis.hash(PREFIX + "table:2")
+        assert row["process"] == "p2" and '"name": "B\'s table"' in row["summary"]
+        a.table_closed(1, "ABC234")
+        await a.next_id("sync")
+        assert redis.command("EXISTS", PREFIX + "code:ABC234") == 0
+    finally:
+        await a.stop()
+        await b.stop()

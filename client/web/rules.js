@@ -1,4 +1,4 @@
-// The table's rules, as the terminal's /rules gives them (client/render.py): the rule
+// The table's rules, as the terminal's /rules gives them (client/render/help.py): the rule
 // set's key rules with their numbers (docs/rules.md), then the options in force.
 
 import { h } from "./dom.js";

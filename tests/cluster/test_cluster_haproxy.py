@@ -24,7 +24,7 @@ from typing import IO, Any
 import pytest
 import websocket
 
-from cluster.cluster_kit import BACKSTOP, Player, cluster, play_out
+from cluster.cluster_kit import BACKSTOP, Player, cluster, free_port, play_out
 from cluster.redis_kit import RedisAt
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
@@ -32,13 +32,6 @@ from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
 
 SHIPPED = Path(__file__).resolve().parents[2] / "systemd" / "haproxy-pisyedili.cfg"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def configured(tcp: int, web: int, backends: list[tuple[int, int]]) -> str:
@@ -73,14 +66,14 @@ def proxied(redis: RedisAt, tmp_path: Path, haproxy_binary: str
             ) -> Iterator[tuple[int, int]]:
     """Two processes of one cluster (each `--max-per-address 1`) behind HAProxy: yields
     its TCP and WebSocket ports."""
-    webs = [_free_port(), _free_port()]
+    webs = [free_port(), free_port()]
     # A player here answers at once, faster than any person: the rate allows it.
     with cluster(redis.url, tmp_path, 2, "--max-per-address", "1", "--web-proxy",
                  "127.0.0.1", "--rate", "500", "--burst", "500",
                  listen="haproxy:tcp:0:interface=127.0.0.1",
                  each=lambda n: ("--web", f"tcp:{webs[n]}:interface=127.0.0.1")
                  ) as processes:
-        tcp, web = _free_port(), _free_port()
+        tcp, web = free_port(), free_port()
         cfg = tmp_path / "haproxy.cfg"
         cfg.write_text(configured(tcp, web, [(port, webs[n]) for n, (_, port)
                                              in enumerate(processes)]), encoding="utf-8")

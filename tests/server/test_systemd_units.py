@@ -153,6 +153,25 @@ def test_the_socket_is_dual_stack_and_the_service_reads_it_as_inet6() -> None:
     assert "systemd:domain=INET6:index=0" in doc and "BindIPv6Only=both" in doc
 
 
+def test_the_templates_command_is_one_the_server_takes() -> None:
+    """ExecStart= with instance 1's defaults put in, as systemd expands it, parses as
+    the server's options: a cluster, the PROXY-protocol port, the web behind HAProxy."""
+    from pisyedili.server.service.tap import ServerOptions
+
+    template = units(TEMPLATE)
+    env = dict(value.split("=", 1) for value in template["Environment"])
+    [command] = template["ExecStart"]
+    expanded = re.sub(r"\$\{(\w+)\}", lambda m: env[m.group(1)], command)
+    expanded = expanded.replace("%i", "1").replace("%S", "/var/lib")
+    options = ServerOptions()
+    options.parseOptions(shlex.split(expanded)[1:])  # type: ignore[no-untyped-call]
+    assert options["listen"] == ["haproxy:tcp:7711:interface=127.0.0.1:backlog=1024"]
+    assert options["web"] == ["tcp:7811:interface=127.0.0.1"]
+    assert str(options["cluster"]) == "redis://127.0.0.1:6379/0"
+    assert options["db"] == "/var/lib/pisyedili-1/pisyedili.sqlite3"
+    assert options["proxies"].trusts("127.0.0.1")
+
+
 # -- the server under the unit's sandbox -------------------------------------------------
 
 SCMP_ACT_ALLOW = 0x7FFF0000

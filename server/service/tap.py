@@ -23,7 +23,6 @@ from typing import IO, Any, ClassVar, TypeVar, cast
 from twisted.application.internet import StreamServerEndpointService, TimerService
 from twisted.application.service import IServiceCollection, MultiService, Service
 from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail, maybeDeferred
-from twisted.internet.endpoints import serverFromString
 from twisted.internet.interfaces import IStreamServerEndpoint
 from twisted.logger import (
     ILogObserver,
@@ -38,6 +37,7 @@ from zope.interface import implementer  # type: ignore[import-untyped]
 from pisyedili.protocol import passwords
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
+from pisyedili.server.net import proxied
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.relay import Relay
@@ -345,14 +345,10 @@ class _Endpoint:
         self.bound: Deferred[Any] = Deferred()
 
     def listen(self, factory: Any) -> Deferred[Any]:
-        try:
-            endpoint: Any = serverFromString(  # type: ignore[no-untyped-call]
-                self._reactor, self.description)
+        try:  # `haproxy:` in front: behind a proxy that speaks the PROXY protocol
+            listening = proxied.listen(self._reactor, self.description, factory)
         except Exception as e:  # a bad string, or systemd: without an inherited socket
-            listening: Deferred[Any] = fail(
-                ValueError(f"bad endpoint {self.description!r}: {e!r}"))
-        else:
-            listening = endpoint.listen(factory)
+            listening = fail(ValueError(f"bad endpoint {self.description!r}: {e!r}"))
 
         def bound(port: Any) -> Any:
             self.bound.callback(port)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+import select
 import socket
 import struct
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,23 +24,35 @@ LEASE = 3
 Msg = dict[str, Any]
 
 
+def free_port() -> int:
+    """A loopback port free now (for a process told its port before it starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
 @contextmanager
-def cluster(url: str, folder: Path, count: int, *extra: str
+def cluster(url: str, folder: Path, count: int, *extra: str,
+            listen: str = "tcp:0:interface=127.0.0.1",
+            each: Callable[[int], Sequence[str]] = lambda n: ()
             ) -> Iterator[list[tuple[subprocess.Popen[str], int]]]:
-    """`count` server processes joined to the cluster at `url`, each with its own file."""
+    """`count` server processes joined to the cluster at `url`, each with its own file,
+    listening at `listen` (the port yielded) and given `each(n)` as well."""
     with ExitStack() as stack:
         yield [stack.enter_context(server_process(
-            "--listen", "tcp:0:interface=127.0.0.1", "--db", str(folder / f"p{n}.db"),
+            "--listen", listen, "--db", str(folder / f"p{n}.db"),
             "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
-            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
+            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra, *each(n),
             timeout=BACKSTOP)) for n in range(count)]
 
 
 class Player:
     """One connection: requests and their replies, and every other message kept."""
 
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=BACKSTOP)
+    def __init__(self, port: int, source: str = "127.0.0.1") -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=BACKSTOP,
+                                             source_address=(source, 0))
         self.rid = 0
         self.seen: list[Msg] = []
         self.welcome: Msg = {}
@@ -88,3 +102,29 @@ class Player:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def over(player: Player) -> bool:
+    """Whether `player` saw its match end."""
+    return any(e.get("event") == "match_end" for m in player.seen if m["type"] == "update"
+               for e in m.get("events", ()))
+
+
+def play_out(players: list[Player], watchers: list[Player], rng: random.Random) -> None:
+    """Every message, in turn, until both players saw the match end; each player
+    answers the moves it is offered."""
+    everyone = {p.sock: p for p in players + watchers}
+    moved: dict[Player, int] = {}  # a move sent, its reply not read yet
+    while not all(over(p) for p in players):
+        ready, _, _ = select.select(list(everyone), [], [], 20)
+        assert ready, "nothing came for 20 s"
+        for sock in ready:
+            someone = everyone[sock]
+            msg = someone.recv()
+            assert msg is not None, "a server closed a connection"
+            assert msg["type"] != "error", msg
+            if msg.get("id") is not None and msg["id"] == moved.get(someone):
+                del moved[someone]  # what came before this reply was offered before the move
+            if someone in players and "moves" in msg and someone not in moved:
+                someone.send("move", move=rng.choice(msg["moves"]))
+                moved[someone] = someone.rid

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from cluster.cluster_kit import free_port
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster import ClusterAddress
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +35,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterAd
             pytest.fail(reason)
         pytest.skip(reason)
     folder: Path = tmp_path_factory.mktemp("redis")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
          "--save", "", "--appendonly", "no", "--protected-mode", "yes"],

@@ -4,7 +4,6 @@ connected to the others, a whole match in each rule set, the lobby's deltas ever
 from __future__ import annotations
 
 import random
-import select
 import signal
 import time
 from pathlib import Path
@@ -12,35 +11,10 @@ from typing import Any
 
 import pytest
 
-from cluster.cluster_kit import LEASE, Msg, Player, cluster
+from cluster.cluster_kit import LEASE, Msg, Player, cluster, play_out
 from cluster.redis_kit import RedisAt
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.rules.events import PRIVATE_KEYS
-
-
-def _over(player: Player) -> bool:
-    return any(e.get("event") == "match_end" for m in player.seen if m["type"] == "update"
-               for e in m.get("events", ()))
-
-
-def _play_out(players: list[Player], watchers: list[Player], rng: random.Random) -> None:
-    """Every message, in turn, until both players saw the match end; each player
-    answers the moves it is offered."""
-    everyone = {p.sock: p for p in players + watchers}
-    moved: dict[Player, int] = {}  # a move sent, its reply not read yet
-    while not all(_over(p) for p in players):
-        ready, _, _ = select.select(list(everyone), [], [], 20)
-        assert ready, "nothing came for 20 s"
-        for sock in ready:
-            someone = everyone[sock]
-            msg = someone.recv()
-            assert msg is not None, "a server closed a connection"
-            assert msg["type"] != "error", msg
-            if msg.get("id") is not None and msg["id"] == moved.get(someone):
-                del moved[someone]  # what came before this reply was offered before the move
-            if someone in players and "moves" in msg and someone not in moved:
-                someone.send("move", move=rng.choice(msg["moves"]))
-                moved[someone] = someone.rid
 
 
 def _hidden(msg: Msg) -> list[Any]:
@@ -90,7 +64,7 @@ def test_players_on_two_processes_play_a_table_held_by_one(
         guest.ok("chat", text="iyi oyunlar")
         guest.ok("ready", ready=True)
         host.ok("start")
-        _play_out([host, guest], [spectator], random.Random(7))
+        play_out([host, guest], [spectator], random.Random(7))
         said = [m for m in host.seen if m["type"] == "chat"]
         assert said and said[0]["text"] == "iyi oyunlar" and said[0]["name"] == "Ayşe 2"
         guest_views = [m for m in guest.seen if (m.get("view") or {}).get("hand")]

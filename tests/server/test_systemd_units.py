@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # this file is also the sandbox's launcher, run with no test 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ROOT / "systemd" / "pisyedili.service"
 SOCKET = ROOT / "systemd" / "pisyedili.socket"
+TEMPLATE = ROOT / "systemd" / "pisyedili@.service"
+HAPROXY = ROOT / "systemd" / "haproxy-pisyedili.cfg"
 OPERATING = ROOT / "docs" / "operating.md"
 MAX_EXPOSURE = 2.0
 BACKSTOP = 60.0
@@ -76,11 +78,26 @@ def analyze(*args: str) -> subprocess.CompletedProcess[str]:
 
 # -- what systemd-analyze says ---------------------------------------------------------
 
-def test_the_service_rates_ok_in_systemd_analyze_security() -> None:
+def instance(folder: Path, unit: Path, number: int = 1) -> Path:
+    """`unit` (a template: as its instance `number`) in `folder`, its ExecStart= at
+    this install's server, since verify wants it to exist."""
+    server = shutil.which("pisyedili-server", path=str(Path(sys.executable).parent))
+    assert server, "pisyedili-server is not installed next to this Python"
+    text = re.sub(r"(?m)^ExecStart=\S+", f"ExecStart={server}",
+                  unit.read_text(encoding="utf-8"))
+    path = folder / unit.name.replace("@.", f"@{number}.")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("unit", [SERVICE, TEMPLATE], ids=["service", "template"])
+def test_the_service_rates_ok_in_systemd_analyze_security(unit: Path, tmp_path: Path
+                                                          ) -> None:
+    path = instance(tmp_path, unit)
     done = analyze("security", "--offline=true", f"--threshold={int(MAX_EXPOSURE * 10)}",
-                   str(SERVICE))
-    found = re.search(r"Overall exposure level for pisyedili\.service: (\d+\.\d+) (\w+)",
-                      done.stdout)
+                   str(path))
+    found = re.search(rf"Overall exposure level for {re.escape(path.name)}: "
+                      r"(\d+\.\d+) (\w+)", done.stdout)
     assert found, done.stdout + done.stderr
     exposure, rating = float(found.group(1)), found.group(2)
     assert exposure <= MAX_EXPOSURE, done.stdout
@@ -92,16 +109,37 @@ def test_the_service_rates_ok_in_systemd_analyze_security() -> None:
 
 
 def test_both_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
-    # verify wants ExecStart= to exist: point it at this install's server.
-    server = shutil.which("pisyedili-server", path=str(Path(sys.executable).parent))
-    assert server, "pisyedili-server is not installed next to this Python"
-    text = SERVICE.read_text(encoding="utf-8")
-    text = re.sub(r"(?m)^ExecStart=\S+", f"ExecStart={server}", text)
-    (tmp_path / SERVICE.name).write_text(text, encoding="utf-8")
+    service = instance(tmp_path, SERVICE)
     shutil.copy(SOCKET, tmp_path / SOCKET.name)
-    done = analyze("verify", "--man=no", str(tmp_path / SOCKET.name),
-                   str(tmp_path / SERVICE.name))
+    done = analyze("verify", "--man=no", str(tmp_path / SOCKET.name), str(service))
     assert done.returncode == 0 and not done.stderr.strip(), done.stdout + done.stderr
+
+
+def test_the_template_passes_systemd_analyze_verify(tmp_path: Path) -> None:
+    done = analyze("verify", "--man=no", str(instance(tmp_path, TEMPLATE, 2)))
+    assert done.returncode == 0 and not done.stderr.strip(), done.stdout + done.stderr
+
+
+def test_the_templates_ports_are_the_ones_haproxy_sends_to() -> None:
+    """Instance N listens on 771N behind the PROXY protocol and serves the web on
+    781N; the shipped HAProxy file's `server` lines name those ports, speaking the
+    PROXY protocol (v2: its health checks then name no client) to the first only."""
+    template = units(TEMPLATE)
+    env = dict(value.split("=", 1) for value in template["Environment"])
+    assert env["PISYEDILI_LISTEN"].startswith("haproxy:tcp:771%i:interface=127.0.0.1")
+    assert env["PISYEDILI_WEB"] == "tcp:781%i:interface=127.0.0.1"
+    [command] = template["ExecStart"]
+    for option in ("--listen ${PISYEDILI_LISTEN}", "--web ${PISYEDILI_WEB}",
+                   "--web-proxy 127.0.0.1", "--cluster ${PISYEDILI_CLUSTER}"):
+        assert option in command
+    lines = re.findall(r"(?m)^\s+server (p\d) 127\.0\.0\.1:(\d+) (.*)$",
+                       HAPROXY.read_text(encoding="utf-8"))
+    tcp = [(name, port, rest) for name, port, rest in lines if port.startswith("771")]
+    web = [(name, port, rest) for name, port, rest in lines if port.startswith("781")]
+    assert [(name, port) for name, port, _ in tcp] == [("p1", "7711"), ("p2", "7712")]
+    assert [(name, port) for name, port, _ in web] == [("p1", "7811"), ("p2", "7812")]
+    assert all("send-proxy-v2" in rest.split() for _, _, rest in tcp)
+    assert not any("send-proxy" in rest for _, _, rest in web)
 
 
 def test_the_socket_is_dual_stack_and_the_service_reads_it_as_inet6() -> None:
@@ -113,6 +151,25 @@ def test_the_socket_is_dual_stack_and_the_service_reads_it_as_inet6() -> None:
     assert service["StateDirectory"] == ["pisyedili"]
     doc = OPERATING.read_text(encoding="utf-8")
     assert "systemd:domain=INET6:index=0" in doc and "BindIPv6Only=both" in doc
+
+
+def test_the_templates_command_is_one_the_server_takes() -> None:
+    """ExecStart= with instance 1's defaults put in, as systemd expands it, parses as
+    the server's options: a cluster, the PROXY-protocol port, the web behind HAProxy."""
+    from pisyedili.server.service.tap import ServerOptions
+
+    template = units(TEMPLATE)
+    env = dict(value.split("=", 1) for value in template["Environment"])
+    [command] = template["ExecStart"]
+    expanded = re.sub(r"\$\{(\w+)\}", lambda m: env[m.group(1)], command)
+    expanded = expanded.replace("%i", "1").replace("%S", "/var/lib")
+    options = ServerOptions()
+    options.parseOptions(shlex.split(expanded)[1:])  # type: ignore[no-untyped-call]
+    assert options["listen"] == ["haproxy:tcp:7711:interface=127.0.0.1:backlog=1024"]
+    assert options["web"] == ["tcp:7811:interface=127.0.0.1"]
+    assert str(options["cluster"]) == "redis://127.0.0.1:6379/0"
+    assert options["db"] == "/var/lib/pisyedili-1/pisyedili.sqlite3"
+    assert options["proxies"].trusts("127.0.0.1")
 
 
 # -- the server under the unit's sandbox -------------------------------------------------

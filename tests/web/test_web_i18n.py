@@ -342,7 +342,11 @@ def test_a_match_in_persian_chosen_on_the_page(
     if page.body("tablePhase") != "over":
         logo, settings = page.css(".top h1").rect, page.css("#settings").rect
         assert settings["x"] < logo["x"], "the header mirrors right to left"
-        cards = [b.rect["x"] for b in page.all("#hand button.card")]
+        # In one script: read card by card, a redraw between reads (a bot's move) mixed
+        # two layouts of the hand.
+        cards = page.driver.execute_script(
+            "return [...document.querySelectorAll('#hand button.card')]"
+            ".map((b) => b.getBoundingClientRect().x);")
         assert cards == sorted(cards), "a hand reads left to right"
         assert digits(page.css("#stock-count").text) == {"fa"}
         shoot(page, tmp_path, "web-fa")

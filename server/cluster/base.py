@@ -123,6 +123,16 @@ class Cluster(Protocol):
         """Forgotten (or its token replaced): its keys are free again."""
         ...
 
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        """Resumed on another process, which keeps its keys now: this one stops
+        renewing them and writes nothing (the new home's writes must stand)."""
+        ...
+
+    def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
+        """A session by its token's hash, whichever process holds it: its `player`
+        and `process` (None: no process does)."""
+        ...
+
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         """A table of this process and its lobby row, as it now is."""
         ...

@@ -57,6 +57,12 @@ class LocalCluster:
     def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
         pass
 
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        pass
+
+    def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
+        return succeed(None)  # a token this process does not know is nobody's
+
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         pass
 

@@ -393,6 +393,15 @@ class RedisCluster:
         self._tell(self._redis.delete([session]), "forgetting a session")
         self.release_name(player_id, keys)
 
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        self._live.difference_update(
+            [self._key("session", hashed.hex()), *(self._key("name", k) for k in keys)])
+
+    def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
+        d: Deferred[Any] = self._redis.hgetall(self._key("session", hashed.hex()))
+        d.addCallback(lambda found: dict(found) if found else None)
+        return d
+
     @_once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         key = self._key("table", table_id)

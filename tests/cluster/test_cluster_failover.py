@@ -24,8 +24,8 @@ def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
 
 
 def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path) -> None:
-    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500") \
-            as [(_, a), (_, b)]:
+    with cluster(redis.url, tmp_path, 3, "--rate", "500", "--burst", "500") \
+            as [(_, a), (_, b), (_, c)]:
         host, guest, loner = Player(a), Player(b), Player(a)
         host.hello("Ayşe")
         guest.hello("Mehmet")
@@ -52,6 +52,11 @@ def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path) -> None:
         # The host, to the other process: its own table is elsewhere now.
         host.close()
         host, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        assert host.wait(lambda m: m["type"] == "table")["table"]["seats"][0]["connected"]
+        # Once more, to a third: its home there was relaying to the table's owner.
+        host.close()
+        host, welcome = _resume(c, host.welcome)
         assert (welcome["resumed"], welcome["table"]) == (True, table)
         assert host.wait(lambda m: m["type"] == "table")["table"]["seats"][0]["connected"]
         guest.ok("ready", ready=True)  # (a drop unreadies a seat)

@@ -94,6 +94,15 @@ class Cluster(Protocol):
         fired, any process finds it there (the lobby row follows)."""
         ...
 
+    def take(self, table_id: int) -> Deferred[bool]:
+        """Hold a table of the shared journal whose process is gone (or that none
+        holds): True if this process holds it now, and it is in the map under it."""
+        ...
+
+    def session_holder(self, hashed: bytes) -> Deferred[str | None]:
+        """The live process holding a session (None: none, or a gone one)."""
+        ...
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         """Hold an invite code for a table (False: another table has it)."""
         ...

@@ -86,6 +86,27 @@ return total
 """One address's connections over the processes still alive (a dead one's are dropped)."""
 
 
+TAKE = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[3] .. holder) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'process', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[4])
+return 1
+"""
+"""A table whose holder's lease ran out (or that none holds) for this process: the
+table's lease is its `table:ID` key, renewed with the process's own."""
+
+HOLDER = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and redis.call('EXISTS', ARGV[1] .. holder) == 1 then return holder end
+return false
+"""
+"""The process holding a session, if its lease is alive."""
+
+
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
@@ -330,6 +351,28 @@ class RedisCluster:
         d: Deferred[Any] = self._redis.hset(key, "process", self._process)
         d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
         d.addCallback(lambda _: None)
+        return d
+
+    def take(self, table_id: int) -> Deferred[bool]:
+        key = self._key("table", table_id)
+        d: Deferred[Any] = self._redis.eval(
+            TAKE, [key, self._key("tables")],
+            [self._process, _ms(self.lease), self._key("process", ""), table_id])
+
+        def answered(took: object) -> bool:
+            if took:
+                self._live.add(key)
+                self._rows.pop(table_id, None)
+                self._owners.pop(table_id, None)
+            return bool(took)
+
+        d.addCallback(answered)
+        return d
+
+    def session_holder(self, hashed: bytes) -> Deferred[str | None]:
+        d: Deferred[Any] = self._redis.eval(
+            HOLDER, [self._key("session", hashed.hex())], [self._key("process", "")])
+        d.addCallback(lambda holder: str(holder) if holder else None)
         return d
 
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:

@@ -21,6 +21,7 @@ frames for one player go out on one link, in order, and are written unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +111,10 @@ class Relay:
         self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
         self._handing: dict[str, tuple[Deferred[dict[str, Any] | None], Delayed]] = {}
         """New home: player -> the old home's answer to a hand-over awaited."""
+        self._taken: dict[str, TableRunner] = {}
+        """Owner: player -> a table taken over here, until the player's home says back."""
+        self.gone_hooks: list[Callable[[str], None]] = []
+        """Told, after this relay, that a process is gone (`service/takeover.py`)."""
 
     def attach(self, server: ServerFactory) -> None:
         self._server = server
@@ -122,6 +127,25 @@ class Relay:
         for player_id, visit in list(self._visitors.items()):
             if visit.home == process:
                 self._command({"p": player_id, "c": "gone"})
+        for hook in self.gone_hooks:
+            hook(process)
+
+    # -- a table taken over --------------------------------------------------------------
+
+    def is_visitor(self, player_id: str) -> bool:
+        return player_id in self._visitors
+
+    def settle(self, player_id: str) -> None:
+        """A player here sits at a table this process took over: it is no longer at a
+        table elsewhere."""
+        self._at.pop(player_id, None)
+
+    def call_home(self, home: str, player_id: str, table: TableRunner) -> None:
+        """A member of a table taken over here is connected to `home`: it is told the
+        table's new owner, and says `back` once its player is there."""
+        self._taken[player_id] = table
+        self.cluster.send(home, {"k": "at", "p": player_id, "t": table.id,
+                                 "owner": self.cluster.process, "back": True})
 
     def _lobby_delta(self, delta: dict[str, Any]) -> None:
         """Another process's table changed: its row to this lobby's subscribers; a
@@ -234,7 +258,7 @@ class Relay:
         if what == "leave":
             del self._at[session.player_id]
         self.cluster.send(at[1], {"k": "cmd", "from": self.cluster.process,
-                                  "p": session.player_id, "c": what,
+                                  "p": session.player_id, "c": what, "name": session.name,
                                   "features": sorted(_features(session))})
         return True
 
@@ -357,6 +381,10 @@ class Relay:
 
     def _command(self, message: dict[str, Any]) -> None:
         visit = self._visitors.get(message["p"])
+        taken = self._taken.pop(message["p"], None) if message["c"] == "back" else None
+        if visit is None and taken is not None:
+            visit = self._visit(message)  # a member of a table taken over, from its home
+            visit.session.table = taken
         if visit is None:
             return
         session, table = visit.session, visit.session.table
@@ -437,6 +465,8 @@ class Relay:
         session = self._sessions.by_id(player_id)
         if message["t"] is not None:
             self._at[player_id] = (message["t"], message["owner"])
+            if message.get("back") and session is not None and session.connected:
+                self._tell_owner(session, "back")  # its table was taken over there
             return
         self._at.pop(player_id, None)
         if session is not None and not session.connected:

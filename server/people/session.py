@@ -231,11 +231,17 @@ class Sessions:
         """The sessions a restarted server read back, with no connection yet; new ids
         start after `last_id`. Each keeps the name it had (names were unique then)."""
         for row in saved:
-            session = Session(str(row.player_id), row.name, None, row.address,
-                              hashed=row.token)
-            self._add(session, _Claim(names.keys(row.name), None, 0))
-            self._live(session)  # in a cluster its name is held there again
+            self.restore_one(row)
         self._ids = itertools.count(last_id + 1)
+
+    def restore_one(self, row: SavedSession) -> Session:
+        """One session read back, with no connection yet: at a restart, or with a
+        table of a shared journal whose process is gone (`service/takeover.py`)."""
+        session = Session(str(row.player_id), row.name, None, row.address,
+                          hashed=row.token)
+        self._add(session, _Claim(names.keys(row.name), None, 0))
+        self._live(session)  # in a cluster its name is held there again
+        return session
 
     def expire_idle(self) -> None:
         """After a restart: a session at no table is forgotten one grace period on,

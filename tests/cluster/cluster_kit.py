@@ -6,7 +6,7 @@ import socket
 import struct
 import subprocess
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +23,23 @@ Msg = dict[str, Any]
 
 
 @contextmanager
-def cluster(url: str, folder: Path, count: int, *extra: str
+def cluster(url: str, folder: Path, count: int, *extra: str, db: str | None = None
             ) -> Iterator[list[tuple[subprocess.Popen[str], int]]]:
-    """`count` server processes joined to the cluster at `url`, each with its own file."""
+    """`count` server processes joined to the cluster at `url`, each with its own file
+    (or all on the one database `db`)."""
     with ExitStack() as stack:
-        yield [stack.enter_context(server_process(
-            "--listen", "tcp:0:interface=127.0.0.1", "--db", str(folder / f"p{n}.db"),
-            "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
-            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
-            timeout=BACKSTOP)) for n in range(count)]
+        yield [stack.enter_context(server(url, db or str(folder / f"p{n}.db"), n, *extra))
+               for n in range(count)]
+
+
+def server(url: str, db: str, n: int, *extra: str
+           ) -> AbstractContextManager[tuple[subprocess.Popen[str], int]]:
+    """One process of the cluster at `url`, on the store `db` (`n` seeds it)."""
+    return server_process(
+        "--listen", "tcp:0:interface=127.0.0.1", "--db", db,
+        "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
+        "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
+        timeout=BACKSTOP)
 
 
 class Player:

@@ -1,10 +1,17 @@
-"""A session moves with its player: a token resumes on whichever process the client
-reaches, whichever process holds the table."""
+"""A session moves with its player, a table outlives its process: a token resumes on
+whichever process the client reaches, and a table whose process was killed is taken
+over by another from the shared journal."""
 
 from __future__ import annotations
 
 import random
+import select
+import signal
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pg_kit
 
 from cluster.cluster_kit import Msg, Player, cluster
 from cluster.redis_kit import RedisAt
@@ -68,3 +75,97 @@ def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path) -> None:
         stranger = Player(b)
         assert stranger.request("hello", protocol=PROTOCOL_VERSION, token="no-such-token",
                                 name="x")["code"] == "bad_token"
+
+
+class Mover:
+    """A player that answers each move it is offered, and keeps what was acknowledged."""
+
+    def __init__(self, player: Player, rng: random.Random) -> None:
+        self.player = player
+        self.rng = rng
+        self.acked: list[Msg] = []
+        self.pending: tuple[int, Msg] | None = None  # a move sent, its reply not read
+
+    def read(self) -> bool:
+        """One message, answered if it offers moves; False once the server closed."""
+        msg = self.player.recv()
+        if msg is None:
+            return False
+        if self.pending is not None and msg.get("id") == self.pending[0]:
+            if msg["type"] == "ok":
+                self.acked.append(self.pending[1])
+            self.pending = None  # (an error: its server died, or the table moved)
+        if "moves" in msg and self.pending is None and msg["type"] != "error":
+            move = self.rng.choice(msg["moves"])
+            self.player.send("move", move=move)
+            self.pending = (self.player.rid, move)
+        return True
+
+    def over(self) -> bool:
+        return any(e.get("event") == "match_end" for m in self.player.seen
+                   if m["type"] == "update" for e in m.get("events", ()))
+
+
+def _play(movers: list[Mover], done: Callable[[], bool]) -> None:
+    by_sock = {m.player.sock: m for m in movers}
+    while not done():
+        ready, _, _ = select.select(list(by_sock), [], [], 20)
+        assert ready, "nothing came for 20 s"
+        for sock in ready:
+            if not by_sock[sock].read():
+                del by_sock[sock]  # its process died
+                if not by_sock:
+                    return
+
+
+def _subsequence(wanted: list[Msg], record: list[Msg]) -> bool:
+    it = iter(record)
+    return all(any(move == kept for kept in it) for move in wanted)
+
+
+def _record(port: int) -> list[Msg]:
+    """The moves of the one finished match's one deal, as the store kept them."""
+    viewer = Player(port)
+    viewer.hello("viewer", ("history",))
+    deadline = time.monotonic() + 10
+    while not (matches := viewer.ok("history", of="recent")["matches"]):
+        assert time.monotonic() < deadline, "the match was never kept"
+        time.sleep(0.05)
+    moves: list[Msg] = viewer.ok("replay", match=matches[0]["id"])["record"]["moves"]
+    return moves
+
+
+def test_a_table_lives_on_when_its_process_is_killed(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of the table's process mid-match: the other process takes the table
+    over from the shared journal, the players resume there, the match ends, and every
+    move either saw acknowledged is in its record."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(owner, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(11)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 6)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        killed = time.monotonic()
+        # The guest's own process takes the table over: its seat comes back in a snapshot.
+        taken = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[taken:]):
+            assert second.read()
+        assert time.monotonic() - killed < 10
+        back, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        first.player, first.pending = back, None
+        _play([first, second], lambda: first.over() and second.over())
+        record = _record(b)
+        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+        assert len(record) >= len(first.acked) + len(second.acked)

@@ -339,7 +339,7 @@ class Relay:
             reply.update(t=table.id, owner=self.cluster.process)
         elif at is not None:
             reply.update(t=at[0], owner=at[1])
-        self.cluster.send(home, reply)
+        self._sessions.once_written(self.cluster.send, home, reply)
 
     # -- at the owner -------------------------------------------------------------------
 

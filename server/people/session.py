@@ -18,8 +18,8 @@ import itertools
 import secrets
 import unicodedata
 from collections import Counter
-from collections.abc import Container, Iterator
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from collections.abc import Callable, Container, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from twisted.logger import Logger
 
@@ -202,6 +202,11 @@ class Sessions:
         self._journal.session_opened(int(player_id), session.hashed_token, name, address,
                                      self._clock.seconds())
         return session
+
+    def once_written(self, fn: Callable[..., object], *args: Any) -> None:
+        """Call `fn(*args)` once what the registry wrote is committed: a session handed
+        over must be gone from a shared journal before its new home writes it there."""
+        self._journal.later(fn, *args)
 
     def hand_over(self, session: Session) -> None:
         """Its player resumed on another process, which holds the session now: it goes

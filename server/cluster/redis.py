@@ -253,6 +253,9 @@ class RedisCluster:
         process = delta.pop("process")
         if process == self._process:
             return
+        if delta["op"] == "gone":  # it stopped (SIGTERM), its keys deleted first
+            self._alive(False, process)
+            return
         if delta["op"] == "chat":
             if self._on_lobby is not None:
                 self._on_lobby(delta)
@@ -279,6 +282,11 @@ class RedisCluster:
         keys = sorted(self._live)
         gone: Deferred[Any] = redis.delete(keys) if keys else succeed(None)
         gone.addErrback(self._failed, "leaving the cluster")
+        # Then (on the same link, so after the keys went) the others hear it at once,
+        # rather than a lease later: its tables are free for them to take.
+        told = msgpack.packb({"op": "gone", "process": self._process}, use_bin_type=True)
+        gone.addCallback(lambda _: redis.publish(self._channel("lobby"), told))
+        gone.addErrback(self._failed, "telling the cluster this process leaves")
         gone.addBoth(lambda _: redis.disconnect())
         gone.addBoth(lambda _: None)
         return gone

@@ -9,11 +9,12 @@ import select
 import signal
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import pg_kit
 
-from cluster.cluster_kit import Msg, Player, cluster
+from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player, cluster, server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_play import _play_out
 from pisyedili.protocol.version import PROTOCOL_VERSION
@@ -169,3 +170,65 @@ def test_a_table_lives_on_when_its_process_is_killed(
         record = _record(b)
         assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
         assert len(record) >= len(first.acked) + len(second.acked)
+
+
+def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:
+    """Resume once a process took the table over (until then the token is nobody's)."""
+    deadline = time.monotonic() + 10
+    while True:
+        back = Player(port)
+        resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                               name=welcome["name"])
+        if resumed["type"] == "welcome":
+            back.welcome = resumed
+            return back, resumed
+        assert resumed["code"] == "bad_token" and time.monotonic() < deadline, resumed
+        back.close()
+        time.sleep(0.1)
+
+
+def test_a_rolling_restart_keeps_every_table_and_move(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """SIGTERM one process, start it again, then the other: each hands its table to
+    the other as it stops, and the match ends with every acknowledged move kept."""
+    db = postgres.database()
+    with ExitStack() as stack:
+        (first_proc, a), (second_proc, b) = (
+            stack.enter_context(server(redis.url, db, n, "--rate", "500", "--burst", "500"))
+            for n in range(2))
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(13)
+        movers = [Mover(host, rng), Mover(guest, rng)]
+
+        def played(n: int) -> Callable[[], bool]:
+            return lambda: sum(len(m.acked) for m in movers) >= n
+
+        _play(movers, played(4))
+        stopped = time.monotonic()
+        first_proc.send_signal(signal.SIGTERM)
+        assert first_proc.wait(BACKSTOP) == 0
+        mine = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[mine:]):
+            assert movers[1].read()  # its own process took the table over
+        assert time.monotonic() - stopped < LEASE  # at once, not a lease later
+        movers[0].player, movers[0].pending = _resume(b, host.welcome)[0], None
+        _play(movers, played(8))
+        _, a = stack.enter_context(server(redis.url, db, 2, "--rate", "500",
+                                          "--burst", "500"))
+        second_proc.send_signal(signal.SIGTERM)
+        assert second_proc.wait(BACKSTOP) == 0
+        for mover in movers:
+            back, welcome = _resume_when_taken(a, mover.player.welcome)
+            assert (welcome["resumed"], welcome["table"]) == (True, table)
+            mover.player, mover.pending = back, None
+        _play(movers, lambda: all(m.over() for m in movers))
+        record = _record(a)
+        assert all(_subsequence(m.acked, record) for m in movers)
+        assert len(record) >= sum(len(m.acked) for m in movers)

@@ -180,7 +180,8 @@ class Cluster(Protocol):
                on_message: Callable[[dict[str, Any]], None],
                on_gone: Callable[[str], None]) -> None:
         """Where the other processes' lobby deltas and this process's messages go, and
-        who hears that a process is gone (its lease ran out)."""
+        who hears that a process is gone (its lease ran out). The `remove` of a gone
+        process's table says `gone` (the table may be taken over)."""
         ...
 
     def watch(self, process: str) -> None:

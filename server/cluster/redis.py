@@ -316,7 +316,8 @@ class RedisCluster:
         log.warn("cluster: process {process} is gone, with {count} tables",
                  process=process, count=len(gone))
         for table_id in gone:
-            self._lobby_heard({"op": "remove", "table": table_id, "process": process})
+            self._lobby_heard({"op": "remove", "table": table_id, "process": process,
+                               "gone": True})
         if self._on_gone is not None:
             self._on_gone(process)
 

@@ -151,7 +151,10 @@ class Relay:
         """Another process's table changed: its row to this lobby's subscribers; a
         table gone (closed, or its process with it) holds none of the players here."""
         assert self._server is not None
+        gone = delta.pop("gone", False)
         self._server.lobby.remote_delta(delta)
+        if gone and self.gone_hooks:
+            return  # its process is gone, its table to be taken over: the seats wait
         if delta["op"] == "remove" and "table" in delta:
             for player_id, (table_id, _) in list(self._at.items()):
                 if table_id == delta["table"]:

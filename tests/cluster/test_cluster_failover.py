@@ -232,3 +232,28 @@ def test_a_rolling_restart_keeps_every_table_and_move(
         record = _record(a)
         assert all(_subsequence(m.acked, record) for m in movers)
         assert len(record) >= sum(len(m.acked) for m in movers)
+
+
+def test_a_player_away_when_its_table_dies_resumes_it_taken_over(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The guest's connection is down when the table's process is killed: its session
+    waits at its own process for the takeover, and resumes there with its seat."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.close()
+        host.wait(lambda m: m["type"] == "table_update"
+                  and m["table"]["seats"][1].get("connected") is False)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        host, welcome = _resume_when_taken(b, host.welcome)
+        assert welcome["table"] == table
+        # (Its process heard the old owner is gone before it took the table over.)
+        guest, welcome = _resume(b, guest.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        seats = guest.wait(lambda m: m["type"] == "table")["table"]["seats"]
+        assert [seat["connected"] for seat in seats] == [True, True]

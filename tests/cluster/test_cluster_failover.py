@@ -13,6 +13,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pg_kit
+import psycopg
+import pytest
 
 from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player, cluster, server
 from cluster.redis_kit import RedisAt
@@ -31,8 +33,13 @@ def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
     return back, resumed
 
 
-def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path) -> None:
-    with cluster(redis.url, tmp_path, 3, "--rate", "500", "--burst", "500") \
+@pytest.mark.parametrize("store", ["files", "shared"])
+def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path, store: str,
+                                        request: pytest.FixtureRequest) -> None:
+    """Each process on a file of its own, or all on one PostgreSQL journal (where the
+    session's row moves from one process's writes to another's)."""
+    db = request.getfixturevalue("postgres").database() if store == "shared" else None
+    with cluster(redis.url, tmp_path, 3, "--rate", "500", "--burst", "500", db=db) \
             as [(_, a), (_, b), (_, c)]:
         host, guest, loner = Player(a), Player(b), Player(a)
         host.hello("Ayşe")
@@ -47,7 +54,8 @@ def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path) -> None:
         assert (again["resumed"], again["player"], again["name"], again.get("table")) == \
             (True, first["player"], "Zeynep", None)
         assert loner.wait(lambda m: m["type"] == "replaced")
-        assert Player(a).hello("Zeynep")["name"] == "Zeynep 2"  # its name still held
+        second = Player(a)
+        assert second.hello("Zeynep")["name"] == "Zeynep 2"  # its name still held
         session = redis.eventually(
             lambda r: r.command("HGET", PREFIX + f"session:{token_hash(first['token']).hex()}",
                                 "process") == "p2")
@@ -73,6 +81,11 @@ def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path) -> None:
         guest.ok("leave_table")
         host.ok("leave_table")
         assert moved.ok("ping")["type"] == "pong"
+        if db is not None:  # every process's journal still writes: the rows moved
+            with psycopg.connect(db) as conn:
+                rows = conn.execute("SELECT player_id FROM sessions").fetchall()
+            assert sorted(r[0] for r in rows) == sorted(
+                p.welcome["player"] for p in (host, guest, moved, second))
         stranger = Player(b)
         assert stranger.request("hello", protocol=PROTOCOL_VERSION, token="no-such-token",
                                 name="x")["code"] == "bad_token"

@@ -94,6 +94,15 @@ class Cluster(Protocol):
         fired, any process finds it there (the lobby row follows)."""
         ...
 
+    def take(self, table_id: int) -> Deferred[bool]:
+        """Hold a table of the shared journal whose process is gone (or that none
+        holds): True if this process holds it now, and it is in the map under it."""
+        ...
+
+    def session_holder(self, hashed: bytes) -> Deferred[str | None]:
+        """The live process holding a session (None: none, or a gone one)."""
+        ...
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         """Hold an invite code for a table (False: another table has it)."""
         ...
@@ -121,6 +130,16 @@ class Cluster(Protocol):
 
     def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
         """Forgotten (or its token replaced): its keys are free again."""
+        ...
+
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        """Resumed on another process, which keeps its keys now: this one stops
+        renewing them and writes nothing (the new home's writes must stand)."""
+        ...
+
+    def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
+        """A session by its token's hash, whichever process holds it: its `player`
+        and `process` (None: no process does)."""
         ...
 
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
@@ -161,7 +180,8 @@ class Cluster(Protocol):
                on_message: Callable[[dict[str, Any]], None],
                on_gone: Callable[[str], None]) -> None:
         """Where the other processes' lobby deltas and this process's messages go, and
-        who hears that a process is gone (its lease ran out)."""
+        who hears that a process is gone (its lease ran out). The `remove` of a gone
+        process's table says `gone` (the table may be taken over)."""
         ...
 
     def watch(self, process: str) -> None:

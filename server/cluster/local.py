@@ -38,6 +38,12 @@ class LocalCluster:
     def own(self, table_id: int) -> Deferred[None]:
         return succeed(None)
 
+    def take(self, table_id: int) -> Deferred[bool]:
+        return succeed(True)
+
+    def session_holder(self, hashed: bytes) -> Deferred[str | None]:
+        return succeed(None)
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         return succeed(True)
 
@@ -56,6 +62,12 @@ class LocalCluster:
 
     def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
         pass
+
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        pass
+
+    def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
+        return succeed(None)  # a token this process does not know is nobody's
 
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         pass

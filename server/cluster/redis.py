@@ -86,6 +86,27 @@ return total
 """One address's connections over the processes still alive (a dead one's are dropped)."""
 
 
+TAKE = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[3] .. holder) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'process', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[4])
+return 1
+"""
+"""A table whose holder's lease ran out (or that none holds) for this process: the
+table's lease is its `table:ID` key, renewed with the process's own."""
+
+HOLDER = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and redis.call('EXISTS', ARGV[1] .. holder) == 1 then return holder end
+return false
+"""
+"""The process holding a session, if its lease is alive."""
+
+
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
@@ -232,6 +253,9 @@ class RedisCluster:
         process = delta.pop("process")
         if process == self._process:
             return
+        if delta["op"] == "gone":  # it stopped (SIGTERM), its keys deleted first
+            self._alive(False, process)
+            return
         if delta["op"] == "chat":
             if self._on_lobby is not None:
                 self._on_lobby(delta)
@@ -258,6 +282,11 @@ class RedisCluster:
         keys = sorted(self._live)
         gone: Deferred[Any] = redis.delete(keys) if keys else succeed(None)
         gone.addErrback(self._failed, "leaving the cluster")
+        # Then (on the same link, so after the keys went) the others hear it at once,
+        # rather than a lease later: its tables are free for them to take.
+        told = msgpack.packb({"op": "gone", "process": self._process}, use_bin_type=True)
+        gone.addCallback(lambda _: redis.publish(self._channel("lobby"), told))
+        gone.addErrback(self._failed, "telling the cluster this process leaves")
         gone.addBoth(lambda _: redis.disconnect())
         gone.addBoth(lambda _: None)
         return gone
@@ -287,7 +316,8 @@ class RedisCluster:
         log.warn("cluster: process {process} is gone, with {count} tables",
                  process=process, count=len(gone))
         for table_id in gone:
-            self._lobby_heard({"op": "remove", "table": table_id, "process": process})
+            self._lobby_heard({"op": "remove", "table": table_id, "process": process,
+                               "gone": True})
         if self._on_gone is not None:
             self._on_gone(process)
 
@@ -330,6 +360,28 @@ class RedisCluster:
         d: Deferred[Any] = self._redis.hset(key, "process", self._process)
         d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
         d.addCallback(lambda _: None)
+        return d
+
+    def take(self, table_id: int) -> Deferred[bool]:
+        key = self._key("table", table_id)
+        d: Deferred[Any] = self._redis.eval(
+            TAKE, [key, self._key("tables")],
+            [self._process, _ms(self.lease), self._key("process", ""), table_id])
+
+        def answered(took: object) -> bool:
+            if took:
+                self._live.add(key)
+                self._rows.pop(table_id, None)
+                self._owners.pop(table_id, None)
+            return bool(took)
+
+        d.addCallback(answered)
+        return d
+
+    def session_holder(self, hashed: bytes) -> Deferred[str | None]:
+        d: Deferred[Any] = self._redis.eval(
+            HOLDER, [self._key("session", hashed.hex())], [self._key("process", "")])
+        d.addCallback(lambda holder: str(holder) if holder else None)
         return d
 
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
@@ -392,6 +444,15 @@ class RedisCluster:
         self._live.discard(session)
         self._tell(self._redis.delete([session]), "forgetting a session")
         self.release_name(player_id, keys)
+
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        self._live.difference_update(
+            [self._key("session", hashed.hex()), *(self._key("name", k) for k in keys)])
+
+    def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
+        d: Deferred[Any] = self._redis.hgetall(self._key("session", hashed.hex()))
+        d.addCallback(lambda found: dict(found) if found else None)
+        return d
 
     @_once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:

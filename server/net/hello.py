@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 log = Logger()
 
+BAD_TOKEN = "that resume token is unknown or has expired"
+
 AGREED_CACHE = 256
 """Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
 a client may ask for any list of names."""
@@ -71,8 +73,14 @@ def answer(conn: Connection, hello: Hello) -> None:
         return
     if token is not None:
         existing = sessions.find(token)
+        if existing is None and conn.server.relay is not None:
+            moved = conn.server.relay.resume(conn, token)  # held by another process?
+            moved.addCallback(lambda found: _resumed_elsewhere(conn, hello, found))
+            moved.addErrback(_claim_failed, conn, rid)
+            conn.wait_for(moved)
+            return
         if existing is None:
-            conn.send_error("bad_token", "that resume token is unknown or has expired", rid)
+            conn.send_error("bad_token", BAD_TOKEN, rid)
             return
         session = sessions.resume(token, conn)
         assert session is not None
@@ -115,6 +123,15 @@ def _open_claimed(conn: Connection, hello: Hello, asked: str, player_id: str,
         return
     session = conn.server.sessions.open(name, conn, conn.address, player_id=player_id)
     _welcome(conn, hello, session, asked)
+
+
+def _resumed_elsewhere(conn: Connection, hello: Hello, session: Session | None) -> None:
+    """The cluster answered for a token this process did not know."""
+    if session is None:
+        conn.send_error("bad_token", BAD_TOKEN, hello.id)
+    elif not conn.closing:
+        conn.server.lobby.unsubscribe(session)
+        _welcome(conn, hello, session, session.name)
 
 
 def _claim_failed(failure: Failure, conn: Connection, rid: int | None) -> None:

@@ -21,6 +21,7 @@ frames for one player go out on one link, in order, and are written unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
 from pisyedili.server.people.session import Session, Sessions
+from pisyedili.server.store.journal import token_hash
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.runner import TableRunner
 
@@ -107,6 +109,12 @@ class Relay:
         self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
         self._waiting: dict[str, _Waiting] = {}  # home: player -> the reply awaited
         self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
+        self._handing: dict[str, tuple[Deferred[dict[str, Any] | None], Delayed]] = {}
+        """New home: player -> the old home's answer to a hand-over awaited."""
+        self._taken: dict[str, TableRunner] = {}
+        """Owner: player -> a table taken over here, until the player's home says back."""
+        self.gone_hooks: list[Callable[[str], None]] = []
+        """Told, after this relay, that a process is gone (`service/takeover.py`)."""
 
     def attach(self, server: ServerFactory) -> None:
         self._server = server
@@ -119,12 +127,34 @@ class Relay:
         for player_id, visit in list(self._visitors.items()):
             if visit.home == process:
                 self._command({"p": player_id, "c": "gone"})
+        for hook in self.gone_hooks:
+            hook(process)
+
+    # -- a table taken over --------------------------------------------------------------
+
+    def is_visitor(self, player_id: str) -> bool:
+        return player_id in self._visitors
+
+    def settle(self, player_id: str) -> None:
+        """A player here sits at a table this process took over: it is no longer at a
+        table elsewhere."""
+        self._at.pop(player_id, None)
+
+    def call_home(self, home: str, player_id: str, table: TableRunner) -> None:
+        """A member of a table taken over here is connected to `home`: it is told the
+        table's new owner, and says `back` once its player is there."""
+        self._taken[player_id] = table
+        self.cluster.send(home, {"k": "at", "p": player_id, "t": table.id,
+                                 "owner": self.cluster.process, "back": True})
 
     def _lobby_delta(self, delta: dict[str, Any]) -> None:
         """Another process's table changed: its row to this lobby's subscribers; a
         table gone (closed, or its process with it) holds none of the players here."""
         assert self._server is not None
+        gone = delta.pop("gone", False)
         self._server.lobby.remote_delta(delta)
+        if gone and self.gone_hooks:
+            return  # its process is gone, its table to be taken over: the seats wait
         if delta["op"] == "remove" and "table" in delta:
             for player_id, (table_id, _) in list(self._at.items()):
                 if table_id == delta["table"]:
@@ -231,9 +261,88 @@ class Relay:
         if what == "leave":
             del self._at[session.player_id]
         self.cluster.send(at[1], {"k": "cmd", "from": self.cluster.process,
-                                  "p": session.player_id, "c": what,
+                                  "p": session.player_id, "c": what, "name": session.name,
                                   "features": sorted(_features(session))})
         return True
+
+    # -- a session that resumes on another process ---------------------------------------
+
+    def resume(self, conn: Connection, token: str) -> Deferred[Session | None]:
+        """A token no session here holds: the session another process holds for it
+        moves here (None: no process holds one)."""
+        return Deferred.fromCoroutine(self._resume(conn, token))
+
+    async def _resume(self, conn: Connection, token: str) -> Session | None:
+        """The old home hands the session over (its seat stays, as a visitor's, at
+        its own table), and says which table the player is at, so the welcome names it
+        and `rejoin` reaches that table's owner as after any resume."""
+        hashed = token_hash(token)
+        found = await self.cluster.find_session(hashed)
+        if found is None or found.get("process") in (None, self.cluster.process):
+            return None
+        player_id = str(found["player"])  # (Redis hands a number back as one)
+        handed = await self._ask_hand(found["process"], player_id, hashed, conn.features)
+        if handed is None:
+            return None
+        session = self._sessions.adopt(player_id, handed["name"], token, conn, conn.address)
+        table_id, owner = handed["t"], str(handed.get("owner"))
+        if table_id is not None and owner == self.cluster.process:
+            visit = self._visitors.pop(player_id, None)  # back at a table of this process
+            if visit is not None:
+                session.table = visit.session.table
+        elif table_id is not None:
+            self._at[player_id] = (int(table_id), owner)
+        if conn.closing:
+            self._sessions.lost(session, conn)
+        return session
+
+    def _ask_hand(self, home: str, player_id: str, hashed: bytes,
+                  features: frozenset[str]) -> Deferred[dict[str, Any] | None]:
+        """Ask the session's home to let it go: its answer, or None if it is silent
+        for a lease (gone) or refuses."""
+        self._handed({"p": player_id, "ok": False})  # an earlier ask is superseded
+        done: Deferred[dict[str, Any] | None] = Deferred()
+        timer = self._clock.callLater(self.cluster.lease, self._handed,
+                                      {"p": player_id, "ok": False})
+        self._handing[player_id] = (done, timer)
+        self.cluster.send(home, {"k": "hand", "from": self.cluster.process, "p": player_id,
+                                 "h": hashed, "features": sorted(features)})
+        return done
+
+    def _handed(self, message: dict[str, Any]) -> None:
+        waiting = self._handing.pop(message["p"], None)
+        if waiting is None:
+            return
+        done, timer = waiting
+        if timer.active():
+            timer.cancel()
+        done.callback(message if message["ok"] else None)
+
+    def _hand(self, message: dict[str, Any]) -> None:
+        """At the old home: the session goes to the process its player resumed on; a
+        seat at a table here stays, the player a visitor from there."""
+        assert self._server is not None
+        player_id, home = message["p"], message["from"]
+        session = self._sessions.by_id(player_id)
+        if session is None or player_id in self._visitors \
+                or session.hashed_token != message["h"]:
+            self.cluster.send(home, {"k": "handed", "p": player_id, "ok": False})
+            return
+        table, at, old = session.table, self._at.pop(player_id, None), session.peer
+        self._server.lobby.unsubscribe(session)
+        self._sessions.hand_over(session)
+        if old is not None:
+            old.replaced()
+        reply: dict[str, Any] = {"k": "handed", "p": player_id, "ok": True,
+                                 "name": session.name, "t": None}
+        if table is not None:
+            visit = self._visit({"p": player_id, "from": home, "name": session.name,
+                                 "features": message["features"]})
+            visit.session.table = table
+            reply.update(t=table.id, owner=self.cluster.process)
+        elif at is not None:
+            reply.update(t=at[0], owner=at[1])
+        self._sessions.once_written(self.cluster.send, home, reply)
 
     # -- at the owner -------------------------------------------------------------------
 
@@ -261,6 +370,8 @@ class Relay:
             visit = self._visitors[player_id] = _Visitor(session, conn, home)
             self.cluster.watch(home)
         elif visit.conn.closing or visit.conn.features != features or visit.home != home:
+            if visit.home != home:  # its session resumed there
+                self.cluster.watch(home)
             visit.conn = RelayedConnection(self._server, self, home, player_id, features)
             visit.home = home
         # An account id is its home store's: until the processes share one, a visitor
@@ -273,6 +384,10 @@ class Relay:
 
     def _command(self, message: dict[str, Any]) -> None:
         visit = self._visitors.get(message["p"])
+        taken = self._taken.pop(message["p"], None) if message["c"] == "back" else None
+        if visit is None and taken is not None:
+            visit = self._visit(message)  # a member of a table taken over, from its home
+            visit.session.table = taken
         if visit is None:
             return
         session, table = visit.session, visit.session.table
@@ -322,6 +437,10 @@ class Relay:
             self._out(message["p"], message["b"])
         elif kind == "at":
             self._moved(message)
+        elif kind == "hand":
+            self._hand(message)
+        elif kind == "handed":
+            self._handed(message)
         elif kind == "close":
             peer = self._peer(message["p"])
             if peer is not None:
@@ -349,6 +468,8 @@ class Relay:
         session = self._sessions.by_id(player_id)
         if message["t"] is not None:
             self._at[player_id] = (message["t"], message["owner"])
+            if message.get("back") and session is not None and session.connected:
+                self._tell_owner(session, "back")  # its table was taken over there
             return
         self._at.pop(player_id, None)
         if session is not None and not session.connected:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Callable
 from typing import Any, cast
 
 from twisted.internet import tcp as twisted_tcp
@@ -187,6 +188,8 @@ class ServerFactory(Factory):
         """The processes this one serves a lobby with (`server/cluster/`)."""
         self.relay: Relay | None = None
         """In a cluster: how players here reach tables elsewhere (`relay.py`)."""
+        self.on_joined: list[Callable[[], None]] = []
+        """Called once the cluster answers, before any port listens."""
         self.archive = archive
         """Where finished matches are kept and read; None: the server keeps none, and
         does not offer the `history` feature."""

@@ -18,8 +18,8 @@ import itertools
 import secrets
 import unicodedata
 from collections import Counter
-from collections.abc import Container, Iterator
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from collections.abc import Callable, Container, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from twisted.logger import Logger
 
@@ -191,6 +191,40 @@ class Sessions:
             self._by_key[key] = session
         self._claims[session.player_id] = claim
 
+    def adopt(self, player_id: str, name: str, token: str, peer: Peer,
+              address: str = "?") -> Session:
+        """A session of another process whose player resumed here with its token: the
+        same id, name and token, held here from now on (`relay.py` moved it)."""
+        session = Session(player_id, name, token, address)
+        session.peer = peer
+        self._add(session, _Claim(names.keys(name), None, 0))
+        self._live(session)
+        self._journal.session_opened(int(player_id), session.hashed_token, name, address,
+                                     self._clock.seconds())
+        return session
+
+    def once_written(self, fn: Callable[..., object], *args: Any) -> None:
+        """Call `fn(*args)` once what the registry wrote is committed: a session handed
+        over must be gone from a shared journal before its new home writes it there."""
+        self._journal.later(fn, *args)
+
+    def hand_over(self, session: Session) -> None:
+        """Its player resumed on another process, which holds the session now: it goes
+        from here without touching the cluster's keys (they are the new home's) nor
+        its table (the caller keeps the seat, for a visitor)."""
+        if session.expiry is not None and session.expiry.active():
+            session.expiry.cancel()
+        session.expiry = None
+        session.peer = None
+        session.table = None
+        self._unlist(session)
+        claim = self._claims.pop(session.player_id, None)
+        self._cluster.session_moved(session.hashed_token, claim.keys if claim else ())
+        for key in claim.keys if claim else ():
+            self._by_key.pop(key, None)
+        self._by_id.pop(session.player_id, None)
+        log.info("session {player} resumed on another process", player=session.player_id)
+
     def visit(self, player_id: str, name: str) -> Session:
         """A player of another process at one of this process's tables: known by id
         only (its token, name claim and grace live at its home)."""
@@ -202,11 +236,17 @@ class Sessions:
         """The sessions a restarted server read back, with no connection yet; new ids
         start after `last_id`. Each keeps the name it had (names were unique then)."""
         for row in saved:
-            session = Session(str(row.player_id), row.name, None, row.address,
-                              hashed=row.token)
-            self._add(session, _Claim(names.keys(row.name), None, 0))
-            self._live(session)  # in a cluster its name is held there again
+            self.restore_one(row)
         self._ids = itertools.count(last_id + 1)
+
+    def restore_one(self, row: SavedSession) -> Session:
+        """One session read back, with no connection yet: at a restart, or with a
+        table of a shared journal whose process is gone (`service/takeover.py`)."""
+        session = Session(str(row.player_id), row.name, None, row.address,
+                          hashed=row.token)
+        self._add(session, _Claim(names.keys(row.name), None, 0))
+        self._live(session)  # in a cluster its name is held there again
+        return session
 
     def expire_idle(self) -> None:
         """After a restart: a session at no table is forgotten one grace period on,
@@ -391,15 +431,22 @@ class Sessions:
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None
-        if self._by_token.pop(session.hashed_token, None) is not None:  # once only
-            self._per_address[session.address] -= 1
-            if not self._per_address[session.address]:
-                del self._per_address[session.address]
-            self._journal.session_forgotten(int(session.player_id))
+        if self._unlist(session):  # once only
             self._cluster.session_gone(session.hashed_token, session.player_id, ())
         self._by_id.pop(session.player_id, None)
         self._release(session)
         log.info("session {player} expired", player=session.player_id)
+
+    def _unlist(self, session: Session) -> bool:
+        """Its token no longer resumes it here, nor does it count for its address;
+        False if that was done already."""
+        if self._by_token.pop(session.hashed_token, None) is None:
+            return False
+        self._per_address[session.address] -= 1
+        if not self._per_address[session.address]:
+            del self._per_address[session.address]
+        self._journal.session_forgotten(int(session.player_id))
+        return True
 
     def each(self) -> list[Session]:
         return list(self._by_token.values())

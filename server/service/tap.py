@@ -54,6 +54,7 @@ from pisyedili.server.rules import COMPILED
 from pisyedili.server.service.discovery import Announcer
 from pisyedili.server.service.logs import JsonLineObserver
 from pisyedili.server.service.recovery import restore
+from pisyedili.server.service.takeover import Takeover
 from pisyedili.server.store import (
     DAY,
     MEMORY,
@@ -274,7 +275,8 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  saved: Saved | None = None,
                  account_settings: AccountSettings | None = None,
                  community_from: str | None = None,
-                 cluster: Cluster = LOCAL) -> ServerFactory:
+                 cluster: Cluster = LOCAL,
+                 shared_journal: str | None = None) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
     With `archive`, every finished match is handed to its store (rated ones rated), and
@@ -282,7 +284,9 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     (the store's, already migrated) before anything listens. With `journal`, open
     tables and sessions are written down as they change, and what it holds from the
     last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`). With a
-    shared `cluster`, ids, names and codes are claimed there (`server/cluster/`)."""
+    shared `cluster`, ids, names and codes are claimed there (`server/cluster/`); and
+    with a `shared_journal` (the `--db` every process of it uses) nothing is restored
+    here: once joined, this process takes over the tables nobody holds (`takeover.py`)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     kept: Journal = journal if journal is not None else NO_JOURNAL
@@ -298,7 +302,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                   relay.left_table if relay is not None else sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept,
                   cluster=cluster)
-    if journal is not None:
+    if journal is not None and (shared_journal is None or relay is None):
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
                             journal=kept, cluster=cluster)
@@ -306,6 +310,9 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     if relay is not None:
         factory.relay = relay
         relay.attach(factory)
+        if journal is not None and shared_journal is not None:
+            factory.on_joined.append(Takeover(shared_journal, journal, lobby, sessions,
+                                              relay, cluster).start)
     return factory
 
 
@@ -467,6 +474,8 @@ class ServerService(MultiService):
 
     def _joined(self, _: object) -> None:
         if self.running:
+            for joined in self.factory.on_joined:
+                joined()
             for service in self:
                 if not service.running:
                     service.startService()
@@ -573,7 +582,8 @@ def makeService(options: ServerOptions) -> ServerService:
                            archive=archive, journal=journal, saved=saved,
                            account_settings=account_settings,
                            community_from=path if journal is not None else None,
-                           cluster=cluster)
+                           cluster=cluster,
+                           shared_journal=path if cluster.shared and is_url(path) else None)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,

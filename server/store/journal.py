@@ -28,7 +28,7 @@ import os
 import pickle
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -39,7 +39,7 @@ from twisted.python.threadpool import ThreadPool
 
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.store import open_store
-from pisyedili.server.store.base import JournalOp, Store, StoreError, is_url
+from pisyedili.server.store.base import JournalOp, JournalRows, Store, StoreError, is_url
 from pisyedili.server.table.commands import Command, from_record, to_record
 from pisyedili.server.worker import serial_pool
 
@@ -184,6 +184,53 @@ class _Commit:
     error: Exception | None = None
 
 
+def read_saved(rows: JournalRows, next_seq: dict[int, int],
+               only: Callable[[int], bool] | None = None) -> Saved:
+    """What `rows` (`Store.read_journal`) hold, as `Saved`: of the tables `only` lets
+    through (all without it); `next_seq` gets each table's next command number."""
+    if only is not None:
+        rows = replace(rows, tables=[t for t in rows.tables if only(t[0])])
+    tables: dict[int, SavedTable] = {}
+    for table_id, opened_at, setup in rows.tables:
+        tables[table_id] = SavedTable(table_id, opened_at, setup)
+        next_seq[table_id] = 0
+    start: dict[int, int] = {}  # by table: the first command after its snapshot
+    for table_id, seq, code, core in rows.snapshots:
+        if code != core_code() or table_id not in tables:
+            continue  # other code wrote it: the commands are replayed from the start
+        try:
+            tables[table_id].core = pickle.loads(core)
+        except Exception as e:  # a cache: its loss costs a longer replay
+            log.warn("table {table}: its snapshot does not load ({error}); replaying "
+                     "every command", table=table_id, error=repr(e))
+            continue
+        start[table_id] = seq
+    unreadable: set[int] = set()
+    for table_id, seq, at, blob in rows.commands:
+        if only is None or table_id in tables:
+            next_seq[table_id] = seq + 1
+        if table_id in unreadable or table_id not in tables \
+                or seq < start.get(table_id, 0):
+            continue
+        try:
+            tables[table_id].commands.append((at, from_record(msgpack.unpackb(blob))))
+        except (ValueError, TypeError, msgpack.UnpackException) as e:
+            log.error("table {table}: stored command {seq} is unreadable ({error}); "
+                      "the table is not rebuilt", table=table_id, seq=seq, error=str(e))
+            unreadable.add(table_id)
+    sessions = [SavedSession(*row) for row in rows.sessions]
+    last_table = max([rows.counters.get("table", 0), *tables])
+    last_player = max([rows.counters.get("player", 0),
+                       *(s.player_id for s in sessions)])
+    # Older servers kept whether a table is rated beside its setup, not in it.
+    for table_id in rows.rated_tables:
+        if table_id in tables:
+            tables[table_id].setup.setdefault("rated", True)
+    return Saved([t for t in tables.values() if t.id not in unreadable], sessions,
+                 last_table, last_player, sorted(unreadable),
+                 dict(rows.session_accounts))
+
+
 class StoreJournal:
     """The journal in a store of its own (the `Archive`'s store is another, on the
     store's thread: a SQLite file takes both connections).
@@ -225,45 +272,12 @@ class StoreJournal:
 
     def load(self) -> Saved:
         """The open tables with their commands, the sessions, and the last ids used."""
-        rows = self.store.read_journal()
-        tables: dict[int, SavedTable] = {}
-        for table_id, opened_at, setup in rows.tables:
-            tables[table_id] = SavedTable(table_id, opened_at, setup)
-            self._seq[table_id] = 0
-        start: dict[int, int] = {}  # by table: the first command after its snapshot
-        for table_id, seq, code, core in rows.snapshots:
-            if code != core_code() or table_id not in tables:
-                continue  # other code wrote it: the commands are replayed from the start
-            try:
-                tables[table_id].core = pickle.loads(core)
-            except Exception as e:  # a cache: its loss costs a longer replay
-                log.warn("table {table}: its snapshot does not load ({error}); replaying "
-                         "every command", table=table_id, error=repr(e))
-                continue
-            start[table_id] = seq
-        unreadable: set[int] = set()
-        for table_id, seq, at, blob in rows.commands:
-            self._seq[table_id] = seq + 1
-            if table_id in unreadable or table_id not in tables \
-                    or seq < start.get(table_id, 0):
-                continue
-            try:
-                tables[table_id].commands.append((at, from_record(msgpack.unpackb(blob))))
-            except (ValueError, TypeError, msgpack.UnpackException) as e:
-                log.error("table {table}: stored command {seq} is unreadable ({error}); "
-                          "the table is not rebuilt", table=table_id, seq=seq, error=str(e))
-                unreadable.add(table_id)
-        sessions = [SavedSession(*row) for row in rows.sessions]
-        last_table = max([rows.counters.get("table", 0), *tables])
-        last_player = max([rows.counters.get("player", 0),
-                           *(s.player_id for s in sessions)])
-        # Older servers kept whether a table is rated beside its setup, not in it.
-        for table_id in rows.rated_tables:
-            if table_id in tables:
-                tables[table_id].setup.setdefault("rated", True)
-        return Saved([t for t in tables.values() if t.id not in unreadable], sessions,
-                     last_table, last_player, sorted(unreadable),
-                     dict(rows.session_accounts))
+        return read_saved(self.store.read_journal(), self._seq)
+
+    def go_on(self, table_id: int, next_seq: int) -> None:
+        """A table another process kept in this shared journal is this one's now: its
+        commands are numbered on from `next_seq`."""
+        self._seq[table_id] = next_seq
 
     # -- writing ------------------------------------------------------------------------
 

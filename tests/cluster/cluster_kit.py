@@ -8,7 +8,7 @@ import socket
 import struct
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +33,28 @@ def free_port() -> int:
 
 
 @contextmanager
-def cluster(url: str, folder: Path, count: int, *extra: str,
+def cluster(url: str, folder: Path, count: int, *extra: str, db: str | None = None,
             listen: str = "tcp:0:interface=127.0.0.1",
             each: Callable[[int], Sequence[str]] = lambda n: ()
             ) -> Iterator[list[tuple[subprocess.Popen[str], int]]]:
-    """`count` server processes joined to the cluster at `url`, each with its own file,
-    listening at `listen` (the port yielded) and given `each(n)` as well."""
+    """`count` server processes joined to the cluster at `url`, each with its own file
+    (or all on the one database `db`), listening at `listen` (the port yielded) and
+    given `each(n)` as well."""
     with ExitStack() as stack:
-        yield [stack.enter_context(server_process(
-            "--listen", listen, "--db", str(folder / f"p{n}.db"),
-            "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
-            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra, *each(n),
-            timeout=BACKSTOP)) for n in range(count)]
+        yield [stack.enter_context(server(url, db or str(folder / f"p{n}.db"), n, *extra,
+                                          *each(n), listen=listen))
+               for n in range(count)]
+
+
+def server(url: str, db: str, n: int, *extra: str,
+           listen: str = "tcp:0:interface=127.0.0.1"
+           ) -> AbstractContextManager[tuple[subprocess.Popen[str], int]]:
+    """One process of the cluster at `url`, on the store `db` (`n` seeds it)."""
+    return server_process(
+        "--listen", listen, "--db", db,
+        "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
+        "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
+        timeout=BACKSTOP)
 
 
 class Player:

@@ -87,8 +87,9 @@ def test_players_on_two_processes_play_a_table_held_by_one(
 
 def test_a_table_whose_process_died_leaves_every_lobby(redis: RedisAt,
                                                        tmp_path: Path) -> None:
-    """No takeover yet (docs/operating.md, "Running a cluster"): its lease runs out,
-    the other processes drop its rows, and their players there are at no table."""
+    """Each process on a file of its own, so no takeover (docs/operating.md, "Running a
+    cluster"): its lease runs out, the other processes drop its rows, and their players
+    there are at no table (test_cluster_failover.py: on a shared journal)."""
     with cluster(redis.url, tmp_path, 2) as [(owner, a), (_, b)]:
         host, guest = Player(a), Player(b)
         host.hello("Ayşe")

@@ -105,3 +105,25 @@ async def test_codes_and_lobby_rows_name_their_process(redis: RedisAt) -> None:
     finally:
         await a.stop()
         await b.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_table_is_taken_only_from_a_process_that_is_gone(redis: RedisAt) -> None:
+    a, b = await _joined(redis), await _joined(redis)
+    try:
+        await a.own(5)
+        a.session_live(b"\x05", "9", "Ali", ("ali",))
+        assert await a.next_id("sync") == 1  # a's writes are in
+        assert not await b.take(5)  # its holder lives
+        assert await b.session_holder(b"\x05") == a.process
+        assert await b.session_holder(b"\x06") is None
+        redis.command("DEL", PREFIX + f"process:{a.process}")  # a's lease ran out
+        assert await b.session_holder(b"\x05") is None
+        assert await b.take(5)
+        assert not await a.take(5)  # b holds it now, and b lives
+        assert redis.hash(PREFIX + "table:5")["process"] == b.process
+        assert await b.take(6)  # one nobody holds (the whole cluster was stopped)
+        assert sorted(redis.command("SMEMBERS", PREFIX + "tables")) == ["5", "6"]
+    finally:
+        await a.stop()
+        await b.stop()

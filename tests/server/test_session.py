@@ -6,6 +6,8 @@ from typing import Any
 
 from twisted.internet import task
 
+from pisyedili.server.cluster.local import LocalCluster
+from pisyedili.server.people import names
 from pisyedili.server.people.session import Sessions
 
 
@@ -74,3 +76,44 @@ def test_names_are_unique_while_a_session_lives() -> None:
     sessions.lost(ann, ann.peer)  # type: ignore[arg-type]
     clock.advance(10)  # ann's session expires: the name is free again
     assert sessions.open("Ann", FakeConnection()).name == "Ann"
+
+
+class TellingCluster(LocalCluster):
+    """A process alone that notes what it was told of sessions."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, object]] = []
+
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+        self.told.append(("gone", player_id))
+
+    def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
+        self.told.append(("release", keys))
+
+    def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
+        self.told.append(("moved", keys))
+
+
+def test_a_session_handed_over_leaves_without_freeing_its_keys_in_the_cluster() -> None:
+    clock, cluster = task.Clock(), TellingCluster()
+    sessions = Sessions(clock, grace_seconds=10, cluster=cluster)
+    conn = FakeConnection()
+    session = sessions.open("ann", conn, "10.0.0.1")
+    sessions.lost(session, conn)  # its grace is running
+    sessions.hand_over(session)
+    assert cluster.told == [("moved", names.keys("ann"))]  # the new home's keys stand
+    assert sessions.find(session.token) is None and sessions.by_id(session.player_id) is None
+    assert sessions.opened_from("10.0.0.1") == 0 and len(sessions) == 0
+    clock.advance(10)  # its expiry was cancelled: nothing more is told
+    assert cluster.told == [("moved", names.keys("ann"))]
+    assert sessions.open("ann", FakeConnection()).name == "ann"  # free here
+
+
+def test_an_adopted_session_resumes_by_its_token_and_holds_its_name() -> None:
+    sessions = Sessions(task.Clock(), grace_seconds=10)
+    first, second = FakeConnection(), FakeConnection()
+    session = sessions.adopt("7", "ann", "the-token", first, "10.0.0.2")
+    assert (session.player_id, session.name, session.token) == ("7", "ann", "the-token")
+    assert sessions.by_id("7") is session and sessions.opened_from("10.0.0.2") == 1
+    assert sessions.resume("the-token", second) is session and first.was_replaced
+    assert sessions.open("ann", FakeConnection()).name == "ann 2"

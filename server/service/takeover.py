@@ -1,0 +1,123 @@
+"""Tables outlive their process: a cluster on one shared journal takes them over.
+
+With `--cluster` and one PostgreSQL `--db` for every process, the journal holds every
+process's open tables. A table's lease is its `table:ID` key in the cluster, renewed
+with its process's own; once that process is gone (its lease ran out: `kill -9`, a
+crash) or let it go (SIGTERM), a sweep here takes each table nobody holds
+(`Cluster.take`: one process wins), reads it back from the journal and rebuilds it as
+a restart does (`recovery.py`), for that one table. Its members' sessions are found
+where they live: a member connected to this process sits again at once; one whose
+home is another live process is told of its table's new owner there (`Relay.call_home`);
+one whose home died with the table is restored here from the journal, away, and
+resumes by token here, or on any process (the hand-over of `relay.py`). Nothing a
+member saw acknowledged is lost: the journal committed it before any byte about it left.
+
+A sweep runs once this process joined (instead of the restart's own restore, which
+would rebuild every process's tables), and each time a process is gone.
+"""
+
+from __future__ import annotations
+
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThread
+from twisted.logger import Logger
+
+from pisyedili.server.cluster import Cluster
+from pisyedili.server.net.relay import Relay
+from pisyedili.server.people.session import Sessions
+from pisyedili.server.store import open_store
+from pisyedili.server.store.base import JournalRows
+from pisyedili.server.store.journal import SavedSession, SavedTable, StoreJournal, read_saved
+from pisyedili.server.table.commands import Reconnected, Restored
+from pisyedili.server.table.lobby import Lobby
+
+log = Logger()
+
+
+class Takeover:
+    """Sweeps the shared journal for tables nobody holds (module docstring)."""
+
+    def __init__(self, where: str, journal: StoreJournal, lobby: Lobby, sessions: Sessions,
+                 relay: Relay, cluster: Cluster) -> None:
+        self._where = where
+        self._journal = journal
+        self._lobby = lobby
+        self._sessions = sessions
+        self._relay = relay
+        self._cluster = cluster
+        self._sweeping = False
+        self._again = False
+
+    def start(self) -> None:
+        """Joined: take what nobody holds now, and again whenever a process is gone."""
+        self._relay.gone_hooks.append(lambda _: self.sweep())
+        self.sweep()
+
+    def sweep(self) -> None:
+        """One sweep at a time; one asked for meanwhile runs after it."""
+        if self._sweeping:
+            self._again = True
+            return
+        self._sweeping, self._again = True, False
+        swept: Deferred[None] = Deferred.fromCoroutine(self._sweep())
+        swept.addErrback(lambda f: log.failure("taking tables over failed", f))
+        swept.addBoth(self._swept)
+
+    def _swept(self, _: object) -> None:
+        self._sweeping = False
+        if self._again:
+            self.sweep()
+
+    def _read(self) -> JournalRows:
+        """On a thread, on a connection of its own: the journal's commits are on theirs."""
+        store = open_store(self._where)
+        try:
+            return store.read_journal()
+        finally:
+            store.close()
+
+    async def _sweep(self) -> None:
+        held = {table.id for table in self._lobby.tables()}
+        rows: JournalRows = await deferToThread(self._read)
+        candidates = [t[0] for t in rows.tables if t[0] not in held]
+        taken = [t for t in candidates if await self._cluster.take(t)]
+        if not taken:
+            return
+        # Read again once they are held: one closed since the first read is not revived.
+        rows = await deferToThread(self._read)
+        next_seq: dict[int, int] = {}
+        saved = read_saved(rows, next_seq, only=set(taken).__contains__)
+        for table_id in set(taken) - {t.id for t in saved.tables}:
+            self._cluster.table_closed(table_id, None)
+        by_player = {row.player_id: row for row in saved.sessions}
+        for table in saved.tables:
+            self._journal.go_on(table.id, next_seq.get(table.id, 0))
+            try:
+                await self._rebuild(table, by_player)
+            except Exception:
+                log.failure("table {table} could not be taken over", table=table.id)
+
+    async def _rebuild(self, table: SavedTable, by_player: dict[int, SavedSession]) -> None:
+        """One table, as `recovery.restore` rebuilds each; `Restored` once its members
+        are placed (a member's home is asked of the cluster first)."""
+        runner = self._lobby.rebuild(table)
+        here = []
+        for member in runner.core.members():
+            row = by_player.get(int(member)) if member.isdigit() else None
+            session = self._sessions.by_id(member)
+            if session is not None and not self._relay.is_visitor(member):
+                self._relay.settle(member)  # it was at this table's old process
+                session.table = runner
+                if session.connected:
+                    here.append(member)
+            elif row is not None:
+                home = await self._cluster.session_holder(row.token)
+                if home is not None and home != self._cluster.process:
+                    self._relay.call_home(home, member, runner)
+                elif self._sessions.by_id(member) is None:
+                    self._sessions.restore_one(row).table = runner
+        runner.handle(Restored())
+        for member in here:
+            runner.handle(Reconnected(member))
+        log.info("took table {table} over, with {members} members",
+                 table=table.id, members=len(runner.core.members()))

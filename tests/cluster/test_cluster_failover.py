@@ -1,0 +1,271 @@
+"""A session moves with its player, a table outlives its process: a token resumes on
+whichever process the client reaches, and a table whose process was killed is taken
+over by another from the shared journal."""
+
+from __future__ import annotations
+
+import random
+import select
+import signal
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+import pg_kit
+import psycopg
+import pytest
+
+from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player, cluster, play_out, server
+from cluster.redis_kit import RedisAt
+from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store.journal import token_hash
+
+
+def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
+    back = Player(port)
+    resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                           name=welcome["name"])
+    assert resumed["type"] == "welcome", resumed
+    back.welcome = resumed
+    return back, resumed
+
+
+@pytest.mark.parametrize("store", ["files", "shared"])
+def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path, store: str,
+                                        request: pytest.FixtureRequest) -> None:
+    """Each process on a file of its own, or all on one PostgreSQL journal (where the
+    session's row moves from one process's writes to another's)."""
+    db = request.getfixturevalue("postgres").database() if store == "shared" else None
+    with cluster(redis.url, tmp_path, 3, "--rate", "500", "--burst", "500", db=db) \
+            as [(_, a), (_, b), (_, c)]:
+        host, guest, loner = Player(a), Player(b), Player(a)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        first = loner.hello("Zeynep")
+        table = host.ok("create_table", rules="classic", seats=2,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.ok("ready", ready=True)
+        # At no table, still connected: the old connection is told `replaced`.
+        moved, again = _resume(b, first)
+        assert (again["resumed"], again["player"], again["name"], again.get("table")) == \
+            (True, first["player"], "Zeynep", None)
+        assert loner.wait(lambda m: m["type"] == "replaced")
+        second = Player(a)
+        assert second.hello("Zeynep")["name"] == "Zeynep 2"  # its name still held
+        session = redis.eventually(
+            lambda r: r.command("HGET", PREFIX + f"session:{token_hash(first['token']).hex()}",
+                                "process") == "p2")
+        assert session
+        # The guest, at the table of the process it now reaches: a member there.
+        guest.close()
+        guest, welcome = _resume(a, guest.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        assert guest.wait(lambda m: m["type"] == "table")["table"]["id"] == table
+        # The host, to the other process: its own table is elsewhere now.
+        host.close()
+        host, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        assert host.wait(lambda m: m["type"] == "table")["table"]["seats"][0]["connected"]
+        # Once more, to a third: its home there was relaying to the table's owner.
+        host.close()
+        host, welcome = _resume(c, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        assert host.wait(lambda m: m["type"] == "table")["table"]["seats"][0]["connected"]
+        guest.ok("ready", ready=True)  # (a drop unreadies a seat)
+        host.ok("start")
+        play_out([host, guest], [], random.Random(5))
+        guest.ok("leave_table")
+        host.ok("leave_table")
+        assert moved.ok("ping")["type"] == "pong"
+        if db is not None:  # every process's journal still writes: the rows moved
+            with psycopg.connect(db) as conn:
+                rows = conn.execute("SELECT player_id FROM sessions").fetchall()
+            assert sorted(r[0] for r in rows) == sorted(
+                p.welcome["player"] for p in (host, guest, moved, second))
+        stranger = Player(b)
+        assert stranger.request("hello", protocol=PROTOCOL_VERSION, token="no-such-token",
+                                name="x")["code"] == "bad_token"
+
+
+class Mover:
+    """A player that answers each move it is offered, and keeps what was acknowledged."""
+
+    def __init__(self, player: Player, rng: random.Random) -> None:
+        self.player = player
+        self.rng = rng
+        self.acked: list[Msg] = []
+        self.pending: tuple[int, Msg] | None = None  # a move sent, its reply not read
+
+    def read(self) -> bool:
+        """One message, answered if it offers moves; False once the server closed."""
+        msg = self.player.recv()
+        if msg is None:
+            return False
+        if self.pending is not None and msg.get("id") == self.pending[0]:
+            if msg["type"] == "ok":
+                self.acked.append(self.pending[1])
+            self.pending = None  # (an error: its server died, or the table moved)
+        if "moves" in msg and self.pending is None and msg["type"] != "error":
+            move = self.rng.choice(msg["moves"])
+            self.player.send("move", move=move)
+            self.pending = (self.player.rid, move)
+        return True
+
+    def over(self) -> bool:
+        return any(e.get("event") == "match_end" for m in self.player.seen
+                   if m["type"] == "update" for e in m.get("events", ()))
+
+
+def _play(movers: list[Mover], done: Callable[[], bool]) -> None:
+    by_sock = {m.player.sock: m for m in movers}
+    while not done():
+        ready, _, _ = select.select(list(by_sock), [], [], 20)
+        assert ready, "nothing came for 20 s"
+        for sock in ready:
+            if not by_sock[sock].read():
+                del by_sock[sock]  # its process died
+                if not by_sock:
+                    return
+
+
+def _subsequence(wanted: list[Msg], record: list[Msg]) -> bool:
+    it = iter(record)
+    return all(any(move == kept for kept in it) for move in wanted)
+
+
+def _record(port: int) -> list[Msg]:
+    """The moves of the one finished match's one deal, as the store kept them."""
+    viewer = Player(port)
+    viewer.hello("viewer", ("history",))
+    deadline = time.monotonic() + 10
+    while not (matches := viewer.ok("history", of="recent")["matches"]):
+        assert time.monotonic() < deadline, "the match was never kept"
+        time.sleep(0.05)
+    moves: list[Msg] = viewer.ok("replay", match=matches[0]["id"])["record"]["moves"]
+    return moves
+
+
+def test_a_table_lives_on_when_its_process_is_killed(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of the table's process mid-match: the other process takes the table
+    over from the shared journal, the players resume there, the match ends, and every
+    move either saw acknowledged is in its record."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(owner, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(11)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 6)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        killed = time.monotonic()
+        # The guest's own process takes the table over: its seat comes back in a snapshot.
+        taken = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[taken:]):
+            assert second.read()
+        assert time.monotonic() - killed < 10
+        back, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        first.player, first.pending = back, None
+        _play([first, second], lambda: first.over() and second.over())
+        record = _record(b)
+        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+        assert len(record) >= len(first.acked) + len(second.acked)
+
+
+def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:
+    """Resume once a process took the table over (until then the token is nobody's)."""
+    deadline = time.monotonic() + 10
+    while True:
+        back = Player(port)
+        resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                               name=welcome["name"])
+        if resumed["type"] == "welcome":
+            back.welcome = resumed
+            return back, resumed
+        assert resumed["code"] == "bad_token" and time.monotonic() < deadline, resumed
+        back.close()
+        time.sleep(0.1)
+
+
+def test_a_rolling_restart_keeps_every_table_and_move(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """SIGTERM one process, start it again, then the other: each hands its table to
+    the other as it stops, and the match ends with every acknowledged move kept."""
+    db = postgres.database()
+    with ExitStack() as stack:
+        (first_proc, a), (second_proc, b) = (
+            stack.enter_context(server(redis.url, db, n, "--rate", "500", "--burst", "500"))
+            for n in range(2))
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(13)
+        movers = [Mover(host, rng), Mover(guest, rng)]
+
+        def played(n: int) -> Callable[[], bool]:
+            return lambda: sum(len(m.acked) for m in movers) >= n
+
+        _play(movers, played(4))
+        stopped = time.monotonic()
+        first_proc.send_signal(signal.SIGTERM)
+        assert first_proc.wait(BACKSTOP) == 0
+        mine = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[mine:]):
+            assert movers[1].read()  # its own process took the table over
+        assert time.monotonic() - stopped < LEASE  # at once, not a lease later
+        movers[0].player, movers[0].pending = _resume(b, host.welcome)[0], None
+        _play(movers, played(8))
+        _, a = stack.enter_context(server(redis.url, db, 2, "--rate", "500",
+                                          "--burst", "500"))
+        second_proc.send_signal(signal.SIGTERM)
+        assert second_proc.wait(BACKSTOP) == 0
+        for mover in movers:
+            back, welcome = _resume_when_taken(a, mover.player.welcome)
+            assert (welcome["resumed"], welcome["table"]) == (True, table)
+            mover.player, mover.pending = back, None
+        _play(movers, lambda: all(m.over() for m in movers))
+        record = _record(a)
+        assert all(_subsequence(m.acked, record) for m in movers)
+        assert len(record) >= sum(len(m.acked) for m in movers)
+
+
+def test_a_player_away_when_its_table_dies_resumes_it_taken_over(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The guest's connection is down when the table's process is killed: its session
+    waits at its own process for the takeover, and resumes there with its seat."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        guest.close()
+        host.wait(lambda m: m["type"] == "table_update"
+                  and m["table"]["seats"][1].get("connected") is False)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        host, welcome = _resume_when_taken(b, host.welcome)
+        assert welcome["table"] == table
+        # (Its process heard the old owner is gone before it took the table over.)
+        guest, welcome = _resume(b, guest.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        seats = guest.wait(lambda m: m["type"] == "table")["table"]["seats"]
+        assert [seat["connected"] for seat in seats] == [True, True]

@@ -148,6 +148,20 @@ def _record(port: int) -> list[Msg]:
     return moves
 
 
+def _one_deal_started(a: int, b: int) -> tuple[Player, Player, int]:
+    """A host on the process at port `a` and a guest on `b`, at the host's table, a
+    one-deal classic match started."""
+    host, guest = Player(a), Player(b)
+    host.hello("Ayşe")
+    guest.hello("Mehmet")
+    table: int = host.ok("create_table", rules="classic", seats=2,
+                         options={"match_end": "deals:1"})["table"]["id"]
+    guest.ok("join_table", table=table)
+    guest.ok("ready", ready=True)
+    host.ok("start")
+    return host, guest, table
+
+
 def test_a_table_lives_on_when_its_process_is_killed(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """kill -9 of the table's process mid-match: the other process takes the table
@@ -156,14 +170,7 @@ def test_a_table_lives_on_when_its_process_is_killed(
     db = postgres.database()
     with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
             as [(owner, a), (_, b)]:
-        host, guest = Player(a), Player(b)
-        host.hello("Ayşe")
-        guest.hello("Mehmet")
-        table = host.ok("create_table", rules="classic", seats=2,
-                        options={"match_end": "deals:1"})["table"]["id"]
-        guest.ok("join_table", table=table)
-        guest.ok("ready", ready=True)
-        host.ok("start")
+        host, guest, table = _one_deal_started(a, b)
         rng = random.Random(11)
         first, second = Mover(host, rng), Mover(guest, rng)
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 6)
@@ -208,14 +215,7 @@ def test_a_rolling_restart_keeps_every_table_and_move(
         (first_proc, a), (second_proc, b) = (
             stack.enter_context(server(redis.url, db, n, "--rate", "500", "--burst", "500"))
             for n in range(2))
-        host, guest = Player(a), Player(b)
-        host.hello("Ayşe")
-        guest.hello("Mehmet")
-        table = host.ok("create_table", rules="classic", seats=2,
-                        options={"match_end": "deals:1"})["table"]["id"]
-        guest.ok("join_table", table=table)
-        guest.ok("ready", ready=True)
-        host.ok("start")
+        host, guest, table = _one_deal_started(a, b)
         rng = random.Random(13)
         movers = [Mover(host, rng), Mover(guest, rng)]
 

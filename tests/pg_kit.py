@@ -19,7 +19,6 @@ import glob
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from process_output import free_port
 
 ENV = "PISYEDILI_TEST_POSTGRES"
 USER = "pisyedili"
@@ -49,13 +49,6 @@ def bindir() -> Path | None:
         return Path(found[-1]).parent
     on_path = shutil.which("initdb")
     return Path(on_path).parent if on_path else None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Cluster:

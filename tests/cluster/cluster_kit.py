@@ -24,14 +24,6 @@ LEASE = 3
 Msg = dict[str, Any]
 
 
-def free_port() -> int:
-    """A loopback port free now (for a process told its port before it starts)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextmanager
 def cluster(url: str, folder: Path, count: int, *extra: str, db: str | None = None,
             listen: str = "tcp:0:interface=127.0.0.1",

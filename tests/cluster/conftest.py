@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from process_output import free_port
 
-from cluster.cluster_kit import free_port
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster import ClusterAddress
 

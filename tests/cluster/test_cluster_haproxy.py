@@ -23,8 +23,9 @@ from typing import IO, Any
 
 import pytest
 import websocket
+from process_output import free_port
 
-from cluster.cluster_kit import BACKSTOP, Player, cluster, free_port, play_out
+from cluster.cluster_kit import BACKSTOP, Player, cluster, play_out
 from cluster.redis_kit import RedisAt
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS

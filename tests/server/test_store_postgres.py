@@ -17,7 +17,7 @@ import pg_kit
 import psycopg
 import pytest
 import pytest_twisted
-from process_output import SERVER, Output
+from process_output import SERVER, Output, free_port
 from test_restart_process import Client
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
@@ -145,7 +145,7 @@ def run_server(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_server_that_cannot_reach_postgresql_exits_1_saying_where_and_why() -> None:
-    port = pg_kit.free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     done = run_server("--listen", "tcp:0:interface=127.0.0.1", "--no-announce",
                       "--db", f"postgresql://someone:s3cret@127.0.0.1:{port}/pisyedili")
     assert done.returncode == 1

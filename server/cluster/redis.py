@@ -461,9 +461,14 @@ class RedisCluster:
             row = await self._redis.hgetall(self._key("table", table_id))
             if row and "summary" in row and row["process"] != self._process:
                 found[table_id] = (json.loads(row["summary"]), str(row["process"]))
-        for table_id in sorted(set(self._rows) - set(found)):
-            self._lobby_heard({"op": "remove", "table": table_id,
-                               "process": self._owners.get(table_id, "")})
+        vanished = sorted(set(self._rows) - set(found))
+        for owner in sorted({self._owners.get(t, "") for t in vanished} - {""}):
+            # A process that did not come back is gone (its tables may be taken over).
+            self._alive(await self._redis.exists(self._key("process", owner)), owner)
+        for table_id in vanished:
+            if table_id in self._rows:  # closed meanwhile by a process still alive
+                self._lobby_heard({"op": "remove", "table": table_id,
+                                   "process": self._owners.get(table_id, "")})
         for table_id, (summary, owner) in sorted(found.items()):
             if self._rows.get(table_id) != summary or self._owners.get(table_id) != owner:
                 self._lobby_heard({"op": "update" if table_id in self._rows else "add",

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import pg_kit
 import pytest
 from process_output import SERVER, Output, free_port
 
@@ -82,8 +83,10 @@ def redis_process(folder: Path, keep: bool) -> Iterator[RedisProcess]:
 
 
 @contextmanager
-def server(url: str, db: Path, n: int) -> Iterator[tuple[int, Output]]:
-    """One process of the cluster, its port and its log (which the test reads)."""
+def server(url: str, db: Path | str, n: int,
+           procs: list[subprocess.Popen[str]] | None = None) -> Iterator[tuple[int, Output]]:
+    """One process of the cluster, its port and its log (which the test reads); the
+    process itself goes into `procs`, for a test that kills it."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
          "--db", str(db), "--cluster", url, "--cluster-lease", str(LEASE),
@@ -92,6 +95,8 @@ def server(url: str, db: Path, n: int) -> Iterator[tuple[int, Output]]:
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     assert proc.stdout is not None
     out = Output(proc.stdout)
+    if procs is not None:
+        procs.append(proc)
     try:
         yield int(out.wait_for(r"listening on .*port=(\d+)").group(1)), out
     finally:
@@ -172,3 +177,41 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         assert opened > table
         assert watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == "add"
                             and m["table"] == opened)
+
+
+def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
+        tmp_path: Path, postgres: pg_kit.Cluster) -> None:
+    """Redis and the table's process both go (a host that rebooted): once Redis is
+    back, the process left takes the table over from the shared journal (the one
+    killed never wrote its keys again), and the match ends there."""
+    db = postgres.database()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        redis = stack.enter_context(redis_process(tmp_path, keep=False))
+        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.at.url, db, n, procs))
+                                  for n in range(2))
+        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+        rng = random.Random(19)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        redis.kill()
+        log_a.wait_for("lost the cluster's Redis")
+        log_b.wait_for("lost the cluster's Redis")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        redis.start()
+        log_b.wait_for(r"the cluster's Redis at \S+ is back")
+        log_b.wait_for(r"process p1 is gone, with 1 tables")
+        log_b.wait_for(rf"took table {table} over")
+        since = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[since:]):
+            assert second.read()
+        back = Player(b)
+        resumed = back.request("hello", protocol=PROTOCOL_VERSION,
+                               token=host.welcome["token"], name=host.welcome["name"])
+        assert (resumed["type"], resumed.get("table")) == ("welcome", table), resumed
+        back.welcome = resumed
+        first.player, first.pending = back, None
+        _play([first, second], lambda: first.over() and second.over())
+        record = _record(b)
+        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)

@@ -233,6 +233,7 @@ class RedisCluster:
         self._codes: dict[str, str] = {}  # code key -> its table id
         self._away: dict[str, float] = {}  # a dropped session's keys -> when they end
         self._highest: dict[str, int] = {}  # the highest id of each kind seen here
+        self._uncounted: set[str] = set()  # addresses whose last connection went meanwhile
         # The links' life.
         self._joined = self._up = self._stopping = False
         self._ready = {"link": False, "listener": False}
@@ -413,6 +414,9 @@ class RedisCluster:
         for address, count in sorted(self._counts.items()):
             written.append(redis.eval(KEEP, [self._key("conns", address)],
                                       [lease, self._process, count]))
+        for address in sorted(self._uncounted - set(self._counts)):
+            written.append(redis.hdel(self._key("conns", address), self._process))
+        self._uncounted.clear()
         return gatherResults(written, consumeErrors=True)
 
     def _retaken(self, took: object, table_id: int) -> None:
@@ -699,7 +703,10 @@ class RedisCluster:
         else:
             self._counts.pop(address, None)
         if not self._up:
+            if count <= 0:  # its field there (if Redis kept it) goes on return
+                self._uncounted.add(address)
             return succeed(max(0, count))
+        self._uncounted.discard(address)
         d: Deferred[int] = self._redis.eval(
             COUNT, [key], [self._process, delta, _ms(self.lease), self._key("process", "")])
         return d

@@ -137,12 +137,16 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         first, second = Mover(host, rng), Mover(guest, rng)
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
         traveller.close()  # its session at B, to resume at A while Redis is away
+        stray = Player(a, source="127.0.0.5")  # counted in Redis, to leave meanwhile
+        stray_key = PREFIX + "conns:127.0.0.5"
+        assert redis.at.eventually(lambda r: r.command("HGET", stray_key, "p1") == "1")
 
         redis.kill()
         lost = log_a.wait_for(r"lost the cluster's Redis at (\S+): serving the (\d+) tables")
         assert lost.groups() == (redis.at.url, "1")
         assert log_b.wait_for(r"lost the cluster's Redis at \S+: serving the (\d+) tables"
                               ).group(1) == "0"
+        stray.close()
         # The owner's player plays on, against a stand-in once the guest's grace ran out.
         before = len(first.acked)
         _play([first], lambda: len(first.acked) >= before + 3 or first.over())
@@ -165,6 +169,8 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         since = len(guest.seen)
         while not any(m["type"] == "table" for m in guest.seen[since:]):
             assert second.read()
+        # Kept or not, Redis counts no connection that went meanwhile.
+        assert redis.at.eventually(lambda r: r.command("HGET", stray_key, "p1") is None)
         guest_key = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
         assert redis.at.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get(
             "process") == "p1" and r.command("HGET", guest_key, "process") == "p2")

@@ -183,6 +183,18 @@ class _Link(txredisapi.RedisFactory):  # type: ignore[misc]
         super().__init__(f"{address.host}:{address.port}", address.db, 1, True,
                          txredisapi.ConnectionHandler, "utf-8", None, reply_timeout, True)
         self.cluster = cluster
+        self.deferred.addErrback(lambda _: None)  # nobody waits on it: `_link_up` tells
+
+    def stopTrying(self) -> Deferred[Any]:
+        """txredisapi gives up for good once a connection's SELECT is refused, as by a
+        Redis still loading its data after a restart: this link tries again, with its
+        back-off, unless its cluster is stopping."""
+        if self.cluster._stopping:
+            stopped: Deferred[Any] = super().stopTrying()
+            return stopped
+        log.warn("cluster: Redis at {address} refused a link for now (loading its "
+                 "data?): trying again", address=str(self.cluster.address))
+        return succeed(None)
 
     def addConnection(self, conn: Any) -> None:
         super().addConnection(conn)
@@ -643,8 +655,13 @@ class RedisCluster:
             d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
             return d
 
+        def unowned(failure: Failure) -> Failure:  # the table will not open: not held
+            self._live.discard(key)
+            self._tables.pop(table_id, None)
+            return failure
+
         d = self._ask("a new table", owning)
-        d.addCallback(lambda _: None)
+        d.addCallbacks(lambda _: None, unowned)
         return d
 
     def take(self, table_id: int) -> Deferred[bool]:

@@ -105,6 +105,15 @@ def server(url: str, db: Path | str, n: int,
         proc.stdout.close()
 
 
+def _log_of(out: Output) -> str:
+    """Everything a process logged so far (what came within half a second, too)."""
+    try:
+        out.wait_for(r"(?!)", 0.5)
+    except AssertionError:
+        pass
+    return out.text
+
+
 def _hello_refused(port: int, **fields: object) -> Msg:
     """A `hello` that needs the shared state: its refusal, then the end of the link."""
     newcomer = Player(port)
@@ -174,7 +183,12 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         guest_key = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
         assert redis.at.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get(
             "process") == "p1" and r.command("HGET", guest_key, "process") == "p2")
-        _play([first, second], lambda: first.over() and second.over())
+        try:
+            _play([first, second], lambda: first.over() and second.over())
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nA:\n{_log_of(log_a)}\nB:\n{_log_of(log_b)}"
+                                 f"\nguest saw: {guest.seen[-5:]}\nhost saw: {host.seen[-5:]}"
+                                 ) from e
         record = _record(a)
         assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
         assert len(record) >= len(first.acked) + len(second.acked)

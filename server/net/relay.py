@@ -124,9 +124,19 @@ class Relay:
 
     def _link_lost(self) -> None:
         """The cluster's messages stopped: the visitors here are away, as after any
-        drop (their homes cannot reach their tables now)."""
+        drop (their homes cannot reach their tables now), and a reply awaited from
+        another process will not come: its request is refused now, not a lease later
+        (a snapshot after the return would otherwise find it still unanswered)."""
         for player_id in list(self._visitors):
             self._command({"p": player_id, "c": "gone"})
+        for player_id, waiting in list(self._waiting.items()):
+            del self._waiting[player_id]
+            if waiting.timer.active():
+                waiting.timer.cancel()
+            session = self._sessions.by_id(player_id)
+            if session is not None:
+                session.send(unavailable("a table held elsewhere").to_message(waiting.rid))
+            waiting.done.callback(None)
 
     def _link_back(self) -> None:
         """They flow again: each side says so for the players between them (whichever

@@ -91,6 +91,12 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "did not list.", fields=("feature",)),
     ErrorCode("internal_error", "The server failed to handle the request; nothing changed.",
               reconnect=True),
+    ErrorCode("cluster_unavailable", "The request needs the state this server shares with "
+              "the other servers of its cluster (a new table or name, a table or session "
+              "another server holds), which is out of reach for now; nothing changed. The "
+              "tables this server holds play on. Try again after `retry_after` seconds (a "
+              "`hello` refused so is closed: connect again then).", reconnect=True,
+              fields=("retry_after",)),
     # Lobby and tables.
     ErrorCode("no_such_table", "No table with that id or invite code."),
     ErrorCode("private_table", "The table is private: join it with its invite code."),

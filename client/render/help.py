@@ -174,6 +174,8 @@ REFUSALS: dict[str, str] = {
     "shutting_down": N_("the server is shutting down"),
     "feature_not_negotiated": N_("this server does not offer that"),
     "internal_error": N_("the server failed on that request; nothing changed"),
+    "cluster_unavailable": N_("the server cannot reach the rest of its cluster just now: "
+                              "try again in a moment"),
     "no_such_table": N_("no table with that number or invite code"),
     "private_table": N_("that table is private: join it with its invite code"),
     "already_at_table": N_("you are at a table already; /leave it first"),

@@ -40,6 +40,7 @@ const PLAIN = {
   account_required: () => t("Only players with an account take seats at a rated table."),
   feature_not_negotiated: () => t("This page and the server do not share that feature."),
   internal_error: () => t("The server failed to handle that; nothing changed."),
+  cluster_unavailable: () => t("The server cannot reach the rest of its cluster just now: try again in a moment."),
   server_busy: () => t("The server is busy: try again in a moment."),
   not_operator: () => t("Only a server operator may do that."),
   no_such_player: () => t("Nobody of that name is here."),

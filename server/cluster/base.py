@@ -22,6 +22,19 @@ from urllib.parse import urlsplit
 
 from twisted.internet.defer import Deferred
 
+from pisyedili.protocol.errors import ProtocolError
+
+RETRY_AFTER = 5
+"""Seconds a request refused for want of the shared state is told to wait: about a
+reconnection's back-off."""
+
+
+def unavailable(what: str) -> ProtocolError:
+    """The refusal of a request that needs the shared state while it is out of reach:
+    a stable code, at once, rather than a wait for a link that may not come back."""
+    return ProtocolError("cluster_unavailable", f"{what} waits for the cluster's shared "
+                         "state, which is out of reach for now", retry_after=RETRY_AFTER)
+
 
 @dataclass(frozen=True)
 class ClusterAddress:
@@ -68,6 +81,17 @@ class Cluster(Protocol):
     @property
     def shared(self) -> bool:
         """False for a process alone: the callers keep their in-memory ways."""
+        ...
+
+    @property
+    def reachable(self) -> bool:
+        """False while the shared state is out of reach: the answers that decide fail
+        with `unavailable`'s refusal, the writes that tell are kept for its return."""
+        ...
+
+    def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
+        """Who hears that the shared state went out of reach (`lost`), and that it is
+        back, with everything this process holds written there again (`back`)."""
         ...
 
     def start(self) -> Deferred[None]:

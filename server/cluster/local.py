@@ -19,6 +19,10 @@ class LocalCluster:
     process = "local"
     shared = False
     lease = 0.0  # nothing to renew: it ends with the process
+    reachable = True  # its state is its own memory
+
+    def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
+        pass
 
     def start(self) -> Deferred[None]:
         return succeed(None)

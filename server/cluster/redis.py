@@ -25,6 +25,15 @@ publishes arrives in that order.
 
 A connected session's keys and this process's tables and counts are live: renewed
 with the lease. A dropped session's keys get its grace as their TTL instead.
+
+Redis may go away (a restart, the network) and come back empty. Every key above is
+also held here, in memory, with what it says: while Redis is out of reach the tables
+held here play on, the answers that decide fail at once (`base.unavailable`) and
+the writes that tell only update that memory; once both links are back, the whole of
+it is written again in one go (ids only ever forward, each table through `TAKE`, so a
+table another process took meanwhile is this one's no longer), before anything else
+on the link. The other processes' liveness is judged again only a lease later, once
+each of them had the time to write its own keys back.
 """
 
 from __future__ import annotations
@@ -36,13 +45,13 @@ from typing import Any, Concatenate, ParamSpec
 
 import msgpack
 import txredisapi
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, fail, gatherResults, succeed
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from pisyedili.server.cluster.base import ClusterAddress
+from pisyedili.server.cluster.base import ClusterAddress, unavailable
 
 log = Logger()
 
@@ -89,15 +98,32 @@ return total
 TAKE = """
 local holder = redis.call('HGET', KEYS[1], 'process')
 if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[3] .. holder) == 1 then
-  return 0
+  return holder
 end
 redis.call('HSET', KEYS[1], 'process', ARGV[1])
+if ARGV[5] then redis.call('HSET', KEYS[1], 'summary', ARGV[5]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[4])
 return 1
 """
-"""A table whose holder's lease ran out (or that none holds) for this process: the
-table's lease is its `table:ID` key, renewed with the process's own."""
+"""A table whose holder's lease ran out (or that none holds) for this process (and
+its lobby row, when one is given): the table's lease is its `table:ID` key, renewed
+with the process's own. Refused, it names the live process that holds it."""
+
+FORWARD = """
+local now = tonumber(redis.call('GET', KEYS[1]) or '0')
+if now < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+"""
+"""A counter set to at least a value: a Redis that restarted empty hands out no id
+this process has seen."""
+
+KEEP = """
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+"""A hash's fields written and given its TTL, at once."""
 
 HOLDER = """
 local holder = redis.call('HGET', KEYS[1], 'process')
@@ -121,7 +147,7 @@ def _once_joined(tell: Callable[Concatenate[RedisCluster, P], None]
     rebuilds its tables and sessions first): kept, and made once it has."""
 
     def told(self: RedisCluster, /, *args: P.args, **kwargs: P.kwargs) -> None:
-        if self._redis is None:
+        if not self._joined:
             self._before.append(functools.partial(tell, self, *args, **kwargs))
         else:
             tell(self, *args, **kwargs)
@@ -130,16 +156,62 @@ def _once_joined(tell: Callable[Concatenate[RedisCluster, P], None]
 
 
 class _Listener(txredisapi.SubscriberProtocol):  # type: ignore[misc]
-    """The subscribing link: (re)subscribes on every connect, hands on what it hears."""
+    """The subscribing link: (re)subscribes on every connect, hands on what it hears,
+    and says when it is lost."""
 
     def connectionMade(self) -> Deferred[Any]:
         made: Deferred[Any] = super().connectionMade()
         made.addCallback(lambda _: self.subscribe(self.factory.channels))
         made.addCallback(lambda _: self.factory.subscribed(self))
+        made.addErrback(lambda _: None)  # lost meanwhile: `connectionLost` tells
         return made
+
+    def connectionLost(self, why: Failure) -> None:
+        super().connectionLost(why)
+        self.factory.unsubscribed()
 
     def messageReceived(self, pattern: object, channel: bytes, message: bytes) -> None:
         self.factory.heard(channel, message)
+
+
+class _Link(txredisapi.RedisFactory):  # type: ignore[misc]
+    """The command link (one connection, reconnected with back-off): tells its
+    cluster when its connection is ready and when it is gone."""
+
+    def __init__(self, cluster: RedisCluster, address: ClusterAddress,
+                 reply_timeout: float) -> None:
+        super().__init__(f"{address.host}:{address.port}", address.db, 1, True,
+                         txredisapi.ConnectionHandler, "utf-8", None, reply_timeout, True)
+        self.cluster = cluster
+        self.deferred.addErrback(lambda _: None)  # nobody waits on it: `_link_up` tells
+
+    def stopTrying(self) -> Deferred[Any]:
+        """txredisapi gives up for good once a connection's SELECT is refused, as by a
+        Redis still loading its data after a restart: this link tries again, with its
+        back-off, unless its cluster is stopping."""
+        if self.cluster._stopping:
+            stopped: Deferred[Any] = super().stopTrying()
+            return stopped
+        log.warn("cluster: Redis at {address} refused a link for now (loading its "
+                 "data?): trying again", address=str(self.cluster.address))
+        return succeed(None)
+
+    def addConnection(self, conn: Any) -> None:
+        super().addConnection(conn)
+        if conn in self.pool:
+            self.cluster._link_up("link")
+
+    def delConnection(self, conn: Any) -> None:
+        super().delConnection(conn)
+        self.cluster._link_down("link")
+
+
+def _back_off(factory: Any, lease: float) -> None:
+    """Reconnect within a third of a lease at most: back within a lease of the
+    others, this process is not taken for gone by them."""
+    factory.maxDelay = max(0.5, min(10.0, lease / 3))
+    factory.initialDelay = min(factory.initialDelay, factory.maxDelay)
+    factory.reconnect = True
 
 
 class RedisCluster:
@@ -166,10 +238,31 @@ class RedisCluster:
         self._listener: Any = None
         self._subscribed: Deferred[None] | None = None
         self._before: list[Callable[[], None]] = []  # writes made before joining
+        # What this process holds, with what it says: written again after an outage.
+        self._tables: dict[int, str | None] = {}  # held here: id -> its row's JSON
+        self._sessions: dict[str, dict[str, str]] = {}  # session key -> its fields
+        self._names: dict[str, str] = {}  # name key -> the player holding it
+        self._codes: dict[str, str] = {}  # code key -> its table id
+        self._away: dict[str, float] = {}  # a dropped session's keys -> when they end
+        self._highest: dict[str, int] = {}  # the highest id of each kind seen here
+        self._uncounted: set[str] = set()  # addresses whose last connection went meanwhile
+        # The links' life.
+        self._joined = self._up = self._stopping = False
+        self._ready = {"link": False, "listener": False}
+        self._lost_at = 0.0
+        self._judge_from = 0.0  # the others' liveness is judged again from then
+        self._link_hooks: list[tuple[Callable[[], None], Callable[[], None]]] = []
 
     @property
     def process(self) -> str:
         return self._process
+
+    @property
+    def reachable(self) -> bool:
+        return self._up
+
+    def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
+        self._link_hooks.append((lost, back))
 
     def _key(self, *parts: object) -> str:
         return PREFIX + ":".join(str(p) for p in parts)
@@ -181,7 +274,7 @@ class RedisCluster:
 
     async def _start(self) -> None:
         """A first link that does not retry names the process, so a cluster that
-        cannot be reached fails the start; the pool then reconnects on its own."""
+        cannot be reached fails the start; the links then reconnect on their own."""
         host, port, db = self.address.host, self.address.port, self.address.db
         first = await txredisapi.Connection(host, port, db, reconnect=False,
                                             connectTimeout=5, replyTimeout=10)
@@ -190,14 +283,19 @@ class RedisCluster:
         finally:
             await first.disconnect()
         self._process = f"p{number}"
+        self._seen("process", int(number))
         # One link: this process's writes reach Redis in the order they were made.
-        self._redis = txredisapi.lazyConnection(host, port, db, reconnect=True,
-                                                connectTimeout=5, replyTimeout=10)
+        link = _Link(self, self.address, min(10.0, self.lease))
+        _back_off(link, self.lease)
+        link.startConnecting(HostnameEndpoint(self._clock, host, port, timeout=5))
+        self._redis = link.handler
         await self._subscribe()
         await self._read_rows()
+        self._joined = self._up = True
         before, self._before = self._before, []
         for write in before:
             write()
+        self._forward_ids()  # a Redis that started empty: ids above those restored here
         self._live.add(self._key("process", self._process))
         self._beat = LoopingCall(self._renew)
         self._beat.clock = self._clock
@@ -210,11 +308,13 @@ class RedisCluster:
 
     async def _subscribe(self) -> None:
         factory = txredisapi.SubscriberFactory()
-        factory.charset, factory.convertNumbers, factory.reconnect = None, False, True
+        factory.charset, factory.convertNumbers = None, False
+        _back_off(factory, self.lease)
         factory.protocol = _Listener
         factory.channels = [self._channel("lobby"), self._channel(f"to:{self._process}")]
         factory.heard = self._heard
         factory.subscribed = self._now_subscribed
+        factory.unsubscribed = lambda: self._link_down("listener")
         self._listener = factory
         self._subscribed = Deferred()
         factory.startConnecting(HostnameEndpoint(self._clock, self.address.host,
@@ -225,6 +325,7 @@ class RedisCluster:
         if self._subscribed is not None:
             subscribed, self._subscribed = self._subscribed, None
             subscribed.callback(None)
+        self._link_up("listener")
 
     async def _read_rows(self) -> None:
         """The lobby rows of the tables open when this process joined (deltas come
@@ -238,6 +339,159 @@ class RedisCluster:
                     and table_id not in self._rows:  # (no summary: its `add` is to come)
                 self._rows[table_id] = json.loads(row["summary"])
                 self._owners[table_id] = row["process"]
+                self._seen("table", table_id)
+
+    # -- Redis away and back ------------------------------------------------------------
+
+    def _link_down(self, which: str) -> None:
+        """A link dropped (Redis stopped, the network, a reply overdue): from now on
+        the tables here play on and whatever needs the shared state waits."""
+        self._ready[which] = False
+        if not self._up or self._stopping:
+            return
+        self._up = False
+        self._lost_at = self._clock.seconds()
+        log.critical(
+            "lost the cluster's Redis at {address}: serving the {tables} tables held "
+            "here to the players connected here; new tables, new players, joins to "
+            "tables and resumes of sessions held elsewhere wait (cluster_unavailable) "
+            "until it is back", address=str(self.address), tables=len(self._tables),
+            connections=sum(self._counts.values()))
+        for lost, _ in self._link_hooks:
+            lost()
+
+    def _link_up(self, which: str) -> None:
+        """A link is back: once both are, everything this process holds is written
+        again, then the others are told (through the hooks)."""
+        self._ready[which] = True
+        if not self._joined or self._up or self._stopping or not all(self._ready.values()):
+            return
+        self._up = True  # what follows goes on the link after the re-assertion
+        now = self._clock.seconds()
+        self._judge_from = now + self.lease
+        written = self._reassert(now)
+        log.info("the cluster's Redis at {address} is back after {seconds:.1f} s: this "
+                 "process's lease, {tables} tables, {sessions} sessions, {names} names, "
+                 "{codes} invite codes and {addresses} addresses' connections written "
+                 "again; ids go on above {ids}", address=str(self.address),
+                 seconds=now - self._lost_at, tables=len(self._tables),
+                 sessions=len(self._sessions), names=len(self._names),
+                 codes=len(self._codes), addresses=len(self._counts),
+                 ids=dict(sorted(self._highest.items())))
+        written.addErrback(self._failed, "writing this process's keys again")
+        for _, back in self._link_hooks:
+            back()
+        self._clock.callLater(self.lease, self._reread)
+
+    def _ttl(self, key: str, now: float) -> int | None:
+        """The TTL a key held here gets again: a lease if it is live, what is left of
+        its grace if it is away, None if it has ended (it is forgotten here)."""
+        if key in self._live:
+            return _ms(self.lease)
+        end = self._away.get(key)
+        if end is not None and end > now:
+            return _ms(end - now)
+        self._away.pop(key, None)
+        self._sessions.pop(key, None)
+        self._names.pop(key, None)
+        return None
+
+    def _reassert(self, now: float) -> Deferred[Any]:
+        """Every key this process holds, written again (a Redis that restarted empty
+        lost them all), in one go on the link, before anything written after."""
+        redis, lease = self._redis, _ms(self.lease)
+        written: list[Deferred[Any]] = [
+            redis.set(self._key("process", self._process), "1", pexpire=lease)]
+        self._forward_ids(written)
+        for table_id, summary in sorted(self._tables.items()):
+            took: Deferred[Any] = redis.eval(
+                TAKE, [self._key("table", table_id), self._key("tables")],
+                [self._process, lease, self._key("process", ""), table_id,
+                 *([summary] if summary is not None else [])])
+            took.addCallback(self._retaken, table_id)
+            written.append(took)
+        for key, fields in list(self._sessions.items()):
+            ttl = self._ttl(key, now)
+            if ttl is not None:
+                flat = [part for pair in sorted(fields.items()) for part in pair]
+                written.append(redis.eval(KEEP, [key], [ttl, *flat]))
+        for key, player_id in list(self._names.items()):
+            ttl = self._ttl(key, now)
+            if ttl is not None:
+                claimed: Deferred[Any] = redis.eval(CLAIM, [key], [player_id, ttl])
+                claimed.addCallback(self._reclaimed, key, player_id)
+                written.append(claimed)
+        for key, table in sorted(self._codes.items()):
+            written.append(redis.set(key, table, pexpire=lease))
+        for address, count in sorted(self._counts.items()):
+            written.append(redis.eval(KEEP, [self._key("conns", address)],
+                                      [lease, self._process, count]))
+        for address in sorted(self._uncounted - set(self._counts)):
+            written.append(redis.hdel(self._key("conns", address), self._process))
+        self._uncounted.clear()
+        return gatherResults(written, consumeErrors=True)
+
+    def _retaken(self, took: object, table_id: int) -> None:
+        """`TAKE` decides: a table another process took while this one was cut off
+        (its lease ran out there) is that one's; never two holders."""
+        if took == 1:
+            return
+        log.critical("table {table} is held by process {holder} now (taken over while "
+                     "this process could not reach Redis): this process lets it go",
+                     table=table_id, holder=str(took))
+        self._tables.pop(table_id, None)
+        self._live.discard(self._key("table", table_id))
+
+    def _reclaimed(self, held: object, key: str, player_id: str) -> None:
+        if not held:
+            log.warn("cluster: name key {key} of player {player} was claimed by another "
+                     "player while Redis was out of reach", key=key, player=player_id)
+            self._names.pop(key, None)
+            self._live.discard(key)
+
+    def _seen(self, kind: str, number: int) -> None:
+        if number > self._highest.get(kind, 0):
+            self._highest[kind] = number
+
+    def _forward_ids(self, written: list[Deferred[Any]] | None = None) -> None:
+        """Each counter at least at the highest id of its kind seen here."""
+        for kind, number in sorted(self._highest.items()):
+            d: Deferred[Any] = self._redis.eval(FORWARD, [self._key("ids", kind)], [number])
+            if written is None:
+                self._tell(d, "moving the ids on")
+            else:
+                written.append(d)
+
+    def _reread(self) -> None:
+        """A lease after Redis came back, every live process wrote its tables again:
+        the lobby rows of the others, read afresh (what changed meanwhile was told to
+        nobody), and this lobby's subscribers told what changed."""
+        if self._up and not self._stopping:
+            reading: Deferred[None] = Deferred.fromCoroutine(self._reread_rows())
+            self._tell(reading, "reading the lobby again")
+
+    async def _reread_rows(self) -> None:
+        found: dict[int, tuple[dict[str, Any], str]] = {}
+        for table_id in sorted(int(i) for i in await self._redis.smembers(
+                self._key("tables"))):
+            row = await self._redis.hgetall(self._key("table", table_id))
+            if row and "summary" in row and row["process"] != self._process:
+                found[table_id] = (json.loads(row["summary"]), str(row["process"]))
+        vanished = sorted(set(self._rows) - set(found))
+        for owner in sorted({self._owners.get(t, "") for t in vanished} - {""}):
+            # A process that did not come back is gone (its tables may be taken over).
+            self._alive(await self._redis.exists(self._key("process", owner)), owner)
+        for table_id in vanished:
+            if table_id in self._rows:  # closed meanwhile by a process still alive
+                self._lobby_heard({"op": "remove", "table": table_id,
+                                   "process": self._owners.get(table_id, "")})
+        for table_id, (summary, owner) in sorted(found.items()):
+            if self._rows.get(table_id) != summary or self._owners.get(table_id) != owner:
+                self._lobby_heard({"op": "update" if table_id in self._rows else "add",
+                                   "table": table_id, "summary": summary,
+                                   "process": owner})
+
+    # -- what the others say ------------------------------------------------------------
 
     def _heard(self, channel: bytes, payload: bytes) -> None:
         try:
@@ -267,10 +521,12 @@ class RedisCluster:
         else:
             self._rows[table_id] = delta["summary"]
             self._owners[table_id] = process
+            self._seen("table", table_id)
         if self._on_lobby is not None:
             self._on_lobby(delta)
 
     def stop(self) -> Deferred[None]:
+        self._stopping = True
         if self._beat is not None and self._beat.running:
             self._beat.stop()
         if self._listener is not None:
@@ -279,6 +535,10 @@ class RedisCluster:
         if self._redis is None:
             return succeed(None)
         redis, self._redis = self._redis, None
+        if not self._up:  # nothing to delete there: the keys expire (or went with it)
+            stopped: Deferred[Any] = redis.disconnect()
+            stopped.addBoth(lambda _: None)
+            return stopped
         keys = sorted(self._live)
         gone: Deferred[Any] = redis.delete(keys) if keys else succeed(None)
         gone.addErrback(self._failed, "leaving the cluster")
@@ -293,14 +553,17 @@ class RedisCluster:
 
     def _renew(self) -> None:
         """The lease: every live key lives `lease` seconds more; and the processes
-        this one hears from, or holds visitors of, still alive?"""
-        if self._redis is None:
+        this one hears from, or holds visitors of, still alive? (Not while Redis is
+        out of reach, nor for a lease after it came back: the others write theirs.)"""
+        if self._redis is None or not self._up:
             return
         process = self._key("process", self._process)
         d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(self.lease))
         for key in self._live - {process}:
             self._pexpire(key, _ms(self.lease)).addErrback(self._failed, "renew")
         d.addErrback(self._failed, "renewing the lease")
+        if self._clock.seconds() < self._judge_from:
+            return
         for other in set(self._owners.values()) | self._watched:
             alive: Deferred[Any] = self._redis.exists(self._key("process", other))
             alive.addCallback(self._alive, other)
@@ -329,20 +592,44 @@ class RedisCluster:
         return d
 
     def _failed(self, failure: Failure, what: str) -> None:
+        if isinstance(failure.value, txredisapi.ConnectionError) and not self._up:
+            return  # Redis went away: said once, where it was noticed
         log.failure("cluster: {what} failed", failure, what=what)
 
     def _tell(self, d: Deferred[Any], what: str) -> None:
         d.addErrback(self._failed, what)
 
+    def _ask(self, what: str, asking: Callable[[], Deferred[Any]]) -> Deferred[Any]:
+        """An answer that decides: refused at once while Redis is out of reach, and
+        refused the same way if the link drops before it comes."""
+        if not self._up:
+            return fail(unavailable(what))
+
+        def unreachable(failure: Failure) -> Failure:
+            if isinstance(failure.value, txredisapi.ConnectionError):
+                raise unavailable(what)
+            return failure
+
+        d = asking()
+        d.addErrback(unreachable)
+        return d
+
     # -- ids, names, codes ------------------------------------------------------------
 
     def next_id(self, kind: str) -> Deferred[int]:
-        d: Deferred[int] = self._redis.incr(self._key("ids", kind))
+        d = self._ask(f"a new {kind}", lambda: self._redis.incr(self._key("ids", kind)))
+
+        def answered(number: int) -> int:
+            self._seen(kind, number)
+            return number
+
+        d.addCallback(answered)
         return d
 
     def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
         names = [self._key("name", key) for key in keys]
-        d: Deferred[Any] = self._redis.eval(CLAIM, names, [player_id, _ms(self.lease)])
+        d = self._ask("a new name", lambda: self._redis.eval(
+            CLAIM, names, [player_id, _ms(self.lease)]))
         d.addCallback(lambda held: bool(held))
         return d
 
@@ -350,48 +637,66 @@ class RedisCluster:
     def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
         held = [self._key("name", key) for key in keys]
         self._live.difference_update(held)
-        if held:
+        for key in held:
+            self._names.pop(key, None)
+            self._away.pop(key, None)
+        if held and self._up:
             self._tell(self._redis.eval(RELEASE, held, [player_id]), "freeing a name")
 
     def own(self, table_id: int) -> Deferred[None]:
         key = self._key("table", table_id)
-        self._live.add(key)
-        self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
-        d: Deferred[Any] = self._redis.hset(key, "process", self._process)
-        d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
-        d.addCallback(lambda _: None)
+
+        def owning() -> Deferred[Any]:
+            self._live.add(key)
+            self._tables.setdefault(table_id, None)
+            self._seen("table", table_id)
+            self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+            d: Deferred[Any] = self._redis.hset(key, "process", self._process)
+            d.addCallback(lambda _: self._pexpire(key, _ms(self.lease)))
+            return d
+
+        def unowned(failure: Failure) -> Failure:  # the table will not open: not held
+            self._live.discard(key)
+            self._tables.pop(table_id, None)
+            return failure
+
+        d = self._ask("a new table", owning)
+        d.addCallbacks(lambda _: None, unowned)
         return d
 
     def take(self, table_id: int) -> Deferred[bool]:
         key = self._key("table", table_id)
-        d: Deferred[Any] = self._redis.eval(
+        d = self._ask("taking a table over", lambda: self._redis.eval(
             TAKE, [key, self._key("tables")],
-            [self._process, _ms(self.lease), self._key("process", ""), table_id])
+            [self._process, _ms(self.lease), self._key("process", ""), table_id]))
 
         def answered(took: object) -> bool:
-            if took:
+            if took == 1:
                 self._live.add(key)
+                self._tables.setdefault(table_id, None)
+                self._seen("table", table_id)
                 self._rows.pop(table_id, None)
                 self._owners.pop(table_id, None)
-            return bool(took)
+            return took == 1
 
         d.addCallback(answered)
         return d
 
     def session_holder(self, hashed: bytes) -> Deferred[str | None]:
-        d: Deferred[Any] = self._redis.eval(
-            HOLDER, [self._key("session", hashed.hex())], [self._key("process", "")])
+        d = self._ask("a session held elsewhere", lambda: self._redis.eval(
+            HOLDER, [self._key("session", hashed.hex())], [self._key("process", "")]))
         d.addCallback(lambda holder: str(holder) if holder else None)
         return d
 
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         key = self._key("code", code)
-        d: Deferred[Any] = self._redis.set(key, str(table_id), pexpire=_ms(self.lease),
-                                           only_if_not_exists=True)
+        d = self._ask("an invite code", lambda: self._redis.set(
+            key, str(table_id), pexpire=_ms(self.lease), only_if_not_exists=True))
 
         def answered(result: object) -> bool:
             if result:
                 self._live.add(key)
+                self._codes[key] = str(table_id)
             return bool(result)
 
         d.addCallback(answered)
@@ -405,6 +710,8 @@ class RedisCluster:
         self._tell(self._count(address, -1), "counting a connection")
 
     def _count(self, address: str, delta: int) -> Deferred[int]:
+        """The cluster's count of an address; while Redis is out of reach, this
+        process's own (written there again once it is back)."""
         key = self._key("conns", address)
         count = self._counts.get(address, 0) + delta
         if count > 0:
@@ -412,6 +719,11 @@ class RedisCluster:
             self._live.add(key)
         else:
             self._counts.pop(address, None)
+        if not self._up:
+            if count <= 0:  # its field there (if Redis kept it) goes on return
+                self._uncounted.add(address)
+            return succeed(max(0, count))
+        self._uncounted.discard(address)
         d: Deferred[int] = self._redis.eval(
             COUNT, [key], [self._process, delta, _ms(self.lease), self._key("process", "")])
         return d
@@ -425,6 +737,14 @@ class RedisCluster:
         held = [self._key("name", key) for key in keys]
         self._live.update([session, *held])
         fields = {"player": player_id, "name": name, "process": self._process}
+        self._sessions[session] = fields
+        for key in (session, *held):
+            self._away.pop(key, None)
+        self._names.update((key, player_id) for key in held)
+        if player_id.isdigit():
+            self._seen("player", int(player_id))
+        if not self._up:
+            return
         self._tell(self._redis.hmset(session, fields), "keeping a session")
         self._tell(self._pexpire(session, _ms(self.lease)), "keeping a session")
         self._tell(self._redis.eval(CLAIM, held, [player_id, _ms(self.lease)]),
@@ -434,35 +754,53 @@ class RedisCluster:
     def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
         session = self._key("session", hashed.hex())
         held = [self._key("name", key) for key in keys]
+        end = self._clock.seconds() + grace
         for key in (session, *held):
             self._live.discard(key)
-            self._tell(self._pexpire(key, _ms(grace)), "keeping an away session")
+            self._away[key] = end
+            if self._up:
+                self._tell(self._pexpire(key, _ms(grace)), "keeping an away session")
 
     @_once_joined
     def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
         session = self._key("session", hashed.hex())
         self._live.discard(session)
-        self._tell(self._redis.delete([session]), "forgetting a session")
+        self._sessions.pop(session, None)
+        self._away.pop(session, None)
+        if self._up:
+            self._tell(self._redis.delete([session]), "forgetting a session")
         self.release_name(player_id, keys)
 
     def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
-        self._live.difference_update(
-            [self._key("session", hashed.hex()), *(self._key("name", k) for k in keys)])
+        moved = [self._key("session", hashed.hex()), *(self._key("name", k) for k in keys)]
+        self._live.difference_update(moved)
+        for key in moved:
+            self._sessions.pop(key, None)
+            self._names.pop(key, None)
+            self._away.pop(key, None)
 
     def find_session(self, hashed: bytes) -> Deferred[dict[str, str] | None]:
-        d: Deferred[Any] = self._redis.hgetall(self._key("session", hashed.hex()))
+        d = self._ask("a session held elsewhere", lambda: self._redis.hgetall(
+            self._key("session", hashed.hex())))
         d.addCallback(lambda found: dict(found) if found else None)
         return d
 
     @_once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
         key = self._key("table", table_id)
-        if key not in self._live:  # a table rebuilt after a restart (`own` did the rest)
-            self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+        fresh = key not in self._live  # a table rebuilt after a restart (`own` did the rest)
+        if fresh:
             self._rows.pop(table_id, None)  # listed under this process's last name, maybe
             self._owners.pop(table_id, None)
         self._live.add(key)
-        fields = {"process": self._process, "summary": json.dumps(row, sort_keys=True)}
+        summary = json.dumps(row, sort_keys=True)
+        self._tables[table_id] = summary
+        self._seen("table", table_id)
+        if not self._up:
+            return
+        if fresh:
+            self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+        fields = {"process": self._process, "summary": summary}
         self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
         self._tell(self._pexpire(key, _ms(self.lease)), "keeping a lobby row")
 
@@ -471,7 +809,11 @@ class RedisCluster:
         keys = [self._key("table", table_id)]
         if code is not None:
             keys.append(self._key("code", code))
+            self._codes.pop(keys[-1], None)
         self._live.difference_update(keys)
+        self._tables.pop(table_id, None)
+        if not self._up:
+            return
         self._tell(self._redis.delete(keys), "closing a table")
         self._tell(self._redis.srem(self._key("tables"), [table_id]), "closing a table")
 
@@ -484,21 +826,26 @@ class RedisCluster:
         return self._owners.get(table_id)
 
     def locate(self, table_id: int) -> Deferred[str | None]:
-        d: Deferred[str | None] = self._redis.hget(self._key("table", table_id), "process")
+        d: Deferred[str | None] = self._ask("a table held elsewhere", lambda: self._redis.hget(
+            self._key("table", table_id), "process"))
         return d
 
     def code_table(self, code: str) -> Deferred[int | None]:
-        d: Deferred[Any] = self._redis.get(self._key("code", code))
+        d = self._ask("an invite code", lambda: self._redis.get(self._key("code", code)))
         d.addCallback(lambda found: int(found) if found is not None else None)
         return d
 
     @_once_joined
     def publish_lobby(self, delta: dict[str, Any]) -> None:
+        if not self._up:  # told to nobody: the others read the rows again once it is back
+            return
         payload = msgpack.packb({**delta, "process": self._process}, use_bin_type=True)
         self._tell(self._redis.publish(self._channel("lobby"), payload), "a lobby delta")
 
     @_once_joined
     def send(self, process: str, message: dict[str, Any]) -> None:
+        if not self._up:  # lost, as over a link that dropped: the relay's hooks resync
+            return
         payload = msgpack.packb(message, use_bin_type=True)
         self._tell(self._redis.publish(self._channel(f"to:{process}"), payload),
                    "a message to another process")

@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.handshake import Hello
 from pisyedili.protocol.messages import announced_limits, make_welcome
 from pisyedili.server.net.handlers import table_of
@@ -135,6 +136,10 @@ def _resumed_elsewhere(conn: Connection, hello: Hello, session: Session | None) 
 
 
 def _claim_failed(failure: Failure, conn: Connection, rid: int | None) -> None:
+    if isinstance(failure.value, ProtocolError):  # a refusal (the cluster out of reach)
+        error = failure.value
+        conn.close(error.code, error.message, rid, **error.extra)
+        return
     log.failure("hello from {address}: the cluster did not answer", failure,
                 address=conn.address)
     conn.close("internal_error", "the server failed to handle hello", rid)

@@ -33,7 +33,7 @@ from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.cluster import Cluster
+from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
@@ -120,6 +120,36 @@ class Relay:
         self._server = server
         self._sessions.elsewhere = self
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
+        self.cluster.watch_link(self._link_lost, self._link_back)
+
+    def _link_lost(self) -> None:
+        """The cluster's messages stopped: the visitors here are away, as after any
+        drop (their homes cannot reach their tables now), and a reply awaited from
+        another process will not come: its request is refused now, not a lease later
+        (a snapshot after the return would otherwise find it still unanswered)."""
+        for player_id in list(self._visitors):
+            self._command({"p": player_id, "c": "gone"})
+        for player_id, waiting in list(self._waiting.items()):
+            del self._waiting[player_id]
+            if waiting.timer.active():
+                waiting.timer.cancel()
+            session = self._sessions.by_id(player_id)
+            if session is not None:
+                session.send(unavailable("a table held elsewhere").to_message(waiting.rid))
+            waiting.done.callback(None)
+
+    def _link_back(self) -> None:
+        """They flow again: each side says so for the players between them (whichever
+        side came back last is heard), and every such player gets a fresh snapshot."""
+        for player_id, visit in list(self._visitors.items()):
+            if visit.session.table is not None:
+                self.cluster.send(visit.home, {"k": "at", "p": player_id,
+                                               "t": visit.session.table.id,
+                                               "owner": self.cluster.process, "back": True})
+        for player_id in list(self._at):
+            session = self._sessions.by_id(player_id)
+            if session is not None and session.connected:
+                self._tell_owner(session, "back")
 
     def _gone(self, process: str) -> None:
         """A process died: its players here lost their connection, as far as their
@@ -216,6 +246,8 @@ class Relay:
                  msg: dict[str, Any], rid: int | None) -> Deferred[None]:
         """Send the request to its table's owner: fires once its reply is here (which
         the caller's connection waits for: nothing it sends next overtakes it)."""
+        if not self.cluster.reachable:
+            raise unavailable("a table held elsewhere")
         self.cluster.send(owner, {
             "k": "req", "from": self.cluster.process, "p": session.player_id,
             "name": session.name,

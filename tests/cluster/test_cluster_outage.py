@@ -1,0 +1,237 @@
+"""Redis goes away mid-match and comes back (empty, or with its data kept): the
+process holding the table plays on for the players connected to it, what needs the
+shared state is refused with a stable code, and once Redis is back everything the
+processes hold is there again and the match finishes across them."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import pg_kit
+import pytest
+from process_output import SERVER, Output, free_port
+
+from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player
+from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import Mover, _one_deal_started, _play, _record, _subsequence
+from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.cluster import ClusterAddress
+from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store.journal import token_hash
+
+GRACE = 2
+"""Seconds a member cut off by the outage keeps its seat before a stand-in plays it:
+short, so the owner's players go on meanwhile."""
+
+
+class RedisProcess:
+    """A redis-server of this test's own, on one port: killed and started again."""
+
+    def __init__(self, folder: Path, keep: bool) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            reason = "redis-server is not installed (Debian: apt-get install redis-server)"
+            if os.environ.get("CI") == "true":
+                pytest.fail(reason)
+            pytest.skip(reason)
+        self.binary, self.folder, self.keep = binary, folder, keep
+        self.at = RedisAt(ClusterAddress("127.0.0.1", free_port(), 0))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.at.address.port), "--bind", "127.0.0.1",
+             "--dir", str(self.folder), "--save", "",
+             "--appendonly", "yes" if self.keep else "no", "--appendfsync", "always",
+             "--protected-mode", "yes"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + BACKSTOP
+        while True:
+            try:
+                if self.at.command("PING") == "PONG":
+                    return
+            except (OSError, RuntimeError):  # not listening yet, or loading its file
+                assert self.proc.poll() is None and time.monotonic() < deadline, \
+                    "redis-server did not start"
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.proc = None
+
+
+@contextmanager
+def redis_process(folder: Path, keep: bool) -> Iterator[RedisProcess]:
+    redis = RedisProcess(folder, keep)
+    redis.start()
+    try:
+        yield redis
+    finally:
+        if redis.proc is not None:
+            redis.kill()
+
+
+@contextmanager
+def server(url: str, db: Path | str, n: int,
+           procs: list[subprocess.Popen[str]] | None = None) -> Iterator[tuple[int, Output]]:
+    """One process of the cluster, its port and its log (which the test reads); the
+    process itself goes into `procs`, for a test that kills it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
+         "--db", str(db), "--cluster", url, "--cluster-lease", str(LEASE),
+         "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0", "--no-announce",
+         "--grace-seconds", str(GRACE), "--rate", "500", "--burst", "500"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+    assert proc.stdout is not None
+    out = Output(proc.stdout)
+    if procs is not None:
+        procs.append(proc)
+    try:
+        yield int(out.wait_for(r"listening on .*port=(\d+)").group(1)), out
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def _log_of(out: Output) -> str:
+    """Everything a process logged so far (what came within half a second, too)."""
+    try:
+        out.wait_for(r"(?!)", 0.5)
+    except AssertionError:
+        pass
+    return out.text
+
+
+def _hello_refused(port: int, **fields: object) -> Msg:
+    """A `hello` that needs the shared state: its refusal, then the end of the link."""
+    newcomer = Player(port)
+    refused = newcomer.request("hello", protocol=PROTOCOL_VERSION, **fields)
+    assert newcomer.recv() is None
+    newcomer.close()
+    return refused
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["empty", "kept"])
+def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
+    """A match across two processes; Redis killed (SIGKILL) mid-match and started
+    again on its port, empty or with its data kept. Meanwhile the table's own process
+    plays on (the other process's player away, a stand-in in its seat), and what
+    needs the shared state is refused with `cluster_unavailable`; after it the player
+    away gets its seat back, the match ends across the processes with every
+    acknowledged move kept, a new table opens and every lobby hears of it."""
+    with ExitStack() as stack:
+        redis = stack.enter_context(redis_process(tmp_path, keep))
+        (a, log_a), (b, log_b) = (
+            stack.enter_context(server(redis.at.url, tmp_path / f"{n}.db", n))
+            for n in range(2))
+        watcher, loner, traveller = Player(a), Player(b), Player(b)
+        watcher.hello("Zeynep")
+        watcher.ok("lobby_subscribe")
+        loner.hello("Elif")
+        travelling = traveller.hello("Deniz")
+        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+        rng = random.Random(17)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        traveller.close()  # its session at B, to resume at A while Redis is away
+        stray = Player(a, source="127.0.0.5")  # counted in Redis, to leave meanwhile
+        stray_key = PREFIX + "conns:127.0.0.5"
+        assert redis.at.eventually(lambda r: r.command("HGET", stray_key, "p1") == "1")
+
+        redis.kill()
+        lost = log_a.wait_for(r"lost the cluster's Redis at (\S+): serving the (\d+) tables")
+        assert lost.groups() == (redis.at.url, "1")
+        assert log_b.wait_for(r"lost the cluster's Redis at \S+: serving the (\d+) tables"
+                              ).group(1) == "0"
+        stray.close()
+        # The owner's player plays on, against a stand-in once the guest's grace ran out.
+        before = len(first.acked)
+        _play([first], lambda: len(first.acked) >= before + 3 or first.over())
+        assert len(first.acked) >= before + 3
+        # What needs the shared state is refused, at once, with the stable code.
+        for refused in (loner.request("create_table", rules="classic", seats=2),
+                        loner.request("join_table", table=table),
+                        _hello_refused(b, name="Yeni"),
+                        _hello_refused(a, name="Deniz", token=travelling["token"])):
+            assert refused["type"] == "error" and refused["code"] == "cluster_unavailable", \
+                refused
+            assert refused["retry_after"] > 0
+        assert loner.ok("ping")["type"] == "pong"  # nothing was dropped for it
+
+        redis.start()
+        for log in (log_a, log_b):
+            log.wait_for(r"the cluster's Redis at \S+ is back after [\d.]+ s: this "
+                         r"process's lease, \d+ tables")
+        # The guest is back in its seat: a fresh snapshot, its moves offered again.
+        since = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[since:]):
+            assert second.read()
+        # Kept or not, Redis counts no connection that went meanwhile.
+        assert redis.at.eventually(lambda r: r.command("HGET", stray_key, "p1") is None)
+        guest_key = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
+        assert redis.at.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get(
+            "process") == "p1" and r.command("HGET", guest_key, "process") == "p2")
+        try:
+            _play([first, second], lambda: first.over() and second.over())
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nA:\n{_log_of(log_a)}\nB:\n{_log_of(log_b)}"
+                                 f"\nguest saw: {guest.seen[-5:]}\nhost saw: {host.seen[-5:]}"
+                                 ) from e
+        record = _record(a)
+        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+        assert len(record) >= len(first.acked) + len(second.acked)
+        # Ids go on above those handed out before; a new table's row reaches A's lobby.
+        opened = loner.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        assert opened > table
+        assert watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == "add"
+                            and m["table"] == opened)
+
+
+def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
+        tmp_path: Path, postgres: pg_kit.Cluster) -> None:
+    """Redis and the table's process both go (a host that rebooted): once Redis is
+    back, the process left takes the table over from the shared journal (the one
+    killed never wrote its keys again), and the match ends there."""
+    db = postgres.database()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        redis = stack.enter_context(redis_process(tmp_path, keep=False))
+        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.at.url, db, n, procs))
+                                  for n in range(2))
+        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+        rng = random.Random(19)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        redis.kill()
+        log_a.wait_for("lost the cluster's Redis")
+        log_b.wait_for("lost the cluster's Redis")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        redis.start()
+        log_b.wait_for(r"the cluster's Redis at \S+ is back")
+        log_b.wait_for(r"process p1 is gone, with 1 tables")
+        log_b.wait_for(rf"took table {table} over")
+        since = len(guest.seen)
+        while not any(m["type"] == "table" for m in guest.seen[since:]):
+            assert second.read()
+        back = Player(b)
+        resumed = back.request("hello", protocol=PROTOCOL_VERSION,
+                               token=host.welcome["token"], name=host.welcome["name"])
+        assert (resumed["type"], resumed.get("table")) == ("welcome", table), resumed
+        back.welcome = resumed
+        first.player, first.pending = back, None
+        _play([first, second], lambda: first.over() and second.over())
+        record = _record(b)
+        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)

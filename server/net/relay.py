@@ -17,10 +17,15 @@ broker of ours:
 
 So every message keeps the shape and the order the protocol gives it: the owner's
 frames for one player go out on one link, in order, and are written unchanged.
+
+On one store for every process (`shared_store`: a PostgreSQL `--db`), account ids are
+the same everywhere: a visitor carries the account it is logged in to, a session that
+moves carries it along, and a registration is told to every process.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +42,7 @@ from pisyedili.server.cluster import Cluster
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
+from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store.journal import token_hash
 from pisyedili.server.table import commands as cmd
@@ -101,15 +107,17 @@ class _Waiting:
 class Relay:
     """Both sides of playing at a table of another process (module docstring)."""
 
-    def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock) -> None:
+    def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock,
+                 shared_store: bool = False) -> None:
         self.cluster = cluster
+        self.shared_store = shared_store
         self._sessions = sessions
         self._clock = clock
         self._server: ServerFactory | None = None
         self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
         self._waiting: dict[str, _Waiting] = {}  # home: player -> the reply awaited
         self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
-        self._handing: dict[str, tuple[Deferred[dict[str, Any] | None], Delayed]] = {}
+        self._handing: dict[str, tuple[Deferred[dict[str, Any]], Delayed]] = {}
         """New home: player -> the old home's answer to a hand-over awaited."""
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
@@ -120,6 +128,37 @@ class Relay:
         self._server = server
         self._sessions.elsewhere = self
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
+        if server.accounts is not None and self.shared_store:
+            server.accounts.shared = True
+            server.accounts.on_registered.append(
+                lambda a: self.cluster.tell_all({"k": "account", "a": a.id, "name": a.name,
+                                                 "op": a.operator}))
+            server.accounts.elsewhere = lambda account, caller: Deferred.fromCoroutine(
+                self._account_elsewhere(account, caller))
+
+    # -- accounts, on one shared store ---------------------------------------------------
+
+    @property
+    def accounts(self) -> Accounts | None:
+        return self._server.accounts if self._server is not None else None
+
+    def _account(self, session: Session) -> dict[str, Any]:
+        """The account fields of a message about `session` (none for a guest, or when
+        each process has a store, and so account ids, of its own)."""
+        if not self.shared_store or session.account is None:
+            return {}
+        accounts = self.accounts
+        operator = accounts is not None and accounts.is_operator(session.account)
+        return {"a": session.account, "op": operator}
+
+    def _account_of(self, message: dict[str, Any]) -> int | None:
+        """The account a message says its player is logged in to, known here from now
+        on (its name is the player's, as registered)."""
+        account, accounts = message.get("a"), self.accounts
+        if not self.shared_store or not isinstance(account, int) or accounts is None:
+            return None
+        accounts.learn(account, message["name"], bool(message.get("op", False)))
+        return account
 
     def _gone(self, process: str) -> None:
         """A process died: its players here lost their connection, as far as their
@@ -218,7 +257,7 @@ class Relay:
         the caller's connection waits for: nothing it sends next overtakes it)."""
         self.cluster.send(owner, {
             "k": "req", "from": self.cluster.process, "p": session.player_id,
-            "name": session.name,
+            "name": session.name, **self._account(session),
             "features": sorted(conn.features), "type": kind, "msg": msg, "rid": rid})
         done: Deferred[None] = Deferred()
         if rid is None:  # no reply to wait for
@@ -262,6 +301,7 @@ class Relay:
             del self._at[session.player_id]
         self.cluster.send(at[1], {"k": "cmd", "from": self.cluster.process,
                                   "p": session.player_id, "c": what, "name": session.name,
+                                  **self._account(session),
                                   "features": sorted(_features(session))})
         return True
 
@@ -282,9 +322,18 @@ class Relay:
             return None
         player_id = str(found["player"])  # (Redis hands a number back as one)
         handed = await self._ask_hand(found["process"], player_id, hashed, conn.features)
-        if handed is None:
+        if not handed["ok"]:
             return None
+        return self._arrived(conn, token, player_id, handed)
+
+    def _arrived(self, conn: Connection, token: str, player_id: str,
+                 handed: dict[str, Any]) -> Session:
+        """The session another process handed over, held here from now on."""
         session = self._sessions.adopt(player_id, handed["name"], token, conn, conn.address)
+        account = self._account_of(handed)
+        if account is not None:  # the journal's row says so too
+            session.account = account
+            self._sessions.rename(session, session.name, exact=True)
         table_id, owner = handed["t"], str(handed.get("owner"))
         if table_id is not None and owner == self.cluster.process:
             visit = self._visitors.pop(player_id, None)  # back at a table of this process
@@ -296,14 +345,35 @@ class Relay:
             self._sessions.lost(session, conn)
         return session
 
+    async def _account_elsewhere(self, account: int, caller: Session) -> Session | None:
+        """A login here into an account whose session another live process holds:
+        that session moves here (as a resume would move it), for the caller's
+        connection to take over (`Accounts.login`): one account, one session."""
+        peer = caller.peer
+        if self._server is None or self._server.archive is None \
+                or not isinstance(peer, Connection):
+            return None
+        found = await self._server.archive.use(lambda store: store.account_session(account))
+        if found is None:
+            return None
+        player_id, hashed = str(found[0]), found[1]
+        holder = await self.cluster.session_holder(hashed)
+        if holder is None or holder == self.cluster.process or peer.closing:
+            return None
+        handed = await self._ask_hand(holder, player_id, hashed, peer.features)
+        if not handed["ok"]:
+            return None  # (a refused hand-over leaves the session where it was)
+        # Its token is replaced by the take-over: this one is never sent anywhere.
+        return self._arrived(peer, secrets.token_urlsafe(32), player_id, handed)
+
     def _ask_hand(self, home: str, player_id: str, hashed: bytes,
-                  features: frozenset[str]) -> Deferred[dict[str, Any] | None]:
-        """Ask the session's home to let it go: its answer, or None if it is silent
-        for a lease (gone) or refuses."""
+                  features: frozenset[str]) -> Deferred[dict[str, Any]]:
+        """Ask the session's home to let it go: its answer (`ok`), or, if it is silent
+        for a lease (gone), one that says `silent`."""
         self._handed({"p": player_id, "ok": False})  # an earlier ask is superseded
-        done: Deferred[dict[str, Any] | None] = Deferred()
+        done: Deferred[dict[str, Any]] = Deferred()
         timer = self._clock.callLater(self.cluster.lease, self._handed,
-                                      {"p": player_id, "ok": False})
+                                      {"p": player_id, "ok": False, "silent": True})
         self._handing[player_id] = (done, timer)
         self.cluster.send(home, {"k": "hand", "from": self.cluster.process, "p": player_id,
                                  "h": hashed, "features": sorted(features)})
@@ -316,7 +386,7 @@ class Relay:
         done, timer = waiting
         if timer.active():
             timer.cancel()
-        done.callback(message if message["ok"] else None)
+        done.callback(message)
 
     def _hand(self, message: dict[str, Any]) -> None:
         """At the old home: the session goes to the process its player resumed on; a
@@ -334,9 +404,10 @@ class Relay:
         if old is not None:
             old.replaced()
         reply: dict[str, Any] = {"k": "handed", "p": player_id, "ok": True,
-                                 "name": session.name, "t": None}
+                                 "name": session.name, "t": None, **self._account(session)}
         if table is not None:
             visit = self._visit({"p": player_id, "from": home, "name": session.name,
+                                 **self._account(session),
                                  "features": message["features"]})
             visit.session.table = table
             reply.update(t=table.id, owner=self.cluster.process)
@@ -374,9 +445,9 @@ class Relay:
                 self.cluster.watch(home)
             visit.conn = RelayedConnection(self._server, self, home, player_id, features)
             visit.home = home
-        # An account id is its home store's: until the processes share one, a visitor
+        # An account id is its home store's: unless the processes share one, a visitor
         # plays as a guest here (a rated table seats it as it seats any guest).
-        visit.session.account = None
+        visit.session.account = self._account_of(message)
         visit.conn.session = visit.session
         if visit.session.peer is None or visit.session.peer is not visit.conn:
             visit.session.peer = visit.conn
@@ -441,6 +512,8 @@ class Relay:
             self._hand(message)
         elif kind == "handed":
             self._handed(message)
+        elif kind == "account":  # registered through another process
+            self._account_of(message)
         elif kind == "close":
             peer = self._peer(message["p"])
             if peer is not None:

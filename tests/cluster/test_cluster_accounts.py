@@ -1,0 +1,96 @@
+"""Accounts across the processes of a cluster on one shared PostgreSQL store: an
+account is known everywhere, has one session wherever its player logs in, and plays
+rated at any process's table."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pg_kit
+from process_output import SERVER
+
+from cluster.cluster_kit import Player, cluster, play_out
+from cluster.redis_kit import RedisAt
+from pisyedili.protocol.version import PROTOCOL_VERSION
+
+PASSWORD = "a long enough password 7"
+FEATURES = ("chat", "accounts", "ratings", "history")
+
+
+def _player(port: int, name: str) -> Player:
+    player = Player(port)
+    player.hello(name, FEATURES)
+    return player
+
+
+def _registered(port: int, name: str) -> Player:
+    player = _player(port, name)
+    reply = player.ok("register", password=PASSWORD)
+    assert (reply["name"], reply["registered"]) == (name, True), reply
+    return player
+
+
+def _seat(player: Player) -> int | None:
+    """The seat the table's snapshot gives `player` (None: a watcher)."""
+    seat: int | None = player.wait(lambda m: m["type"] == "table")["you"]["seat"]
+    return seat
+
+
+def test_an_account_is_one_across_processes(redis: RedisAt, postgres: pg_kit.Cluster,
+                                             tmp_path: Path) -> None:
+    """Registered on one process: reserved on the other at once, and a login there
+    works; logged in on one while its session lives on the other: that session moves,
+    its old connection is told `replaced`; made on the store by the operator command
+    while both run: a login finds it in the store."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
+        ayse = _registered(a, "Ayşe")
+        assert ayse.ok("logout")["registered"] is False  # its name is free in Redis now
+        assert _player(b, "Ayşe").welcome["name"] != "Ayşe"  # ...but reserved on B
+        there = _player(b, "somebody")
+        logged = there.ok("login", name="ayşe", password=PASSWORD)
+        assert (logged["name"], logged["registered"]) == ("Ayşe", True), logged
+        # The account's session lives on B: a login on A takes it over from there.
+        moved = ayse.ok("login", name="Ayşe", password=PASSWORD)
+        assert (moved["player"], moved["name"], moved["registered"]) == \
+            (logged["player"], "Ayşe", True), moved
+        assert there.wait(lambda m: m["type"] == "replaced")
+        assert there.recv() is None  # closed: one account, one session
+        assert moved["token"] != logged["token"]
+        stale = Player(b)
+        assert stale.request("hello", protocol=PROTOCOL_VERSION, token=logged["token"],
+                             name="x")["code"] == "bad_token"
+        # An account neither process was told of (made on the store directly).
+        made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db,
+                               "add", "Zeynep"], input=f"{PASSWORD}\n", text=True,
+                              capture_output=True, timeout=60, check=False)
+        assert made.returncode == 0, made.stderr
+        zeynep = _player(b, "z")
+        assert zeynep.ok("login", name="Zeynep", password=PASSWORD)["name"] == "Zeynep"
+        assert _player(a, "Zeynep").welcome["name"] != "Zeynep"  # known there too now
+
+
+def test_a_logged_in_visitor_plays_rated_at_another_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """A rated table on A seats a player logged in on B (not a watcher), and the
+    match is kept rated, for both accounts."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(_, a), (_, b)]:
+        host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2, rated=True,
+                        options={"match_end": "deals:1"})["table"]
+        assert table["rated"] is True
+        guest.ok("join_table", table=table["id"])
+        assert _seat(guest) == 1
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        play_out([host, guest], [], random.Random(3))
+        for port in (a, b):
+            for name in ("Ayşe", "Mehmet"):
+                profile = _player(port, "reader").ok("profile", name=name)
+                assert [m["rated"] for m in profile["recent"]] == [True], profile
+                assert [r["rules"] for r in profile["ratings"]] == ["classic"], profile

@@ -20,7 +20,11 @@ frames for one player go out on one link, in order, and are written unchanged.
 
 On one store for every process (`shared_store`: a PostgreSQL `--db`), account ids are
 the same everywhere: a visitor carries the account it is logged in to, a session that
-moves carries it along, and a registration is told to every process.
+moves carries it along, and a registration is told to every process. A token whose
+session's process is gone (killed) still resumes: the process the client reached
+waits for that process's lease to run out, takes its tables over (or lets another
+take them), then hands the session over from wherever it was rebuilt, or rebuilds it
+here from the journal when it was at no table.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session, Sessions
-from pisyedili.server.store.journal import token_hash
+from pisyedili.server.store.base import SessionRow
+from pisyedili.server.store.journal import SavedSession, token_hash
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.runner import TableRunner
 
@@ -54,6 +59,10 @@ if TYPE_CHECKING:
 log = Logger()
 
 OWNER_SILENT = "the server that holds this table did not answer"
+
+SETTLE_SECONDS = 5.0
+"""How long past twice a lease a resume waits for its gone process's tables to be
+taken over before it gives up (`bad_token`)."""
 
 
 class _Nowhere:
@@ -123,6 +132,8 @@ class Relay:
         """Owner: player -> a table taken over here, until the player's home says back."""
         self.gone_hooks: list[Callable[[str], None]] = []
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
+        self.settled: Callable[[], Deferred[None]] | None = None
+        """A sweep for tables nobody holds, fired once done (`service/takeover.py`)."""
 
     def attach(self, server: ServerFactory) -> None:
         self._server = server
@@ -315,16 +326,48 @@ class Relay:
     async def _resume(self, conn: Connection, token: str) -> Session | None:
         """The old home hands the session over (its seat stays, as a visitor's, at
         its own table), and says which table the player is at, so the welcome names it
-        and `rejoin` reaches that table's owner as after any resume."""
+        and `rejoin` reaches that table's owner as after any resume.
+
+        On a shared store, a home that is gone is waited for (bounded: twice a lease,
+        and `SETTLE_SECONDS`): once its lease ran out, the tables nobody holds are
+        taken over (`settled`), after which the session is wherever its table went,
+        or, if it was at none, rebuilt here from the journal."""
         hashed = token_hash(token)
-        found = await self.cluster.find_session(hashed)
-        if found is None or found.get("process") in (None, self.cluster.process):
-            return None
-        player_id = str(found["player"])  # (Redis hands a number back as one)
-        handed = await self._ask_hand(found["process"], player_id, hashed, conn.features)
-        if not handed["ok"]:
-            return None
-        return self._arrived(conn, token, player_id, handed)
+        give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
+        swept = False
+        while not conn.closing and self._clock.seconds() < give_up:
+            found = await self.cluster.find_session(hashed)
+            holder = None if found is None else await self.cluster.session_holder(hashed)
+            if found is not None and holder not in (None, self.cluster.process):
+                assert holder is not None
+                player_id = str(found["player"])  # (Redis hands a number back as one)
+                handed = await self._ask_hand(holder, player_id, hashed, conn.features)
+                if handed["ok"]:
+                    return self._arrived(conn, token, player_id, handed)
+                if not handed.get("silent"):
+                    return None  # its home holds no such session
+                continue  # its home died as it was asked: its lease runs out meanwhile
+            if self._sessions.find(token) is not None:  # its table was taken over here
+                return self._sessions.resume(token, conn)
+            if not self.shared_store or self.settled is None or self._server is None \
+                    or self._server.archive is None:
+                return None
+            row = await self._server.archive.use(lambda store: store.saved_session(hashed))
+            if row is None:
+                return None  # forgotten, or never a session
+            if not swept:  # its home is gone: its tables go to the live processes first
+                swept = True
+                await self.settled()
+                continue
+            if await self.cluster.take_session(hashed, str(row.player_id), row.name):
+                return await self._rebuilt(conn, token, hashed, row)
+            await self._pause(0.1)  # another process took it: it is asked next time
+        return None
+
+    def _pause(self, seconds: float) -> Deferred[None]:
+        paused: Deferred[None] = Deferred()
+        self._clock.callLater(seconds, paused.callback, None)
+        return paused
 
     def _arrived(self, conn: Connection, token: str, player_id: str,
                  handed: dict[str, Any]) -> Session:
@@ -344,6 +387,26 @@ class Relay:
         if conn.closing:
             self._sessions.lost(session, conn)
         return session
+
+    async def _rebuilt(self, conn: Connection, token: str, hashed: bytes,
+                       row: SessionRow) -> Session | None:
+        """A session at no table, of a process that is gone, as the journal kept it:
+        its player id, name and account (`take_session` made it this process's)."""
+        accounts, account = self.accounts, None
+        if row.account is not None and accounts is not None:
+            known = accounts.accounts.get(row.account) or await accounts.lookup(row.name)
+            account = known.id if known is not None and known.id == row.account else None
+        if self._sessions.find(token) is not None:  # rebuilt here meanwhile
+            return self._sessions.resume(token, conn)
+        session = self._sessions.restore_one(
+            SavedSession(row.player_id, hashed, row.name, row.address))
+        session.account = account
+        log.info("session {player} of a process that is gone rebuilt here",
+                 player=session.player_id)
+        resumed = self._sessions.resume(token, conn)
+        if resumed is not None and conn.closing:
+            self._sessions.lost(resumed, conn)
+        return resumed
 
     async def _account_elsewhere(self, account: int, caller: Session) -> Session | None:
         """A login here into an account whose session another live process holds:

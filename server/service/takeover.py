@@ -14,7 +14,8 @@ the account it was (the journal keeps which). Nothing a member saw acknowledged 
 the journal committed it before any byte about it left.
 
 A sweep runs once this process joined (instead of the restart's own restore, which
-would rebuild every process's tables), and each time a process is gone.
+would rebuild every process's tables), each time a process is gone, and when a client
+resumes here a session whose process is gone (`Relay.settled`: it waits for one).
 """
 
 from __future__ import annotations
@@ -54,11 +55,21 @@ class Takeover:
         self._cluster = cluster
         self._sweeping = False
         self._again = False
+        self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
+        self._current: list[Deferred[None]] = []  # fired once the running one ends
 
     def start(self) -> None:
         """Joined: take what nobody holds now, and again whenever a process is gone."""
         self._relay.gone_hooks.append(lambda _: self.sweep())
+        self._relay.settled = self.settled
         self.sweep()
+
+    def settled(self) -> Deferred[None]:
+        """Fires once a sweep that starts after this call is done (whatever it took)."""
+        done: Deferred[None] = Deferred()
+        self._next.append(done)
+        self.sweep()
+        return done
 
     def sweep(self) -> None:
         """One sweep at a time; one asked for meanwhile runs after it."""
@@ -66,12 +77,16 @@ class Takeover:
             self._again = True
             return
         self._sweeping, self._again = True, False
+        self._current, self._next = self._next, []
         swept: Deferred[None] = Deferred.fromCoroutine(self._sweep())
         swept.addErrback(lambda f: log.failure("taking tables over failed", f))
         swept.addBoth(self._swept)
 
     def _swept(self, _: object) -> None:
         self._sweeping = False
+        done, self._current = self._current, []
+        for waiter in done:
+            waiter.callback(None)
         if self._again:
             self.sweep()
 

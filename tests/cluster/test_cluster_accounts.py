@@ -1,19 +1,22 @@
-"""Accounts across the processes of a cluster on one shared PostgreSQL store: an
-account is known everywhere, has one session wherever its player logs in, and plays
-rated at any process's table."""
+"""Accounts and sessions across the processes of a cluster on one shared PostgreSQL
+store: an account is known everywhere, has one session wherever its player logs in,
+plays rated at any process's table, and outlives a killed process with its session."""
 
 from __future__ import annotations
 
 import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pg_kit
 from process_output import SERVER
 
-from cluster.cluster_kit import Player, cluster, play_out
+from cluster.cluster_kit import Msg, Player, cluster, play_out
 from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import Mover, _play
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
 PASSWORD = "a long enough password 7"
@@ -33,10 +36,25 @@ def _registered(port: int, name: str) -> Player:
     return player
 
 
+def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
+    """The token at once, on the process at `port`: no retry on `bad_token`."""
+    back = Player(port)
+    resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                           name=welcome["name"], features=list(FEATURES))
+    assert resumed["type"] == "welcome", resumed
+    back.welcome = resumed
+    return back, resumed
+
+
 def _seat(player: Player) -> int | None:
     """The seat the table's snapshot gives `player` (None: a watcher)."""
     seat: int | None = player.wait(lambda m: m["type"] == "table")["you"]["seat"]
     return seat
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
 
 
 def test_an_account_is_one_across_processes(redis: RedisAt, postgres: pg_kit.Cluster,
@@ -94,3 +112,53 @@ def test_a_logged_in_visitor_plays_rated_at_another_process(
                 profile = _player(port, "reader").ok("profile", name=name)
                 assert [m["rated"] for m in profile["recent"]] == [True], profile
                 assert [r["rules"] for r in profile["ratings"]] == ["classic"], profile
+
+
+def test_a_rated_table_taken_over_keeps_its_logged_in_players(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of a rated table's process: its host resumes on the other process at
+    once (no `bad_token` while the table is not taken over yet), logged in, and the
+    match, played out there, is kept rated."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(owner, a), (_, b)]:
+        host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2, rated=True,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        assert _seat(guest) == 1
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(17)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        _kill(owner)
+        killed = time.monotonic()
+        back, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"], welcome.get("registered")) == \
+            (True, table, True), welcome
+        assert (welcome["player"], welcome["name"]) == (host.welcome["player"], "Ayşe")
+        assert time.monotonic() - killed < 10
+        first.player, first.pending = back, None
+        _play([first, second], lambda: first.over() and second.over())
+        profile = _player(b, "reader").ok("profile", name="Ayşe")
+        assert [m["rated"] for m in profile["recent"]] == [True], profile
+        assert [r["rules"] for r in profile["ratings"]] == ["classic"], profile
+
+
+def test_a_session_at_no_table_outlives_its_killed_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """A logged-in player and a guest at no table on A; A is killed: each token
+    resumes on B, with its player id and name, the account still logged in."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
+        ayse, guest = _registered(a, "Ayşe"), _player(a, "Mehmet")
+        _kill(owner)
+        for player, registered in ((ayse, True), (guest, None)):
+            back, welcome = _resume(b, player.welcome)
+            assert (welcome["resumed"], welcome["player"], welcome["name"],
+                    welcome.get("table"), welcome.get("registered")) == \
+                (True, player.welcome["player"], player.welcome["name"], None, registered)
+            assert back.ok("ping")["type"] == "pong"
+        # Its name stays held by the rebuilt session.
+        assert _player(b, "Mehmet").welcome["name"] != "Mehmet"

@@ -24,7 +24,8 @@ moves carries it along, and a registration is told to every process. A token who
 session's process is gone (killed) still resumes: the process the client reached
 waits for that process's lease to run out, takes its tables over (or lets another
 take them), then hands the session over from wherever it was rebuilt, or rebuilds it
-here from the journal when it was at no table.
+here from the journal when it was at none of the gone process's tables (a table of a
+live process that seats it as a visitor is told its new home, `homeless`).
 """
 
 from __future__ import annotations
@@ -331,12 +332,16 @@ class Relay:
         On a shared store, a home that is gone is waited for (bounded: twice a lease,
         and `SETTLE_SECONDS`): once its lease ran out, the tables nobody holds are
         taken over (`settled`), after which the session is wherever its table went,
-        or, if it was at none, rebuilt here from the journal."""
+        or, if it was at none, rebuilt here from the journal: only if its record in the
+        cluster named a process that is gone when the client came (a live home whose
+        session is away at its table may have let the record expire)."""
         hashed = token_hash(token)
         give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
         swept = False
+        record: dict[str, str] | None = None  # the first the cluster had
         while not conn.closing and self._clock.seconds() < give_up:
             found = await self.cluster.find_session(hashed)
+            record = record or found
             holder = None if found is None else await self.cluster.session_holder(hashed)
             if found is not None and holder not in (None, self.cluster.process):
                 assert holder is not None
@@ -359,6 +364,8 @@ class Relay:
                 swept = True
                 await self.settled()
                 continue
+            if record is None or record.get("process") == self.cluster.process:
+                return None  # no gone home named: not a session to rebuild
             if await self.cluster.take_session(hashed, str(row.player_id), row.name):
                 return await self._rebuilt(conn, token, hashed, row)
             await self._pause(0.1)  # another process took it: it is asked next time
@@ -401,6 +408,12 @@ class Relay:
         session = self._sessions.restore_one(
             SavedSession(row.player_id, hashed, row.name, row.address))
         session.account = account
+        visit = self._visitors.pop(session.player_id, None)
+        if visit is not None:  # it sits at a table here: a player of this process now
+            session.table = visit.session.table
+        else:  # it may sit at a table of a live process, as a visitor from its old home
+            self.cluster.tell_all({"k": "homeless", "p": session.player_id,
+                                   "from": self.cluster.process})
         log.info("session {player} of a process that is gone rebuilt here",
                  player=session.player_id)
         resumed = self._sessions.resume(token, conn)
@@ -416,18 +429,17 @@ class Relay:
         if self._server is None or self._server.archive is None \
                 or not isinstance(peer, Connection):
             return None
-        found = await self._server.archive.use(lambda store: store.account_session(account))
-        if found is None:
-            return None
-        player_id, hashed = str(found[0]), found[1]
-        holder = await self.cluster.session_holder(hashed)
-        if holder is None or holder == self.cluster.process or peer.closing:
-            return None
-        handed = await self._ask_hand(holder, player_id, hashed, peer.features)
-        if not handed["ok"]:
-            return None  # (a refused hand-over leaves the session where it was)
-        # Its token is replaced by the take-over: this one is never sent anywhere.
-        return self._arrived(peer, secrets.token_urlsafe(32), player_id, handed)
+        found = await self._server.archive.use(lambda store: store.account_sessions(account))
+        for player, hashed in found:  # (one of a process that is gone is held by none)
+            holder = await self.cluster.session_holder(hashed)
+            if holder is None or holder == self.cluster.process or peer.closing:
+                continue
+            handed = await self._ask_hand(holder, str(player), hashed, peer.features)
+            if not handed["ok"]:
+                return None  # (a refused hand-over leaves the session where it was)
+            # Its token is replaced by the take-over: this one is never sent anywhere.
+            return self._arrived(peer, secrets.token_urlsafe(32), str(player), handed)
+        return None
 
     def _ask_hand(self, home: str, player_id: str, hashed: bytes,
                   features: frozenset[str]) -> Deferred[dict[str, Any]]:
@@ -543,6 +555,15 @@ class Relay:
                 table.handle(cmd.Leave(session.player_id))
             self._drop(session.player_id)
 
+    def _homeless(self, message: dict[str, Any]) -> None:
+        """A visitor's session, its home gone, was rebuilt on another process: that
+        is its home now, told of its table here (it says `back` as after a takeover)."""
+        visit = self._visitors.get(message["p"])
+        table = visit.session.table if visit is not None else None
+        if table is not None and not table.closed:
+            self.cluster.send(message["from"], {"k": "at", "p": message["p"], "t": table.id,
+                                                "owner": self.cluster.process, "back": True})
+
     def left_table(self, table: TableRunner, player_id: str) -> None:
         """The lobby's `on_left`: the registry lets the player go, and a visitor's
         home is told it is at no table now."""
@@ -577,6 +598,8 @@ class Relay:
             self._handed(message)
         elif kind == "account":  # registered through another process
             self._account_of(message)
+        elif kind == "homeless":
+            self._homeless(message)
         elif kind == "close":
             peer = self._peer(message["p"])
             if peer is not None:

@@ -251,9 +251,9 @@ class Store(Protocol):
         of a cluster share, one whose process is gone is rebuilt on another from it."""
         ...
 
-    def account_session(self, account: int) -> tuple[int, bytes] | None:
-        """The player id and token hash of the journal's session logged in to
-        `account`, if one is (the newest, should there be more)."""
+    def account_sessions(self, account: int) -> list[tuple[int, bytes]]:
+        """The player id and token hash of each of the journal's sessions logged in to
+        `account`, newest first (more than one: those of a process that is gone)."""
         ...
 
     # -- accounts ------------------------------------------------------------------------

@@ -297,12 +297,11 @@ class SqlStore:
                           None if row[3] is None else int(row[3]))
 
     @guarded
-    def account_session(self, account: int) -> tuple[int, bytes] | None:
-        row = self._run(
+    def account_sessions(self, account: int) -> list[tuple[int, bytes]]:
+        return [(int(player), bytes(hashed)) for player, hashed in self._run(
             "SELECT s.player_id, s.token_hash FROM sessions s JOIN session_accounts a "
             "ON a.player_id = s.player_id WHERE a.account = ? "
-            "ORDER BY s.player_id DESC LIMIT 1", (account,)).fetchone()
-        return None if row is None else (int(row[0]), bytes(row[1]))
+            "ORDER BY s.player_id DESC", (account,))]
 
     # -- accounts ------------------------------------------------------------------------
 

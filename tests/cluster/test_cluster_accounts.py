@@ -46,6 +46,23 @@ def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
     return back, resumed
 
 
+def _resume_at_once(*to: tuple[int, Msg]) -> list[tuple[Player, Msg]]:
+    """Each token at once on its process, all together (as clients whose process
+    died reconnect): no retry on `bad_token`."""
+    backs = []
+    for port, welcome in to:
+        back = Player(port)
+        back.send("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                  name=welcome["name"], features=list(FEATURES))
+        backs.append(back)
+    resumed = []
+    for back in backs:
+        back.welcome = back.wait(lambda m: m.get("id") == 1)
+        assert back.welcome["type"] == "welcome", back.welcome
+        resumed.append((back, back.welcome))
+    return resumed
+
+
 def _seat(player: Player) -> int | None:
     """The seat the table's snapshot gives `player` (None: a watcher)."""
     seat: int | None = player.wait(lambda m: m["type"] == "table")["you"]["seat"]
@@ -149,16 +166,42 @@ def test_a_rated_table_taken_over_keeps_its_logged_in_players(
 def test_a_session_at_no_table_outlives_its_killed_process(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """A logged-in player and a guest at no table on A; A is killed: each token
-    resumes on B, with its player id and name, the account still logged in."""
+    resumes on B (while its record in Redis lasts: the players reconnect at once),
+    with its player id and name, the account still logged in."""
     db = postgres.database()
     with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
         ayse, guest = _registered(a, "Ayşe"), _player(a, "Mehmet")
         _kill(owner)
-        for player, registered in ((ayse, True), (guest, None)):
-            back, welcome = _resume(b, player.welcome)
+        resumed = _resume_at_once((b, ayse.welcome), (b, guest.welcome))
+        for player, registered, (back, welcome) in zip((ayse, guest), (True, None), resumed,
+                                                       strict=True):
             assert (welcome["resumed"], welcome["player"], welcome["name"],
                     welcome.get("table"), welcome.get("registered")) == \
                 (True, player.welcome["player"], player.welcome["name"], None, registered)
             assert back.ok("ping")["type"] == "pong"
         # Its name stays held by the rebuilt session.
         assert _player(b, "Mehmet").welcome["name"] != "Mehmet"
+
+
+def test_a_visitor_whose_home_is_killed_keeps_its_seat_at_a_live_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """Two players connected to A sit at a table of B; A is killed: one resumes on B,
+    the table's own process (the seat is its own there now), the other on C (B's
+    table relays to it from then on); both are in their seats."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 3, db=db) as [(home, a), (_, b), (_, c)]:
+        host = _player(b, "Ayşe")
+        table = host.ok("create_table", rules="classic", seats=3)["table"]["id"]
+        first, second = _player(a, "Mehmet"), _player(a, "Zeynep")
+        for player, seat in ((first, 1), (second, 2)):
+            player.ok("join_table", table=table)
+            assert _seat(player) == seat
+        _kill(home)
+        [(back, welcome), (there, elsewhere)] = _resume_at_once((b, first.welcome),
+                                                               (c, second.welcome))
+        assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+        assert _seat(back) == 1
+        assert elsewhere["resumed"] and elsewhere["player"] == second.welcome["player"]
+        assert _seat(there) == 2  # (its snapshot follows, once B heard where it is)
+        assert there.ok("chat", text="still here")["type"] == "ok"
+        host.wait(lambda m: m["type"] == "chat" and m.get("text") == "still here")

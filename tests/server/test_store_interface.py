@@ -302,17 +302,17 @@ def test_a_journal_session_is_found_by_its_token_and_by_its_account(store: Store
         ("session_opened", (9, b"t9", "Can 2", "10.0.0.2", 17.0)),
         ("session_account", (7, 41)),
         ("session_account", (8, 42)),
-        ("session_account", (9, 42)),  # (two at once: the newest is the one)
+        ("session_account", (9, 42)),  # (two at once: one of a process that is gone)
     ])
     assert store.saved_session(b"t7") == (7, "Ayse", "10.0.0.1", 41)
     assert store.saved_session(b"t8") == (8, "Can", "10.0.0.2", 42)
     assert store.saved_session(b"nope") is None
-    assert store.account_session(41) == (7, b"t7")
-    assert store.account_session(42) == (9, b"t9")
+    assert store.account_sessions(41) == [(7, b"t7")]
+    assert store.account_sessions(42) == [(9, b"t9"), (8, b"t8")]
     store.write_journal([("session_account", (7, None)), ("session_forgotten", (9,))])
     assert store.saved_session(b"t7") == (7, "Ayse", "10.0.0.1", None)
-    assert store.account_session(41) is None
-    assert store.account_session(42) == (8, b"t8")
+    assert store.account_sessions(41) == []
+    assert store.account_sessions(42) == [(8, b"t8")]
 
 
 def test_a_journal_write_is_all_or_nothing(store: Store) -> None:

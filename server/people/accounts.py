@@ -453,20 +453,22 @@ class Accounts:
                         "first")
         if session.table is not None and not session.table.closed:
             raise ProtocolError("already_at_table", "leave your table before logging in")
-        account = await self.lookup(name)
+        account = self.find(name)
         if token is not None:
             hashed_token, now = token_hash(token), self._clock.seconds()
             owner = await self._store(lambda store: store.login_account(hashed_token, now))
+            if account is None and owner is not None:
+                account = await self.lookup(name)
             ok = account is not None and owner == account.id
             login = token
         else:
             assert password is not None
             key = _limit_key(account, name)
-            slot = await self._turn(key, caller.address)
+            slot = await self._turn(key, caller.address)  # (before the store is asked)
             try:
                 if self._gone(caller):
                     return None
-                found = account
+                found = account = account or await self.lookup(name)
                 stored = None if found is None else await self._store(
                     lambda store: store.password_of(found.id))
                 ok, stale = await self._check(stored, password)

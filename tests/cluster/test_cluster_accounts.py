@@ -134,11 +134,12 @@ def test_a_logged_in_visitor_plays_rated_at_another_process(
 def test_a_rated_table_taken_over_keeps_its_logged_in_players(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """kill -9 of a rated table's process: its host resumes on the other process at
-    once (no `bad_token` while the table is not taken over yet), logged in, and the
-    match, played out there, is kept rated."""
+    once (no `bad_token` while the table is not taken over yet, nor a handshake
+    timeout, shorter here than the wait), logged in, and the match, played out there,
+    is kept rated."""
     db = postgres.database()
-    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
-            as [(owner, a), (_, b)]:
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500",
+                 "--handshake-seconds", "1", db=db) as [(owner, a), (_, b)]:
         host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
         table = host.ok("create_table", rules="classic", seats=2, rated=True,
                         options={"match_end": "deals:1"})["table"]["id"]

@@ -211,3 +211,14 @@ class Cluster(Protocol):
     def watch(self, process: str) -> None:
         """Tell `on_gone` when `process` is gone (those whose rows are listed, always)."""
         ...
+
+    # -- accounts and sessions across processes (`net/relay.py`) ----------------------
+
+    def take_session(self, hashed: bytes, player_id: str, name: str) -> Deferred[bool]:
+        """Hold a session whose process is gone (or that none holds), to rebuild it here
+        from the shared journal: True if this process holds it now (one process wins)."""
+        ...
+
+    def tell_all(self, message: dict[str, Any]) -> None:
+        """One message for every other process (`on_message`), in the order told."""
+        ...

@@ -105,5 +105,11 @@ class LocalCluster:
     def watch(self, process: str) -> None:
         pass
 
+    def take_session(self, hashed: bytes, player_id: str, name: str) -> Deferred[bool]:
+        raise NotImplementedError("a process alone has no other process's sessions")
+
+    def tell_all(self, message: dict[str, Any]) -> None:
+        pass
+
 
 LOCAL = LocalCluster()

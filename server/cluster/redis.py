@@ -19,9 +19,10 @@ nothing behind for longer than its lease (`--cluster-lease`) or a session's grac
 - `tables`: the set of open table ids (a row that expired is dropped from it on read).
 
 Channels (per database): `DB:lobby` carries every table's lobby deltas to every
-process; `DB:to:P` the messages for process P (requests to its tables, updates for its
-players). Payloads are msgpack. Each process publishes on one link, so what it
-publishes arrives in that order.
+process (and, op `tell`, a message for all of them: an account registered); `DB:to:P`
+the messages for process P (requests to its tables, updates for its players). Payloads
+are msgpack. Each process publishes on one link, so what it publishes arrives in that
+order.
 
 A connected session's keys and this process's tables and counts are live: renewed
 with the lease. A dropped session's keys get its grace as their TTL instead.
@@ -131,6 +132,17 @@ if holder and redis.call('EXISTS', ARGV[1] .. holder) == 1 then return holder en
 return false
 """
 """The process holding a session, if its lease is alive."""
+
+TAKE_SESSION = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[1] and redis.call('EXISTS', ARGV[3] .. holder) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'player', ARGV[4], 'name', ARGV[5], 'process', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+"""A session whose holder's lease ran out (or that none holds) for this process."""
 
 
 def _ms(seconds: float) -> int:
@@ -510,6 +522,10 @@ class RedisCluster:
         if delta["op"] == "gone":  # it stopped (SIGTERM), its keys deleted first
             self._alive(False, process)
             return
+        if delta["op"] == "tell":  # `tell_all`: a message for every process
+            if self._on_message is not None:
+                self._on_message(delta["m"])
+            return
         if delta["op"] == "chat":
             if self._on_lobby is not None:
                 self._on_lobby(delta)
@@ -853,3 +869,16 @@ class RedisCluster:
     def listen(self, on_lobby: Heard, on_message: Heard,
                on_gone: Callable[[str], None]) -> None:
         self._on_lobby, self._on_message, self._on_gone = on_lobby, on_message, on_gone
+
+    # -- accounts and sessions across processes -----------------------------------------
+
+    def take_session(self, hashed: bytes, player_id: str, name: str) -> Deferred[bool]:
+        key = self._key("session", hashed.hex())
+        d: Deferred[Any] = self._redis.eval(
+            TAKE_SESSION, [key],
+            [self._process, _ms(self.lease), self._key("process", ""), player_id, name])
+        d.addCallback(lambda took: bool(took))
+        return d
+
+    def tell_all(self, message: dict[str, Any]) -> None:
+        self.publish_lobby({"op": "tell", "m": message})

@@ -303,6 +303,12 @@ class Connection:
 
     def _handshake_expired(self) -> None:
         self._handshake_call = None
+        if self._waiting and self.session is None and not self._closing:
+            # The hello came and its answer is the server's to give (a resume waiting
+            # for the takeover of its gone process): the client is not the late one.
+            self._handshake_call = self._clock.callLater(
+                self.server.limits.handshake_seconds, self._handshake_expired)
+            return
         if self.session is None and not self._closing:
             self.close("handshake_timeout", "no hello arrived in time")
 

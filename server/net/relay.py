@@ -17,10 +17,20 @@ broker of ours:
 
 So every message keeps the shape and the order the protocol gives it: the owner's
 frames for one player go out on one link, in order, and are written unchanged.
+
+On one store for every process (`shared_store`: a PostgreSQL `--db`), account ids are
+the same everywhere: a visitor carries the account it is logged in to, a session that
+moves carries it along, and a registration is told to every process. A token whose
+session's process is gone (killed) still resumes: the process the client reached
+waits for that process's lease to run out, takes its tables over (or lets another
+take them), then hands the session over from wherever it was rebuilt, or rebuilds it
+here from the journal when it was at none of the gone process's tables (a table of a
+live process that seats it as a visitor is told its new home, `homeless`).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,8 +47,10 @@ from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
+from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session, Sessions
-from pisyedili.server.store.journal import token_hash
+from pisyedili.server.store.base import SessionRow
+from pisyedili.server.store.journal import SavedSession, token_hash
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.runner import TableRunner
 
@@ -48,6 +60,10 @@ if TYPE_CHECKING:
 log = Logger()
 
 OWNER_SILENT = "the server that holds this table did not answer"
+
+SETTLE_SECONDS = 5.0
+"""How long past twice a lease a resume waits for its gone process's tables to be
+taken over before it gives up (`bad_token`)."""
 
 
 class _Nowhere:
@@ -101,26 +117,37 @@ class _Waiting:
 class Relay:
     """Both sides of playing at a table of another process (module docstring)."""
 
-    def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock) -> None:
+    def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock,
+                 shared_store: bool = False) -> None:
         self.cluster = cluster
+        self.shared_store = shared_store
         self._sessions = sessions
         self._clock = clock
         self._server: ServerFactory | None = None
         self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
         self._waiting: dict[str, _Waiting] = {}  # home: player -> the reply awaited
         self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
-        self._handing: dict[str, tuple[Deferred[dict[str, Any] | None], Delayed]] = {}
+        self._handing: dict[str, tuple[Deferred[dict[str, Any]], Delayed]] = {}
         """New home: player -> the old home's answer to a hand-over awaited."""
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
         self.gone_hooks: list[Callable[[str], None]] = []
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
+        self.settled: Callable[[], Deferred[None]] | None = None
+        """A sweep for tables nobody holds, fired once done (`service/takeover.py`)."""
 
     def attach(self, server: ServerFactory) -> None:
         self._server = server
         self._sessions.elsewhere = self
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
         self.cluster.watch_link(self._link_lost, self._link_back)
+        if server.accounts is not None and self.shared_store:
+            server.accounts.shared = True
+            server.accounts.on_registered.append(
+                lambda a: self.cluster.tell_all({"k": "account", "a": a.id, "name": a.name,
+                                                 "op": a.operator}))
+            server.accounts.elsewhere = lambda account, caller: Deferred.fromCoroutine(
+                self._account_elsewhere(account, caller))
 
     def _link_lost(self) -> None:
         """The cluster's messages stopped: the visitors here are away, as after any
@@ -150,6 +177,30 @@ class Relay:
             session = self._sessions.by_id(player_id)
             if session is not None and session.connected:
                 self._tell_owner(session, "back")
+
+    # -- accounts, on one shared store ---------------------------------------------------
+
+    @property
+    def accounts(self) -> Accounts | None:
+        return self._server.accounts if self._server is not None else None
+
+    def _account(self, session: Session) -> dict[str, Any]:
+        """The account fields of a message about `session` (none for a guest, or when
+        each process has a store, and so account ids, of its own)."""
+        if not self.shared_store or session.account is None:
+            return {}
+        accounts = self.accounts
+        operator = accounts is not None and accounts.is_operator(session.account)
+        return {"a": session.account, "op": operator}
+
+    def _account_of(self, message: dict[str, Any]) -> int | None:
+        """The account a message says its player is logged in to, known here from now
+        on (its name is the player's, as registered)."""
+        account, accounts = message.get("a"), self.accounts
+        if not self.shared_store or not isinstance(account, int) or accounts is None:
+            return None
+        accounts.learn(account, message["name"], bool(message.get("op", False)))
+        return account
 
     def _gone(self, process: str) -> None:
         """A process died: its players here lost their connection, as far as their
@@ -250,7 +301,7 @@ class Relay:
             raise unavailable("a table held elsewhere")
         self.cluster.send(owner, {
             "k": "req", "from": self.cluster.process, "p": session.player_id,
-            "name": session.name,
+            "name": session.name, **self._account(session),
             "features": sorted(conn.features), "type": kind, "msg": msg, "rid": rid})
         done: Deferred[None] = Deferred()
         if rid is None:  # no reply to wait for
@@ -294,6 +345,7 @@ class Relay:
             del self._at[session.player_id]
         self.cluster.send(at[1], {"k": "cmd", "from": self.cluster.process,
                                   "p": session.player_id, "c": what, "name": session.name,
+                                  **self._account(session),
                                   "features": sorted(_features(session))})
         return True
 
@@ -307,16 +359,63 @@ class Relay:
     async def _resume(self, conn: Connection, token: str) -> Session | None:
         """The old home hands the session over (its seat stays, as a visitor's, at
         its own table), and says which table the player is at, so the welcome names it
-        and `rejoin` reaches that table's owner as after any resume."""
+        and `rejoin` reaches that table's owner as after any resume.
+
+        On a shared store, a home that is gone is waited for (bounded: twice a lease,
+        and `SETTLE_SECONDS`): once its lease ran out, the tables nobody holds are
+        taken over (`settled`), after which the session is wherever its table went,
+        or, if it was at none, rebuilt here from the journal: only if its record in the
+        cluster named a process that is gone when the client came (a live home whose
+        session is away at its table may have let the record expire)."""
         hashed = token_hash(token)
-        found = await self.cluster.find_session(hashed)
-        if found is None or found.get("process") in (None, self.cluster.process):
-            return None
-        player_id = str(found["player"])  # (Redis hands a number back as one)
-        handed = await self._ask_hand(found["process"], player_id, hashed, conn.features)
-        if handed is None:
-            return None
+        give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
+        swept = False
+        record: dict[str, str] | None = None  # the first the cluster had
+        while not conn.closing and self._clock.seconds() < give_up:
+            found = await self.cluster.find_session(hashed)
+            record = record or found
+            holder = None if found is None else await self.cluster.session_holder(hashed)
+            if found is not None and holder not in (None, self.cluster.process):
+                assert holder is not None
+                player_id = str(found["player"])  # (Redis hands a number back as one)
+                handed = await self._ask_hand(holder, player_id, hashed, conn.features)
+                if handed["ok"]:
+                    return self._arrived(conn, token, player_id, handed)
+                if not handed.get("silent"):
+                    return None  # its home holds no such session
+                continue  # its home died as it was asked: its lease runs out meanwhile
+            if self._sessions.find(token) is not None:  # its table was taken over here
+                return self._sessions.resume(token, conn)
+            if not self.shared_store or self.settled is None or self._server is None \
+                    or self._server.archive is None:
+                return None
+            row = await self._server.archive.use(lambda store: store.saved_session(hashed))
+            if row is None:
+                return None  # forgotten, or never a session
+            if not swept:  # its home is gone: its tables go to the live processes first
+                swept = True
+                await self.settled()
+                continue
+            if record is None or record.get("process") == self.cluster.process:
+                return None  # no gone home named: not a session to rebuild
+            if await self.cluster.take_session(hashed, str(row.player_id), row.name):
+                return await self._rebuilt(conn, token, hashed, row)
+            await self._pause(0.1)  # another process took it: it is asked next time
+        return None
+
+    def _pause(self, seconds: float) -> Deferred[None]:
+        paused: Deferred[None] = Deferred()
+        self._clock.callLater(seconds, paused.callback, None)
+        return paused
+
+    def _arrived(self, conn: Connection, token: str, player_id: str,
+                 handed: dict[str, Any]) -> Session:
+        """The session another process handed over, held here from now on."""
         session = self._sessions.adopt(player_id, handed["name"], token, conn, conn.address)
+        account = self._account_of(handed)
+        if account is not None:  # the journal's row says so too
+            session.account = account
+            self._sessions.rename(session, session.name, exact=True)
         table_id, owner = handed["t"], str(handed.get("owner"))
         if table_id is not None and owner == self.cluster.process:
             visit = self._visitors.pop(player_id, None)  # back at a table of this process
@@ -328,14 +427,60 @@ class Relay:
             self._sessions.lost(session, conn)
         return session
 
+    async def _rebuilt(self, conn: Connection, token: str, hashed: bytes,
+                       row: SessionRow) -> Session | None:
+        """A session at no table, of a process that is gone, as the journal kept it:
+        its player id, name and account (`take_session` made it this process's)."""
+        accounts, account = self.accounts, None
+        if row.account is not None and accounts is not None:
+            known = accounts.accounts.get(row.account) or await accounts.lookup(row.name)
+            account = known.id if known is not None and known.id == row.account else None
+        if self._sessions.find(token) is not None:  # rebuilt here meanwhile
+            return self._sessions.resume(token, conn)
+        session = self._sessions.restore_one(
+            SavedSession(row.player_id, hashed, row.name, row.address))
+        session.account = account
+        visit = self._visitors.pop(session.player_id, None)
+        if visit is not None:  # it sits at a table here: a player of this process now
+            session.table = visit.session.table
+        else:  # it may sit at a table of a live process, as a visitor from its old home
+            self.cluster.tell_all({"k": "homeless", "p": session.player_id,
+                                   "from": self.cluster.process})
+        log.info("session {player} of a process that is gone rebuilt here",
+                 player=session.player_id)
+        resumed = self._sessions.resume(token, conn)
+        if resumed is not None and conn.closing:
+            self._sessions.lost(resumed, conn)
+        return resumed
+
+    async def _account_elsewhere(self, account: int, caller: Session) -> Session | None:
+        """A login here into an account whose session another live process holds:
+        that session moves here (as a resume would move it), for the caller's
+        connection to take over (`Accounts.login`): one account, one session."""
+        peer = caller.peer
+        if self._server is None or self._server.archive is None \
+                or not isinstance(peer, Connection):
+            return None
+        found = await self._server.archive.use(lambda store: store.account_sessions(account))
+        for player, hashed in found:  # (one of a process that is gone is held by none)
+            holder = await self.cluster.session_holder(hashed)
+            if holder is None or holder == self.cluster.process or peer.closing:
+                continue
+            handed = await self._ask_hand(holder, str(player), hashed, peer.features)
+            if not handed["ok"]:
+                return None  # (a refused hand-over leaves the session where it was)
+            # Its token is replaced by the take-over: this one is never sent anywhere.
+            return self._arrived(peer, secrets.token_urlsafe(32), str(player), handed)
+        return None
+
     def _ask_hand(self, home: str, player_id: str, hashed: bytes,
-                  features: frozenset[str]) -> Deferred[dict[str, Any] | None]:
-        """Ask the session's home to let it go: its answer, or None if it is silent
-        for a lease (gone) or refuses."""
+                  features: frozenset[str]) -> Deferred[dict[str, Any]]:
+        """Ask the session's home to let it go: its answer (`ok`), or, if it is silent
+        for a lease (gone), one that says `silent`."""
         self._handed({"p": player_id, "ok": False})  # an earlier ask is superseded
-        done: Deferred[dict[str, Any] | None] = Deferred()
+        done: Deferred[dict[str, Any]] = Deferred()
         timer = self._clock.callLater(self.cluster.lease, self._handed,
-                                      {"p": player_id, "ok": False})
+                                      {"p": player_id, "ok": False, "silent": True})
         self._handing[player_id] = (done, timer)
         self.cluster.send(home, {"k": "hand", "from": self.cluster.process, "p": player_id,
                                  "h": hashed, "features": sorted(features)})
@@ -348,7 +493,7 @@ class Relay:
         done, timer = waiting
         if timer.active():
             timer.cancel()
-        done.callback(message if message["ok"] else None)
+        done.callback(message)
 
     def _hand(self, message: dict[str, Any]) -> None:
         """At the old home: the session goes to the process its player resumed on; a
@@ -366,9 +511,10 @@ class Relay:
         if old is not None:
             old.replaced()
         reply: dict[str, Any] = {"k": "handed", "p": player_id, "ok": True,
-                                 "name": session.name, "t": None}
+                                 "name": session.name, "t": None, **self._account(session)}
         if table is not None:
             visit = self._visit({"p": player_id, "from": home, "name": session.name,
+                                 **self._account(session),
                                  "features": message["features"]})
             visit.session.table = table
             reply.update(t=table.id, owner=self.cluster.process)
@@ -406,9 +552,9 @@ class Relay:
                 self.cluster.watch(home)
             visit.conn = RelayedConnection(self._server, self, home, player_id, features)
             visit.home = home
-        # An account id is its home store's: until the processes share one, a visitor
+        # An account id is its home store's: unless the processes share one, a visitor
         # plays as a guest here (a rated table seats it as it seats any guest).
-        visit.session.account = None
+        visit.session.account = self._account_of(message)
         visit.conn.session = visit.session
         if visit.session.peer is None or visit.session.peer is not visit.conn:
             visit.session.peer = visit.conn
@@ -440,6 +586,15 @@ class Relay:
             if table is not None:
                 table.handle(cmd.Leave(session.player_id))
             self._drop(session.player_id)
+
+    def _homeless(self, message: dict[str, Any]) -> None:
+        """A visitor's session, its home gone, was rebuilt on another process: that
+        is its home now, told of its table here (it says `back` as after a takeover)."""
+        visit = self._visitors.get(message["p"])
+        table = visit.session.table if visit is not None else None
+        if table is not None and not table.closed:
+            self.cluster.send(message["from"], {"k": "at", "p": message["p"], "t": table.id,
+                                                "owner": self.cluster.process, "back": True})
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
         """The lobby's `on_left`: the registry lets the player go, and a visitor's
@@ -473,6 +628,10 @@ class Relay:
             self._hand(message)
         elif kind == "handed":
             self._handed(message)
+        elif kind == "account":  # registered through another process
+            self._account_of(message)
+        elif kind == "homeless":
+            self._homeless(message)
         elif kind == "close":
             peer = self._peer(message["p"])
             if peer is not None:

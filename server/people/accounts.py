@@ -18,7 +18,12 @@ locked out; a login token is not limited.
 
 The registry of names and operators is held in memory (read at start, before anything
 listens), so a `hello` is checked without waiting on the store; every change is
-written through the store's thread (`Archive.use`).
+written through the store's thread (`Archive.use`). In a cluster on one shared store
+(`shared`) the registry is each process's copy of it: a registration is told to the
+other processes (`on_registered`, through the cluster), a login under a name the copy
+lacks asks the store, and a login into an account whose session lives on another
+process brings that session here first (`elsewhere`), so one account still has one
+session.
 """
 
 from __future__ import annotations
@@ -208,6 +213,13 @@ class Accounts:
         self._hashing = DeferredSemaphore(max(1, self.settings.hashes))
         self.ban_check: Callable[[int], str | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
+        self.shared = False
+        """Whether the store is the one every process of a cluster uses (`relay.py`)."""
+        self.on_registered: list[Callable[[Account], None]] = []
+        """Told of each account registered here (the cluster's other processes)."""
+        self.elsewhere: Callable[[int, Session], Deferred[Session | None]] | None = None
+        """The session another process holds for an account, moved here for `Session`'s
+        connection to take over (`relay.py`), or None if no live process holds one."""
 
     def _resolve(self, configured: frozenset[str]) -> tuple[frozenset[int], list[str]]:
         """The accounts the configured operator names (`--operator`) name now, at start,
@@ -235,6 +247,27 @@ class Accounts:
             if account is not None:
                 return self.accounts.get(account)
         return None
+
+    def learn(self, account: int, name: str, operator: bool) -> Account:
+        """An account registered through another process of the cluster: from now on
+        its name is reserved here too and a login finds it. A key another account
+        holds here stays that account's."""
+        known = self.accounts.get(account)
+        if known is None:
+            known = self.accounts[account] = Account(account, name, operator)
+            for key in names.keys(name):
+                self.keys.setdefault(key, account)
+        return known
+
+    async def lookup(self, name: str) -> Account | None:
+        """`find`, and on a shared store the store itself when this copy does not know
+        the name (registered through another process it has not heard from yet)."""
+        found = self.find(name)
+        if found is not None or not self.shared:
+            return found
+        keys = names.keys(name)
+        row = await self._store(lambda store: store.account_row(keys))
+        return None if row is None else self.learn(row.id, row.name, row.operator)
 
     def is_operator(self, account: int | None) -> bool:
         found = self.accounts.get(account) if account is not None else None
@@ -399,9 +432,11 @@ class Accounts:
                 lambda store: store.create_account(name, keys, hashed, now))
         except Conflict:
             raise ProtocolError("name_registered", "that name is registered already") from None
-        self.accounts[account] = Account(account, session.name, False)
+        registered = self.accounts[account] = Account(account, session.name, False)
         for key in keys:
             self.keys[key] = account
+        for tell in self.on_registered:
+            tell(registered)
         login = await self._new_login(account)
         log.info("player {player} registered the name {name!r} as account {account}",
                  player=session.player_id, name=session.name, account=account)
@@ -422,16 +457,18 @@ class Accounts:
         if token is not None:
             hashed_token, now = token_hash(token), self._clock.seconds()
             owner = await self._store(lambda store: store.login_account(hashed_token, now))
+            if account is None and owner is not None:
+                account = await self.lookup(name)
             ok = account is not None and owner == account.id
             login = token
         else:
             assert password is not None
             key = _limit_key(account, name)
-            slot = await self._turn(key, caller.address)
+            slot = await self._turn(key, caller.address)  # (before the store is asked)
             try:
                 if self._gone(caller):
                     return None
-                found = account
+                found = account = account or await self.lookup(name)
                 stored = None if found is None else await self._store(
                     lambda store: store.password_of(found.id))
                 ok, stale = await self._check(stored, password)
@@ -470,6 +507,10 @@ class Accounts:
                 if caller.holds() is not session or session.account is not None:
                     unused, account_id = token_hash(login), account.id
                     await self._store(lambda store: store.revoke_logins(account_id, unused))
+        if self.elsewhere is not None and self.session_of(account.id) is None:
+            await self.elsewhere(account.id, session)  # (then taken over, below)
+            if caller.holds() is not session:
+                return None
         log.info("player {player} logged in to account {account} from {address}",
                  player=session.player_id, account=account.id, address=caller.address)
         return self._attach(session, account.id, login)

@@ -9,11 +9,13 @@ a restart does (`recovery.py`), for that one table. Its members' sessions are fo
 where they live: a member connected to this process sits again at once; one whose
 home is another live process is told of its table's new owner there (`Relay.call_home`);
 one whose home died with the table is restored here from the journal, away, and
-resumes by token here, or on any process (the hand-over of `relay.py`). Nothing a
-member saw acknowledged is lost: the journal committed it before any byte about it left.
+resumes by token here, or on any process (the hand-over of `relay.py`), logged in to
+the account it was (the journal keeps which). Nothing a member saw acknowledged is lost:
+the journal committed it before any byte about it left.
 
 A sweep runs once this process joined (instead of the restart's own restore, which
-would rebuild every process's tables), and each time a process is gone.
+would rebuild every process's tables), each time a process is gone, and when a client
+resumes here a session whose process is gone (`Relay.settled`: it waits for one).
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from pisyedili.server.net.relay import Relay
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import open_store
 from pisyedili.server.store.base import JournalRows
-from pisyedili.server.store.journal import SavedSession, SavedTable, StoreJournal, read_saved
+from pisyedili.server.store.journal import (
+    Saved,
+    SavedSession,
+    SavedTable,
+    StoreJournal,
+    read_saved,
+)
 from pisyedili.server.table.commands import Reconnected, Restored
 from pisyedili.server.table.lobby import Lobby
 
@@ -47,11 +55,21 @@ class Takeover:
         self._cluster = cluster
         self._sweeping = False
         self._again = False
+        self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
+        self._current: list[Deferred[None]] = []  # fired once the running one ends
 
     def start(self) -> None:
         """Joined: take what nobody holds now, and again whenever a process is gone."""
         self._relay.gone_hooks.append(lambda _: self.sweep())
+        self._relay.settled = self.settled
         self.sweep()
+
+    def settled(self) -> Deferred[None]:
+        """Fires once a sweep that starts after this call is done (whatever it took)."""
+        done: Deferred[None] = Deferred()
+        self._next.append(done)
+        self.sweep()
+        return done
 
     def sweep(self) -> None:
         """One sweep at a time; one asked for meanwhile runs after it."""
@@ -59,12 +77,16 @@ class Takeover:
             self._again = True
             return
         self._sweeping, self._again = True, False
+        self._current, self._next = self._next, []
         swept: Deferred[None] = Deferred.fromCoroutine(self._sweep())
         swept.addErrback(lambda f: log.failure("taking tables over failed", f))
         swept.addBoth(self._swept)
 
     def _swept(self, _: object) -> None:
         self._sweeping = False
+        done, self._current = self._current, []
+        for waiter in done:
+            waiter.callback(None)
         if self._again:
             self.sweep()
 
@@ -93,11 +115,12 @@ class Takeover:
         for table in saved.tables:
             self._journal.go_on(table.id, next_seq.get(table.id, 0))
             try:
-                await self._rebuild(table, by_player)
+                await self._rebuild(table, by_player, saved)
             except Exception:
                 log.failure("table {table} could not be taken over", table=table.id)
 
-    async def _rebuild(self, table: SavedTable, by_player: dict[int, SavedSession]) -> None:
+    async def _rebuild(self, table: SavedTable, by_player: dict[int, SavedSession],
+                       saved: Saved) -> None:
         """One table, as `recovery.restore` rebuilds each; `Restored` once its members
         are placed (a member's home is asked of the cluster first)."""
         runner = self._lobby.rebuild(table)
@@ -115,9 +138,28 @@ class Takeover:
                 if home is not None and home != self._cluster.process:
                     self._relay.call_home(home, member, runner)
                 elif self._sessions.by_id(member) is None:
-                    self._sessions.restore_one(row).table = runner
+                    account = await self._account(saved.session_accounts.get(row.player_id),
+                                                  row.name)
+                    if self._sessions.by_id(member) is None:  # (not resumed meanwhile)
+                        restored = self._sessions.restore_one(row)
+                        restored.table, restored.account = runner, account
         runner.handle(Restored())
         for member in here:
             runner.handle(Reconnected(member))
         log.info("took table {table} over, with {members} members",
                  table=table.id, members=len(runner.core.members()))
+
+    async def _account(self, account: int | None, name: str) -> int | None:
+        """The account a restored session was logged in to, as `recovery.restore` gives
+        it back; known to this process's registry (a rated match is rated by it), read
+        from the store if it was registered through another process unheard of here."""
+        accounts = self._relay.accounts
+        if account is None or accounts is None:
+            return account
+        if account not in accounts.accounts:
+            found = await accounts.lookup(name)
+            if found is None or found.id != account:
+                log.warn("a session's account {account} is unknown: it resumes as a guest",
+                         account=account)
+                return None
+        return account

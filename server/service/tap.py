@@ -297,7 +297,8 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
         accounts = Accounts(archive, sessions, clock, account_settings, registry)
         moderation = Moderation(archive, accounts, clock, sanctions)
         ratings = Ratings(archive, accounts)
-    relay = Relay(cluster, sessions, clock) if cluster.shared else None
+    relay = Relay(cluster, sessions, clock, shared_store=shared_journal is not None) \
+        if cluster.shared else None
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   relay.left_table if relay is not None else sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept,

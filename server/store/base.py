@@ -71,6 +71,15 @@ class AccountRow(NamedTuple):
     operator: bool
 
 
+class SessionRow(NamedTuple):
+    """A session as the journal keeps it, and the account it is logged in to."""
+
+    player_id: int
+    name: str
+    address: str
+    account: int | None
+
+
 class SanctionRow(NamedTuple):
     """A ban or mute as `moderation.Sanction` is built from it."""
 
@@ -237,6 +246,16 @@ class Store(Protocol):
 
     def read_journal(self) -> JournalRows: ...
 
+    def saved_session(self, token_hash: bytes) -> SessionRow | None:
+        """One session of the journal by its token's hash: with a journal the processes
+        of a cluster share, one whose process is gone is rebuilt on another from it."""
+        ...
+
+    def account_sessions(self, account: int) -> list[tuple[int, bytes]]:
+        """The player id and token hash of each of the journal's sessions logged in to
+        `account`, newest first (more than one: those of a process that is gone)."""
+        ...
+
     # -- accounts ------------------------------------------------------------------------
 
     def load_accounts(self) -> tuple[list[AccountRow], dict[str, int]]:
@@ -251,6 +270,11 @@ class Store(Protocol):
 
     def find_account(self, keys: Sequence[str]) -> int | None:
         """The account holding the first of `keys` that one holds."""
+        ...
+
+    def account_row(self, keys: Sequence[str]) -> AccountRow | None:
+        """`find_account`'s account as a row: a process of a cluster that has not
+        heard of an account another one registered reads it here."""
         ...
 
     def password_of(self, account: int) -> str | None: ...

@@ -29,6 +29,7 @@ from pisyedili.server.store.base import (
     LogEntry,
     RatingRow,
     SanctionRow,
+    SessionRow,
 )
 from pisyedili.server.store.schema import player_rows
 from pisyedili.server.table.effects import MatchOver
@@ -284,6 +285,24 @@ class SqlStore:
             rated_tables=[table_id for (table_id,) in run(
                 "SELECT table_id FROM live_table_flags WHERE rated <> 0")])
 
+    @guarded
+    def saved_session(self, token_hash: bytes) -> SessionRow | None:
+        row = self._run(
+            "SELECT s.player_id, s.name, s.address, a.account FROM sessions s "
+            "LEFT JOIN session_accounts a ON a.player_id = s.player_id "
+            "WHERE s.token_hash = ?", (token_hash,)).fetchone()
+        if row is None:
+            return None
+        return SessionRow(int(row[0]), str(row[1]), str(row[2]),
+                          None if row[3] is None else int(row[3]))
+
+    @guarded
+    def account_sessions(self, account: int) -> list[tuple[int, bytes]]:
+        return [(int(player), bytes(hashed)) for player, hashed in self._run(
+            "SELECT s.player_id, s.token_hash FROM sessions s JOIN session_accounts a "
+            "ON a.player_id = s.player_id WHERE a.account = ? "
+            "ORDER BY s.player_id DESC", (account,))]
+
     # -- accounts ------------------------------------------------------------------------
 
     @guarded
@@ -312,6 +331,15 @@ class SqlStore:
             if row is not None:
                 return int(row[0])
         return None
+
+    @guarded
+    def account_row(self, keys: Sequence[str]) -> AccountRow | None:
+        account = self.find_account(keys)
+        if account is None:
+            return None
+        row = self._run("SELECT name, operator FROM accounts WHERE id = ?",
+                        (account,)).fetchone()
+        return None if row is None else AccountRow(account, str(row[0]), bool(row[1]))
 
     @guarded
     def password_of(self, account: int) -> str | None:

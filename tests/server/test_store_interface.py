@@ -294,6 +294,27 @@ def test_the_journal_reads_back_what_was_written(store: Store) -> None:
     assert rows.counters == {"table": 5, "player": 8}
 
 
+def test_a_journal_session_is_found_by_its_token_and_by_its_account(store: Store) -> None:
+    """What another process of a cluster reads of a session it did not hold."""
+    store.write_journal([
+        ("session_opened", (7, b"t7", "Ayse", "10.0.0.1", 15.0)),
+        ("session_opened", (8, b"t8", "Can", "10.0.0.2", 16.0)),
+        ("session_opened", (9, b"t9", "Can 2", "10.0.0.2", 17.0)),
+        ("session_account", (7, 41)),
+        ("session_account", (8, 42)),
+        ("session_account", (9, 42)),  # (two at once: one of a process that is gone)
+    ])
+    assert store.saved_session(b"t7") == (7, "Ayse", "10.0.0.1", 41)
+    assert store.saved_session(b"t8") == (8, "Can", "10.0.0.2", 42)
+    assert store.saved_session(b"nope") is None
+    assert store.account_sessions(41) == [(7, b"t7")]
+    assert store.account_sessions(42) == [(9, b"t9"), (8, b"t8")]
+    store.write_journal([("session_account", (7, None)), ("session_forgotten", (9,))])
+    assert store.saved_session(b"t7") == (7, "Ayse", "10.0.0.1", None)
+    assert store.account_sessions(41) == []
+    assert store.account_sessions(42) == [(8, b"t8")]
+
+
 def test_a_journal_write_is_all_or_nothing(store: Store) -> None:
     store.write_journal([("table_opened", (1, 10.0, {}))])
     with pytest.raises(Conflict):  # table 1 is open already
@@ -312,6 +333,9 @@ def test_accounts_are_created_found_and_listed(store: Store) -> None:
     assert keys == {"ayse": ayse, "ayşe": ayse, "deniz": deniz}
     assert store.find_account(["nobody", "ayşe"]) == ayse
     assert store.find_account(["nobody"]) is None
+    assert store.account_row(["nobody", "ayse"]) == (ayse, "Ayşe", False)
+    assert store.account_row(["deniz"]) == (deniz, "Deniz", True)
+    assert store.account_row(["nobody"]) is None
     assert store.operators() == ["Deniz"]
     store.set_operator(ayse, True)
     store.set_operator(deniz, False)

@@ -1,0 +1,208 @@
+"""Accounts and sessions across the processes of a cluster on one shared PostgreSQL
+store: an account is known everywhere, has one session wherever its player logs in,
+plays rated at any process's table, and outlives a killed process with its session."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pg_kit
+from process_output import SERVER
+
+from cluster.cluster_kit import Msg, Player, cluster, play_out
+from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import Mover, _play
+from pisyedili.protocol.version import PROTOCOL_VERSION
+
+PASSWORD = "a long enough password 7"
+FEATURES = ("chat", "accounts", "ratings", "history")
+
+
+def _player(port: int, name: str) -> Player:
+    player = Player(port)
+    player.hello(name, FEATURES)
+    return player
+
+
+def _registered(port: int, name: str) -> Player:
+    player = _player(port, name)
+    reply = player.ok("register", password=PASSWORD)
+    assert (reply["name"], reply["registered"]) == (name, True), reply
+    return player
+
+
+def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
+    """The token at once, on the process at `port`: no retry on `bad_token`."""
+    back = Player(port)
+    resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                           name=welcome["name"], features=list(FEATURES))
+    assert resumed["type"] == "welcome", resumed
+    back.welcome = resumed
+    return back, resumed
+
+
+def _resume_at_once(*to: tuple[int, Msg]) -> list[tuple[Player, Msg]]:
+    """Each token at once on its process, all together (as clients whose process
+    died reconnect): no retry on `bad_token`."""
+    backs = []
+    for port, welcome in to:
+        back = Player(port)
+        back.send("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                  name=welcome["name"], features=list(FEATURES))
+        backs.append(back)
+    resumed = []
+    for back in backs:
+        back.welcome = back.wait(lambda m: m.get("id") == 1)
+        assert back.welcome["type"] == "welcome", back.welcome
+        resumed.append((back, back.welcome))
+    return resumed
+
+
+def _seat(player: Player) -> int | None:
+    """The seat the table's snapshot gives `player` (None: a watcher)."""
+    seat: int | None = player.wait(lambda m: m["type"] == "table")["you"]["seat"]
+    return seat
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def test_an_account_is_one_across_processes(redis: RedisAt, postgres: pg_kit.Cluster,
+                                             tmp_path: Path) -> None:
+    """Registered on one process: reserved on the other at once, and a login there
+    works; logged in on one while its session lives on the other: that session moves,
+    its old connection is told `replaced`; made on the store by the operator command
+    while both run: a login finds it in the store."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
+        ayse = _registered(a, "Ayşe")
+        assert ayse.ok("logout")["registered"] is False  # its name is free in Redis now
+        assert _player(b, "Ayşe").welcome["name"] != "Ayşe"  # ...but reserved on B
+        there = _player(b, "somebody")
+        logged = there.ok("login", name="ayşe", password=PASSWORD)
+        assert (logged["name"], logged["registered"]) == ("Ayşe", True), logged
+        # The account's session lives on B: a login on A takes it over from there.
+        moved = ayse.ok("login", name="Ayşe", password=PASSWORD)
+        assert (moved["player"], moved["name"], moved["registered"]) == \
+            (logged["player"], "Ayşe", True), moved
+        assert there.wait(lambda m: m["type"] == "replaced")
+        assert there.recv() is None  # closed: one account, one session
+        assert moved["token"] != logged["token"]
+        stale = Player(b)
+        assert stale.request("hello", protocol=PROTOCOL_VERSION, token=logged["token"],
+                             name="x")["code"] == "bad_token"
+        # An account neither process was told of (made on the store directly).
+        made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db,
+                               "add", "Zeynep"], input=f"{PASSWORD}\n", text=True,
+                              capture_output=True, timeout=60, check=False)
+        assert made.returncode == 0, made.stderr
+        zeynep = _player(b, "z")
+        assert zeynep.ok("login", name="Zeynep", password=PASSWORD)["name"] == "Zeynep"
+        assert _player(a, "Zeynep").welcome["name"] != "Zeynep"  # known there too now
+
+
+def test_a_logged_in_visitor_plays_rated_at_another_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """A rated table on A seats a player logged in on B (not a watcher), and the
+    match is kept rated, for both accounts."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(_, a), (_, b)]:
+        host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2, rated=True,
+                        options={"match_end": "deals:1"})["table"]
+        assert table["rated"] is True
+        guest.ok("join_table", table=table["id"])
+        assert _seat(guest) == 1
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        play_out([host, guest], [], random.Random(3))
+        for port in (a, b):
+            for name in ("Ayşe", "Mehmet"):
+                profile = _player(port, "reader").ok("profile", name=name)
+                assert [m["rated"] for m in profile["recent"]] == [True], profile
+                assert [r["rules"] for r in profile["ratings"]] == ["classic"], profile
+
+
+def test_a_rated_table_taken_over_keeps_its_logged_in_players(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of a rated table's process: its host resumes on the other process at
+    once (no `bad_token` while the table is not taken over yet, nor a handshake
+    timeout, shorter here than the wait), logged in, and the match, played out there,
+    is kept rated."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500",
+                 "--handshake-seconds", "1", db=db) as [(owner, a), (_, b)]:
+        host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2, rated=True,
+                        options={"match_end": "deals:1"})["table"]["id"]
+        guest.ok("join_table", table=table)
+        assert _seat(guest) == 1
+        guest.ok("ready", ready=True)
+        host.ok("start")
+        rng = random.Random(17)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        _kill(owner)
+        killed = time.monotonic()
+        back, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"], welcome.get("registered")) == \
+            (True, table, True), welcome
+        assert (welcome["player"], welcome["name"]) == (host.welcome["player"], "Ayşe")
+        assert time.monotonic() - killed < 10
+        first.player, first.pending = back, None
+        _play([first, second], lambda: first.over() and second.over())
+        profile = _player(b, "reader").ok("profile", name="Ayşe")
+        assert [m["rated"] for m in profile["recent"]] == [True], profile
+        assert [r["rules"] for r in profile["ratings"]] == ["classic"], profile
+
+
+def test_a_session_at_no_table_outlives_its_killed_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """A logged-in player and a guest at no table on A; A is killed: each token
+    resumes on B (while its record in Redis lasts: the players reconnect at once),
+    with its player id and name, the account still logged in."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
+        ayse, guest = _registered(a, "Ayşe"), _player(a, "Mehmet")
+        _kill(owner)
+        resumed = _resume_at_once((b, ayse.welcome), (b, guest.welcome))
+        for player, registered, (back, welcome) in zip((ayse, guest), (True, None), resumed,
+                                                       strict=True):
+            assert (welcome["resumed"], welcome["player"], welcome["name"],
+                    welcome.get("table"), welcome.get("registered")) == \
+                (True, player.welcome["player"], player.welcome["name"], None, registered)
+            assert back.ok("ping")["type"] == "pong"
+        # Its name stays held by the rebuilt session.
+        assert _player(b, "Mehmet").welcome["name"] != "Mehmet"
+
+
+def test_a_visitor_whose_home_is_killed_keeps_its_seat_at_a_live_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """Two players connected to A sit at a table of B; A is killed: one resumes on B,
+    the table's own process (the seat is its own there now), the other on C (B's
+    table relays to it from then on); both are in their seats."""
+    db = postgres.database()
+    with cluster(redis.url, tmp_path, 3, db=db) as [(home, a), (_, b), (_, c)]:
+        host = _player(b, "Ayşe")
+        table = host.ok("create_table", rules="classic", seats=3)["table"]["id"]
+        first, second = _player(a, "Mehmet"), _player(a, "Zeynep")
+        for player, seat in ((first, 1), (second, 2)):
+            player.ok("join_table", table=table)
+            assert _seat(player) == seat
+        _kill(home)
+        [(back, welcome), (there, elsewhere)] = _resume_at_once((b, first.welcome),
+                                                               (c, second.welcome))
+        assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+        assert _seat(back) == 1
+        assert elsewhere["resumed"] and elsewhere["player"] == second.welcome["player"]
+        assert _seat(there) == 2  # (its snapshot follows, once B heard where it is)
+        assert there.ok("chat", text="still here")["type"] == "ok"
+        host.wait(lambda m: m["type"] == "chat" and m.get("text") == "still here")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 
@@ -37,6 +37,7 @@ def _refuse_ext(code: int, data: bytes) -> Any:
 # The Python types msgpack yields for the value kinds the protocol allows. Anything else
 # (msgpack.Timestamp, which bypasses ext_hook) is an extension and is refused.
 _SCALARS = (str, int, float, bool, bytes, type(None))
+_LEAVES: frozenset[type] = frozenset(_SCALARS)
 
 
 def encode(msg: Mapping[str, Any], limits: Limits | None = None) -> bytes:
@@ -179,19 +180,28 @@ def _kind(value: object) -> str:
 
 
 def _check_tree(root: dict[str, Any], max_depth: int) -> None:
-    """Depth, key and leaf checks, iteratively: the tree may be as deep as msgpack allows."""
-    stack: list[tuple[object, int]] = [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > max_depth:
-                raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
-            if isinstance(node, dict):
-                for key, child in node.items():
-                    if not isinstance(key, str):
+    """Depth, key and leaf checks, a level of the tree at a time (iteratively: the tree
+    may be as deep as msgpack allows). By exact type, since msgpack yields exact types:
+    every request of every client passes here, and a set lookup is cheaper than
+    `isinstance` with a tuple."""
+    level: list[object] = [root]
+    depth = 1
+    while level:
+        below: list[object] = []
+        for node in level:
+            kind = type(node)
+            if kind is dict:
+                if depth > max_depth:
+                    raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
+                for key in cast(dict[object, object], node):
+                    if type(key) is not str:
                         raise ProtocolError("bad_key", "map keys must be strings")
-                    stack.append((child, depth + 1))
-            else:
-                stack.extend((child, depth + 1) for child in node)
-        elif not isinstance(node, _SCALARS):
-            raise ProtocolError("ext_not_allowed", "extension types are not allowed")
+                below.extend(cast(dict[str, object], node).values())
+            elif kind is list:
+                if depth > max_depth:
+                    raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
+                below.extend(cast(list[object], node))
+            elif kind not in _LEAVES:
+                raise ProtocolError("ext_not_allowed", "extension types are not allowed")
+        level = below
+        depth += 1

@@ -442,9 +442,15 @@ MESSAGES: dict[tuple[Direction, str], MessageSpec] = {
 }
 
 
+_TO_SERVER = {m.type: m for m in _MESSAGES if m.direction is Direction.TO_SERVER}
+_TO_CLIENT = {m.type: m for m in _MESSAGES if m.direction is Direction.TO_CLIENT}
+"""`MESSAGES` per direction, by plain strings: every message received and validated
+looks its spec up, and an `Enum` (in a tuple key, or alone) hashes in Python."""
+
+
 def spec(type_: str, direction: Direction) -> MessageSpec:
     """The spec of `type_` in `direction`; `unknown_type` if there is none."""
-    found = MESSAGES.get((direction, type_))
+    found = (_TO_SERVER if direction is Direction.TO_SERVER else _TO_CLIENT).get(type_)
     if found is None:
         raise ProtocolError("unknown_type", f"unknown message type {type_[:64]!r}")
     return found

@@ -185,7 +185,7 @@ def check_fields(
 ) -> None:
     """Checks the known fields of a map; unknown keys are ignored (forward compatibility)."""
     for f in fields:
-        path = f"{prefix}{f.name}"
+        path = prefix + f.name if prefix else f.name
         if f.name not in value:
             if f.required:
                 raise ProtocolError("missing_field", f"{path} is required", field=path)

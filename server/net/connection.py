@@ -351,11 +351,23 @@ class Connection:
     # -- sending ----------------------------------------------------------------------
 
     def send_message(self, msg: Message) -> None:
-        """`Peer.send_message`: messages of features not agreed on are dropped."""
+        """`Peer.send_message`: messages of features not agreed on are dropped.
+
+        `send` and `send_body` in one: every frame a table sends comes this way."""
         feature = _FEATURE_OF.get(msg.get("type", ""))
         if feature is not None and feature not in self.features:
             return
-        self.send(msg)
+        if self._closing or self.transport is None:
+            return
+        try:
+            body = encode(msg)
+        except (TypeError, ValueError):
+            log.failure("could not encode a {type} message", type=msg.get("type"))
+            return
+        if self._paused:
+            self.send_body(body)  # it checks the output bound
+        else:
+            self._queue(body)
 
     def send(self, msg: Message) -> None:
         """Queue one message, or close a client that left too much unread."""

@@ -94,6 +94,14 @@ class ServerProtocol(Connection, Int32StringReceiver):
                    b"".join([pack(len(body)) + body for body in bodies]))
         self._written()
 
+    def _flush(self, body: bytes) -> None:
+        """`Connection._flush` with `_write_body` inline: every frame comes this way."""
+        transport = self.transport
+        if transport is None:
+            return
+        send_frame(self._socket, transport, _LENGTH.pack(len(body)) + body)
+        self._written()
+
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it
         to the transport (as `sendString` would).

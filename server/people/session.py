@@ -356,8 +356,8 @@ class Sessions:
     def deliver(self, player_id: str, msg: Message) -> None:
         """Send to a member of a table (tables know members by id only)."""
         session = self._by_id.get(player_id)
-        if session is not None:
-            session.send(msg)
+        if session is not None and session.peer is not None:  # `Session.send`, inline
+            session.peer.send_message(msg)
 
     def resume(self, token: str, peer: Peer) -> Session | None:
         """Attach `peer` to the session of `token`; None if the token is unknown.

@@ -746,7 +746,9 @@ class Load:
         moves = c.moves
         cpu = window["server_cpu_s"]
         return {**window, "connections": len(conns), "moves": moves,
-                **({"moves_by_process": [c.moves_at.get(n, 0) for n in range(len(ports))]}
+                **({"moves_by_process": [c.moves_at.get(n, 0) for n in range(len(ports))],
+                    "connections_by_process": [sum(x.home == n for x in conns)
+                                               for n in range(len(ports))]}
                    if len(ports) > 1 else {}),
                 "cpu_per_move_ms": round(cpu * 1000 / moves, 4)
                 if cpu is not None and moves else None,
@@ -1098,6 +1100,7 @@ class Load:
                                      for x in clusters],
             "cluster_redis_cpu_s": [x.get("redis_cpu_s") for x in clusters],
             "cluster_moves_by_process": [x["moves_by_process"] for x in clusters],
+            "cluster_connections_by_process": clusters[0]["connections_by_process"],
             "cluster_rounds_detail": clusters,
         }
 

@@ -194,13 +194,24 @@ class Postgres:
             return []
         return [int(head), *proc_children(int(head))]
 
+    def sql(self, statement: str) -> None:
+        """Run one statement with `psql` (the bench, like the rest of the server, leaves
+        database drivers to the store)."""
+        bin_dir = self._bin or pg_bindir()
+        psql = str(bin_dir / "psql") if bin_dir else shutil.which("psql")
+        if psql is None or not Path(psql).exists():
+            raise RuntimeError("psql is not installed (Debian: apt-get install "
+                               "postgresql-client)")
+        done = subprocess.run([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url,
+                               "-c", statement], capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise RuntimeError(f"psql failed ({done.returncode}): {done.stderr.strip()}")
+
     def store(self) -> str:
         """A new, empty store's URL."""
-        import psycopg
-
         name = f"{self._prefix}{next(self._names)}"
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {name}")
+        self.sql(f"CREATE SCHEMA {name}")
         self.schemas.append(name)
         sep = "&" if "?" in self.url else "?"
         return f"{self.url}{sep}options=-csearch_path%3D{name}"
@@ -214,9 +225,6 @@ class Postgres:
                               "immediate", "-w", "stop")
             shutil.rmtree(self.folder, ignore_errors=True)
             return
-        import psycopg
-
-        with contextlib.suppress(psycopg.Error), \
-                psycopg.connect(self.url, autocommit=True) as conn:
-            for name in self.schemas:
-                conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        for name in self.schemas:
+            with contextlib.suppress(RuntimeError, OSError, subprocess.TimeoutExpired):
+                self.sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")

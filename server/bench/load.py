@@ -110,6 +110,16 @@ def cpu_seconds(pid: int | None = None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def runqueue_seconds(pid: int) -> float | None:
+    """Seconds `pid` was ready to run but waited for a core (`/proc/PID/schedstat`,
+    Linux with schedstats; None elsewhere): on a shared machine, how much of a round's
+    latency is other jobs' doing."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def rss_kib(pid: int) -> int | None:
     """Resident memory of `pid` in KiB (VmRSS), or None off Linux."""
     try:
@@ -771,12 +781,16 @@ class Load:
         found = {name: pids_of() for name, pids_of in others.items()}
         c.reset()
         server0, client0 = [cpu_seconds(p) for p in pids], cpu_seconds()
+        wait0 = [runqueue_seconds(p) for p in pids]
         other0 = {name: {p: cpu_seconds(p) for p in ps} for name, ps in found.items()}
         c.measuring = True
         await self.sleep(self.args.seconds)
         c.measuring = False
         server1, client1 = [cpu_seconds(p) for p in pids], cpu_seconds()
+        wait1 = [runqueue_seconds(p) for p in pids]
         assert client0 is not None and client1 is not None
+        waits = [None if x is None or y is None else y - x
+                 for x, y in zip(wait0, wait1, strict=True)]
         each = [None if x is None or y is None else round(y - x, 3)
                 for x, y in zip(server0, server1, strict=True)]
         spent: dict[str, Any] = {}
@@ -789,6 +803,8 @@ class Load:
         return {"server_cpu_s": None if None in each else round(sum(
                     x for x in each if x is not None), 3),
                 **({"server_cpu_each_s": each} if len(pids) > 1 else {}),
+                "server_waited_s": None if None in waits else round(sum(
+                    x for x in waits if x is not None), 3),
                 **spent, "client_cpu_s": round(client1 - client0, 3)}
 
     async def bar_round(self, serve: str, connections: int,
@@ -1043,6 +1059,7 @@ class Load:
             "errors": sum(x["errors"] for x in loads),
             "server_cpu_s": [x["server_cpu_s"] for x in loads],
             "client_cpu_s": [x["client_cpu_s"] for x in loads],
+            "server_waited_s": [x["server_waited_s"] for x in loads],
             "echo_server_cpu_s": [y["echo_server_cpu_s"] for y in echoes],
             "echo_client_cpu_s": [y["echo_client_cpu_s"] for y in echoes],
             "fanout_server_cpu_s": [y["fanout_server_cpu_s"] for y in fanouts],
@@ -1099,6 +1116,7 @@ class Load:
             "cluster_server_cpu_s": [x.get("server_cpu_each_s", [x["server_cpu_s"]])
                                      for x in clusters],
             "cluster_redis_cpu_s": [x.get("redis_cpu_s") for x in clusters],
+            "cluster_server_waited_s": [x["server_waited_s"] for x in clusters],
             "cluster_moves_by_process": [x["moves_by_process"] for x in clusters],
             "cluster_connections_by_process": clusters[0]["connections_by_process"],
             "cluster_rounds_detail": clusters,

@@ -60,6 +60,8 @@ def test_the_cluster_round_spreads_tables_and_members_over_the_processes(
         assert r["cluster_cpu_ratio"] == pytest.approx(
             r["cluster_cpu_per_move_ms"] / r["cpu_per_move_ms"], rel=1e-2)
     assert r["cluster_redis_cpu_s"] == [None]  # a Redis we were given is not measured
+    (waited,) = r["cluster_server_waited_s"]  # time ready to run without a core
+    assert waited is None or 0 <= waited < 2 * 1.0  # two processes, a 1 s window
     # Paced: one move in flight per table, a mean think time of tables / rate.
     think = TABLES * 1000 / PACED_RATE
     assert r["cluster_paced_think_ms"] == think

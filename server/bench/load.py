@@ -44,6 +44,8 @@ from typing import Any
 
 import msgpack
 
+from pisyedili.server.bench.services import Postgres, RedisServer, flush_redis
+
 HOST = "127.0.0.1"
 SESSIONS_PER_SOURCE = 30
 """The server allows 32 live sessions per address by default, so many connections come
@@ -80,6 +82,10 @@ FANOUT_UPDATE: Msg = {
 size the real server sends in mid-deal (~460 bytes framed, `seq` added per request)."""
 _LENGTH = struct.Struct("!I")
 FANOUT_ROUND_KEYS = ("fanout_moves_per_s", "fanout_server_cpu_s", "fanout_client_cpu_s")
+RATE_KEYS = ("moves_per_s", "mover_p50_ms", "mover_p99_ms", "last_seat_p50_ms",
+             "last_seat_p99_ms", "cpu_per_move_ms", "errors")
+"""The figures of a round paced at `--paced-rate`, one process's (`rate_single_`) and
+the cluster's (`cluster_paced_`)."""
 PACED_KEYS = ("paced_moves_per_s", "paced_mover_p50_ms", "paced_mover_p99_ms",
               "paced_last_seat_p50_ms", "paced_last_seat_p99_ms", "paced_server_cpu_s",
               "paced_errors")
@@ -102,6 +108,16 @@ def cpu_seconds(pid: int | None = None) -> float | None:
     fields = stat[stat.rindex(")") + 2:].split()  # the name may hold spaces
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def runqueue_seconds(pid: int) -> float | None:
+    """Seconds `pid` was ready to run but waited for a core (`/proc/PID/schedstat`,
+    Linux with schedstats; None elsewhere): on a shared machine, how much of a round's
+    latency is other jobs' doing."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def rss_kib(pid: int) -> int | None:
@@ -142,6 +158,9 @@ def raise_fd_limit() -> None:
 
 _LIVE: list[Child] = []
 """Children not stopped yet: `main` ends them whatever way the run ended."""
+_SERVICES: list[RedisServer | Postgres] = []
+"""The Redis and PostgreSQL a run started or made stores on: ended (or their stores
+dropped) after the children, whatever way the run ended."""
 
 
 LISTENING = re.compile(rb"listening on .*port=(\d+)")
@@ -208,11 +227,12 @@ def _nodelay(transport: Any) -> None:
 
 
 def server_argv(seed: int, deal_pause: float, profile: str | None,
-                db_path: str = ":memory:") -> list[str]:
+                db_path: str = ":memory:", cluster: str | None = None) -> list[str]:
     """The server's command line, on a port of its choosing (`Child` reads it from the
     server's log). `db_path` is `:memory:` (nothing kept) or a fresh
-    file, so the journal writes every command as a server on a real store does; never
-    the user's own database."""
+    file or PostgreSQL schema, so the journal writes every command as a server on a
+    real store does; never the user's own database. With `cluster` (a Redis URL) the
+    process joins that cluster."""
     run = ([sys.executable, "-m", "cProfile", "-o", profile] if profile
            else [sys.executable])
     huge = "1000000"
@@ -228,7 +248,8 @@ def server_argv(seed: int, deal_pause: float, profile: str | None,
             "--max-connections", "30000", "--max-per-address", "30000",
             "--max-tables-per-address", huge, "--max-tables-total", huge,
             "--rate", huge, "--burst", huge, "--ping-seconds", "3600",
-            "--idle-seconds", "7200", "--handshake-seconds", "600", *db, *pause]
+            "--idle-seconds", "7200", "--handshake-seconds", "600", *db, *pause,
+            *(["--cluster", cluster] if cluster else [])]
 
 
 def serve(argv: list[str]) -> None:
@@ -342,12 +363,15 @@ class Counters:
     errors: int = 0
     echoes: int = 0
     fanouts: int = 0
+    moves_at: dict[int, int] = field(default_factory=dict)
+    """Moves counted by the process that holds the table (its index in a cluster)."""
     mover_ms: list[float] = field(default_factory=list)
     last_seat_ms: list[float] = field(default_factory=list)
 
     def reset(self) -> None:
         self.moves = self.frames = self.bytes = self.errors = self.echoes = 0
         self.fanouts = 0
+        self.moves_at.clear()
         self.mover_ms.clear()
         self.last_seat_ms.clear()
 
@@ -385,6 +409,8 @@ def _client_class() -> Any:
             self.c = counters
             self.table: Table | None = None
             self.host = False
+            self.home = 0
+            """The index of the process this client is connected to."""
             self.updates = 0
             self.next_id = 1
             self.waiters: dict[int, Deferred[Msg]] = {}
@@ -467,6 +493,7 @@ def _client_class() -> Any:
                 events = msg["events"]
                 if events and events[0]["event"] != "deal_start":
                     c.moves += 1
+                    c.moves_at[self.home] = c.moves_at.get(self.home, 0) + 1
             step = table.pending.get(self.updates)
             if step is None:
                 return
@@ -576,6 +603,30 @@ class Load:
         self.client = _client_class()
         self.echo_client = _echo_client_class()
         self.fanout_client = _fanout_client_class()
+        self.pg: Postgres | None = None
+        self.redis: RedisServer | None = None
+
+    def postgres(self) -> Postgres:
+        """The PostgreSQL the run's stores are made on: `--postgres-url`, or one of our
+        own, started on first use."""
+        if self.pg is None:
+            url = self.args.postgres_url
+            self.pg = Postgres(url) if url else Postgres.start()
+            _SERVICES.append(self.pg)
+        return self.pg
+
+    def redis_url(self) -> str:
+        """An empty Redis database for a cluster round: `--redis-url` (emptied), or
+        one of our own, started on first use."""
+        if self.args.redis_url:
+            flush_redis(self.args.redis_url)
+            return str(self.args.redis_url)
+        if self.redis is None:
+            self.redis = RedisServer()
+            _SERVICES.append(self.redis)
+        else:
+            flush_redis(self.redis.url)
+        return self.redis.url
 
     def _source(self) -> str:
         i = self.n_conn
@@ -618,10 +669,18 @@ class Load:
         ds = [sem.run(launch, job) for job in jobs]
         return list(await gatherResults(ds, consumeErrors=True))
 
-    async def open_table(self, port: int, c: Counters, n: int) -> list[Any]:
+    async def open_table(self, ports: list[int], c: Counters, n: int) -> list[Any]:
+        """Table `n`, held by process `n` mod the processes (`ports`): tables spread
+        evenly over them, and its 4 members too, from the holder on (with 2 processes,
+        seats 0 and 1 on the holder, 2 and 3 on the other)."""
         a = self.args
-        host = await self.hello(port, c, f"T{n}s0")
-        host.host = True
+        owner = n % len(ports)
+
+        def home(seat: int) -> int:
+            return (owner + seat * len(ports) // 4) % len(ports)
+
+        host = await self.hello(ports[owner], c, f"T{n}s0")
+        host.host, host.home = True, owner
         reply = await host.request("create_table", rules=a.rules, seats=4, options={
             "turn_seconds": 0, "match_end": MATCH_END[a.rules]})
         if reply["type"] != "table":
@@ -633,7 +692,8 @@ class Load:
                 await host.request("add_bot", seat=seat, level=a.bot_level)
         else:
             for seat in (1, 2, 3):
-                guest = await self.hello(port, c, f"T{n}s{seat}")
+                guest = await self.hello(ports[home(seat)], c, f"T{n}s{seat}")
+                guest.home = home(seat)
                 joined = await guest.request("join_table", table=table_id)
                 if joined["type"] != "table":
                     raise RuntimeError(f"join_table refused: {joined}")
@@ -653,36 +713,55 @@ class Load:
         a = self.args
         with tempfile.TemporaryDirectory(prefix="pisyedili-bench-") as scratch:
             db = ":memory:" if store == "memory" else os.path.join(scratch, "bench.sqlite3")
+            if store == "postgresql":
+                db = self.postgres().store()
             child = Child(server_argv(seed, a.deal_pause, a.profile if profiled else None,
                                       db))
-            result = await self._load(child, seed, child.port,
+            result = await self._load([child], seed,
                                       a.think if think_ms is None else think_ms,
-                                      a.warmup if warmup is None else warmup)
+                                      a.warmup if warmup is None else warmup,
+                                      {"postgres": self.pg.pids}
+                                      if store == "postgresql" and self.pg else {})
             if store == "file":
                 result["db_bytes"] = sum(os.path.getsize(os.path.join(scratch, f))
                                          for f in os.listdir(scratch))
         return {**result, "store": store}
 
-    async def _load(self, child: Child, seed: int, port: int, think_ms: float,
-                    warmup: float) -> dict[str, Any]:
+    async def _load(self, children: list[Child], seed: int, think_ms: float,
+                    warmup: float, others: dict[str, Callable[[], list[int]]]
+                    ) -> dict[str, Any]:
+        """A round against the server processes `children` (one, or a cluster's), with
+        the CPU of the services `others` names (their pids, read at the window's
+        start and end) measured alongside."""
         a = self.args
         c = Counters(think=think_ms / 1000, rng=random.Random(seed))
+        ports = [child.port for child in children]
+        conns: list[Any] = []
         try:
-            tables = await self.bounded([functools.partial(self.open_table, port, c, n)
+            tables = await self.bounded([functools.partial(self.open_table, ports, c, n)
                                          for n in range(a.tables)])
+            conns = [x for clients in tables for x in clients]
             for clients in tables:
                 clients[0].request("start")
             await self.sleep(warmup)
-            window = await self.window(c, child.pid)
-            if child.proc.poll() is not None:
-                raise RuntimeError(f"the server died: {child.stderr()}")
-            conns = [x for clients in tables for x in clients]
+            window = await self.window(c, [child.pid for child in children], others)
+            for child in children:
+                if child.proc.poll() is not None:
+                    raise RuntimeError(f"a server died: {child.stderr()}")
         finally:
-            child.stop()
-        for x in conns:
-            x.transport.abortConnection()
+            for child in children:
+                child.stop()
+            for x in conns:
+                x.transport.abortConnection()
         moves = c.moves
+        cpu = window["server_cpu_s"]
         return {**window, "connections": len(conns), "moves": moves,
+                **({"moves_by_process": [c.moves_at.get(n, 0) for n in range(len(ports))],
+                    "connections_by_process": [sum(x.home == n for x in conns)
+                                               for n in range(len(ports))]}
+                   if len(ports) > 1 else {}),
+                "cpu_per_move_ms": round(cpu * 1000 / moves, 4)
+                if cpu is not None and moves else None,
                 "moves_per_s": moves / a.seconds, "errors": c.errors,
                 "frames_per_move": c.frames / moves if moves else None,
                 "bytes_per_move": c.bytes / moves if moves else None,
@@ -691,17 +770,42 @@ class Load:
                 "last_seat_p50_ms": percentile(c.last_seat_ms, 50),
                 "last_seat_p99_ms": percentile(c.last_seat_ms, 99)}
 
-    async def window(self, c: Counters, pid: int) -> dict[str, Any]:
+    async def window(self, c: Counters, pid: int | list[int],
+                     others: dict[str, Callable[[], list[int]]] | None = None
+                     ) -> dict[str, Any]:
+        """The measured window: the clients' counters, and the CPU of the server `pid`
+        (a list: summed, and given each as `server_cpu_each_s`) and of each service in
+        `others` (`NAME_cpu_s`: its processes' CPU, summed)."""
+        pids = pid if isinstance(pid, list) else [pid]
+        others = others or {}
+        found = {name: pids_of() for name, pids_of in others.items()}
         c.reset()
-        server0, client0 = cpu_seconds(pid), cpu_seconds()
+        server0, client0 = [cpu_seconds(p) for p in pids], cpu_seconds()
+        wait0 = [runqueue_seconds(p) for p in pids]
+        other0 = {name: {p: cpu_seconds(p) for p in ps} for name, ps in found.items()}
         c.measuring = True
         await self.sleep(self.args.seconds)
         c.measuring = False
-        server1, client1 = cpu_seconds(pid), cpu_seconds()
+        server1, client1 = [cpu_seconds(p) for p in pids], cpu_seconds()
+        wait1 = [runqueue_seconds(p) for p in pids]
         assert client0 is not None and client1 is not None
-        return {"server_cpu_s": None if server0 is None or server1 is None
-                else round(server1 - server0, 3),
-                "client_cpu_s": round(client1 - client0, 3)}
+        waits = [None if x is None or y is None else y - x
+                 for x, y in zip(wait0, wait1, strict=True)]
+        each = [None if x is None or y is None else round(y - x, 3)
+                for x, y in zip(server0, server1, strict=True)]
+        spent: dict[str, Any] = {}
+        for name, pids_of in others.items():
+            before = other0[name]
+            after = {p: cpu_seconds(p) for p in {*before, *pids_of()}}
+            # a process started inside the window counts from 0, one ended in it is lost
+            deltas = [y - (before.get(p) or 0.0) for p, y in after.items() if y is not None]
+            spent[f"{name}_cpu_s"] = round(sum(deltas), 3) if deltas else None
+        return {"server_cpu_s": None if None in each else round(sum(
+                    x for x in each if x is not None), 3),
+                **({"server_cpu_each_s": each} if len(pids) > 1 else {}),
+                "server_waited_s": None if None in waits else round(sum(
+                    x for x in waits if x is not None), 3),
+                **spent, "client_cpu_s": round(client1 - client0, 3)}
 
     async def bar_round(self, serve: str, connections: int,
                         join: Callable[[int, Counters], Any],
@@ -765,6 +869,61 @@ class Load:
         return {"fanout_moves_per_s": c.fanouts / self.args.seconds,
                 "fanout_server_cpu_s": window["server_cpu_s"],
                 "fanout_client_cpu_s": window["client_cpu_s"]}
+
+    async def cluster_round(self, seed: int, think_ms: float | None = None,
+                            warmup: float | None = None) -> dict[str, Any]:
+        """One round of `--cluster N` processes joined over Redis, each table held by
+        one of them and its members spread over them (`open_table`); CPU summed over
+        the processes and Redis (and PostgreSQL, our own, with `--cluster-db
+        postgresql`)."""
+        a = self.args
+        url = self.redis_url()
+        redis = self.redis
+        others: dict[str, Callable[[], list[int]]] = {}
+        if redis is not None and not a.redis_url:
+            others["redis"] = lambda: [redis.pid]
+        db = ":memory:"
+        if a.cluster_db == "postgresql":
+            pg = self.postgres()
+            db = pg.store()
+            others["postgres"] = pg.pids
+        children: list[Child] = []
+        try:
+            for n in range(a.cluster):
+                children.append(Child(server_argv(seed + 1000 * n, a.deal_pause, None, db,
+                                                  cluster=url)))
+        except BaseException:
+            for child in children:
+                child.stop()
+            raise
+        r = await self._load(children, seed, a.think if think_ms is None else think_ms,
+                             a.warmup if warmup is None else warmup, others)
+        spent = [r["server_cpu_s"], *(r.get(f"{name}_cpu_s") for name in others)]
+        total = None if None in spent else sum(x for x in spent if x is not None)
+        r["cpu_per_move_ms"] = round(total * 1000 / r["moves"], 4) \
+            if total is not None and r["moves"] else None
+        r["total_cpu_s"] = None if total is None else round(total, 3)
+        return {**r, "processes": a.cluster, "store": a.cluster_db}
+
+    async def rate_rounds(self) -> dict[str, Any]:
+        """With `--cluster`: one process, then the cluster, each paced at `--paced-rate`
+        moves/s (the clients' mean think time is tables / rate, since a table has one
+        move in flight), after a warm-up of at least twice that think time."""
+        a = self.args
+        if not a.cluster or not a.paced_rate:
+            return {"cluster_paced_rate": a.paced_rate if a.cluster else None,
+                    "cluster_paced_think_ms": None,
+                    **{f"{side}_{k}": None for side in ("rate_single", "cluster_paced")
+                       for k in RATE_KEYS}}
+        think = a.tables * 1000 / a.paced_rate
+        warmup = max(a.warmup, 2 * think / 1000)
+        single = await self.load_round(a.seed + a.rounds + 1, "memory", think, warmup,
+                                       profiled=False)
+        await self.sleep(0.5)
+        cluster = await self.cluster_round(a.seed + a.rounds + 1, think, warmup)
+        return {"cluster_paced_rate": a.paced_rate, "cluster_paced_think_ms": think,
+                **{f"rate_single_{k}": single[k] for k in RATE_KEYS},
+                **{f"cluster_paced_{k}": cluster[k] for k in RATE_KEYS}}
 
     async def paced_round(self) -> dict[str, Any]:
         """The real server with every scripted client thinking `--paced-think` ms on
@@ -842,10 +1001,14 @@ class Load:
         echoes: list[dict[str, Any]] = []
         stored: list[dict[str, Any]] = []  # with --db both: the same load on a file
         fanouts: list[dict[str, Any]] = []  # all None with --no-fanout
+        clusters: list[dict[str, Any]] = []  # with --cluster N
+        main_store = "file" if a.db in ("file", "postgresql") else "memory"
         for r in range(a.rounds):
-            loads.append(await self.load_round(a.seed + r,
-                                               "file" if a.db == "file" else "memory"))
+            loads.append(await self.load_round(a.seed + r, main_store))
             await self.sleep(0.5)  # let the aborted connections go
+            if a.cluster:
+                clusters.append(await self.cluster_round(a.seed + r))
+                await self.sleep(0.5)
             echoes.append(await self.echo_round(loads[-1]["connections"]))
             await self.sleep(0.5)
             if a.fanout:
@@ -853,9 +1016,11 @@ class Load:
                 await self.sleep(0.5)
             else:
                 fanouts.append(dict.fromkeys(FANOUT_ROUND_KEYS))
-            if a.db == "both":
-                stored.append(await self.load_round(a.seed + r, "file"))
+            if a.db in ("both", "postgresql"):
+                stored.append(await self.load_round(
+                    a.seed + r, "file" if a.db == "both" else "postgresql"))
                 await self.sleep(0.5)
+        rated = await self.rate_rounds()
         paced = await self.paced_round()
         if a.paced_think:
             await self.sleep(0.5)
@@ -894,11 +1059,14 @@ class Load:
             "errors": sum(x["errors"] for x in loads),
             "server_cpu_s": [x["server_cpu_s"] for x in loads],
             "client_cpu_s": [x["client_cpu_s"] for x in loads],
+            "server_waited_s": [x["server_waited_s"] for x in loads],
             "echo_server_cpu_s": [y["echo_server_cpu_s"] for y in echoes],
             "echo_client_cpu_s": [y["echo_client_cpu_s"] for y in echoes],
             "fanout_server_cpu_s": [y["fanout_server_cpu_s"] for y in fanouts],
             "fanout_client_cpu_s": [y["fanout_client_cpu_s"] for y in fanouts],
             **paced,
+            "cpu_per_move_ms": med(loads, "cpu_per_move_ms"),
+            **self.cluster_figures(loads, clusters, med, ratio), **rated,
             "rounds_detail": [{**x, **y, **z}
                               for x, y, z in zip(loads, echoes, fanouts, strict=True)],
             "idle": idle,
@@ -909,7 +1077,49 @@ class Load:
                     for x, y in zip(stored, loads, strict=True)), 4),
                 "file_last_seat_p99_ms": med(stored, "last_seat_p99_ms"),
                 "file_db_bytes": [x["db_bytes"] for x in stored],
-                "file_rounds_detail": stored} if stored else {}),
+                "file_rounds_detail": stored} if stored and a.db == "both" else {}),
+            **({"postgres_moves_per_s": med(stored, "moves_per_s"),
+                "file_moves_per_s": moves,
+                "postgres_to_file": ratio([x["moves_per_s"] for x in stored],
+                                          [x["moves_per_s"] for x in loads]),
+                "postgres_cpu_per_move_ms": med(stored, "cpu_per_move_ms"),
+                "file_cpu_per_move_ms": med(loads, "cpu_per_move_ms"),
+                "postgres_cpu_ratio": ratio([x["cpu_per_move_ms"] for x in stored],
+                                            [x["cpu_per_move_ms"] for x in loads]),
+                "postgres_last_seat_p99_ms": med(stored, "last_seat_p99_ms"),
+                "postgres_db_cpu_s": [x.get("postgres_cpu_s") for x in stored],
+                "postgres_rounds_detail": stored} if a.db == "postgresql" else {}),
+        }
+
+    def cluster_figures(self, loads: list[dict[str, Any]], clusters: list[dict[str, Any]],
+                        med: Callable[[list[dict[str, Any]], str], float | None],
+                        ratio: Callable[[list[float | None], list[float | None]],
+                                        float | None]) -> dict[str, Any]:
+        """The `cluster_*` keys: medians over the cluster rounds, and the ratio of CPU
+        per move (processes and Redis) to one process's, taken round by round (each
+        cluster round follows a one-process round)."""
+        a = self.args
+        if not a.cluster:
+            return {"cluster": None}
+        return {
+            "cluster": a.cluster, "cluster_db": a.cluster_db,
+            "cluster_moves_per_s": med(clusters, "moves_per_s"),
+            "cluster_cpu_per_move_ms": med(clusters, "cpu_per_move_ms"),
+            "cluster_cpu_ratio": ratio([x["cpu_per_move_ms"] for x in clusters],
+                                       [x["cpu_per_move_ms"] for x in loads]),
+            "cluster_to_single": ratio([x["moves_per_s"] for x in clusters],
+                                       [x["moves_per_s"] for x in loads]),
+            **{f"cluster_{k}": med(clusters, k) for k in (
+                "mover_p50_ms", "mover_p99_ms", "last_seat_p50_ms", "last_seat_p99_ms",
+                "frames_per_move")},
+            "cluster_errors": sum(x["errors"] for x in clusters),
+            "cluster_server_cpu_s": [x.get("server_cpu_each_s", [x["server_cpu_s"]])
+                                     for x in clusters],
+            "cluster_redis_cpu_s": [x.get("redis_cpu_s") for x in clusters],
+            "cluster_server_waited_s": [x["server_waited_s"] for x in clusters],
+            "cluster_moves_by_process": [x["moves_by_process"] for x in clusters],
+            "cluster_connections_by_process": clusters[0]["connections_by_process"],
+            "cluster_rounds_detail": clusters,
         }
 
 
@@ -961,17 +1171,38 @@ def parse(argv: Sequence[str], prog: str) -> argparse.Namespace:
     p.add_argument("--deal-pause", type=float, default=0.0,
                    help="seconds between deals on the server (its built-in default is 4)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--db", choices=("memory", "file", "both"), default="memory",
+    p.add_argument("--db", choices=("memory", "file", "both", "postgresql"),
+                   default="memory",
                    help="the server's store: memory (keeps nothing), file (a fresh SQLite "
-                   "file: every table command journalled), or both, alternated in each "
-                   "round, with their ratio (default memory)")
+                   "file: every table command journalled), both, alternated in each "
+                   "round, with their ratio, or postgresql: file, then a fresh "
+                   "PostgreSQL store in each round, with their ratio (default memory)")
+    p.add_argument("--postgres-url", metavar="URL",
+                   help="the PostgreSQL to make stores on (a schema each; its user may "
+                   "create schemas); default: a throwaway cluster of the bench's own")
+    p.add_argument("--cluster", type=int, default=0, metavar="N",
+                   help="after each one-process round, a round of N server processes "
+                   "joined over Redis, each table held by one and its members spread "
+                   "over them; then both paced at --paced-rate (default 0: none)")
+    p.add_argument("--cluster-db", choices=("memory", "postgresql"), default="memory",
+                   help="the cluster's store: memory (each process keeps nothing, as the "
+                   "one-process round) or one shared PostgreSQL store (default memory)")
+    p.add_argument("--redis-url", metavar="URL",
+                   help="the Redis for --cluster, redis://HOST:PORT/N: its database is "
+                   "EMPTIED before each round; default: a redis-server of the bench's own")
+    p.add_argument("--paced-rate", type=float, default=1000.0, metavar="MOVES_PER_S",
+                   help="with --cluster: one process and the cluster paced at this many "
+                   "moves/s (think time: tables / rate), for latency at a set load "
+                   "(default 1000; 0: skip)")
     p.add_argument("--profile", metavar="FILE",
                    help="run the server under cProfile, writing stats to FILE")
     args = p.parse_args(list(argv))
     if args.tables < 1 or args.rounds < 1 or args.seconds <= 0 or args.warmup < 0 \
-            or args.think < 0 or args.paced_think < 0:
+            or args.think < 0 or args.paced_think < 0 or args.cluster < 0 \
+            or args.paced_rate < 0:
         p.error("--tables and --rounds must be at least 1, --seconds positive, "
-                "--think, --paced-think and --warmup not negative")
+                "--think, --paced-think, --paced-rate, --cluster and --warmup not "
+                "negative")
     if not 0 <= args.idle <= 15000:
         p.error("--idle must be 0..15000")
     return args
@@ -1003,6 +1234,8 @@ def run_on_reactor(run: Callable[[], Coroutine[Any, Any, dict[str, Any]]], budge
     finally:
         for child in list(_LIVE):
             child.stop()
+        while _SERVICES:
+            _SERVICES.pop().stop()
     if watchdog.active():
         watchdog.cancel()
     result = outcome.get("result")
@@ -1018,7 +1251,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "pisyedili-bench load") 
     # Every wait is bounded on its own; this bounds their sum, whatever goes wrong.
     paced = args.seconds + max(args.warmup, 2 * args.paced_think / 1000) + 240 \
         if args.paced_think else 0
-    budget = args.rounds * (3 * (args.seconds + args.warmup) + 360) + paced \
+    rated = 2 * (args.seconds + max(args.warmup, 2 * args.tables / args.paced_rate) + 240) \
+        if args.cluster and args.paced_rate else 0
+    budget = args.rounds * ((3 + bool(args.cluster)) * (args.seconds + args.warmup) + 360
+                            + 240 * bool(args.cluster)) + paced + rated \
         + args.idle / 20 + 300
     result = run_on_reactor(Load(args).run, budget, prog)
     if result is None:

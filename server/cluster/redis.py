@@ -167,11 +167,66 @@ def _once_joined(tell: Callable[Concatenate[RedisCluster, P], None]
     return told
 
 
+class _NoDelay(txredisapi.RedisProtocol):  # type: ignore[misc]
+    """The command link's protocol, with Nagle's algorithm off (as redis-py sets it): a publish is
+    a small write that must leave at once, not wait for the previous one's ACK."""
+
+    def connectionMade(self) -> Deferred[Any]:
+        self.transport.setTcpNoDelay(True)
+        made: Deferred[Any] = super().connectionMade()
+        return made
+
+
+class _Batched:
+    """The command link, holding `send`'s messages to the end of the reactor turn:
+    each run of messages to one process is published as one list (a step's frames for
+    the members a process holds: one publish, one wake-up there, not one a frame; a
+    process from before lists reads only the single ones, so a cluster is upgraded
+    all at once).
+    Any other command first publishes what is held, so the link still carries every
+    message and command in the order it was made."""
+
+    def __init__(self, link: Any, clock: Any, channel: Callable[[str], str],
+                 failed: Callable[[Failure, str], None]) -> None:
+        self.link = link
+        self._clock = clock
+        self._channel = channel
+        self._failed = failed
+        self._held: list[tuple[str, list[dict[str, Any]]]] = []
+        self._call: Any = None
+
+    def hold(self, process: str, message: dict[str, Any]) -> None:
+        if self._held and self._held[-1][0] == process:
+            self._held[-1][1].append(message)
+        else:
+            self._held.append((process, [message]))
+        if self._call is None:
+            self._call = self._clock.callLater(0, self.flush)
+
+    def flush(self) -> None:
+        if self._call is not None:
+            if self._call.active():
+                self._call.cancel()
+            self._call = None
+        held, self._held = self._held, []
+        for process, messages in held:
+            payload = msgpack.packb(messages if len(messages) > 1 else messages[0],
+                                    use_bin_type=True)  # one alone: as it always was
+            d: Deferred[Any] = self.link.publish(self._channel(f"to:{process}"), payload)
+            d.addErrback(self._failed, "a message to another process")
+
+    def __getattr__(self, name: str) -> Any:
+        if self._held:
+            self.flush()
+        return getattr(self.link, name)
+
+
 class _Listener(txredisapi.SubscriberProtocol):  # type: ignore[misc]
     """The subscribing link: (re)subscribes on every connect, hands on what it hears,
     and says when it is lost."""
 
     def connectionMade(self) -> Deferred[Any]:
+        self.transport.setTcpNoDelay(True)
         made: Deferred[Any] = super().connectionMade()
         made.addCallback(lambda _: self.subscribe(self.factory.channels))
         made.addCallback(lambda _: self.factory.subscribed(self))
@@ -189,6 +244,8 @@ class _Listener(txredisapi.SubscriberProtocol):  # type: ignore[misc]
 class _Link(txredisapi.RedisFactory):  # type: ignore[misc]
     """The command link (one connection, reconnected with back-off): tells its
     cluster when its connection is ready and when it is gone."""
+
+    protocol = _NoDelay
 
     def __init__(self, cluster: RedisCluster, address: ClusterAddress,
                  reply_timeout: float) -> None:
@@ -300,7 +357,7 @@ class RedisCluster:
         link = _Link(self, self.address, min(10.0, self.lease))
         _back_off(link, self.lease)
         link.startConnecting(HostnameEndpoint(self._clock, host, port, timeout=5))
-        self._redis = link.handler
+        self._redis = _Batched(link.handler, self._clock, self._channel, self._failed)
         await self._subscribe()
         await self._read_rows()
         self._joined = self._up = True
@@ -510,10 +567,17 @@ class RedisCluster:
             message = msgpack.unpackb(payload, raw=False)
             if channel.endswith(b":lobby"):
                 self._lobby_heard(message)
-            elif self._on_message is not None:
-                self._on_message(message)
+                return
         except Exception:
             log.failure("cluster: a message from {channel} failed", channel=channel)
+            return
+        # a process's messages to this one come in lists (`_Batched`), each on its own
+        for one in message if isinstance(message, list) else [message]:
+            try:
+                if self._on_message is not None:
+                    self._on_message(one)
+            except Exception:
+                log.failure("cluster: a message from {channel} failed", channel=channel)
 
     def _lobby_heard(self, delta: dict[str, Any]) -> None:
         process = delta.pop("process")
@@ -862,9 +926,7 @@ class RedisCluster:
     def send(self, process: str, message: dict[str, Any]) -> None:
         if not self._up:  # lost, as over a link that dropped: the relay's hooks resync
             return
-        payload = msgpack.packb(message, use_bin_type=True)
-        self._tell(self._redis.publish(self._channel(f"to:{process}"), payload),
-                   "a message to another process")
+        self._redis.hold(process, message)
 
     def listen(self, on_lobby: Heard, on_message: Heard,
                on_gone: Callable[[str], None]) -> None:

@@ -126,6 +126,17 @@ return 1
 """
 """A hash's fields written and given its TTL, at once."""
 
+RENEW = """
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
+return #KEYS
+"""
+"""Many keys' TTL renewed in one command: a beat of a process holding thousands of
+sessions is a few replies to read, not one a key (which stalled its tables' moves)."""
+
+RENEW_CHUNK = 500
+"""Keys a `RENEW` takes: Redis runs a script alone, so a long one would hold up the
+other processes' commands."""
+
 HOLDER = """
 local holder = redis.call('HGET', KEYS[1], 'process')
 if holder and redis.call('EXISTS', ARGV[1] .. holder) == 1 then return holder end
@@ -639,8 +650,11 @@ class RedisCluster:
             return
         process = self._key("process", self._process)
         d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(self.lease))
-        for key in self._live - {process}:
-            self._pexpire(key, _ms(self.lease)).addErrback(self._failed, "renew")
+        keys = sorted(self._live - {process})
+        for start in range(0, len(keys), RENEW_CHUNK):
+            renewed: Deferred[Any] = self._redis.eval(
+                RENEW, keys[start:start + RENEW_CHUNK], [_ms(self.lease)])
+            renewed.addErrback(self._failed, "renew")
         d.addErrback(self._failed, "renewing the lease")
         if self._clock.seconds() < self._judge_from:
             return

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -80,6 +81,10 @@ def _placeholders(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
+_PLAIN_INSERT = re.compile(r"INSERT INTO (\w+) VALUES \((?:\?, )*\?\)")
+"""An INSERT of whole rows with no ON CONFLICT: one COPY can write a run of them."""
+
+
 class PostgresStore(SqlStore):
     """The store in one PostgreSQL database, named by a libpq URL."""
 
@@ -126,8 +131,18 @@ class PostgresStore(SqlStore):
         return self._connection(sql).execute(_placeholders(sql), params or None)
 
     def _run_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Rows of a plain INSERT go by COPY: psycopg's `executemany` spends Python
+        time on each row's statement, holding the GIL the reactor needs (the journal's
+        runs of commands cost the server a quarter more CPU a move that way)."""
+        rows = list(rows)
         with self._connection(sql).cursor() as cur:
-            cur.executemany(_placeholders(sql), list(rows))
+            plain = _PLAIN_INSERT.fullmatch(sql)
+            if plain is None or len(rows) < 2:
+                cur.executemany(_placeholders(sql), rows)
+                return
+            with cur.copy(f"COPY {plain.group(1)} FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
 
     def _insert(self, sql: str, params: Sequence[Any]) -> int:
         row = self._run(f"{sql} RETURNING id", params).fetchone()

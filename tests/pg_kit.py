@@ -15,7 +15,6 @@ PostgreSQL tests skip, saying why, except under CI=true, where they fail.
 from __future__ import annotations
 
 import contextlib
-import glob
 import itertools
 import os
 import shutil
@@ -26,7 +25,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from process_output import free_port
+
+from pisyedili.server.bench.services import free_port, pg_bindir
 
 ENV = "PISYEDILI_TEST_POSTGRES"
 USER = "pisyedili"
@@ -39,16 +39,6 @@ def unavailable(why: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"PostgreSQL tests cannot run in CI: {why}", pytrace=False)
     pytest.skip(f"no PostgreSQL to test against: {why}")
-
-
-def bindir() -> Path | None:
-    """The newest PostgreSQL's binaries on this machine, or None."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name))
-    if found:
-        return Path(found[-1]).parent
-    on_path = shutil.which("initdb")
-    return Path(on_path).parent if on_path else None
 
 
 class Cluster:
@@ -69,7 +59,7 @@ class Cluster:
     @classmethod
     def start(cls) -> Cluster:
         """A new cluster in a folder of its own, running; raises RuntimeError if it cannot."""
-        bin_dir = bindir()
+        bin_dir = pg_bindir()
         if bin_dir is None:
             raise RuntimeError("initdb is not installed (Debian: apt-get install postgresql)")
         folder = Path(tempfile.mkdtemp(prefix="pisyedili-pg-"))

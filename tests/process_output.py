@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import queue
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -18,15 +17,6 @@ BACKSTOP = 60.0
 """Seconds any one wait may take: far beyond what a healthy process needs."""
 SERVER = "from pisyedili.server.service.tap import main; main()"
 """`pisyedili-server`, run by the interpreter the tests run on."""
-
-
-def free_port() -> int:
-    """A loopback port free now, for a program told its port before it starts (a
-    database, a proxy): one that binds port 0 itself names its own instead."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Output:

@@ -44,7 +44,13 @@ from typing import Any
 
 import msgpack
 
-from pisyedili.server.bench.services import Postgres, RedisServer, flush_redis
+from pisyedili.server.bench.services import (
+    NotInstalled,
+    Postgres,
+    RedisServer,
+    end_process,
+    flush_redis,
+)
 
 HOST = "127.0.0.1"
 SESSIONS_PER_SOURCE = 30
@@ -206,13 +212,7 @@ class Child:
     def stop(self) -> None:
         if self in _LIVE:
             _LIVE.remove(self)
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end_process(self.proc)
         self.log.close()
         self.out.close()
 
@@ -622,7 +622,10 @@ class Load:
             flush_redis(self.args.redis_url)
             return str(self.args.redis_url)
         if self.redis is None:
-            self.redis = RedisServer()
+            try:
+                self.redis = RedisServer()
+            except NotInstalled as e:
+                raise NotInstalled(f"{e}, and no --redis-url was given") from None
             _SERVICES.append(self.redis)
         else:
             flush_redis(self.redis.url)

@@ -1,4 +1,4 @@
-"""Throwaway Redis and PostgreSQL servers for `pisyedili-bench load`.
+"""Throwaway Redis and PostgreSQL servers for `pisyedili-bench load` (and the tests).
 
 The bench is never imported by the server, so it carries its own small starters
 instead of asking the operator for a Redis and a PostgreSQL to measure against (it
@@ -19,11 +19,16 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 START_TIMEOUT = 60.0
 RUN_AS = "nobody"
 """Who runs PostgreSQL when the bench runs as root: initdb refuses root."""
 PG_USER = "pisyedili"
+
+
+class NotInstalled(RuntimeError):
+    """A server program this machine does not have (the message says how to get it)."""
 
 
 def free_port() -> int:
@@ -60,19 +65,42 @@ def _ping(port: int) -> bool:
         return False
 
 
-class RedisServer:
-    """A redis-server of the bench's own; `url` is its database 0."""
+def end_process(proc: subprocess.Popen[Any]) -> None:
+    """Ask a process to stop, and kill it if it has not in 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
-    def __init__(self) -> None:
+
+class RedisServer:
+    """A redis-server of our own on a free loopback port; `url` is its database 0.
+
+    `keep`: its data is written to an append-only file (each write synced), so that
+    one killed (`kill`) and started again (`start`) on the same port and folder comes
+    back with it; otherwise it keeps nothing. The cluster tests start theirs here too."""
+
+    def __init__(self, keep: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError("redis-server is not installed (Debian: apt-get install "
-                               "redis-server), and no --redis-url was given")
-        self.folder = tempfile.mkdtemp(prefix="pisyedili-bench-redis-")
+            raise NotInstalled("redis-server is not installed (Debian: apt-get install "
+                               "redis-server)")
+        self.binary, self.keep = binary, keep
+        self.folder = tempfile.mkdtemp(prefix="pisyedili-redis-")
         self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        """Run it, and wait until it answers (one that is loading its file does not)."""
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.folder,
-             "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
+             "--dir", self.folder, "--save", "", "--appendonly",
+             "yes" if self.keep else "no", "--appendfsync", "always",
+             "--protected-mode", "yes"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT
         while not _ping(self.port):  # bounded by START_TIMEOUT
@@ -87,16 +115,20 @@ class RedisServer:
 
     @property
     def pid(self) -> int:
+        assert self.proc is not None
         return self.proc.pid
 
+    def kill(self) -> None:
+        """SIGKILL, as a crash would; its folder stays, for `start` again."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        if self.proc is not None:
+            end_process(self.proc)
+            self.proc = None
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -23,13 +23,13 @@ from typing import IO, Any
 
 import pytest
 import websocket
-from process_output import free_port
 
 from cluster.cluster_kit import BACKSTOP, Player, cluster, play_out
 from cluster.redis_kit import RedisAt
 from pisyedili.protocol.codec import decode, encode
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.bench.services import free_port
 from pisyedili.server.cluster.redis import PREFIX
 
 SHIPPED = Path(__file__).resolve().parents[2] / "systemd" / "haproxy-pisyedili.cfg"

@@ -7,23 +7,22 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pg_kit
 import pytest
-from process_output import SERVER, Output, free_port
+from process_output import SERVER, Output
 
-from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player
+from cluster.cluster_kit import LEASE, Msg, Player
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import Mover, _one_deal_started, _play, _record, _subsequence
 from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.bench.services import NotInstalled, RedisServer
 from pisyedili.server.cluster import ClusterAddress
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
@@ -33,53 +32,20 @@ GRACE = 2
 short, so the owner's players go on meanwhile."""
 
 
-class RedisProcess:
-    """A redis-server of this test's own, on one port: killed and started again."""
-
-    def __init__(self, folder: Path, keep: bool) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            reason = "redis-server is not installed (Debian: apt-get install redis-server)"
-            if os.environ.get("CI") == "true":
-                pytest.fail(reason)
-            pytest.skip(reason)
-        self.binary, self.folder, self.keep = binary, folder, keep
-        self.at = RedisAt(ClusterAddress("127.0.0.1", free_port(), 0))
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.at.address.port), "--bind", "127.0.0.1",
-             "--dir", str(self.folder), "--save", "",
-             "--appendonly", "yes" if self.keep else "no", "--appendfsync", "always",
-             "--protected-mode", "yes"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + BACKSTOP
-        while True:
-            try:
-                if self.at.command("PING") == "PONG":
-                    return
-            except (OSError, RuntimeError):  # not listening yet, or loading its file
-                assert self.proc.poll() is None and time.monotonic() < deadline, \
-                    "redis-server did not start"
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.proc = None
-
-
 @contextmanager
-def redis_process(folder: Path, keep: bool) -> Iterator[RedisProcess]:
-    redis = RedisProcess(folder, keep)
-    redis.start()
+def redis_process(keep: bool) -> Iterator[tuple[RedisServer, RedisAt]]:
+    """A redis-server of this test's own, to kill and start again on its port, and a
+    way to read it."""
     try:
-        yield redis
+        redis = RedisServer(keep)
+    except NotInstalled as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+    try:
+        yield redis, RedisAt(ClusterAddress.parse(redis.url))
     finally:
-        if redis.proc is not None:
-            redis.kill()
+        redis.stop()
 
 
 @contextmanager
@@ -132,9 +98,9 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
     away gets its seat back, the match ends across the processes with every
     acknowledged move kept, a new table opens and every lobby hears of it."""
     with ExitStack() as stack:
-        redis = stack.enter_context(redis_process(tmp_path, keep))
+        redis, at = stack.enter_context(redis_process(keep))
         (a, log_a), (b, log_b) = (
-            stack.enter_context(server(redis.at.url, tmp_path / f"{n}.db", n))
+            stack.enter_context(server(redis.url, tmp_path / f"{n}.db", n))
             for n in range(2))
         watcher, loner, traveller = Player(a), Player(b), Player(b)
         watcher.hello("Zeynep")
@@ -148,11 +114,11 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         traveller.close()  # its session at B, to resume at A while Redis is away
         stray = Player(a, source="127.0.0.5")  # counted in Redis, to leave meanwhile
         stray_key = PREFIX + "conns:127.0.0.5"
-        assert redis.at.eventually(lambda r: r.command("HGET", stray_key, "p1") == "1")
+        assert at.eventually(lambda r: r.command("HGET", stray_key, "p1") == "1")
 
         redis.kill()
         lost = log_a.wait_for(r"lost the cluster's Redis at (\S+): serving the (\d+) tables")
-        assert lost.groups() == (redis.at.url, "1")
+        assert lost.groups() == (redis.url, "1")
         assert log_b.wait_for(r"lost the cluster's Redis at \S+: serving the (\d+) tables"
                               ).group(1) == "0"
         stray.close()
@@ -179,9 +145,9 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         while not any(m["type"] == "table" for m in guest.seen[since:]):
             assert second.read()
         # Kept or not, Redis counts no connection that went meanwhile.
-        assert redis.at.eventually(lambda r: r.command("HGET", stray_key, "p1") is None)
+        assert at.eventually(lambda r: r.command("HGET", stray_key, "p1") is None)
         guest_key = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
-        assert redis.at.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get(
+        assert at.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get(
             "process") == "p1" and r.command("HGET", guest_key, "process") == "p2")
         try:
             _play([first, second], lambda: first.over() and second.over())
@@ -207,8 +173,8 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
     db = postgres.database()
     procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
-        redis = stack.enter_context(redis_process(tmp_path, keep=False))
-        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.at.url, db, n, procs))
+        redis, _ = stack.enter_context(redis_process(keep=False))
+        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
                                   for n in range(2))
         host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
         rng = random.Random(19)

@@ -17,12 +17,13 @@ import pg_kit
 import psycopg
 import pytest
 import pytest_twisted
-from process_output import SERVER, Output, free_port
+from process_output import SERVER, Output
 from test_restart_process import Client
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.bench.services import free_port
 from pisyedili.server.service import tap
 from pisyedili.server.store import open_store
 from pisyedili.server.store.journal import StoreJournal

@@ -33,9 +33,11 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
 from pisyedili.protocol.codec import decode
@@ -156,23 +158,16 @@ class Relay:
         (a snapshot after the return would otherwise find it still unanswered)."""
         for player_id in list(self._visitors):
             self._command({"p": player_id, "c": "gone"})
-        for player_id, waiting in list(self._waiting.items()):
-            del self._waiting[player_id]
-            if waiting.timer.active():
-                waiting.timer.cancel()
-            session = self._sessions.by_id(player_id)
-            if session is not None:
-                session.send(unavailable("a table held elsewhere").to_message(waiting.rid))
-            waiting.done.callback(None)
+        refusal = unavailable("a table held elsewhere")
+        for player_id in list(self._waiting):
+            self._refuse_waiting(player_id, lambda rid: refusal.to_message(rid))
 
     def _link_back(self) -> None:
         """They flow again: each side says so for the players between them (whichever
         side came back last is heard), and every such player gets a fresh snapshot."""
         for player_id, visit in list(self._visitors.items()):
             if visit.session.table is not None:
-                self.cluster.send(visit.home, {"k": "at", "p": player_id,
-                                               "t": visit.session.table.id,
-                                               "owner": self.cluster.process, "back": True})
+                self._at_here(visit.home, player_id, visit.session.table)
         for player_id in list(self._at):
             session = self._sessions.by_id(player_id)
             if session is not None and session.connected:
@@ -225,6 +220,11 @@ class Relay:
         """A member of a table taken over here is connected to `home`: it is told the
         table's new owner, and says `back` once its player is there."""
         self._taken[player_id] = table
+        self._at_here(home, player_id, table)
+
+    def _at_here(self, home: str, player_id: str, table: TableRunner) -> None:
+        """Tell `home` its player sits at `table` here: the home says `back` (and the
+        player gets a snapshot) once its connection is there."""
         self.cluster.send(home, {"k": "at", "p": player_id, "t": table.id,
                                  "owner": self.cluster.process, "back": True})
 
@@ -313,13 +313,23 @@ class Relay:
         return done
 
     def _silent(self, player_id: str) -> None:
+        if player_id in self._waiting:
+            log.warn("no reply from the owner of player {player}'s table", player=player_id)
+            self._refuse_waiting(
+                player_id, lambda rid: make_error("internal_error", OWNER_SILENT, rid))
+
+    def _refuse_waiting(self, player_id: str,
+                        refusal: Callable[[int | None], dict[str, Any]]) -> None:
+        """The reply the player's request waits for will not come: it gets `refusal`
+        instead, and its connection reads on."""
         waiting = self._waiting.pop(player_id, None)
         if waiting is None:
             return
-        log.warn("no reply from the owner of player {player}'s table", player=player_id)
+        if waiting.timer.active():
+            waiting.timer.cancel()
         session = self._sessions.by_id(player_id)
         if session is not None:
-            session.send(make_error("internal_error", OWNER_SILENT, waiting.rid))
+            session.send(refusal(waiting.rid))
         waiting.done.callback(None)
 
     def seen(self, session: Session) -> None:
@@ -400,13 +410,9 @@ class Relay:
                 return None  # no gone home named: not a session to rebuild
             if await self.cluster.take_session(hashed, str(row.player_id), row.name):
                 return await self._rebuilt(conn, token, hashed, row)
-            await self._pause(0.1)  # another process took it: it is asked next time
+            # Another process took it: it is asked next time round.
+            await deferLater(cast(IReactorTime, self._clock), 0.1)
         return None
-
-    def _pause(self, seconds: float) -> Deferred[None]:
-        paused: Deferred[None] = Deferred()
-        self._clock.callLater(seconds, paused.callback, None)
-        return paused
 
     def _arrived(self, conn: Connection, token: str, player_id: str,
                  handed: dict[str, Any]) -> Session:
@@ -593,8 +599,7 @@ class Relay:
         visit = self._visitors.get(message["p"])
         table = visit.session.table if visit is not None else None
         if table is not None and not table.closed:
-            self.cluster.send(message["from"], {"k": "at", "p": message["p"], "t": table.id,
-                                                "owner": self.cluster.process, "back": True})
+            self._at_here(message["from"], message["p"], table)
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
         """The lobby's `on_left`: the registry lets the player go, and a visitor's

@@ -167,15 +167,30 @@ def test_a_self_signed_certificate_is_not_trusted(tmp_path: Path) -> None:
         failed_at_once(tmp_path, f"tls:localhost:{port}", "certificate is not trusted")
 
 
+class _HeaderTimeout(http.server.BaseHTTPRequestHandler):
+    """An HTTP server that answers `408 Request Timeout` to a request whose line does
+    not come within its header timeout, as Apache does (shortened here): our `hello`
+    has no line end, so this is what a client that dialled a web server's port reads."""
+
+    timeout = 0.3
+
+    def handle(self) -> None:
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+        except TimeoutError:
+            self.wfile.write(b"HTTP/1.0 408 Request Timeout\r\nConnection: close\r\n\r\n")
+            return
+        self.send_error(400)
+
+
 def test_an_http_server_on_the_port_is_not_a_pis_yedili_server(tmp_path: Path) -> None:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            http.server.SimpleHTTPRequestHandler)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HeaderTimeout)
     httpd.daemon_threads = True
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
         failed_at_once(tmp_path, f"127.0.0.1:{httpd.server_address[1]}",
-                       "not a Pis Yedili server")
+                       "not a Pis Yedili server (it answers in another protocol)")
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -108,7 +108,7 @@ def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], st
     per backend."""
     if request.param == "postgres":
         cluster: pg_kit.Cluster = request.getfixturevalue("postgres")
-        return lambda name: cluster.database()
+        return lambda name: cluster.store()
     return lambda name: str(tmp_path / f"{name}.sqlite3")
 
 

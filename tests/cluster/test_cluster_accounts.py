@@ -80,7 +80,7 @@ def test_an_account_is_one_across_processes(redis: RedisAt, postgres: pg_kit.Clu
     works; logged in on one while its session lives on the other: that session moves,
     its old connection is told `replaced`; made on the store by the operator command
     while both run: a login finds it in the store."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
         ayse = _registered(a, "Ayşe")
         assert ayse.ok("logout")["registered"] is False  # its name is free in Redis now
@@ -112,7 +112,7 @@ def test_a_logged_in_visitor_plays_rated_at_another_process(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """A rated table on A seats a player logged in on B (not a watcher), and the
     match is kept rated, for both accounts."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
             as [(_, a), (_, b)]:
         host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
@@ -137,7 +137,7 @@ def test_a_rated_table_taken_over_keeps_its_logged_in_players(
     once (no `bad_token` while the table is not taken over yet, nor a handshake
     timeout, shorter here than the wait), logged in, and the match, played out there,
     is kept rated."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500",
                  "--handshake-seconds", "1", db=db) as [(owner, a), (_, b)]:
         host, guest = _registered(a, "Ayşe"), _registered(b, "Mehmet")
@@ -169,7 +169,7 @@ def test_a_session_at_no_table_outlives_its_killed_process(
     """A logged-in player and a guest at no table on A; A is killed: each token
     resumes on B (while its record in Redis lasts: the players reconnect at once),
     with its player id and name, the account still logged in."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
         ayse, guest = _registered(a, "Ayşe"), _player(a, "Mehmet")
         _kill(owner)
@@ -189,7 +189,7 @@ def test_a_visitor_whose_home_is_killed_keeps_its_seat_at_a_live_process(
     """Two players connected to A sit at a table of B; A is killed: one resumes on B,
     the table's own process (the seat is its own there now), the other on C (B's
     table relays to it from then on); both are in their seats."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 3, db=db) as [(home, a), (_, b), (_, c)]:
         host = _player(b, "Ayşe")
         table = host.ok("create_table", rules="classic", seats=3)["table"]["id"]

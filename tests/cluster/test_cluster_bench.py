@@ -74,7 +74,7 @@ def test_the_cluster_round_spreads_tables_and_members_over_the_processes(
 
 
 def test_postgresql_against_the_file(postgres: pg_kit.Cluster) -> None:
-    r = run_bench("--db", "postgresql", "--postgres-url", postgres.admin_url)
+    r = run_bench("--db", "postgresql", "--postgres-url", postgres.url)
     assert r["store"] == "postgresql" and r["errors"] == 0
     (stored,) = r["postgres_rounds_detail"]
     assert stored["store"] == "postgresql" and stored["errors"] == 0

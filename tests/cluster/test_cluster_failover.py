@@ -37,7 +37,7 @@ def test_a_token_resumes_on_any_process(redis: RedisAt, tmp_path: Path, store: s
                                         request: pytest.FixtureRequest) -> None:
     """Each process on a file of its own, or all on one PostgreSQL journal (where the
     session's row moves from one process's writes to another's)."""
-    db = request.getfixturevalue("postgres").database() if store == "shared" else None
+    db = request.getfixturevalue("postgres").store() if store == "shared" else None
     with cluster(redis.url, tmp_path, 3, "--rate", "500", "--burst", "500", db=db) \
             as [(_, a), (_, b), (_, c)]:
         host, guest, loner = Player(a), Player(b), Player(a)
@@ -167,7 +167,7 @@ def test_a_table_lives_on_when_its_process_is_killed(
     """kill -9 of the table's process mid-match: the other process takes the table
     over from the shared journal, the players resume there, the match ends, and every
     move either saw acknowledged is in its record."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
             as [(owner, a), (_, b)]:
         host, guest, table = _one_deal_started(a, b)
@@ -210,7 +210,7 @@ def test_a_rolling_restart_keeps_every_table_and_move(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """SIGTERM one process, start it again, then the other: each hands its table to
     the other as it stops, and the match ends with every acknowledged move kept."""
-    db = postgres.database()
+    db = postgres.store()
     with ExitStack() as stack:
         (first_proc, a), (second_proc, b) = (
             stack.enter_context(server(redis.url, db, n, "--rate", "500", "--burst", "500"))
@@ -250,7 +250,7 @@ def test_a_player_away_when_its_table_dies_resumes_it_taken_over(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """The guest's connection is down when the table's process is killed: its session
     waits at its own process for the takeover, and resumes there with its seat."""
-    db = postgres.database()
+    db = postgres.store()
     with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
         host, guest = Player(a), Player(b)
         host.hello("Ayşe")

@@ -170,7 +170,7 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
     """Redis and the table's process both go (a host that rebooted): once Redis is
     back, the process left takes the table over from the shared journal (the one
     killed never wrote its keys again), and the match ends there."""
-    db = postgres.database()
+    db = postgres.store()
     procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
         redis, _ = stack.enter_context(redis_process(keep=False))

@@ -60,7 +60,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     found: Backend = request.param
     if found.server is not None:
         server = request.getfixturevalue(found.server)
-        return replace(found, where=lambda folder: server.database())
+        return replace(found, where=lambda folder: server.store())
     return found
 
 

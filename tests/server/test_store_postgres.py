@@ -57,7 +57,7 @@ def test_without_postgresql_a_test_skips_saying_why_but_fails_in_ci(
 
 def test_the_backup_order_names_every_table_after_those_it_references(
         postgres: pg_kit.Cluster) -> None:
-    store = PostgresStore(postgres.database())
+    store = PostgresStore(postgres.store())
     try:
         tables = {name for (name,) in store.query(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = "
@@ -74,7 +74,7 @@ def test_the_backup_order_names_every_table_after_those_it_references(
 
 
 def test_the_url_shown_never_holds_the_password(postgres: pg_kit.Cluster) -> None:
-    url = postgres.database()
+    url = postgres.store()
     with_password = url.replace("@", ":not-needed@", 1)  # trust: any password will do
     store = open_store(with_password)
     try:
@@ -85,7 +85,7 @@ def test_the_url_shown_never_holds_the_password(postgres: pg_kit.Cluster) -> Non
 
 def test_two_stores_opening_one_new_database_at_once_migrate_it_once(
         postgres: pg_kit.Cluster) -> None:
-    url = postgres.database()
+    url = postgres.store()
     opened = [PostgresStore(url), PostgresStore(url)]
     try:
         assert [s.schema_version() for s in opened] == [SCHEMA_VERSION] * 2
@@ -109,7 +109,7 @@ def tables_in(url: str) -> list[int]:
 @pytest_twisted.ensureDeferred
 async def test_the_journal_commits_on_its_thread_and_sends_only_what_is_committed(
         postgres: pg_kit.Cluster) -> None:
-    url = postgres.database()
+    url = postgres.store()
     journal = StoreJournal.open(url, cast(Any, reactor))
     sent: list[tuple[str, list[int]]] = []
 
@@ -158,7 +158,7 @@ def test_a_server_that_cannot_reach_postgresql_exits_1_saying_where_and_why() ->
 
 def test_backup_copies_into_an_empty_database_or_names_pg_dump(
         postgres: pg_kit.Cluster, capsys: pytest.CaptureFixture[str]) -> None:
-    source, dest = postgres.database(), postgres.database()
+    source, dest = postgres.store(), postgres.store()
     store = open_store(source)
     try:
         match_id = store.record_match(a_match())
@@ -190,7 +190,7 @@ def test_backup_copies_into_an_empty_database_or_names_pg_dump(
 
 def test_operator_adds_and_lists_on_postgresql(postgres: pg_kit.Cluster,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    url = postgres.database()
+    url = postgres.store()
 
     def operator(*args: str) -> None:
         options = tap.OperatorOptions()
@@ -219,7 +219,7 @@ def own_cluster() -> Iterator[pg_kit.Cluster]:
     try:
         yield cluster
     finally:
-        cluster.remove()
+        cluster.stop()
 
 
 class Player(Client):
@@ -252,7 +252,7 @@ class Player(Client):
 
 def test_a_server_outlives_postgresql_going_away_and_coming_back() -> None:
     with own_cluster() as cluster:
-        url = cluster.database()
+        url = cluster.store()
         proc = subprocess.Popen(
             [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
              "--db", url, "--seed", "5", "--turn-seconds", "0", "--bot-delay", "0",

@@ -70,25 +70,10 @@ def is_compiled_test(path: Path) -> bool:
     return any(fnmatch.fnmatchcase(relative, pattern) for pattern in COMPILED_TESTS)
 
 
-FIRST = ("web", "packaging", "cluster", "client")
-"""Test folders whose modules run first, slowest first (a browser, wheels built, several
-processes, a terminal each): the two workers take modules in this order, so the run
-ends on the many short modules rather than with one worker left on a long one."""
-
-
-def _rank(item: pytest.Item) -> int:
-    path = item.path.resolve()
-    if not path.is_relative_to(TESTS):
-        return len(FIRST)
-    top = path.relative_to(TESTS).parts[0]
-    return FIRST.index(top) if top in FIRST else len(FIRST)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if is_compiled_test(item.path):
             item.add_marker(pytest.mark.compiled)
-    items.sort(key=_rank)  # stable: each module's tests stay together and in order
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -375,7 +375,10 @@ def test_a_notice_on_our_turn_while_the_tab_is_hidden(page: Page, server: WebSer
     try:
         page.driver.get(server.url + "no-such-page")  # of the origin, not the game
         word = "return localStorage.getItem('test.notified')"
-        page.wait(lambda d: d.execute_script(word), what="a notice in the hidden tab")
+        # A hidden page's timers are throttled (about once a second, less when the
+        # machine is busy): give its mover and its report time.
+        page.wait(lambda d: d.execute_script(word), timeout=45,
+                  what="a notice in the hidden tab")
         assert page.driver.execute_script(word) == "hidden"
     finally:
         page.driver.close()

@@ -9,7 +9,9 @@ processes, must never read or write the real ones, so the XDG variables point in
 throwaway folder before any test runs (on Linux, where the tests run).
 """
 
+import compileall
 import fnmatch
+import importlib
 import os
 import shutil
 import tempfile
@@ -76,7 +78,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.compiled)
 
 
+def _compile_our_packages() -> None:
+    """Write our packages' bytecode once, before any test starts a process.
+
+    The tests start hundreds of Python processes (servers, clients, bots); where
+    PYTHONDONTWRITEBYTECODE is set, as in many container images, none of them caches
+    what it compiles, so each compiled every module of ours it imported from source
+    again: about 0.45 s a start on a 2-core machine. An installed wheel's modules were
+    compiled by pip; the editable install's are the checkout's, compiled here. The
+    files are checked against their sources' times as usual, so none is ever stale."""
+    for name in ("pisyedili.protocol", "pisyedili.server", "pisyedili.client"):
+        for folder in importlib.import_module(name).__path__:
+            compileall.compile_dir(folder, quiet=2)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once a run, before the workers start
+        _compile_our_packages()
     for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
         os.environ[name] = os.path.join(_HOME, name.lower())
 

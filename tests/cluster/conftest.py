@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from cluster.redis_kit import RedisAt
-from pisyedili.server.bench.services import NotInstalled, RedisServer
+from cluster.redis_kit import RedisAt, own_redis
 from pisyedili.server.cluster import ClusterAddress
 
 
@@ -24,12 +23,7 @@ def redis_server() -> Iterator[ClusterAddress]:
     if named:
         yield ClusterAddress.parse(named)
         return
-    try:
-        server = RedisServer()
-    except NotInstalled as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(e))
-        pytest.skip(str(e))
+    server = own_redis()
     try:
         yield ClusterAddress.parse(server.url)
     finally:

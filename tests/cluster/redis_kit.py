@@ -3,14 +3,29 @@ looking at keys; the server's own client is txredisapi)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import pytest
+
+from pisyedili.server.bench.services import NotInstalled, RedisServer
 from pisyedili.server.cluster import ClusterAddress
 
 T = TypeVar("T")
+
+
+def own_redis(keep: bool = False) -> RedisServer:
+    """A redis-server of the caller's own (`RedisServer`, which it stops); without one
+    installed the test skips, saying why, except under CI=true, where it fails."""
+    try:
+        return RedisServer(keep)
+    except NotInstalled as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(str(e))
+        pytest.skip(str(e))
 
 
 class RedisAt:

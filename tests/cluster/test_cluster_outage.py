@@ -5,7 +5,6 @@ processes hold is there again and the match finishes across them."""
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -19,10 +18,10 @@ import pytest
 from process_output import SERVER, Output
 
 from cluster.cluster_kit import LEASE, Msg, Player
-from cluster.redis_kit import RedisAt
+from cluster.redis_kit import RedisAt, own_redis
 from cluster.test_cluster_failover import Mover, _one_deal_started, _play, _record, _subsequence
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server.bench.services import NotInstalled, RedisServer
+from pisyedili.server.bench.services import RedisServer
 from pisyedili.server.cluster import ClusterAddress
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
@@ -36,12 +35,7 @@ short, so the owner's players go on meanwhile."""
 def redis_process(keep: bool) -> Iterator[tuple[RedisServer, RedisAt]]:
     """A redis-server of this test's own, to kill and start again on its port, and a
     way to read it."""
-    try:
-        redis = RedisServer(keep)
-    except NotInstalled as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(e))
-        pytest.skip(str(e))
+    redis = own_redis(keep)
     try:
         yield redis, RedisAt(ClusterAddress.parse(redis.url))
     finally:

@@ -25,6 +25,7 @@ from prompt_toolkit.history import DummyHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
+from prompt_toolkit.renderer import print_formatted_text as print_fragments
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -133,6 +134,8 @@ class ClientApp:
         self.changed = asyncio.Event()
         self._output = output
         self._unprinted: list[Fragments] = []
+        self._printing: asyncio.Future[None] | None = None
+        """Lines waiting for the terminal's cursor report before they print."""
         self._quit = False
         self._resyncing = False
         self._link_ended = False
@@ -248,6 +251,14 @@ class ClientApp:
                 self._print()
 
     def _print(self) -> None:
+        app = self.session.app
+        if app.is_running and app.renderer.waiting_for_cpr:
+            # The terminal is telling where the cursor was: a redraw that used that
+            # answer after these lines moved the cursor would overrun the screen's end
+            # and scroll the lines above it away.
+            if self._printing is None:
+                self._printing = asyncio.ensure_future(self._print_after_cursor_report())
+            return
         lines, self._unprinted = self._unprinted, []
         if not lines:
             return
@@ -256,8 +267,26 @@ class ClientApp:
         for line in lines:
             for row in render.wrap(line, width):  # at spaces: the terminal would cut words
                 out += [*row, ("", "\n")]
-        print_formatted_text(FormattedText(out), style=self.style, output=self._output,
-                             end="")
+        if not app.is_running:
+            print_formatted_text(FormattedText(out), style=self.style, output=self._output,
+                                 end="")
+            return
+        # Above a running prompt, prompt_toolkit's own printing suspends the prompt and
+        # puts the terminal back in cooked mode meanwhile, where a key pressed at that
+        # moment is the terminal's, not ours: Ctrl-D is swallowed as end of file and
+        # Ctrl-C becomes a signal.  Bots and the server print often, so the prompt is
+        # erased, the lines written and the prompt drawn again, with the keyboard ours
+        # throughout.
+        app.renderer.erase()
+        print_fragments(app.output, FormattedText(out), self.style, color_depth=app.color_depth)
+        app.output.flush()
+        app.renderer.request_absolute_cursor_position()
+        app.invalidate()
+
+    async def _print_after_cursor_report(self) -> None:
+        await self.session.app.renderer.wait_for_cpr_responses()
+        self._printing = None
+        self._print()
 
     def _refresh(self) -> None:
         self.changed.set()
@@ -755,6 +784,8 @@ class ClientApp:
 
     async def close(self) -> None:
         """Leave the table (so the seat is not held for us) and stop reconnecting."""
+        if self._printing is not None:
+            await self._printing  # the last lines, before the program ends
         if self.link is None:
             return
         loop = asyncio.get_running_loop()

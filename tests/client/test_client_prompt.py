@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import re
 import struct
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from client_kit import Msg, message, table, update, view, welcome, written
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.document import Document
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput, create_input, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
 from twisted.internet.interfaces import IStreamClientEndpoint
@@ -225,6 +226,49 @@ def test_ctrl_d_and_ctrl_c_never_send_the_last_line_again(key: str) -> None:
         w.sent()
         typed(app, pipe, "/say hello\r" + key)
         assert [m["type"] for m in w.sent()] == ["chat"], "one chat, then a quit"
+
+
+def test_ctrl_d_pressed_while_a_line_prints_above_the_prompt_still_quits() -> None:
+    """On a real terminal: printing above a running prompt must keep the keyboard in raw
+    mode, or a key pressed meanwhile is the terminal's (Ctrl-D an end of file that the
+    prompt never sees, Ctrl-C a signal)."""
+    termios = pytest.importorskip("termios")
+    master, slave = os.openpty()
+    canonical: list[bool] = []
+
+    class Watched(Vt100_Output):
+        def write_raw(self, data: str) -> None:
+            if "printed while" in data and not canonical:
+                canonical.append(bool(termios.tcgetattr(slave)[3] & termios.ICANON))
+                os.write(master, b"\x04")  # the player presses Ctrl-D right now
+            super().write_raw(data)
+
+        def write(self, data: str) -> None:
+            self.write_raw(data)
+
+    async def main(app: ClientApp) -> None:
+        running = asyncio.ensure_future(app.run())
+        while not app.session.app.is_running:
+            await asyncio.sleep(0.01)
+        app.show([("", "a line printed while the prompt waits")])
+        try:
+            await asyncio.wait_for(running, 10)
+        except TimeoutError:
+            pass  # the key was lost: the assertions below say how
+
+    with os.fdopen(slave, "r", closefd=False) as keyboard, \
+            os.fdopen(os.dup(slave), "w") as terminal:
+        output = Watched(terminal, lambda: Size(rows=24, columns=80), term="xterm",
+                         enable_cpr=False)
+        app = ClientApp(Look(unicode=False, color=False), "tester",
+                        input=create_input(keyboard), output=output)
+        try:
+            asyncio.run(main(app))
+        finally:
+            os.close(master)
+            os.close(slave)
+    assert canonical == [False], "the line was printed with the terminal in cooked mode"
+    assert app._quit, "Ctrl-D reached the prompt"
 
 
 def in_a_match(app: ClientApp) -> Wired:

@@ -172,6 +172,11 @@ class Cluster(Protocol):
 
     def table_closed(self, table_id: int, code: str | None) -> None: ...
 
+    def table_lost(self, table_id: int, code: str | None) -> None:
+        """Another process holds this table now (it took it over while this one was
+        taken for dead): this one stops renewing its keys and writes nothing."""
+        ...
+
     # -- the lobby of every process, and messages between processes -----------------
 
     def lobby_rows(self) -> Mapping[int, dict[str, Any]]:

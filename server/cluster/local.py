@@ -79,6 +79,9 @@ class LocalCluster:
     def table_closed(self, table_id: int, code: str | None) -> None:
         pass
 
+    def table_lost(self, table_id: int, code: str | None) -> None:
+        pass
+
     def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
         return {}
 

@@ -900,16 +900,24 @@ class RedisCluster:
 
     @_once_joined
     def table_closed(self, table_id: int, code: str | None) -> None:
+        keys = self._forget_table(table_id, code)
+        if not self._up:
+            return
+        self._tell(self._redis.delete(keys), "closing a table")
+        self._tell(self._redis.srem(self._key("tables"), [table_id]), "closing a table")
+
+    def table_lost(self, table_id: int, code: str | None) -> None:
+        self._forget_table(table_id, code)
+
+    def _forget_table(self, table_id: int, code: str | None) -> list[str]:
+        """No longer held here: its keys."""
         keys = [self._key("table", table_id)]
         if code is not None:
             keys.append(self._key("code", code))
             self._codes.pop(keys[-1], None)
         self._live.difference_update(keys)
         self._tables.pop(table_id, None)
-        if not self._up:
-            return
-        self._tell(self._redis.delete(keys), "closing a table")
-        self._tell(self._redis.srem(self._key("tables"), [table_id]), "closing a table")
+        return keys
 
     # -- the lobby of every process, and messages between processes -----------------
 

@@ -610,6 +610,16 @@ class Relay:
             self.cluster.send(visit.home, {"k": "at", "p": player_id, "t": None})
             self._drop(player_id)
 
+    def let_go(self, player_id: str) -> Connection | None:
+        """A visitor at a table this process let go (another holds it now): dropped
+        without a word to its home, which the new holder tells; its connection here."""
+        self._taken.pop(player_id, None)
+        visit = self._visitors.get(player_id)
+        if visit is None:
+            return None
+        self._drop(player_id)
+        return visit.conn
+
     def _drop(self, player_id: str) -> None:
         visit = self._visitors.pop(player_id, None)
         if visit is not None:

@@ -208,16 +208,18 @@ class Sessions:
         over must be gone from a shared journal before its new home writes it there."""
         self._journal.later(fn, *args)
 
-    def hand_over(self, session: Session) -> None:
+    def hand_over(self, session: Session, keep_row: bool = False) -> None:
         """Its player resumed on another process, which holds the session now: it goes
         from here without touching the cluster's keys (they are the new home's) nor
-        its table (the caller keeps the seat, for a visitor)."""
+        its table (the caller keeps the seat, for a visitor). `keep_row`: nor the
+        shared journal's row (its table was taken over with it, by a process that
+        restored the session from that row)."""
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None
         session.peer = None
         session.table = None
-        self._unlist(session)
+        self._unlist(session, write=not keep_row)
         claim = self._claims.pop(session.player_id, None)
         self._cluster.session_moved(session.hashed_token, claim.keys if claim else ())
         for key in claim.keys if claim else ():
@@ -437,15 +439,16 @@ class Sessions:
         self._release(session)
         log.info("session {player} expired", player=session.player_id)
 
-    def _unlist(self, session: Session) -> bool:
-        """Its token no longer resumes it here, nor does it count for its address;
-        False if that was done already."""
+    def _unlist(self, session: Session, write: bool = True) -> bool:
+        """Its token no longer resumes it here, nor does it count for its address (nor
+        is it in the journal, if `write`); False if that was done already."""
         if self._by_token.pop(session.hashed_token, None) is None:
             return False
         self._per_address[session.address] -= 1
         if not self._per_address[session.address]:
             del self._per_address[session.address]
-        self._journal.session_forgotten(int(session.player_id))
+        if write:
+            self._journal.session_forgotten(int(session.player_id))
         return True
 
     def each(self) -> list[Session]:

@@ -16,6 +16,14 @@ the journal committed it before any byte about it left.
 A sweep runs once this process joined (instead of the restart's own restore, which
 would rebuild every process's tables), each time a process is gone, and when a client
 resumes here a session whose process is gone (`Relay.settled`: it waits for one).
+
+A process taken for dead may be alive: paused (a stopped VM, SIGSTOP) or cut off from
+Redis for longer than its lease, it wakes holding tables another process took over.
+Each takeover counts the table's holder on in the journal (`Store.hold_table`) before
+reading it, and the journal writes a table's rows only for its current holder (its
+fence): the first commit of the old holder's after that finds its tables fenced, and
+`let_go` drops them here, with what waited on that commit for their members, who are
+hung up on and resume by token at the table's new holder.
 """
 
 from __future__ import annotations
@@ -24,8 +32,10 @@ from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
 
+from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import Cluster
-from pisyedili.server.net.relay import Relay
+from pisyedili.server.net.connection import Connection
+from pisyedili.server.net.relay import Relay, RelayedConnection
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import open_store
 from pisyedili.server.store.base import JournalRows
@@ -46,7 +56,8 @@ class Takeover:
     """Sweeps the shared journal for tables nobody holds (module docstring)."""
 
     def __init__(self, where: str, journal: StoreJournal, lobby: Lobby, sessions: Sessions,
-                 relay: Relay, cluster: Cluster) -> None:
+                 relay: Relay, cluster: Cluster, clock: Clock) -> None:
+        self._clock = clock
         self._where = where
         self._journal = journal
         self._lobby = lobby
@@ -60,6 +71,7 @@ class Takeover:
 
     def start(self) -> None:
         """Joined: take what nobody holds now, and again whenever a process is gone."""
+        self._journal.fence(self.let_go)
         self._relay.gone_hooks.append(lambda _: self.sweep())
         self._relay.settled = self.settled
         self.sweep()
@@ -98,6 +110,50 @@ class Takeover:
         finally:
             store.close()
 
+    def let_go(self, tables: set[int]) -> list[Connection]:
+        """Tables the journal's fence found held elsewhere: each goes from here writing
+        nothing, its members' sessions too (the new holder restored them from the
+        journal, or has them as visitors from their homes). The connections returned
+        get nothing more that waited on the journal; those of members connected here
+        are then closed, to resume by token there."""
+        silenced: list[Connection] = []
+        for table_id in sorted(tables):
+            runner = self._lobby.by_id(table_id)
+            if runner is None:
+                continue
+            self._lobby.let_go(runner)
+            for member in runner.core.members():
+                visitor = self._relay.let_go(member)
+                if visitor is not None:
+                    silenced.append(visitor)
+                    continue
+                session = self._sessions.by_id(member)
+                if session is None or session.table is not runner:
+                    continue
+                peer = session.peer
+                self._lobby.unsubscribe(session)
+                if self._relay.table_id(session) is None:
+                    self._sessions.hand_over(session, keep_row=True)
+                else:  # its home is here, and already knows its table's new holder
+                    session.table = None
+                if isinstance(peer, Connection) and not isinstance(peer, RelayedConnection):
+                    silenced.append(peer)
+                    self._clock.callLater(0, peer.close, "shutting_down",
+                                          "another server of the cluster holds your table "
+                                          "now: connect again to go on there")
+        return silenced
+
+    def _hold(self, tables: list[int]) -> dict[int, int]:
+        """On a thread: each table's holder number in the journal, counted up, so that
+        its last holder (taken for dead, maybe only paused) can write it no more; the
+        tables closed meanwhile are left out."""
+        store = open_store(self._where)
+        try:
+            counts = {table_id: store.hold_table(table_id) for table_id in tables}
+        finally:
+            store.close()
+        return {table_id: count for table_id, count in counts.items() if count is not None}
+
     async def _sweep(self) -> None:
         held = {table.id for table in self._lobby.tables()}
         rows: JournalRows = await deferToThread(self._read)
@@ -105,15 +161,17 @@ class Takeover:
         taken = [t for t in candidates if await self._cluster.take(t)]
         if not taken:
             return
-        # Read again once they are held: one closed since the first read is not revived.
+        holders = await deferToThread(self._hold, taken)
+        # Read again once they are held: one closed since the first read is not revived,
+        # and what the last holder wrote before the count moved on is in.
         rows = await deferToThread(self._read)
         next_seq: dict[int, int] = {}
-        saved = read_saved(rows, next_seq, only=set(taken).__contains__)
+        saved = read_saved(rows, next_seq, only=holders.__contains__)
         for table_id in set(taken) - {t.id for t in saved.tables}:
             self._cluster.table_closed(table_id, None)
         by_player = {row.player_id: row for row in saved.sessions}
         for table in saved.tables:
-            self._journal.go_on(table.id, next_seq.get(table.id, 0))
+            self._journal.go_on(table.id, next_seq.get(table.id, 0), holders[table.id])
             try:
                 await self._rebuild(table, by_player, saved)
             except Exception:

@@ -313,7 +313,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
         relay.attach(factory)
         if journal is not None and shared_journal is not None:
             factory.on_joined.append(Takeover(shared_journal, journal, lobby, sessions,
-                                              relay, cluster).start)
+                                              relay, cluster, clock).start)
     return factory
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
@@ -152,6 +152,9 @@ JOURNAL_OPS = {
 }
 """What `Store.write_journal` takes, by kind; the journal (journal.py) writes these only."""
 
+TABLE_OPS = frozenset({"table_opened", "table_closed", "command", "snapshot"})
+"""The kinds of op that are about one table, its id first."""
+
 
 @dataclass
 class JournalRows:
@@ -240,8 +243,18 @@ class Store(Protocol):
 
     # -- the journal (what a restart carries on with) ----------------------------------
 
-    def write_journal(self, ops: Sequence[JournalOp]) -> None:
-        """Apply `ops` (`JOURNAL_OPS`) in order, in one transaction."""
+    def write_journal(self, ops: Sequence[JournalOp],
+                      holders: Mapping[int, int] | None = None) -> set[int]:
+        """Apply `ops` (`JOURNAL_OPS`) in order, in one transaction. With `holders`
+        (table id -> the holder count the writer has, `hold_table`), the ops of a table
+        whose count in the store differs, or that is no longer open, are left out: the
+        ids of those tables (fenced: another process holds them now)."""
+        ...
+
+    def hold_table(self, table_id: int) -> int | None:
+        """Take the open table `table_id` over: its holder count, one more than its
+        last holder's, whose writes for it `write_journal` refuses from now on; None
+        if it is not open."""
         ...
 
     def read_journal(self) -> JournalRows: ...

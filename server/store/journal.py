@@ -27,7 +27,7 @@ import hashlib
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -39,7 +39,14 @@ from twisted.python.threadpool import ThreadPool
 
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.store import open_store
-from pisyedili.server.store.base import JournalOp, JournalRows, Store, StoreError, is_url
+from pisyedili.server.store.base import (
+    TABLE_OPS,
+    JournalOp,
+    JournalRows,
+    Store,
+    StoreError,
+    is_url,
+)
 from pisyedili.server.table.commands import Command, from_record, to_record
 from pisyedili.server.worker import serial_pool
 
@@ -181,7 +188,9 @@ class _Commit:
     ops: list[JournalOp]
     waiting: list[tuple[Callable[..., object], tuple[Any, ...]]]
     """What was held back for these rows: sent once they are committed."""
+    holders: dict[int, int] | None = None
     error: Exception | None = None
+    fenced: set[int] = field(default_factory=set)
 
 
 def read_saved(rows: JournalRows, next_seq: dict[int, int],
@@ -261,6 +270,8 @@ class StoreJournal:
         self._seq: dict[int, int] = {}  # next command number, by table
         self._broken = False
         self._closed = False
+        self._holders: dict[int, int] | None = None  # with a fence: table -> its count
+        self._on_fenced: Callable[[set[int]], Collection[object]] | None = None
         self.commits = 0
         self._inflight: _Commit | None = None
         self._pool: ThreadPool | None = None
@@ -274,10 +285,23 @@ class StoreJournal:
         """The open tables with their commands, the sessions, and the last ids used."""
         return read_saved(self.store.read_journal(), self._seq)
 
-    def go_on(self, table_id: int, next_seq: int) -> None:
+    def go_on(self, table_id: int, next_seq: int, holder: int | None = None) -> None:
         """A table another process kept in this shared journal is this one's now: its
-        commands are numbered on from `next_seq`."""
+        commands are numbered on from `next_seq`, as its holder number `holder`
+        (`Store.hold_table`), under a fence."""
         self._seq[table_id] = next_seq
+        if self._holders is not None and holder is not None:
+            self._holders[table_id] = holder
+
+    def fence(self, on_fenced: Callable[[set[int]], Collection[object]]) -> None:
+        """Write each table's rows only while this process is still its holder: the
+        processes of a cluster share this journal, and one taken for dead (paused, or
+        cut off for longer than its lease) may wake to find its tables taken over.
+        Such a table's rows are not written, `on_fenced(tables)` lets the tables go,
+        and what waited on those rows is never sent to the objects it returns (the
+        connections of their members): nothing acknowledges a move that was not kept."""
+        self._holders = {}
+        self._on_fenced = on_fenced
 
     # -- writing ------------------------------------------------------------------------
 
@@ -289,6 +313,8 @@ class StoreJournal:
 
     def table_opened(self, table_id: int, at: float, setup: Setup) -> None:
         self._seq[table_id] = 0
+        if self._holders is not None:
+            self._holders[table_id] = 0
         self._write("table_opened", table_id, at, setup)
         self._write("counter", "table", table_id)
 
@@ -342,11 +368,44 @@ class StoreJournal:
 
     def _commit(self, ops: list[JournalOp]) -> None:
         try:
-            self.store.write_journal(ops)
+            fenced = self.store.write_journal(ops, self._holding(ops))
         except StoreError as e:
             self._failed(e)
             return
         self.commits += 1
+        self._written(ops, fenced, self._outbox)
+
+    def _holding(self, ops: list[JournalOp]) -> dict[int, int] | None:
+        """The holder numbers of the tables `ops` write, under a fence."""
+        holders = self._holders
+        if holders is None:
+            return None
+        return {values[0]: holders[values[0]] for kind, values in ops
+                if kind in TABLE_OPS and values[0] in holders}
+
+    def _written(self, ops: list[JournalOp], fenced: set[int],
+                 *waiting: list[tuple[Callable[..., object], tuple[Any, ...]]]) -> None:
+        """After a commit: forget the holders of tables it closed; and tables it found
+        fenced are let go, with what waited for their members."""
+        if self._holders is None:
+            return
+        for kind, values in ops:
+            if kind == "table_closed":
+                self._holders.pop(values[0], None)
+        if not fenced:
+            return
+        for table_id in fenced:
+            self._holders[table_id] = -1  # no holder's number: anything later is fenced too
+            self._seq.pop(table_id, None)
+        log.critical("tables {tables} are held by another process now (this one was taken "
+                     "for dead: paused, or cut off from the cluster for longer than its "
+                     "lease): it lets them go, and their members reconnect to them",
+                     tables=sorted(fenced))
+        assert self._on_fenced is not None
+        silenced = {id(target) for target in self._on_fenced(fenced)}
+        for items in waiting:
+            items[:] = [(fn, args) for fn, args in items
+                        if id(getattr(fn, "__self__", None)) not in silenced]
 
     def _failed(self, error: Exception) -> None:
         # A full disk, a vanished file, a lost database: play goes on from memory, but a
@@ -361,13 +420,13 @@ class StoreJournal:
         assert self._pool is not None
         if not self._pool.started:
             self._pool.start()
-        commit = _Commit(ops, self._outbox)
+        commit = _Commit(ops, self._outbox, self._holding(ops))
         self._outbox = []
         self._inflight = commit
 
         def write() -> None:  # on the journal's thread
             try:
-                self.store.write_journal(commit.ops)
+                commit.fenced = self.store.write_journal(commit.ops, commit.holders)
             except Exception as e:  # whatever it was, the commit lands: or nothing is sent
                 commit.error = e
 
@@ -385,6 +444,7 @@ class StoreJournal:
             self._failed(commit.error)
         else:
             self.commits += 1
+            self._written(commit.ops, commit.fenced, commit.waiting, self._outbox)
         self._drain(commit.waiting)  # what is held back meanwhile queues after the rest
         if self._ops:
             self.flush()

@@ -248,5 +248,13 @@ rule set and subject (`a:<account id>` or `bot:<level>`, OpenSkill mu and sigma,
 the ladder's sort key); bans and mutes (`sanctions`: of an account, a guest session or
 an address range, until `expires_at` or lifted); and every operator action."""
 
-VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5)
+V6 = Version("""
+ALTER TABLE live_tables ADD COLUMN holder INTEGER NOT NULL DEFAULT 0
+""")
+"""Version 6: which holder an open table has had, counted from 0 (the process that
+opened it): each process of a cluster that takes a table over counts one more, and a
+journal write for a table whose count is not the writer's own is refused (the fence:
+a process that was taken for dead and goes on writes nothing over its successor)."""
+
+VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6)
 SCHEMA_VERSION = len(VERSIONS)

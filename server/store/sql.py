@@ -15,12 +15,13 @@ import functools
 import itertools
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from pisyedili.server.store.base import (
     DAY,
+    TABLE_OPS,
     AccountMatch,
     AccountRow,
     JournalOp,
@@ -67,7 +68,7 @@ def _journal_row(kind: str, values: tuple[Any, ...]) -> tuple[str, tuple[Any, ..
     """One `JournalOp` as the statement that writes it and its parameters."""
     if kind == "table_opened":
         table_id, at, setup = values
-        return ("INSERT INTO live_tables VALUES (?, ?, ?)",
+        return ("INSERT INTO live_tables (id, opened_at, setup) VALUES (?, ?, ?)",
                 (table_id, at, json.dumps(setup, separators=(",", ":"))))
     if kind == "session_changed":
         player_id, token, name = values
@@ -104,6 +105,8 @@ class SqlStore:
     """How the outermost transaction starts."""
     SAME = "IS NOT DISTINCT FROM"
     """A comparison that takes NULL as equal to NULL."""
+    SHARE = " FOR SHARE"
+    """What locks the rows a SELECT read until the commit (writers queue behind it)."""
 
     path: str
     _depth: int = 0
@@ -260,11 +263,39 @@ class SqlStore:
     # -- the journal -------------------------------------------------------------------
 
     @guarded
-    def write_journal(self, ops: Sequence[JournalOp]) -> None:
-        rows = [_journal_row(kind, values) for kind, values in ops]
+    def write_journal(self, ops: Sequence[JournalOp],
+                      holders: Mapping[int, int] | None = None) -> set[int]:
         with self.transaction():  # runs of one statement (mostly commands) in one call each
+            fenced = self._fenced(ops, holders) if holders else set()
+            if fenced:
+                ops = [(kind, values) for kind, values in ops
+                       if kind not in TABLE_OPS or values[0] not in fenced]
+            rows = [_journal_row(kind, values) for kind, values in ops]
             for sql, run in itertools.groupby(rows, key=lambda row: row[0]):
                 self._run_many(sql, [params for _, params in run])
+        return fenced
+
+    def _fenced(self, ops: Sequence[JournalOp], holders: Mapping[int, int]) -> set[int]:
+        """The tables of `ops` whose holder is not the one `holders` gives: each row
+        checked is locked until the commit (`SHARE`), so a takeover's `hold_table`
+        waits for this write to land, or this write sees its count."""
+        opened = {values[0] for kind, values in ops if kind == "table_opened"}
+        check = sorted({values[0] for kind, values in ops if kind in TABLE_OPS
+                        and values[0] in holders} - opened)
+        if not check:
+            return set()
+        found = dict(self._run(
+            f"SELECT id, holder FROM live_tables WHERE id IN ({', '.join('?' * len(check))})"
+            f"{self.SHARE}", check).fetchall())
+        return {table_id for table_id in check if found.get(table_id) != holders[table_id]}
+
+    @guarded
+    def hold_table(self, table_id: int) -> int | None:
+        with self.transaction():
+            self._run("UPDATE live_tables SET holder = holder + 1 WHERE id = ?", (table_id,))
+            row = self._run("SELECT holder FROM live_tables WHERE id = ?",
+                            (table_id,)).fetchone()
+        return None if row is None else int(row[0])
 
     @guarded
     def read_journal(self) -> JournalRows:

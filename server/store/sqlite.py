@@ -150,6 +150,7 @@ class SqliteStore(SqlStore):
     BEGIN = "BEGIN IMMEDIATE"
     """The write lock at once: no deadlock upgrading a read."""
     SAME = "IS"
+    SHARE = ""  # one writer at a time: the whole file is locked from `BEGIN IMMEDIATE`
 
     @_guarded
     def __init__(self, path: str | os.PathLike[str]) -> None:

@@ -300,10 +300,24 @@ class Lobby:
         if table.id in self._tables:
             self._push_row(table)
 
+    def let_go(self, table: TableRunner) -> None:
+        """A table another process took over: it goes from here writing nothing (the
+        journal's rows, the cluster's keys and its lobby row are the new holder's)."""
+        table.let_go()
+        if self._forget(table):
+            self._cluster.table_lost(table.id, table.core.code)
+
     def _on_close(self, table: TableRunner) -> None:
-        if self._tables.pop(table.id, None) is None:
+        if not self._forget(table):
             return
         self._journal.table_closed(table.id)
+        self._cluster.table_closed(table.id, table.core.code)
+        self._delta({"op": "remove", "table": table.id})
+
+    def _forget(self, table: TableRunner) -> bool:
+        """No longer one of this lobby's tables (False: it was not)."""
+        if self._tables.pop(table.id, None) is None:
+            return False
         opener = self._hosts.pop(table.id, None)
         if opener is not None:
             for counter, key in ((self._per_host, opener[0]), (self._per_address, opener[1])):
@@ -313,8 +327,7 @@ class Lobby:
         self._rows.pop(table.id, None)
         if table.core.code is not None:
             self._by_code.pop(table.core.code, None)
-        self._cluster.table_closed(table.id, table.core.code)
-        self._delta({"op": "remove", "table": table.id})
+        return True
 
     def _delta(self, delta: dict[str, Any]) -> None:
         """A change of one of this process's tables: to its subscribers, and to the

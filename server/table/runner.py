@@ -77,6 +77,7 @@ class TableRunner:
         self._calls: dict[str, Delayed] = {}
         self._queue: deque[tuple[Command, ReplyTo | None]] = deque()
         self._busy = False
+        self._let_go = False
 
     @property
     def id(self) -> int:
@@ -91,6 +92,12 @@ class TableRunner:
         restart that keeps tables rebuilds it from its commands and re-arms its timers)."""
         for key in list(self._calls):
             self._cancel(key)
+
+    def let_go(self) -> None:
+        """Another process holds this table now: it does nothing more here, whatever
+        comes (a bot's search that ends, a request already on its way)."""
+        self.stop()
+        self._let_go = True
 
     def replay(self, commands: list[tuple[float, Command]]) -> None:
         """Bring a fresh core to where the stored `commands` left it, doing nothing of
@@ -110,12 +117,14 @@ class TableRunner:
     def handle(self, command: Command, reply: ReplyTo | None = None) -> None:
         """Hand `command` to the core and carry out what it says; `reply` gets the answer
         to a request (before any message the request causes)."""
+        if self._let_go:
+            return
         self._queue.append((command, reply))
         if self._busy:
             return
         self._busy = True
         try:
-            while self._queue:
+            while self._queue and not self._let_go:
                 self._run(*self._queue.popleft())
         finally:
             self._busy = False

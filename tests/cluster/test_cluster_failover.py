@@ -98,6 +98,9 @@ class Mover:
         self.rng = rng
         self.acked: list[Msg] = []
         self.pending: tuple[int, Msg] | None = None  # a move sent, its reply not read
+        self.hold = False
+        """Keep the moves offered (`offered`) rather than answer them."""
+        self.offered: list[Msg] | None = None
 
     def read(self) -> bool:
         """One message, answered if it offers moves; False once the server closed."""
@@ -109,10 +112,18 @@ class Mover:
                 self.acked.append(self.pending[1])
             self.pending = None  # (an error: its server died, or the table moved)
         if "moves" in msg and self.pending is None and msg["type"] != "error":
-            move = self.rng.choice(msg["moves"])
-            self.player.send("move", move=move)
-            self.pending = (self.player.rid, move)
+            if self.hold:
+                self.offered = msg["moves"]
+            else:
+                self.move(msg["moves"])
         return True
+
+    def move(self, moves: list[Msg]) -> int:
+        """Send one of `moves`: its request id."""
+        move = self.rng.choice(moves)
+        self.player.send("move", move=move)
+        self.pending = (self.player.rid, move)
+        return self.player.rid
 
     def over(self) -> bool:
         return any(e.get("event") == "match_end" for m in self.player.seen
@@ -189,6 +200,46 @@ def test_a_table_lives_on_when_its_process_is_killed(
         record = _record(b)
         assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
         assert len(record) >= len(first.acked) + len(second.acked)
+
+
+def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """SIGSTOP of the table's process for longer than its lease: the other takes the
+    table over, as from a dead one. Woken, the paused process reads the move its player
+    sent meanwhile as if nothing happened; its journal refuses it (the table's holder
+    moved on), so it does not acknowledge the move, lets the table go and hangs up.
+    The player resumes through that same process, which knows the session no more and
+    finds it at the table's new holder; the match ends there with every move
+    acknowledged in its record."""
+    db = postgres.store()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(owner, a), (_, b)]:
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(17)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        first.hold = True
+        _play([first, second], lambda: first.offered is not None and first.pending is None)
+        owner.send_signal(signal.SIGSTOP)
+        try:
+            taken = len(guest.seen)
+            while not any(m["type"] == "table" for m in guest.seen[taken:]):
+                assert second.read()  # the guest's process took the table over
+            assert first.offered is not None
+            rid = first.move(first.offered)  # into the paused process's socket
+        finally:
+            owner.send_signal(signal.SIGCONT)
+        said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
+        assert said.get("code") == "shutting_down", f"the paused process answered {said}"
+        assert host.recv() is None, "and hung up"
+        back, welcome = _resume(a, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        first.player, first.pending, first.hold = back, None, False
+        _play([first, second], lambda: first.over() and second.over())
+        record = _record(b)
+        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+        assert len(record) >= len(first.acked) + len(second.acked)
+        assert owner.poll() is None, "the woken process serves on"
 
 
 def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:

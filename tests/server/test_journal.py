@@ -30,6 +30,7 @@ from pisyedili.server import rules
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store.journal import StoreJournal, core_code, token_hash
 from pisyedili.server.store.schema import SCHEMA_VERSION
+from pisyedili.server.store.sqlite import SqliteStore
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import GRACE_TIMER, TURN_TIMER, TableSettings
 from pisyedili.server.table.effects import SetTimer
@@ -157,6 +158,50 @@ def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
     journal.close()
 
 
+class Member:
+    """Whatever a send after a commit reaches (a connection, in the server)."""
+
+    def __init__(self) -> None:
+        self.got: list[str] = []
+
+    def send(self, what: str) -> None:
+        self.got.append(what)
+
+
+def test_a_table_taken_over_elsewhere_is_fenced_and_its_members_get_nothing(
+        tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    clock = Clock()
+    journal = StoreJournal.open(path, clock)
+    let_go: list[set[int]] = []
+    here, there = Member(), Member()
+
+    def fenced(tables: set[int]) -> list[object]:
+        let_go.append(tables)
+        return [here]
+
+    journal.fence(fenced)
+    journal.table_opened(1, 0.0, {})
+    journal.table_opened(2, 0.0, {})
+    clock.advance(0)
+    taker = SqliteStore(str(path))  # another process takes table 1 over
+    assert taker.hold_table(1) == 1
+    journal.command(1, 1.0, cmd.Join("1", "A"))
+    journal.command(2, 1.0, cmd.Join("2", "B"))
+    journal.later(here.send, "ok: A joined table 1")
+    journal.later(there.send, "ok: B joined table 2")
+    clock.advance(0)
+    assert let_go == [{1}]
+    assert here.got == [], "a move at a fenced table is never acknowledged"
+    assert there.got == ["ok: B joined table 2"]
+    journal.command(1, 2.0, cmd.Leave("1"))  # whatever still comes for it
+    clock.advance(0)
+    assert let_go == [{1}, {1}]
+    assert [c[0] for c in taker.read_journal().commands] == [2]
+    taker.close()
+    journal.close()
+
+
 def test_sessions_are_kept_by_token_hash_only(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     journal = StoreJournal.open(path, Clock())
@@ -237,7 +282,8 @@ def test_an_older_servers_rated_table_is_rebuilt_rated_with_its_seats(tmp_path: 
     old_commands = [["Join", "1", "Ayşe", False], ["Join", "3", "Guest", True],
                     ["Join", "2", "Mehmet", False], ["Sit", "2", 2]]
     conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO live_tables VALUES (1, 0.0, ?)", (json.dumps(setup),))
+    conn.execute("INSERT INTO live_tables (id, opened_at, setup) VALUES (1, 0.0, ?)",
+                 (json.dumps(setup),))
     conn.execute("INSERT INTO live_table_flags VALUES (1, 1)")
     conn.executemany("INSERT INTO table_commands VALUES (1, ?, 0.0, ?)",
                      [(seq, msgpack.packb(c)) for seq, c in enumerate(old_commands)])

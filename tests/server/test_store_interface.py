@@ -8,6 +8,7 @@ backend joins by adding a `Backend` there; no test here may reach past the inter
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -321,6 +322,49 @@ def test_a_journal_write_is_all_or_nothing(store: Store) -> None:
         store.write_journal([("command", (1, 0, 12.0, b"\x01")),
                              ("table_opened", (1, 10.0, {}))])
     assert store.read_journal().commands == []
+
+
+def test_a_table_taken_over_fences_its_last_holders_writes(store: Store) -> None:
+    store.write_journal([("table_opened", (1, 10.0, {})), ("table_opened", (2, 10.0, {})),
+                         ("command", (1, 0, 11.0, b"a0")), ("command", (2, 0, 11.0, b"b0"))])
+    assert store.hold_table(1) == 1, "its opener was holder 0"
+    assert store.hold_table(5) is None, "no such open table"
+    fenced = store.write_journal([("command", (1, 1, 12.0, b"a1")),
+                                  ("command", (2, 1, 12.0, b"b1")),
+                                  ("snapshot", (1, 1, "code", b"core")),
+                                  ("session_opened", (7, b"t7", "Ayse", "10.0.0.1", 12.0)),
+                                  ("table_closed", (1,))], holders={1: 0, 2: 0})
+    assert fenced == {1}
+    rows = store.read_journal()
+    assert rows.commands == [(1, 0, 11.0, b"a0"), (2, 0, 11.0, b"b0"), (2, 1, 12.0, b"b1")]
+    assert rows.snapshots == [] and [t[0] for t in rows.tables] == [1, 2]
+    assert [s[0] for s in rows.sessions] == [7], "what is about no table is written"
+    assert store.write_journal([("command", (1, 1, 13.0, b"new"))], holders={1: 1}) == set()
+    assert store.write_journal([("table_closed", (2,))], holders={2: 0}) == set()
+    assert store.write_journal([("command", (2, 2, 14.0, b"late"))], holders={2: 0}) == {2}, \
+        "a table no longer open is fenced too"
+    assert store.write_journal([("command", (1, 2, 14.0, b"x"))]) == set(), \
+        "without holders nothing is checked"
+
+
+def test_a_takeover_waits_for_the_write_in_flight(backend: Backend, where: str) -> None:
+    old, new = backend.open(where), backend.open(where)
+    try:
+        old.write_journal([("table_opened", (1, 10.0, {}))])
+        held: list[int | None] = []
+        taking = threading.Thread(target=lambda: held.append(new.hold_table(1)))
+        with old.transaction():
+            assert old.write_journal([("command", (1, 0, 11.0, b"a0"))], {1: 0}) == set()
+            taking.start()
+            taking.join(0.5)
+            assert taking.is_alive(), "the count waits for the write that read it"
+        taking.join(30)
+        assert held == [1]
+        assert new.read_journal().commands == [(1, 0, 11.0, b"a0")], "what landed first is read"
+        assert old.write_journal([("command", (1, 1, 12.0, b"a1"))], {1: 0}) == {1}
+    finally:
+        old.close()
+        new.close()
 
 
 # -- accounts ----------------------------------------------------------------------------

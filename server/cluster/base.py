@@ -172,6 +172,11 @@ class Cluster(Protocol):
 
     def table_closed(self, table_id: int, code: str | None) -> None: ...
 
+    def seen_ids(self, highest: Mapping[str, int]) -> None:
+        """Ids given out by any process (as a shared journal keeps them): the counters
+        go on above them (a Redis that restarted empty knows none)."""
+        ...
+
     def table_lost(self, table_id: int, code: str | None) -> None:
         """Another process holds this table now (it took it over while this one was
         taken for dead): this one stops renewing its keys and writes nothing."""

@@ -82,6 +82,9 @@ class LocalCluster:
     def table_lost(self, table_id: int, code: str | None) -> None:
         pass
 
+    def seen_ids(self, highest: Mapping[str, int]) -> None:
+        pass
+
     def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
         return {}
 

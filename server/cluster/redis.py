@@ -909,6 +909,12 @@ class RedisCluster:
     def table_lost(self, table_id: int, code: str | None) -> None:
         self._forget_table(table_id, code)
 
+    def seen_ids(self, highest: Mapping[str, int]) -> None:
+        for kind, number in highest.items():
+            self._seen(kind, number)
+        if self._up:
+            self._forward_ids()
+
     def _forget_table(self, table_id: int, code: str | None) -> list[str]:
         """No longer held here: its keys."""
         keys = [self._key("table", table_id)]

@@ -28,7 +28,11 @@ hung up on and resume by token at the table's new holder.
 
 from __future__ import annotations
 
+from typing import cast
+
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import LoopingCall
 from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
 
@@ -51,6 +55,45 @@ from pisyedili.server.table.lobby import Lobby
 
 log = Logger()
 
+IDS_EVERY = 2.0
+"""Seconds between two reads of the journal's counters while Redis is away."""
+
+
+class _IdsRead:
+    """While the cluster's Redis is away, the ids every process gave out, read from
+    the shared journal every `IDS_EVERY` seconds (and once more when it is back) for
+    the cluster's counters to go on above: a process that dies meanwhile leaves its
+    ids in the journal only, and Redis may come back empty."""
+
+    def __init__(self, where: str, cluster: Cluster, clock: Clock) -> None:
+        self._where = where
+        self._cluster = cluster
+        self._loop = LoopingCall(self._read)
+        self._loop.clock = cast(IReactorTime, clock)
+
+    def start(self) -> None:
+        if not self._loop.running:
+            self._loop.start(IDS_EVERY, now=True)
+
+    def stop(self) -> None:
+        if self._loop.running:
+            self._loop.stop()
+            self._read()
+
+    def _counters(self) -> dict[str, int]:
+        store = open_store(self._where)
+        try:
+            return store.journal_counters()
+        finally:
+            store.close()
+
+    def _read(self) -> Deferred[None]:
+        read: Deferred[dict[str, int]] = deferToThread(self._counters)
+        told = read.addCallback(self._cluster.seen_ids)
+        told.addErrback(lambda f: log.warn("the journal's ids could not be read: {error}",
+                                           error=f.getErrorMessage()))
+        return told
+
 
 class Takeover:
     """Sweeps the shared journal for tables nobody holds (module docstring)."""
@@ -68,10 +111,12 @@ class Takeover:
         self._again = False
         self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
         self._current: list[Deferred[None]] = []  # fired once the running one ends
+        self._ids = _IdsRead(where, cluster, clock)
 
     def start(self) -> None:
         """Joined: take what nobody holds now, and again whenever a process is gone."""
         self._journal.fence(self.let_go)
+        self._cluster.watch_link(self._ids.start, self._ids.stop)
         self._relay.gone_hooks.append(lambda _: self.sweep())
         self._relay.settled = self.settled
         self.sweep()

@@ -259,6 +259,10 @@ class Store(Protocol):
 
     def read_journal(self) -> JournalRows: ...
 
+    def journal_counters(self) -> dict[str, int]:
+        """The journal's `counter`s: the highest id of each kind any writer gave out."""
+        ...
+
     def saved_session(self, token_hash: bytes) -> SessionRow | None:
         """One session of the journal by its token's hash: with a journal the processes
         of a cluster share, one whose process is gone is rebuilt on another from it."""

@@ -88,8 +88,10 @@ _JOURNAL_SQL = {
     "command": "INSERT INTO table_commands VALUES (?, ?, ?, ?)",
     "snapshot": "INSERT INTO table_snapshots VALUES (?, ?, ?, ?) ON CONFLICT (table_id) "
                 "DO UPDATE SET seq = excluded.seq, code = excluded.code, core = excluded.core",
-    "counter": "INSERT INTO counters VALUES (?, ?) ON CONFLICT (name) "
-               "DO UPDATE SET value = excluded.value",
+    # The highest of any writer's: the processes of a cluster share one journal.
+    "counter": "INSERT INTO counters VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = "
+               "CASE WHEN excluded.value > counters.value THEN excluded.value "
+               "ELSE counters.value END",
     "session_opened": "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
     "session_forgotten": "DELETE FROM sessions WHERE player_id = ?",
 }
@@ -326,6 +328,11 @@ class SqlStore:
             return None
         return SessionRow(int(row[0]), str(row[1]), str(row[2]),
                           None if row[3] is None else int(row[3]))
+
+    @guarded
+    def journal_counters(self) -> dict[str, int]:
+        return {str(name): int(value) for name, value in
+                self._run("SELECT name, value FROM counters").fetchall()}
 
     @guarded
     def account_sessions(self, account: int) -> list[tuple[int, bytes]]:

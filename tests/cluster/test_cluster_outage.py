@@ -102,6 +102,8 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         loner.hello("Elif")
         travelling = traveller.hello("Deniz")
         host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+        latest = Player(a)  # the highest player id, given out on A
+        latest.hello("Zeynep")
         rng = random.Random(17)
         first, second = Mover(host, rng), Mover(guest, rng)
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
@@ -163,7 +165,9 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         tmp_path: Path, postgres: pg_kit.Cluster) -> None:
     """Redis and the table's process both go (a host that rebooted): once Redis is
     back, the process left takes the table over from the shared journal (the one
-    killed never wrote its keys again), and the match ends there."""
+    killed never wrote its keys again), and the match ends there. Redis came back
+    empty, and the ids the killed process gave out were known only there and in the
+    journal: none is handed out again."""
     db = postgres.store()
     procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
@@ -171,6 +175,8 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         (a, log_a), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
                                   for n in range(2))
         host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+        latest = Player(a)  # the highest player id, given out on A
+        latest.hello("Zeynep")
         rng = random.Random(19)
         first, second = Mover(host, rng), Mover(guest, rng)
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
@@ -183,6 +189,9 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         log_b.wait_for(r"the cluster's Redis at \S+ is back")
         log_b.wait_for(r"process p1 is gone, with 1 tables")
         log_b.wait_for(rf"took table {table} over")
+        newcomer = Player(b).hello("Emre")
+        assert int(newcomer["player"]) > int(latest.welcome["player"]), \
+            "a player id the killed process gave out was handed out again"
         since = len(guest.seen)
         while not any(m["type"] == "table" for m in guest.seen[since:]):
             assert second.read()

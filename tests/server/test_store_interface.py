@@ -347,6 +347,13 @@ def test_a_table_taken_over_fences_its_last_holders_writes(store: Store) -> None
         "without holders nothing is checked"
 
 
+def test_the_journal_counts_the_highest_id_any_writer_gave_out(store: Store) -> None:
+    store.write_journal([("counter", ("player", 9)), ("counter", ("table", 2))])
+    store.write_journal([("counter", ("player", 4))])  # another process, behind
+    assert store.journal_counters() == {"player": 9, "table": 2}
+    assert store.read_journal().counters == {"player": 9, "table": 2}
+
+
 def test_a_takeover_waits_for_the_write_in_flight(backend: Backend, where: str) -> None:
     old, new = backend.open(where), backend.open(where)
     try:

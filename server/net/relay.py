@@ -49,7 +49,9 @@ from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
+from pisyedili.server.net.handlers.moderation import enforce_ban
 from pisyedili.server.people.accounts import Accounts
+from pisyedili.server.people.moderation import Sanction
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store.base import SessionRow
 from pisyedili.server.store.journal import SavedSession, token_hash
@@ -150,6 +152,8 @@ class Relay:
                                                  "op": a.operator}))
             server.accounts.elsewhere = lambda account, caller: Deferred.fromCoroutine(
                 self._account_elsewhere(account, caller))
+        if server.moderation is not None and self.shared_store:
+            server.moderation.tell = lambda m: self.cluster.tell_all({"k": "sanction", **m})
 
     def _link_lost(self) -> None:
         """The cluster's messages stopped: the visitors here are away, as after any
@@ -172,6 +176,27 @@ class Relay:
             session = self._sessions.by_id(player_id)
             if session is not None and session.connected:
                 self._tell_owner(session, "back")
+        moderation = self._server.moderation if self._server is not None else None
+        if moderation is not None and self.shared_store:  # what was told meanwhile
+            reloaded = moderation.reload()
+            reloaded.addCallback(self._enforce_all)
+            reloaded.addErrback(lambda f: log.failure("reading the sanctions again", f))
+
+    def _enforce_all(self, sanctions: list[Sanction]) -> None:
+        for sanction in sanctions:
+            self._enforce(sanction)
+
+    def _enforce(self, sanction: Sanction) -> None:
+        """A sanction put in force by another process: a ban closes what it covers here."""
+        if sanction.kind == "ban" and self._server is not None:
+            enforce_ban(self._server, sanction)
+
+    def _sanction(self, message: dict[str, Any]) -> None:
+        moderation = self._server.moderation if self._server is not None else None
+        if moderation is not None and self.shared_store:
+            sanction = moderation.heard(message)
+            if sanction is not None:
+                self._enforce(sanction)
 
     # -- accounts, on one shared store ---------------------------------------------------
 
@@ -645,6 +670,8 @@ class Relay:
             self._handed(message)
         elif kind == "account":  # registered through another process
             self._account_of(message)
+        elif kind == "sanction":  # a ban or mute put in force, or lifted, elsewhere
+            self._sanction(message)
         elif kind == "homeless":
             self._homeless(message)
         elif kind == "close":

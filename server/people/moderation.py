@@ -95,6 +95,9 @@ class Moderation:
         self._clock = clock
         self.sanctions = list(loaded or ())
         accounts.ban_check = self.account_banned
+        self.tell: Callable[[dict[str, Any]], None] | None = None
+        """Tells the other processes that share this store of a sanction put in force
+        or lifted here (`heard` there), when there are any."""
 
     def _active(self, kind: str) -> list[Sanction]:
         now = self._clock.seconds()
@@ -136,20 +139,52 @@ class Moderation:
         Deferred fires once it is kept there)."""
         self.sanctions.append(sanction)
         _logged(sanction.by, action, target, detail)
+        if self.tell is not None:
+            self.tell({"op": "keep", "s": list(sanction)})
         return self._store(_keep, sanction, self._clock.seconds(), action, target, detail)
 
     def lift(self, kind: str, account: int | None, player: int | None,
              network: str | None, by: str, target: str) -> tuple[bool, Deferred[Any]]:
         """Lift the sanctions of `kind` on that target: in memory, in the store, in the
         logs; whether there was one, and the store's write."""
+        lifted = self._lifted(kind, account, player, network)
+        _logged(by, "un" + kind, target, "lifted" if lifted else "none in force")
+        if self.tell is not None:
+            self.tell({"op": "lift", "s": [kind, account, player, network]})
+        return lifted, self._store(_lift, kind, account, player, network,
+                                   self._clock.seconds(), by, target)
+
+    def _lifted(self, kind: str, account: int | None, player: int | None,
+                network: str | None) -> bool:
         before = len(self.sanctions)
         self.sanctions = [x for x in self.sanctions if not (
             x.kind == kind and x.account == account and x.player_id == player
             and x.network == network)]
-        lifted = len(self.sanctions) < before
-        _logged(by, "un" + kind, target, "lifted" if lifted else "none in force")
-        return lifted, self._store(_lift, kind, account, player, network,
-                                   self._clock.seconds(), by, target)
+        return len(self.sanctions) < before
+
+    def reload(self) -> Deferred[list[Sanction]]:
+        """The sanctions in force read from the store again (a change told while the
+        others could not be reached was kept there all the same); those new here."""
+        def read(store: Store) -> list[Sanction]:
+            return load(store, self._clock.seconds())
+
+        def replace(found: list[Sanction]) -> list[Sanction]:
+            known = set(self.sanctions)
+            self.sanctions = found
+            return [s for s in found if s not in known]
+
+        read_back: Deferred[list[Sanction]] = self._archive.use(read)
+        return read_back.addCallback(replace)
+
+    def heard(self, message: dict[str, Any]) -> Sanction | None:
+        """A sanction put in force (returned) or lifted by another process on the same
+        store, which keeps it there: in force here too from now on."""
+        if message["op"] == "lift":
+            self._lifted(*message["s"])
+            return None
+        sanction = Sanction(*message["s"])
+        self.sanctions.append(sanction)
+        return sanction
 
     def log_action(self, by: str, action: str, target: str, detail: str) -> Deferred[Any]:
         _logged(by, action, target, detail)

@@ -206,3 +206,36 @@ def test_a_visitor_whose_home_is_killed_keeps_its_seat_at_a_live_process(
         assert _seat(there) == 2  # (its snapshot follows, once B heard where it is)
         assert there.ok("chat", text="still here")["type"] == "ok"
         host.wait(lambda m: m["type"] == "chat" and m.get("text") == "still here")
+
+
+def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """An operator on A mutes, then bans, an account whose player is connected to B:
+    B refuses its chat at once, then closes its connection and refuses its logins,
+    until the operator lifts the ban on A. (test_cluster_outage.py: one made while
+    Redis is away.)"""
+    db = postgres.store()
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
+                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    features = (*FEATURES, "moderation")
+    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
+        operator = Player(a)
+        operator.hello("z", features)
+        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        target = _registered(b, "Mehmet")
+        assert target.ok("chat", text="hello", scope="lobby")
+        operator.ok("mute", name="Mehmet", minutes=5)
+        refused = target.request("chat", text="still here?", scope="lobby")
+        assert refused["code"] == "muted", refused  # (the mute crossed before the ok)
+        operator.ok("unmute", name="Mehmet")
+        assert target.ok("chat", text="back", scope="lobby")
+        operator.ok("ban", name="Mehmet", reason="flooding")
+        closed = target.wait(lambda m: m.get("code") == "banned")
+        assert "flooding" in closed["message"]
+        assert target.recv() is None
+        assert _player(b, "m").request("login", name="Mehmet",
+                                       password=PASSWORD)["code"] == "banned"
+        operator.ok("unban", name="Mehmet")
+        assert _player(b, "m").ok("login", name="Mehmet", password=PASSWORD)["name"] == "Mehmet"

@@ -204,3 +204,35 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         _play([first, second], lambda: first.over() and second.over())
         record = _record(b)
         assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+
+
+def test_a_ban_made_while_redis_is_away_holds_everywhere_once_it_is_back(
+        tmp_path: Path, postgres: pg_kit.Cluster) -> None:
+    """The other process cannot be told of a ban while Redis is away; it reads the
+    sanctions from the shared store again once Redis is back, and closes what the ban
+    covers."""
+    db = postgres.store()
+    password = "a long enough password 7"
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
+                           "Zeynep"], input=f"{password}\n", text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    features = ("chat", "accounts", "moderation")
+    with ExitStack() as stack:
+        redis, _ = stack.enter_context(redis_process(keep=False))
+        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.url, db, n))
+                                  for n in range(2))
+        operator, target = Player(a), Player(b)
+        operator.hello("z", features)
+        operator.ok("login", name="Zeynep", password=password)
+        target.hello("Mehmet", features)
+        target.ok("register", password=password)
+        redis.kill()
+        log_a.wait_for("lost the cluster's Redis")
+        log_b.wait_for("lost the cluster's Redis")
+        operator.ok("ban", name="Mehmet")
+        assert target.ok("ping")["type"] == "pong", "B has not heard of it"
+        redis.start()
+        closed = target.wait(lambda m: m.get("code") == "banned")
+        assert closed["type"] == "error"
+        assert target.recv() is None

@@ -162,7 +162,6 @@ def _ban(conn: Connection, s: Session, msg: Message,
     moderation, accounts = _operator(conn, s)
     reason = _reason(msg)
     expires = moderation.expiry(msg.get("minutes"))
-    told = "you are banned from this server" + (f": {reason}" if reason else "")
     if "network" in msg:
         network = _network(msg["network"])
         sanction = Sanction("ban", None, None, network, reason, s.name, expires)
@@ -179,18 +178,7 @@ def _ban(conn: Connection, s: Session, msg: Message,
     if sanction.account == s.account or sanction.covers_network(conn.address):
         raise ProtocolError("bad_field", "that ban would cover you", field="name"
                             if "name" in msg else "network")
-    closed = 0
-    for proto in list(conn.server.protocols):
-        session = proto.session
-        if (session is not None and sanction.account is not None
-                and session.account == sanction.account) \
-                or sanction.covers_network(proto.address):
-            if session is not None:
-                _tell_table(conn.server, session, "ban", reason)
-            proto.close("banned", told)
-            closed += 1
-            if session is not None:
-                _end_session(conn.server, session)
+    closed = enforce_ban(conn.server, sanction)
     shown = target if "network" in msg else name
     if sanction.network is not None and "network" not in msg:
         shown = f"{name} (address {sanction.network})"
@@ -198,6 +186,25 @@ def _ban(conn: Connection, s: Session, msg: Message,
     _answer(conn, moderation.keep(sanction, "ban", target, until(expires)), reply,
             f"banned {shown} {until(expires)}{_with(reason)}{gone}")
     return None
+
+
+def enforce_ban(factory: ServerFactory, sanction: Sanction) -> int:
+    """Close every connection here that `sanction` (a ban) covers, telling each why and
+    its table's other members, and end its session; how many were closed."""
+    told = "you are banned from this server" + _with(sanction.reason)
+    closed = 0
+    for proto in list(factory.protocols):
+        session = proto.session
+        if (session is not None and sanction.account is not None
+                and session.account == sanction.account) \
+                or sanction.covers_network(proto.address):
+            if session is not None:
+                _tell_table(factory, session, "ban", sanction.reason)
+            proto.close("banned", told)
+            closed += 1
+            if session is not None:
+                _end_session(factory, session)
+    return closed
 
 
 def _unban(conn: Connection, s: Session, msg: Message,

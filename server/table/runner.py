@@ -171,12 +171,19 @@ class TableRunner:
                 self._on_left(self, effect.member)
             elif isinstance(effect, MatchOver):
                 if self._on_match is not None:
-                    self._on_match(effect)
+                    self._journal.later(self._match_over, effect)
             elif isinstance(effect, Closed):
                 for key in list(self._calls):
                     self._cancel(key)
                 log.info("table {table} closed", table=self.id)
                 self._on_close(self)
+
+    def _match_over(self, match: MatchOver) -> None:
+        """A match is kept (and rated) once the journal has the command that ended it:
+        a table let go meanwhile (its holder moved on, and that command with it) never
+        ended this match."""
+        if self._on_match is not None and not self._let_go:
+            self._on_match(match)
 
     def _cancel(self, key: str) -> None:
         call = self._calls.pop(key, None)

@@ -9,9 +9,11 @@ deadlines and marks everyone away.
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -24,6 +26,7 @@ from test_table_core import (
     run_script,
     scripts,
 )
+from test_table_kit import make_table, play_out, run_clock, seated
 from twisted.internet.task import Clock
 
 from pisyedili.server import rules
@@ -33,7 +36,7 @@ from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.store.sqlite import SqliteStore
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import GRACE_TIMER, TURN_TIMER, TableSettings
-from pisyedili.server.table.effects import SetTimer
+from pisyedili.server.table.effects import MatchOver, SetTimer
 from pisyedili.server.table.lobby import _KEPT_SETTINGS
 
 
@@ -199,6 +202,50 @@ def test_a_table_taken_over_elsewhere_is_fenced_and_its_members_get_nothing(
     assert let_go == [{1}, {1}]
     assert [c[0] for c in taker.read_journal().commands] == [2]
     taker.close()
+    journal.close()
+
+
+@pytest.mark.parametrize("taken", [False, True], ids=["kept", "taken-over"])
+def test_a_match_is_kept_once_the_command_that_ended_it_is(tmp_path: Path,
+                                                           taken: bool) -> None:
+    """The move that ends a match is journalled before the match is kept (and rated);
+    a fenced one (the table taken over meanwhile) never ended that match, so it is
+    not kept."""
+    path = tmp_path / "j.sqlite3"
+    kept: list[MatchOver] = []
+    ended: list[bool] = []
+
+    class Watched(StoreJournal):
+        def later(self, fn: Any, *args: Any) -> None:
+            if getattr(fn, "__name__", "") == "_match_over":  # the match just ended
+                assert kept == [], "not before its command is committed"
+                ended.append(True)
+                if taken:
+                    taker = SqliteStore(str(path))  # another process holds the table now
+                    taker.hold_table(7)
+                    taker.close()
+            super().later(fn, *args)
+
+    clock = Clock()
+    journal = Watched(SqliteStore(str(path)), clock)
+    let_go: list[set[int]] = []
+    rig = make_table("classic", 2, match_end="deals:1", journal=journal,
+                     on_match=kept.append, clock=clock)
+
+    def fenced(tables: set[int]) -> list[object]:
+        let_go.append(tables)
+        rig.table.runner.let_go()  # as the lobby does (service/takeover.py)
+        return []
+
+    journal.fence(fenced)
+    journal.table_opened(7, 0.0, {})
+    humans = seated(rig, ["h", "h"])
+    rig.table.start(humans[0])
+    play_out(rig, humans, random.Random(3))
+    run_clock(clock)
+    assert ended == [True]
+    assert len(kept) == (0 if taken else 1)
+    assert let_go == ([{7}] if taken else [])
     journal.close()
 
 

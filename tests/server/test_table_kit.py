@@ -18,9 +18,10 @@ from twisted.internet.task import Clock
 
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server.rules import Match, Options
+from pisyedili.server.store.journal import NO_JOURNAL, Journal
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableCore, TableError, TableSettings
-from pisyedili.server.table.effects import Message
+from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.runner import TableRunner
 
 TIMED_NO_DELAYS = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0,
@@ -213,8 +214,10 @@ class Rig:
 
 def make_table(rules: str = "classic", seats: int = 2, *, private: bool = False,
                settings: TableSettings = TIMED_NO_DELAYS, seed: int = 1,
-               host: Fake | None = None, **options: Any) -> Rig:
-    clock = Clock()
+               host: Fake | None = None, journal: Journal = NO_JOURNAL,
+               on_match: Callable[[MatchOver], object] | None = None,
+               clock: Clock | None = None, **options: Any) -> Rig:
+    clock = clock or Clock()
     changes: list[dict[str, Any]] = []
     closed: list[int] = []
     left: list[str] = []
@@ -231,7 +234,8 @@ def make_table(rules: str = "classic", seats: int = 2, *, private: bool = False,
     runner = TableRunner(core, clock, deliver, rng=rng,
                          on_change=lambda t: changes.append(t.core.summary()),
                          on_close=lambda t: closed.append(t.id),
-                         on_left=lambda t, m: left.append(m))
+                         on_left=lambda t, m: left.append(m), on_match=on_match,
+                         journal=journal)
     return Rig(Driver(runner, members), clock, host, changes, closed, left)
 
 

@@ -173,6 +173,21 @@ def _one_deal_started(a: int, b: int) -> tuple[Player, Player, int]:
     return host, guest, table
 
 
+def _taken_over(mover: Mover) -> None:
+    """Read until the table's snapshot comes again: its process took the table over."""
+    since = len(mover.player.seen)
+    while not any(m["type"] == "table" for m in mover.player.seen[since:]):
+        assert mover.read()
+
+
+def _ends_keeping_every_ack(movers: list[Mover], port: int) -> None:
+    """Play the match out; its record, read at `port`, holds every move acknowledged."""
+    _play(movers, lambda: all(m.over() for m in movers))
+    record = _record(port)
+    assert all(_subsequence(m.acked, record) for m in movers)
+    assert len(record) >= sum(len(m.acked) for m in movers)
+
+
 def test_a_table_lives_on_when_its_process_is_killed(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """kill -9 of the table's process mid-match: the other process takes the table
@@ -188,18 +203,12 @@ def test_a_table_lives_on_when_its_process_is_killed(
         owner.send_signal(signal.SIGKILL)
         owner.wait()
         killed = time.monotonic()
-        # The guest's own process takes the table over: its seat comes back in a snapshot.
-        taken = len(guest.seen)
-        while not any(m["type"] == "table" for m in guest.seen[taken:]):
-            assert second.read()
+        _taken_over(second)  # by the guest's own process: its seat in a snapshot again
         assert time.monotonic() - killed < 10
         back, welcome = _resume(b, host.welcome)
         assert (welcome["resumed"], welcome["table"]) == (True, table)
         first.player, first.pending = back, None
-        _play([first, second], lambda: first.over() and second.over())
-        record = _record(b)
-        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
-        assert len(record) >= len(first.acked) + len(second.acked)
+        _ends_keeping_every_ack([first, second], b)
 
 
 def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
@@ -222,9 +231,7 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         _play([first, second], lambda: first.offered is not None and first.pending is None)
         owner.send_signal(signal.SIGSTOP)
         try:
-            taken = len(guest.seen)
-            while not any(m["type"] == "table" for m in guest.seen[taken:]):
-                assert second.read()  # the guest's process took the table over
+            _taken_over(second)
             assert first.offered is not None
             rid = first.move(first.offered)  # into the paused process's socket
         finally:
@@ -235,10 +242,7 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         back, welcome = _resume(a, host.welcome)
         assert (welcome["resumed"], welcome["table"]) == (True, table)
         first.player, first.pending, first.hold = back, None, False
-        _play([first, second], lambda: first.over() and second.over())
-        record = _record(b)
-        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
-        assert len(record) >= len(first.acked) + len(second.acked)
+        _ends_keeping_every_ack([first, second], b)
         assert owner.poll() is None, "the woken process serves on"
 
 
@@ -291,10 +295,7 @@ def test_a_rolling_restart_keeps_every_table_and_move(
             back, welcome = _resume_when_taken(a, mover.player.welcome)
             assert (welcome["resumed"], welcome["table"]) == (True, table)
             mover.player, mover.pending = back, None
-        _play(movers, lambda: all(m.over() for m in movers))
-        record = _record(a)
-        assert all(_subsequence(m.acked, record) for m in movers)
-        assert len(record) >= sum(len(m.acked) for m in movers)
+        _ends_keeping_every_ack(movers, a)
 
 
 def test_a_player_away_when_its_table_dies_resumes_it_taken_over(

@@ -11,6 +11,7 @@ WebSocket (server/net/web.py). docs/operating.md documents every option.
 
 from __future__ import annotations
 
+import gc
 import getpass
 import random
 import secrets
@@ -449,6 +450,7 @@ class ServerService(MultiService):
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
         self.ready.addErrback(self._cannot_listen)
         self.ready.addCallback(self._announce)
+        self.ready.addCallback(settle_heap)
 
     def _store_open(self, _: object) -> None:
         assert self.archive is not None
@@ -554,6 +556,21 @@ class ServerService(MultiService):
         """Once the store is closed, the file is free for the next server."""
         lock.release()
         return result
+
+
+def settle_heap(result: T) -> T:
+    """Once the server listens, put what start-up made (modules, the store, recovered
+    tables) out of the garbage collector's reach (`gc.freeze`).
+
+    A full collection walks every tracked object, and start-up's are most of them: in
+    a server with 1,000 players a full collection took 26-51 ms, every move of every
+    table waiting behind it, the largest part of the slowest 1% of moves. Frozen, the
+    collector walks only what was made since. The cost is bounded: a reference cycle
+    among start-up's objects that becomes garbage later is never collected.
+    """
+    gc.collect()  # start-up's own garbage goes first, not into the frozen heap
+    gc.freeze()
+    return result
 
 
 Options = ServerOptions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,28 @@ async def test_nothing_listens_before_the_service_starts() -> None:
     finally:
         await service.stopService()
     assert not any(child.running for child in service)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_listening_server_keeps_start_up_out_of_full_collections() -> None:
+    """A full collection walking start-up's objects stalled every table for tens of
+    milliseconds in the middle of play: once listening, they are frozen; what is made
+    later is collected as usual."""
+    gc.unfreeze()
+    service = tap.makeService(parse("--listen", "tcp:0:interface=127.0.0.1",
+                                    "--db", ":memory:", "--no-announce"))
+    service.startService()
+    try:
+        assert service.ready is not None
+        await service.ready
+        later = [service]
+        tracked = gc.get_objects()
+        assert not any(o is service.factory for o in tracked)  # made at start-up
+        assert any(o is later for o in tracked)
+        assert gc.get_freeze_count() > 0
+    finally:
+        await service.stopService()
+        gc.unfreeze()
 
 
 @pytest_twisted.ensureDeferred

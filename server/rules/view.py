@@ -106,35 +106,43 @@ def views(game: Deal | Match, seats: Sequence[object]) -> list[dict[str, Any]]:
     pile = [CARD_STR[c] for c in d.pile]
     must_follow = FOLLOW_NAMES[d.follow]
     result = d.result.to_wire() if d.result is not None else None
+    # Every seat's view is this map with its own `seat` and `hand`: a copy of a built
+    # map costs a fraction of building it again (the keys keep their order).
+    shared: dict[str, Any] = {
+        "rules": rules,
+        "options": options,
+        "players": d.n,
+        "seat": None,
+        "dealer": d.dealer,
+        "phase": phase,
+        "turn": d.to_act,
+        "direction": d.direction,
+        "hand": None,
+        "hand_counts": hand_counts,
+        "top": top,
+        "named_suit": named_suit,
+        "pile": pile,
+        "stock": len(d.stock),
+        "penalty": d.penalty,
+        "first_round": d.first_left,
+        "must_follow": must_follow,
+        "drew": d.drew,
+        "scores": scores,
+        "deal_no": deal_no,
+        "muamele": muamele,
+        "result": result,
+    }
+    # a follow-up draw appends (K10, K11): only the seat to act sees what it drew
+    drawn_by = d.turn if d.follow and d.drew else None
+    hands = d.hands
     out: list[dict[str, Any]] = []
     for seat in checked:
-        v: dict[str, Any] = {
-            "rules": rules,
-            "options": options,
-            "players": d.n,
-            "seat": seat,
-            "dealer": d.dealer,
-            "phase": phase,
-            "turn": d.to_act,
-            "direction": d.direction,
-            "hand": None if seat is None else [CARD_STR[c] for c in sorted(d.hands[seat])],
-            "hand_counts": hand_counts,
-            "top": top,
-            "named_suit": named_suit,
-            "pile": pile,
-            "stock": len(d.stock),
-            "penalty": d.penalty,
-            "first_round": d.first_left,
-            "must_follow": must_follow,
-            "drew": d.drew,
-            "scores": scores,
-            "deal_no": deal_no,
-            "muamele": muamele,
-            "result": result,
-        }
-        if seat is not None and d.follow and d.drew and seat == d.turn:
-            # a follow-up draw appends (K10, K11)
-            v["drawn"] = CARD_STR[d.hands[seat][-1]]
+        v = shared.copy()
+        if seat is not None:
+            v["seat"] = seat
+            v["hand"] = [CARD_STR[c] for c in sorted(hands[seat])]
+            if seat == drawn_by:
+                v["drawn"] = CARD_STR[hands[seat][-1]]
         out.append(v)
     return out
 

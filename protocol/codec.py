@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 import threading
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import msgpack
 
@@ -179,29 +179,27 @@ def _kind(value: object) -> str:
     return "a number"
 
 
-def _check_tree(root: dict[str, Any], max_depth: int) -> None:
-    """Depth, key and leaf checks, a level of the tree at a time (iteratively: the tree
-    may be as deep as msgpack allows). By exact type, since msgpack yields exact types:
-    every request of every client passes here, and a set lookup is cheaper than
-    `isinstance` with a tuple."""
-    level: list[object] = [root]
-    depth = 1
-    while level:
-        below: list[object] = []
-        for node in level:
-            kind = type(node)
-            if kind is dict:
-                if depth > max_depth:
-                    raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
-                for key in cast(dict[object, object], node):
-                    if type(key) is not str:
-                        raise ProtocolError("bad_key", "map keys must be strings")
-                below.extend(cast(dict[str, object], node).values())
-            elif kind is list:
-                if depth > max_depth:
-                    raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
-                below.extend(cast(list[object], node))
-            elif kind not in _LEAVES:
-                raise ProtocolError("ext_not_allowed", "extension types are not allowed")
-        level = below
-        depth += 1
+def _check_tree(node: dict[str, Any] | list[Any], max_depth: int, depth: int = 1) -> None:
+    """Depth, key and leaf checks of a map or list at `depth` and all below it. By
+    exact type, since msgpack yields exact types: every request of every client passes
+    here, and a set lookup is cheaper than `isinstance` with a tuple. Recursive, a call
+    per container: a container deeper than `max_depth` is refused before its contents
+    are looked at, so however deep msgpack nested a tree, this goes `max_depth + 1`
+    calls down at most."""
+    if depth > max_depth:
+        raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
+    if type(node) is dict:
+        for key in node:
+            if type(key) is not str:
+                raise ProtocolError("bad_key", "map keys must be strings")
+        values: Any = node.values()
+    else:
+        values = node
+    for value in values:
+        kind = type(value)
+        if kind in _LEAVES:
+            continue
+        if kind is dict or kind is list:
+            _check_tree(value, max_depth, depth + 1)
+        else:
+            raise ProtocolError("ext_not_allowed", "extension types are not allowed")

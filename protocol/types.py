@@ -92,6 +92,12 @@ class StrT:
     pattern: str | None = None
     text: bool = False
     name: str = ""
+    _regex: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    """`pattern` compiled once: a card is checked in every move a client sends."""
+
+    def __post_init__(self) -> None:
+        regex = re.compile(self.pattern) if self.pattern is not None else None
+        object.__setattr__(self, "_regex", regex)
 
     def check(self, value: object, path: str) -> None:
         if not isinstance(value, str):
@@ -102,7 +108,7 @@ class StrT:
             return
         if len(value) > self.max_len:
             raise _bad(path, f"must be at most {self.max_len} characters")
-        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+        if self._regex is not None and self._regex.fullmatch(value) is None:
             raise _bad(path, f"is not a valid {self.name or 'value'}")
         if self.text:
             if not value.strip():
@@ -272,15 +278,17 @@ class TaggedT:
     def check(self, value: object, path: str) -> None:
         if not isinstance(value, dict):
             raise _bad(path, "must be a map")
+        tag = value.get(self.tag)
+        fields = self.variants.get(tag) if isinstance(tag, str) else None
+        if fields is not None:  # a known variant: its tag is one of ours
+            check_fields(value, fields, (), f"{path}.")
+            return
         tag_path = f"{path}.{self.tag}"
         if self.tag not in value:
             raise ProtocolError("missing_field", f"{tag_path} is required", field=tag_path)
-        tag = value[self.tag]
         if not isinstance(tag, str) or len(tag) > 64:
             raise _bad(tag_path, "must be a short string")
-        if tag in self.variants:
-            check_fields(value, self.variants[tag], (), f"{path}.")
-        elif not self.open:
+        if not self.open:
             raise _bad(tag_path, f"must be one of {', '.join(self.variants)}")
 
     def describe(self) -> str:

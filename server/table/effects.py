@@ -13,7 +13,12 @@ from pisyedili.server.table.commands import MemberId
 Message = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+# `Reply` and `Send` are read, never changed, like every effect here, but not frozen:
+# a step makes one per member, and a frozen dataclass's `__init__` (`object.__setattr__`
+# per field) costs three times a plain one's, 0.84 against 0.30 us.
+
+
+@dataclass(slots=True)
 class Reply:
     """The answer to the request being handled (`ok`, `table` or `error`).
 
@@ -23,7 +28,7 @@ class Reply:
     msg: Message
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Send:
     to: MemberId
     msg: Message

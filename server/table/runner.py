@@ -53,6 +53,9 @@ log = Logger()
 Deliver = Callable[[MemberId, Message], None]
 ReplyTo = Callable[[Message], None]
 
+_LOGGED = (Join, Leave, Start)
+"""Commands logged as they happen (a tuple: `A | B` builds a union every time)."""
+
 
 class TableRunner:
     """One table on the reactor: its core, its timers and its bots' searches."""
@@ -148,7 +151,7 @@ class TableRunner:
         if self.core.deals_begun != self._snapshot_at and not self.core.closed:
             self._snapshot_at = self.core.deals_begun
             self._journal.snapshot(self.core)
-        if isinstance(command, Join | Leave | Start):
+        if isinstance(command, _LOGGED):
             log.info("table {table}: {command} by player {player}", table=self.id,
                      command=type(command).__name__.lower(), player=command.member)
         for effect in effects:

@@ -64,7 +64,7 @@ def guarded(fn: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R
 
 # -- the journal's rows --------------------------------------------------------------------
 
-def _journal_row(kind: str, values: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+def journal_row(kind: str, values: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
     """One `JournalOp` as the statement that writes it and its parameters."""
     if kind == "table_opened":
         table_id, at, setup = values
@@ -272,7 +272,7 @@ class SqlStore:
             if fenced:
                 ops = [(kind, values) for kind, values in ops
                        if kind not in TABLE_OPS or values[0] not in fenced]
-            rows = [_journal_row(kind, values) for kind, values in ops]
+            rows = [journal_row(kind, values) for kind, values in ops]
             for sql, run in itertools.groupby(rows, key=lambda row: row[0]):
                 self._run_many(sql, [params for _, params in run])
         return fenced

@@ -324,6 +324,24 @@ def test_a_journal_write_is_all_or_nothing(store: Store) -> None:
     assert store.read_journal().commands == []
 
 
+@pytest.mark.parametrize("count", [1, 2, 9, 1001])
+def test_a_run_of_commands_alone_reads_back_in_order(store: Store, count: int) -> None:
+    """The journal's commonest write, a busy server's commands and nothing else (one
+    statement on PostgreSQL, as long as it is not too long for one)."""
+    store.write_journal([("table_opened", (1, 10.0, {}))])
+    written = [(1, seq, 11.0 + seq, bytes([seq % 256]) * 3) for seq in range(count)]
+    store.write_journal([("command", row) for row in written])
+    assert store.read_journal().commands == written
+
+
+def test_a_run_of_commands_alone_is_all_or_nothing(store: Store) -> None:
+    store.write_journal([("table_opened", (1, 10.0, {})), ("command", (1, 1, 11.0, b"a"))])
+    with pytest.raises(Conflict):  # seq 1 is written already
+        store.write_journal([("command", (1, 0, 12.0, b"b")), ("command", (1, 1, 12.0, b"c")),
+                             ("command", (1, 2, 12.0, b"d"))])
+    assert store.read_journal().commands == [(1, 1, 11.0, b"a")]
+
+
 def test_a_table_taken_over_fences_its_last_holders_writes(store: Store) -> None:
     store.write_journal([("table_opened", (1, 10.0, {})), ("table_opened", (2, 10.0, {})),
                          ("command", (1, 0, 11.0, b"a0")), ("command", (2, 0, 11.0, b"b0"))])

@@ -99,7 +99,8 @@ class Cluster(Protocol):
         ...
 
     def stop(self) -> Deferred[None]:
-        """Leave: this process's live keys go, then the link."""
+        """Leave: this process's live keys go (those still its own: it may have been
+        taken for dead, and another process may hold some of them now), then the link."""
         ...
 
     # -- ids, names, codes: the answers that decide --------------------------------

@@ -31,10 +31,18 @@ Redis may go away (a restart, the network) and come back empty. Every key above 
 also held here, in memory, with what it says: while Redis is out of reach the tables
 held here play on, the answers that decide fail at once (`base.unavailable`) and
 the writes that tell only update that memory; once both links are back, the whole of
-it is written again in one go (ids only ever forward, each table through `TAKE`, so a
-table another process took meanwhile is this one's no longer), before anything else
-on the link. The other processes' liveness is judged again only a lease later, once
-each of them had the time to write its own keys back.
+it is written again in one go (ids only ever forward, each table and session only if
+no other process took it over meanwhile: `HOLD`, `KEEP_SESSION`), before anything
+else on the link. The other processes' liveness is judged again only a lease later,
+once each of them had the time to write its own keys back.
+
+A process whose lease ran out while its link stayed up (paused, a stopped VM, or
+stalled for longer than a lease) may have been taken for dead: the beat that finds
+its lease gone checks every key the same way before renewing any. What another
+process holds now is let go here (no longer renewed, written or deleted: `_elsewhere`,
+`_disowned`), and every delete, as a table closes or the process stops, is a
+compare-and-delete (`CLOSE`, `DROP_SESSION`): a key goes only while it names this
+process, so a woken process never deletes the keys of the one that took over.
 """
 
 from __future__ import annotations
@@ -154,6 +162,67 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 """A session whose holder's lease ran out (or that none holds) for this process."""
+
+LEASE = """
+local held = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+return held
+"""
+"""This process's lease renewed; 0 if it had run out (the process was paused, or
+stalled, for longer than a lease): the others may have taken it for dead since."""
+
+HOLD = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('HSET', KEYS[1], 'process', ARGV[1])
+if ARGV[4] then redis.call('HSET', KEYS[1], 'summary', ARGV[4]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1
+"""
+"""A table of this process written (with its lobby row, when one is given) unless
+another process holds it now, alive or not: that one took it over while this one was
+taken for dead, and the journal's fence, which is that one's now, lets this one's copy
+go at its next write. Refused, it names the holder. (`TAKE` is for a table nobody
+holds alive; this is for one this process already holds.)"""
+
+KEEP_SESSION = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[2] and redis.call('EXISTS', ARGV[3] .. holder) == 1 then
+  return holder
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+"""A session of this process written again, unless another live process holds it now
+(it took the session over while this one was taken for dead): refused, it names it."""
+
+CLOSE = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[2])
+if KEYS[3] and redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+return 1
+"""
+"""A table's keys deleted (its lease, its place in the list, its invite code) only
+while its `process` is still this one: a process taken for dead that closes or lets go
+of its copy must not delete the lease of the process that took the table over."""
+
+DROP_SESSION = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[2] then redis.call('DEL', KEYS[i]) end
+end
+return 1
+"""
+"""A session's key deleted, and its name's keys (those still its player's), only while
+its `process` is still this one: a process that took a table over restores its
+members' sessions under the same player ids, so a name key's value alone cannot tell
+whose it is now."""
 
 
 def _ms(seconds: float) -> int:
@@ -326,6 +395,11 @@ class RedisCluster:
         self._away: dict[str, float] = {}  # a dropped session's keys -> when they end
         self._highest: dict[str, int] = {}  # the highest id of each kind seen here
         self._uncounted: set[str] = set()  # addresses whose last connection went meanwhile
+        # What another process holds now (it took it over while this one was taken for
+        # dead): nothing is written to it from here, though a copy lingers here for now.
+        self._elsewhere: set[int] = set()  # tables, until this process takes one again
+        self._disowned: set[str] = set()  # session and name keys, until their session goes
+        self._leased = False  # this process's lease was written once (it may run out since)
         # The links' life.
         self._joined = self._up = self._stopping = False
         self._ready = {"link": False, "listener": False}
@@ -478,29 +552,31 @@ class RedisCluster:
 
     def _reassert(self, now: float) -> Deferred[Any]:
         """Every key this process holds, written again (a Redis that restarted empty
-        lost them all), in one go on the link, before anything written after."""
+        lost them all), in one go on the link, before anything written after; but a
+        table or a session that another process took over meanwhile (this one was taken
+        for dead) is that one's: let go here (`_retaken`, `_rekept`), not written, and
+        a session's name is claimed again only once the session is known to be ours."""
         redis, lease = self._redis, _ms(self.lease)
         written: list[Deferred[Any]] = [
             redis.set(self._key("process", self._process), "1", pexpire=lease)]
         self._forward_ids(written)
         for table_id, summary in sorted(self._tables.items()):
-            took: Deferred[Any] = redis.eval(
-                TAKE, [self._key("table", table_id), self._key("tables")],
-                [self._process, lease, self._key("process", ""), table_id,
-                 *([summary] if summary is not None else [])])
-            took.addCallback(self._retaken, table_id)
-            written.append(took)
+            written.append(self._hold(table_id, summary))
+        names: dict[str, list[str]] = {}
+        for key, player_id in self._names.items():
+            names.setdefault(player_id, []).append(key)
         for key, fields in list(self._sessions.items()):
+            player_id = fields.get("player", "")
+            held = names.pop(player_id, [])
             ttl = self._ttl(key, now)
             if ttl is not None:
                 flat = [part for pair in sorted(fields.items()) for part in pair]
-                written.append(redis.eval(KEEP, [key], [ttl, *flat]))
-        for key, player_id in list(self._names.items()):
-            ttl = self._ttl(key, now)
-            if ttl is not None:
-                claimed: Deferred[Any] = redis.eval(CLAIM, [key], [player_id, ttl])
-                claimed.addCallback(self._reclaimed, key, player_id)
-                written.append(claimed)
+                kept: Deferred[Any] = redis.eval(
+                    KEEP_SESSION, [key], [ttl, self._process, self._key("process", ""), *flat])
+                kept.addCallback(self._rekept, key, player_id, held)
+                written.append(kept)
+        for player_id, held in sorted(names.items()):  # (names of no session here)
+            written.append(self._reclaim(player_id, held))
         for key, table in sorted(self._codes.items()):
             written.append(redis.set(key, table, pexpire=lease))
         for address, count in sorted(self._counts.items()):
@@ -511,16 +587,67 @@ class RedisCluster:
         self._uncounted.clear()
         return gatherResults(written, consumeErrors=True)
 
+    def _hold(self, table_id: int, summary: str | None) -> Deferred[Any]:
+        """A table held here (and its lobby row) written, unless another process holds
+        it now (`HOLD`)."""
+        held: Deferred[Any] = self._redis.eval(
+            HOLD, [self._key("table", table_id), self._key("tables")],
+            [self._process, _ms(self.lease), table_id,
+             *([summary] if summary is not None else [])])
+        held.addCallback(self._retaken, table_id)
+        return held
+
     def _retaken(self, took: object, table_id: int) -> None:
-        """`TAKE` decides: a table another process took while this one was cut off
-        (its lease ran out there) is that one's; never two holders."""
+        """`HOLD` decides: a table another process took while this one was taken for
+        dead (cut off, or paused, for longer than its lease) is that one's; never two
+        holders. Its keys are not renewed, written or deleted from here any more: the
+        copy here lingers until the journal's fence lets it go (`table_lost`)."""
         if took == 1:
             return
         log.critical("table {table} is held by process {holder} now (taken over while "
-                     "this process could not reach Redis): this process lets it go",
+                     "this process was taken for dead): this process lets it go",
                      table=table_id, holder=str(took))
+        self._elsewhere.add(table_id)
         self._tables.pop(table_id, None)
         self._live.discard(self._key("table", table_id))
+        for key in [k for k, table in self._codes.items() if table == str(table_id)]:
+            del self._codes[key]
+            self._live.discard(key)
+
+    def _rekept(self, kept: object, key: str, player_id: str,
+                names: list[str]) -> Deferred[Any] | None:
+        """`KEEP_SESSION` decides: a session another process took over while this one
+        was taken for dead is that one's, its name's keys with it (the same player
+        holds them there); this process's own session has its name claimed again."""
+        if kept == 1:
+            return self._reclaim(player_id, names)
+        if self._sessions.get(key, {}).get("player") != player_id:
+            return None  # gone from here meanwhile
+        log.warn("cluster: the session of player {player} is held by process {holder} "
+                 "now (taken over while this process was taken for dead): this process "
+                 "lets its keys be", player=player_id, holder=str(kept))
+        del self._sessions[key]
+        for held in (key, *(k for k, p in self._names.items() if p == player_id)):
+            self._live.discard(held)
+            self._away.pop(held, None)
+            self._names.pop(held, None)
+            self._disowned.add(held)
+        return None
+
+    def _reclaim(self, player_id: str, names: list[str]) -> Deferred[Any]:
+        """A player's name keys claimed again, those still held here, each for what is
+        left of its life (`_ttl`)."""
+        now = self._clock.seconds()
+        claims: list[Deferred[Any]] = []
+        if self._redis is None or not self._up:
+            return succeed(None)  # stopped, or cut off, meanwhile: written again on return
+        for key in names:
+            ttl = self._ttl(key, now) if self._names.get(key) == player_id else None
+            if ttl is not None:
+                claimed: Deferred[Any] = self._redis.eval(CLAIM, [key], [player_id, ttl])
+                claimed.addCallback(self._reclaimed, key, player_id)
+                claims.append(claimed)
+        return gatherResults(claims, consumeErrors=True)
 
     def _reclaimed(self, held: object, key: str, player_id: str) -> None:
         if not held:
@@ -626,12 +753,14 @@ class RedisCluster:
         if self._redis is None:
             return succeed(None)
         redis, self._redis = self._redis, None
-        if not self._up:  # nothing to delete there: the keys expire (or went with it)
+        # What is told from now on (the connections closing as the server stops) goes
+        # nowhere: this process's keys go now, and with them its counts.
+        up, self._up = self._up, False
+        if not up:  # nothing to delete there: the keys expire (or went with it)
             stopped: Deferred[Any] = redis.disconnect()
             stopped.addBoth(lambda _: None)
             return stopped
-        keys = sorted(self._live)
-        gone: Deferred[Any] = redis.delete(keys) if keys else succeed(None)
+        gone: Deferred[Any] = gatherResults(self._leaving(redis), consumeErrors=True)
         gone.addErrback(self._failed, "leaving the cluster")
         # Then (on the same link, so after the keys went) the others hear it at once,
         # rather than a lease later: its tables are free for them to take.
@@ -642,26 +771,81 @@ class RedisCluster:
         gone.addBoth(lambda _: None)
         return gone
 
+    def _leaving(self, redis: Any) -> list[Deferred[Any]]:
+        """This process's live keys deleted as it leaves, each only while it is still
+        its own: a table's and a session's (with its name's) by their `process`
+        (`CLOSE`, `DROP_SESSION`), a name or code with no table or session here by its
+        value, and of each address's connections only this process's count. A process
+        that was taken for dead and woke may hold keys another process owns by now."""
+        process = self._process
+        dropped: list[Deferred[Any]] = [redis.delete([self._key("process", process)])]
+        codes: dict[str, list[str]] = {}
+        for key, table in sorted(self._codes.items()):
+            if key in self._live:
+                codes.setdefault(table, []).append(key)
+        for table_id in sorted(self._tables):
+            key = self._key("table", table_id)
+            if key in self._live:
+                code = codes.get(str(table_id), [])
+                dropped.append(redis.eval(CLOSE, [key, self._key("tables"), *code[:1]],
+                                          [process, table_id]))
+                del code[:1]
+        names: dict[str, list[str]] = {}
+        for key, player_id in sorted(self._names.items()):
+            if key in self._live:
+                names.setdefault(player_id, []).append(key)
+        for key, fields in sorted(self._sessions.items()):
+            if key in self._live:
+                player_id = fields.get("player", "")
+                dropped.append(redis.eval(DROP_SESSION, [key, *names.pop(player_id, [])],
+                                          [process, player_id]))
+        for value, keys in [*sorted(names.items()), *sorted(codes.items())]:
+            if keys:
+                dropped.append(redis.eval(RELEASE, keys, [value]))
+        counted = self._key("conns", "")
+        for key in sorted(k for k in self._live if k.startswith(counted)):
+            dropped.append(redis.hdel(key, process))
+        return dropped
+
     def _renew(self) -> None:
         """The lease: every live key lives `lease` seconds more; and the processes
         this one hears from, or holds visitors of, still alive? (Not while Redis is
         out of reach, nor for a lease after it came back: the others write theirs.)"""
         if self._redis is None or not self._up:
             return
-        process = self._key("process", self._process)
-        d: Deferred[Any] = self._redis.set(process, "1", pexpire=_ms(self.lease))
-        keys = sorted(self._live - {process})
-        for start in range(0, len(keys), RENEW_CHUNK):
-            renewed: Deferred[Any] = self._redis.eval(
-                RENEW, keys[start:start + RENEW_CHUNK], [_ms(self.lease)])
-            renewed.addErrback(self._failed, "renew")
-        d.addErrback(self._failed, "renewing the lease")
+        leased: Deferred[Any] = self._redis.eval(
+            LEASE, [self._key("process", self._process)], [_ms(self.lease)])
+        leased.addCallback(self._renew_keys)
+        leased.addErrback(self._failed, "renewing the lease")
         if self._clock.seconds() < self._judge_from:
             return
         for other in set(self._owners.values()) | self._watched:
             alive: Deferred[Any] = self._redis.exists(self._key("process", other))
             alive.addCallback(self._alive, other)
             self._tell(alive, "checking a process")
+
+    def _renew_keys(self, held: object) -> None:
+        """Once the lease answered: every live key lives a lease more; but if the lease
+        had run out, this process may have been taken for dead meanwhile (paused, or
+        stalled, for longer than a lease): each key is checked before it is written
+        again (`_reassert`), and what another process took over is let go."""
+        if self._redis is None or not self._up or self._stopping:
+            return
+        if held or not self._leased:  # (the first beat writes the lease)
+            self._leased = True
+            process = self._key("process", self._process)
+            keys = sorted(self._live - {process})
+            for start in range(0, len(keys), RENEW_CHUNK):
+                renewed: Deferred[Any] = self._redis.eval(
+                    RENEW, keys[start:start + RENEW_CHUNK], [_ms(self.lease)])
+                renewed.addErrback(self._failed, "renew")
+            return
+        log.critical("the lease of process {process} had run out (it was paused, or "
+                     "stalled, for longer than {lease:g} s): the others may have taken it "
+                     "for dead, so every key it holds is checked again and what another "
+                     "process took over is let go", process=self._process, lease=self.lease)
+        checked = self._reassert(self._clock.seconds())
+        checked.addErrback(self._failed, "checking this process's keys again")
 
     def _alive(self, alive: object, process: str) -> None:
         """A process whose lease ran out is gone, and its tables with it: the rows
@@ -734,8 +918,10 @@ class RedisCluster:
         for key in held:
             self._names.pop(key, None)
             self._away.pop(key, None)
-        if held and self._up:
-            self._tell(self._redis.eval(RELEASE, held, [player_id]), "freeing a name")
+        mine = [key for key in held if key not in self._disowned]
+        self._disowned.difference_update(held)
+        if mine and self._up:
+            self._tell(self._redis.eval(RELEASE, mine, [player_id]), "freeing a name")
 
     def own(self, table_id: int) -> Deferred[None]:
         key = self._key("table", table_id)
@@ -766,6 +952,7 @@ class RedisCluster:
 
         def answered(took: object) -> bool:
             if took == 1:
+                self._elsewhere.discard(table_id)
                 self._live.add(key)
                 self._tables.setdefault(table_id, None)
                 self._seen("table", table_id)
@@ -828,6 +1015,8 @@ class RedisCluster:
     def session_live(self, hashed: bytes, player_id: str, name: str,
                      keys: tuple[str, ...]) -> None:
         session = self._key("session", hashed.hex())
+        if session in self._disowned:
+            return  # another process holds it now: nothing is written here until it goes
         held = [self._key("name", key) for key in keys]
         self._live.update([session, *held])
         fields = {"player": player_id, "name": name, "process": self._process}
@@ -850,6 +1039,8 @@ class RedisCluster:
         held = [self._key("name", key) for key in keys]
         end = self._clock.seconds() + grace
         for key in (session, *held):
+            if key in self._disowned:
+                continue  # another process's now
             self._live.discard(key)
             self._away[key] = end
             if self._up:
@@ -861,13 +1052,17 @@ class RedisCluster:
         self._live.discard(session)
         self._sessions.pop(session, None)
         self._away.pop(session, None)
-        if self._up:
-            self._tell(self._redis.delete([session]), "forgetting a session")
+        if session in self._disowned:  # another process's now
+            self._disowned.discard(session)
+        elif self._up:
+            self._tell(self._redis.eval(DROP_SESSION, [session], [self._process, player_id]),
+                       "forgetting a session")
         self.release_name(player_id, keys)
 
     def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
         moved = [self._key("session", hashed.hex()), *(self._key("name", k) for k in keys)]
         self._live.difference_update(moved)
+        self._disowned.difference_update(moved)
         for key in moved:
             self._sessions.pop(key, None)
             self._names.pop(key, None)
@@ -881,6 +1076,8 @@ class RedisCluster:
 
     @_once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
+        if table_id in self._elsewhere:
+            return  # another process holds it now: its copy here goes at its next write
         key = self._key("table", table_id)
         fresh = key not in self._live  # a table rebuilt after a restart (`own` did the rest)
         if fresh:
@@ -892,8 +1089,12 @@ class RedisCluster:
         self._seen("table", table_id)
         if not self._up:
             return
-        if fresh:
-            self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
+        if not fresh:
+            self._tell(self._hold(table_id, summary), "keeping a lobby row")
+            return
+        # A restart's table, from the process's own file: whatever a run before this
+        # one left there (under its old name, maybe within its lease) is this run's.
+        self._tell(self._redis.sadd(self._key("tables"), [table_id]), "listing a table")
         fields = {"process": self._process, "summary": summary}
         self._tell(self._redis.hmset(key, fields), "keeping a lobby row")
         self._tell(self._pexpire(key, _ms(self.lease)), "keeping a lobby row")
@@ -901,10 +1102,10 @@ class RedisCluster:
     @_once_joined
     def table_closed(self, table_id: int, code: str | None) -> None:
         keys = self._forget_table(table_id, code)
-        if not self._up:
-            return
-        self._tell(self._redis.delete(keys), "closing a table")
-        self._tell(self._redis.srem(self._key("tables"), [table_id]), "closing a table")
+        if not self._up or table_id in self._elsewhere:
+            return  # (another process's keys, if it holds the table now)
+        self._tell(self._redis.eval(CLOSE, [keys[0], self._key("tables"), *keys[1:]],
+                                    [self._process, table_id]), "closing a table")
 
     def table_lost(self, table_id: int, code: str | None) -> None:
         self._forget_table(table_id, code)
@@ -947,6 +1148,8 @@ class RedisCluster:
     def publish_lobby(self, delta: dict[str, Any]) -> None:
         if not self._up:  # told to nobody: the others read the rows again once it is back
             return
+        if delta.get("table") in self._elsewhere:
+            return  # its row is another process's to tell now
         payload = msgpack.packb({**delta, "process": self._process}, use_bin_type=True)
         self._tell(self._redis.publish(self._channel("lobby"), payload), "a lobby delta")
 

@@ -1,0 +1,93 @@
+"""A process taken for dead that wakes (it was paused past its lease) deletes nothing
+in Redis that the process which took its table over holds now: not as it finds its
+lease had run out, nor as it stops."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+from contextlib import ExitStack
+from pathlib import Path
+
+import pg_kit
+
+from cluster.cluster_kit import BACKSTOP, Player
+from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import (
+    Mover,
+    _ends_keeping_every_ack,
+    _one_deal_started,
+    _play,
+    _resume,
+    _taken_over,
+)
+from cluster.test_cluster_outage import server
+from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.people import names
+from pisyedili.server.store.journal import token_hash
+
+
+def _held(redis: RedisAt, table: int, host: Player) -> dict[str, object]:
+    """What Redis says of the table, the host's session and name, and the connections
+    from 127.0.0.1 (by process)."""
+    name_keys = [PREFIX + f"name:{key}" for key in names.keys(host.welcome["name"])]
+    session = PREFIX + f"session:{token_hash(host.welcome['token']).hex()}"
+    return {"table": redis.hash(PREFIX + f"table:{table}").get("process"),
+            "session": redis.hash(session).get("process"),
+            "name": [redis.command("GET", key) for key in name_keys],
+            "conns": redis.hash(PREFIX + "conns:127.0.0.1")}
+
+
+def test_a_process_woken_past_its_lease_deletes_nothing_of_the_new_holder(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """SIGSTOP of the table's process (A) past its lease: B takes the table over, and
+    with it the host's session and name (the host's connection is still A's). Woken,
+    A finds its lease had run out and lets go of what B holds now; stopped then with
+    SIGTERM, it deletes none of B's keys (nor B's count of an address's connections).
+    A third process started afterwards finds the table held (it takes nothing over),
+    the host's token resumes through it at B, and the match ends there with every
+    move acknowledged, the guest never hung up."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, log_a), (b, _) = (stack.enter_context(server(redis.url, db, n, procs))
+                              for n in range(2))
+        owner = procs[0]
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(23)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        # Nothing more for A's copy of the table to write once it wakes (a write would
+        # meet the journal's fence, which lets the copy go): no move on its way to it.
+        first.hold = second.hold = True
+        _play([first, second], lambda: first.pending is None and second.pending is None)
+        was = _held(redis, table, host)
+        owner.send_signal(signal.SIGSTOP)
+        try:
+            _taken_over(second)
+        finally:
+            owner.send_signal(signal.SIGCONT)
+        log_a.wait_for(r"the lease of process \S+ had run out", BACKSTOP)
+        log_a.wait_for(r"the session of player \S+ is held by process", BACKSTOP)
+        held = _held(redis, table, host)
+        new_holder = held["table"]
+        assert new_holder not in (None, was["table"]), held
+        assert held["session"] == new_holder
+        assert held["name"] == [str(host.welcome["player"])]
+        assert isinstance(held["conns"], dict) and held["conns"].get(new_holder) == "1"
+        owner.send_signal(signal.SIGTERM)
+        assert owner.wait(BACKSTOP) == 0
+        after = _held(redis, table, host)
+        assert after == {**held, "conns": {new_holder: "1"}}, "A deleted B's keys"
+
+        c, _ = stack.enter_context(server(redis.url, db, 2, procs))
+        back, welcome = _resume(c, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        first.player, first.pending, first.hold = back, None, False
+        second.hold = False
+        if second.offered is not None:  # the guest's turn: offered while it held
+            second.move(second.offered)
+        _ends_keeping_every_ack([first, second], b)
+        assert not any(m.get("code") == "shutting_down" for m in guest.seen)
+        assert redis.hash(PREFIX + f"table:{table}")["process"] == new_holder

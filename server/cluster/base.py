@@ -128,6 +128,12 @@ class Cluster(Protocol):
         """The live process holding a session (None: none, or a gone one)."""
         ...
 
+    def name_holder(self, keys: tuple[str, ...]) -> Deferred[str | None]:
+        """The player holding one of a name's `keys` (`names.keys`), whichever process
+        holds its session (None: nobody): an operator's request names a player, who
+        may be connected to another process."""
+        ...
+
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:
         """Hold an invite code for a table (False: another table has it)."""
         ...

@@ -36,6 +36,9 @@ class LocalCluster:
     def claim_name(self, player_id: str, keys: tuple[str, ...]) -> Deferred[bool]:
         return succeed(True)  # the process's own registry is every session there is
 
+    def name_holder(self, keys: tuple[str, ...]) -> Deferred[str | None]:
+        return succeed(None)  # a name no session here holds is nobody's
+
     def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
         pass
 

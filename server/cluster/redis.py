@@ -19,10 +19,10 @@ nothing behind for longer than its lease (`--cluster-lease`) or a session's grac
 - `tables`: the set of open table ids (a row that expired is dropped from it on read).
 
 Channels (per database): `DB:lobby` carries every table's lobby deltas to every
-process (and, op `tell`, a message for all of them: an account registered); `DB:to:P`
-the messages for process P (requests to its tables, updates for its players). Payloads
-are msgpack. Each process publishes on one link, so what it publishes arrives in that
-order.
+process (and, op `tell`, a message for all of them: an account registered, a
+sanction, a kick); `DB:to:P` the messages for process P (requests to its tables,
+updates for its players). Payloads are msgpack. Each process publishes on one link,
+so what it publishes arrives in that order.
 
 A connected session's keys and this process's tables and counts are live: renewed
 with the lease. A dropped session's keys get its grace as their TTL instead.
@@ -967,6 +967,15 @@ class RedisCluster:
         d = self._ask("a session held elsewhere", lambda: self._redis.eval(
             HOLDER, [self._key("session", hashed.hex())], [self._key("process", "")]))
         d.addCallback(lambda holder: str(holder) if holder else None)
+        return d
+
+    def name_holder(self, keys: tuple[str, ...]) -> Deferred[str | None]:
+        if not keys:
+            return succeed(None)
+        held = [self._key("name", key) for key in keys]
+        d = self._ask("a player held elsewhere", lambda: self._redis.mget(held))
+        # (Redis hands a number back as one)
+        d.addCallback(lambda found: next((str(p) for p in found if p is not None), None))
         return d
 
     def claim_code(self, code: str, table_id: int) -> Deferred[bool]:

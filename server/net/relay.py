@@ -49,7 +49,7 @@ from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
-from pisyedili.server.net.handlers.moderation import enforce_ban
+from pisyedili.server.net.handlers.moderation import enforce_ban, kicked_elsewhere
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import Sanction
 from pisyedili.server.people.session import Session, Sessions
@@ -672,6 +672,9 @@ class Relay:
             self._account_of(message)
         elif kind == "sanction":  # a ban or mute put in force, or lifted, elsewhere
             self._sanction(message)
+        elif kind == "kick":  # an operator's kick, made through another process
+            if self._server is not None:
+                kicked_elsewhere(self._server, message)
         elif kind == "homeless":
             self._homeless(message)
         elif kind == "close":

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pg_kit
@@ -239,3 +240,49 @@ def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
                                        password=PASSWORD)["code"] == "banned"
         operator.ok("unban", name="Mehmet")
         assert _player(b, "m").ok("login", name="Mehmet", password=PASSWORD)["name"] == "Mehmet"
+
+
+def _freed(seat: int) -> Callable[[Msg], bool]:
+    """A `table_update` in which `seat` is open."""
+    return lambda m: m["type"] == "table_update" and m["table"]["seats"][seat]["kind"] == "open"
+
+
+def test_a_kick_made_on_one_process_reaches_a_player_on_another(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """An operator on A kicks two players connected to B: one at its own table on B
+    (whose other member, on A, is told through B), one at a table on A (whose other
+    member A tells); and one connected to A at a table on B (which B tells). Each is
+    closed with `kicked` where it is connected, its table's other member reads
+    `player_removed`, then sees the seat free; a name nobody holds is still
+    `no_such_player`."""
+    db = postgres.store()
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
+                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
+        operator = Player(a)
+        operator.hello("z", (*FEATURES, "moderation"))
+        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        mehmet, elif_ = _player(b, "Mehmet"), _player(a, "Elif")
+        at_b = mehmet.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        elif_.ok("join_table", table=at_b)
+        deniz, can = _player(a, "Deniz"), _player(b, "Can")
+        at_a = deniz.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        can.ok("join_table", table=at_a)
+        ece, ali = _player(b, "Ece"), _player(a, "Ali")
+        also_b = ece.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        ali.ok("join_table", table=also_b)
+        for kicked, seat, other, table in ((mehmet, 0, elif_, at_b), (can, 1, deniz, at_a),
+                                           (ali, 1, ece, also_b)):
+            name = kicked.welcome["name"]
+            done = operator.ok("kick", name=name, reason="spam")["done"]
+            assert done == f"kicked {name}: spam"
+            closed = kicked.wait(lambda m: m.get("code") == "kicked")
+            assert "spam" in closed["message"]
+            assert kicked.recv() is None
+            removed = other.wait(lambda m: m["type"] == "player_removed")
+            assert (removed["table"], removed["name"], removed["seat"], removed["action"],
+                    removed["reason"]) == (table, name, seat, "kick", "spam")
+            other.wait(_freed(seat), since=other.seen.index(removed))  # then it left
+        assert operator.request("kick", name="Nobody")["code"] == "no_such_player"

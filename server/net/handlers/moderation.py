@@ -108,16 +108,65 @@ def _kick(conn: Connection, s: Session, msg: Message,
           reply: Replier) -> Message | None:
     moderation, _ = _operator(conn, s)
     target = _online(conn.server, msg["name"])
-    if target is None or target is s:
-        raise ProtocolError("no_such_player", f"nobody named {msg['name']!r} is here")
+    nobody = ProtocolError("no_such_player", f"nobody named {msg['name']!r} is here")
     reason = _reason(msg)
-    _tell_table(conn.server, target, "kick", reason)
-    for proto in _connections_of(conn.server, target):
-        proto.close("kicked", "an operator removed you from the server" + _with(reason))
-    _end_session(conn.server, target)
+    if target is None and conn.server.cluster.shared:  # connected to another process?
+        found = conn.server.cluster.name_holder(names.keys(msg["name"]))
+        kicked = found.addCallback(_kick_elsewhere, conn.server, moderation, s.name,
+                                   msg["name"], reason, nobody)
+        _answer(conn, kicked, reply, f"kicked {msg['name']}{_with(reason)}")
+        return None
+    if target is None or target is s:
+        raise nobody
+    _remove(conn.server, target, reason, tell_elsewhere=True)
     _answer(conn, moderation.log_action(s.name, "kick", target.name, reason), reply,
             f"kicked {target.name}{_with(reason)}")
     return None
+
+
+def _remove(factory: ServerFactory, session: Session, reason: str,
+            tell_elsewhere: bool = False) -> None:
+    """A kick of a session held here: its table's other members are told, its
+    connections closed with `kicked`, its session ended. With `tell_elsewhere`, a
+    table of another process is told through the cluster (`kicked_elsewhere` there),
+    before the seat's `leave` goes to it: one link carries both, in order."""
+    relay = factory.relay
+    if tell_elsewhere and relay is not None and relay.table_id(session) is not None:
+        factory.cluster.tell_all({"k": "kick", "p": session.player_id, "reason": reason})
+    _tell_table(factory, session, "kick", reason)
+    for proto in _connections_of(factory, session):
+        proto.close("kicked", "an operator removed you from the server" + _with(reason))
+    _end_session(factory, session)
+
+
+def _kick_elsewhere(player: str | None, factory: ServerFactory, moderation: Moderation,
+                    by: str, name: str, reason: str,
+                    nobody: ProtocolError) -> Deferred[Any]:
+    """A kick of a player whose session another process holds (`player`, from its
+    name's keys in the cluster): every process is told, as of a ban; its own closes it
+    (`kicked_elsewhere`). Its table, if it is here, is told here: the operator's
+    process hears nothing of what it tells the others. The store's write, to answer."""
+    if player is None:
+        raise nobody
+    kicked_elsewhere(factory, {"p": player, "reason": reason})
+    factory.cluster.tell_all({"k": "kick", "p": player, "reason": reason})
+    return moderation.log_action(by, "kick", name, reason)
+
+
+def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
+    """A kick made through another process, of player `p`: removed here if its
+    session is held here (`_remove`; every process heard of the kick, its table's
+    too); if it only sits at a table here, from another process, that table's other
+    members are told (its home ends the session, and the seat goes to a bot with the
+    `leave` that follows)."""
+    player, reason = str(message["p"]), str(message.get("reason", ""))
+    session = factory.sessions.by_id(player)
+    if session is None:
+        return
+    if factory.relay is not None and factory.relay.is_visitor(player):
+        _tell_table(factory, session, "kick", reason)
+    else:
+        _remove(factory, session, reason)
 
 
 def _target(conn: Connection, accounts: Accounts,

@@ -225,12 +225,16 @@ def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
         operator = Player(a)
         operator.hello("z", features)
         assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        watcher = _player(b, "watcher")
+        watcher.ok("lobby_subscribe")
         target = _registered(b, "Mehmet")
         assert target.ok("chat", text="hello", scope="lobby")
         operator.ok("mute", name="Mehmet", minutes=5)
+        _told(operator, watcher)
         refused = target.request("chat", text="still here?", scope="lobby")
-        assert refused["code"] == "muted", refused  # (the mute crossed before the ok)
+        assert refused["code"] == "muted", refused
         operator.ok("unmute", name="Mehmet")
+        _told(operator, watcher)
         assert target.ok("chat", text="back", scope="lobby")
         operator.ok("ban", name="Mehmet", reason="flooding")
         closed = target.wait(lambda m: m.get("code") == "banned")
@@ -239,7 +243,19 @@ def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
         assert _player(b, "m").request("login", name="Mehmet",
                                        password=PASSWORD)["code"] == "banned"
         operator.ok("unban", name="Mehmet")
+        _told(operator, watcher)
         assert _player(b, "m").ok("login", name="Mehmet", password=PASSWORD)["name"] == "Mehmet"
+
+
+def _told(teller: Player, watcher: Player) -> None:
+    """Wait until what `teller`'s process told every process so far (a sanction made
+    or lifted) has reached `watcher`'s: a table it opens now is told on the same
+    channel after it, and a process reads that channel in order. (The operator's `ok`
+    says only that the tell went out, not that the other process has read it.)"""
+    table = teller.ok("create_table", rules="classic", seats=2)["table"]["id"]
+    watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == "add"
+                 and m["table"] == table)
+    teller.ok("leave_table")
 
 
 def _freed(seat: int) -> Callable[[Msg], bool]:

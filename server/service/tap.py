@@ -54,6 +54,7 @@ from pisyedili.server.people.session import Sessions
 from pisyedili.server.rules import COMPILED
 from pisyedili.server.service.discovery import Announcer
 from pisyedili.server.service.logs import JsonLineObserver
+from pisyedili.server.service.open_files import fit_open_files
 from pisyedili.server.service.recovery import restore
 from pisyedili.server.service.takeover import Takeover
 from pisyedili.server.store import (
@@ -434,6 +435,7 @@ class ServerService(MultiService):
         # The bots' strength depends on it (docs/operating.md, "The compiled engine").
         log.info("rules engine: {engine}", compiled=COMPILED,
                  engine="compiled (mypyc)" if COMPILED else "interpreted")
+        fit_open_files(self.factory.limits.max_connections)
         if self.seed is not None:
             log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
                      "tests and demos only, never on a server people play on. !!!",

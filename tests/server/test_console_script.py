@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from process_output import Output
 
 from pisyedili.protocol.codec import decode, frame
@@ -92,3 +93,48 @@ def test_twistd_stops_when_it_cannot_listen(tmp_path: Path) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def _started_with_open_files(soft: int, hard: int, *args: str) -> tuple[int, str]:
+    """A real server started under that limit on open files (as a shell's `ulimit -n`
+    sets it): its soft limit once it listens, read from /proc, and its log so far."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1",
+         "--db", ":memory:", "--no-announce", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+        preexec_fn=limited)
+    assert proc.stdout is not None
+    output = Output(proc.stdout)
+    try:
+        output.wait_for(r"listening on .*port=\d+")
+        limits = Path(f"/proc/{proc.pid}/limits").read_text()
+    finally:
+        proc.kill()
+        proc.wait()
+    line = next(row for row in limits.splitlines() if row.startswith("Max open files"))
+    return int(line.split()[3]), output.text
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/PID/limits")
+def test_a_server_raises_its_limit_on_open_files_to_what_its_connections_need() -> None:
+    """A shell's soft limit (often 1,024) would turn players away past it with no error
+    of ours: the server raises it to --max-connections and a reserve, as far as the
+    hard limit allows, and says so."""
+    now, log = _started_with_open_files(256, 4096, "--max-connections", "1000")
+    assert now == 1000 + 64
+    assert "raised the limit on open files from 256 to 1064" in log
+    now, log = _started_with_open_files(2048, 4096, "--max-connections", "1000")
+    assert now == 2048 and "open files" not in log  # enough already: left alone
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/PID/limits")
+def test_a_server_says_when_its_hard_limit_leaves_too_few_open_files() -> None:
+    now, log = _started_with_open_files(200, 300, "--max-connections", "1000")
+    assert now == 300
+    assert "only 300 open files are allowed" in log and "--max-connections 1000" in log
+    assert "ulimit -n" in log

@@ -179,6 +179,13 @@ class Cluster(Protocol):
 
     def table_closed(self, table_id: int, code: str | None) -> None: ...
 
+    def keep_code(self, code: str, table_id: int) -> None:
+        """The invite code of a table this process read back (took over, or restarted
+        with), held from now on as if claimed here (kept while this process lives,
+        freed as the table closes): the claim of the run that opened the table dies
+        with it, and the others find the table by its code only in the shared state."""
+        ...
+
     def seen_ids(self, highest: Mapping[str, int]) -> None:
         """Ids given out by any process (as a shared journal keeps them): the counters
         go on above them (a Redis that restarted empty knows none)."""

@@ -82,6 +82,9 @@ class LocalCluster:
     def table_closed(self, table_id: int, code: str | None) -> None:
         pass
 
+    def keep_code(self, code: str, table_id: int) -> None:
+        pass
+
     def table_lost(self, table_id: int, code: str | None) -> None:
         pass
 

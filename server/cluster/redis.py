@@ -13,7 +13,8 @@ nothing behind for longer than its lease (`--cluster-lease`) or a session's grac
 - `process:P`: this process is alive (its lease, renewed three times a lease);
 - `name:KEY`: the player id holding a name key (`names.keys`, SET NX-like, all or none);
 - `session:HASH`: a hash (player, name, process) by the token's hash;
-- `code:CODE`: the table id of an invite code (SET NX);
+- `code:CODE`: the table id of an invite code (SET NX; the process that takes the
+  table over holds it from then on, `KEEP_CODE`);
 - `table:ID`: a hash, the lobby row (`summary`, JSON) and its `process`;
 - `conns:ADDRESS`: a hash, connections from that address by process;
 - `tables`: the set of open table ids (a row that expired is dropped from it on read).
@@ -209,6 +210,16 @@ return 1
 """A table's keys deleted (its lease, its place in the list, its invite code) only
 while its `process` is still this one: a process taken for dead that closes or lets go
 of its copy must not delete the lease of the process that took the table over."""
+
+KEEP_CODE = """
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+"""The invite code of a table this process took over, written for it unless another
+table holds the code (claimed since the old holder's key ran out): that key, if it is
+still alive, names this same table and is this process's to renew from now on."""
 
 DROP_SESSION = """
 local holder = redis.call('HGET', KEYS[1], 'process')
@@ -1115,6 +1126,29 @@ class RedisCluster:
             return  # (another process's keys, if it holds the table now)
         self._tell(self._redis.eval(CLOSE, [keys[0], self._key("tables"), *keys[1:]],
                                     [self._process, table_id]), "closing a table")
+
+    @_once_joined
+    def keep_code(self, code: str, table_id: int) -> None:
+        if table_id in self._elsewhere:
+            return  # another process holds the table now
+        key = self._key("code", code)
+        self._live.add(key)
+        self._codes[key] = str(table_id)
+        if not self._up:
+            return  # written with the rest once Redis is back (`_reassert`)
+        kept: Deferred[Any] = self._redis.eval(KEEP_CODE, [key], [table_id, _ms(self.lease)])
+        kept.addCallback(self._code_kept, key, table_id)
+        self._tell(kept, "keeping an invite code")
+
+    def _code_kept(self, kept: object, key: str, table_id: int) -> None:
+        """`KEEP_CODE` decides: a code another table claimed since the old holder's key
+        ran out is that table's, and is neither renewed nor deleted from here."""
+        if kept == 1 or self._codes.get(key) != str(table_id):
+            return
+        log.warn("cluster: the invite code of table {table}, taken over here, was claimed "
+                 "by another table meanwhile: it opens that one now", table=table_id)
+        del self._codes[key]
+        self._live.discard(key)
 
     def table_lost(self, table_id: int, code: str | None) -> None:
         self._forget_table(table_id, code)

@@ -10,8 +10,11 @@ where they live: a member connected to this process sits again at once; one whos
 home is another live process is told of its table's new owner there (`Relay.call_home`);
 one whose home died with the table is restored here from the journal, away, and
 resumes by token here, or on any process (the hand-over of `relay.py`), logged in to
-the account it was (the journal keeps which). Nothing a member saw acknowledged is lost:
-the journal committed it before any byte about it left.
+the account it was (the journal keeps which). A private table's invite code is held
+here from then on (`Cluster.keep_code`, as `Lobby.rebuild` does for any table read
+back): its old process's claim runs out with its lease (or went as it stopped), and
+the other processes find the table by its code in the cluster only. Nothing a member
+saw acknowledged is lost: the journal committed it before any byte about it left.
 
 A sweep runs once this process joined (instead of the restart's own restore, which
 would rebuild every process's tables), each time a process is gone, and when a client

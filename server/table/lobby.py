@@ -161,6 +161,8 @@ class Lobby:
         table.replay(saved.commands)
         self._rows[core.id] = self._summary(table)
         self._cluster.table_row(core.id, self._rows[core.id])
+        if core.code is not None:  # the claim of the run that opened it ends with that run
+            self._cluster.keep_code(core.code, core.id)
         if self._cluster.shared:  # nobody here listens yet; the other processes do
             self._cluster.publish_lobby({"op": "add", "table": core.id,
                                          "summary": self._rows[core.id]})

@@ -54,6 +54,17 @@ class RedisAt:
             time.sleep(0.02)
         return found
 
+    def now_ms(self) -> int:
+        """Redis's own clock, in milliseconds: the one its keys' lives run on."""
+        seconds, micros = self.command("TIME")
+        return int(seconds) * 1000 + int(micros) // 1000
+
+    def end_ms(self, key: str) -> int:
+        """When `key`, as it is now, ends on Redis's clock (`now_ms`; read after its
+        TTL, so never early); a key that is gone ends now."""
+        left = int(self.command("PTTL", key))
+        return self.now_ms() + max(0, left)
+
     def keys(self, pattern: str) -> list[str]:
         return sorted(self.command("KEYS", pattern))
 

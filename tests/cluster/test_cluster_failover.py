@@ -321,3 +321,36 @@ def test_a_player_away_when_its_table_dies_resumes_it_taken_over(
         assert (welcome["resumed"], welcome["table"]) == (True, table)
         seats = guest.wait(lambda m: m["type"] == "table")["table"]["seats"]
         assert [seat["connected"] for seat in seats] == [True, True]
+
+
+def test_a_private_table_taken_over_keeps_its_invite_code(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of a private table's process, its second seat free: the process that
+    takes the table over holds its invite code from then on (the dead process's key
+    ends a lease after its last beat), so a player on a process started since joins
+    by the code; the code is free again once the table closes."""
+    db = postgres.store()
+    with ExitStack() as stack:
+        (owner, a), (_, b) = (stack.enter_context(server(redis.url, db, n))
+                              for n in range(2))
+        host = Player(a)
+        host.hello("Ayşe")
+        opened = host.ok("create_table", rules="classic", seats=2, private=True)["table"]
+        table, code = opened["id"], opened["code"]
+        key = PREFIX + f"code:{code}"
+        assert redis.command("GET", key) == str(table)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        ends = redis.end_ms(key)  # the life the dead process's key has left
+        host, welcome = _resume_when_taken(b, host.welcome)
+        assert welcome["table"] == table
+        assert redis.eventually(lambda r: r.now_ms() > ends, timeout=2 * LEASE)
+        _, c = stack.enter_context(server(redis.url, db, 2))  # holds nothing: B does
+        guest = Player(c)
+        guest.hello("Mehmet")
+        joined = guest.request("join_table", code=code.lower())
+        assert joined["type"] == "table" and joined["table"]["id"] == table, joined
+        assert redis.command("GET", key) == str(table)
+        guest.ok("leave_table")
+        host.ok("leave_table")  # the last member: the table closes, its code goes
+        assert redis.eventually(lambda r: r.command("GET", key) is None)

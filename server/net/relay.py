@@ -672,7 +672,7 @@ class Relay:
             self._account_of(message)
         elif kind == "sanction":  # a ban or mute put in force, or lifted, elsewhere
             self._sanction(message)
-        elif kind == "kick":  # an operator's kick, made through another process
+        elif kind == "kick":  # a kick made through another process, or a ban's table
             if self._server is not None:
                 kicked_elsewhere(self._server, message)
         elif kind == "homeless":

@@ -302,3 +302,37 @@ def test_a_kick_made_on_one_process_reaches_a_player_on_another(
                     removed["reason"]) == (table, name, seat, "kick", "spam")
             other.wait(_freed(seat), since=other.seen.index(removed))  # then it left
         assert operator.request("kick", name="Nobody")["code"] == "no_such_player"
+
+
+def test_a_ban_made_on_one_process_tells_the_table_of_another(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """An operator on A bans two accounts, as a kick removes a player: one connected
+    to B at a table on A (whose other member A tells), one connected to A at a table
+    on B (which B tells). Each is closed with `banned` where it is connected, its
+    table's other member reads `player_removed` with the ban's reason, then sees the
+    seat free."""
+    db = postgres.store()
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
+                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
+        operator = Player(a)
+        operator.hello("z", (*FEATURES, "moderation"))
+        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        deniz, can = _player(a, "Deniz"), _registered(b, "Can")
+        at_a = deniz.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        can.ok("join_table", table=at_a)
+        ece, ali = _player(b, "Ece"), _registered(a, "Ali")
+        at_b = ece.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        ali.ok("join_table", table=at_b)
+        for banned, other, table in ((can, deniz, at_a), (ali, ece, at_b)):
+            name = banned.welcome["name"]
+            operator.ok("ban", name=name, reason="cheating")
+            closed = banned.wait(lambda m: m.get("code") == "banned")
+            assert "cheating" in closed["message"]
+            assert banned.recv() is None
+            removed = other.wait(lambda m: m["type"] == "player_removed")
+            assert (removed["table"], removed["name"], removed["seat"], removed["action"],
+                    removed["reason"]) == (table, name, 1, "ban", "cheating")
+            other.wait(_freed(1), since=other.seen.index(removed))  # then it left

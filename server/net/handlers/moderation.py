@@ -124,15 +124,27 @@ def _kick(conn: Connection, s: Session, msg: Message,
     return None
 
 
+def _tell_table_elsewhere(factory: ServerFactory, session: Session, action: str,
+                          reason: str) -> None:
+    """If `session` (held here) sits at a table of another process, that table is told
+    through the cluster (`kicked_elsewhere` there), before the seat's `leave` goes to
+    it as the session ends: one link carries both, in order."""
+    relay = factory.relay
+    if relay is None or relay.table_id(session) is None:
+        return
+    told: dict[str, Any] = {"k": "kick", "p": session.player_id, "reason": reason}
+    if action != "kick":
+        told["action"] = action
+    factory.cluster.tell_all(told)
+
+
 def _remove(factory: ServerFactory, session: Session, reason: str,
             tell_elsewhere: bool = False) -> None:
     """A kick of a session held here: its table's other members are told, its
     connections closed with `kicked`, its session ended. With `tell_elsewhere`, a
-    table of another process is told through the cluster (`kicked_elsewhere` there),
-    before the seat's `leave` goes to it: one link carries both, in order."""
-    relay = factory.relay
-    if tell_elsewhere and relay is not None and relay.table_id(session) is not None:
-        factory.cluster.tell_all({"k": "kick", "p": session.player_id, "reason": reason})
+    table of another process is told too (`_tell_table_elsewhere`)."""
+    if tell_elsewhere:
+        _tell_table_elsewhere(factory, session, "kick", reason)
     _tell_table(factory, session, "kick", reason)
     for proto in _connections_of(factory, session):
         proto.close("kicked", "an operator removed you from the server" + _with(reason))
@@ -158,14 +170,16 @@ def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
     session is held here (`_remove`; every process heard of the kick, its table's
     too); if it only sits at a table here, from another process, that table's other
     members are told (its home ends the session, and the seat goes to a bot with the
-    `leave` that follows)."""
+    `leave` that follows). A ban's (`action`) comes from the player's home, which
+    closed it: only its table is told, since the ban's own tell ends it anywhere else."""
     player, reason = str(message["p"]), str(message.get("reason", ""))
+    action = str(message.get("action", "kick"))
     session = factory.sessions.by_id(player)
     if session is None:
         return
     if factory.relay is not None and factory.relay.is_visitor(player):
-        _tell_table(factory, session, "kick", reason)
-    else:
+        _tell_table(factory, session, action, reason)
+    elif action == "kick":
         _remove(factory, session, reason)
 
 
@@ -239,7 +253,8 @@ def _ban(conn: Connection, s: Session, msg: Message,
 
 def enforce_ban(factory: ServerFactory, sanction: Sanction) -> int:
     """Close every connection here that `sanction` (a ban) covers, telling each why and
-    its table's other members, and end its session; how many were closed."""
+    its table's other members, wherever that table is (as for a kick), and end its
+    session; how many were closed."""
     told = "you are banned from this server" + _with(sanction.reason)
     closed = 0
     for proto in list(factory.protocols):
@@ -248,6 +263,7 @@ def enforce_ban(factory: ServerFactory, sanction: Sanction) -> int:
                 and session.account == sanction.account) \
                 or sanction.covers_network(proto.address):
             if session is not None:
+                _tell_table_elsewhere(factory, session, "ban", sanction.reason)
                 _tell_table(factory, session, "ban", sanction.reason)
             proto.close("banned", told)
             closed += 1

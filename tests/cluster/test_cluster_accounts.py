@@ -37,6 +37,29 @@ def _registered(port: int, name: str) -> Player:
     return player
 
 
+def _add_operator(db: str) -> None:
+    """`pisyedili-server operator add Zeynep` on the shared store, the server's own way."""
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
+                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+
+
+def _operator(port: int) -> Player:
+    """Zeynep, logged in on the process at `port`: an operator there."""
+    operator = Player(port)
+    operator.hello("z", (*FEATURES, "moderation"))
+    assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+    return operator
+
+
+def _table_of_two(host: Player, guest: Player) -> int:
+    """The id of a classic table of two seats that `host` opens and `guest` joins."""
+    table = int(host.ok("create_table", rules="classic", seats=2)["table"]["id"])
+    guest.ok("join_table", table=table)
+    return table
+
+
 def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
     """The token at once, on the process at `port`: no retry on `bad_token`."""
     back = Player(port)
@@ -216,15 +239,9 @@ def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
     until the operator lifts the ban on A. (test_cluster_outage.py: one made while
     Redis is away.)"""
     db = postgres.store()
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
-    features = (*FEATURES, "moderation")
+    _add_operator(db)
     with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = Player(a)
-        operator.hello("z", features)
-        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        operator = _operator(a)
         watcher = _player(b, "watcher")
         watcher.ok("lobby_subscribe")
         target = _registered(b, "Mehmet")
@@ -272,23 +289,15 @@ def test_a_kick_made_on_one_process_reaches_a_player_on_another(
     `player_removed`, then sees the seat free; a name nobody holds is still
     `no_such_player`."""
     db = postgres.store()
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
+    _add_operator(db)
     with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = Player(a)
-        operator.hello("z", (*FEATURES, "moderation"))
-        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        operator = _operator(a)
         mehmet, elif_ = _player(b, "Mehmet"), _player(a, "Elif")
-        at_b = mehmet.ok("create_table", rules="classic", seats=2)["table"]["id"]
-        elif_.ok("join_table", table=at_b)
+        at_b = _table_of_two(mehmet, elif_)
         deniz, can = _player(a, "Deniz"), _player(b, "Can")
-        at_a = deniz.ok("create_table", rules="classic", seats=2)["table"]["id"]
-        can.ok("join_table", table=at_a)
+        at_a = _table_of_two(deniz, can)
         ece, ali = _player(b, "Ece"), _player(a, "Ali")
-        also_b = ece.ok("create_table", rules="classic", seats=2)["table"]["id"]
-        ali.ok("join_table", table=also_b)
+        also_b = _table_of_two(ece, ali)
         for kicked, seat, other, table in ((mehmet, 0, elif_, at_b), (can, 1, deniz, at_a),
                                            (ali, 1, ece, also_b)):
             name = kicked.welcome["name"]
@@ -312,20 +321,13 @@ def test_a_ban_made_on_one_process_tells_the_table_of_another(
     table's other member reads `player_removed` with the ban's reason, then sees the
     seat free."""
     db = postgres.store()
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
+    _add_operator(db)
     with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = Player(a)
-        operator.hello("z", (*FEATURES, "moderation"))
-        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        operator = _operator(a)
         deniz, can = _player(a, "Deniz"), _registered(b, "Can")
-        at_a = deniz.ok("create_table", rules="classic", seats=2)["table"]["id"]
-        can.ok("join_table", table=at_a)
+        at_a = _table_of_two(deniz, can)
         ece, ali = _player(b, "Ece"), _registered(a, "Ali")
-        at_b = ece.ok("create_table", rules="classic", seats=2)["table"]["id"]
-        ali.ok("join_table", table=at_b)
+        at_b = _table_of_two(ece, ali)
         for banned, other, table in ((can, deniz, at_a), (ali, ece, at_b)):
             name = banned.welcome["name"]
             operator.ok("ban", name=name, reason="cheating")

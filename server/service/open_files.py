@@ -9,8 +9,6 @@ said once, with the fix. Off Unix (no `resource` module) there is nothing to do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from twisted.logger import Logger
 
 log = Logger()
@@ -20,30 +18,17 @@ RESERVE = 64
 the Redis and PostgreSQL links, the reactor's own, logs."""
 
 
-@dataclass(frozen=True)
-class OpenFiles:
-    """The soft limit before and after `fit_open_files`, and what the server wanted."""
-
-    was: int
-    now: int
-    wanted: int
-
-    @property
-    def short(self) -> bool:
-        return self.now < self.wanted
-
-
-def fit_open_files(max_connections: int) -> OpenFiles | None:
+def fit_open_files(max_connections: int) -> None:
     """Raise the soft limit on open files to what `max_connections` needs (up to the
-    hard limit), warning if that is not enough; None where there is no such limit."""
+    hard limit), warning if that is not enough."""
     try:
         import resource
     except ImportError:  # Windows
-        return None
+        return
     wanted = max_connections + RESERVE
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY or soft >= wanted:
-        return OpenFiles(soft, soft, wanted)
+        return
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     now = soft
     if target > soft:
@@ -53,14 +38,12 @@ def fit_open_files(max_connections: int) -> OpenFiles | None:
         except (ValueError, OSError) as e:
             log.warn("could not raise the limit on open files from {soft} to {target}: "
                      "{error}", soft=soft, target=target, error=str(e))
-    found = OpenFiles(soft, now, wanted)
-    if found.short:
+    if now < wanted:
         log.warn("only {now} open files are allowed (RLIMIT_NOFILE, hard limit {hard}), "
                  "fewer than --max-connections {connections} needs ({wanted}): players "
                  "past it are turned away. Raise the limit (ulimit -n, or LimitNOFILE= in "
                  "the unit) or lower --max-connections.", now=now, hard=hard,
                  connections=max_connections, wanted=wanted)
-    elif now != soft:
+    else:  # (soft was short of it: raised)
         log.info("raised the limit on open files from {soft} to {now} for --max-connections "
                  "{connections}", soft=soft, now=now, connections=max_connections)
-    return found

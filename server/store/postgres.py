@@ -180,15 +180,17 @@ class PostgresStore(SqlStore):
         the thread whose GIL the reactor needs (a write of three commands: 325 -> 145
         us, 201 -> 70 us of CPU). Any other write, or one the fence checks
         (`holders`), is a transaction, as ever."""
-        if not holders and self._depth == 0:
-            rows = [journal_row(kind, values) for kind, values in ops]
-            sql = rows[0][0] if rows else None
-            plain = _PLAIN_INSERT.fullmatch(sql) if sql is not None else None
-            if plain is not None and len(rows) <= MULTI_ROWS \
-                    and all(row[0] == sql for row in rows):
-                self._run(_multi_row(plain.group(1), len(rows[0][1]), len(rows)),
-                          [value for _, params in rows for value in params],
-                          prepare=len(rows) <= PREPARED_ROWS)
+        if not holders and self._depth == 0 and 0 < len(ops) <= MULTI_ROWS:
+            kind, first = ops[0]
+            sql, params = journal_row(kind, first)
+            plain = _PLAIN_INSERT.fullmatch(sql)
+            # (a kind written by a plain INSERT has one statement for every row)
+            if plain is not None and all(other == kind for other, _ in ops):
+                values = [*params]
+                for _, row in ops[1:]:
+                    values.extend(journal_row(kind, row)[1])
+                self._run(_multi_row(plain.group(1), len(params), len(ops)), values,
+                          prepare=len(ops) <= PREPARED_ROWS)
                 return set()
         return super().write_journal(ops, holders)
 

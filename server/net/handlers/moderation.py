@@ -160,8 +160,9 @@ def _kick_elsewhere(player: str | None, factory: ServerFactory, moderation: Mode
     process hears nothing of what it tells the others. The store's write, to answer."""
     if player is None:
         raise nobody
-    kicked_elsewhere(factory, {"p": player, "reason": reason})
-    factory.cluster.tell_all({"k": "kick", "p": player, "reason": reason})
+    told = {"k": "kick", "p": player, "reason": reason}
+    kicked_elsewhere(factory, told)
+    factory.cluster.tell_all(told)
     return moderation.log_action(by, "kick", name, reason)
 
 

@@ -9,7 +9,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pg_kit
@@ -37,20 +38,21 @@ def _registered(port: int, name: str) -> Player:
     return player
 
 
-def _add_operator(db: str) -> None:
-    """`pisyedili-server operator add Zeynep` on the shared store, the server's own way."""
+@contextmanager
+def _operated(redis: RedisAt, postgres: pg_kit.Cluster,
+              tmp_path: Path) -> Iterator[tuple[Player, int, int]]:
+    """Two processes on one shared store (their ports, A and B), with Zeynep made an
+    operator by `pisyedili-server operator add` and logged in on A."""
+    db = postgres.store()
     made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
                            "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
                           timeout=60, check=False)
     assert made.returncode == 0, made.stderr
-
-
-def _operator(port: int) -> Player:
-    """Zeynep, logged in on the process at `port`: an operator there."""
-    operator = Player(port)
-    operator.hello("z", (*FEATURES, "moderation"))
-    assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
-    return operator
+    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
+        operator = Player(a)
+        operator.hello("z", (*FEATURES, "moderation"))
+        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        yield operator, a, b
 
 
 def _table_of_two(host: Player, guest: Player) -> int:
@@ -238,10 +240,7 @@ def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
     B refuses its chat at once, then closes its connection and refuses its logins,
     until the operator lifts the ban on A. (test_cluster_outage.py: one made while
     Redis is away.)"""
-    db = postgres.store()
-    _add_operator(db)
-    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = _operator(a)
+    with _operated(redis, postgres, tmp_path) as (operator, _, b):
         watcher = _player(b, "watcher")
         watcher.ok("lobby_subscribe")
         target = _registered(b, "Mehmet")
@@ -288,10 +287,7 @@ def test_a_kick_made_on_one_process_reaches_a_player_on_another(
     closed with `kicked` where it is connected, its table's other member reads
     `player_removed`, then sees the seat free; a name nobody holds is still
     `no_such_player`."""
-    db = postgres.store()
-    _add_operator(db)
-    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = _operator(a)
+    with _operated(redis, postgres, tmp_path) as (operator, a, b):
         mehmet, elif_ = _player(b, "Mehmet"), _player(a, "Elif")
         at_b = _table_of_two(mehmet, elif_)
         deniz, can = _player(a, "Deniz"), _player(b, "Can")
@@ -320,10 +316,7 @@ def test_a_ban_made_on_one_process_tells_the_table_of_another(
     on B (which B tells). Each is closed with `banned` where it is connected, its
     table's other member reads `player_removed` with the ban's reason, then sees the
     seat free."""
-    db = postgres.store()
-    _add_operator(db)
-    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = _operator(a)
+    with _operated(redis, postgres, tmp_path) as (operator, a, b):
         deniz, can = _player(a, "Deniz"), _registered(b, "Can")
         at_a = _table_of_two(deniz, can)
         ece, ali = _player(b, "Ece"), _registered(a, "Ali")

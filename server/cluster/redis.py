@@ -566,13 +566,15 @@ class RedisCluster:
         lost them all), in one go on the link, before anything written after; but a
         table or a session that another process took over meanwhile (this one was taken
         for dead) is that one's: let go here (`_retaken`, `_rekept`), not written, and
-        a session's name is claimed again only once the session is known to be ours."""
+        a session's name is claimed again only once the session is known to be ours.
+        A table still ours has its lobby row told again: the others may have taken
+        this process for gone meanwhile and dropped its rows from their lobbies."""
         redis, lease = self._redis, _ms(self.lease)
         written: list[Deferred[Any]] = [
             redis.set(self._key("process", self._process), "1", pexpire=lease)]
         self._forward_ids(written)
         for table_id, summary in sorted(self._tables.items()):
-            written.append(self._hold(table_id, summary))
+            written.append(self._hold(table_id, summary, retell=True))
         names: dict[str, list[str]] = {}
         for key, player_id in self._names.items():
             names.setdefault(player_id, []).append(key)
@@ -598,22 +600,30 @@ class RedisCluster:
         self._uncounted.clear()
         return gatherResults(written, consumeErrors=True)
 
-    def _hold(self, table_id: int, summary: str | None) -> Deferred[Any]:
+    def _hold(self, table_id: int, summary: str | None, *,
+              retell: bool = False) -> Deferred[Any]:
         """A table held here (and its lobby row) written, unless another process holds
-        it now (`HOLD`)."""
+        it now (`HOLD`); with `retell`, its row is told to the others again once held."""
         held: Deferred[Any] = self._redis.eval(
             HOLD, [self._key("table", table_id), self._key("tables")],
             [self._process, _ms(self.lease), table_id,
              *([summary] if summary is not None else [])])
-        held.addCallback(self._retaken, table_id)
+        held.addCallback(self._retaken, table_id, retell)
         return held
 
-    def _retaken(self, took: object, table_id: int) -> None:
+    def _retaken(self, took: object, table_id: int, retell: bool) -> None:
         """`HOLD` decides: a table another process took while this one was taken for
         dead (cut off, or paused, for longer than its lease) is that one's; never two
         holders. Its keys are not renewed, written or deleted from here any more: the
-        copy here lingers until the journal's fence lets it go (`table_lost`)."""
+        copy here lingers until the journal's fence lets it go (`table_lost`). A table
+        still held here, to `retell`, has its row as it is now published (one that
+        changed meanwhile was told already; the others take a row they hold as it is
+        for no change)."""
         if took == 1:
+            summary = self._tables.get(table_id)
+            if retell and summary is not None:
+                self.publish_lobby({"op": "add", "table": table_id,
+                                    "summary": json.loads(summary)})
             return
         log.critical("table {table} is held by process {holder} now (taken over while "
                      "this process was taken for dead): this process lets it go",
@@ -748,6 +758,16 @@ class RedisCluster:
             self._rows.pop(table_id, None)
             self._owners.pop(table_id, None)
         else:
+            # A row told again (its process was taken for gone here, or Redis came
+            # back) is news only where it is missing or differs: subscribers hear an
+            # `add` of a row they lack and an `update` of one they have.
+            if table_id in self._rows:
+                if self._rows[table_id] == delta["summary"] \
+                        and self._owners.get(table_id) == process:
+                    return
+                delta["op"] = "update"
+            else:
+                delta["op"] = "add"
             self._rows[table_id] = delta["summary"]
             self._owners[table_id] = process
             self._seen("table", table_id)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster import open_cluster
@@ -124,6 +127,49 @@ async def test_a_table_is_taken_only_from_a_process_that_is_gone(redis: RedisAt)
         assert redis.hash(PREFIX + "table:5")["process"] == b.process
         assert await b.take(6)  # one nobody holds (the whole cluster was stopped)
         assert sorted(redis.command("SMEMBERS", PREFIX + "tables")) == ["5", "6"]
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_lobby_row_told_again_is_news_only_where_it_is_missing_or_differs(
+        redis: RedisAt) -> None:
+    """A row a process tells again (it was taken for gone, or Redis came back) reaches
+    the others' subscribers as an `add` where they lack it, an `update` where theirs
+    differs, and not at all where they hold it as it is."""
+    a, b = await _joined(redis), await _joined(redis)
+    heard: list[dict[str, Any]] = []
+    marks: dict[str, Deferred[None]] = {}
+
+    def on_lobby(delta: dict[str, Any]) -> None:
+        if delta["op"] == "chat":
+            marks.pop(delta["chat"]).callback(None)
+        else:
+            heard.append({k: delta[k] for k in ("op", "table", "summary") if k in delta})
+
+    async def told(*deltas: dict[str, Any]) -> list[dict[str, Any]]:
+        """What b's subscribers heard of `deltas`, published by a in this order."""
+        del heard[:]
+        for delta in deltas:
+            a.publish_lobby(delta)
+        marks["end"] = Deferred()  # a's deltas come to b in order: after them, this
+        a.publish_lobby({"op": "chat", "chat": "end"})
+        await marks["end"]
+        return list(heard)
+
+    b.listen(on_lobby, lambda message: None, lambda process: None)
+    row, changed = {"id": 4, "name": "Masa"}, {"id": 4, "name": "Masa 2"}
+    try:
+        assert await told({"op": "add", "table": 4, "summary": row},
+                          {"op": "add", "table": 4, "summary": row}) == [
+            {"op": "add", "table": 4, "summary": row}]
+        assert await told({"op": "add", "table": 4, "summary": changed}) == [
+            {"op": "update", "table": 4, "summary": changed}]
+        assert await told({"op": "remove", "table": 4},
+                          {"op": "update", "table": 4, "summary": row}) == [
+            {"op": "remove", "table": 4}, {"op": "add", "table": 4, "summary": row}]
+        assert b.lobby_rows() == {4: row}
     finally:
         await a.stop()
         await b.stop()

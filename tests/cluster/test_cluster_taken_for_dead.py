@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pg_kit
 
-from cluster.cluster_kit import BACKSTOP, Player
+from cluster.cluster_kit import BACKSTOP, Msg, Player
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import (
     Mover,
@@ -91,3 +91,50 @@ def test_a_process_woken_past_its_lease_deletes_nothing_of_the_new_holder(
         _ends_keeping_every_ack([first, second], b)
         assert not any(m.get("code") == "shutting_down" for m in guest.seen)
         assert redis.hash(PREFIX + f"table:{table}")["process"] == new_holder
+
+
+def test_a_process_woken_past_its_lease_lists_its_tables_again(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """Each process on a file of its own, so nobody can take A's table over. SIGSTOP
+    of A past its lease: B takes A for gone and its lobby drops A's table. Woken, A
+    still holds the table, and B's lobby lists it again (an `add` to its subscribers,
+    a page read there) with nothing at the table changed to tell it."""
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, log_a), (b, _) = (stack.enter_context(server(redis.url, tmp_path / f"{n}.db",
+                                                         n, procs))
+                              for n in range(2))
+        watcher = Player(b)
+        watcher.hello("Zeynep")
+        watcher.ok("lobby_subscribe")
+        host = Player(a)
+        host.hello("Deniz")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+
+        def told(op: str, since: int = 0) -> Msg:
+            return watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == op
+                                and m["table"] == table, since)
+
+        added = told("add")
+        procs[0].send_signal(signal.SIGSTOP)
+        try:
+            since = len(watcher.seen)
+            told("remove", since)
+            assert table not in _listed(b)
+        finally:
+            procs[0].send_signal(signal.SIGCONT)
+        log_a.wait_for(r"the lease of process \S+ had run out", BACKSTOP)
+        again = told("add", len(watcher.seen))
+        assert again["summary"] == added["summary"]
+        assert table in _listed(b)
+        assert host.ok("ping")["type"] == "pong"
+
+
+def _listed(port: int) -> list[int]:
+    """The tables a new player at `port` finds listed."""
+    reader = Player(port)
+    try:
+        reader.hello("Okur")
+        return [row["id"] for row in reader.ok("lobby_subscribe")["tables"]]
+    finally:
+        reader.close()

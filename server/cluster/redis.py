@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any, Concatenate, ParamSpec
 
 import msgpack
@@ -242,6 +242,17 @@ def _ms(seconds: float) -> int:
 
 Heard = Callable[[dict[str, Any]], None]
 P = ParamSpec("P")
+
+
+def _by_value(held: Mapping[str, str],
+              live: Container[str] | None = None) -> dict[str, list[str]]:
+    """Keys held here grouped by their value (a name's keys by player, invite codes by
+    table), each group in key order; with `live`, only the keys in it."""
+    grouped: dict[str, list[str]] = {}
+    for key, value in sorted(held.items()):
+        if live is None or key in live:
+            grouped.setdefault(value, []).append(key)
+    return grouped
 
 
 def _once_joined(tell: Callable[Concatenate[RedisCluster, P], None]
@@ -575,9 +586,7 @@ class RedisCluster:
         self._forward_ids(written)
         for table_id, summary in sorted(self._tables.items()):
             written.append(self._hold(table_id, summary, retell=True))
-        names: dict[str, list[str]] = {}
-        for key, player_id in self._names.items():
-            names.setdefault(player_id, []).append(key)
+        names = _by_value(self._names)
         for key, fields in list(self._sessions.items()):
             player_id = fields.get("player", "")
             held = names.pop(player_id, [])
@@ -810,10 +819,7 @@ class RedisCluster:
         that was taken for dead and woke may hold keys another process owns by now."""
         process = self._process
         dropped: list[Deferred[Any]] = [redis.delete([self._key("process", process)])]
-        codes: dict[str, list[str]] = {}
-        for key, table in sorted(self._codes.items()):
-            if key in self._live:
-                codes.setdefault(table, []).append(key)
+        codes = _by_value(self._codes, self._live)
         for table_id in sorted(self._tables):
             key = self._key("table", table_id)
             if key in self._live:
@@ -821,10 +827,7 @@ class RedisCluster:
                 dropped.append(redis.eval(CLOSE, [key, self._key("tables"), *code[:1]],
                                           [process, table_id]))
                 del code[:1]
-        names: dict[str, list[str]] = {}
-        for key, player_id in sorted(self._names.items()):
-            if key in self._live:
-                names.setdefault(player_id, []).append(key)
+        names = _by_value(self._names, self._live)
         for key, fields in sorted(self._sessions.items()):
             if key in self._live:
                 player_id = fields.get("player", "")

@@ -18,12 +18,13 @@ locked out; a login token is not limited.
 
 The registry of names and operators is held in memory (read at start, before anything
 listens), so a `hello` is checked without waiting on the store; every change is
-written through the store's thread (`Archive.use`). In a cluster on one shared store
-(`shared`) the registry is each process's copy of it: a registration is told to the
-other processes (`on_registered`, through the cluster), a login under a name the copy
-lacks asks the store, and a login into an account whose session lives on another
-process brings that session here first (`elsewhere`), so one account still has one
-session.
+written through the store's thread (`Archive.use`). The store may change beside the
+server (`pisyedili-server operator`): a login under a name the registry lacks asks the
+store, and the operator flags are read again every `OPERATORS_EVERY` seconds. In a
+cluster on one shared store (`shared`) the registry is each process's copy of it: a
+registration is told to the other processes (`on_registered`, through the cluster),
+and a login into an account whose session lives on another process brings that
+session here first (`elsewhere`), so one account still has one session.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ T = TypeVar("T")
 
 BUSY_RETRY = 2.0
 """Seconds `server_busy` asks a client to wait: a queue of hashes drains in about that."""
+
+OPERATORS_EVERY = 10.0
+"""Seconds between two reads of the operator flags from the store (`refresh_operators`):
+how long a flag changed by `pisyedili-server operator` takes to reach a running server."""
 
 
 @dataclass(frozen=True)
@@ -260,14 +265,34 @@ class Accounts:
         return known
 
     async def lookup(self, name: str) -> Account | None:
-        """`find`, and on a shared store the store itself when this copy does not know
-        the name (registered through another process it has not heard from yet)."""
+        """`find`, and the store itself when this copy does not know the name: an
+        account registered through another process of a cluster it has not heard from
+        yet, or made by `pisyedili-server operator add` while this server runs."""
         found = self.find(name)
-        if found is not None or not self.shared:
+        if found is not None:
             return found
         keys = names.keys(name)
         row = await self._store(lambda store: store.account_row(keys))
         return None if row is None else self.learn(row.id, row.name, row.operator)
+
+    async def refresh_operators(self) -> None:
+        """The operator flags of the accounts known here, as the store holds them now:
+        `pisyedili-server operator add|remove` changes them while the server runs (on a
+        cluster's shared store, for every process). Called every `OPERATORS_EVERY`
+        seconds; a store out of reach leaves the flags as they were, until the next."""
+        try:
+            flagged = await self._store(lambda store: store.operators())
+        except Exception as e:  # a lost database: said, and tried again at the next
+            log.warn("cannot read the operators from the store: {error}", error=str(e))
+            return
+        operators = {found.id for name in flagged if (found := self.find(name)) is not None}
+        for account in self.accounts.values():
+            now = account.id in operators
+            if account.operator != now:
+                account.operator = now
+                log.info("account {account} ({name}) is {now} an operator, as the store "
+                         "says now", account=account.id, name=account.name,
+                         now="now" if now else "no longer")
 
     def is_operator(self, account: int | None) -> bool:
         found = self.accounts.get(account) if account is not None else None

@@ -47,7 +47,7 @@ from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people import moderation as moderation_
 from pisyedili.server.people import names
-from pisyedili.server.people.accounts import Accounts, AccountSettings
+from pisyedili.server.people.accounts import OPERATORS_EVERY, Accounts, AccountSettings
 from pisyedili.server.people.moderation import Moderation
 from pisyedili.server.people.ratings import Ratings
 from pisyedili.server.people.session import Sessions
@@ -371,9 +371,9 @@ class _Endpoint:
 
 
 class ServerService(MultiService):
-    """The server: a `StreamServerEndpointService` per endpoint, the daily pruning as
-    a `TimerService` once the store is open; on stop, the ports stop, clients are told,
-    the tables saved and the store closed.
+    """The server: a `StreamServerEndpointService` per endpoint; once the store is
+    open, the daily pruning and the reading of operator flags as `TimerService`s; on
+    stop, the ports stop, clients are told, the tables saved and the store closed.
 
     `ready` fires once every endpoint listens, or fails with the first that could not:
     a server that cannot listen where it was told must not run quietly.
@@ -458,11 +458,19 @@ class ServerService(MultiService):
         assert self.archive is not None
         log.info("keeping finished matches in {path}",
                  path=self.archive.store.path)
-        if self.keep_days > 0 and self.running:
-            pruning = TimerService(  # type: ignore[no-untyped-call]
-                DAY, self.archive.prune, self.keep_days)
-            pruning.clock = self._reactor
-            pruning.setServiceParent(self)  # type: ignore[no-untyped-call]  # prunes now
+        if not self.running:
+            return
+        timers: list[tuple[float, Callable[..., Any], tuple[Any, ...]]] = []
+        if self.keep_days > 0:
+            timers.append((DAY, self.archive.prune, (self.keep_days,)))  # prunes now
+        accounts = self.factory.accounts
+        if accounts is not None:  # flags changed by `operator` while this runs
+            timers.append((OPERATORS_EVERY,
+                           lambda: Deferred.fromCoroutine(accounts.refresh_operators()), ()))
+        for step, call, args in timers:
+            timer = TimerService(step, call, *args)  # type: ignore[no-untyped-call]
+            timer.clock = self._reactor
+            timer.setServiceParent(self)  # type: ignore[no-untyped-call]
 
     def _cannot_store(self, failure: Failure) -> None:
         """A server told where to keep matches (`--db`) must not run without keeping them;
@@ -740,7 +748,8 @@ class OperatorOptions(StoreCommandOptions):
 
 def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
     """Flag accounts as operators in the store, whether the server runs or not (the
-    running server reads the flag at its next start; `--operator` needs a restart too).
+    running server reads the flags every `OPERATORS_EVERY` seconds, and an account new
+    to it at its first login; `--operator` needs a restart).
     `add` creates the account when none has the name, asking for its password."""
     path = options.path
     adding = options["action"] == "add"
@@ -772,7 +781,7 @@ def operator(options: OperatorOptions, stdin: IO[str] | None = None) -> None:
         raise SystemExit(1) from None
     done = "a new account, now an operator" if created else \
         "now an operator" if adding else "no longer an operator"
-    print(f"{name}: {done} (from the server's next start)")
+    print(f"{name}: {done} (a running server reads it within {OPERATORS_EVERY:g} s)")
 
 
 def _new_operator(store: Store, name: str, stdin: IO[str]) -> str:

@@ -16,11 +16,12 @@ import pytest
 import pytest_twisted
 from process_output import Output
 from twisted.internet import reactor
+from twisted.internet.task import Clock, deferLater
 from twisted.logger import LogEvent, LogLevel, formatEvent, globalLogPublisher
 from wireclient import Server, WireClient
 
 from pisyedili.server.people import accounts as accounts_
-from pisyedili.server.people.accounts import CHEAP, AccountSettings
+from pisyedili.server.people.accounts import CHEAP, OPERATORS_EVERY, AccountSettings
 from pisyedili.server.service import tap
 from pisyedili.server.store import Archive
 from pisyedili.server.store.journal import StoreJournal
@@ -205,6 +206,76 @@ async def test_the_operator_subcommand_flags_an_account_in_the_store(
         await client.ok("announce", text="now I may")
     finally:
         await second.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_operator_subcommand_reaches_a_running_server(tmp_path: Path) -> None:
+    """`operator add|remove` while the server runs: its next read of the flags
+    (`refresh_operators`, every `OPERATORS_EVERY` seconds) makes the account an operator,
+    or not, for the session logged in already; and an account the subcommand creates
+    meanwhile logs in, an operator, without a restart."""
+    path = tmp_path / "db.sqlite3"
+    server = await start(path, operators=frozenset())
+    accounts = server.factory.accounts
+    assert accounts is not None
+    try:
+        client, _ = await member(server, "Ayşe")
+        assert (await client.request("announce", text="hi"))["code"] == "not_operator"
+        tap.main(["operator", "--db", str(path), "add", "ayşe"])
+        await accounts.refresh_operators()
+        await client.ok("announce", text="now I may")
+        tap.main(["operator", "--db", str(path), "remove", "Ayşe"])
+        await accounts.refresh_operators()
+        assert (await client.request("announce", text="hi"))["code"] == "not_operator"
+
+        made = _script("operator", "--db", str(path), "add", "Yeni", stdin=f"{PASSWORD}\n")
+        assert made.returncode == 0, made.stderr
+        newcomer = await server.connect("x")
+        answer = await newcomer.request("login", name="Yeni", password=PASSWORD)
+        assert answer["type"] == "account", answer
+        assert (answer["name"], answer["operator"]) == ("Yeni", True)
+        await newcomer.ok("announce", text="new here")
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_service_reads_the_operator_flags_on_its_clock(tmp_path: Path) -> None:
+    """Once the store is open, the service reads the flags every `OPERATORS_EVERY`
+    seconds of its clock (a `TimerService`, stopped with it)."""
+    path = tmp_path / "db.sqlite3"
+    store = SqliteStore(path)
+    try:
+        account = accounts_.add_account(store, "Ayşe", CHEAP.hasher().hash(PASSWORD), 0.0)
+    finally:
+        store.close()
+    archive = Archive(lambda: SqliteStore(path), reactor)
+    clock = Clock()
+    factory = tap.make_factory(reactor, archive=archive, community_from=str(path),
+                               account_settings=AccountSettings(cost=CHEAP))
+    accounts = factory.accounts
+    assert accounts is not None
+    service = tap.ServerService(factory, [], clock, archive=archive)
+    service.startService()
+    try:
+        for _ in range(500):  # the store opens on its own thread, then the timer starts
+            if list(service):
+                break
+            await deferLater(reactor, 0.01, lambda: None)
+        tap.main(["operator", "--db", str(path), "add", "Ayşe"])
+        clock.advance(OPERATORS_EVERY - 0.5)
+        await archive.flush()
+        await deferLater(reactor, 0, lambda: None)  # (the answer comes on the reactor)
+        assert not accounts.is_operator(account)
+        clock.advance(0.5)
+        for _ in range(500):
+            if accounts.is_operator(account):
+                break
+            await deferLater(reactor, 0.01, lambda: None)
+        assert accounts.is_operator(account)
+    finally:
+        await service.stopService()
+    assert not clock.getDelayedCalls()
 
 
 @pytest_twisted.ensureDeferred

@@ -363,14 +363,19 @@ def test_a_notice_on_our_turn_while_the_tab_is_hidden(page: Page, server: WebSer
     page.wait(lambda d: page.css("#notify-toggle").get_attribute("aria-pressed") == "true",
               what="notices on")
     first = page.driver.current_window_handle
-    # Another tab in front, then our move (once the page is hidden and has something
-    # to play: a busy machine may get there late): the next turn comes to a hidden
-    # page, which leaves word in the origin's storage for the tab in front to read.
+    # Another tab in front, then our moves (once the page is hidden and has something
+    # to play: a busy machine may get there late; a draw keeps the turn ours, so the
+    # mover plays on until the notice): the next turn comes to a hidden page, which
+    # leaves word in the origin's storage for the tab in front to read.
     page.driver.execute_script(
         """const mover = setInterval(() => {
+             if (window.pisyedili.played.some((p) => p.kind === 'notification')) {
+               clearInterval(mover);
+               return;
+             }
              const move = document.hidden && document.querySelector(
                '#hand .legal, #draw:not([disabled]), #pass:not([disabled])');
-             if (move) { clearInterval(mover); move.click(); }
+             if (move) move.click();
            }, 100);
            setInterval(() => {
              const seen = window.pisyedili.played.find((p) => p.kind === 'notification');

@@ -159,13 +159,16 @@ class Lobby:
         core.rated = bool(setup.get("rated", False))  # the setup decides, snapshot or not
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
+        # A table taken over from a process the cluster took for gone: this lobby's
+        # subscribers were told it went with that process, or hold it still.
+        listed = core.id in self._cluster.lobby_rows()
         self._rows[core.id] = self._summary(table)
         self._cluster.table_row(core.id, self._rows[core.id])
         if core.code is not None:  # the claim of the run that opened it ends with that run
             self._cluster.keep_code(core.code, core.id)
-        if self._cluster.shared:  # nobody here listens yet; the other processes do
-            self._cluster.publish_lobby({"op": "add", "table": core.id,
-                                         "summary": self._rows[core.id]})
+        if self._cluster.shared:  # (at a restart nobody here listens yet; the others do)
+            self._delta({"op": "update" if listed else "add", "table": core.id,
+                         "summary": self._rows[core.id]})
         return table
 
     def continue_ids(self, last_id: int) -> None:

@@ -354,3 +354,35 @@ def test_a_private_table_taken_over_keeps_its_invite_code(
         guest.ok("leave_table")
         host.ok("leave_table")  # the last member: the table closes, its code goes
         assert redis.eventually(lambda r: r.command("GET", key) is None)
+
+
+def test_a_table_taken_over_is_listed_again_where_it_was_dropped(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of a table's process: the process that takes the table over had dropped
+    it from its lobby with the dead process, and lists it again (its subscribers get
+    an `add`, and a page read there lists it)."""
+    db = postgres.store()
+    with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
+        watcher = Player(b)
+        watcher.hello("Zeynep")
+        watcher.ok("lobby_subscribe")
+        host = Player(a)
+        host.hello("Ayşe")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+
+        def told(op: str, since: int = 0) -> Msg:
+            return watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == op
+                                and m["table"] == table, since)
+
+        told("add")
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        since = len(watcher.seen)
+        told("remove", since)
+        again = told("add", since)
+        assert again["summary"]["id"] == table
+        assert [m["op"] for m in watcher.seen[since:] if m["type"] == "lobby_update"
+                and m["table"] == table] == ["remove", "add"]
+        reader = Player(b)
+        reader.hello("Okur")
+        assert table in [row["id"] for row in reader.ok("lobby_subscribe")["tables"]]

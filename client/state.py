@@ -237,9 +237,22 @@ class ClientState:
     def _lobby_reaches_end(self) -> bool:
         return self.lobby_total is None or self.lobby_offset + len(self.lobby) >= self.lobby_total
 
+    def _add_belongs(self, tid: int) -> bool:
+        """Whether an added table belongs on the page we hold: the list is in the order
+        of the tables' ids, and a new table is the newest, so it joins only a page that
+        reaches the end; a table listed again (a cluster's process was out of reach for
+        a while) joins the page its id falls in."""
+        if not self.lobby:
+            return self._lobby_reaches_end()
+        if tid < min(self.lobby):
+            return self.lobby_offset == 0
+        if tid > max(self.lobby):
+            return self._lobby_reaches_end()
+        return True
+
     def _on_lobby_update(self, msg: Message, now: float) -> list[Fragments]:
         """A delta about any table: rows we hold change, `total` counts adds and
-        removes, and an `add` joins our page only if the page reaches the end."""
+        removes, and an `add` joins our page where it belongs (`_add_belongs`)."""
         op, tid, summary = msg.get("op"), msg.get("table"), msg.get("summary")
         if not isinstance(tid, int):
             return []
@@ -252,8 +265,8 @@ class ClientState:
             return []
         row = {**summary, "id": tid}
         if op == "add" and tid not in self.lobby:
-            if self._lobby_reaches_end():
-                self.lobby[tid] = row
+            if self._add_belongs(tid):
+                self.lobby = dict(sorted({**self.lobby, tid: row}.items()))
             if self.lobby_total is not None:
                 self.lobby_total += 1
             if not self.at_table:

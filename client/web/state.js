@@ -9,6 +9,19 @@ import { cardText, SUIT_SYMBOLS, suitName } from "./cards.js";
 import { refusalText } from "./refusals.js";
 import { num, t, tn } from "./words.js";
 
+/** Whether an added table belongs on the page we hold (docs/protocol.md,
+ * lobby_update): the list is in the order of the tables' ids, and a new table is the
+ * newest, so it joins only a page that reaches the end; a table listed again (a
+ * cluster's process was out of reach for a while) joins the page its id falls in. */
+function addBelongs(lobby, id) {
+  const rows = lobby.tables;
+  const reachesEnd = lobby.offset + rows.length >= lobby.total;
+  if (rows.length === 0) return reachesEnd;
+  if (id < rows[0].id) return lobby.offset === 0;
+  if (id > rows[rows.length - 1].id) return reachesEnd;
+  return true;
+}
+
 export function createState() {
   return {
     status: "idle", // idle | connecting | welcomed | reconnecting | stopped
@@ -131,10 +144,9 @@ const HANDLERS = {
     const lobby = state.lobby;
     const at = lobby.tables.findIndex((t) => t.id === msg.table);
     if (msg.op === "add") {
-      // A new table is the newest: it belongs on our page only if the page reaches the
-      // end of the list (docs/protocol.md, lobby_update).
-      if (at < 0 && lobby.offset + lobby.tables.length >= lobby.total && msg.summary) {
-        lobby.tables.push(msg.summary);
+      if (at < 0 && msg.summary && addBelongs(lobby, msg.table)) {
+        const next = lobby.tables.findIndex((t) => t.id > msg.table);
+        lobby.tables.splice(next < 0 ? lobby.tables.length : next, 0, msg.summary);
       }
       lobby.total += 1;
     } else if (msg.op === "update" && at >= 0 && msg.summary) {

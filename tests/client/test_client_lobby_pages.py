@@ -1,6 +1,7 @@
 """A paged lobby: the client shows the whole list's length and which rows it holds,
 reads other pages with `/lobby PAGE|next|prev`, and applies deltas as protocol.md says
-(updates and removes to rows it holds, adds only when its page reaches the end)."""
+(updates and removes to rows it holds, adds where their ids put them: a new table only
+when its page reaches the end)."""
 
 from __future__ import annotations
 
@@ -101,6 +102,29 @@ def test_an_add_joins_the_last_page() -> None:
     st.handle(update("remove", 451), 0.0)
     st.handle(update("add", 452), 0.0)
     assert list(st.lobby)[-1] == 452 and len(st.lobby) == 51 and st.lobby_total == 451
+
+
+def test_a_table_listed_again_takes_its_place_by_id() -> None:
+    """An `add` of an older table (in a cluster, its process came back after it was
+    taken for gone) joins the page its id falls in, at its place in id order."""
+    whole = ClientState(look=ASCII)
+    whole.handle(page(0, 3, 3), 0.0)
+    whole.handle(update("remove", 2), 0.0)
+    whole.handle(update("add", 2), 0.0)
+    assert list(whole.lobby) == [1, 2, 3] and whole.lobby_total == 3
+    middle = ClientState(look=ASCII)
+    middle.handle(page(200, 200, 450), 0.0)
+    middle.handle(update("remove", 250), 0.0)
+    middle.handle(update("add", 250), 0.0)
+    assert list(middle.lobby)[48:51] == [249, 250, 251] and middle.lobby_total == 450
+    middle.handle(update("remove", 5), 0.0)
+    middle.handle(update("add", 5), 0.0)
+    assert 5 not in middle.lobby and middle.lobby_total == 450, "another page's"
+    first = ClientState(look=ASCII)
+    first.handle(page(0, 200, 450), 0.0)
+    first.handle(update("remove", 1), 0.0)
+    first.handle(update("add", 1), 0.0)
+    assert list(first.lobby)[:2] == [1, 2]
 
 
 def test_lobby_pages_are_asked_by_number_or_next_and_prev() -> None:

@@ -576,6 +576,41 @@ def test_typed_moves_read_as_the_terminal_client_reads_them(
     assert picks[3] == ["2c", "3s", "10c", "Kh", "Ad"]
 
 
+def test_lobby_updates_place_a_table_by_its_id(page: Page, server: WebServer) -> None:
+    """state.js, run in the browser, applies `lobby_update`s as docs/protocol.md says:
+    a new table joins only a page that reaches the end; one listed again (in a
+    cluster, its process back after it was taken for gone) joins the page its id falls
+    in, at its place; `total` counts every add and remove."""
+    page.open(server.url)
+    got = page.driver.execute_async_script(
+        """const done = arguments[0];
+        import("/state.js").then((m) => {
+          const row = (id) => ({ id, name: `t${id}` });
+          const ids = (state) => [state.lobby.tables.map((t) => t.id), state.lobby.total];
+          const run = (offset, count, total, deltas) => {
+            const state = m.createState();
+            const tables = Array.from({ length: count }, (_, i) => row(offset + i + 1));
+            m.apply(state, { type: "lobby", tables, offset, total }, 0);
+            for (const [op, table] of deltas) {
+              const msg = { type: "lobby_update", op, table };
+              if (op !== "remove") msg.summary = row(table);
+              m.apply(state, msg, 0);
+            }
+            return ids(state);
+          };
+          done([
+            run(0, 3, 3, [["remove", 2], ["add", 2], ["add", 4]]),
+            run(3, 3, 9, [["remove", 5], ["add", 5], ["add", 1], ["add", 10]]),
+            run(0, 3, 9, [["remove", 1], ["add", 1]]),
+          ]);
+        });""")
+    assert got == [
+        [[1, 2, 3, 4], 4],
+        [[4, 5, 6], 11],  # 1 is an earlier page's, 10 a later one's: counted only
+        [[1, 2, 3], 9],
+    ]
+
+
 def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
     """Cardiva's penalty round (K14): the spread is drawn face down, the positions the
     server offers are the ones to click, and each pick is told in the log. A seeded

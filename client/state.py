@@ -160,6 +160,7 @@ class ClientState:
 
     def _on_welcome(self, msg: Message, now: float) -> list[Fragments]:
         self.registered = bool(msg.get("registered"))
+        self.operator = self.registered and bool(msg.get("operator"))
         self.player = msg.get("player")
         self.token = msg.get("token") or self.token
         self.name = msg.get("name") or self.name

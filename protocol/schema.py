@@ -296,6 +296,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("table", TABLE_ID, "resumed at a table: its id (its `table` snapshot follows)"),
         opt("registered", BoolT(), "the resumed session is logged in to its name's "
                                    "account (feature `accounts`)"),
+        opt("operator", BoolT(), "that account is a server operator (feature `accounts`)"),
         REPLY_ID,
     ), "Accepts `hello`."),
     MessageSpec("error", _C, (

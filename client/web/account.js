@@ -67,11 +67,7 @@ export function adoptAccount(acc, state, msg) {
   acc.operator = Boolean(msg.operator);
   if (state.me) Object.assign(state.me, { player: msg.player, name: msg.name });
   if (!acc.registered) loginStore.forget();
-  else if (msg.login) loginStore.save({ name: msg.name, token: msg.login, operator: acc.operator });
-  else {
-    const saved = loginStore.load();
-    if (saved) loginStore.save({ ...saved, operator: acc.operator });
-  }
+  else if (msg.login) loginStore.save({ name: msg.name, token: msg.login });
 }
 
 function field(id, label, attrs = {}) {

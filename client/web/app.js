@@ -144,7 +144,7 @@ async function runAutopilot() {
 function afterWelcomeAccount(welcome) {
   const saved = loginStore.load();
   acc.registered = Boolean(welcome.registered);
-  acc.operator = acc.registered && Boolean(saved && saved.operator && saved.name === welcome.name);
+  acc.operator = acc.registered && Boolean(welcome.operator);
   if (!(welcome.features || []).includes("accounts") || acc.registered) {
     acc.pendingLogin = null;
     return;

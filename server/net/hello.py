@@ -166,6 +166,9 @@ def _welcome(conn: Connection, hello: Hello, session: Session, name: str) -> Non
         resumed=token is not None, table=at.id if at is not None else elsewhere, id=rid)
     if session.account is not None and "accounts" in conn.features:
         welcome["registered"] = True
+        accounts = conn.server.accounts
+        if accounts is not None and accounts.is_operator(session.account):
+            welcome["operator"] = True  # as `account` said at the login, or since
     conn.send(welcome)
     if at is not None or elsewhere is not None:
         sessions.rejoin(session)  # the table sends its snapshot after this welcome

@@ -296,6 +296,16 @@ def test_a_fresh_session_forgets_the_old_table() -> None:
     assert not st.at_table and st.view is None
 
 
+def test_a_welcome_says_whether_the_resumed_session_is_an_operators() -> None:
+    st = ClientState(look=UNI)
+    resumed = {**welcome(resumed=True), "registered": True, "operator": True}
+    st.handle(message("welcome", **{k: v for k, v in resumed.items() if k != "type"}),
+              now=0.0)
+    assert (st.registered, st.operator) == (True, True)
+    st.handle(welcome(token="another"), now=1.0)  # a fresh guest session
+    assert (st.registered, st.operator) == (False, False)
+
+
 def test_the_help_overview_lists_help_once_naming_every_topic() -> None:
     text = "\n".join(plain(line) for line in render.help_lines(width=200))  # unwrapped
     (entry,) = [line for line in text.splitlines() if line.lstrip().startswith("/help")]

@@ -88,6 +88,12 @@ async def test_operator_requests_are_refused_to_everyone_else(tmp_path: Path) ->
         operator, _ = await member(server, "Deniz")
         account = operator.received[-1]
         assert account["operator"] is True
+        # A resumed session's welcome says so too (and says nothing for anyone else).
+        back = await server.connect("x", token=account["token"])
+        assert (back.welcome["registered"], back.welcome["operator"]) == (True, True)
+        mine = next(m for m in player.received if m["type"] == "account")
+        plain = await server.connect("y", token=mine["token"])
+        assert plain.welcome["registered"] is True and "operator" not in plain.welcome
     finally:
         await server.stop()
 

@@ -352,6 +352,10 @@ def test_an_operator_moderates_from_the_page_after_confirming(
         fill(page, {"#entry-name": OPERATOR, "#entry-password": OPERATOR_PASSWORD})
         page.click("#entry-login")
         page.wait_css("#operator-tag")
+        # A reload resumes the session, and its welcome says it is an operator's.
+        page.driver.refresh()
+        page.wait(lambda d: page.body("link") == "welcomed", what="the session resumed")
+        page.wait_css("#operator-tag")
         # Nothing leaves before the confirmation; Cancel sends nothing.
         fill(page, {"#mod-mute-name": "Troll", "#mod-mute-minutes": "30"})
         page.click('#mod-mute button[type="submit"]')

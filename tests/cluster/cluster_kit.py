@@ -106,6 +106,37 @@ class Player:
         self.sock.close()
 
 
+def watched_table(watching: int, hosting: int
+                  ) -> tuple[Player, int, Callable[[str, int], Msg]]:
+    """A lobby subscriber at the process on port `watching`, and the table a host opens
+    at `hosting` then (told to the subscriber: the table's first `add` is waited for);
+    `told(op, since)` is the subscriber's next `lobby_update` of `op` about the table,
+    from its `seen[since]` on."""
+    watcher = Player(watching)
+    watcher.hello("Zeynep")
+    watcher.ok("lobby_subscribe")
+    host = Player(hosting)
+    host.hello("Deniz")
+    table: int = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+
+    def told(op: str, since: int) -> Msg:
+        return watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == op
+                            and m["table"] == table, since)
+
+    told("add", 0)
+    return watcher, table, told
+
+
+def listed(port: int) -> list[int]:
+    """The tables a new player at `port` finds listed."""
+    reader = Player(port)
+    try:
+        reader.hello("Okur")
+        return [row["id"] for row in reader.ok("lobby_subscribe")["tables"]]
+    finally:
+        reader.close()
+
+
 def over(player: Player) -> bool:
     """Whether `player` saw its match end."""
     return any(e.get("event") == "match_end" for m in player.seen if m["type"] == "update"

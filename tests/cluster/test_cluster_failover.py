@@ -16,7 +16,17 @@ import pg_kit
 import psycopg
 import pytest
 
-from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player, cluster, play_out, server
+from cluster.cluster_kit import (
+    BACKSTOP,
+    LEASE,
+    Msg,
+    Player,
+    cluster,
+    listed,
+    play_out,
+    server,
+    watched_table,
+)
 from cluster.redis_kit import RedisAt
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
@@ -363,18 +373,7 @@ def test_a_table_taken_over_is_listed_again_where_it_was_dropped(
     an `add`, and a page read there lists it)."""
     db = postgres.store()
     with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
-        watcher = Player(b)
-        watcher.hello("Zeynep")
-        watcher.ok("lobby_subscribe")
-        host = Player(a)
-        host.hello("Ayşe")
-        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
-
-        def told(op: str, since: int = 0) -> Msg:
-            return watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == op
-                                and m["table"] == table, since)
-
-        told("add")
+        watcher, table, told = watched_table(b, a)
         owner.send_signal(signal.SIGKILL)
         owner.wait()
         since = len(watcher.seen)
@@ -383,6 +382,4 @@ def test_a_table_taken_over_is_listed_again_where_it_was_dropped(
         assert again["summary"]["id"] == table
         assert [m["op"] for m in watcher.seen[since:] if m["type"] == "lobby_update"
                 and m["table"] == table] == ["remove", "add"]
-        reader = Player(b)
-        reader.hello("Okur")
-        assert table in [row["id"] for row in reader.ok("lobby_subscribe")["tables"]]
+        assert table in listed(b)

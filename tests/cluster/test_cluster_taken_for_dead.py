@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pg_kit
 
-from cluster.cluster_kit import BACKSTOP, Msg, Player
+from cluster.cluster_kit import BACKSTOP, Player, listed, watched_table
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import (
     Mover,
@@ -104,37 +104,16 @@ def test_a_process_woken_past_its_lease_lists_its_tables_again(
         (a, log_a), (b, _) = (stack.enter_context(server(redis.url, tmp_path / f"{n}.db",
                                                          n, procs))
                               for n in range(2))
-        watcher = Player(b)
-        watcher.hello("Zeynep")
-        watcher.ok("lobby_subscribe")
-        host = Player(a)
-        host.hello("Deniz")
-        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
-
-        def told(op: str, since: int = 0) -> Msg:
-            return watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == op
-                                and m["table"] == table, since)
-
-        added = told("add")
+        watcher, table, told = watched_table(b, a)
+        added = told("add", 0)
         procs[0].send_signal(signal.SIGSTOP)
         try:
             since = len(watcher.seen)
             told("remove", since)
-            assert table not in _listed(b)
+            assert table not in listed(b)
         finally:
             procs[0].send_signal(signal.SIGCONT)
         log_a.wait_for(r"the lease of process \S+ had run out", BACKSTOP)
         again = told("add", len(watcher.seen))
         assert again["summary"] == added["summary"]
-        assert table in _listed(b)
-        assert host.ok("ping")["type"] == "pong"
-
-
-def _listed(port: int) -> list[int]:
-    """The tables a new player at `port` finds listed."""
-    reader = Player(port)
-    try:
-        reader.hello("Okur")
-        return [row["id"] for row in reader.ok("lobby_subscribe")["tables"]]
-    finally:
-        reader.close()
+        assert table in listed(b)

@@ -49,7 +49,12 @@ from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
-from pisyedili.server.net.handlers.moderation import enforce_ban, kicked_elsewhere
+from pisyedili.server.net.handlers.moderation import (
+    announce_here,
+    closed_elsewhere,
+    enforce_ban,
+    kicked_elsewhere,
+)
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import Sanction
 from pisyedili.server.people.session import Session, Sessions
@@ -675,6 +680,12 @@ class Relay:
         elif kind == "kick":  # a kick made through another process, or a ban's table
             if self._server is not None:
                 kicked_elsewhere(self._server, message)
+        elif kind == "announce":  # an operator's, made through another process
+            if self._server is not None:
+                announce_here(self._server, message["m"])
+        elif kind == "close_table":  # by an operator on another process
+            if self._server is not None:
+                closed_elsewhere(self._server, message)
         elif kind == "homeless":
             self._homeless(message)
         elif kind == "close":

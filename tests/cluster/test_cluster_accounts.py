@@ -331,3 +331,38 @@ def test_a_ban_made_on_one_process_tells_the_table_of_another(
             assert (removed["table"], removed["name"], removed["seat"], removed["action"],
                     removed["reason"]) == (table, name, 1, "ban", "cheating")
             other.wait(_freed(1), since=other.seen.index(removed))  # then it left
+
+
+def test_an_announcement_reaches_every_process_once(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """An operator on A announces: a player on B at no table hears it, and so does one
+    on B at a table on A, once (from its own process, not again through the table's);
+    a player on A hears it too."""
+    with _operated(redis, postgres, tmp_path) as (operator, a, b):
+        idle, host, visitor = _player(b, "Mehmet"), _player(a, "Elif"), _player(b, "Can")
+        _table_of_two(host, visitor)
+        done = operator.ok("announce", text="Restart at ten")["done"]
+        assert done == "announced to 2 players here, and to every other process's"
+        for player in (idle, host, visitor):
+            heard = player.wait(lambda m: m["type"] == "announcement")
+            assert (heard["text"], heard["by"]) == ("Restart at ten", "Zeynep")
+        # A's table answers the visitor on the link a second copy would have taken.
+        visitor.ok("chat", text="heard", scope="table")
+        assert sum(m["type"] == "announcement" for m in visitor.seen) == 1
+
+
+def test_an_operator_closes_a_table_another_process_holds(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """An operator on A closes a table B holds: its members, on B and on A, are told
+    `table_closed` with the reason and are at no table after it; a table nobody holds
+    is still `no_such_table`."""
+    with _operated(redis, postgres, tmp_path) as (operator, a, b):
+        host, guest = _player(b, "Mehmet"), _player(a, "Elif")
+        table = _table_of_two(host, guest)
+        done = operator.ok("close_table", table=table, reason="test over")["done"]
+        assert done == f"closed table {table} (held by another process): test over"
+        for member in (host, guest):
+            closed = member.wait(lambda m: m["type"] == "table_closed")
+            assert (closed["table"], closed["reason"]) == (table, "test over")
+            member.ok("create_table", rules="classic", seats=2)  # at no table now
+        assert operator.request("close_table", table=table + 100)["code"] == "no_such_table"

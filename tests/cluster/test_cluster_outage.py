@@ -26,6 +26,8 @@ from pisyedili.server.cluster import ClusterAddress
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
 
+PASSWORD = "a long enough password 7"
+
 GRACE = 2
 """Seconds a member cut off by the outage keeps its seat before a stand-in plays it:
 short, so the owner's players go on meanwhile."""
@@ -91,11 +93,18 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
     needs the shared state is refused with `cluster_unavailable`; after it the player
     away gets its seat back, the match ends across the processes with every
     acknowledged move kept, a new table opens and every lobby hears of it."""
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db",
+                           str(tmp_path / "0.db"), "add", "Zeynep"], input=f"{PASSWORD}\n",
+                          text=True, capture_output=True, timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
     with ExitStack() as stack:
         redis, at = stack.enter_context(redis_process(keep))
         (a, log_a), (b, log_b) = (
             stack.enter_context(server(redis.url, tmp_path / f"{n}.db", n))
             for n in range(2))
+        operator = Player(a)
+        operator.hello("z", ("chat", "accounts", "moderation"))
+        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
         watcher, loner, traveller = Player(a), Player(b), Player(b)
         watcher.hello("Zeynep")
         watcher.ok("lobby_subscribe")
@@ -125,6 +134,7 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         # What needs the shared state is refused, at once, with the stable code.
         for refused in (loner.request("create_table", rules="classic", seats=2),
                         loner.request("join_table", table=table),
+                        operator.request("announce", text="to every process"),
                         _hello_refused(b, name="Yeni"),
                         _hello_refused(a, name="Deniz", token=travelling["token"])):
             assert refused["type"] == "error" and refused["code"] == "cluster_unavailable", \

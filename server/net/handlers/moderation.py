@@ -1,7 +1,9 @@
 """The operators' requests (`kick`, `mute`, `unmute`, `ban`, `unban`, `close_table`,
 `announce`): what people/moderation.py keeps, applied to the connections and tables
 it covers. Each is answered `ok` once the store has it: an action answered is one a
-restart keeps; its `done` says what was done, for the operator's screen."""
+restart keeps; its `done` says what was done, for the operator's screen. In a cluster
+each reaches the players and tables of every process: what the operator's own process
+cannot act on is told to the others (through `relay.py`), and acted on there."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server.cluster import unavailable
 from pisyedili.server.net.handlers import Handler, answer_off_reactor
 from pisyedili.server.people import names
 from pisyedili.server.people.accounts import Accounts
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
     from pisyedili.server.net.dispatch import Replier
     from pisyedili.server.net.tcp import ServerFactory
+    from pisyedili.server.table.runner import TableRunner
 
 KEEP_FAILED = "the action took effect but could not be kept"
 """The `internal_error` message of an action whose store write failed."""
@@ -291,23 +295,58 @@ def _unban(conn: Connection, s: Session, msg: Message,
 def _close_table(conn: Connection, s: Session, msg: Message,
                  reply: Replier) -> Message | None:
     moderation, _ = _operator(conn, s)
-    table = conn.server.lobby.by_id(msg["table"])
+    table_id, reason = int(msg["table"]), _reason(msg)
+    missing = ProtocolError("no_such_table", f"there is no table {table_id}")
+    table = conn.server.lobby.by_id(table_id)
+    if (table is None or table.closed) and conn.server.relay is not None:
+        holder = conn.server.cluster.locate(table_id)  # held by another process?
+        closed = holder.addCallback(_close_at, conn.server, moderation, s.name,
+                                    table_id, reason, missing)
+        _answer(conn, closed, reply,
+                f"closed table {table_id} (held by another process){_with(reason)}")
+        return None
     if table is None or table.closed:
-        raise ProtocolError("no_such_table", f"there is no table {msg['table']}")
-    reason = _reason(msg)
+        raise missing
+    members = _close_here(conn.server, table, reason)
+    told = f"{members} member{'s' if members != 1 else ''} told"
+    _answer(conn, moderation.log_action(s.name, "close_table", str(table.id), reason),
+            reply, f"closed table {table.id} ({told}){_with(reason)}")
+    return None
+
+
+def _close_here(factory: ServerFactory, table: TableRunner, reason: str) -> int:
+    """Close `table`, held here: each member is told `table_closed` (one connected to
+    another process through its relayed connection here), then leaves it; the last
+    to leave closes it. The number of members told."""
     notice: Message = {"type": "table_closed", "table": table.id}
     if reason:
         notice["reason"] = reason
     members = table.core.members()
     for member in members:
-        session = conn.server.sessions.by_id(member)
+        session = factory.sessions.by_id(member)
         if session is not None:
             session.send(notice)
-        table.handle(cmd.Leave(member))  # the last to leave closes it
-    told = f"{len(members)} member{'s' if len(members) != 1 else ''} told"
-    _answer(conn, moderation.log_action(s.name, "close_table", str(table.id), reason),
-            reply, f"closed table {table.id} ({told}){_with(reason)}")
-    return None
+        table.handle(cmd.Leave(member))
+    return len(members)
+
+
+def _close_at(holder: str | None, factory: ServerFactory, moderation: Moderation,
+                     by: str, table_id: int, reason: str,
+                     missing: ProtocolError) -> Deferred[Any]:
+    """A table another process holds (`holder`, from the cluster) is closed there
+    (`closed_elsewhere` there). The store's write, to answer."""
+    if holder is None or holder == factory.cluster.process:
+        raise missing
+    factory.cluster.send(holder, {"k": "close_table", "t": table_id, "reason": reason})
+    return moderation.log_action(by, "close_table", str(table_id), reason)
+
+
+def closed_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
+    """An operator on another process closed table `t`, held here (unless it closed
+    meanwhile)."""
+    table = factory.lobby.by_id(int(message["t"]))
+    if table is not None and not table.closed:
+        _close_here(factory, table, str(message.get("reason", "")))
 
 
 def _announce(conn: Connection, s: Session, msg: Message,
@@ -315,12 +354,28 @@ def _announce(conn: Connection, s: Session, msg: Message,
     moderation, _ = _operator(conn, s)
     text = msg["text"].strip()
     notice: Message = {"type": "announcement", "text": text, "by": s.name}
-    sessions = conn.server.sessions.each()
-    for session in sessions:
-        session.send(notice)
+    cluster, elsewhere = conn.server.cluster, ""
+    if conn.server.relay is not None:  # every process's players, each told by its own
+        if not cluster.reachable:
+            raise unavailable("an announcement to every process")
+        cluster.tell_all({"k": "announce", "m": notice})
+        elsewhere = " here, and to every other process's"
+    told = announce_here(conn.server, notice)
     _answer(conn, moderation.log_action(s.name, "announce", "everyone", text), reply,
-            f"announced to {len(sessions)} player{'s' if len(sessions) != 1 else ''}")
+            f"announced to {told} player{'s' if told != 1 else ''}{elsewhere}")
     return None
+
+
+def announce_here(factory: ServerFactory, notice: Message) -> int:
+    """An announcement to every session this process holds, but a visitor's (a player
+    connected to another process, at a table here: that process tells it). The number
+    of sessions told."""
+    relay, told = factory.relay, 0
+    for session in factory.sessions.each():
+        if relay is None or not relay.is_visitor(session.player_id):
+            session.send(notice)
+            told += 1
+    return told
 
 
 HANDLERS: dict[str, Handler] = {

@@ -208,6 +208,8 @@ class Accounts:
         self._hasher = self.settings.cost.hasher()
         self._dummy: str | None = None  # checked against when no account matches
         self.accounts, self.keys = loaded or ({}, {})
+        self._flagged = {a.id for a in self.accounts.values() if a.operator}
+        """The accounts flagged operator here: what `refresh_operators` compares with."""
         sessions.reserved = self.keys
         self._configured, self.unknown_operators = self._resolve(self.settings.operators)
         self._by_address: dict[str, TokenBucket] = {}
@@ -260,6 +262,8 @@ class Accounts:
         known = self.accounts.get(account)
         if known is None:
             known = self.accounts[account] = Account(account, name, operator)
+            if operator:
+                self._flagged.add(account)
             for key in names.keys(name):
                 self.keys.setdefault(key, account)
         return known
@@ -286,13 +290,13 @@ class Accounts:
             log.warn("cannot read the operators from the store: {error}", error=str(e))
             return
         operators = {found.id for name in flagged if (found := self.find(name)) is not None}
-        for account in self.accounts.values():
-            now = account.id in operators
-            if account.operator != now:
-                account.operator = now
-                log.info("account {account} ({name}) is {now} an operator, as the store "
-                         "says now", account=account.id, name=account.name,
-                         now="now" if now else "no longer")
+        for changed in sorted(operators ^ self._flagged):  # (not every account: a few)
+            account = self.accounts[changed]
+            account.operator = changed in operators
+            log.info("account {account} ({name}) is {now} an operator, as the store says "
+                     "now", account=account.id, name=account.name,
+                     now="now" if account.operator else "no longer")
+        self._flagged = operators
 
     def is_operator(self, account: int | None) -> bool:
         found = self.accounts.get(account) if account is not None else None

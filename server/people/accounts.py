@@ -210,6 +210,8 @@ class Accounts:
         self.accounts, self.keys = loaded or ({}, {})
         self._flagged = {a.id for a in self.accounts.values() if a.operator}
         """The accounts flagged operator here: what `refresh_operators` compares with."""
+        self._unread = False
+        """Whether the last read of the operators failed (said once, not every time)."""
         sessions.reserved = self.keys
         self._configured, self.unknown_operators = self._resolve(self.settings.operators)
         self._by_address: dict[str, TokenBucket] = {}
@@ -286,9 +288,15 @@ class Accounts:
         seconds; a store out of reach leaves the flags as they were, until the next."""
         try:
             flagged = await self._store(lambda store: store.operators())
-        except Exception as e:  # a lost database: said, and tried again at the next
-            log.warn("cannot read the operators from the store: {error}", error=str(e))
+        except Exception as e:  # a lost database: said once, and tried at each turn
+            if not self._unread:
+                log.warn("cannot read the operators from the store: {error}; the flags "
+                         "stay as they were until it can", error=str(e))
+            self._unread = True
             return
+        if self._unread:
+            log.info("the operators are read from the store again")
+            self._unread = False
         operators = {found.id for name in flagged if (found := self.find(name)) is not None}
         for changed in sorted(operators ^ self._flagged):  # (not every account: a few)
             account = self.accounts[changed]

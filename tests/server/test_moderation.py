@@ -246,6 +246,42 @@ async def test_the_operator_subcommand_reaches_a_running_server(tmp_path: Path) 
 
 
 @pytest_twisted.ensureDeferred
+async def test_operators_that_cannot_be_read_are_said_once_and_read_again_later(
+        tmp_path: Path) -> None:
+    """The store's accounts out of reach (a table renamed away beside the server): the
+    flags stay as they were, the failure is logged once over two reads, and once the
+    table is back the next read says so."""
+    path = tmp_path / "db.sqlite3"
+    server = await start(path, operators=frozenset())
+    accounts = server.factory.accounts
+    assert accounts is not None
+    seen: list[LogEvent] = []
+    side = sqlite3.connect(path)
+    try:
+        client, _ = await member(server, "Ayşe")
+        tap.main(["operator", "--db", str(path), "add", "Ayşe"])
+        await accounts.refresh_operators()
+        globalLogPublisher.addObserver(seen.append)  # type: ignore[arg-type]
+        side.execute("ALTER TABLE accounts RENAME TO away")
+        side.commit()
+        await accounts.refresh_operators()
+        await accounts.refresh_operators()
+        await client.ok("announce", text="still an operator")
+        side.execute("ALTER TABLE away RENAME TO accounts")
+        side.commit()
+        await accounts.refresh_operators()
+        await client.ok("announce", text="and still")
+    finally:
+        globalLogPublisher.removeObserver(seen.append)  # type: ignore[arg-type]
+        side.close()
+        await server.stop()
+    said = [formatEvent(e) for e in seen if "operators" in e.get("log_format", "")]
+    assert [text.split(":")[0] for text in said] == [
+        "cannot read the operators from the store", "the operators are read from the "
+        "store again"]
+
+
+@pytest_twisted.ensureDeferred
 async def test_the_service_reads_the_operator_flags_on_its_clock(tmp_path: Path) -> None:
     """Once the store is open, the service reads the flags every `OPERATORS_EVERY`
     seconds of its clock (a `TimerService`, stopped with it)."""

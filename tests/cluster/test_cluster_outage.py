@@ -67,6 +67,14 @@ def server(url: str, db: Path | str, n: int,
         proc.stdout.close()
 
 
+def _lately(mover: Mover) -> str:
+    """What a stalled mover last saw, in short: each message's type, its id, its
+    events, whether it offered moves; and the move it still waits on."""
+    seen = [(m["type"], m.get("id"), [e.get("event") for e in m.get("events", ())],
+             m.get("code"), "moves" in m) for m in mover.player.seen[-8:]]
+    return f"{seen}; waiting on {mover.pending}"
+
+
 def _log_of(out: Output) -> str:
     """Everything a process logged so far (what came within half a second, too)."""
     try:
@@ -159,7 +167,7 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
             _play([first, second], lambda: first.over() and second.over())
         except AssertionError as e:
             raise AssertionError(f"{e}\nA:\n{_log_of(log_a)}\nB:\n{_log_of(log_b)}"
-                                 f"\nguest saw: {guest.seen[-5:]}\nhost saw: {host.seen[-5:]}"
+                                 f"\nguest: {_lately(second)}\nhost: {_lately(first)}"
                                  ) from e
         record = _record(a)
         assert _subsequence(first.acked, record) and _subsequence(second.acked, record)

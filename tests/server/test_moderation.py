@@ -246,6 +246,31 @@ async def test_the_operator_subcommand_reaches_a_running_server(tmp_path: Path) 
 
 
 @pytest_twisted.ensureDeferred
+async def test_an_account_made_beside_the_running_server_is_banned_by_its_name(
+        tmp_path: Path) -> None:
+    """An account `operator add` made while the server runs, never logged in since:
+    the registry has not seen it, so a ban or mute by its name asks the store; the
+    account is banned, not refused as `no_such_player`."""
+    path = tmp_path / "db.sqlite3"
+    server = await start(path)
+    try:
+        operator, _ = await member(server, "Deniz")
+        made = _script("operator", "--db", str(path), "add", "Yeni", stdin=f"{PASSWORD}\n")
+        assert made.returncode == 0, made.stderr
+        tap.main(["operator", "--db", str(path), "remove", "Yeni"])
+        muted = await operator.ok("mute", name="yeni", minutes=5)
+        assert muted["done"].startswith("muted Yeni until"), muted
+        banned = await operator.ok("ban", name="yeni", reason="spam")
+        assert banned["done"] == "banned Yeni until lifted: spam; 0 connections closed"
+        client = await server.connect("x")
+        refused = await client.request("login", name="Yeni", password=PASSWORD)
+        assert refused["code"] == "banned", refused
+        assert (await operator.request("ban", name="Nobody"))["code"] == "no_such_player"
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
 async def test_operators_that_cannot_be_read_are_said_once_and_read_again_later(
         tmp_path: Path) -> None:
     """The store's accounts out of reach (a table renamed away beside the server): the

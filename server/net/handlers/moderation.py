@@ -8,9 +8,11 @@ cannot act on is told to the others (through `relay.py`), and acted on there."""
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from twisted.internet.defer import Deferred
+from twisted.logger import Logger
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.cluster import unavailable
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
     from pisyedili.server.net.dispatch import Replier
     from pisyedili.server.net.tcp import ServerFactory
     from pisyedili.server.table.runner import TableRunner
+
+log = Logger()
 
 KEEP_FAILED = "the action took effect but could not be kept"
 """The `internal_error` message of an action whose store write failed."""
@@ -46,8 +50,12 @@ def _lift(conn: Connection, moderation: Moderation, reply: Replier, kind: str,
           target: str) -> None:
     """Lift the sanctions of `kind` on that target, and say whether there was one."""
     lifted, written = moderation.lift(kind, account, player, network, by, target)
-    _answer(conn, written, reply, f"{_UNDONE[kind]} {target}" if lifted
-            else f"{target} had no {kind} in force; nothing to lift")
+    _answer(conn, written, reply, _lifted_text(kind, target, lifted))
+
+
+def _lifted_text(kind: str, target: str, lifted: bool) -> str:
+    return f"{_UNDONE[kind]} {target}" if lifted \
+        else f"{target} had no {kind} in force; nothing to lift"
 
 
 def _with(reason: str) -> str:
@@ -188,13 +196,43 @@ def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
         _remove(factory, session, reason)
 
 
-def _target(conn: Connection, accounts: Accounts,
-            name: str) -> tuple[int | None, Session | None, str]:
-    """The account of `name`, or failing that the connected guest of that name; and the
-    name as it is spelled (the operator may have typed a look-alike)."""
-    account = accounts.find(name)
-    if account is not None:
-        return account.id, accounts.session_of(account.id), account.name
+Target = tuple[int | None, Session | None, str]
+"""Whom a request by name is about: the account (or None: a guest), the session it
+has here (or None), and the name as it is spelled (the operator may have typed a
+look-alike)."""
+
+Acting = Callable[[Target], tuple[Deferred[Any], str]]
+"""What a request does to its target, at once: the store's write, and the `done` to
+answer with once the write is in."""
+
+
+def _on_target(conn: Connection, accounts: Accounts, name: str, reply: Replier,
+               act: Acting) -> None:
+    """`act` on the account of `name`, or failing that on the connected guest of that
+    name; answered `ok` once its write is in. An account the registry holds is acted
+    on at once, within the request; a name it lacks is asked of the store first (an
+    account made by `pisyedili-server operator add` while the server runs), then the
+    guests connected here."""
+
+    async def acting() -> str:
+        written, done = act(await _target(conn, accounts, name))
+        await written
+        return done
+
+    answer_off_reactor(conn, reply, acting(), _ok, KEEP_FAILED)
+
+
+async def _target(conn: Connection, accounts: Accounts, name: str) -> Target:
+    found = accounts.find(name)
+    if found is None:
+        try:
+            found = await accounts.lookup(name)
+        except Exception:
+            log.failure("reading the account of {name!r}", name=name)
+            raise ProtocolError("internal_error", "the server could not read its "
+                                "accounts; nothing changed") from None
+    if found is not None:
+        return found.id, accounts.session_of(found.id), found.name
     session = _online(conn.server, name)
     if session is None:
         raise ProtocolError("no_such_player", f"nobody named {name!r} is here, and no "
@@ -202,26 +240,43 @@ def _target(conn: Connection, accounts: Accounts,
     return session.account, session, session.name
 
 
+def _ok(done: str) -> Message:
+    return {"type": "ok", "done": done}
+
+
+def _guest(target: Target) -> int | None:
+    """The player id a guest's sanction names (an account's names its account)."""
+    account, session, _ = target
+    return None if account is not None or session is None else int(session.player_id)
+
+
 def _mute(conn: Connection, s: Session, msg: Message,
           reply: Replier) -> Message | None:
     moderation, accounts = _operator(conn, s)
-    account, session, name = _target(conn, accounts, msg["name"])
-    player = None if account is not None or session is None else int(session.player_id)
     reason = _reason(msg)
-    sanction = Sanction("mute", account, player, None, reason, s.name,
-                        moderation.expiry(msg.get("minutes")))
-    lasting = until(sanction.expires_at)
-    _answer(conn, moderation.keep(sanction, "mute", msg["name"], lasting), reply,
-            f"muted {name} {lasting}{_with(reason)}")
+    expires = moderation.expiry(msg.get("minutes"))
+
+    def mute(target: Target) -> tuple[Deferred[Any], str]:
+        sanction = Sanction("mute", target[0], _guest(target), None, reason, s.name,
+                            expires)
+        lasting = until(expires)
+        return (moderation.keep(sanction, "mute", msg["name"], lasting),
+                f"muted {target[2]} {lasting}{_with(reason)}")
+
+    _on_target(conn, accounts, msg["name"], reply, mute)
     return None
 
 
 def _unmute(conn: Connection, s: Session, msg: Message,
             reply: Replier) -> Message | None:
     moderation, accounts = _operator(conn, s)
-    account, session, name = _target(conn, accounts, msg["name"])
-    player = None if account is not None or session is None else int(session.player_id)
-    _lift(conn, moderation, reply, "mute", account, player, None, s.name, name)
+
+    def unmute(target: Target) -> tuple[Deferred[Any], str]:
+        lifted, written = moderation.lift("mute", target[0], _guest(target), None, s.name,
+                                          target[2])
+        return written, _lifted_text("mute", target[2], lifted)
+
+    _on_target(conn, accounts, msg["name"], reply, unmute)
     return None
 
 
@@ -230,29 +285,34 @@ def _ban(conn: Connection, s: Session, msg: Message,
     moderation, accounts = _operator(conn, s)
     reason = _reason(msg)
     expires = moderation.expiry(msg.get("minutes"))
+
+    def ban(sanction: Sanction, target: str, shown: str) -> tuple[Deferred[Any], str]:
+        if sanction.account == s.account or sanction.covers_network(conn.address):
+            raise ProtocolError("bad_field", "that ban would cover you", field="name"
+                                if "name" in msg else "network")
+        closed = enforce_ban(conn.server, sanction)
+        gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
+        return (moderation.keep(sanction, "ban", target, until(expires)),
+                f"banned {shown} {until(expires)}{_with(reason)}{gone}")
+
     if "network" in msg:
         network = _network(msg["network"])
-        sanction = Sanction("ban", None, None, network, reason, s.name, expires)
-        target = network
-    else:
-        account, session, name = _target(conn, accounts, msg["name"])
+        written, done = ban(Sanction("ban", None, None, network, reason, s.name, expires),
+                            network, network)
+        _answer(conn, written, reply, done)
+        return None
+
+    def ban_named(target: Target) -> tuple[Deferred[Any], str]:
+        account, session, name = target
         if account is not None:
-            sanction = Sanction("ban", account, None, None, reason, s.name, expires)
-        else:
-            assert session is not None
-            sanction = Sanction("ban", None, None, _network(session.address), reason,
-                                s.name, expires)
-        target = msg["name"]
-    if sanction.account == s.account or sanction.covers_network(conn.address):
-        raise ProtocolError("bad_field", "that ban would cover you", field="name"
-                            if "name" in msg else "network")
-    closed = enforce_ban(conn.server, sanction)
-    shown = target if "network" in msg else name
-    if sanction.network is not None and "network" not in msg:
-        shown = f"{name} (address {sanction.network})"
-    gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
-    _answer(conn, moderation.keep(sanction, "ban", target, until(expires)), reply,
-            f"banned {shown} {until(expires)}{_with(reason)}{gone}")
+            return ban(Sanction("ban", account, None, None, reason, s.name, expires),
+                       msg["name"], name)
+        assert session is not None
+        network = _network(session.address)
+        return ban(Sanction("ban", None, None, network, reason, s.name, expires),
+                   msg["name"], f"{name} (address {network})")
+
+    _on_target(conn, accounts, msg["name"], reply, ban_named)
     return None
 
 

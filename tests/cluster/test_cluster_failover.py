@@ -136,8 +136,12 @@ class Mover:
         return self.player.rid
 
     def over(self) -> bool:
+        """Whether the match ended: an `update` told its end, or, for a player away
+        when it ended (a stand-in played its seat), the snapshot its return brought
+        shows the table over."""
         return any(e.get("event") == "match_end" for m in self.player.seen
-                   if m["type"] == "update" for e in m.get("events", ()))
+                   if m["type"] == "update" for e in m.get("events", ())) or any(
+            m["type"] == "table" and m["table"]["phase"] == "over" for m in self.player.seen)
 
 
 def _play(movers: list[Mover], done: Callable[[], bool]) -> None:

@@ -140,6 +140,9 @@ class Relay:
         """New home: player -> the old home's answer to a hand-over awaited."""
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
+        self._untold: dict[str, str] = {}
+        """Owner: player -> the home of a visitor let go while the cluster was out of
+        reach (its word to the home went nowhere), told once it is back."""
         self.gone_hooks: list[Callable[[str], None]] = []
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
         self.settled: Callable[[], Deferred[None]] | None = None
@@ -173,10 +176,15 @@ class Relay:
 
     def _link_back(self) -> None:
         """They flow again: each side says so for the players between them (whichever
-        side came back last is heard), and every such player gets a fresh snapshot."""
+        side came back last is heard), and every such player gets a fresh snapshot. A
+        visitor let go meanwhile has its home told it is at no table (which the home
+        also hears in answer to its `back`, if it came back last)."""
         for player_id, visit in list(self._visitors.items()):
             if visit.session.table is not None:
                 self._at_here(visit.home, player_id, visit.session.table)
+        for player_id, home in self._untold.items():
+            self.cluster.send(home, {"k": "at", "p": player_id, "t": None})
+        self._untold.clear()
         for player_id in list(self._at):
             session = self._sessions.by_id(player_id)
             if session is not None and session.connected:
@@ -603,6 +611,9 @@ class Relay:
             visit = self._visit(message)  # a member of a table taken over, from its home
             visit.session.table = taken
         if visit is None:
+            if message["c"] == "back":  # let go meanwhile, its home not told (the link
+                self.cluster.send(message["from"],  # was down): it is at no table here
+                                  {"k": "at", "p": message["p"], "t": None})
             return
         session, table = visit.session, visit.session.table
         what = message["c"]
@@ -637,6 +648,8 @@ class Relay:
         visit = self._visitors.get(player_id)
         self._sessions.left_table(table, player_id)
         if visit is not None and visit.session.table is None:
+            if not self.cluster.reachable:  # the word would go nowhere: told on return
+                self._untold[player_id] = visit.home
             self.cluster.send(visit.home, {"k": "at", "p": player_id, "t": None})
             self._drop(player_id)
 

@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -177,6 +178,40 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
         assert opened > table
         assert watcher.wait(lambda m: m["type"] == "lobby_update" and m["op"] == "add"
                             and m["table"] == opened)
+
+
+def test_a_player_let_go_while_redis_is_away_is_at_no_table_once_it_is_back(
+        tmp_path: Path) -> None:
+    """A one-deal match between a host on A and a guest on B, and Redis killed: A takes
+    the guest for gone, its grace runs out, the host plays the match out against the
+    stand-in, and at its end A lets the guest go. A's word of it to B went nowhere (the
+    link was down); once Redis is back, B's `back` for the guest is answered so, and the
+    guest, at no table now, may open one of its own (before, it stayed `already at a
+    table` that had let it go)."""
+    with ExitStack() as stack:
+        redis, _ = stack.enter_context(redis_process(keep=False))
+        (a, log_a), (b, log_b) = (
+            stack.enter_context(server(redis.url, tmp_path / f"{n}.db", n))
+            for n in range(2))
+        host, guest, table = _one_deal_started(a, b)
+        first = Mover(host, random.Random(17))
+        redis.kill()
+        for log in (log_a, log_b):
+            log.wait_for(r"lost the cluster's Redis")
+        _play([first], lambda: any(  # the guest's grace ran out: a stand-in holds its seat
+            m["type"] == "table_update"
+            and m["table"]["seats"][1].get("held_by_bot") == "disconnected"
+            for m in host.seen))
+        _play([first], first.over)  # against the stand-in, to the match's end
+        redis.start()
+        for log in (log_a, log_b):
+            log.wait_for(r"the cluster's Redis at \S+ is back")
+        deadline = time.monotonic() + 2 * LEASE
+        while (answer := guest.request("create_table", rules="classic", seats=2))[
+                "type"] == "error" and time.monotonic() < deadline:
+            assert answer["code"] in ("already_at_table", "cluster_unavailable"), answer
+            time.sleep(0.05)
+        assert answer["type"] == "table" and answer["table"]["id"] != table, answer
 
 
 def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(

@@ -364,22 +364,28 @@ def test_a_notice_on_our_turn_while_the_tab_is_hidden(page: Page, server: WebSer
               what="notices on")
     first = page.driver.current_window_handle
     # Another tab in front, then our moves (once the page is hidden and has something
-    # to play: a busy machine may get there late; a draw keeps the turn ours, so the
-    # mover plays on until the notice): the next turn comes to a hidden page, which
-    # leaves word in the origin's storage for the tab in front to read.
+    # to play: a busy machine may get there late; a draw keeps the turn ours, and a
+    # jack asks for a suit, so the mover plays on until the notice): the next turn comes
+    # to a hidden page, which leaves word in the origin's storage for the tab in front.
     page.driver.execute_script(
         """const mover = setInterval(() => {
              if (window.pisyedili.played.some((p) => p.kind === 'notification')) {
                clearInterval(mover);
                return;
              }
-             const move = document.hidden && document.querySelector(
-               '#hand .legal, #draw:not([disabled]), #pass:not([disabled])');
+             if (!document.hidden) return;
+             const move = document.querySelector('#suit-picker .suit-choice')  // a jack's
+               || document.querySelector(
+                 '#hand .legal, #draw:not([disabled]), #pass:not([disabled])');
              if (move) move.click();
            }, 100);
            setInterval(() => {
              const seen = window.pisyedili.played.find((p) => p.kind === 'notification');
              if (seen) localStorage.setItem('test.notified', document.hidden ? 'hidden' : 'shown');
+             localStorage.setItem('test.state', JSON.stringify({  // read if it times out
+               hidden: document.hidden, turn: document.body.dataset.turn,
+               phase: document.body.dataset.tablePhase,
+               played: window.pisyedili.played.map((p) => p.kind), at: Date.now()}));
            }, 50);""")
     page.driver.switch_to.new_window("tab")
     try:
@@ -387,8 +393,14 @@ def test_a_notice_on_our_turn_while_the_tab_is_hidden(page: Page, server: WebSer
         word = "return localStorage.getItem('test.notified')"
         # A hidden page's timers are throttled (about once a second, less when the
         # machine is busy): give its mover and its report time.
-        page.wait(lambda d: d.execute_script(word), timeout=45,
-                  what="a notice in the hidden tab")
+        try:
+            page.wait(lambda d: d.execute_script(word), timeout=45,
+                      what="a notice in the hidden tab")
+        except AssertionError as e:
+            said = page.driver.execute_script(
+                "return [localStorage.getItem('test.state'), Date.now()]")
+            raise AssertionError(f"{e}; the hidden tab last said {said[0]}, at {said[1]}"
+                                 ) from None
         assert page.driver.execute_script(word) == "hidden"
     finally:
         page.driver.close()

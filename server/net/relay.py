@@ -183,7 +183,7 @@ class Relay:
             if visit.session.table is not None:
                 self._at_here(visit.home, player_id, visit.session.table)
         for player_id, home in self._untold.items():
-            self.cluster.send(home, {"k": "at", "p": player_id, "t": None})
+            self._at_no_table(home, player_id)
         self._untold.clear()
         for player_id in list(self._at):
             session = self._sessions.by_id(player_id)
@@ -265,6 +265,10 @@ class Relay:
         player gets a snapshot) once its connection is there."""
         self.cluster.send(home, {"k": "at", "p": player_id, "t": table.id,
                                  "owner": self.cluster.process, "back": True})
+
+    def _at_no_table(self, home: str, player_id: str) -> None:
+        """Tell `home` its player sits at no table here (any more)."""
+        self.cluster.send(home, {"k": "at", "p": player_id, "t": None})
 
     def _lobby_delta(self, delta: dict[str, Any]) -> None:
         """Another process's table changed: its row to this lobby's subscribers; a
@@ -612,8 +616,7 @@ class Relay:
             visit.session.table = taken
         if visit is None:
             if message["c"] == "back":  # let go meanwhile, its home not told (the link
-                self.cluster.send(message["from"],  # was down): it is at no table here
-                                  {"k": "at", "p": message["p"], "t": None})
+                self._at_no_table(message["from"], message["p"])  # was down)
             return
         session, table = visit.session, visit.session.table
         what = message["c"]
@@ -650,7 +653,7 @@ class Relay:
         if visit is not None and visit.session.table is None:
             if not self.cluster.reachable:  # the word would go nowhere: told on return
                 self._untold[player_id] = visit.home
-            self.cluster.send(visit.home, {"k": "at", "p": player_id, "t": None})
+            self._at_no_table(visit.home, player_id)
             self._drop(player_id)
 
     def let_go(self, player_id: str) -> Connection | None:

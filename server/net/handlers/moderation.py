@@ -41,8 +41,7 @@ _UNDONE = {"mute": "unmuted", "ban": "unbanned"}
 def _answer(conn: Connection, written: Deferred[Any], reply: Replier, done: str) -> None:
     """`ok` saying `done` once the store has the action (`answer_off_reactor`: the
     operator's later requests wait for it)."""
-    ok: Message = {"type": "ok", "done": done}
-    answer_off_reactor(conn, reply, written, lambda _: ok, KEEP_FAILED)
+    answer_off_reactor(conn, reply, written, lambda _: _ok(done), KEEP_FAILED)
 
 
 def _lift(conn: Connection, moderation: Moderation, reply: Replier, kind: str,
@@ -391,8 +390,7 @@ def _close_here(factory: ServerFactory, table: TableRunner, reason: str) -> int:
 
 
 def _close_at(holder: str | None, factory: ServerFactory, moderation: Moderation,
-                     by: str, table_id: int, reason: str,
-                     missing: ProtocolError) -> Deferred[Any]:
+              by: str, table_id: int, reason: str, missing: ProtocolError) -> Deferred[Any]:
     """A table another process holds (`holder`, from the cluster) is closed there
     (`closed_elsewhere` there). The store's write, to answer."""
     if holder is None or holder == factory.cluster.process:

@@ -89,7 +89,9 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list.", fields=("feature",)),
-    ErrorCode("internal_error", "The server failed to handle the request; nothing changed.",
+    ErrorCode("internal_error", "The server failed to handle the request; nothing changed "
+              "(except in a cluster, where a table's server process went away as it handled "
+              "the request: then the `table` snapshot that follows says what happened).",
               reconnect=True),
     ErrorCode("cluster_unavailable", "The request needs the state this server shares with "
               "the other servers of its cluster (a new table or name, a table or session "

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 log = Logger()
 
 OWNER_SILENT = "the server that holds this table did not answer"
+OWNER_GONE = "the server that held this table went away as it handled this request"
 
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
@@ -119,6 +120,7 @@ class _Visitor:
 @dataclass
 class _Waiting:
     rid: int
+    owner: str
     done: Deferred[None]
     timer: Delayed
 
@@ -237,10 +239,17 @@ class Relay:
 
     def _gone(self, process: str) -> None:
         """A process died: its players here lost their connection, as far as their
-        tables can tell (each table's grace runs for them as for any drop)."""
+        tables can tell (each table's grace runs for them as for any drop). A request
+        it was handling is answered now, before its table's snapshot after a takeover
+        (a client holding back moves until its request is answered would otherwise
+        sit out the rest of a lease with the moves before it)."""
         for player_id, visit in list(self._visitors.items()):
             if visit.home == process:
                 self._command({"p": player_id, "c": "gone"})
+        for player_id, waiting in list(self._waiting.items()):
+            if waiting.owner == process:
+                self._refuse_waiting(
+                    player_id, lambda rid: make_error("internal_error", OWNER_GONE, rid))
         for hook in self.gone_hooks:
             hook(process)
 
@@ -351,7 +360,7 @@ class Relay:
             return done
         # An owner silent for a lease is gone: its reply is waited for that long.
         timer = self._clock.callLater(self.cluster.lease, self._silent, session.player_id)
-        self._waiting[session.player_id] = _Waiting(rid, done, timer)
+        self._waiting[session.player_id] = _Waiting(rid, owner, done, timer)
         return done
 
     def _silent(self, player_id: str) -> None:

@@ -225,6 +225,42 @@ def test_a_table_lives_on_when_its_process_is_killed(
         _ends_keeping_every_ack([first, second], b)
 
 
+def test_a_move_in_flight_to_a_killed_process_is_refused_before_the_table_returns(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The guest's move is on its way to the table's process when that process dies:
+    the guest hears its request refused first (its server went away), then the
+    snapshot of the table taken over, whose moves it plays. Were the refusal to come
+    after the snapshot, a client that holds back until its request is answered would
+    find no moves before it."""
+    db = postgres.store()
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
+            as [(owner, a), (_, b)]:
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(23)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        second.hold = True
+        _play([first, second], lambda: second.offered is not None and second.pending is None)
+        owner.send_signal(signal.SIGSTOP)
+        assert second.offered is not None
+        rid = second.move(second.offered)  # read by nobody: its process is stopped
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        since = len(guest.seen)
+        guest.wait(lambda m: m["type"] == "table", since=since)
+        told = [m for m in guest.seen[since:] if m.get("id") == rid or m["type"] == "table"]
+        assert [(m["type"], m.get("message")) for m in told[:2]] == [
+            ("error", "the server that held this table went away as it handled this "
+                      "request"),
+            ("table", None)], told
+        assert told[1]["moves"], "the guest's turn still: its move never reached the table"
+        second.pending, second.hold = None, False
+        second.move(told[1]["moves"])
+        back, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        first.player, first.pending = back, None
+        _ends_keeping_every_ack([first, second], b)
+
+
 def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """SIGSTOP of the table's process for longer than its lease: the other takes the

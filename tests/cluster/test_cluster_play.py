@@ -150,10 +150,11 @@ def test_a_player_resumes_at_a_table_elsewhere_with_its_token(redis: RedisAt,
         assert back.request("stand")["code"] == "not_at_table"
 
 
-def test_a_request_to_a_silent_process_is_answered_after_a_lease(redis: RedisAt,
-                                                                 tmp_path: Path) -> None:
+def test_a_request_to_a_silent_process_is_answered_within_a_lease(redis: RedisAt,
+                                                                  tmp_path: Path) -> None:
     """A table's process that stops (here: SIGSTOP) answers nothing: its players
-    elsewhere get `internal_error` once a lease has gone by, and nothing waits on."""
+    elsewhere get `internal_error` once it is taken for gone or their request has
+    waited a lease, whichever comes first, and nothing waits on."""
     with cluster(redis.url, tmp_path, 2) as [(owner, a), (_, b)]:
         host, guest = Player(a), Player(b)
         host.hello("Ayşe")
@@ -164,9 +165,11 @@ def test_a_request_to_a_silent_process_is_answered_after_a_lease(redis: RedisAt,
         try:
             started = time.monotonic()
             refused = guest.request("stand")
-            assert (refused["code"], refused["message"]) == \
-                ("internal_error", "the server that holds this table did not answer")
-            assert time.monotonic() - started >= LEASE * 0.9
+            assert refused["code"] == "internal_error"
+            assert refused["message"] in (
+                "the server that holds this table did not answer",  # a lease waited
+                "the server that held this table went away as it handled this request")
+            assert time.monotonic() - started <= LEASE + 1
             assert guest.ok("ping")["type"] == "pong"  # the connection reads on
         finally:
             owner.send_signal(signal.SIGCONT)

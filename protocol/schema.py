@@ -426,6 +426,13 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("table", TABLE_ID, "the table's id"),
         opt("reason", StrT(L.MAX_REASON, text=True), "why"),
     ), "An operator closed your table: you are at no table now."),
+    MessageSpec("table_lost", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("cause", StrT(13, choices=("server_gone", "seat_released")),
+            "`server_gone`: the server process that held it went away, and no other "
+            "could take it over; `seat_released`: that process could not reach yours for "
+            "longer than the grace period, and let your seat go"),
+    ), "In a cluster: you are at no table now, though you did not leave it."),
     MessageSpec("player_removed", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("name", NAME, "the player removed"),

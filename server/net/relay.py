@@ -185,7 +185,7 @@ class Relay:
             if visit.session.table is not None:
                 self._at_here(visit.home, player_id, visit.session.table)
         for player_id, home in self._untold.items():
-            self._at_no_table(home, player_id)
+            self._at_no_table(home, player_id, released=True)
         self._untold.clear()
         for player_id in list(self._at):
             session = self._sessions.by_id(player_id)
@@ -275,9 +275,12 @@ class Relay:
         self.cluster.send(home, {"k": "at", "p": player_id, "t": table.id,
                                  "owner": self.cluster.process, "back": True})
 
-    def _at_no_table(self, home: str, player_id: str) -> None:
-        """Tell `home` its player sits at no table here (any more)."""
-        self.cluster.send(home, {"k": "at", "p": player_id, "t": None})
+    def _at_no_table(self, home: str, player_id: str, released: bool = False) -> None:
+        """Tell `home` its player sits at no table here (any more); `released`: not of
+        its own doing (its seat was let go while its home could not be told), so the
+        home tells its player (`table_lost`)."""
+        self.cluster.send(home, {"k": "at", "p": player_id, "t": None,
+                                 **({"lost": "seat_released"} if released else {})})
 
     def _lobby_delta(self, delta: dict[str, Any]) -> None:
         """Another process's table changed: its row to this lobby's subscribers; a
@@ -288,9 +291,10 @@ class Relay:
         if gone and self.gone_hooks:
             return  # its process is gone, its table to be taken over: the seats wait
         if delta["op"] == "remove" and "table" in delta:
+            lost = {"lost": "server_gone"} if gone else {}
             for player_id, (table_id, _) in list(self._at.items()):
                 if table_id == delta["table"]:
-                    self._moved({"p": player_id, "t": None})
+                    self._moved({"p": player_id, "t": None, **lost})
 
     # -- at home ----------------------------------------------------------------------
 
@@ -625,7 +629,7 @@ class Relay:
             visit.session.table = taken
         if visit is None:
             if message["c"] == "back":  # let go meanwhile, its home not told (the link
-                self._at_no_table(message["from"], message["p"])  # was down)
+                self._at_no_table(message["from"], message["p"], released=True)  # was down)
             return
         session, table = visit.session, visit.session.table
         what = message["c"]
@@ -736,6 +740,8 @@ class Relay:
             waiting.done.callback(None)
 
     def _moved(self, message: dict[str, Any]) -> None:
+        """The table a player here sits at is elsewhere now (`t`, its `owner`), or
+        there is none: with `lost`, the player did not leave it, and is told so."""
         player_id = message["p"]
         session = self._sessions.by_id(player_id)
         if message["t"] is not None:
@@ -743,9 +749,13 @@ class Relay:
             if message.get("back") and session is not None and session.connected:
                 self._tell_owner(session, "back")  # its table was taken over there
             return
-        self._at.pop(player_id, None)
-        if session is not None and not session.connected:
+        at = self._at.pop(player_id, None)
+        if session is None:
+            return
+        if not session.connected:
             self._sessions.forget(session)
+        elif at is not None and "lost" in message:  # not its own doing: it is told
+            session.send({"type": "table_lost", "table": at[0], "cause": message["lost"]})
 
 
 def _features(session: Session) -> frozenset[str]:

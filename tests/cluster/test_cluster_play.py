@@ -89,7 +89,8 @@ def test_a_table_whose_process_died_leaves_every_lobby(redis: RedisAt,
                                                        tmp_path: Path) -> None:
     """Each process on a file of its own, so no takeover (docs/operating.md, "Running a
     cluster"): its lease runs out, the other processes drop its rows, and their players
-    there are at no table (test_cluster_failover.py: on a shared journal)."""
+    there are at no table, and told so (test_cluster_failover.py: on a shared
+    journal)."""
     with cluster(redis.url, tmp_path, 2) as [(owner, a), (_, b)]:
         host, guest = Player(a), Player(b)
         host.hello("Ayşe")
@@ -101,6 +102,8 @@ def test_a_table_whose_process_died_leaves_every_lobby(redis: RedisAt,
         owner.wait()
         guest.wait(lambda m: m["type"] == "lobby_update" and m["op"] == "remove"
                    and m["table"] == table)
+        lost = guest.wait(lambda m: m["type"] == "table_lost")
+        assert lost == {"type": "table_lost", "table": table, "cause": "server_gone"}
         assert guest.request("stand")["code"] == "not_at_table"
         assert guest.ok("create_table", rules="classic", seats=2)["table"]["id"] > table
 

@@ -182,6 +182,7 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
     "announcement": {"type": "announcement", "text": "The server restarts at 22:00 UTC.",
                      "by": "Deniz"},
     "table_closed": {"type": "table_closed", "table": 7, "reason": "abusive table name"},
+    "table_lost": {"type": "table_lost", "table": 7, "cause": "server_gone"},
     "player_removed": {"type": "player_removed", "table": 7, "name": "Troll", "seat": 1,
                        "action": "kick", "reason": "abuse in chat"},
 }

@@ -202,6 +202,16 @@ class ClientState:
         return [[("class:error", _("an operator closed your table: {reason}", reason=reason)
                   if reason else _("an operator closed your table"))]]
 
+    def _on_table_lost(self, msg: Message, now: float) -> list[Fragments]:
+        """A cluster's server let us go from our table without our asking."""
+        if self.table is not None and self.table.get("id") == msg.get("table"):
+            self.left_table()
+        text = (_("your table was lost: the server that held it went away")
+                if msg.get("cause") == "server_gone" else
+                _("the server that holds your table lost touch with yours and gave your "
+                  "seat up; join the table again to play on"))
+        return [[("class:error", text)]]
+
     def _on_error(self, msg: Message, now: float) -> list[Fragments]:
         return [render.refusal(msg, self.look)]
 

@@ -13,7 +13,9 @@ import { createModeration, doneText, moderationPanel } from "./moderation.js";
 import * as notice from "./notice.js";
 import { refusalText } from "./refusals.js";
 import { createReplays, replayPage } from "./replay.js";
-import { apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt } from "./state.js";
+import {
+  apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt, tableLostText,
+} from "./state.js";
 import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
 import { renderFrame } from "./page.js";
@@ -73,7 +75,9 @@ function onMessage(msg) {
   const serial = state.serial;
   // Where our cards were before the redraw: a card we played flies from its place.
   const handBefore = msg.type === "update" ? handRects() : null;
+  const lost = msg.type === "table_lost" && state.table && state.table.id === msg.table;
   apply(state, msg, performance.now());
+  if (lost) acc.info = () => tableLostText(msg.cause);
   if (msg.type === "account") adoptAccount(acc, state, msg);
   if (msg.type === "welcome") {
     pages.asked = null; // the state knows the features now: fetch the hash page's data

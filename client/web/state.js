@@ -135,6 +135,10 @@ const HANDLERS = {
       return t("{text}: waiting for {seats}", { text, seats: msg.waiting_for.map((s) => seatName(seen, s)).join(", ") });
     }, "error");
   },
+  table_lost(state, msg) {
+    // (app.js shows why, as it does for table_closed)
+    if (state.table && state.table.id === msg.table) leftTable(state);
+  },
   lobby(state, msg) {
     state.lobby.tables = msg.tables || [];
     state.lobby.offset = msg.offset ?? 0;
@@ -252,6 +256,12 @@ function catchUp(state, events, view) {
 function noteEvent(state, ev) {
   const line = describeEvent(state, ev);
   if (line) note(state, (seen) => describeEvent(seen, ev).text, line.cls);
+}
+
+/** Why a cluster's server let us go from our table (`table_lost.cause`). */
+export function tableLostText(cause) {
+  return cause === "server_gone" ? t("The table was lost: the server that held it went away.")
+    : t("The server that holds the table lost touch with yours and gave your seat up. Join the table again to play on.");
 }
 
 /** Leaving a table: the lobby is what is left. */

@@ -306,6 +306,21 @@ def test_a_welcome_says_whether_the_resumed_session_is_an_operators() -> None:
     assert (st.registered, st.operator) == (False, False)
 
 
+@pytest.mark.parametrize(("cause", "said"), [
+    ("server_gone", "your table was lost: the server that held it went away"),
+    ("seat_released", "gave your seat up; join the table again to play on")])
+def test_a_table_lost_leaves_it_and_says_why(cause: str, said: str) -> None:
+    st = ClientState(look=UNI)
+    st.handle(welcome(), now=0.0)
+    st.handle(table(view_=VIEW), now=0.0)
+    assert st.table is not None
+    shown = st.handle(message("table_lost", table=st.table["id"] + 1, cause=cause), now=1.0)
+    assert st.at_table, "another table's loss is not ours"
+    assert said in plain(shown[0])
+    st.handle(message("table_lost", table=st.table["id"], cause=cause), now=2.0)
+    assert not st.at_table and st.view is None
+
+
 def test_the_help_overview_lists_help_once_naming_every_topic() -> None:
     text = "\n".join(plain(line) for line in render.help_lines(width=200))  # unwrapped
     (entry,) = [line for line in text.splitlines() if line.lstrip().startswith("/help")]

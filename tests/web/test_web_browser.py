@@ -611,6 +611,26 @@ def test_lobby_updates_place_a_table_by_its_id(page: Page, server: WebServer) ->
     ]
 
 
+def test_a_table_lost_leaves_that_table_only(page: Page, server: WebServer) -> None:
+    """state.js: `table_lost` (a cluster's server let us go) leaves our table, not on
+    another table's word, and says why by its cause."""
+    page.open(server.url)
+    got = page.driver.execute_async_script(
+        """const done = arguments[0];
+        import("/state.js").then((m) => {
+          const state = m.createState();
+          m.apply(state, { type: "table", table: { id: 7, seats: [] }, you: { seat: 0 } }, 0);
+          m.apply(state, { type: "table_lost", table: 8, cause: "server_gone" }, 0);
+          const kept = state.table && state.table.id;
+          m.apply(state, { type: "table_lost", table: 7, cause: "seat_released" }, 0);
+          done([kept, state.table, m.tableLostText("server_gone"),
+                m.tableLostText("seat_released")]);
+        });""")
+    assert got[:2] == [7, None]
+    assert got[2] == "The table was lost: the server that held it went away."
+    assert got[3].startswith("The server that holds the table lost touch with yours")
+
+
 def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
     """Cardiva's penalty round (K14): the spread is drawn face down, the positions the
     server offers are the ones to click, and each pick is told in the log. A seeded

@@ -7,9 +7,11 @@ from __future__ import annotations
 import random
 import select
 import signal
+import subprocess
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pg_kit
@@ -194,6 +196,14 @@ def _taken_over(mover: Mover) -> None:
         assert mover.read()
 
 
+def _resumes(mover: Mover, port: int, table: int) -> None:
+    """`mover`'s player resumes through the process at `port`, at `table`, and plays
+    on from there (nothing it sent before is awaited)."""
+    back, welcome = _resume(port, mover.player.welcome)
+    assert (welcome["resumed"], welcome["table"]) == (True, table)
+    mover.player, mover.pending, mover.hold = back, None, False
+
+
 def _ends_keeping_every_ack(movers: list[Mover], port: int) -> None:
     """Play the match out; its record, read at `port`, holds every move acknowledged."""
     _play(movers, lambda: all(m.over() for m in movers))
@@ -202,26 +212,43 @@ def _ends_keeping_every_ack(movers: list[Mover], port: int) -> None:
     assert len(record) >= sum(len(m.acked) for m in movers)
 
 
+@dataclass
+class Across:
+    """A one-deal match on one PostgreSQL journal: the table's process (`owner`, at
+    port `a`), its host's `first` mover and the `second`, the guest's, on port `b`."""
+
+    owner: subprocess.Popen[str]
+    a: int
+    b: int
+    table: int
+    first: Mover
+    second: Mover
+
+
+@contextmanager
+def _one_deal_across(redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path,
+                     seed: int) -> Iterator[Across]:
+    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500",
+                 db=postgres.store()) as [(owner, a), (_, b)]:
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(seed)
+        yield Across(owner, a, b, table, Mover(host, rng), Mover(guest, rng))
+
+
 def test_a_table_lives_on_when_its_process_is_killed(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """kill -9 of the table's process mid-match: the other process takes the table
     over from the shared journal, the players resume there, the match ends, and every
     move either saw acknowledged is in its record."""
-    db = postgres.store()
-    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
-            as [(owner, a), (_, b)]:
-        host, guest, table = _one_deal_started(a, b)
-        rng = random.Random(11)
-        first, second = Mover(host, rng), Mover(guest, rng)
+    with _one_deal_across(redis, postgres, tmp_path, 11) as run:
+        owner, b, table, first, second = run.owner, run.b, run.table, run.first, run.second
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 6)
         owner.send_signal(signal.SIGKILL)
         owner.wait()
         killed = time.monotonic()
         _taken_over(second)  # by the guest's own process: its seat in a snapshot again
         assert time.monotonic() - killed < 10
-        back, welcome = _resume(b, host.welcome)
-        assert (welcome["resumed"], welcome["table"]) == (True, table)
-        first.player, first.pending = back, None
+        _resumes(first, b, table)
         _ends_keeping_every_ack([first, second], b)
 
 
@@ -232,12 +259,9 @@ def test_a_move_in_flight_to_a_killed_process_is_refused_before_the_table_return
     snapshot of the table taken over, whose moves it plays. Were the refusal to come
     after the snapshot, a client that holds back until its request is answered would
     find no moves before it."""
-    db = postgres.store()
-    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
-            as [(owner, a), (_, b)]:
-        host, guest, table = _one_deal_started(a, b)
-        rng = random.Random(23)
-        first, second = Mover(host, rng), Mover(guest, rng)
+    with _one_deal_across(redis, postgres, tmp_path, 23) as run:
+        owner, b, table, first, second = run.owner, run.b, run.table, run.first, run.second
+        guest = second.player
         second.hold = True
         _play([first, second], lambda: second.offered is not None and second.pending is None)
         owner.send_signal(signal.SIGSTOP)
@@ -255,9 +279,7 @@ def test_a_move_in_flight_to_a_killed_process_is_refused_before_the_table_return
         assert told[1]["moves"], "the guest's turn still: its move never reached the table"
         second.pending, second.hold = None, False
         second.move(told[1]["moves"])
-        back, welcome = _resume(b, host.welcome)
-        assert (welcome["resumed"], welcome["table"]) == (True, table)
-        first.player, first.pending = back, None
+        _resumes(first, b, table)
         _ends_keeping_every_ack([first, second], b)
 
 
@@ -270,12 +292,10 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
     The player resumes through that same process, which knows the session no more and
     finds it at the table's new holder; the match ends there with every move
     acknowledged in its record."""
-    db = postgres.store()
-    with cluster(redis.url, tmp_path, 2, "--rate", "500", "--burst", "500", db=db) \
-            as [(owner, a), (_, b)]:
-        host, guest, table = _one_deal_started(a, b)
-        rng = random.Random(17)
-        first, second = Mover(host, rng), Mover(guest, rng)
+    with _one_deal_across(redis, postgres, tmp_path, 17) as run:
+        owner, a, b, table = run.owner, run.a, run.b, run.table
+        first, second = run.first, run.second
+        host = first.player
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
         first.hold = True
         _play([first, second], lambda: first.offered is not None and first.pending is None)
@@ -289,9 +309,7 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
         assert said.get("code") == "shutting_down", f"the paused process answered {said}"
         assert host.recv() is None, "and hung up"
-        back, welcome = _resume(a, host.welcome)
-        assert (welcome["resumed"], welcome["table"]) == (True, table)
-        first.player, first.pending, first.hold = back, None, False
+        _resumes(first, a, table)
         _ends_keeping_every_ack([first, second], b)
         assert owner.poll() is None, "the woken process serves on"
 

@@ -20,13 +20,12 @@ import pytest
 from browser_kit import (
     Page,
     assert_headings_align,
-    chromium,
     contrast,
-    fresh_page,
     rgb,
     set_viewport,
 )
 from test_web_browser import TcpPlayer
+from web_fixtures import ROOMY, driver, page  # noqa: F401
 from web_kit import START, WebServer, served
 
 from pisyedili.server.net.web import static_root
@@ -47,24 +46,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
                            OPERATOR], input=OPERATOR_PASSWORD + "\n", capture_output=True,
                           text=True, timeout=60)
     assert made.returncode == 0, made.stderr
-    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100", "--db", str(db), "--operator", OPERATOR) as srv:
+    with served(*ROOMY, "--db", str(db), "--operator", OPERATOR) as srv:
         yield srv
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    with chromium(1280, 900) as d:
-        yield d
-
-
-@pytest.fixture
-def page(driver: Any, server: WebServer) -> Iterator[Page]:
-    """A fresh visitor: nothing stored from an earlier test."""
-    set_viewport(driver, 1280, 900)
-    p = fresh_page(driver, server.url)
-    yield p
-    assert p.errors() == [], "the page logged errors"
+def viewport() -> tuple[int, int]:
+    return (1280, 900)
 
 
 @pytest.fixture(scope="module")

@@ -15,36 +15,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import msgpack
-import pytest
-from browser_kit import Page, assert_headings_align, chromium, fresh_page, set_viewport
+from browser_kit import Page, assert_headings_align, set_viewport
 from process_output import Output
+from web_fixtures import driver, page, server, viewport  # noqa: F401
 from web_kit import WebServer, served
 
 Msg = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[WebServer]:
-    # Every test is a new player from the same address, and earlier ones keep their
-    # tables until their grace period ends: room for all of them.
-    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    with chromium(1280, 800) as d:
-        yield d
-
-
-@pytest.fixture
-def page(driver: Any, server: WebServer) -> Iterator[Page]:
-    """A fresh player: the client's page with nothing stored from an earlier test."""
-    set_viewport(driver, 1280, 800)
-    p = fresh_page(driver, server.url)
-    yield p
-    assert p.errors() == [], "the page logged errors"
 
 
 @contextmanager

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import Page, chromium, fresh_page, set_viewport
+from browser_kit import Page, fresh_page, set_viewport
 from test_web_accounts import Player, enter_name, finished_match
 from test_web_table import offline
+from web_fixtures import ROOMY, driver  # noqa: F401
 from web_kit import WebServer, served
 
 from pisyedili.client import render, replay
@@ -27,21 +28,20 @@ Msg = dict[str, Any]
 @pytest.fixture(scope="module")
 def server() -> Iterator[WebServer]:
     """A server whose decks come from one seed: the long match is the same each run."""
-    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100", "--seed", "7") as srv:
+    with served(*ROOMY, "--seed", "7") as srv:
         yield srv
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    with chromium(1280, 900) as d:
-        yield d
+def viewport() -> tuple[int, int]:
+    return (1280, 900)
 
 
 @pytest.fixture
-def page(driver: Any, server: WebServer, tmp_path: Path) -> Iterator[Page]:
+def page(driver: Any, server: WebServer, viewport: tuple[int, int],
+         tmp_path: Path) -> Iterator[Page]:
     """A fresh visitor whose downloads land in `tmp_path`."""
-    set_viewport(driver, 1280, 900)
+    set_viewport(driver, *viewport)
     p = fresh_page(driver, server.url)
     driver.execute_cdp_cmd("Browser.setDownloadBehavior", {
         "behavior": "allow", "downloadPath": str(tmp_path)})

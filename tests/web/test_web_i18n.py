@@ -19,17 +19,17 @@ import json
 import os
 import re
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from babel.messages.catalog import Catalog
-from browser_kit import Page, chromium, fresh_page, set_viewport
+from browser_kit import Page, chromium, fresh_page
 from catalog_kit import LANGS, POT, WEB, build_all, extracted, po_path, pseudo, read
 from screenshots import save, squeeze
 from test_web_accounts import register_in_page
-from web_kit import WebServer, served
+from web_fixtures import driver, page, server, viewport  # noqa: F401
+from web_kit import WebServer
 
 PLURALS = {"tr": 2, "ru": 3, "uk": 3, "fa": 2, "th": 1}
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -39,27 +39,6 @@ PLACEHOLDER = re.compile(r"\{(\w+)\}")
 def catalogs() -> None:
     """client/web/locale/*.json from the .po files, as an install would have them."""
     build_all()
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[WebServer]:
-    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    with chromium(1280, 800) as d:
-        yield d
-
-
-@pytest.fixture
-def page(driver: Any, server: WebServer) -> Iterator[Page]:
-    set_viewport(driver, 1280, 800)
-    p = fresh_page(driver, server.url)
-    yield p
-    assert p.errors() == [], "the page logged errors"
 
 
 # ------------------------------------------------------------------- catalogs

@@ -10,39 +10,17 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from browser_kit import Page, chromium, contrast, fresh_page, rgb, set_viewport
+from browser_kit import Page, contrast, fresh_page, rgb, set_viewport
 from process_output import Output
 from test_web_browser import TcpPlayer
-from web_kit import WebServer, served
+from web_fixtures import driver, page, server, viewport  # noqa: F401
+from web_kit import WebServer
 
 TURN_LIMIT = 400
 DEAD_PATH = "no-socket-here"
 """A path of the web server that answers no WebSocket: a try there fails at once."""
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[WebServer]:
-    with served("--max-tables-per-address", "100", "--max-sessions-per-address", "100",
-                "--max-per-address", "100") as srv:
-        yield srv
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    with chromium(1280, 800) as d:
-        yield d
-
-
-@pytest.fixture
-def page(driver: Any, server: WebServer) -> Iterator[Page]:
-    set_viewport(driver, 1280, 800)
-    p = fresh_page(driver, server.url)
-    yield p
-    assert p.errors() == [], "the page logged errors"
 
 
 def offline(page: Page, server: WebServer, name: str, bots: int = 2,

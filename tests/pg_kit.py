@@ -53,3 +53,17 @@ def cluster() -> Iterator[Cluster | str]:
         yield found
     finally:
         found.stop()
+
+
+@contextlib.contextmanager
+def own_cluster() -> Iterator[Cluster]:
+    """A cluster of the test's own, to stop and start (the session's serves the rest)."""
+    try:
+        cluster = Cluster.start()
+    except (RuntimeError, OSError) as e:
+        unavailable(str(e))
+        raise
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

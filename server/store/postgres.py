@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import select
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -109,6 +110,22 @@ _PLAIN_INSERT = re.compile(r"INSERT INTO (\w+) VALUES \((?:\?, )*\?\)")
 """An INSERT of whole rows with no ON CONFLICT: one COPY can write a run of them."""
 
 
+def _dropped(conn: psycopg.Connection[Any]) -> bool:
+    """Whether PostgreSQL closed `conn`, idle between statements: what it sent is read
+    without waiting (a notice is kept for psycopg; an end leaves the link bad). A
+    socket that reads empty stays readable: the loop ends on the error that raises."""
+    pgconn = conn.pgconn
+    try:
+        for _ in range(4):  # a closing error, then the end of the stream: two reads
+            readable, _, _ = select.select([pgconn.socket], [], [], 0)
+            if not readable:
+                break
+            pgconn.consume_input()
+    except (OSError, ValueError, psycopg.OperationalError):
+        return True
+    return pgconn.status != pq.ConnStatus.OK
+
+
 class PostgresStore(SqlStore):
     """The store in one PostgreSQL database, named by a libpq URL."""
 
@@ -136,9 +153,18 @@ class PostgresStore(SqlStore):
 
     def _connection(self, sql: str) -> psycopg.Connection[Any]:
         """The connection, opened again if it broke and `sql` starts no statement of an
-        open transaction (one that breaks inside a transaction fails it: it is lost)."""
-        if self._conn.broken and not self._closed and (self._depth == 0
-                                                        or sql == self.BEGIN):
+        open transaction (one that breaks inside a transaction fails it: it is lost).
+
+        psycopg finds a connection broken only when a statement fails on it, so one
+        that PostgreSQL closed while it sat idle (a restart) would fail the first
+        statement after PostgreSQL is back: a finished match, or the journal's commit
+        (after which the journal writes nothing more). Between statements the server
+        has nothing to say but a closing error, so a connection with input waiting is
+        read first, and opened again if that was its end."""
+        outside = self._depth == 0 or sql == self.BEGIN
+        if outside and not self._closed and not self._conn.broken and _dropped(self._conn):
+            self._conn.close()
+        if (self._conn.broken or self._conn.closed) and not self._closed and outside:
             log.warn("store: the connection to {host} was lost; connecting again",
                      host=host_of(self.url))
             self._conn.close()

@@ -9,8 +9,6 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, cast
 
 import pg_kit
@@ -208,20 +206,6 @@ def test_operator_adds_and_lists_on_postgresql(postgres: pg_kit.Cluster,
 
 # -- PostgreSQL going away under a running server ----------------------------------------
 
-@contextmanager
-def own_cluster() -> Iterator[pg_kit.Cluster]:
-    """A cluster of this test's own, to stop and start (the session's serves the rest)."""
-    try:
-        cluster = pg_kit.Cluster.start()
-    except (RuntimeError, OSError) as e:
-        pg_kit.unavailable(str(e))
-        raise
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
 class Player(Client):
     """A client that plays its turns between requests: what arrives while it waits for
     a reply is read again afterwards."""
@@ -250,8 +234,24 @@ class Player(Client):
                 turns -= 1
 
 
+def test_a_store_idle_while_postgresql_restarted_runs_its_next_statement() -> None:
+    """PostgreSQL closed the store's connection as it stopped, and nothing used the store
+    meanwhile, so psycopg cannot know: the store finds out before its next statement,
+    which runs (before, it failed, and with it a finished match or the journal, which
+    then writes nothing more)."""
+    with pg_kit.own_cluster() as cluster:
+        store = open_store(cluster.store())
+        try:
+            assert store.read_journal().tables == []
+            cluster.halt()
+            cluster.resume()
+            assert store.read_journal().tables == []
+        finally:
+            store.close()
+
+
 def test_a_server_outlives_postgresql_going_away_and_coming_back() -> None:
-    with own_cluster() as cluster:
+    with pg_kit.own_cluster() as cluster:
         url = cluster.store()
         proc = subprocess.Popen(
             [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",

@@ -18,7 +18,8 @@ saw acknowledged is lost: the journal committed it before any byte about it left
 
 A sweep runs once this process joined (instead of the restart's own restore, which
 would rebuild every process's tables), each time a process is gone, and when a client
-resumes here a session whose process is gone (`Relay.settled`: it waits for one).
+resumes here a session whose process is gone (`Relay.settled`: it waits for one), and
+again a little after one that failed (the database out of reach), until one succeeds.
 
 A process taken for dead may be alive: paused (a stopped VM, SIGSTOP) or cut off from
 Redis for longer than its lease, it wakes holding tables another process took over.
@@ -38,8 +39,9 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import LoopingCall
 from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
-from pisyedili.server.clock import Clock
+from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.relay import Relay, RelayedConnection
@@ -60,6 +62,12 @@ log = Logger()
 
 IDS_EVERY = 2.0
 """Seconds between two reads of the journal's counters while Redis is away."""
+
+RETRY_SECONDS = 2.0
+"""Seconds before a sweep that failed (the database out of reach, say) runs again.
+Sweeps are run by events (a process gone, a resume), and none may come: without a
+retry, the tables of a process that died while the database was away would wait for
+the next, with their players at them."""
 
 
 class _IdsRead:
@@ -112,6 +120,8 @@ class Takeover:
         self._cluster = cluster
         self._sweeping = False
         self._again = False
+        self._failing = False  # the last sweep failed: one more is due
+        self._retry: Delayed | None = None
         self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
         self._current: list[Deferred[None]] = []  # fired once the running one ends
         self._ids = _IdsRead(where, cluster, clock)
@@ -137,10 +147,25 @@ class Takeover:
             self._again = True
             return
         self._sweeping, self._again = True, False
+        if self._retry is not None and self._retry.active():
+            self._retry.cancel()
+        self._retry = None
         self._current, self._next = self._next, []
         swept: Deferred[None] = Deferred.fromCoroutine(self._sweep())
-        swept.addErrback(lambda f: log.failure("taking tables over failed", f))
+        swept.addCallbacks(self._succeeded, self._failed)
         swept.addBoth(self._swept)
+
+    def _succeeded(self, _: object) -> None:
+        if self._failing:
+            log.info("taking tables over works again")
+        self._failing = False
+
+    def _failed(self, failure: Failure) -> None:
+        """Logged once, until a sweep succeeds; tried again in `RETRY_SECONDS`."""
+        if not self._failing:
+            log.failure("taking tables over failed; trying again every {seconds} s",
+                        failure, seconds=RETRY_SECONDS)
+        self._failing = True
 
     def _swept(self, _: object) -> None:
         self._sweeping = False
@@ -149,6 +174,8 @@ class Takeover:
             waiter.callback(None)
         if self._again:
             self.sweep()
+        elif self._failing:
+            self._retry = self._clock.callLater(RETRY_SECONDS, self.sweep)
 
     def _read(self) -> JournalRows:
         """On a thread, on a connection of its own: the journal's commits are on theirs."""

@@ -70,6 +70,7 @@ log = Logger()
 
 OWNER_SILENT = "the server that holds this table did not answer"
 OWNER_GONE = "the server that held this table went away as it handled this request"
+OWNER_DEPARTED = "the server that held this table went away; it is being taken over"
 
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
@@ -143,6 +144,10 @@ class Relay:
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
         self._untold: dict[str, str] = {}
+        self._departed: set[str] = set()
+        """Processes taken for gone: a request to a table one of them held is refused at
+        once, not sent where nobody reads it, until the table's new holder says where
+        it is (or the process itself, woken after a pause, answers a join)."""
         """Owner: player -> the home of a visitor let go while the cluster was out of
         reach (its word to the home went nowhere), told once it is back."""
         self.gone_hooks: list[Callable[[str], None]] = []
@@ -246,6 +251,7 @@ class Relay:
         for player_id, visit in list(self._visitors.items()):
             if visit.home == process:
                 self._command({"p": player_id, "c": "gone"})
+        self._departed.add(process)
         for player_id, waiting in list(self._waiting.items()):
             if waiting.owner == process:
                 self._refuse_waiting(
@@ -311,7 +317,7 @@ class Relay:
         at = self._at.get(session.player_id)
         if at is not None:
             if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):
-                conn.wait_for(self._forward(conn, session, at[1], kind, msg, rid))
+                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
                 return True
             if kind in ("create_table", "join_table"):
                 raise ProtocolError("already_at_table", "leave your table before "
@@ -319,7 +325,7 @@ class Relay:
                                        else "joining another"))
             if kind in dispatch.TABLE_REQUESTS and not (
                     kind == "chat" and msg.get("scope") == "lobby"):
-                conn.wait_for(self._forward(conn, session, at[1], kind, msg, rid))
+                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
                 return True
             return False
         if kind != "join_table" or conn.server.lobby.holds(msg.get("table"), msg.get("code")):
@@ -347,6 +353,14 @@ class Relay:
         if not conn.closing:
             await self._forward(conn, session, owner, "join_table", msg, rid)
         return None
+
+    def _forward_at(self, conn: Connection, session: Session, owner: str, kind: str,
+                    msg: dict[str, Any], rid: int | None) -> Deferred[None]:
+        """`_forward` to the table the player is at; refused at once while its process
+        is gone and no other has said it holds the table now."""
+        if owner in self._departed:
+            raise ProtocolError("internal_error", OWNER_DEPARTED)
+        return self._forward(conn, session, owner, kind, msg, rid)
 
     def _forward(self, conn: Connection, session: Session, owner: str, kind: str,
                  msg: dict[str, Any], rid: int | None) -> Deferred[None]:
@@ -746,6 +760,7 @@ class Relay:
         session = self._sessions.by_id(player_id)
         if message["t"] is not None:
             self._at[player_id] = (message["t"], message["owner"])
+            self._departed.discard(message["owner"])  # (a process woken, after a pause)
             if message.get("back") and session is not None and session.connected:
                 self._tell_owner(session, "back")  # its table was taken over there
             return

@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -262,7 +263,8 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
     """The shared PostgreSQL stops, and the table's process dies meanwhile: the process
     left finds it gone but cannot read the journal, so it tries again until it can,
     and takes the table over once PostgreSQL is back (nothing else would have made it
-    look again: its players stay connected). The match ends there."""
+    look again: its players stay connected). Meanwhile a request to the table is
+    refused at once. The match ends there."""
     procs: list[subprocess.Popen[str]] = []
     with pg_kit.own_cluster() as postgres, ExitStack() as stack:
         db = postgres.store()
@@ -281,6 +283,12 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         procs[0].wait()
         log_b.wait_for(r"process p\d+ is gone, with 1 tables")
         log_b.wait_for(r"taking tables over failed; trying again")
+        started = time.monotonic()  # not sent to A, where nobody reads, for a lease
+        refused = guest.request("resync")
+        assert (refused["code"], refused["message"]) == (
+            "internal_error", "the server that held this table went away; it is being "
+                              "taken over")
+        assert time.monotonic() - started < LEASE / 2
         postgres.resume()
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")

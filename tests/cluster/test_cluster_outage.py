@@ -20,7 +20,16 @@ from process_output import SERVER, Output
 
 from cluster.cluster_kit import LEASE, Msg, Player
 from cluster.redis_kit import RedisAt, own_redis
-from cluster.test_cluster_failover import Mover, _one_deal_started, _play, _record, _subsequence
+from cluster.test_cluster_failover import (
+    Mover,
+    _ends_keeping_every_ack,
+    _one_deal_started,
+    _play,
+    _record,
+    _resumes,
+    _subsequence,
+    _taken_over,
+)
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bench.services import RedisServer
 from pisyedili.server.cluster import ClusterAddress
@@ -244,18 +253,9 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         newcomer = Player(b).hello("Emre")
         assert int(newcomer["player"]) > int(latest.welcome["player"]), \
             "a player id the killed process gave out was handed out again"
-        since = len(guest.seen)
-        while not any(m["type"] == "table" for m in guest.seen[since:]):
-            assert second.read()
-        back = Player(b)
-        resumed = back.request("hello", protocol=PROTOCOL_VERSION,
-                               token=host.welcome["token"], name=host.welcome["name"])
-        assert (resumed["type"], resumed.get("table")) == ("welcome", table), resumed
-        back.welcome = resumed
-        first.player, first.pending = back, None
-        _play([first, second], lambda: first.over() and second.over())
-        record = _record(b)
-        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+        _taken_over(second)  # the guest's seat in a snapshot again
+        _resumes(first, b, table)
+        _ends_keeping_every_ack([first, second], b)
 
 
 def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once_it_is_back(
@@ -293,18 +293,9 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")
         first.hold = second.hold = False
-        since = len(guest.seen)
-        while not any(m["type"] == "table" for m in guest.seen[since:]):
-            assert second.read()
-        back = Player(b)
-        resumed = back.request("hello", protocol=PROTOCOL_VERSION,
-                               token=host.welcome["token"], name=host.welcome["name"])
-        assert (resumed["type"], resumed.get("table")) == ("welcome", table), resumed
-        back.welcome = resumed
-        first.player, first.pending = back, None
-        _play([first, second], lambda: first.over() and second.over())
-        record = _record(b)
-        assert _subsequence(first.acked, record) and _subsequence(second.acked, record)
+        _taken_over(second)  # the guest's seat in a snapshot again
+        _resumes(first, b, table)
+        _ends_keeping_every_ack([first, second], b)
 
 
 def test_a_ban_made_while_redis_is_away_holds_everywhere_once_it_is_back(

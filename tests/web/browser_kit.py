@@ -156,6 +156,16 @@ class Page:
 
         self.wait(clicked, what=selector)
 
+    def text(self, selector: str) -> str:
+        """The text of the first element matching `selector`, read in one step in the
+        page: an element found and then read can be redrawn between the two (a turn's
+        clock ticks), which Selenium reports as a stale element."""
+        found = self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;",
+            selector)
+        assert found is not None, f"nothing matches {selector}"
+        return str(found)
+
     def body(self, key: str) -> str:
         return str(self.driver.execute_script(f"return document.body.dataset.{key} || ''"))
 

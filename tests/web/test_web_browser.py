@@ -178,7 +178,7 @@ def test_a_browser_player_and_a_tcp_client_at_one_table(page: Page, server: WebS
         page.wait_screen("table")
         tcp.until(lambda m: m["type"] == "table_update"
                   and m["table"]["seats"][1].get("name") == "Zeynep")
-        assert "Mehmet" in page.css('.seat-row[data-seat="0"]').text
+        assert "Mehmet" in page.text('.seat-row[data-seat="0"]')
 
         tcp.request({"type": "chat", "text": "iyi oyunlar!"})
         page.wait(lambda d: "iyi oyunlar!" in page.css("#chat-list").text, what="the TCP chat")
@@ -632,7 +632,7 @@ def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
         legal = sorted(int(b.get_attribute("data-position")) for b in buttons
                        if "legal" in str(b.get_attribute("class")))
         assert legal == offered
-        assert "Muamele" in page.css("#muamele").text
+        assert "Muamele" in page.text("#muamele")
         picked = 0
         while our_pick():
             left = page.state("view.muamele.picks")

@@ -285,7 +285,8 @@ def test_a_match_in_turkish_as_the_browser_asks(server: WebServer, tmp_path: Pat
         one_deal_table(page)
         mid_deal(page)
         if page.body("tablePhase") != "over":  # "Draw", or "Draw 3" with a 7 run on
-            assert re.match(r"Çek|\d+ çek", page.css("#draw").text), page.css("#draw").text
+            drawn = page.text("#draw")
+            assert re.match(r"Çek|\d+ çek", drawn), drawn
             shoot(page, tmp_path, "web-tr")
         to_the_end(page)
         assert page.css("#match-result h3").text.startswith("Maç bitti")
@@ -327,7 +328,7 @@ def test_a_match_in_persian_chosen_on_the_page(
             "return [...document.querySelectorAll('#hand button.card')]"
             ".map((b) => b.getBoundingClientRect().x);")
         assert cards == sorted(cards), "a hand reads left to right"
-        assert digits(page.css("#stock-count").text) == {"fa"}
+        assert digits(page.text("#stock-count")) == {"fa"}
         shoot(page, tmp_path, "web-fa")
         page.click("#western-digits")
         page.wait(lambda d: digits(page.css("#stock-count").text) == {"latn"},

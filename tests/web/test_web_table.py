@@ -87,7 +87,7 @@ def test_the_table_fits_each_screen(driver: Any, server: WebServer) -> None:
             last = driver.execute_script(
                 "return [...document.querySelectorAll('#log li')].filter(li => "
                 "!li.classList.contains('dim')).pop().innerText")
-            assert last in page.css("#recent").text
+            assert last in page.text("#recent")
         assert page.errors() == []
     assert widths[1920] > widths[1280] * 1.3
     set_viewport(driver, 1280, 800)
@@ -538,7 +538,7 @@ def test_the_waiting_room_and_the_offline_table(page: Page, server: WebServer) -
     ring = page.css("#direction-ring")
     clockwise = page.state("view.direction") == 1
     assert ring.get_attribute("data-direction") == ("cw" if clockwise else "ccw")
-    note = page.css("#direction-note").text
+    note = page.text("#direction-note")
     assert ("anticlockwise" not in note) == clockwise and "then" in note
 
 
@@ -615,7 +615,7 @@ def test_our_stand_in_says_it_plays_for_us(page: Page, server: WebServer) -> Non
     page.wait(lambda d: page.state("table.seats[1].kind") == "bot", what="the bot")
     page.click("#start")
     page.wait_css("#come-back", timeout=30)  # two turns timed out: a stand-in plays
-    tags = page.css(".seat.mine .seat-tags").text
+    tags = page.text(".seat.mine .seat-tags")
     assert "a bot plays for you" in tags and "them" not in tags
 
 

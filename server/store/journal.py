@@ -18,6 +18,11 @@ burst of moves costs one commit, and a move whose reply or update anyone receive
 is in the store. A SQLite file is in WAL mode with `synchronous = NORMAL`: a commit
 survives the process being killed at any moment (not, without an fsync per commit,
 a power cut, which may lose the last commits but never corrupts the file).
+
+A commit that fails (a full disk, a database out of reach) does not stop play: what
+waited for it is sent, and its rows are kept, with every row after them, until the
+store takes them again; then they are written, in order, and sends wait for commits
+again (`_catch_up`).
 """
 
 from __future__ import annotations
@@ -54,6 +59,13 @@ if TYPE_CHECKING:
     from pisyedili.server.table.core import TableCore
 
 log = Logger()
+
+CATCH_UP_SECONDS = 2.0
+"""Seconds between two tries to write what a journal that fell behind keeps."""
+
+BEHIND_LIMIT = 500_000
+"""Rows a journal that fell behind keeps at most (some tens of megabytes): past that it
+gives up, and writes nothing more until the server restarts."""
 
 Setup = dict[str, Any]
 """How to build a table's core again (JSON): name, options, host, settings..."""
@@ -269,6 +281,11 @@ class StoreJournal:
         self._draining = False
         self._seq: dict[int, int] = {}  # next command number, by table
         self._broken = False
+        self._behind: list[JournalOp] | None = None
+        """Rows a failed commit did not write, and those since, to write once the store
+        takes them again; None while the journal keeps up."""
+        self._catch_up_call: Delayed | None = None
+        self._catching_up: tuple[list[JournalOp], _Commit] | None = None
         self._closed = False
         self._holders: dict[int, int] | None = None  # with a fence: table -> its count
         self._on_fenced: Callable[[set[int]], Collection[object]] | None = None
@@ -359,6 +376,10 @@ class StoreJournal:
         if self._inflight is not None:
             return  # flushed again when the commit in flight lands
         ops, self._ops = self._ops, []
+        if self._behind is not None:  # kept for the catch-up; what waited goes now
+            self._keep(ops)
+            self._drain()
+            return
         if ops and self._pool is not None:
             self._send_off(ops)
             return
@@ -370,7 +391,7 @@ class StoreJournal:
         try:
             fenced = self.store.write_journal(ops, self._holding(ops))
         except StoreError as e:
-            self._failed(e)
+            self._fell_behind(e, ops)
             return
         self.commits += 1
         self._written(ops, fenced, self._outbox)
@@ -407,13 +428,90 @@ class StoreJournal:
             items[:] = [(fn, args) for fn, args in items
                         if id(getattr(fn, "__self__", None)) not in silenced]
 
-    def _failed(self, error: Exception) -> None:
-        # A full disk, a vanished file, a lost database: play goes on from memory, but a
-        # restart would now rebuild the tables wrongly, so nothing more is written at all.
-        self._broken = True
-        log.critical("the journal could not be written ({error}): live tables and "
-                     "sessions will NOT survive a restart from now on; free space or "
-                     "fix {path} and restart the server", error=str(error), path=self.path)
+    def _fell_behind(self, error: Exception, ops: list[JournalOp]) -> None:
+        """A full disk, a lost database: play goes on from memory, and the rows not
+        written are kept, with every row after them, to be written in order once the
+        store takes them (`_catch_up`). What waited for them is sent now: a crash
+        before the catch-up loses it (a restart would find the tables as they were)."""
+        if self._behind is None:
+            log.critical("the journal could not be written ({error}): play goes on, and "
+                         "what it should hold is kept here, to be written once {path} "
+                         "takes it again (tried every {seconds} s); a crash before then "
+                         "loses it", error=str(error), path=self.path,
+                         seconds=CATCH_UP_SECONDS)
+            self._behind = []
+        self._behind[:0] = ops
+        self._keep([])
+        self._next_catch_up()
+
+    def _keep(self, ops: list[JournalOp]) -> None:
+        """Rows for the catch-up; past `BEHIND_LIMIT`, the journal gives up."""
+        assert self._behind is not None
+        self._behind.extend(ops)
+        if len(self._behind) > BEHIND_LIMIT:
+            self._behind = None
+            self._broken = True
+            if self._catch_up_call is not None and self._catch_up_call.active():
+                self._catch_up_call.cancel()
+            log.critical("the journal fell more than {limit} rows behind and gives up: "
+                         "live tables and sessions will NOT survive a restart from now "
+                         "on; fix {path} and restart the server", limit=BEHIND_LIMIT,
+                         path=self.path)
+
+    def _next_catch_up(self) -> None:
+        if self._behind is None or self._closed or self._catching_up is not None:
+            return
+        if self._catch_up_call is None or not self._catch_up_call.active():
+            self._catch_up_call = self._clock.callLater(CATCH_UP_SECONDS, self._catch_up)
+
+    def _catch_up(self) -> None:
+        """Write what is kept, in one transaction (on the journal's thread for a
+        database server; nothing waits for it), and keep up again once all of it is."""
+        self._catch_up_call = None
+        if self._behind is None or self._closed or self._catching_up is not None:
+            return
+        self._keep(self._ops)
+        self._ops = []
+        self._drain()
+        if self._behind is None:
+            return
+        attempt = list(self._behind)
+        commit = _Commit(attempt, [], self._holding(attempt))
+        self._catching_up = (attempt, commit)
+        if self._pool is None:
+            self._write_commit(commit)
+            self._caught_up(attempt, commit)
+            return
+        if not self._pool.started:
+            self._pool.start()
+        landing = deferToThreadPool(self._reactor, self._pool, self._write_commit, commit)
+        landing.addCallback(lambda _: self._caught_up(attempt, commit))
+        landing.addErrback(lambda f: log.failure("the journal's catch-up failed", f))
+
+    def _write_commit(self, commit: _Commit) -> None:
+        try:
+            commit.fenced = self.store.write_journal(commit.ops, commit.holders)
+        except Exception as e:  # whatever it was, the rows stay kept
+            commit.error = e
+
+    def _caught_up(self, attempt: list[JournalOp], commit: _Commit) -> None:
+        if self._catching_up is None or self._catching_up[1] is not commit:
+            return  # `close` saw it land first
+        self._catching_up = None
+        if self._behind is None:
+            return  # it gave up meanwhile
+        if commit.error is not None:
+            self._next_catch_up()
+            return
+        del self._behind[:len(attempt)]
+        self.commits += 1
+        self._written(attempt, commit.fenced, [])
+        if self._behind or self._ops:  # rows came while it was written
+            self._catch_up()
+            return
+        self._behind = None
+        log.info("the journal is written again: the {count} rows kept meanwhile are in "
+                 "{path}", count=len(attempt), path=self.path)
 
     def _send_off(self, ops: list[JournalOp]) -> None:
         """Commit `ops` on the journal's thread; what waits for them goes with them."""
@@ -441,7 +539,7 @@ class StoreJournal:
             return  # `close` saw it land first
         self._inflight = None
         if commit.error is not None:
-            self._failed(commit.error)
+            self._fell_behind(commit.error, commit.ops)
         else:
             self.commits += 1
             self._written(commit.ops, commit.fenced, commit.waiting, self._outbox)
@@ -479,6 +577,17 @@ class StoreJournal:
                 pool.stop()  # the commit in flight, if any, is done once its thread is joined
             if self._inflight is not None:
                 self._landed(self._inflight)
+            if self._catching_up is not None:
+                self._caught_up(*self._catching_up)
         self.flush()
+        if self._catch_up_call is not None and self._catch_up_call.active():
+            self._catch_up_call.cancel()
+        if self._behind:  # a last try: the server stops
+            commit = _Commit(list(self._behind), [], self._holding(self._behind))
+            self._write_commit(commit)
+            if commit.error is not None:
+                log.critical("the journal could not write the {count} rows it kept "
+                             "({error}): live tables and sessions will NOT survive this "
+                             "restart", count=len(commit.ops), error=str(commit.error))
         self._closed = True
         self.store.close()

@@ -31,7 +31,12 @@ from twisted.internet.task import Clock
 
 from pisyedili.server import rules
 from pisyedili.server.service.tap import make_factory
-from pisyedili.server.store.journal import StoreJournal, core_code, token_hash
+from pisyedili.server.store.journal import (
+    CATCH_UP_SECONDS,
+    StoreJournal,
+    core_code,
+    token_hash,
+)
 from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.store.sqlite import SqliteStore
 from pisyedili.server.table import commands as cmd
@@ -159,6 +164,47 @@ def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
     assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (1,)
     assert journal.commits == 1
     journal.close()
+
+
+def test_a_journal_that_falls_behind_writes_what_it_kept_once_it_can(tmp_path: Path) -> None:
+    """A commit fails (the file is full: SQLite's own limit on its pages), play goes on
+    (what waited is sent), and the rows are kept, with the rows after them, and written
+    in order once the file takes them again; then sends wait for commits again."""
+    path = tmp_path / "full.sqlite3"
+    clock = Clock()
+    journal = StoreJournal.open(path, clock)
+    journal.table_opened(1, 0.0, {})
+    clock.advance(0)
+    conn = journal.store._conn  # type: ignore[attr-defined]  # (the store's own connection)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # full
+    other = sqlite3.connect(path)
+    sent: list[str] = []
+    for i in range(200):
+        journal.command(1, float(i), cmd.Chat("1", f"{i} " + "x" * 200))
+    journal.later(sent.append, "update")
+    clock.advance(0)
+    assert sent == ["update"], "play goes on: what waited is sent"
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (0,)
+    journal.command(1, 200.0, cmd.Chat("1", "200"))  # kept, after the others
+    journal.later(sent.append, "while behind")
+    clock.advance(0)
+    assert sent[-1] == "while behind"
+    clock.advance(CATCH_UP_SECONDS)  # still full: still kept
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (0,)
+    conn.execute("PRAGMA max_page_count = 1073741823")  # room again
+    clock.advance(CATCH_UP_SECONDS)
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (201,)
+    journal.command(1, 201.0, cmd.Chat("1", "201"))
+    journal.later(sent.append, "kept up")
+    assert sent[-1] == "while behind", "a send waits for its commit again"
+    clock.advance(0)
+    assert sent[-1] == "kept up"
+    journal.close()
+    (table,) = StoreJournal.open(path, clock).load().tables
+    texts = [command.text for _, command in table.commands]  # type: ignore[union-attr]
+    assert texts[:2] == ["0 " + "x" * 200, "1 " + "x" * 200] and texts[-2:] == ["200", "201"]
+    assert len(texts) == 202
 
 
 class Member:

@@ -164,7 +164,7 @@ class Page:
             "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;",
             selector)
         assert found is not None, f"nothing matches {selector}"
-        return str(found)
+        return str(found).strip()
 
     def body(self, key: str) -> str:
         return str(self.driver.execute_script(f"return document.body.dataset.{key} || ''"))

@@ -110,7 +110,7 @@ def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServe
     page.open(server.url)
     page.name_and_enter("Ayşe")
     register_in_page(page, "correct horse battery")
-    assert "Logged in as Ayşe" in page.css("#account-status").text
+    assert "Logged in as Ayşe" in page.text("#account-status")
     kept = storage(page)
     login = json.loads(kept["pisyedili.login"])
     assert login["name"] == "Ayşe" and len(login["token"]) > 16
@@ -120,7 +120,7 @@ def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServe
     page.driver.execute_script("localStorage.removeItem('pisyedili.session')")
     page.open(server.url)
     page.wait(lambda d: page.all("#account-status"), what="logged in again by the token")
-    assert page.css("#who").text.startswith("Ayşe")
+    assert page.text("#who").startswith("Ayşe")
     # Change the password: the new one works, the old one no longer does.
     fill(page, {"#passwd-old": "correct horse battery", "#passwd-new": "staple grammar"})
     page.click("#passwd")
@@ -134,7 +134,7 @@ def test_register_log_out_log_in_and_the_kept_login(page: Page, server: WebServe
     fill(page, {"#login-name": "Ayşe", "#login-password": "correct horse battery"})
     page.click("#login")
     page.wait(lambda d: page.all("#account-error"), what="the refusal")
-    assert page.css("#account-error").text == "That name and password do not match."
+    assert page.text("#account-error") == "That name and password do not match."
     shot(page, shots, "account-refused")
     fill(page, {"#login-name": "Ayşe", "#login-password": "staple grammar"})
     page.click("#login")
@@ -213,7 +213,7 @@ def test_a_guest_at_a_rated_table_is_told_why_and_offered_a_login(
         notice = page.wait_css("#rated-notice")
         assert "only players with an account may take a seat" in notice.text
         assert page.body("screen") == "table"
-        assert page.css("#table-rated").text == "rated"
+        assert page.text("#table-rated") == "rated"
         shot(page, shots, "rated-notice")
         page.click("#notice-login")
         page.wait_screen("lobby")
@@ -265,8 +265,8 @@ def test_the_leaderboard_and_a_profile_reached_from_names(
         page.click('#ladder-table a.name-link[href="#profile=Zeynep"]')
         page.wait_screen("profile")
         page.wait_css("#profile-recent")
-        assert page.css("#profile-title").text == "Zeynep"
-        assert "classic" in page.css("#profile-ratings").text
+        assert page.text("#profile-title") == "Zeynep"
+        assert "classic" in page.text("#profile-ratings")
         recent = page.all("#profile-recent li")
         assert len(recent) >= 1 and "rated" in recent[0].text
         assert_headings_align(page, "#profile-ratings")
@@ -292,7 +292,7 @@ def test_the_leaderboard_and_a_profile_reached_from_names(
         # A guest has no profile: said in words.
         page.driver.get(server.url + "#profile=Selin")
         page.wait_css("#profile-error")
-        assert "has no account" in page.css("#profile-error").text
+        assert "has no account" in page.text("#profile-error")
     finally:
         tcp.close()
 
@@ -355,7 +355,7 @@ def test_an_operator_moderates_from_the_page_after_confirming(
         page.click('#mod-mute button[type="submit"]')
         page.click("#mod-yes")
         page.wait(lambda d: page.all("#mod-result"), what="the mute's answer")
-        assert page.css("#mod-result").text == "Done: mute."
+        assert page.text("#mod-result") == "Done: mute."
         troll.send({"type": "chat", "text": "muted?", "scope": "lobby"})
         assert troll.until(lambda m: m["type"] in ("ok", "error"))["code"] == "muted"
         fill(page, {"#mod-unmute-name": "Troll"})
@@ -483,12 +483,12 @@ def test_a_replay_steps_through_every_deal_face_up_and_can_be_shared(
     hands = page.all("#replay-hands .replay-seat")
     assert len(hands) == 2
     assert [len(s.find_elements("css selector", ".card")) for s in hands] == [7, 7]
-    assert "the cards as dealt" in page.css("#replay-moves").text
+    assert "the cards as dealt" in page.text("#replay-moves")
     steps = replay_data(page, "steps")
     assert steps > 10
     page.click("#replay-forward")
     page.wait(lambda d: replay_data(page, "index") == 1, what="one move on")
-    assert "Tuna" in page.css("#replay-moves").text or "bot" in page.css("#replay-moves").text
+    assert "Tuna" in page.text("#replay-moves") or "bot" in page.text("#replay-moves")
     page.click("#replay-back")
     page.wait(lambda d: replay_data(page, "index") == 0, what="one move back")
     # The slider: to the deal's end, where the result shows.
@@ -504,8 +504,8 @@ def test_a_replay_steps_through_every_deal_face_up_and_can_be_shared(
               what="play running into deal 2")
     page.click("#replay-play")
     stopped = replay_data(page, "index")
-    assert page.css("#replay-play").text == "Play"
-    assert page.css("#replay-deal").text == "Deal 2 of 2"
+    assert page.text("#replay-play") == "Play"
+    assert page.text("#replay-deal") == "Deal 2 of 2"
     page.click("#replay-prev-deal")
     page.wait(lambda d: replay_data(page, "deal") == 1, what="back to deal 1")
     assert replay_data(page, "index") == 0 and stopped >= 1

@@ -120,7 +120,7 @@ def test_a_whole_deal_against_bots_from_the_lobby(page: Page, server: WebServer)
     page.css("#table_name").send_keys("Friday")
     page.click("#create")
     page.wait_screen("table")
-    assert page.css("#table-title").text == "Friday"
+    assert page.text("#table-title") == "Friday"
     assert page.state("table.options.match_end") == "deals:1"
     assert page.state("table.options.turn_seconds") == 0
     page.click('.seat-row[data-seat="1"] .add-bot')
@@ -418,9 +418,9 @@ def test_joining_a_private_table_by_its_invite_code(page: Page, server: WebServe
         page.css("#code-input").send_keys(code.lower())
         page.click("#join-code")
         page.wait_screen("table")
-        assert page.css("#table-title").text == "Cem's private"
+        assert page.text("#table-title") == "Cem's private"
         assert page.state("you.seat") == 1
-        assert page.css("#invite-code").text == code
+        assert page.text("#invite-code") == code
         page.click("#leave")
         page.wait_screen("lobby")
         tcp.until(lambda m: m["type"] == "table_update"

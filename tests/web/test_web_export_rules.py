@@ -195,7 +195,7 @@ def test_the_tables_rules_panel_says_what_rules_says(
         "return document.querySelector('.table-screen > .felt').getBoundingClientRect().top")
     page.click("#table-rules summary")
     page.wait(lambda d: page.css("#table-rules-options").is_displayed(), what="the open panel")
-    text = page.css("#table-rules").text
+    text = page.text("#table-rules")
     for rule in key_rules:
         assert rule in text
     # Open, it lies over the felt: the table below does not move (it fits the screen).

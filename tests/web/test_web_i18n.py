@@ -279,9 +279,9 @@ def test_a_match_in_turkish_as_the_browser_asks(server: WebServer, tmp_path: Pat
         page.open(server.url)
         page.wait(lambda _: html(page) == ("tr", "ltr"), what="the page in Turkish")
         assert page.css("#lang-choice").get_attribute("value") == "tr"
-        assert page.css("#connect").text == "Oyna"
+        assert page.text("#connect") == "Oyna"
         page.name_and_enter("Ayşe")
-        assert page.css("#lobby-title").text == "Masalar"
+        assert page.text("#lobby-title") == "Masalar"
         one_deal_table(page)
         mid_deal(page)
         if page.body("tablePhase") != "over":  # "Draw", or "Draw 3" with a 7 run on
@@ -289,7 +289,7 @@ def test_a_match_in_turkish_as_the_browser_asks(server: WebServer, tmp_path: Pat
             assert re.match(r"Çek|\d+ çek", drawn), drawn
             shoot(page, tmp_path, "web-tr")
         to_the_end(page)
-        assert page.css("#match-result h3").text.startswith("Maç bitti")
+        assert page.text("#match-result h3").startswith("Maç bitti")
         assert re.search(r"oynadınız|çektiniz|pas geçtiniz", page.log_text())
         assert page.errors() == []
 
@@ -314,7 +314,7 @@ def test_a_match_in_persian_chosen_on_the_page(
     player = page.state("me.player")
     set_field(page, "#lang-choice", "fa")
     page.wait(lambda d: html(page) == ("fa", "rtl"), what="the page in Persian")
-    assert page.css("#lobby-title").text == "میزها"
+    assert page.text("#lobby-title") == "میزها"
     assert page.state("me.player") == player and page.body("link") == "welcomed"  # the same session
     assert "به web test خوش آمدید" in page.log_text()  # the log, written before, worded again
     one_deal_table(page)
@@ -336,20 +336,20 @@ def test_a_match_in_persian_chosen_on_the_page(
     else:  # the deal ended first (the server deals at random): the digits asked all the same
         page.click("#western-digits")
     to_the_end(page)
-    assert page.css("#match-result h3").text.startswith("مسابقه تمام شد")
+    assert page.text("#match-result h3").startswith("مسابقه تمام شد")
     page.driver.refresh()
     page.wait_screen("table")
     page.wait(lambda d: html(page) == ("fa", "rtl"), what="Persian after the reload")
     assert page.css("#lang-choice").get_attribute("value") == "fa"
     assert page.css("#western-digits").is_selected()
-    assert digits(page.css("#match-result").text) <= {"latn"}
+    assert digits(page.text("#match-result")) <= {"latn"}
     assert digits(rules_text(page)) == {"latn"}  # the translation's own digits too
     page.click("#western-digits")
     page.wait(lambda d: digits(page.css("#match-result").text) == {"fa"}, what="Persian digits")
     assert "fa" in digits(rules_text(page))
     set_field(page, "#lang-choice", "en")
     page.wait(lambda d: html(page) == ("en", "ltr"), what="English again")
-    assert page.css("#match-result h3").text.startswith("Match over")
+    assert page.text("#match-result h3").startswith("Match over")
     assert "Welcome back, Sara." in page.log_text()
 
 
@@ -362,7 +362,7 @@ def test_each_language_takes_the_page_over(page: Page, server: WebServer) -> Non
         set_field(page, "#lang-choice", lang)
         page.wait(lambda d, lang=lang: html(page) == (lang, "rtl" if lang == "fa" else "ltr"),  # type: ignore[misc]
                   what=f"the page in {lang}")
-        title = page.css("#lobby-title").text
+        title = page.text("#lobby-title")
         assert (title == "Tables") == (lang == "en"), (lang, title)
 
 

@@ -127,7 +127,7 @@ def test_the_direction_ring_keeps_clear_and_the_felt_reads(driver: Any,
     page.wait(lambda d: not page.css("#direction-ring").is_displayed(), what="no ring")
     felt = rgb(page.css(".seat").value_of_css_property("background-color"))
     suits = page.all("#recent .red, #recent .black")
-    assert suits, page.css("#recent").text
+    assert suits, page.text("#recent")
     for suit in suits:
         assert contrast(rgb(suit.value_of_css_property("color")), felt) >= 4.5, suit.text
     assert page.errors() == []
@@ -149,7 +149,7 @@ def test_the_last_moves_on_the_felt_are_this_tables(page: Page, server: WebServe
         page.click(f'.lobby-row[data-table="{table["table"]["id"]}"] button.watch')
         page.wait(lambda d: page.body("screen") == "table" and page.all(".table-screen"),
                   what="the table we watch")
-        assert page.css("#table-title").text == "Sonraki's table"
+        assert page.text("#table-title") == "Sonraki's table"
         assert page.all("#recent") == [], page.css("#recent").get_attribute("textContent")
     finally:
         host.close()
@@ -469,7 +469,7 @@ def test_another_tab_takes_the_seat_and_this_one_takes_it_back(
         page.wait_screen("table")
         page.driver.switch_to.window(first)
         page.wait(lambda d: page.body("banner") == "replaced", what="the replaced banner")
-        assert "another tab" in page.css("#banner").text
+        assert "another tab" in page.text("#banner")
         page.click("#take-back")
         page.wait(lambda d: page.body("banner") == "none" and page.body("link") == "welcomed",
                   what="the seat back here")
@@ -498,7 +498,7 @@ def test_the_page_stops_when_play_web_ends(page: Page) -> None:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=15)
         page.wait(lambda d: page.body("banner") == "gone", what="the page to say it is over")
-        assert "stopped" in page.css("#banner").text
+        assert "stopped" in page.text("#banner")
         assert page.driver.execute_script("return window.pisyedili.wire.stopped") is True
         assert page.all("#retry-now") == []
     finally:
@@ -528,13 +528,13 @@ def test_the_waiting_room_and_the_offline_table(page: Page, server: WebServer) -
     host_row = page.css('.seat-row[data-seat="0"]')
     assert "host" in host_row.text and "not ready" not in host_row.text
     assert not page.all("#ready")
-    assert page.css("#invite-code").text  # a private table online: the code to share
+    assert page.text("#invite-code")  # a private table online: the code to share
     page.driver.get("about:blank")
     page.driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
         "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
     offline(page, server, "Yalnız")
     assert not page.all("#invite-code")
-    assert "code" not in page.css(".table-head").text
+    assert "code" not in page.text(".table-head")
     ring = page.css("#direction-ring")
     clockwise = page.state("view.direction") == 1
     assert ring.get_attribute("data-direction") == ("cw" if clockwise else "ccw")

@@ -63,9 +63,10 @@ log = Logger()
 CATCH_UP_SECONDS = 2.0
 """Seconds between two tries to write what a journal that fell behind keeps."""
 
-BEHIND_LIMIT = 500_000
-"""Rows a journal that fell behind keeps at most (some tens of megabytes): past that it
-gives up, and writes nothing more until the server restarts."""
+BEHIND_LIMIT = 200_000
+"""Rows a journal that fell behind keeps at most: a move's row takes about 250 bytes
+kept (`tracemalloc`), so some 50 MB, more with the deals' snapshots among them. Past
+that it gives up, and writes nothing more until the server restarts."""
 
 Setup = dict[str, Any]
 """How to build a table's core again (JSON): name, options, host, settings..."""

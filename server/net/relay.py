@@ -144,12 +144,12 @@ class Relay:
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
         self._untold: dict[str, str] = {}
+        """Owner: player -> the home of a visitor let go while the cluster was out of
+        reach (its word to the home went nowhere), told once it is back."""
         self._departed: set[str] = set()
         """Processes taken for gone: a request to a table one of them held is refused at
         once, not sent where nobody reads it, until the table's new holder says where
         it is (or the process itself, woken after a pause, answers a join)."""
-        """Owner: player -> the home of a visitor let go while the cluster was out of
-        reach (its word to the home went nowhere), told once it is back."""
         self.gone_hooks: list[Callable[[str], None]] = []
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
         self.settled: Callable[[], Deferred[None]] | None = None

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgpack
+from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
@@ -483,13 +484,20 @@ class StoreJournal:
             self._write_commit(commit)
             self._caught_up(attempt, commit)
             return
-        if not self._pool.started:
-            self._pool.start()
-        landing = deferToThreadPool(self._reactor, self._pool, self._write_commit, commit)
+        landing = self._on_thread(commit)
         landing.addCallback(lambda _: self._caught_up(attempt, commit))
         landing.addErrback(lambda f: log.failure("the journal's catch-up failed", f))
 
+    def _on_thread(self, commit: _Commit) -> Deferred[None]:
+        """`_write_commit` on the journal's thread: fires on the reactor once done."""
+        assert self._pool is not None
+        if not self._pool.started:
+            self._pool.start()
+        return deferToThreadPool(self._reactor, self._pool, self._write_commit, commit)
+
     def _write_commit(self, commit: _Commit) -> None:
+        """Write `commit`, keeping its error: whatever it was, the commit lands (and
+        nothing that waited on it is sent as if it were written)."""
         try:
             commit.fenced = self.store.write_journal(commit.ops, commit.holders)
         except Exception as e:  # whatever it was, the rows stay kept
@@ -516,20 +524,10 @@ class StoreJournal:
 
     def _send_off(self, ops: list[JournalOp]) -> None:
         """Commit `ops` on the journal's thread; what waits for them goes with them."""
-        assert self._pool is not None
-        if not self._pool.started:
-            self._pool.start()
         commit = _Commit(ops, self._outbox, self._holding(ops))
         self._outbox = []
         self._inflight = commit
-
-        def write() -> None:  # on the journal's thread
-            try:
-                commit.fenced = self.store.write_journal(commit.ops, commit.holders)
-            except Exception as e:  # whatever it was, the commit lands: or nothing is sent
-                commit.error = e
-
-        landing = deferToThreadPool(self._reactor, self._pool, write)
+        landing = self._on_thread(commit)
         landing.addCallback(lambda _: self._landed(commit))
         landing.addErrback(lambda f: log.failure("the journal's commit failed", f))
 

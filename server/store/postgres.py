@@ -157,8 +157,8 @@ class PostgresStore(SqlStore):
 
         psycopg finds a connection broken only when a statement fails on it, so one
         that PostgreSQL closed while it sat idle (a restart) would fail the first
-        statement after PostgreSQL is back: a finished match, or the journal's commit
-        (after which the journal writes nothing more). Between statements the server
+        statement after PostgreSQL is back: a finished match (not kept), or the
+        journal's commit (kept, and tried again later). Between statements the server
         has nothing to say but a closing error, so a connection with input waiting is
         read first, and opened again if that was its end."""
         outside = self._depth == 0 or sql == self.BEGIN

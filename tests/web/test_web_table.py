@@ -246,7 +246,9 @@ def test_cards_fly_and_the_card_drawn_is_marked(page: Page, server: WebServer) -
     screen is final at once (the pile shows the card played while it flies); the card
     drawn is marked, in sight and in its label."""
     offline(page, server, "Uçan")
-    for _ in range(6):  # a hand with nothing to play draws first: play on until a play
+    # Play on until a play: a hand with nothing to play draws, and easy bots draw at
+    # random even when they could play, so the first play can be many turns away.
+    for _ in range(TURN_LIMIT):
         page.take_turn()
         next_turn(page)
         if "play" in {f["kind"] for f in flights(page)} or page.body("phase") == "over":

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
+import threading
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -67,3 +70,88 @@ def own_cluster() -> Iterator[Cluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+READY = b"Z\x00\x00\x00\x05"
+"""The head of PostgreSQL's ReadyForQuery: the last message of its answer to a query."""
+
+
+class LostReply:
+    """A TCP relay in front of PostgreSQL that loses one answer, as a network cut at
+    the worst moment would: `arm(marker)`, and the first request holding `marker` goes
+    through; PostgreSQL runs it (and commits it, outside a transaction) and answers,
+    and the relay keeps that answer back and closes both ends. The client sees its
+    connection lost and cannot know the statement landed. Everything else, and every
+    connection after, is relayed as it comes."""
+
+    def __init__(self, url: str) -> None:
+        target = urlsplit(url)
+        self._target = (target.hostname or "127.0.0.1", target.port or 5432)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        port = self._listener.getsockname()[1]
+        self.url = target._replace(
+            netloc=target.netloc.replace(f":{self._target[1]}", f":{port}")).geturl()
+        self._marker: bytes | None = None
+        self._cutting: socket.socket | None = None  # the client end whose answer is lost
+        self.cut = threading.Event()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def arm(self, marker: bytes) -> None:
+        with self._lock:
+            self._marker = marker
+
+    def close(self) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self._target)
+            threading.Thread(target=self._requests, args=(client, server), daemon=True).start()
+            threading.Thread(target=self._answers, args=(server, client), daemon=True).start()
+
+    def _requests(self, client: socket.socket, server: socket.socket) -> None:
+        while chunk := _read(client):
+            with self._lock:
+                if self._marker is not None and self._marker in chunk:
+                    self._marker = None
+                    self._cutting = client  # before it goes: its answer is the one lost
+            try:
+                server.sendall(chunk)
+            except OSError:
+                break
+        _close(client, server)
+
+    def _answers(self, server: socket.socket, client: socket.socket) -> None:
+        held = b""
+        while chunk := _read(server):
+            if self._cutting is client:
+                held += chunk
+                if READY in held:  # PostgreSQL is done with it: lose the answer
+                    self.cut.set()  # (before the client can see its connection go)
+                    _close(client, server)
+                    return
+                continue
+            try:
+                client.sendall(chunk)
+            except OSError:
+                break
+        _close(client, server)
+
+
+def _read(sock: socket.socket) -> bytes:
+    try:
+        return sock.recv(65536)
+    except OSError:
+        return b""
+
+
+def _close(*socks: socket.socket) -> None:
+    for sock in socks:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        sock.close()

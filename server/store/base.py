@@ -244,11 +244,17 @@ class Store(Protocol):
     # -- the journal (what a restart carries on with) ----------------------------------
 
     def write_journal(self, ops: Sequence[JournalOp],
-                      holders: Mapping[int, int] | None = None) -> set[int]:
+                      holders: Mapping[int, int] | None = None, *,
+                      again: bool = False) -> set[int]:
         """Apply `ops` (`JOURNAL_OPS`) in order, in one transaction. With `holders`
         (table id -> the holder count the writer has, `hold_table`), the ops of a table
         whose count in the store differs, or that is no longer open, are left out: the
-        ids of those tables (fenced: another process holds them now)."""
+        ids of those tables (fenced: another process holds them now).
+
+        `again`: `ops` may be written already, by a write that failed without saying
+        whether it landed (a connection lost as the database committed); a row of
+        theirs that is there already is left as it is, where a first write would
+        raise `Conflict`."""
         ...
 
     def hold_table(self, table_id: int) -> int | None:

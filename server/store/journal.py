@@ -203,6 +203,9 @@ class _Commit:
     waiting: list[tuple[Callable[..., object], tuple[Any, ...]]]
     """What was held back for these rows: sent once they are committed."""
     holders: dict[int, int] | None = None
+    again: bool = False
+    """Rows kept from a failed commit, which may have landed all the same (its
+    connection lost as the database committed): `Store.write_journal`'s `again`."""
     error: Exception | None = None
     fenced: set[int] = field(default_factory=set)
 
@@ -478,7 +481,7 @@ class StoreJournal:
         if self._behind is None:
             return
         attempt = list(self._behind)
-        commit = _Commit(attempt, [], self._holding(attempt))
+        commit = _Commit(attempt, [], self._holding(attempt), again=True)
         self._catching_up = (attempt, commit)
         if self._pool is None:
             self._write_commit(commit)
@@ -499,7 +502,8 @@ class StoreJournal:
         """Write `commit`, keeping its error: whatever it was, the commit lands (and
         nothing that waited on it is sent as if it were written)."""
         try:
-            commit.fenced = self.store.write_journal(commit.ops, commit.holders)
+            commit.fenced = self.store.write_journal(commit.ops, commit.holders,
+                                                     again=commit.again)
         except Exception as e:  # whatever it was, the rows stay kept
             commit.error = e
 
@@ -582,7 +586,8 @@ class StoreJournal:
         if self._catch_up_call is not None and self._catch_up_call.active():
             self._catch_up_call.cancel()
         if self._behind:  # a last try: the server stops
-            commit = _Commit(list(self._behind), [], self._holding(self._behind))
+            commit = _Commit(list(self._behind), [], self._holding(self._behind),
+                             again=True)
             self._write_commit(commit)
             if commit.error is not None:
                 log.critical("the journal could not write the {count} rows it kept "

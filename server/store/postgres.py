@@ -198,7 +198,8 @@ class PostgresStore(SqlStore):
 
     @guarded
     def write_journal(self, ops: Sequence[JournalOp],
-                      holders: Mapping[int, int] | None = None) -> set[int]:
+                      holders: Mapping[int, int] | None = None, *,
+                      again: bool = False) -> set[int]:
         """A write that is one run of plain rows (two writes in three, on a busy
         server: its commands) goes as one multi-row INSERT with no BEGIN and COMMIT
         around it: a statement is a transaction of its own, and the round trips and
@@ -206,7 +207,7 @@ class PostgresStore(SqlStore):
         the thread whose GIL the reactor needs (a write of three commands: 325 -> 145
         us, 201 -> 70 us of CPU). Any other write, or one the fence checks
         (`holders`), is a transaction, as ever."""
-        if not holders and self._depth == 0 and 0 < len(ops) <= MULTI_ROWS:
+        if not holders and not again and self._depth == 0 and 0 < len(ops) <= MULTI_ROWS:
             kind, first = ops[0]
             sql, params = journal_row(kind, first)
             plain = _PLAIN_INSERT.fullmatch(sql)
@@ -218,7 +219,7 @@ class PostgresStore(SqlStore):
                 self._run(_multi_row(plain.group(1), len(params), len(ops)), values,
                           prepare=len(ops) <= PREPARED_ROWS)
                 return set()
-        return super().write_journal(ops, holders)
+        return super().write_journal(ops, holders, again=again)
 
     def _insert(self, sql: str, params: Sequence[Any]) -> int:
         row = self._run(f"{sql} RETURNING id", params).fetchone()

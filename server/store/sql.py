@@ -64,22 +64,26 @@ def guarded(fn: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R
 
 # -- the journal's rows --------------------------------------------------------------------
 
-def journal_row(kind: str, values: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
-    """One `JournalOp` as the statement that writes it and its parameters."""
+def journal_row(kind: str, values: tuple[Any, ...],
+                again: bool = False) -> tuple[str, tuple[Any, ...]]:
+    """One `JournalOp` as the statement that writes it and its parameters; `again`
+    (`Store.write_journal`), one that gives the same rows whether or not the write it
+    repeats landed."""
     if kind == "table_opened":
         table_id, at, setup = values
-        return ("INSERT INTO live_tables (id, opened_at, setup) VALUES (?, ?, ?)",
+        return ("INSERT INTO live_tables (id, opened_at, setup) VALUES (?, ?, ?)"
+                + (_KEEP if again else ""),
                 (table_id, at, json.dumps(setup, separators=(",", ":"))))
     if kind == "session_changed":
         player_id, token, name = values
         return ("UPDATE sessions SET token_hash = ?, name = ? WHERE player_id = ?",
                 (token, name, player_id))
-    if kind == "session_account":
-        player_id, account = values
-        if account is None:
-            return "DELETE FROM session_accounts WHERE player_id = ?", (player_id,)
-        return ("INSERT INTO session_accounts VALUES (?, ?) ON CONFLICT (player_id) "
-                "DO UPDATE SET account = excluded.account", values)
+    if kind == "session_account" and values[1] is None:
+        return "DELETE FROM session_accounts WHERE player_id = ?", (values[0],)
+    if again and kind in _GUARDED:  # the table's or session's id again, for the guard
+        return _GUARDED[kind], (*values, values[0])
+    if again and kind == "session_opened":
+        return _JOURNAL_SQL[kind] + _KEEP, values
     return _JOURNAL_SQL[kind], values
 
 
@@ -94,7 +98,28 @@ _JOURNAL_SQL = {
                "ELSE counters.value END",
     "session_opened": "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
     "session_forgotten": "DELETE FROM sessions WHERE player_id = ?",
+    "session_account": "INSERT INTO session_accounts VALUES (?, ?) ON CONFLICT (player_id) "
+                       "DO UPDATE SET account = excluded.account",
 }
+
+_KEEP = " ON CONFLICT DO NOTHING"
+"""`again`: a row that is there already stays."""
+
+_GUARDED = {
+    # `again`: a row whose table or session is gone is not written either. The write
+    # that landed closed or forgot it later on (the foreign key would refuse the row),
+    # and so does the rest of this one.
+    "command": "INSERT INTO table_commands SELECT ?, ?, ?, ? WHERE EXISTS "
+               "(SELECT 1 FROM live_tables WHERE id = ?)" + _KEEP,
+    "snapshot": "INSERT INTO table_snapshots SELECT ?, ?, ?, ? WHERE EXISTS "
+                "(SELECT 1 FROM live_tables WHERE id = ?) ON CONFLICT (table_id) "
+                "DO UPDATE SET seq = excluded.seq, code = excluded.code, core = excluded.core",
+    "session_account": "INSERT INTO session_accounts SELECT ?, ? WHERE EXISTS "
+                       "(SELECT 1 FROM sessions WHERE player_id = ?) ON CONFLICT (player_id) "
+                       "DO UPDATE SET account = excluded.account",
+}
+"""The other kinds' statements (an upsert, an UPDATE, a DELETE) give the same rows
+run twice."""
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -266,13 +291,14 @@ class SqlStore:
 
     @guarded
     def write_journal(self, ops: Sequence[JournalOp],
-                      holders: Mapping[int, int] | None = None) -> set[int]:
+                      holders: Mapping[int, int] | None = None, *,
+                      again: bool = False) -> set[int]:
         with self.transaction():  # runs of one statement (mostly commands) in one call each
             fenced = self._fenced(ops, holders) if holders else set()
             if fenced:
                 ops = [(kind, values) for kind, values in ops
                        if kind not in TABLE_OPS or values[0] not in fenced]
-            rows = [journal_row(kind, values) for kind, values in ops]
+            rows = [journal_row(kind, values, again) for kind, values in ops]
             for sql, run in itertools.groupby(rows, key=lambda row: row[0]):
                 self._run_many(sql, [params for _, params in run])
         return fenced

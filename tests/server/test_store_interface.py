@@ -29,7 +29,7 @@ from pisyedili.server.store import (
     StoreError,
     is_url,
 )
-from pisyedili.server.store.base import DAY, JOURNAL_OPS
+from pisyedili.server.store.base import DAY, JOURNAL_OPS, JournalOp
 from pisyedili.server.store.postgres import PostgresStore
 from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.store.sqlite import SqliteStore
@@ -342,6 +342,41 @@ def test_a_run_of_commands_alone_is_all_or_nothing(store: Store) -> None:
         store.write_journal([("command", (1, 0, 12.0, b"b")), ("command", (1, 1, 12.0, b"c")),
                              ("command", (1, 2, 12.0, b"d"))])
     assert store.read_journal().commands == [(1, 1, 11.0, b"a")]
+
+
+def test_a_journal_write_tried_again_gives_its_rows_once_whether_or_not_it_landed(
+        store: Store) -> None:
+    """`again`: a commit whose connection was lost as the database committed is tried
+    again; every row comes out as one write would leave it, even where the write that
+    landed closed the table or forgot the session that a row of it is about."""
+    opening: list[JournalOp] = [
+        ("table_opened", (1, 10.0, {"name": "one"})), ("counter", ("table", 1)),
+        ("command", (1, 0, 11.0, b"a0")), ("snapshot", (1, 0, "code", b"core")),
+        ("session_opened", (7, b"t7", "Ayse", "10.0.0.1", 12.0)),
+        ("session_account", (7, 41)), ("session_changed", (7, b"t7b", "Ayse K"))]
+    store.write_journal(opening)
+    once = store.read_journal()
+    with pytest.raises(Conflict):
+        store.write_journal(opening)
+    assert store.write_journal(opening, again=True) == set()
+    assert store.read_journal() == once
+
+    closing: list[JournalOp] = [
+        ("command", (1, 1, 13.0, b"a1")), ("snapshot", (1, 1, "code", b"core1")),
+        ("table_closed", (1,)), ("session_account", (7, 42)), ("session_forgotten", (7,)),
+        ("table_opened", (2, 14.0, {})), ("command", (2, 0, 14.0, b"b0"))]
+    store.write_journal(closing)
+    once = store.read_journal()
+    assert [t[0] for t in once.tables] == [2] and once.sessions == []
+    store.write_journal(closing, again=True)  # its table and session are gone again
+    assert store.read_journal() == once
+
+    later: list[JournalOp] = [("command", (2, 1, 15.0, b"b1")),
+                              ("session_opened", (8, b"t8", "Can", "10.0.0.2", 15.0))]
+    store.write_journal(later, again=True)  # (the write that failed had not landed)
+    rows = store.read_journal()
+    assert rows.commands == [(2, 0, 14.0, b"b0"), (2, 1, 15.0, b"b1")]
+    assert rows.sessions == [(8, b"t8", "Can", "10.0.0.2")]
 
 
 def test_a_table_taken_over_fences_its_last_holders_writes(store: Store) -> None:

@@ -19,16 +19,16 @@ import pytest_twisted
 from process_output import SERVER, Output
 from test_restart_process import Client
 from twisted.internet import reactor
-from twisted.internet.task import deferLater
+from twisted.internet.task import Clock, deferLater
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bench.services import free_port
 from pisyedili.server.service import tap
 from pisyedili.server.store import open_store
-from pisyedili.server.store.journal import StoreJournal
+from pisyedili.server.store.journal import CATCH_UP_SECONDS, StoreJournal
 from pisyedili.server.store.postgres import TABLES, PostgresStore
 from pisyedili.server.store.schema import SCHEMA_VERSION
-from pisyedili.server.table.commands import Play, from_record
+from pisyedili.server.table.commands import Chat, Play, from_record
 from pisyedili.server.table.effects import MatchOver
 
 Msg = dict[str, Any]
@@ -138,6 +138,49 @@ async def test_the_journal_commits_on_its_thread_and_sends_only_what_is_committe
     finally:
         journal.close()  # the commit in flight lands, the rest commits, all is sent
     assert sent[-2:] == [("closed", [2]), ("three", [2, 3])]
+
+
+def test_a_commit_whose_answer_was_lost_is_written_once_when_the_journal_catches_up(
+        postgres: pg_kit.Cluster) -> None:
+    """The connection goes as PostgreSQL commits a run of commands: the journal cannot
+    know they landed, keeps them and plays on; its catch-up, on a new connection,
+    writes each row once (the second try does not stop on the first's rows)."""
+    url = postgres.store()
+    relay = pg_kit.LostReply(url)
+    clock = Clock()
+    journal = StoreJournal.open(relay.url, clock)  # (a clock, not a reactor: no thread)
+    sent: list[str] = []
+    try:
+        journal.table_opened(1, 0.0, {})
+        clock.advance(0)
+        relay.arm(b"answer lost")  # in the commands' own bytes: the statement runs
+        for i in range(3):
+            journal.command(1, float(i), Chat("1", f"{i}: answer lost"))
+        journal.later(sent.append, "update")
+        clock.advance(0)
+        assert relay.cut.is_set() and sent == ["update"], "play goes on"
+        assert commands_in(url) == 3, "the commit landed all the same"
+        journal.command(1, 3.0, Chat("1", "3"))
+        clock.advance(CATCH_UP_SECONDS)
+        assert commands_in(url) == 4
+        journal.command(1, 4.0, Chat("1", "4"))
+        journal.later(sent.append, "kept up")
+        assert sent[-1] == "update", "caught up: a send waits for its commit again"
+        clock.advance(0)
+        assert sent[-1] == "kept up"
+    finally:
+        journal.close()
+        relay.close()
+    (table,) = StoreJournal.open(url, clock).load().tables
+    texts = [command.text for _, command in table.commands]  # type: ignore[union-attr]
+    assert texts == ["0: answer lost", "1: answer lost", "2: answer lost", "3", "4"]
+
+
+def commands_in(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM table_commands").fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def run_server(*args: str) -> subprocess.CompletedProcess[str]:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import struct
+import uuid
 from typing import Any
 
 import msgpack
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from protocol_examples import EXAMPLES
 
 from pisyedili.protocol import (
     CLIENT_FRAME_LIMITS,
@@ -88,6 +95,56 @@ def test_encode_with_limits_refuses_what_the_peer_would_refuse() -> None:
 def test_encode_needs_a_string_type() -> None:
     with pytest.raises(TypeError):
         encode({"id": 1})
+
+
+# What we send is packed by ormsgpack, what arrives read by msgpack (codec.py): the
+# bytes must be msgpack's own, to the last one, and so must what is refused.
+
+NATIVE = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False) | st.text() | st.binary(),
+    lambda inner: st.lists(inner, max_size=20)
+    | st.dictionaries(st.text(max_size=40), inner, max_size=20),
+    max_leaves=60)
+
+
+@given(st.dictionaries(st.text(max_size=40), NATIVE, max_size=20), st.text(max_size=300))
+def test_encode_packs_what_msgpack_packs_byte_for_byte(msg: dict[str, Any], kind: str) -> None:
+    msg = {"type": kind, **msg}
+    assert encode(msg) == msgpack.packb(msg, use_bin_type=True)
+
+
+@pytest.mark.parametrize("msg", [msg for by_type in EXAMPLES.values()
+                                 for msg in by_type.values()],
+                         ids=lambda msg: str(msg["type"]))
+def test_every_documented_message_packs_as_msgpack_packs_it(msg: dict[str, Any]) -> None:
+    assert encode(msg) == msgpack.packb(msg, use_bin_type=True)
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+@pytest.mark.parametrize("value", [
+    Point(1), datetime.datetime(2026, 1, 1), datetime.date(2026, 1, 1), Colour.RED,
+    uuid.UUID(int=7), 2**64, -(2**63) - 1, {"a"}, object()])
+def test_encode_refuses_what_msgpack_refuses(value: object) -> None:
+    """Not msgpack-native: a programming error, whatever another packer might make of it."""
+    with pytest.raises((TypeError, OverflowError)):
+        msgpack.packb(value, use_bin_type=True, datetime=False)
+    with pytest.raises(TypeError):
+        encode({"type": "x", "value": value})
+
+
+def test_encode_refuses_a_key_that_is_not_a_string() -> None:
+    """Which msgpack would pack, and every reader of ours refuses (`bad_key`)."""
+    with pytest.raises(TypeError):
+        encode({"type": "x", "value": {1: "a"}})
 
 
 @pytest.mark.parametrize("depth", [7, 100, 1023, 5000])

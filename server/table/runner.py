@@ -154,32 +154,56 @@ class TableRunner:
         if isinstance(command, _LOGGED):
             log.info("table {table}: {command} by player {player}", table=self.id,
                      command=type(command).__name__.lower(), player=command.member)
-        for effect in effects:
-            if isinstance(effect, Send):
-                self._deliver(effect.to, effect.msg)
-            elif isinstance(effect, Reply):
-                if reply is not None:
-                    reply(effect.msg)
-            elif isinstance(effect, SetTimer):
-                self._cancel(effect.key)
-                self._calls[effect.key] = self._clock.callLater(
-                    effect.delay, self._fire, effect.key)
-            elif isinstance(effect, CancelTimer):
-                self._cancel(effect.key)
-            elif isinstance(effect, AskBot):
-                self._ask(effect)
-            elif isinstance(effect, Changed):
-                self._on_change(self)
-            elif isinstance(effect, MemberLeft):
-                self._on_left(self, effect.member)
-            elif isinstance(effect, MatchOver):
-                if self._on_match is not None:
-                    self._journal.later(self._match_over, effect)
-            elif isinstance(effect, Closed):
-                for key in list(self._calls):
-                    self._cancel(key)
-                log.info("table {table} closed", table=self.id)
-                self._on_close(self)
+        unset: dict[str, Delayed] = {}  # calls this step cancelled: set again, moved
+        try:
+            for effect in effects:
+                if isinstance(effect, Send):
+                    self._deliver(effect.to, effect.msg)
+                elif isinstance(effect, Reply):
+                    if reply is not None:
+                        reply(effect.msg)
+                elif isinstance(effect, SetTimer):
+                    self._set(effect, unset.pop(effect.key, None))
+                elif isinstance(effect, CancelTimer):
+                    call = self._calls.pop(effect.key, None)
+                    if call is not None:
+                        unset[effect.key] = call
+                elif isinstance(effect, AskBot):
+                    self._ask(effect)
+                elif isinstance(effect, Changed):
+                    self._on_change(self)
+                elif isinstance(effect, MemberLeft):
+                    self._on_left(self, effect.member)
+                elif isinstance(effect, MatchOver):
+                    if self._on_match is not None:
+                        self._journal.later(self._match_over, effect)
+                elif isinstance(effect, Closed):
+                    for key in list(self._calls):
+                        self._cancel(key)
+                    log.info("table {table} closed", table=self.id)
+                    self._on_close(self)
+        finally:
+            for call in unset.values():
+                if call.active():
+                    call.cancel()
+
+    def _set(self, timer: SetTimer, unset: Delayed | None) -> None:
+        """Arm `timer`, moving its call if it has one (`unset`: cancelled earlier in this
+        step; a turn's timer is, by every move). Twisted moves a call to a later time
+        for a fifth of what cancelling it and making a new one costs; to an earlier
+        one it searches every pending call, so that is a new call."""
+        call = self._calls.pop(timer.key, None)
+        if call is None:
+            call = unset
+        elif unset is not None and unset.active():
+            unset.cancel()
+        if call is not None and call.active():
+            if call.getTime() <= self._clock.seconds() + timer.delay:
+                call.reset(timer.delay)
+                self._calls[timer.key] = call
+                return
+            call.cancel()
+        self._calls[timer.key] = self._clock.callLater(timer.delay, self._fire, timer.key)
 
     def _match_over(self, match: MatchOver) -> None:
         """A match is kept (and rated) once the journal has the command that ended it:

@@ -101,6 +101,27 @@ def test_everyone_gets_the_deadline_and_only_the_actor_its_moves() -> None:
     assert watched["deadline"] == 30.0 and "moves" not in watched
 
 
+def test_each_move_moves_the_turn_timer_on_and_it_fires_once_at_the_last_deadline() -> None:
+    """The runner moves the timer's one call (Twisted's `reset`), not a new call a move;
+    the turn still times out 30 s after the last move, not the first."""
+    rig, a, b = two_humans()
+    (call,) = rig.clock.getDelayedCalls()
+    for _ in range(3):
+        rig.clock.advance(20)
+        actor = actor_of(rig, a, b)
+        rig.table.move(actor, moves_of(actor)[0])
+        run_clock(rig.clock)
+        assert rig.table.match.deal.to_act is not None  # (the seed's deal goes on)
+        assert rig.clock.getDelayedCalls() == [call], "one call, moved on"
+        assert call.getTime() == rig.clock.seconds() + 30
+    actor = actor_of(rig, a, b)
+    rig.clock.advance(29.9)
+    assert not actor.of_type("error") and actor_of(rig, a, b) is actor
+    served = len(actor.of_type("update"))
+    rig.clock.advance(0.1)
+    assert len(actor.of_type("update")) > served, "the default move was played for it"
+
+
 def test_an_untimed_table_sends_no_deadline() -> None:
     rig, a, b = two_humans(turn_seconds=0)
     assert a.of_type("update") and b.of_type("update")

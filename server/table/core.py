@@ -295,7 +295,8 @@ class TableCore:
             # The deal so far, masked for this seat like its updates were: a client that
             # lost its state (a reload, a resume) can show the log again.
             msg["deal_events"] = engine.events_for(self._deal_events[-SNAPSHOT_EVENTS:], seat)
-            self._add_decision(msg, seat, self._deciding())
+            deciding = self._deciding()
+            self._add_decision(msg, seat, deciding, self._time_left(deciding))
         return msg
 
     def _seat_wire(self, seat: Seat) -> dict[str, Any]:
@@ -320,15 +321,22 @@ class TableCore:
             return None
         return to_act
 
-    def _add_decision(self, msg: Message, seat: int | None, deciding: int | None) -> None:
-        """`moves` for `seat` if it is `deciding` (`_deciding()`, which a fan-out reads
-        once for every member); `deadline` for everyone."""
+    def _add_decision(self, msg: Message, seat: int | None, deciding: int | None,
+                      deadline: float | None) -> None:
+        """`moves` for `seat` if it is `deciding`; `deadline` (`_time_left(deciding)`)
+        for everyone. A fan-out reads both once for all its members."""
         assert self._match is not None
         if seat is not None and seat == deciding:
             msg["moves"] = [engine.move_to_wire(m)
                             for m in engine.legal_moves(self._match.deal, seat)]
-        if self._deadline is not None and deciding is not None:
-            msg["deadline"] = round(max(0.0, self._deadline - self._step.now), 3)
+        if deadline is not None:
+            msg["deadline"] = deadline
+
+    def _time_left(self, deciding: int | None) -> float | None:
+        """The seconds the decision of seat `deciding` has left, if it is timed."""
+        if self._deadline is None or deciding is None:
+            return None
+        return round(max(0.0, self._deadline - self._step.now), 3)
 
     # -- effects ---------------------------------------------------------------------------
 
@@ -365,12 +373,13 @@ class TableCore:
         members = [m for m in self._members if m != skip]
         seats = [self.seat_of(m) for m in members]
         deciding = self._deciding()
+        deadline = self._time_left(deciding)
         # What members see alike is built once and shared between their messages.
         for member, seat, seen, view in zip(members, seats,
                                             engine.events_for_seats(events, seats),
                                             engine.views(self._match, seats), strict=True):
             msg: Message = {"type": "update", "table": self.id, "events": seen, "view": view}
-            self._add_decision(msg, seat, deciding)
+            self._add_decision(msg, seat, deciding, deadline)
             self._send(member, msg)
 
     # -- membership ------------------------------------------------------------------------

@@ -299,17 +299,19 @@ def fanout(port: int) -> None:
     """`--fanout-serve PORT` (0: a free one): the I/O floor of a move. Each connection
     joins a group of `FANOUT_GROUP` with its first frame, in the order those arrive (one
     that never sends joins none); each later frame is decoded and answered by
-    an `update` to every member, the requester first, each encoded on its own (as the
-    server encodes every member's view) and sent as the server sends (`net.send_frame`):
-    straight to the socket while the transport holds nothing, else through it."""
+    an `update` to every member, the requester first, each encoded on its own by the
+    server's encoder (as the server encodes every member's view) and sent as the server
+    sends (`net.send_frame`): straight to the socket while the transport holds
+    nothing, else through it."""
     from twisted.internet import reactor as _reactor
     from twisted.internet.protocol import Factory
     from twisted.protocols.basic import Int32StringReceiver
 
+    from pisyedili.protocol.codec import encode as pack
     from pisyedili.server.net.tcp import send_frame, sendable_socket
 
     reactor: Any = _reactor
-    pack, unpack = msgpack.packb, msgpack.unpackb
+    unpack = msgpack.unpackb
     groups: dict[int, list[Member]] = {}
     joined = 0
 

@@ -20,6 +20,8 @@ A sweep runs once this process joined (instead of the restart's own restore, whi
 would rebuild every process's tables), each time a process is gone, and when a client
 resumes here a session whose process is gone (`Relay.settled`: it waits for one), and
 again a little after one that failed (the database out of reach), until one succeeds.
+A table whose takeover failed half-way (Redis gone while its members were looked up)
+is let go as if another process had taken it, for the next sweep to take whole.
 
 A process taken for dead may be alive: paused (a stopped VM, SIGSTOP) or cut off from
 Redis for longer than its lease, it wakes holding tables another process took over.
@@ -55,7 +57,7 @@ from pisyedili.server.store.journal import (
     StoreJournal,
     read_saved,
 )
-from pisyedili.server.table.commands import Reconnected, Restored
+from pisyedili.server.table.commands import MemberId, Reconnected, Restored
 from pisyedili.server.table.lobby import Lobby
 
 log = Logger()
@@ -104,6 +106,10 @@ class _IdsRead:
         told.addErrback(lambda f: log.warn("the journal's ids could not be read: {error}",
                                            error=f.getErrorMessage()))
         return told
+
+
+class TakeoverFailed(Exception):
+    """Tables of a sweep were not taken over; the next sweep tries them again."""
 
 
 class Takeover:
@@ -245,42 +251,70 @@ class Takeover:
         for table_id in set(taken) - {t.id for t in saved.tables}:
             self._cluster.table_closed(table_id, None)
         by_player = {row.player_id: row for row in saved.sessions}
+        failed = []
         for table in saved.tables:
             self._journal.go_on(table.id, next_seq.get(table.id, 0), holders[table.id])
             try:
                 await self._rebuild(table, by_player, saved)
             except Exception:
                 log.failure("table {table} could not be taken over", table=table.id)
+                self._drop(table.id)
+                failed.append(table.id)
+        if failed:  # the next sweep takes them again
+            raise TakeoverFailed(f"tables {failed} could not be taken over")
+
+    def _drop(self, table_id: int) -> None:
+        """A table whose takeover failed goes from here as if another process had taken
+        it (its lease no longer renewed: a sweep, this process's next or another's,
+        takes it again), with any member placed at it so far."""
+        if self._lobby.by_id(table_id) is not None:
+            self.let_go({table_id})
+        else:
+            self._cluster.table_lost(table_id, None)
 
     async def _rebuild(self, table: SavedTable, by_player: dict[int, SavedSession],
                        saved: Saved) -> None:
         """One table, as `recovery.restore` rebuilds each; `Restored` once its members
-        are placed (a member's home is asked of the cluster first)."""
+        are placed. Whatever may fail for want of Redis or the database (where a
+        member's session lives, the account it was logged in to) is asked first,
+        before any member is placed: a takeover that fails then leaves nobody at a
+        table that is not served."""
         runner = self._lobby.rebuild(table)
+        homes: dict[MemberId, str] = {}
+        accounts: dict[MemberId, int | None] = {}
+        for member in runner.core.members():
+            row = by_player.get(int(member)) if member.isdigit() else None
+            if row is None or self._here(member):
+                continue
+            home = await self._cluster.session_holder(row.token)
+            if home is not None and home != self._cluster.process:
+                homes[member] = home
+            else:
+                accounts[member] = await self._account(
+                    saved.session_accounts.get(row.player_id), row.name)
         here = []
         for member in runner.core.members():
             row = by_player.get(int(member)) if member.isdigit() else None
             session = self._sessions.by_id(member)
-            if session is not None and not self._relay.is_visitor(member):
+            if session is not None and self._here(member):  # (or resumed here meanwhile)
                 self._relay.settle(member)  # it was at this table's old process
                 session.table = runner
                 if session.connected:
                     here.append(member)
-            elif row is not None:
-                home = await self._cluster.session_holder(row.token)
-                if home is not None and home != self._cluster.process:
-                    self._relay.call_home(home, member, runner)
-                elif self._sessions.by_id(member) is None:
-                    account = await self._account(saved.session_accounts.get(row.player_id),
-                                                  row.name)
-                    if self._sessions.by_id(member) is None:  # (not resumed meanwhile)
-                        restored = self._sessions.restore_one(row)
-                        restored.table, restored.account = runner, account
+            elif member in homes:
+                self._relay.call_home(homes[member], member, runner)
+            elif row is not None and member in accounts and session is None:
+                restored = self._sessions.restore_one(row)
+                restored.table, restored.account = runner, accounts[member]
         runner.handle(Restored())
         for member in here:
             runner.handle(Reconnected(member))
         log.info("took table {table} over, with {members} members",
                  table=table.id, members=len(runner.core.members()))
+
+    def _here(self, member: MemberId) -> bool:
+        """Whether `member`'s session lives in this process (not a visitor's)."""
+        return self._sessions.by_id(member) is not None and not self._relay.is_visitor(member)
 
     async def _account(self, account: int | None, name: str) -> int | None:
         """The account a restored session was logged in to, as `recovery.restore` gives

@@ -15,6 +15,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pg_kit
+import psycopg
 import pytest
 from process_output import SERVER, Output
 
@@ -253,6 +254,47 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         newcomer = Player(b).hello("Emre")
         assert int(newcomer["player"]) > int(latest.welcome["player"]), \
             "a player id the killed process gave out was handed out again"
+        _taken_over(second)  # the guest's seat in a snapshot again
+        _resumes(first, b, table)
+        _ends_keeping_every_ack([first, second], b)
+
+
+def test_a_takeover_cut_short_by_redis_going_is_made_whole_once_it_is_back(
+        tmp_path: Path, postgres: pg_kit.Cluster) -> None:
+    """Redis goes in the middle of a takeover: the table is taken, but where its host's
+    session lives cannot be asked. The process left lets the half-built table go,
+    rather than keep it in its lobby unserved with no member at it, and takes it over
+    whole once Redis is back; the match ends there.
+
+    The window is made from outside: a lock on the table's journal row holds the
+    takeover between taking the table in Redis and counting its holder on."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        redis, redis_at = stack.enter_context(redis_process(keep=False))
+        (a, _), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
+                              for n in range(2))
+        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+        rng = random.Random(31)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        first.hold = second.hold = True  # nothing in flight to A when it dies
+        _play([first, second], lambda: first.pending is None and second.pending is None)
+        key = PREFIX + f"table:{table}"
+        owner = redis_at.hash(key)["process"]
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        with psycopg.connect(db) as lock:  # (a transaction until the block ends)
+            lock.execute("SELECT 1 FROM live_tables WHERE id = %s FOR UPDATE", (table,))
+            assert redis_at.eventually(lambda r: r.hash(key).get("process") != owner), \
+                "B never took the table"
+            redis.kill()
+            log_b.wait_for("lost the cluster's Redis")
+        log_b.wait_for(rf"table {table} could not be taken over")
+        log_b.wait_for(r"taking tables over failed; trying again")
+        redis.start()
+        log_b.wait_for(rf"took table {table} over")
+        first.hold = second.hold = False
         _taken_over(second)  # the guest's seat in a snapshot again
         _resumes(first, b, table)
         _ends_keeping_every_ack([first, second], b)

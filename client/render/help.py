@@ -173,7 +173,7 @@ REFUSALS: dict[str, str] = {
     "too_slow": N_("the connection was too slow"),
     "shutting_down": N_("the server is shutting down"),
     "feature_not_negotiated": N_("this server does not offer that"),
-    "internal_error": N_("the server failed on that request; nothing changed"),
+    "internal_error": N_("the server failed on that request"),
     "cluster_unavailable": N_("the server cannot reach the rest of its cluster just now: "
                               "try again in a moment"),
     "no_such_table": N_("no table with that number or invite code"),

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pg_kit
@@ -76,6 +77,47 @@ def server(url: str, db: Path | str, n: int,
         proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+@dataclass
+class Split:
+    """A one-deal match across two processes of a cluster on one journal: the table on
+    A (`procs[0]`, at port `a`) with its host's `first` mover, the guest's `second` on
+    B; four moves acknowledged."""
+
+    procs: list[subprocess.Popen[str]]
+    a: int
+    log_a: Output
+    b: int
+    log_b: Output
+    table: int
+    first: Mover
+    second: Mover
+
+    def hold(self) -> None:
+        """No move from here on until the movers are let go, and none in flight."""
+        first, second = self.first, self.second
+        first.hold = second.hold = True
+        _play([first, second], lambda: first.pending is None and second.pending is None)
+
+    def go_on(self) -> None:
+        """The table is back at B: its players resume there and the match ends with
+        every acknowledged move in its record."""
+        self.first.hold = self.second.hold = False
+        _taken_over(self.second)  # the guest's seat in a snapshot again
+        _resumes(self.first, self.b, self.table)
+        _ends_keeping_every_ack([self.first, self.second], self.b)
+
+
+def _split(stack: ExitStack, redis_url: str, db: str, seed: int) -> Split:
+    procs: list[subprocess.Popen[str]] = []
+    (a, log_a), (b, log_b) = (stack.enter_context(server(redis_url, db, n, procs))
+                              for n in range(2))
+    host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
+    rng = random.Random(seed)
+    first, second = Mover(host, rng), Mover(guest, rng)
+    _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+    return Split(procs, a, log_a, b, log_b, table, first, second)
 
 
 def _lately(mover: Mover) -> str:
@@ -230,23 +272,17 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
     killed never wrote its keys again), and the match ends there. Redis came back
     empty, and the ids the killed process gave out were known only there and in the
     journal: none is handed out again."""
-    db = postgres.store()
-    procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
         redis, _ = stack.enter_context(redis_process(keep=False))
-        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
-                                  for n in range(2))
-        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
-        latest = Player(a)  # the highest player id, given out on A
+        run = _split(stack, redis.url, postgres.store(), 19)
+        b, log_a, log_b, table = run.b, run.log_a, run.log_b, run.table
+        latest = Player(run.a)  # the highest player id, given out on A
         latest.hello("Zeynep")
-        rng = random.Random(19)
-        first, second = Mover(host, rng), Mover(guest, rng)
-        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
         redis.kill()
         log_a.wait_for("lost the cluster's Redis")
         log_b.wait_for("lost the cluster's Redis")
-        procs[0].send_signal(signal.SIGKILL)
-        procs[0].wait()
+        run.procs[0].send_signal(signal.SIGKILL)
+        run.procs[0].wait()
         redis.start()
         log_b.wait_for(r"the cluster's Redis at \S+ is back")
         log_b.wait_for(r"process p1 is gone, with 1 tables")
@@ -254,9 +290,7 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         newcomer = Player(b).hello("Emre")
         assert int(newcomer["player"]) > int(latest.welcome["player"]), \
             "a player id the killed process gave out was handed out again"
-        _taken_over(second)  # the guest's seat in a snapshot again
-        _resumes(first, b, table)
-        _ends_keeping_every_ack([first, second], b)
+        run.go_on()
 
 
 def test_a_takeover_cut_short_by_redis_going_is_made_whole_once_it_is_back(
@@ -269,21 +303,15 @@ def test_a_takeover_cut_short_by_redis_going_is_made_whole_once_it_is_back(
     The window is made from outside: a lock on the table's journal row holds the
     takeover between taking the table in Redis and counting its holder on."""
     db = postgres.store()
-    procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
         redis, redis_at = stack.enter_context(redis_process(keep=False))
-        (a, _), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
-                              for n in range(2))
-        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
-        rng = random.Random(31)
-        first, second = Mover(host, rng), Mover(guest, rng)
-        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
-        first.hold = second.hold = True  # nothing in flight to A when it dies
-        _play([first, second], lambda: first.pending is None and second.pending is None)
+        run = _split(stack, redis.url, db, 31)
+        log_b, table = run.log_b, run.table
+        run.hold()  # nothing in flight to A when it dies
         key = PREFIX + f"table:{table}"
         owner = redis_at.hash(key)["process"]
-        procs[0].send_signal(signal.SIGKILL)
-        procs[0].wait()
+        run.procs[0].send_signal(signal.SIGKILL)
+        run.procs[0].wait()
         with psycopg.connect(db) as lock:  # (a transaction until the block ends)
             lock.execute("SELECT 1 FROM live_tables WHERE id = %s FOR UPDATE", (table,))
             assert redis_at.eventually(lambda r: r.hash(key).get("process") != owner), \
@@ -294,10 +322,7 @@ def test_a_takeover_cut_short_by_redis_going_is_made_whole_once_it_is_back(
         log_b.wait_for(r"taking tables over failed; trying again")
         redis.start()
         log_b.wait_for(rf"took table {table} over")
-        first.hold = second.hold = False
-        _taken_over(second)  # the guest's seat in a snapshot again
-        _resumes(first, b, table)
-        _ends_keeping_every_ack([first, second], b)
+        run.go_on()
 
 
 def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once_it_is_back(
@@ -307,22 +332,15 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
     and takes the table over once PostgreSQL is back (nothing else would have made it
     look again: its players stay connected). Meanwhile a request to the table is
     refused at once. The match ends there."""
-    procs: list[subprocess.Popen[str]] = []
     with pg_kit.own_cluster() as postgres, ExitStack() as stack:
-        db = postgres.store()
-        (a, _), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
-                              for n in range(2))
-        host, guest, table = _one_deal_started(a, b)  # the table on A, the guest on B
-        rng = random.Random(29)
-        first, second = Mover(host, rng), Mover(guest, rng)
-        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        run = _split(stack, redis.url, postgres.store(), 29)
+        log_b, table, guest = run.log_b, run.table, run.second.player
         # No move from here on until the table is back: with PostgreSQL away, one would
         # be acknowledged from memory alone (docs/operating.md) and lost with A.
-        first.hold = second.hold = True
-        _play([first, second], lambda: first.pending is None and second.pending is None)
+        run.hold()
         postgres.halt()
-        procs[0].send_signal(signal.SIGKILL)
-        procs[0].wait()
+        run.procs[0].send_signal(signal.SIGKILL)
+        run.procs[0].wait()
         log_b.wait_for(r"process p\d+ is gone, with 1 tables")
         log_b.wait_for(r"taking tables over failed; trying again")
         started = time.monotonic()  # not sent to A, where nobody reads, for a lease
@@ -334,10 +352,7 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         postgres.resume()
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")
-        first.hold = second.hold = False
-        _taken_over(second)  # the guest's seat in a snapshot again
-        _resumes(first, b, table)
-        _ends_keeping_every_ack([first, second], b)
+        run.go_on()
 
 
 def test_a_ban_made_while_redis_is_away_holds_everywhere_once_it_is_back(

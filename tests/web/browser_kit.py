@@ -166,6 +166,29 @@ class Page:
         assert found is not None, f"nothing matches {selector}"
         return str(found).strip()
 
+    def attr(self, selector: str, name: str) -> str | None:
+        """An attribute of the first element matching `selector`, read in one step (as
+        `text`)."""
+        found = self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]);"
+            "return e ? [e.getAttribute(arguments[1])] : null;", selector, name)
+        assert found is not None, f"nothing matches {selector}"
+        return None if found[0] is None else str(found[0])
+
+    def attrs(self, selector: str, name: str) -> list[str | None]:
+        """That attribute of every element matching `selector`, read in one step."""
+        return list(self.driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])]"
+            ".map((e) => e.getAttribute(arguments[1]));", selector, name))
+
+    def enabled(self, selector: str) -> bool:
+        """Whether the first element matching `selector` may be used, read in one step."""
+        found = self.driver.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? !e.disabled : null;",
+            selector)
+        assert found is not None, f"nothing matches {selector}"
+        return bool(found)
+
     def body(self, key: str) -> str:
         return str(self.driver.execute_script(f"return document.body.dataset.{key} || ''"))
 
@@ -227,7 +250,7 @@ class Page:
             if card.startswith("J") and self.all("#suit-picker"):
                 self.click("#suit-picker .suit-choice")
             done = f"play {card}"
-        elif self.css("#pass").is_enabled():
+        elif self.enabled("#pass"):
             self.css("#pass").click()  # after a draw (C7) or an ace (C12): end the turn
             done = "pass"
         else:

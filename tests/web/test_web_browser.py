@@ -98,7 +98,7 @@ class TcpPlayer:
 
 
 def legal_cards_shown(page: Page) -> set[str]:
-    return {str(b.get_attribute("data-card")) for b in page.all("#hand button.card.legal")}
+    return {str(card) for card in page.attrs("#hand button.card.legal", "data-card")}
 
 
 def offered_cards(page: Page) -> set[str]:
@@ -137,7 +137,7 @@ def test_a_whole_deal_against_bots_from_the_lobby(page: Page, server: WebServer)
         if page.body("phase") == "over":
             break
         assert legal_cards_shown(page) == offered_cards(page)
-        assert page.css("#draw").is_enabled() == any(
+        assert page.enabled("#draw") == any(
             m["kind"] == "draw" for m in page.state("moves"))
         page.take_turn()
         turns += 1
@@ -312,7 +312,7 @@ def test_keyboard_alone(page: Page, server: WebServer) -> None:
             back.send_keys(Keys.ENTER)
             if card.startswith("J") and page.all("#suit-picker"):
                 page.driver.switch_to.active_element.send_keys("h")
-        elif page.css("#draw").is_enabled():
+        elif page.enabled("#draw"):
             focused.send_keys("d")
         else:
             focused.send_keys("p")
@@ -454,9 +454,8 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
         played = f"you played {jack[:-1]}{symbol}"
         before = page.log_text().count(played)
         page.css(f'#hand button[data-card="{jack}"]').click()
-        picker = page.wait_css("#suit-picker")
-        offered = {b.get_attribute("data-suit") for b in picker.find_elements(
-            "css selector", ".suit-choice")}
+        page.wait_css("#suit-picker")
+        offered = set(page.attrs("#suit-picker .suit-choice", "data-suit"))
         assert offered == suits
         assert page.driver.switch_to.active_element.get_attribute("data-suit") in suits
         page.driver.switch_to.active_element.send_keys("\ue00c")  # Escape
@@ -627,10 +626,9 @@ def test_muamele_picks_from_the_face_down_spread(page: Page) -> None:
             raise AssertionError("no muamele of ours in 200 turns")
         spread = page.state("view.muamele.spread")
         offered = sorted(m["position"] for m in page.state("moves"))
-        buttons = page.all("#muamele .spread button")
-        assert len(buttons) == spread
-        legal = sorted(int(b.get_attribute("data-position")) for b in buttons
-                       if "legal" in str(b.get_attribute("class")))
+        assert len(page.attrs("#muamele .spread button", "class")) == spread
+        legal = sorted(int(str(position)) for position
+                       in page.attrs("#muamele .spread button.legal", "data-position"))
         assert legal == offered
         assert "Muamele" in page.text("#muamele")
         picked = 0

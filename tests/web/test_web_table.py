@@ -194,8 +194,8 @@ def test_a_long_hand_stays_on_one_row_at_1280x720(driver: Any, server: WebServer
             if page.body("phase") == "over" or len(page.state("view.hand")) >= 13:
                 break
             serial = page.body("serial")
-            button = "#draw" if page.css("#draw").is_enabled() else "#pass"
-            if button == "#pass" and not page.css("#pass").is_enabled():
+            button = "#draw" if page.enabled("#draw") else "#pass"
+            if button == "#pass" and not page.enabled("#pass"):
                 page.take_turn()
                 continue
             page.css(button).click()
@@ -231,7 +231,7 @@ def draw_once(page: Page) -> None:
     for _ in range(TURN_LIMIT):
         next_turn(page)
         assert page.body("phase") != "over", "the deal ended before we could draw"
-        if page.css("#draw").is_enabled():
+        if page.enabled("#draw"):
             serial = page.body("serial")
             page.css("#draw").click()
             page.wait(lambda d, was=serial: page.body("serial") != was  # type: ignore[misc]
@@ -264,10 +264,9 @@ def test_cards_fly_and_the_card_drawn_is_marked(page: Page, server: WebServer) -
     assert "draw" in {f["kind"] for f in flights(page)}
     drawn = page.state("drawn")
     if page.body("phase") != "over" and page.state("view.hand").count(drawn[-1]):
-        marked = page.all("#hand button.card.drawn")
-        assert marked and marked[0].get_attribute("data-card") in drawn
-        assert "just drawn" in str(marked[0].get_attribute("aria-label"))
-        assert "new" in marked[0].text
+        assert page.attr("#hand button.card.drawn", "data-card") in drawn
+        assert "just drawn" in str(page.attr("#hand button.card.drawn", "aria-label"))
+        assert "new" in page.text("#hand button.card.drawn")
     # While a clone flies the real pile already shows the top card: nothing waits on it.
     top = page.driver.execute_script(
         "return document.querySelector('#pile .top')?.dataset.card || null")
@@ -304,10 +303,9 @@ def test_sounds_are_off_until_turned_on_and_served_by_the_server(
     page.take_turn()
     next_turn(page)
     assert played(page) == []
-    toggle = page.css("#sound-toggle")
-    assert toggle.get_attribute("aria-pressed") == "false"
-    toggle.click()
-    page.wait(lambda d: page.css("#sound-toggle").get_attribute("aria-pressed") == "true",
+    assert page.attr("#sound-toggle", "aria-pressed") == "false"
+    page.click("#sound-toggle")
+    page.wait(lambda d: page.attr("#sound-toggle", "aria-pressed") == "true",
               what="the toggle on")
     page.wait(lambda d: any(p["name"] == "turn" and p["ok"] is not None for p in played(page)),
               what="the sample to play or fail")
@@ -320,7 +318,7 @@ def test_sounds_are_off_until_turned_on_and_served_by_the_server(
         assert {p["name"] for p in played(page)[before:]} <= {"turn", "penalty", "deal_end"}
     page.driver.refresh()
     page.wait_screen("table")
-    assert page.css("#sound-toggle").get_attribute("aria-pressed") == "true"
+    assert page.attr("#sound-toggle", "aria-pressed") == "true"
     files = page.driver.execute_async_script(
         """const done = arguments[0];
         Promise.all(["turn", "penalty", "deal_end"].map((n) => fetch(`/sounds/${n}.wav`)
@@ -340,7 +338,7 @@ def test_a_notice_on_our_turn_while_the_tab_is_hidden(page: Page, server: WebSer
     page.driver.execute_cdp_cmd("Browser.grantPermissions", {
         "origin": origin, "permissions": ["notifications"]})
     page.click("#notify-toggle")
-    page.wait(lambda d: page.css("#notify-toggle").get_attribute("aria-pressed") == "true",
+    page.wait(lambda d: page.attr("#notify-toggle", "aria-pressed") == "true",
               what="notices on")
     first = page.driver.current_window_handle
     # Another tab in front, then our moves (once the page is hidden and has something
@@ -537,9 +535,8 @@ def test_the_waiting_room_and_the_offline_table(page: Page, server: WebServer) -
     offline(page, server, "Yalnız")
     assert not page.all("#invite-code")
     assert "code" not in page.text(".table-head")
-    ring = page.css("#direction-ring")
     clockwise = page.state("view.direction") == 1
-    assert ring.get_attribute("data-direction") == ("cw" if clockwise else "ccw")
+    assert page.attr("#direction-ring", "data-direction") == ("cw" if clockwise else "ccw")
     note = page.text("#direction-note")
     assert ("anticlockwise" not in note) == clockwise and "then" in note
 
@@ -631,7 +628,7 @@ def console_errors(page: Page) -> list[str]:
 
 
 def replay_index(page: Page) -> int:
-    return int(page.css("#replay").get_attribute("data-index"))
+    return int(str(page.attr("#replay", "data-index")))
 
 
 def test_no_console_error_across_a_match_a_reload_and_a_lost_connection(

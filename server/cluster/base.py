@@ -89,6 +89,14 @@ class Cluster(Protocol):
         with `unavailable`'s refusal, the writes that tell are kept for its return."""
         ...
 
+    @property
+    def lease_in_doubt(self) -> bool:
+        """True while this process may have been taken for dead without knowing it yet:
+        its lease was last renewed longer than a lease ago (it was paused, or cut off),
+        and the others may have taken over what it holds, session rows of the shared
+        journal included. False again once it renewed, or checked what it holds."""
+        ...
+
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         """Who hears that the shared state went out of reach (`lost`), and that it is
         back, with everything this process holds written there again (`back`)."""

@@ -20,6 +20,7 @@ class LocalCluster:
     shared = False
     lease = 0.0  # nothing to renew: it ends with the process
     reachable = True  # its state is its own memory
+    lease_in_doubt = False  # nobody else to take anything over
 
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         pass

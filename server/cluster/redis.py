@@ -422,6 +422,7 @@ class RedisCluster:
         self._elsewhere: set[int] = set()  # tables, until this process takes one again
         self._disowned: set[str] = set()  # session and name keys, until their session goes
         self._leased = False  # this process's lease was written once (it may run out since)
+        self._renewed_at = 0.0  # when the lease last answered it was still ours
         # The links' life.
         self._joined = self._up = self._stopping = False
         self._ready = {"link": False, "listener": False}
@@ -436,6 +437,10 @@ class RedisCluster:
     @property
     def reachable(self) -> bool:
         return self._up
+
+    @property
+    def lease_in_doubt(self) -> bool:
+        return self._leased and self._clock.seconds() - self._renewed_at > self.lease
 
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         self._link_hooks.append((lost, back))
@@ -867,6 +872,7 @@ class RedisCluster:
             return
         if held or not self._leased:  # (the first beat writes the lease)
             self._leased = True
+            self._renewed_at = self._clock.seconds()
             process = self._key("process", self._process)
             keys = sorted(self._live - {process})
             for start in range(0, len(keys), RENEW_CHUNK):
@@ -879,7 +885,12 @@ class RedisCluster:
                      "for dead, so every key it holds is checked again and what another "
                      "process took over is let go", process=self._process, lease=self.lease)
         checked = self._reassert(self._clock.seconds())
+        checked.addCallback(self._checked)
         checked.addErrback(self._failed, "checking this process's keys again")
+
+    def _checked(self, _: object) -> None:
+        """What another process took over is let go: what is left is ours again."""
+        self._renewed_at = self._clock.seconds()
 
     def _alive(self, alive: object, process: str) -> None:
         """A process whose lease ran out is gone, and its tables with it: the rows

@@ -447,8 +447,11 @@ class Sessions:
         self._per_address[session.address] -= 1
         if not self._per_address[session.address]:
             del self._per_address[session.address]
-        if write:
+        if write and not self._cluster.lease_in_doubt:
             self._journal.session_forgotten(int(session.player_id))
+        elif write:  # another process may have restored it from its row and hold it now
+            log.info("session {player} expired while this process's lease is in doubt: "
+                     "its row stays in the journal", player=session.player_id)
         return True
 
     def each(self) -> list[Session]:

@@ -28,6 +28,7 @@ from cluster.test_cluster_failover import (
     _one_deal_started,
     _play,
     _record,
+    _resume_when_taken,
     _resumes,
     _subsequence,
     _taken_over,
@@ -58,14 +59,15 @@ def redis_process(keep: bool) -> Iterator[tuple[RedisServer, RedisAt]]:
 
 @contextmanager
 def server(url: str, db: Path | str, n: int,
-           procs: list[subprocess.Popen[str]] | None = None) -> Iterator[tuple[int, Output]]:
+           procs: list[subprocess.Popen[str]] | None = None,
+           grace: float = GRACE) -> Iterator[tuple[int, Output]]:
     """One process of the cluster, its port and its log (which the test reads); the
     process itself goes into `procs`, for a test that kills it."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
          "--db", str(db), "--cluster", url, "--cluster-lease", str(LEASE),
          "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0", "--no-announce",
-         "--grace-seconds", str(GRACE), "--rate", "500", "--burst", "500"],
+         "--grace-seconds", str(grace), "--rate", "500", "--burst", "500"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     assert proc.stdout is not None
     out = Output(proc.stdout)
@@ -385,3 +387,44 @@ def test_a_ban_made_while_redis_is_away_holds_everywhere_once_it_is_back(
         closed = target.wait(lambda m: m.get("code") == "banned")
         assert closed["type"] == "error"
         assert target.recv() is None
+
+
+def test_a_woken_process_leaves_the_session_row_that_another_holds_now(
+        tmp_path: Path, redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """The host's connection drops, and its table's process is paused past its lease:
+    the other process takes the table over, restoring the host's session from its row
+    in the shared journal, and the host resumes there. Meanwhile the host's grace runs
+    out in the paused process. Woken, that process lets the host go, and must leave
+    the session row alone: it is the new holder's now, what a takeover would restore
+    the host from should that one die too."""
+    db = postgres.store()
+    grace = 8  # past the takeover and the resume; run out before the pause ends
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, log_a), (b, _) = (stack.enter_context(server(redis.url, db, n, procs, grace))
+                              for n in range(2))
+        host, guest = Player(a), Player(b)
+        host.hello("Ayşe")
+        guest.hello("Mehmet")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        player = int(host.welcome["player"])
+        host.close()
+        guest.wait(lambda m: m["type"] == "table_update"
+                   and m["table"]["seats"][0].get("connected") is False)
+        procs[0].send_signal(signal.SIGSTOP)
+        paused = time.monotonic()
+        try:
+            back, welcome = _resume_when_taken(b, host.welcome)
+            assert welcome["table"] == table and time.monotonic() - paused < grace
+            # The grace deadline has to pass inside the paused process: real time.
+            time.sleep(max(0.0, paused + grace + 1 - time.monotonic()))
+        finally:
+            procs[0].send_signal(signal.SIGCONT)
+        log_a.wait_for(rf"session {player} expired")
+        log_a.wait_for(rf"tables \[{table}\] are held by another process now")
+        with psycopg.connect(db) as conn:
+            rows = conn.execute("SELECT count(*) FROM sessions WHERE player_id = %s",
+                                (player,)).fetchone()
+        assert rows == (1,), "the woken process deleted the row of a session it let go"
+        assert back.ok("resync")["type"] == "table", "and the host plays on at B"

@@ -192,11 +192,8 @@ class TableRunner:
         step; a turn's timer is, by every move). Twisted moves a call to a later time
         for a fifth of what cancelling it and making a new one costs; to an earlier
         one it searches every pending call, so that is a new call."""
-        call = self._calls.pop(timer.key, None)
-        if call is None:
-            call = unset
-        elif unset is not None and unset.active():
-            unset.cancel()
+        # (A call is in `unset` or in `_calls`, never both: a cancel moved it.)
+        call = self._calls.pop(timer.key, None) or unset
         if call is not None and call.active():
             if call.getTime() <= self._clock.seconds() + timer.delay:
                 call.reset(timer.delay)

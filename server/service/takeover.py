@@ -47,7 +47,7 @@ from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.relay import Relay, RelayedConnection
-from pisyedili.server.people.session import Sessions
+from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store import open_store
 from pisyedili.server.store.base import JournalRows
 from pisyedili.server.store.journal import (
@@ -281,40 +281,41 @@ class Takeover:
         table that is not served."""
         runner = self._lobby.rebuild(table)
         homes: dict[MemberId, str] = {}
-        accounts: dict[MemberId, int | None] = {}
+        restores: dict[MemberId, tuple[SavedSession, int | None]] = {}
         for member in runner.core.members():
             row = by_player.get(int(member)) if member.isdigit() else None
-            if row is None or self._here(member):
+            if row is None or self._held_here(member) is not None:
                 continue
             home = await self._cluster.session_holder(row.token)
             if home is not None and home != self._cluster.process:
                 homes[member] = home
             else:
-                accounts[member] = await self._account(
-                    saved.session_accounts.get(row.player_id), row.name)
+                restores[member] = (row, await self._account(
+                    saved.session_accounts.get(row.player_id), row.name))
         here = []
         for member in runner.core.members():
-            row = by_player.get(int(member)) if member.isdigit() else None
-            session = self._sessions.by_id(member)
-            if session is not None and self._here(member):  # (or resumed here meanwhile)
+            session = self._held_here(member)  # (or resumed here meanwhile)
+            if session is not None:
                 self._relay.settle(member)  # it was at this table's old process
                 session.table = runner
                 if session.connected:
                     here.append(member)
             elif member in homes:
                 self._relay.call_home(homes[member], member, runner)
-            elif row is not None and member in accounts and session is None:
+            elif member in restores and self._sessions.by_id(member) is None:
+                row, account = restores[member]
                 restored = self._sessions.restore_one(row)
-                restored.table, restored.account = runner, accounts[member]
+                restored.table, restored.account = runner, account
         runner.handle(Restored())
         for member in here:
             runner.handle(Reconnected(member))
         log.info("took table {table} over, with {members} members",
                  table=table.id, members=len(runner.core.members()))
 
-    def _here(self, member: MemberId) -> bool:
-        """Whether `member`'s session lives in this process (not a visitor's)."""
-        return self._sessions.by_id(member) is not None and not self._relay.is_visitor(member)
+    def _held_here(self, member: MemberId) -> Session | None:
+        """`member`'s session if it lives in this process (a visitor's does not)."""
+        session = self._sessions.by_id(member)
+        return None if session is None or self._relay.is_visitor(member) else session
 
     async def _account(self, account: int | None, name: str) -> int | None:
         """The account a restored session was logged in to, as `recovery.restore` gives

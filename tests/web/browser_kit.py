@@ -189,6 +189,22 @@ class Page:
         assert found is not None, f"nothing matches {selector}"
         return bool(found)
 
+    def focused(self, name: str) -> str | None:
+        """An attribute of the element that has the keyboard focus, read in one step:
+        the table redraws its hand as replies arrive, which a reference taken first
+        (`switch_to.active_element`) would not survive."""
+        found = self.driver.execute_script(
+            "const e = document.activeElement; return e ? e.getAttribute(arguments[0]) : null;",
+            name)
+        return None if found is None else str(found)
+
+    def press(self, *keys: str) -> None:
+        """Type `keys` into whatever has the focus when they arrive (no element
+        reference to go stale)."""
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        ActionChains(self.driver).send_keys(*keys).perform()
+
     def body(self, key: str) -> str:
         return str(self.driver.execute_script(f"return document.body.dataset.{key} || ''"))
 

@@ -217,7 +217,7 @@ def test_a_guest_at_a_rated_table_is_told_why_and_offered_a_login(
         shot(page, shots, "rated-notice")
         page.click("#notice-login")
         page.wait_screen("lobby")
-        page.wait(lambda d: d.switch_to.active_element.get_attribute("id") == "login-name",
+        page.wait(lambda d: page.focused("id") == "login-name",
                   what="the login form, focused")
     finally:
         host.close()

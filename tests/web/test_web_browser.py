@@ -287,8 +287,7 @@ def test_keyboard_alone(page: Page, server: WebServer) -> None:
     keyed = 0
     while keyed < 6:
         page.wait(lambda d: page.body("turn") == "mine", what="our turn")
-        focused = page.driver.switch_to.active_element
-        assert focused.get_attribute("data-card") or focused.get_attribute("id") in (
+        assert page.focused("data-card") or page.focused("id") in (
             "draw", "pass"), "the decision put the focus on nothing it offers"
         serial = page.body("serial")
         if keyed == 5:  # the last one typed: the first card offered, else draw or pass
@@ -297,25 +296,23 @@ def test_keyboard_alone(page: Page, server: WebServer) -> None:
             text = "d" if any(m["kind"] == "draw" for m in moves) else "p"
             if play is not None:
                 text = play["card"] + (f">{play['suit']}" if play.get("suit") else "")
-            focused.send_keys("/")
-            page.driver.switch_to.active_element.send_keys(text.lower(), Keys.ENTER)
+            page.press("/")
+            page.press(text.lower(), Keys.ENTER)
         elif page.all("#hand button.card.legal"):
-            first = focused.get_attribute("data-key")
-            focused.send_keys(Keys.ARROW_RIGHT)
-            moved = page.driver.switch_to.active_element
+            first = page.focused("data-key")
+            page.press(Keys.ARROW_RIGHT)
             if len(page.all("#hand button")) > 1:
-                assert moved.get_attribute("data-key") != first
-            moved.send_keys(Keys.ARROW_LEFT)
-            back = page.driver.switch_to.active_element
-            assert back.get_attribute("data-key") == first
-            card = str(back.get_attribute("data-card"))
-            back.send_keys(Keys.ENTER)
+                assert page.focused("data-key") != first
+            page.press(Keys.ARROW_LEFT)
+            assert page.focused("data-key") == first
+            card = str(page.focused("data-card"))
+            page.press(Keys.ENTER)
             if card.startswith("J") and page.all("#suit-picker"):
-                page.driver.switch_to.active_element.send_keys("h")
+                page.press("h")
         elif page.enabled("#draw"):
-            focused.send_keys("d")
+            page.press("d")
         else:
-            focused.send_keys("p")
+            page.press("p")
         page.wait(lambda d, was=serial: page.body("turn") != "mine" or page.body("serial") != was,  # type: ignore[misc]
                   what="the keyed move to go")
         keyed += 1
@@ -457,8 +454,8 @@ def test_a_jack_asks_for_the_suit_it_names(page: Page) -> None:
         page.wait_css("#suit-picker")
         offered = set(page.attrs("#suit-picker .suit-choice", "data-suit"))
         assert offered == suits
-        assert page.driver.switch_to.active_element.get_attribute("data-suit") in suits
-        page.driver.switch_to.active_element.send_keys("\ue00c")  # Escape
+        assert page.focused("data-suit") in suits
+        page.press("\ue00c")  # Escape
         page.wait(lambda d: not page.all("#suit-picker"), what="the picker to close")
         assert page.body("turn") == "mine"  # nothing was sent
         assert page.log_text().count(played) == before

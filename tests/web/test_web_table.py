@@ -554,9 +554,9 @@ def test_h_goes_to_the_first_card_that_can_be_played(page: Page, server: WebServ
             raise AssertionError("no turn whose first card was not playable")
         page.take_turn()
     page.css("#table-title").click()  # the focus off the hand
-    page.driver.switch_to.active_element.send_keys("h")
-    focused = page.driver.switch_to.active_element
-    assert focused.get_attribute("data-key") == legal[0].get_attribute("data-key")
+    want = page.attrs("#hand button.card.legal", "data-key")[0]
+    page.press("h")
+    assert page.focused("data-key") == want
 
 
 def test_chat_says_when_it_reaches_its_limit(page: Page, server: WebServer) -> None:

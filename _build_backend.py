@@ -98,20 +98,27 @@ COMPILED = (
     "pisyedili.server.rules.result",
     "pisyedili.server.rules.deal",
     "pisyedili.server.rules.view",
+    "pisyedili.server.table.core",
+    "pisyedili.protocol.types",
+    "pisyedili.protocol.schema",
+    "pisyedili.protocol.codec",
     "pisyedili.server.bots.knowledge",
     "pisyedili.server.bots.rollout",
     "pisyedili.server.bots.sampling",
     "pisyedili.server.bots.search",
     "pisyedili.server.bots.situation",
 )
-"""The modules a ``PISYEDILI_MYPYC`` wheel compiles: the engine's hot path and the hard
-bot's search, which plays it. The one list.
+"""The modules a ``PISYEDILI_MYPYC`` wheel compiles: the engine's hot path, the hard
+bot's search, which plays it, and the rest of a move's path through the server that
+compiles as it is (the table core; the protocol's codec and schema). The one list.
 
-Each module here must pass the whole suite compiled (CI runs it both ways). Compiled code
-checks annotated argument types on entry, so an entry point that refuses bad input itself
-takes ``object`` (``deal.apply``, ``cards.parse_card``...); and a compiled frozen dataclass
-pickles by its constructor (``DealResult.__reduce__``), since mypyc's field-by-field
-unpickling assigns, which frozen refuses."""
+Each module here must pass the whole suite compiled (CI runs the tests that cover them
+both ways). Compiled code checks the annotated types of arguments on entry and of
+attributes it reads, so what refuses bad input itself takes ``object``
+(``deal.apply``, ``cards.parse_card``, a command's ``seat``...). A compiled class makes
+instances only through ``__init__``, so what a snapshot holds pickles by its constructor
+(``TableCore.__reduce__``, ``DealResult.__reduce__``): mypyc's own unpickling would call
+``__init__`` with no arguments, and a frozen dataclass's refuses to assign."""
 
 GROUP = "pisyedili.server.engine"
 """mypyc's group: its shared library installs as ``pisyedili/server/engine__mypyc.*.so``."""

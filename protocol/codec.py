@@ -183,13 +183,14 @@ def _kind(value: object) -> str:
     return "a number"
 
 
-def _check_tree(node: dict[str, Any] | list[Any], max_depth: int, depth: int = 1) -> None:
+def _check_tree(node: dict[object, Any] | list[Any], max_depth: int, depth: int = 1) -> None:
     """Depth, key and leaf checks of a map or list at `depth` and all below it. By
     exact type, since msgpack yields exact types: every request of every client passes
     here, and a set lookup is cheaper than `isinstance` with a tuple. Recursive, a call
     per container: a container deeper than `max_depth` is refused before its contents
     are looked at, so however deep msgpack nested a tree, this goes `max_depth + 1`
-    calls down at most."""
+    calls down at most. Keys are `object`: they are what is checked (and compiled, a
+    `str` key would be asserted before it is looked at)."""
     if depth > max_depth:
         raise ProtocolError("too_deep", f"nesting is deeper than {max_depth}")
     if type(node) is dict:

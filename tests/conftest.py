@@ -41,6 +41,7 @@ COMPILED_TESTS = (
     "server/test_restart_process.py",
     "server/test_net_play.py",  # whole matches over loopback, hard bots in threads
     "packaging/test_packaging_compiled_flag.py",  # proves the pass ran the compiled engine
+    "protocol/test_*.py",
 )
 """The test modules (globs under tests/) marked `compiled`: those whose outcome the mypyc
 build of `_build_backend.COMPILED` can change. CI runs them again against that build
@@ -53,6 +54,10 @@ COMPILED_COVERAGE = {
     "pisyedili.server.rules.result": "rules/test_rules_api.py",
     "pisyedili.server.rules.deal": "rules/test_rules_properties.py",
     "pisyedili.server.rules.view": "bots/test_bots_view_only.py",
+    "pisyedili.server.table.core": "server/test_table_core.py",
+    "pisyedili.protocol.types": "protocol/test_schema.py",
+    "pisyedili.protocol.schema": "protocol/test_schema.py",
+    "pisyedili.protocol.codec": "protocol/test_codec.py",
     "pisyedili.server.bots.knowledge": "bots/test_bots_opening.py",
     "pisyedili.server.bots.rollout": "bots/test_bots_play.py",
     "pisyedili.server.bots.sampling": "bots/test_bots_sampling.py",

@@ -40,7 +40,8 @@ class Sit:
     """Take an open seat; `registered` as in `Join` (a rated table refuses a guest)."""
 
     member: MemberId
-    seat: int
+    seat: object
+    """As the request gave it: the core refuses anything but a seat's index."""
     registered: bool = False
 
 
@@ -54,7 +55,8 @@ class AddBot:
     """Host only. `seed` shuffles the rematch this bot's agreement may start."""
 
     member: MemberId
-    seat: int
+    seat: object
+    """As `Sit.seat`."""
     level: str
     seed: int
 
@@ -62,7 +64,8 @@ class AddBot:
 @dataclass(frozen=True, slots=True)
 class RemoveBot:
     member: MemberId
-    seat: int
+    seat: object
+    """As `Sit.seat`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, cast
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CHAT
@@ -129,6 +129,11 @@ class TableSettings:
         if self.stand_in_level not in BOT_LEVELS:
             raise ValueError(f"stand_in_level must be one of {BOT_LEVELS}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (in a core's snapshot) as a call of the constructor: compiled by
+        # mypyc, a frozen dataclass cannot be unpickled field by field.
+        return (TableSettings, tuple(getattr(self, f.name) for f in fields(self)))
+
 
 @dataclass(slots=True)
 class Member:
@@ -136,6 +141,10 @@ class Member:
     connected: bool = True
     gone: bool = False
     """The grace period ran out while away: the member leaves once no match holds it."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # As `TableSettings.__reduce__`: compiled, an instance is made only by `__init__`.
+        return (Member, (self.name, self.connected, self.gone))
 
 
 @dataclass
@@ -187,6 +196,15 @@ class TableCore:
             Reconnected: self._reconnected, TimerFired: self._timer, BotMoved: self._bot_moved,
             Restored: self._restored,
         }
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A snapshot (the journal's pickle): the constructor's call, then the state.
+        Compiled by mypyc, the class makes an instance only through `__init__`; the
+        handlers and the step are what the constructor makes anew."""
+        state = cast(dict[str, Any], self.__getstate__())
+        return (_unpickled, (
+            (self.id, self.name, self.options, self.private, self.settings, self.code),
+            {k: v for k, v in state.items() if k not in _MADE_BY_INIT}))
 
     # -- the one entry point -------------------------------------------------------------
 
@@ -883,3 +901,18 @@ class TableCore:
         self._require_member(member)
         if member != self._host:
             raise TableError("not_host", "only the host may do this")
+
+
+_MADE_BY_INIT = frozenset({"_handlers", "_step"})
+"""The attributes of a `TableCore` its pickle leaves out: the constructor makes them."""
+
+
+def _unpickled(args: tuple[Any, ...], state: dict[str, Any]) -> TableCore:
+    """A `TableCore` from its pickle (`TableCore.__reduce__`)."""
+    table_id, name, options, private, settings, code = args
+    # The host, which may be nobody now, is in the state.
+    core = TableCore(table_id, name, options, private=private, host="",
+                     settings=settings, code=code)
+    for key, value in state.items():
+        setattr(core, key, value)
+    return core

@@ -550,9 +550,12 @@ def test_h_goes_to_the_first_card_that_can_be_played(page: Page, server: WebServ
         legal = page.all("#hand button.card.legal")
         if legal and cards[0] != legal[0]:
             break
-        if page.body("phase") == "over":
-            raise AssertionError("no turn whose first card was not playable")
+        if page.body("phase") == "over":  # a deal can end before such a turn: another
+            offline(page, server, "Hızlı")
+            continue
         page.take_turn()
+    else:
+        raise AssertionError(f"no turn whose first card was not playable in {TURN_LIMIT}")
     page.css("#table-title").click()  # the focus off the hand
     want = page.attrs("#hand button.card.legal", "data-key")[0]
     page.press("h")

@@ -373,12 +373,22 @@ class Fuzzer:
         if pong["type"] != "pong":
             faults.add(f"control ping answered with {pong!r}")
         decision = control.decision()
+        if decision is None and match_ended(control):  # a long hunt outlasts a match
+            await control.ok("rematch", agree=True)
         if decision is None:
             decision = await control.wait(offers_moves, SETTLE)
         reply = await control.request("move", move=decision["moves"][0])
         if reply["type"] != "ok":
             faults.add(f"control move refused: {reply!r}")
         control.cursor = len(control.received)
+
+
+def match_ended(client: WireClient) -> bool:
+    """Whether the last `update` `client` got ended its match."""
+    for msg in reversed(client.received):
+        if msg["type"] == "update":
+            return any(e["event"] == "match_end" for e in msg["events"])
+    return False
 
 
 async def start_server(path: Path) -> Fuzzer:

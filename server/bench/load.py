@@ -1053,6 +1053,14 @@ class Load:
             return round(statistics.median(values), 4) if values else None
 
         fan = [y["fanout_moves_per_s"] for y in fanouts]
+
+        def bar_client(y: dict[str, Any]) -> float | None:
+            """The fan-out bar's client CPU per request, ms: on two cores its bound."""
+            cpu, rate = y["fanout_client_cpu_s"], y["fanout_moves_per_s"]
+            return None if cpu is None or not rate else cpu * 1000 / (rate * a.seconds)
+
+        bar_clients = [bar_client(y) for y in fanouts]
+        known = [x for x in bar_clients if x is not None]
         return {
             "bench": "load", "rules": a.rules,
             "mode": "server_bots" if a.server_bots else "scripted",
@@ -1066,6 +1074,10 @@ class Load:
             "fanout_to_echo": ratio(fan, [y["echo_requests_per_s"] for y in echoes]),
             "ratio_to_fanout": ratio([x["moves_per_s"] for x in loads], fan),
             "fanout_bytes_per_frame": fanout_frame_bytes() if a.fanout else None,
+            "fanout_client_cpu_per_request_ms":
+                round(statistics.median(known), 4) if known else None,
+            "fanout_client_to_server_cpu": ratio(
+                bar_clients, [x["cpu_per_move_ms"] for x in loads]),
             **{k: med(loads, k) for k in ("mover_p50_ms", "mover_p99_ms",
                                           "last_seat_p50_ms", "last_seat_p99_ms",
                                           "frames_per_move", "bytes_per_move")},

@@ -95,6 +95,12 @@ def assert_fanout(r: dict[str, Any]) -> None:
     for key in ("fanout_server_cpu_s", "fanout_client_cpu_s"):
         (value,) = r[key]
         assert value is None or value >= 0
+    (client_cpu,) = r["fanout_client_cpu_s"]
+    if client_cpu:  # what bounds the ratio on two cores: the bar's client over our server
+        per_request = client_cpu * 1000 / (r["fanout_moves_per_s"] * r["seconds"])
+        assert r["fanout_client_cpu_per_request_ms"] == pytest.approx(per_request, rel=1e-3)
+        assert r["fanout_client_to_server_cpu"] == pytest.approx(
+            per_request / r["cpu_per_move_ms"], rel=1e-2)
     # The bar stands for a move's I/O: its frames to a table carry about the bytes
     # the real server's frames for one move do.
     assert 0.6 < FANOUT_GROUP * r["fanout_bytes_per_frame"] / r["bytes_per_move"] < 1.5
@@ -124,6 +130,9 @@ def test_an_explicit_think_time_paces_the_main_rounds_too() -> None:
     expected = 2 * 1000 / 20
     assert 0.5 * expected < r["moves_per_s"] < 1.5 * expected
     assert_paced(r, tables=2, saturated=False)  # the paced round keeps its own pace
+    for key in (*FANOUT_KEYS, "fanout_client_cpu_per_request_ms",
+                "fanout_client_to_server_cpu"):
+        assert r[key] is None, key  # skipped: the key stays, with no value
 
 
 def read_frame(sock: socket.socket) -> tuple[int, dict[str, Any]]:

@@ -90,6 +90,13 @@ def invite_code(rng: random.Random) -> str:
     return "".join(rng.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
+def _by_constructor(record: Any) -> tuple[Any, ...]:
+    """`__reduce__` of a dataclass a core's snapshot holds: a call of its constructor
+    with its fields. Compiled by mypyc, a class makes an instance only through
+    `__init__`, and a frozen one cannot be unpickled field by field."""
+    return (type(record), tuple(getattr(record, f.name) for f in fields(record)))
+
+
 class TableError(ProtocolError):
     """A refused table command: a registered protocol error code; nothing changed."""
 
@@ -130,9 +137,7 @@ class TableSettings:
             raise ValueError(f"stand_in_level must be one of {BOT_LEVELS}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled (in a core's snapshot) as a call of the constructor: compiled by
-        # mypyc, a frozen dataclass cannot be unpickled field by field.
-        return (TableSettings, tuple(getattr(self, f.name) for f in fields(self)))
+        return _by_constructor(self)
 
 
 @dataclass(slots=True)
@@ -143,8 +148,7 @@ class Member:
     """The grace period ran out while away: the member leaves once no match holds it."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # As `TableSettings.__reduce__`: compiled, an instance is made only by `__init__`.
-        return (Member, (self.name, self.connected, self.gone))
+        return _by_constructor(self)
 
 
 @dataclass

@@ -344,6 +344,34 @@ def test_a_run_of_commands_alone_is_all_or_nothing(store: Store) -> None:
     assert store.read_journal().commands == [(1, 1, 11.0, b"a")]
 
 
+@pytest.mark.parametrize("count", [0, 3, 12])
+def test_commands_with_deals_snapshots_read_back_as_written(store: Store, count: int) -> None:
+    """A busy server's other common write: commands with the snapshots of the deals
+    that began among them (one statement on PostgreSQL); a table's later snapshot
+    replaces its earlier one, in one write as across two."""
+    store.write_journal([("table_opened", (1, 10.0, {})), ("table_opened", (2, 10.0, {}))])
+    ones = [(1, seq, 11.0 + seq, b"a%d" % seq) for seq in range(count)]
+    twos = [(2, seq, 11.5 + seq, b"b%d" % seq) for seq in range(count)]
+    store.write_journal([("snapshot", (1, 0, "code", b"one")),
+                         *[("command", row) for row in ones],
+                         ("snapshot", (2, count, "code", b"b")),
+                         ("snapshot", (1, count, "code", b"two")),
+                         *[("command", row) for row in twos]])
+    rows = store.read_journal()
+    assert rows.commands == ones + twos
+    assert sorted(rows.snapshots) == [(1, count, "code", b"two"), (2, count, "code", b"b")]
+
+    store.write_journal([("snapshot", (2, count + 1, "code", b"b+"))])
+    with pytest.raises(Conflict):  # table 3 is not open: nothing of the write lands
+        store.write_journal([("command", (1, count, 20.0, b"late")),
+                             ("snapshot", (1, count + 1, "code", b"three")),
+                             ("command", (3, 0, 20.0, b"none"))])
+    rows = store.read_journal()
+    assert rows.commands == ones + twos
+    assert sorted(rows.snapshots) == [(1, count, "code", b"two"),
+                                      (2, count + 1, "code", b"b+")]
+
+
 def test_a_journal_write_tried_again_gives_its_rows_once_whether_or_not_it_landed(
         store: Store) -> None:
     """`again`: a commit whose connection was lost as the database committed is tried

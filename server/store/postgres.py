@@ -22,6 +22,7 @@ import re
 import select
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
@@ -109,21 +110,36 @@ _COMMAND = journal_row("command", (0, 0, 0.0, b""))[0]
 _SNAPSHOT = journal_row("snapshot", (0, 0, "", b""))[0]
 
 
-def _one_statement(ops: Sequence[JournalOp]) -> tuple[str, list[Any], int] | None:
-    """`ops` as one statement (PostgreSQL's own `$n` placeholders), its values and its
-    rows, where one statement writes them as the statements in order would: a run of
-    one kind of plain rows, or commands with snapshots; None for any other write.
+@dataclass
+class _Statement:
+    """A journal write as one statement: its SQL (PostgreSQL's own `$n` placeholders),
+    values and rows, and the tables whose holder it checks (it returns those held)."""
+
+    sql: str
+    values: list[Any]
+    rows: int
+    checked: list[int] = field(default_factory=list)
+
+
+def _one_statement(ops: Sequence[JournalOp],
+                   holders: Mapping[int, int] | None) -> _Statement | None:
+    """`ops` as one statement, where one statement writes them as the statements in
+    order would: a run of one kind of plain rows, or commands with snapshots; None for
+    any other write.
 
     A snapshot replaces its table's last, so only a table's last one in `ops` is
     written (an upsert may not touch one row twice), by the statement a data-modifying
-    `WITH` of the commands' INSERT precedes: the two write different tables."""
+    `WITH` of the commands' INSERT precedes: the two write different tables. Under a
+    fence (`holders`), the rows of the tables `holders` names are written only where
+    their holder is still the one it gives (`_fenced`)."""
     kind, first = ops[0]
     sql, params = journal_row(kind, first)
-    if _PLAIN_INSERT.fullmatch(sql) and all(other == kind for other, _ in ops):
+    if not holders and _PLAIN_INSERT.fullmatch(sql) \
+            and all(other == kind for other, _ in ops):
         values = [*params]
         for _, row in ops[1:]:
             values.extend(journal_row(kind, row)[1])
-        return _rows_of(sql, len(ops)), values, len(ops)
+        return _Statement(_rows_of(sql, len(ops)), values, len(ops))
     commands: list[tuple[Any, ...]] = []
     snapshots: dict[int, tuple[Any, ...]] = {}
     for kind, row in ops:
@@ -133,27 +149,75 @@ def _one_statement(ops: Sequence[JournalOp]) -> tuple[str, list[Any], int] | Non
             snapshots[row[0]] = journal_row(kind, row)[1]
         else:
             return None
-    values = [*itertools.chain(*commands), *itertools.chain(*snapshots.values())]
     rows = len(commands) + len(snapshots)
+    values = [*itertools.chain(*commands), *itertools.chain(*snapshots.values())]
+    checked = sorted({row[0] for row in [*commands, *snapshots.values()]}
+                     & set(holders or ()))
+    if checked:
+        assert holders is not None
+        return _Statement(_fenced(len(commands), len(snapshots)),
+                          [checked, [holders[table] for table in checked], *values],
+                          rows, checked)
     if not commands:
-        return _rows_of(_SNAPSHOT, len(snapshots)), values, rows
-    return (f"WITH commands AS ({_rows_of(_COMMAND, len(commands))}) "
-            + _rows_of(_SNAPSHOT, len(snapshots), after=len(commands) * len(commands[0])),
-            values, rows)
+        return _Statement(_rows_of(_SNAPSHOT, len(snapshots)), values, rows)
+    return _Statement(f"WITH commands AS ({_rows_of(_COMMAND, len(commands))}) "
+                      + _rows_of(_SNAPSHOT, len(snapshots),
+                                 after=len(commands) * _width(_COMMAND)),
+                      values, rows)
+
+
+@functools.lru_cache(maxsize=128)
+def _fenced(commands: int, snapshots: int) -> str:
+    """Commands and snapshots under a fence, as one statement, after two arrays: the
+    tables checked and the holder each should have. It locks the rows of those still
+    held so (`FOR SHARE`, as `SqlStore._fenced` does in a transaction: a takeover's
+    `hold_table` waits for the statement, or the statement sees its count), writes the
+    rows of those tables and of tables not checked, and returns the ids held."""
+    parts = ["WITH held AS MATERIALIZED (SELECT live_tables.id FROM live_tables JOIN "
+             "unnest($1::integer[], $2::integer[]) AS claim (id, holder) "
+             "ON live_tables.id = claim.id AND live_tables.holder = claim.holder "
+             "FOR SHARE OF live_tables)"]
+    after = 2
+    for name, sql, rows in (("commands", _COMMAND, commands),
+                            ("snapshots", _SNAPSHOT, snapshots)):
+        if not rows:
+            continue
+        table, _, rest = _parts(sql)
+        listed = _values(_width(sql), rows, after)
+        after += _width(sql) * rows
+        # (a VALUES list's columns are column1, column2...: the table's id is first)
+        parts.append(f"{name} AS (INSERT INTO {table} SELECT * FROM (VALUES {listed}) "
+                     f"AS row WHERE row.column1 IN (SELECT id FROM held) "
+                     f"OR row.column1 <> ALL($1::integer[]){rest})")
+    return ", ".join(parts) + " SELECT id FROM held"
 
 
 @functools.lru_cache(maxsize=256)
 def _rows_of(sql: str, rows: int, after: int = 0) -> str:
     """`sql`, the INSERT of one row, as that of `rows` rows, its placeholders numbered
     on from `after`."""
+    table, _, rest = _parts(sql)
+    return f"INSERT INTO {table} VALUES {_values(_width(sql), rows, after)}{rest}"
+
+
+def _parts(sql: str) -> tuple[str, str, str]:
+    """The INSERT of one row `sql`: its table, its row of `?`, what follows it."""
     insert = _INSERT.fullmatch(sql)
     assert insert is not None, f"not the INSERT of one row: {sql}"
     table, row, rest = insert.groups()
-    width = row.count("?")
+    return table, row, rest
+
+
+def _width(sql: str) -> int:
+    """The values of a row of the INSERT of one row `sql`."""
+    return _parts(sql)[1].count("?")
+
+
+def _values(width: int, rows: int, after: int) -> str:
+    """`($1, $2), ($3, $4)`: `rows` rows of `width` placeholders, from `after` + 1."""
     numbers = iter(range(after + 1, after + width * rows + 1))
-    values = ", ".join("(" + ", ".join(f"${next(numbers)}" for _ in range(width)) + ")"
-                       for _ in range(rows))
-    return f"INSERT INTO {table} VALUES {values}{rest}"
+    return ", ".join("(" + ", ".join(f"${next(numbers)}" for _ in range(width)) + ")"
+                     for _ in range(rows))
 
 
 def _dropped(conn: psycopg.Connection[Any]) -> bool:
@@ -255,14 +319,16 @@ class PostgresStore(SqlStore):
         at every run once it has more than 50 values, which was half the CPU of a write
         of 20 commands. Twenty commands: 348 -> 100 us of CPU; twenty and a snapshot,
         a transaction of five round trips before: 465 -> 124 us of CPU, 856 -> 408 us.
-        Any other write, or one the fence checks (`holders`), is a transaction."""
-        if not holders and not again and self._depth == 0 and 0 < len(ops) <= MULTI_ROWS:
-            statement = _one_statement(ops)
+        Under a fence (`holders`, a cluster's), such a write checks its tables' holders
+        in the same statement. Any other write is a transaction."""
+        if not again and self._depth == 0 and 0 < len(ops) <= MULTI_ROWS:
+            statement = _one_statement(ops, holders)
             if statement is not None:
-                sql, values, rows = statement
-                with psycopg.RawCursor(self._connection(sql)) as cursor:
-                    cursor.execute(sql, values, prepare=rows <= PREPARED_ROWS)
-                return set()
+                with psycopg.RawCursor(self._connection(statement.sql)) as cursor:
+                    cursor.execute(statement.sql, statement.values,
+                                   prepare=statement.rows <= PREPARED_ROWS)
+                    held = {row[0] for row in cursor} if statement.checked else set()
+                return set(statement.checked) - held
         return super().write_journal(ops, holders, again=again)
 
     def _insert(self, sql: str, params: Sequence[Any]) -> int:

@@ -430,6 +430,39 @@ def test_a_table_taken_over_fences_its_last_holders_writes(store: Store) -> None
         "without holders nothing is checked"
 
 
+def test_commands_and_snapshots_under_a_fence_land_only_for_the_tables_still_held(
+        store: Store) -> None:
+    """A cluster's commonest write (one statement on PostgreSQL, as without a fence)."""
+    store.write_journal([("table_opened", (table, 10.0, {})) for table in (1, 2, 3)])
+    assert store.hold_table(1) == 1
+    fenced = store.write_journal([("command", (1, 0, 11.0, b"a0")),
+                                  ("command", (2, 0, 11.0, b"b0")),
+                                  ("snapshot", (1, 1, "code", b"a")),
+                                  ("snapshot", (2, 1, "code", b"b")),
+                                  ("command", (3, 0, 11.0, b"c0"))], holders={1: 0, 2: 0})
+    assert fenced == {1}
+    rows = store.read_journal()
+    assert rows.commands == [(2, 0, 11.0, b"b0"), (3, 0, 11.0, b"c0")], \
+        "a table the fence does not name is written"
+    assert rows.snapshots == [(2, 1, "code", b"b")]
+
+    assert store.write_journal([("command", (1, 0, 12.0, b"a0 again"))],
+                               holders={1: 1}) == set()
+    assert store.write_journal([("snapshot", (1, 1, "code", b"a"))], holders={1: 0}) == {1}
+    assert store.write_journal([("command", (2, 1, 12.0, b"b1"))],
+                               holders={1: 0, 2: 0}) == set(), "only its own tables count"
+    with pytest.raises(Conflict):  # seq 1 of table 2 is written: nothing of this lands
+        store.write_journal([("snapshot", (2, 2, "code", b"b2")),
+                             ("command", (2, 1, 13.0, b"b1 again"))], holders={2: 0})
+    store.write_journal([("table_closed", (3,))])
+    assert store.write_journal([("command", (3, 1, 13.0, b"late"))],
+                               holders={3: 0}) == {3}, "a table no longer open is fenced"
+    rows = store.read_journal()
+    assert rows.commands == [(1, 0, 12.0, b"a0 again"), (2, 0, 11.0, b"b0"),
+                             (2, 1, 12.0, b"b1")]
+    assert rows.snapshots == [(2, 1, "code", b"b")]
+
+
 def test_the_journal_counts_the_highest_id_any_writer_gave_out(store: Store) -> None:
     store.write_journal([("counter", ("player", 9)), ("counter", ("table", 2))])
     store.write_journal([("counter", ("player", 4))])  # another process, behind

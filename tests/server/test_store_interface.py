@@ -463,6 +463,25 @@ def test_commands_and_snapshots_under_a_fence_land_only_for_the_tables_still_hel
     assert rows.snapshots == [(2, 1, "code", b"b")]
 
 
+def test_journal_rows_of_one_shape_take_numbers_of_any_size(store: Store) -> None:
+    """PostgreSQL prepares a statement run often, and psycopg types a number by its
+    size: the same write with larger numbers is another statement, not an error."""
+    big = 2**31 - 1
+    store.write_journal([("table_opened", (1, 10.0, {})), ("table_opened", (big, 10.0, {}))])
+    for seq in range(6):
+        store.write_journal([("command", (1, seq, 11.0, b"a")),
+                             ("snapshot", (1, seq, "code", b"s"))])
+        store.write_journal([("command", (big, seq, 11.0, b"b"))], holders={big: 0})
+    store.write_journal([("command", (1, 40_000, 1e300, b"a")),
+                         ("snapshot", (1, big, "code", b"s"))])
+    assert store.write_journal([("command", (big, 70_000, 12.0, b"b"))],
+                               holders={big: 0}) == set()
+    rows = store.read_journal()
+    assert rows.commands[-2:] == [(big, 5, 11.0, b"b"), (big, 70_000, 12.0, b"b")]
+    assert (1, 40_000, 1e300, b"a") in rows.commands
+    assert rows.snapshots == [(1, big, "code", b"s")]
+
+
 def test_the_journal_counts_the_highest_id_any_writer_gave_out(store: Store) -> None:
     store.write_journal([("counter", ("player", 9)), ("counter", ("table", 2))])
     store.write_journal([("counter", ("player", 4))])  # another process, behind

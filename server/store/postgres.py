@@ -169,10 +169,11 @@ def _one_statement(ops: Sequence[JournalOp],
 @functools.lru_cache(maxsize=128)
 def _fenced(commands: int, snapshots: int) -> str:
     """Commands and snapshots under a fence, as one statement, after two arrays: the
-    tables checked and the holder each should have. It locks the rows of those still
-    held so (`FOR SHARE`, as `SqlStore._fenced` does in a transaction: a takeover's
-    `hold_table` waits for the statement, or the statement sees its count), writes the
-    rows of those tables and of tables not checked, and returns the ids held."""
+    tables checked and the holder each should have. It locks the rows of the tables
+    whose holder is still that one (`FOR SHARE`, as `SqlStore._fenced` does in a
+    transaction: a takeover's `hold_table` waits for the statement, or the statement
+    sees its count), writes the rows of those tables and of tables not checked, and
+    returns the ids of the tables held."""
     parts = ["WITH held AS MATERIALIZED (SELECT live_tables.id FROM live_tables JOIN "
              "unnest($1::integer[], $2::integer[]) AS claim (id, holder) "
              "ON live_tables.id = claim.id AND live_tables.holder = claim.holder "
@@ -187,8 +188,8 @@ def _fenced(commands: int, snapshots: int) -> str:
         after += _width(sql) * rows
         # (a VALUES list's columns are column1, column2...: the table's id is first)
         parts.append(f"{name} AS (INSERT INTO {table} SELECT * FROM (VALUES {listed}) "
-                     f"AS row WHERE row.column1 IN (SELECT id FROM held) "
-                     f"OR row.column1 <> ALL($1::integer[]){rest})")
+                     f"AS given WHERE given.column1 IN (SELECT id FROM held) "
+                     f"OR given.column1 <> ALL($1::integer[]){rest})")
     return ", ".join(parts) + " SELECT id FROM held"
 
 

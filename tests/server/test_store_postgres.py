@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import threading
+import time
 from typing import Any, cast
 
 import msgpack
@@ -93,6 +95,43 @@ def test_two_stores_opening_one_new_database_at_once_migrate_it_once(
     finally:
         for store in opened:
             store.close()
+
+
+@pytest.mark.parametrize("write", [
+    [("command", (1, 0, 11.0, b"a0"))],
+    [("command", (1, 0, 11.0, b"a0")), ("snapshot", (1, 1, "code", b"core"))],
+], ids=["commands", "with a snapshot"])
+def test_a_fenced_write_waits_for_a_takeover_in_flight_then_finds_its_table_taken(
+        postgres: pg_kit.Cluster, write: list[Any]) -> None:
+    """A takeover counts the table's holder on (`hold_table`) while the old holder's
+    commit is on its way: the commit's one statement waits for that row, then sees the
+    new count, and writes none of the table's rows."""
+    url = postgres.store()
+    store = PostgresStore(url)
+    try:
+        store.write_journal([("table_opened", (1, 10.0, {}))])
+        found: dict[str, set[int]] = {}
+        with psycopg.connect(url) as takeover, psycopg.connect(url, autocommit=True) as look:
+            takeover.execute("UPDATE live_tables SET holder = holder + 1 WHERE id = 1")
+            writer = threading.Thread(target=lambda: found.update(
+                fenced=store.write_journal(write, holders={1: 0})))
+            writer.start()
+            for _ in range(500):  # until the write waits on the row the takeover locked
+                (waiting,) = look.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND application_name = 'pisyedili-server'").fetchone() or (0,)
+                if waiting or not writer.is_alive():
+                    break
+                time.sleep(0.01)
+            assert waiting == 1 and writer.is_alive(), "the write waits for the takeover"
+            takeover.commit()
+            writer.join(10)
+        assert found == {"fenced": {1}}
+        rows = store.read_journal()
+        assert rows.commands == [] and rows.snapshots == []
+        assert store.write_journal(write, holders={1: 1}) == set(), "the new holder writes"
+    finally:
+        store.close()
 
 
 # -- the journal commits off the reactor -------------------------------------------------

@@ -97,8 +97,13 @@ parameters); a longer write is a transaction, its runs of rows by COPY."""
 
 PREPARED_ROWS = 32
 """A journal statement of up to this many rows is prepared: past it, a statement per
-number of rows would crowd psycopg's cache of prepared statements (a hundred, on the
-journal's own connection) out."""
+number of rows would crowd the cache of prepared statements (`PREPARED_MAX`) out."""
+
+PREPARED_MAX = 256
+"""Prepared statements a connection keeps. The journal's shapes up to `PREPARED_ROWS`
+rows (commands alone, or with one snapshot or two) come to about a hundred, psycopg's
+default (a busy 50-table bench kept 93): past it, each new shape would cost an old one
+a `DEALLOCATE` round trip."""
 
 _INSERT = re.compile(r"INSERT INTO (\w+) VALUES (\((?:\?, )*\?\))(.*)")
 """An INSERT of one row of values: its table, its row, and what follows (ON CONFLICT)."""
@@ -255,9 +260,11 @@ class PostgresStore(SqlStore):
     def _connect(self) -> psycopg.Connection[Any]:
         """A new connection, in autocommit (transactions are explicit, as in SQLite)."""
         try:
-            return psycopg.connect(self.url, autocommit=True,
+            conn = psycopg.connect(self.url, autocommit=True,
                                    connect_timeout=CONNECT_SECONDS,
                                    application_name="pisyedili-server")
+            conn.prepared_max = PREPARED_MAX
+            return conn
         except psycopg.Error as e:
             raise StoreError(f"cannot reach PostgreSQL at {host_of(self.url)}: "
                              f"{reason(e)}") from e

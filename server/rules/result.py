@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .cards import CARD_STR, JACK, SEVEN
@@ -37,8 +37,9 @@ class DealResult:
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as a call of the constructor: compiled by mypyc, a frozen dataclass
         # cannot be unpickled field by field (its __setstate__ assigns, which frozen
-        # refuses), and a journal snapshot holds the results of a match's deals.
-        return (DealResult, (self.reason, self.winner, self.multiplier, self.points, self.hands))
+        # refuses), and a journal snapshot holds the results of a match's deals. Every
+        # field, in order, so that one added later is not left to its default.
+        return (DealResult, tuple(getattr(self, f.name) for f in fields(self)))
 
     def to_wire(self) -> dict[str, Any]:
         return {

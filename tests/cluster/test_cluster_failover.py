@@ -113,9 +113,16 @@ class Mover:
         self.hold = False
         """Keep the moves offered (`offered`) rather than answer them."""
         self.offered: list[Msg] | None = None
+        self.meanwhile: list[Msg] | None = None
+        """The moves last offered while `pending`."""
 
     def read(self) -> bool:
-        """One message, answered if it offers moves; False once the server closed."""
+        """One message, answered if it offers moves; False once the server closed.
+
+        Moves offered while a move is on its way are kept: a move refused (sent before
+        the table moved on without it, as when a stand-in played the seat while its
+        player was away) changed nothing, so the offer that came meanwhile is the one
+        to answer; a move accepted makes it stale."""
         msg = self.player.recv()
         if msg is None:
             return False
@@ -123,18 +130,27 @@ class Mover:
             if msg["type"] == "ok":
                 self.acked.append(self.pending[1])
             self.pending = None  # (an error: its server died, or the table moved)
-        if "moves" in msg and self.pending is None and msg["type"] != "error":
-            if self.hold:
-                self.offered = msg["moves"]
+            offered, self.meanwhile = self.meanwhile, None
+            if msg["type"] == "error" and offered is not None:
+                self._offer(offered)
+        if "moves" in msg and msg["type"] != "error":
+            if self.pending is None:
+                self._offer(msg["moves"])
             else:
-                self.move(msg["moves"])
+                self.meanwhile = msg["moves"]
         return True
+
+    def _offer(self, moves: list[Msg]) -> None:
+        if self.hold:
+            self.offered = moves
+        else:
+            self.move(moves)
 
     def move(self, moves: list[Msg]) -> int:
         """Send one of `moves`: its request id."""
         move = self.rng.choice(moves)
         self.player.send("move", move=move)
-        self.pending = (self.player.rid, move)
+        self.pending, self.meanwhile = (self.player.rid, move), None
         return self.player.rid
 
     def over(self) -> bool:

@@ -25,7 +25,7 @@ from .match import Match
 from .moves import DRAW, PASS, PICK, Move, jack_move, move_from_wire, move_str, move_to_wire
 from .options import Options
 from .records import DealRecord
-from .result import DealResult, hand_points
+from .result import DealResult, by_constructor, hand_points
 from .rulesets import CARDIVA, CLASSIC, RULESETS, RuleSet
 from .view import deal_from_view, redeal, unseen_cards, view, views
 
@@ -65,6 +65,7 @@ __all__ = [
     "RuleSet",
     "apply",
     "apply_for",
+    "by_constructor",
     "card_str",
     "deal_from_deck",
     "deal_from_view",

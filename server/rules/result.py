@@ -26,6 +26,14 @@ def out_multiplier(card: int) -> int:
     return 3 if rank == SEVEN else 2 if rank == JACK else 1
 
 
+def by_constructor(record: Any) -> tuple[Any, ...]:
+    """`__reduce__` of a dataclass a journal snapshot holds: a call of its constructor
+    with every field, in order. Compiled by mypyc, a class makes an instance only
+    through `__init__`, and a frozen one cannot be unpickled field by field (its
+    `__setstate__` assigns, which frozen refuses)."""
+    return (type(record), tuple(getattr(record, f.name) for f in fields(record)))
+
+
 @dataclass(frozen=True)
 class DealResult:
     reason: str
@@ -35,11 +43,7 @@ class DealResult:
     hands: tuple[tuple[int, ...], ...]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickled as a call of the constructor: compiled by mypyc, a frozen dataclass
-        # cannot be unpickled field by field (its __setstate__ assigns, which frozen
-        # refuses), and a journal snapshot holds the results of a match's deals. Every
-        # field, in order, so that one added later is not left to its default.
-        return (DealResult, tuple(getattr(self, f.name) for f in fields(self)))
+        return by_constructor(self)  # a snapshot holds the results of a match's deals
 
     def to_wire(self) -> dict[str, Any]:
         return {

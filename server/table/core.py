@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pisyedili.protocol.errors import ProtocolError
@@ -90,13 +90,6 @@ def invite_code(rng: random.Random) -> str:
     return "".join(rng.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
-def _by_constructor(record: Any) -> tuple[Any, ...]:
-    """`__reduce__` of a dataclass a core's snapshot holds: a call of its constructor
-    with its fields. Compiled by mypyc, a class makes an instance only through
-    `__init__`, and a frozen one cannot be unpickled field by field."""
-    return (type(record), tuple(getattr(record, f.name) for f in fields(record)))
-
-
 class TableError(ProtocolError):
     """A refused table command: a registered protocol error code; nothing changed."""
 
@@ -137,7 +130,7 @@ class TableSettings:
             raise ValueError(f"stand_in_level must be one of {BOT_LEVELS}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _by_constructor(self)
+        return engine.by_constructor(self)
 
 
 @dataclass(slots=True)
@@ -148,7 +141,7 @@ class Member:
     """The grace period ran out while away: the member leaves once no match holds it."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _by_constructor(self)
+        return engine.by_constructor(self)
 
 
 @dataclass

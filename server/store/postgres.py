@@ -108,8 +108,20 @@ a `DEALLOCATE` round trip."""
 _INSERT = re.compile(r"INSERT INTO (\w+) VALUES (\((?:\?, )*\?\))(.*)")
 """An INSERT of one row of values: its table, its row, and what follows (ON CONFLICT)."""
 
-_PLAIN_INSERT = re.compile(r"INSERT INTO (\w+) VALUES \((?:\?, )*\?\)")
-"""An INSERT of whole rows with no ON CONFLICT: one COPY can write a run of them."""
+
+@functools.lru_cache(maxsize=64)
+def _insert_of(sql: str) -> tuple[str, int, str] | None:
+    """`sql` as the INSERT of one row: its table, the values of its row, and what
+    follows them (ON CONFLICT); None for any other statement."""
+    insert = _INSERT.fullmatch(sql)
+    return None if insert is None else (insert[1], insert[2].count("?"), insert[3])
+
+
+def _plain_table(sql: str) -> str | None:
+    """The table `sql` inserts whole rows into with no ON CONFLICT, where one COPY or
+    one multi-row INSERT can write a run of them; None for any other statement."""
+    insert = _insert_of(sql)
+    return insert[0] if insert is not None and not insert[2] else None
 
 _COMMAND = journal_row("command", (0, 0, 0.0, b""))[0]
 _SNAPSHOT = journal_row("snapshot", (0, 0, "", b""))[0]
@@ -139,8 +151,7 @@ def _one_statement(ops: Sequence[JournalOp],
     their holder is still the one it gives (`_fenced`)."""
     kind, first = ops[0]
     sql, params = journal_row(kind, first)
-    if not holders and _PLAIN_INSERT.fullmatch(sql) \
-            and all(other == kind for other, _ in ops):
+    if not holders and _plain_table(sql) and all(other == kind for other, _ in ops):
         values = [*params]
         for _, row in ops[1:]:
             values.extend(journal_row(kind, row)[1])
@@ -163,12 +174,16 @@ def _one_statement(ops: Sequence[JournalOp],
         return _Statement(_fenced(len(commands), len(snapshots)),
                           [checked, [holders[table] for table in checked], *values],
                           rows, checked)
+    return _Statement(_with_snapshots(len(commands), len(snapshots)), values, rows)
+
+
+@functools.lru_cache(maxsize=128)
+def _with_snapshots(commands: int, snapshots: int) -> str:
+    """Commands, then snapshots, as one statement."""
+    statement = _rows_of(_SNAPSHOT, snapshots, after=commands * _parts(_COMMAND)[1])
     if not commands:
-        return _Statement(_rows_of(_SNAPSHOT, len(snapshots)), values, rows)
-    return _Statement(f"WITH commands AS ({_rows_of(_COMMAND, len(commands))}) "
-                      + _rows_of(_SNAPSHOT, len(snapshots),
-                                 after=len(commands) * _width(_COMMAND)),
-                      values, rows)
+        return statement
+    return f"WITH commands AS ({_rows_of(_COMMAND, commands)}) {statement}"
 
 
 @functools.lru_cache(maxsize=128)
@@ -188,9 +203,9 @@ def _fenced(commands: int, snapshots: int) -> str:
                             ("snapshots", _SNAPSHOT, snapshots)):
         if not rows:
             continue
-        table, _, rest = _parts(sql)
-        listed = _values(_width(sql), rows, after)
-        after += _width(sql) * rows
+        table, width, rest = _parts(sql)
+        listed = _values(width, rows, after)
+        after += width * rows
         # (a VALUES list's columns are column1, column2...: the table's id is first)
         parts.append(f"{name} AS (INSERT INTO {table} SELECT * FROM (VALUES {listed}) "
                      f"AS given WHERE given.column1 IN (SELECT id FROM held) "
@@ -202,21 +217,15 @@ def _fenced(commands: int, snapshots: int) -> str:
 def _rows_of(sql: str, rows: int, after: int = 0) -> str:
     """`sql`, the INSERT of one row, as that of `rows` rows, its placeholders numbered
     on from `after`."""
-    table, _, rest = _parts(sql)
-    return f"INSERT INTO {table} VALUES {_values(_width(sql), rows, after)}{rest}"
+    table, width, rest = _parts(sql)
+    return f"INSERT INTO {table} VALUES {_values(width, rows, after)}{rest}"
 
 
-def _parts(sql: str) -> tuple[str, str, str]:
-    """The INSERT of one row `sql`: its table, its row of `?`, what follows it."""
-    insert = _INSERT.fullmatch(sql)
+def _parts(sql: str) -> tuple[str, int, str]:
+    """`_insert_of(sql)`, which is an INSERT of one row."""
+    insert = _insert_of(sql)
     assert insert is not None, f"not the INSERT of one row: {sql}"
-    table, row, rest = insert.groups()
-    return table, row, rest
-
-
-def _width(sql: str) -> int:
-    """The values of a row of the INSERT of one row `sql`."""
-    return _parts(sql)[1].count("?")
+    return insert
 
 
 def _values(width: int, rows: int, after: int) -> str:
@@ -306,11 +315,11 @@ class PostgresStore(SqlStore):
         runs of commands cost the server a quarter more CPU a move that way)."""
         rows = list(rows)
         with self._connection(sql).cursor() as cur:
-            plain = _PLAIN_INSERT.fullmatch(sql)
-            if plain is None or len(rows) < 2:
+            table = _plain_table(sql)
+            if table is None or len(rows) < 2:
                 cur.executemany(_placeholders(sql), rows)
                 return
-            with cur.copy(f"COPY {plain.group(1)} FROM STDIN") as copy:
+            with cur.copy(f"COPY {table} FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
 

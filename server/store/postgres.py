@@ -180,6 +180,8 @@ def _one_statement(ops: Sequence[JournalOp],
 @functools.lru_cache(maxsize=128)
 def _with_snapshots(commands: int, snapshots: int) -> str:
     """Commands, then snapshots, as one statement."""
+    if not snapshots:
+        return _rows_of(_COMMAND, commands)
     statement = _rows_of(_SNAPSHOT, snapshots, after=commands * _parts(_COMMAND)[1])
     if not commands:
         return statement

@@ -454,8 +454,11 @@ def test_commands_and_snapshots_under_a_fence_land_only_for_the_tables_still_hel
     with pytest.raises(Conflict):  # seq 1 of table 2 is written: nothing of this lands
         store.write_journal([("snapshot", (2, 2, "code", b"b2")),
                              ("command", (2, 1, 13.0, b"b1 again"))], holders={2: 0})
+    assert store.write_journal([("command", (3, 1, 12.0, b"c1"))],
+                               holders={1: 0}) == set(), "a fence naming none of its tables"
+    assert store.read_journal().commands[-1] == (3, 1, 12.0, b"c1")
     store.write_journal([("table_closed", (3,))])
-    assert store.write_journal([("command", (3, 1, 13.0, b"late"))],
+    assert store.write_journal([("command", (3, 2, 13.0, b"late"))],
                                holders={3: 0}) == {3}, "a table no longer open is fenced"
     rows = store.read_journal()
     assert rows.commands == [(1, 0, 12.0, b"a0 again"), (2, 0, 11.0, b"b0"),

@@ -183,8 +183,9 @@ _MESSAGES: tuple[MessageSpec, ...] = (
                 "After the match, agree (or not) to a new one with the same seats.",
                 feature="rematch", answer="`ok`"),
     MessageSpec("history", _S, (
-        req("of", HISTORY_OF, "`mine`: matches you played (under your session's name); "
-                              "`player`: those `name` played; `recent`: every public one"),
+        req("of", HISTORY_OF, "`mine`: matches you played (this session, or your "
+                              "account); `player`: those `name` played; `recent`: every "
+                              "public one"),
         opt("name", NAME, "the player, with `of: player` (needed there, ignored otherwise)"),
         opt("offset", COUNT, "index of the first match wanted, from 0 (default 0)"),
         opt("limit", IntT(1, HISTORY_PAGE), "most matches wanted (default and most: "

@@ -26,7 +26,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from pisyedili.server.people.accounts import Account, Accounts
-from pisyedili.server.store import Archive, Store
+from pisyedili.server.store import Archive, Store, Viewer
 from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.seats import bot_name
 
@@ -98,13 +98,15 @@ def leaderboard(store: Store, rules: str, limit: int) -> list[Message]:
     return out
 
 
-def profile(store: Store, account: int, name: str) -> Message:
+def profile(store: Store, account: int, name: str, viewer: Viewer) -> Message:
+    """An account's ratings and kept matches as `viewer` may see them: its private
+    matches count and show only for a viewer who played them too (`Store.account_matches`)."""
     ratings = [{"rules": r.rules, "rating": round(r.ordinal, 3), "mu": round(r.mu, 3),
                 "sigma": round(r.sigma, 3), "matches": r.matches, "wins": r.wins,
                 "rank": r.above + 1} for r in store.ratings_of(f"a:{account}")]
     matches = wins = 0
     recent: list[Message] = []
-    for m in store.account_matches(account):
+    for m in store.account_matches(account, viewer):
         won = m.seat in m.winners
         matches += 1
         wins += won
@@ -149,6 +151,6 @@ def leaderboard_page(store: Store, rules: str, limit: int) -> Message:
     return {"type": "leaderboard", "rules": rules, "rows": leaderboard(store, rules, limit)}
 
 
-def profile_page(store: Store, account_id: int, name: str) -> Message:
+def profile_page(store: Store, account_id: int, name: str, viewer: Viewer) -> Message:
     """The `profile` answer, read on the store's thread."""
-    return profile(store, account_id, name)
+    return profile(store, account_id, name, viewer)

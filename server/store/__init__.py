@@ -27,6 +27,7 @@ from pisyedili.server.store.base import (
     SanctionRow,
     Store,
     StoreError,
+    Viewer,
     is_url,
     pg_dump_command,
     public,
@@ -36,7 +37,7 @@ from pisyedili.server.store.sqlite import MEMORY, SqliteStore, backup_file, defa
 __all__ = [
     "DAY", "MEMORY", "AccountMatch", "AccountRow", "Archive", "Conflict", "JournalOp",
     "JournalRows", "LadderRow", "LogEntry", "RatingRow", "SanctionRow", "Store",
-    "StoreError", "backup_file", "default_path", "is_url", "open_store",
+    "StoreError", "Viewer", "backup_file", "default_path", "is_url", "open_store",
     "pg_dump_command", "public",
 ]
 

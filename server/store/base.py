@@ -123,6 +123,16 @@ class RatingRow(NamedTuple):
     above: int
 
 
+class Viewer(NamedTuple):
+    """Who asks to see kept matches: a session (its player id) and the account it is
+    logged in to (None: a guest). A private match is shown to the sessions that held
+    its seats and to the accounts seated in it, never by name: a name a guest used is
+    free for the next guest once the first one's session is gone."""
+
+    player_id: int
+    account: int | None = None
+
+
 class AccountMatch(NamedTuple):
     """A kept match an account sat in, as its profile lists it."""
 
@@ -225,17 +235,18 @@ class Store(Protocol):
         """Forget matches that finished more than `keep_days` ago; how many went."""
         ...
 
-    def history_page(self, of: str, name: str | None, viewer: str, offset: int,
+    def history_page(self, of: str, name: str | None, viewer: Viewer, offset: int,
                      limit: int) -> tuple[list[dict[str, Any]], int]:
         """One page of a list of matches, newest first, each with `private` and its
-        number of `deals`; and how many matches the whole list holds. `of` is "mine" (a
-        human seat named `viewer` played it), "player" (a seat named `name` did; a
-        private match only when `viewer` played it too) or "recent" (every public
-        match). Names are matched exactly, as they were kept."""
+        number of `deals`; and how many matches the whole list holds. `of` is "mine"
+        (`viewer` played it: its session held a seat, or its account was seated),
+        "player" (a seat named `name` did; a private match only when `viewer` played it
+        too) or "recent" (every public match). Names are matched exactly, as they were
+        kept."""
         ...
 
     def visible_deal(self, match_id: int, deal_no: int,
-                     viewer: str) -> dict[str, Any] | None:
+                     viewer: Viewer) -> dict[str, Any] | None:
         """A match `viewer` may see, as `history_page` lists it, with its deal `deal_no`
         (`deal`: deal_no, result, record; None past its last deal); None if there is no
         such match for `viewer`."""
@@ -346,8 +357,9 @@ class Store(Protocol):
         """A subject's ratings, by rule set."""
         ...
 
-    def account_matches(self, account: int) -> list[AccountMatch]:
-        """Every kept match the account sat in, newest first."""
+    def account_matches(self, account: int, viewer: Viewer) -> list[AccountMatch]:
+        """Every kept match the account sat in that `viewer` may see (a private one
+        only when `viewer` played it too), newest first."""
         ...
 
     # -- moderation ----------------------------------------------------------------------

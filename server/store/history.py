@@ -3,7 +3,8 @@
 Transport-neutral and synchronous: each function takes the `Store` and runs on the
 store's thread (`Archive.query`), so a slow read never stalls the reactor. Only the
 store's finished matches are read, so nothing of a match in progress can leak; a
-private table's matches reach their own players only (the store's `_VISIBLE`).
+private table's matches reach their own players only: the sessions that held their
+seats and the accounts seated in them (`Viewer`), never whoever holds a name now.
 Refusals are `ProtocolError`s, which the network layer answers as `error`.
 """
 
@@ -15,7 +16,7 @@ from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES, REPLAY_STEP_MOVES
 from pisyedili.server import rules as engine
 from pisyedili.server.people import names
-from pisyedili.server.store.base import Store
+from pisyedili.server.store.base import Store, Viewer
 from pisyedili.server.table.effects import Message
 
 
@@ -43,16 +44,17 @@ def summary(row: dict[str, Any]) -> Message:
             "private": row["private"]}
 
 
-def history_page(store: Store, of: str, name: str | None, viewer: str, offset: int = 0,
+def history_page(store: Store, of: str, name: str | None, viewer: Viewer, offset: int = 0,
                  limit: int = HISTORY_PAGE) -> Message:
-    """The `history` reply: one page of the list `of`, as `viewer` may see it."""
+    """The `history` reply: one page of the list `of`, as `viewer` may see it. `name`
+    is the player's whose list it is ("player"), or the viewer's own ("mine"): the
+    reply names it; "mine" lists what the viewer's session and account played."""
     limit = min(limit, HISTORY_PAGE)
     rows, total = store.history_page(of, name, viewer, offset, limit)
     reply: Message = {"type": "history", "of": of, "matches": [summary(r) for r in rows],
                       "total": total, "offset": offset}
-    whose = viewer if of == "mine" else name if of == "player" else None
-    if whose is not None:
-        reply["name"] = whose
+    if of != "recent" and name is not None:
+        reply["name"] = name
     return reply
 
 
@@ -85,7 +87,7 @@ def replay_steps(record: dict[str, Any], start: int, count: int) -> list[Message
     return steps
 
 
-def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: str,
+def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: Viewer,
                 steps: bool = False) -> Message:
     """The `replay` reply: deal `deal_no` of the match, its moves from `start` on (a
     page of at most `REPLAY_MOVES`; with `steps`, of at most `REPLAY_STEP_MOVES` and

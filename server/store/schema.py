@@ -76,6 +76,13 @@ def player_rows(match_id: int, players: list[dict[str, Any]]) -> list[tuple[Any,
     return [(match_id, p["seat"], p["name"], p["kind"], p.get("level")) for p in players]
 
 
+def seat_rows(match_id: int, players: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """A match's `match_players` rows as the latest version keeps them: `player_rows`
+    and each human seat's player id (`MatchOver.players`' "player"; None for a bot)."""
+    return [(*row, p.get("player")) for row, p in
+            zip(player_rows(match_id, players), players, strict=True)]
+
+
 V1 = Version("""
 CREATE TABLE matches (
     id {serial},
@@ -256,5 +263,14 @@ opened it): each process of a cluster that takes a table over counts one more, a
 journal write for a table whose count is not the writer's own is refused (the fence:
 a process that was taken for dead and goes on writes nothing over its successor)."""
 
-VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6)
+V7 = Version("""
+ALTER TABLE match_players ADD COLUMN player_id INTEGER;
+CREATE INDEX match_players_player ON match_players (player_id, match_id)
+""")
+"""Version 7: which session held each human seat (its player id; NULL for a bot), so
+that a private match is shown to the sessions and accounts that played it and not to
+whoever takes one of its names later. Seats kept before this version have no player
+id: their private matches are shown to the accounts seated in them only."""
+
+VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6, V7)
 SCHEMA_VERSION = len(VERSIONS)

@@ -31,8 +31,9 @@ from pisyedili.server.store.base import (
     RatingRow,
     SanctionRow,
     SessionRow,
+    Viewer,
 )
-from pisyedili.server.store.schema import player_rows
+from pisyedili.server.store.schema import seat_rows
 from pisyedili.server.table.effects import MatchOver
 
 P = ParamSpec("P")
@@ -210,8 +211,9 @@ class SqlStore:
                 (match.table_id, match.rules, _json(match.options), _json(match.players),
                  match.started_at, match.finished_at, _json(match.totals),
                  _json(match.winners), int(match.private)))
-            self._run_many("INSERT INTO match_players VALUES (?, ?, ?, ?, ?)",
-                             player_rows(match_id, match.players))
+            self._run_many("INSERT INTO match_players (match_id, seat, name, kind, level, "
+                           "player_id) VALUES (?, ?, ?, ?, ?, ?)",
+                           seat_rows(match_id, match.players))
             self._run_many("INSERT INTO deals VALUES (?, ?, ?, ?)",
                              [(match_id, d["deal_no"], _json(d["result"]),
                                _json(d["record"])) for d in match.deals])
@@ -252,14 +254,15 @@ class SqlStore:
         return cur.rowcount  # deals and players go with them (ON DELETE CASCADE)
 
     @guarded
-    def history_page(self, of: str, name: str | None, viewer: str, offset: int,
+    def history_page(self, of: str, name: str | None, viewer: Viewer, offset: int,
                      limit: int) -> tuple[list[dict[str, Any]], int]:
-        args: tuple[str, ...]
+        args: tuple[Any, ...]
         if of == "mine":
-            where, args = f"id IN ({_HUMAN_SEAT})", (viewer,)
+            where, args = _played("id"), _seen_by(viewer)
         elif of == "player":
-            where = f"id IN (SELECT match_id FROM match_players WHERE name = ?) AND {_VISIBLE}"
-            args = (name or "", viewer)
+            where = f"id IN (SELECT match_id FROM match_players WHERE name = ?) AND " \
+                    f"{_visible('id')}"
+            args = (name or "", *_seen_by(viewer))
         elif of == "recent":
             where, args = "private = 0", ()
         else:
@@ -273,10 +276,10 @@ class SqlStore:
 
     @guarded
     def visible_deal(self, match_id: int, deal_no: int,
-                     viewer: str) -> dict[str, Any] | None:
+                     viewer: Viewer) -> dict[str, Any] | None:
         row = self._run(
-            f"SELECT {_SUMMARY_COLUMNS} FROM matches WHERE id = ? AND {_VISIBLE}",
-            (match_id, viewer)).fetchone()
+            f"SELECT {_SUMMARY_COLUMNS} FROM matches WHERE id = ? AND {_visible('id')}",
+            (match_id, *_seen_by(viewer))).fetchone()
         if row is None:
             return None
         found = _summary_row(row)
@@ -497,15 +500,16 @@ class SqlStore:
             "FROM ratings r WHERE subject = ? ORDER BY rules", (subject,))]
 
     @guarded
-    def account_matches(self, account: int) -> list[AccountMatch]:
+    def account_matches(self, account: int, viewer: Viewer) -> list[AccountMatch]:
         return [AccountMatch(match_id, seat, bool(rated), rules, finished,
                              json.loads(players), json.loads(totals), json.loads(winners))
                 for match_id, seat, rated, rules, finished, players, totals, winners
                 in self._run(
                     "SELECT m.id, ma.seat, ma.rated, m.rules, m.finished_at, m.players, "
                     "m.totals, m.winners FROM match_accounts ma JOIN matches m ON "
-                    "m.id = ma.match_id WHERE ma.account = ? "
-                    "ORDER BY m.finished_at DESC, m.id DESC", (account,))]
+                    f"m.id = ma.match_id WHERE ma.account = ? AND {_visible('m.id')} "
+                    "ORDER BY m.finished_at DESC, m.id DESC",
+                    (account, *_seen_by(viewer)))]
 
     # -- moderation ----------------------------------------------------------------------
 
@@ -545,9 +549,23 @@ class SqlStore:
             "SELECT at, operator, action, target, detail FROM moderation_log ORDER BY id")]
 
 
-_HUMAN_SEAT = "SELECT match_id FROM match_players WHERE name = ? AND kind = 'human'"
-_VISIBLE = f"(private = 0 OR id IN ({_HUMAN_SEAT}))"
-"""A match someone (the query's next argument) may see: a public one, or one they played."""
+def _played(match_id: str) -> str:
+    """The condition that `viewer` (the query's next two arguments, `_seen_by`) played
+    the match whose id is the column `match_id`: its session held a seat, or its account
+    was seated. Never by name: a guest's name is the next guest's once the session is
+    gone. A guest's account argument is NULL, which no row equals."""
+    return (f"({match_id} IN (SELECT match_id FROM match_players WHERE player_id = ?) OR "
+            f"{match_id} IN (SELECT match_id FROM match_accounts WHERE account = ?))")
+
+
+def _visible(match_id: str) -> str:
+    """The condition that `viewer` may see the match: a public one, or one they played."""
+    return f"(private = 0 OR {_played(match_id)})"
+
+
+def _seen_by(viewer: Viewer) -> tuple[int, int | None]:
+    """The arguments `_played` and `_visible` take, in their order."""
+    return viewer.player_id, viewer.account
 
 
 _COLUMNS = "id, table_id, rules, options, players, started_at, finished_at, totals, winners"

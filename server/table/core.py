@@ -619,8 +619,12 @@ class TableCore:
             return {"seat": seat.index, "name": bot_name(seat.level), "kind": "bot",
                     "level": seat.level}
         info = self._members.get(seat.member) if seat.member is not None else None
+        # "player": the session that held the seat, which the store keeps so that a
+        # private match is shown to it, not to whoever takes the same name later.
+        player = int(seat.member) if seat.member is not None and seat.member.isdecimal() \
+            else None
         return {"seat": seat.index, "name": info.name if info is not None else "?",
-                "kind": "human", "level": None}
+                "kind": "human", "level": None, "player": player}
 
     def _end_match(self) -> None:
         self.phase = "over"

@@ -31,7 +31,7 @@ from wireclient import Msg, Server, WireClient
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_STEP_MOVES
 from pisyedili.server import rules as engine
 from pisyedili.server.service import tap
-from pisyedili.server.store import Archive, history, open_store
+from pisyedili.server.store import Archive, Viewer, history, open_store
 from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore
 
 FEATURES = ["chat", "history", "rematch"]
@@ -194,6 +194,7 @@ async def test_long_lists_come_in_pages_newest_first(
     server, archive = await _serve(path, monkeypatch)
     try:
         ayse = await server.connect("Ayse")
+        assert ayse.welcome["player"] == 1  # the session play_match seats (member "1")
         first = await ayse.ok("history", of="mine")
         assert first["total"] == len(ids) and [m["id"] for m in first["matches"]] == \
             ids[::-1][:HISTORY_PAGE]
@@ -329,7 +330,9 @@ async def test_without_a_store_the_feature_is_not_offered(
 def test_matches_kept_before_privacy_was_are_shown_to_their_players_only(
         tmp_path: Path) -> None:
     """Version 3 of the schema marks whether a match was private; for the matches kept
-    before it, that is unknown, so they count as private."""
+    before it, that is unknown, so they count as private. Their seats were kept
+    without the sessions that held them (version 7 adds that), so only an account
+    seated in one sees it: a name alone shows nothing."""
     path = tmp_path / "v2.sqlite3"
     conn = sqlite3.connect(path, isolation_level=None)
     for version, step in enumerate(MIGRATIONS[:2], 1):  # a database of version 2
@@ -343,12 +346,16 @@ def test_matches_kept_before_privacy_was_are_shown_to_their_players_only(
     conn.close()
     store = SqliteStore(path)
     try:
-        assert store.history_page("recent", None, "Mehmet", 0, 10) == ([], 0)
-        assert store.history_page("player", "Ayse", "Mehmet", 0, 10)[1] == 0
-        (row,), total = store.history_page("mine", None, "Ayse", 0, 10)
+        store.note_match_accounts(5, [(0, 41)], False)  # Ayse was logged in
+        ayse, guest_ayse, mehmet = Viewer(7, account=41), Viewer(1), Viewer(2)
+        assert store.history_page("recent", None, mehmet, 0, 10) == ([], 0)
+        assert store.history_page("player", "Ayse", mehmet, 0, 10)[1] == 0
+        assert store.history_page("mine", None, guest_ayse, 0, 10) == ([], 0)
+        (row,), total = store.history_page("mine", None, ayse, 0, 10)
         assert (row["id"], row["private"], row["deals"], total) == (5, True, 0, 1)
-        assert store.visible_deal(5, 1, "Mehmet") is None
-        seen = store.visible_deal(5, 1, "Ayse")
+        assert store.visible_deal(5, 1, mehmet) is None
+        assert store.visible_deal(5, 1, guest_ayse) is None
+        seen = store.visible_deal(5, 1, ayse)
         assert seen is not None and seen["deal"] is None  # kept without its deals
     finally:
         store.close()

@@ -125,7 +125,7 @@ def test_a_match_round_trips_and_its_deals_replay(tmp_path: Path, played: MatchO
     got = store.match(match_id)
     assert got is not None and listed == {k: v for k, v in got.items() if k != "deals"}
     assert got["players"] == [
-        {"seat": 0, "name": "Ayse", "kind": "human", "level": None},
+        {"seat": 0, "name": "Ayse", "kind": "human", "level": None, "player": 1},
         {"seat": 1, "name": "bot (easy)", "kind": "bot", "level": "easy"}]
     assert (got["rules"], got["table_id"]) == ("classic", 3)
     assert got["options"]["match_end"] == "deals:4"

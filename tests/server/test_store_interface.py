@@ -27,6 +27,7 @@ from pisyedili.server.store import (
     SanctionRow,
     Store,
     StoreError,
+    Viewer,
     is_url,
 )
 from pisyedili.server.store.base import DAY, JOURNAL_OPS, JournalOp
@@ -78,14 +79,24 @@ def store(backend: Backend, where: str) -> Iterator[Store]:
     opened.close()
 
 
+SESSIONS = {"Ayse": 1, "Mehmet": 2, "Can": 3, "Deniz": 4, "Nobody": 9, "Stranger": 10}
+"""The player id of the session that plays under each name in these tests' matches."""
+
+
+def seen_by(name: str, account: int | None = None) -> Viewer:
+    """The viewer that the session of `SESSIONS` playing as `name` is."""
+    return Viewer(SESSIONS[name], account)
+
+
 def a_match(finished_at: float = 2_000.0, names: tuple[str, str] = ("Ayse", "Mehmet"),
             private: bool = False, deals: int = 2, totals: tuple[int, int] = (30, 101),
             bot: bool = False) -> MatchOver:
     """A finished match as plain data (the store keeps results and records as given)."""
     players: list[dict[str, Any]] = [
-        {"seat": 0, "name": names[0], "kind": "human", "level": None},
+        {"seat": 0, "name": names[0], "kind": "human", "level": None,
+         "player": SESSIONS[names[0]]},
         {"seat": 1, "name": names[1], "kind": "bot" if bot else "human",
-         "level": "easy" if bot else None}]
+         "level": "easy" if bot else None, "player": None if bot else SESSIONS[names[1]]}]
     return MatchOver(
         table_id=3, rules="classic", options={"rules": "classic", "players": 2},
         players=players, started_at=finished_at - 100, finished_at=finished_at,
@@ -221,35 +232,60 @@ def test_history_pages_show_private_matches_to_their_players_only(store: Store) 
     private = store.record_match(a_match(2_000.0, ("Ayse", "Can"), private=True))
     with_bot = store.record_match(a_match(3_000.0, ("Can", "Ayse"), bot=True))
 
-    rows, total = store.history_page("recent", None, "Nobody", 0, 10)
+    rows, total = store.history_page("recent", None, seen_by("Nobody"), 0, 10)
     assert [r["id"] for r in rows] == [with_bot, public] and total == 2
     assert rows[1]["private"] is False and rows[1]["deals"] == 3
-    rows, total = store.history_page("recent", None, "Nobody", 1, 1)
+    rows, total = store.history_page("recent", None, seen_by("Nobody"), 1, 1)
     assert [r["id"] for r in rows] == [public] and total == 2
 
-    rows, total = store.history_page("mine", None, "Ayse", 0, 10)
+    rows, total = store.history_page("mine", None, seen_by("Ayse"), 0, 10)
     assert [r["id"] for r in rows] == [private, public] and total == 2  # not as a bot
     assert rows[0]["private"] is True
 
-    rows, total = store.history_page("player", "Ayse", "Mehmet", 0, 10)
+    rows, total = store.history_page("player", "Ayse", seen_by("Mehmet"), 0, 10)
     assert [r["id"] for r in rows] == [with_bot, public] and total == 2
-    rows, total = store.history_page("player", "Ayse", "Can", 0, 10)
+    rows, total = store.history_page("player", "Ayse", seen_by("Can"), 0, 10)
     assert [r["id"] for r in rows] == [with_bot, private, public] and total == 3
     with pytest.raises(ValueError):
-        store.history_page("everything", None, "Ayse", 0, 10)
+        store.history_page("everything", None, seen_by("Ayse"), 0, 10)
+
+
+def test_private_matches_are_seen_by_the_sessions_and_accounts_that_played_them(
+        store: Store) -> None:
+    """Never by name: a later guest who takes the name "Ayse" is another session."""
+    private = store.record_match(a_match(1_000.0, ("Ayse", "Can"), private=True))
+    public = store.record_match(a_match(2_000.0, ("Ayse", "Mehmet")))
+    store.note_match_accounts(private, [(1, 42)], False)  # Can was logged in
+    store.note_match_accounts(public, [(0, 41)], False)  # Ayse too, this time
+    later_ayse, can_again = Viewer(99), Viewer(77, account=42)
+
+    assert store.history_page("mine", None, later_ayse, 0, 10) == ([], 0)
+    rows, total = store.history_page("player", "Ayse", later_ayse, 0, 10)
+    assert [r["id"] for r in rows] == [public] and total == 1
+    assert store.visible_deal(private, 1, later_ayse) is None
+    assert store.account_matches(42, later_ayse) == []
+    assert [m.id for m in store.account_matches(41, later_ayse)] == [public]
+
+    rows, _ = store.history_page("mine", None, seen_by("Ayse"), 0, 10)
+    assert [r["id"] for r in rows] == [public, private]
+    rows, _ = store.history_page("mine", None, can_again, 0, 10)  # by the account
+    assert [r["id"] for r in rows] == [private]
+    assert store.visible_deal(private, 1, can_again) is not None
+    assert [m.id for m in store.account_matches(42, can_again)] == [private]
+    assert [m.id for m in store.account_matches(42, seen_by("Ayse"))] == [private]
 
 
 def test_a_visible_deal_is_one_deal_of_a_match_the_viewer_may_see(store: Store) -> None:
     played = a_match(private=True)
     match_id = store.record_match(played)
-    found = store.visible_deal(match_id, 2, "Mehmet")
+    found = store.visible_deal(match_id, 2, seen_by("Mehmet"))
     assert found is not None
     assert found["id"] == match_id and found["private"] is True and found["deals"] == 2
     assert found["deal"] == played.deals[1]
-    past = store.visible_deal(match_id, 3, "Ayse")
+    past = store.visible_deal(match_id, 3, seen_by("Ayse"))
     assert past is not None and past["deal"] is None
-    assert store.visible_deal(match_id, 1, "Stranger") is None
-    assert store.visible_deal(match_id + 1, 1, "Ayse") is None
+    assert store.visible_deal(match_id, 1, seen_by("Stranger")) is None
+    assert store.visible_deal(match_id + 1, 1, seen_by("Ayse")) is None
 
 
 # -- the journal -------------------------------------------------------------------------
@@ -596,15 +632,15 @@ def test_an_accounts_matches_are_listed_newest_first(store: Store) -> None:
     second = store.record_match(a_match(2_000.0, ("Can", "Ayse"), totals=(5, 9)))
     store.note_match_accounts(first, [(0, 41), (1, 42)], False)
     store.note_match_accounts(second, [(1, 41)], True)
-    assert store.account_matches(41) == [
+    assert store.account_matches(41, seen_by("Nobody", 41)) == [
         (second, 1, True, "classic", 2_000.0, a_match(names=("Can", "Ayse")).players,
          [5, 9], [0]),
         (first, 0, False, "classic", 1_000.0, a_match(names=("Ayse", "Can")).players,
          [30, 101], [0])]
-    assert [m.id for m in store.account_matches(42)] == [first]
-    assert store.account_matches(43) == []
+    assert [m.id for m in store.account_matches(42, seen_by("Nobody", 42))] == [first]
+    assert store.account_matches(43, seen_by("Nobody", 43)) == []
     store.prune(0, now=3_000.0)  # a pruned match leaves no trace in a profile
-    assert store.account_matches(41) == []
+    assert store.account_matches(41, seen_by("Nobody", 41)) == []
 
 
 def test_rating_a_match_in_one_transaction_with_its_accounts(store: Store) -> None:
@@ -614,7 +650,7 @@ def test_rating_a_match_in_one_transaction_with_its_accounts(store: Store) -> No
         store.note_match_accounts(match_id, [(0, 41)], True)
         store.save_rating("classic", "a:41", 27.0, 7.0, 6.0, True, 10.0)
         raise RuntimeError("the rating update failed")
-    assert store.account_matches(41) == [] and store.ratings_of("a:41") == []
+    assert store.account_matches(41, seen_by("Nobody", 41)) == [] and store.ratings_of("a:41") == []
     assert store.match(match_id) is not None  # the match itself was kept before
 
 

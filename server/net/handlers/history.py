@@ -8,12 +8,18 @@ from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.shapes import HISTORY_PAGE
 from pisyedili.server.net.handlers import Handler, answer_from_store
 from pisyedili.server.people.session import Session
-from pisyedili.server.store import history
+from pisyedili.server.store import Viewer, history
 from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
     from pisyedili.server.net.dispatch import Replier
+
+
+def viewer_of(s: Session) -> Viewer:
+    """Who `s` is to the kept matches: its session and account, not its name (`replay`
+    and `export` are refused a private match the same way `history` hides it)."""
+    return Viewer(int(s.player_id), s.account)
 
 
 def _history(conn: Connection, s: Session, msg: Message,
@@ -24,8 +30,10 @@ def _history(conn: Connection, s: Session, msg: Message,
             raise ProtocolError("missing_field", "of: player needs the player's name",
                                 field="name")
         name = history.lookup_name(name)
+    elif of == "mine":
+        name = s.name
     offset, limit = msg.get("offset", 0), min(msg.get("limit", HISTORY_PAGE), HISTORY_PAGE)
-    viewer = s.name
+    viewer = viewer_of(s)
     answer_from_store(conn, reply, lambda store: history.history_page(
         store, of, name, viewer, offset, limit))
     return None
@@ -34,7 +42,7 @@ def _history(conn: Connection, s: Session, msg: Message,
 def _replay(conn: Connection, s: Session, msg: Message,
             reply: Replier) -> Message | None:
     match_id, deal_no, start = msg["match"], msg.get("deal", 1), msg.get("from", 0)
-    viewer = s.name
+    viewer = viewer_of(s)
     steps = bool(msg.get("steps", False))
     answer_from_store(conn, reply, lambda store: history.replay_page(
         store, match_id, deal_no, start, viewer, steps))

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.net.handlers import Handler, answer_from_store
+from pisyedili.server.net.handlers.history import viewer_of
 from pisyedili.server.people import ratings
 from pisyedili.server.people.session import Session
 from pisyedili.server.table.effects import Message
@@ -36,8 +37,9 @@ def _profile(conn: Connection, s: Session, msg: Message,
     account = _ratings(conn).account(msg["name"])
     if account is None:
         raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
-    account_id, name = account.id, account.name
-    answer_from_store(conn, reply, lambda store: ratings.profile_page(store, account_id, name))
+    account_id, name, viewer = account.id, account.name, viewer_of(s)
+    answer_from_store(conn, reply, lambda store: ratings.profile_page(
+        store, account_id, name, viewer))
     return None
 
 

@@ -316,9 +316,15 @@ MATCH_PLAYER = MapT(
     (
         req("seat", SEAT, "seat number, 0-based"),
         req("name", NAME, "the player's (or bot's) name when the match started"),
-        req("kind", StrT(5, choices=("human", "bot")), "who held the seat"),
+        req("kind", StrT(5, choices=("human", "bot")), "who held the seat when the match "
+                                                       "started"),
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
         req("total", POINTS, "the seat's match total"),
+        opt("left_at", TIMESTAMP, "its player left mid-match (`leave_table`, or away past "
+                                  "the grace period and not back by the end), seconds "
+                                  "since 1970 (UTC): a server bot finished the seat"),
+        opt("forfeit", BoolT(), "true: a rated match, so the leaving was a forfeit: the "
+                                "seat ranked below every seat that played on"),
     ),
     name="match_player",
 )
@@ -413,7 +419,8 @@ RECENT_MATCH = MapT(
         req("rated", BoolT(), "it changed ratings"),
         req("seat", SEAT, "the player's seat"),
         req("total", POINTS, "the player's match total"),
-        req("won", BoolT(), "the player won (or shared the win)"),
+        req("won", BoolT(), "the player won (or shared the win), playing to the end: "
+                            "a seat they left never counts as won"),
         req("players", ListT(NAME, MAX_SEATS), "every seat's name, by seat"),
     ),
     name="recent_match",

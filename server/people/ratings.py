@@ -4,7 +4,14 @@ A table is rated or casual, chosen when it is opened (`create_table.rated`); a r
 table seats registered players and bots only. When a rated match ends, its final
 ranking (lower match total is better, C16 and K15; equal totals share a place) updates
 the rating of every seat's subject: the account (`a:<id>`) or the bot level
-(`bot:<level>`), so the ladder itself shows how strong each level plays. A level that
+(`bot:<level>`), so the ladder itself shows how strong each level plays.
+
+Leaving a rated match before its end is a forfeit, as resigning is (lichess: leaving
+is resigning): a seat whose player left (`left_at`: `leave_table`, or away past the
+grace period and not back by the end) ranks below every seat that played on, whatever
+the server bot that finished it scored, and an earlier leaver below a later one. Its
+account never counts the match as won. Otherwise a leaver would be rated for the
+bot's play, and the players who played on would lose rating to a bot. A level that
 holds several seats of one match is one subject: it takes the mean of its seats'
 updates. New subjects start at the model's defaults (mu 25, sigma 25/3); the ladder
 sorts by the conservative estimate mu - 3 sigma (`ordinal`).
@@ -46,16 +53,31 @@ def subject_of(player: dict[str, Any], accounts: dict[str, int]) -> str | None:
     return None if account is None else f"a:{account}"
 
 
+def left(player: dict[str, Any]) -> bool:
+    """Whether a seat of `MatchOver.players` (or a kept match's) was left mid-match."""
+    return player.get("left_at") is not None
+
+
+def ranks(match: MatchOver) -> list[float]:
+    """Each seat's place in the rated result, 0 first: the seats that played on by
+    their totals (equal totals share a place), then those that were left, the latest
+    leaver first (equal times share a place)."""
+    keys = [(1, -player["left_at"]) if left(player) else (0, match.totals[player["seat"]])
+            for player in match.players]
+    places = {key: place for place, key in enumerate(sorted(set(keys)))}
+    return [float(places[key]) for key in keys]
+
+
 def rate(store: Store, match: MatchOver, subjects: list[str],
          now: float) -> dict[str, tuple[float, float]]:
     """Update the ratings of one rated match's `subjects` (by seat); the new (mu, sigma)."""
     rows = store.ratings(match.rules, subjects)
     teams = [[MODEL.rating(*rows.get(subject, (None, None)))] for subject in subjects]
-    rated = MODEL.rate(teams, ranks=[float(t) for t in match.totals])
+    rated = MODEL.rate(teams, ranks=ranks(match))
     by_subject: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for subject, (new,) in zip(subjects, rated, strict=True):
         by_subject[subject].append((new.mu, new.sigma))
-    won = {subjects[seat] for seat in match.winners}
+    won = {subjects[seat] for seat in match.winners if not left(match.players[seat])}
     result = {}
     for subject, values in by_subject.items():
         mu = sum(v[0] for v in values) / len(values)
@@ -107,7 +129,8 @@ def profile(store: Store, account: int, name: str, viewer: Viewer) -> Message:
     matches = wins = 0
     recent: list[Message] = []
     for m in store.account_matches(account, viewer):
-        won = m.seat in m.winners
+        won = m.seat in m.winners and not any(
+            left(p) for p in m.players if p["seat"] == m.seat)
         matches += 1
         wins += won
         if len(recent) < RECENT:

@@ -37,6 +37,10 @@ def summary(row: dict[str, Any]) -> Message:
                                   "total": totals[p["seat"]]}
         if p.get("level"):
             player["level"] = p["level"]
+        if p.get("left_at") is not None:  # its player left; a server bot finished it
+            player["left_at"] = p["left_at"]
+            if p.get("forfeit"):
+                player["forfeit"] = True
         players.append(player)
     return {"id": row["id"], "rules": row["rules"], "options": row["options"],
             "players": players, "winners": row["winners"], "deals": row["deals"],

@@ -180,6 +180,9 @@ class TableCore:
         self._spectators: list[MemberId] = []  # in arrival order
         self._match: engine.Match | None = None
         self._match_start: tuple[float, list[dict[str, Any]]] = (0.0, [])  # for MatchOver
+        self._left: dict[int, float] = {}
+        """Seats whose player left during the match in play, and when: by leaving, or
+        by staying away past the grace period (until they come back)."""
         self._deal_events: list[engine.Event] = []  # this deal's events, unmasked
         self._serial = 0  # bumps on every prompt: a late bot answer is recognised
         self._deadline: float | None = None  # when the seat to act runs out of time
@@ -430,6 +433,7 @@ class TableCore:
         if index is not None:
             seat = self._seats[index]
             if self.phase == "playing":
+                self._left.setdefault(index, self._step.now)
                 seat.seat_bot(self.settings.stand_in_level)
             else:
                 seat.clear()
@@ -552,6 +556,7 @@ class TableCore:
                 seat.ready = True
         self._match = engine.Match(self.options, random.Random(seed))
         self._match_start = (self._step.now, [self._player(s) for s in self._seats])
+        self._left = {}
         self.phase = "playing"
         self._changed()
         self._begin_deal()
@@ -626,11 +631,20 @@ class TableCore:
         return {"seat": seat.index, "name": info.name if info is not None else "?",
                 "kind": "human", "level": None, "player": player}
 
+    def _as_recorded(self, player: dict[str, Any]) -> dict[str, Any]:
+        """A seat of `MatchOver.players`: as it started, and whether its player left
+        (`left_at`; at a rated table that is a forfeit, `ratings.py`)."""
+        left_at = self._left.get(player["seat"])
+        if left_at is None:
+            return player
+        return {**player, "left_at": left_at, **({"forfeit": True} if self.rated else {})}
+
     def _end_match(self) -> None:
         self.phase = "over"
         assert self._match is not None
         match = self._match
         started_at, players = self._match_start
+        players = [self._as_recorded(p) for p in players]
         self._step.out.append(MatchOver(
             table_id=self.id, rules=self.options.rules, options=self._options_wire(),
             players=players, started_at=started_at, finished_at=self._step.now,
@@ -786,6 +800,7 @@ class TableCore:
             self._remove(member)  # nothing to hold for them: they leave the table
             return
         info.gone = True
+        self._left[index] = self._step.now  # a forfeit, unless they are back before the end
         self._seats[index].held = "disconnected"
         self._changed()
         if self._acting(index):
@@ -803,6 +818,7 @@ class TableCore:
         index = self.seat_of(c.member)
         reclaim = index is not None and self._seats[index].held is not None
         if index is not None:
+            self._left.pop(index, None)
             self._seats[index].held = None
             self._seats[index].timeouts = 0
         if was_away or reclaim:

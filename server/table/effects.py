@@ -91,6 +91,9 @@ class MatchOver:
     `{"deal_no", "result", "record"}`, the result and `DealRecord` in wire form. Times are the core's `now` (the runner's clock).
     `private`: played at a private table, so only its players may list or replay it.
     `rated`: played at a rated table, so it changes its players' ratings.
+
+    A seat whose player left mid-match (a server bot finished it) has `left_at`, when,
+    and at a rated table `forfeit` (its player ranks below every seat that played on).
     """
 
     table_id: int

@@ -333,7 +333,8 @@ POLICY_LIMITS = ("rate", "burst", "ping_seconds", "idle_seconds", "tables_per_pl
 WORST_MATCH = {
     "id": L.MAX_ID, "rules": "classic", "options": TABLE_OPTIONS,
     "players": [{"seat": i, "name": text(L.MAX_NAME), "kind": "human", "level": "medium",
-                 "total": POINTS} for i in range(MAX_SEATS)],
+                 "total": POINTS, "left_at": 1e12, "forfeit": True}
+                for i in range(MAX_SEATS)],
     "winners": list(range(MAX_SEATS)), "deals": L.MAX_ID, "started_at": 1e12,
     "finished_at": 1e12, "private": False}
 # A deal's record: every card of two decks at its longest, the largest seed, and a full

@@ -6,6 +6,7 @@ sit at rated tables."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,8 +17,10 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from wireclient import Msg, Server, WireClient
 
+from pisyedili.server.people import ratings
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
 from pisyedili.server.store import MEMORY, Archive, open_store
+from pisyedili.server.table.effects import MatchOver
 
 PASSWORD = "correct horse battery"
 
@@ -144,3 +147,19 @@ async def test_leaderboard_and_profile_replies_keep_the_order_of_requests() -> N
             assert answers == [(request["type"], rid), ("pong", rid + 1)]
     finally:
         await server.stop()
+
+
+def test_leavers_rank_below_everyone_who_played_on_the_earliest_last() -> None:
+    # Seats 1 and 3 were left (their server bots scored best); seat 3's player left first.
+    players = [{"seat": 0, "name": "Ayşe", "kind": "human", "level": None},
+               {"seat": 1, "name": "Mehmet", "kind": "human", "level": None,
+                "left_at": 100.0, "forfeit": True},
+               {"seat": 2, "name": "bot (easy)", "kind": "bot", "level": "easy"},
+               {"seat": 3, "name": "Deniz", "kind": "human", "level": None,
+                "left_at": 50.0, "forfeit": True}]
+    match = MatchOver(table_id=1, rules="classic", options={}, players=players,
+                      started_at=0.0, finished_at=200.0, totals=[50, 0, 10, 0],
+                      winners=[1, 3], deals=[], rated=True)
+    assert ratings.ranks(match) == [1.0, 2.0, 0.0, 3.0]
+    # Equal totals among those who played on share a place, as before.
+    assert ratings.ranks(replace(match, totals=[10, 0, 10, 0])) == [0.0, 1.0, 0.0, 2.0]

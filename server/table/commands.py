@@ -21,13 +21,16 @@ class Join:
     """Become a member: the first open seat unless `spectate` or a match is on.
 
     `registered`: the member has an account; a rated table seats no guest, so a guest
-    joins it as a spectator.
+    joins it as a spectator. `address`: the address key its session was opened from
+    (`limits.address_key`; "" or "elsewhere" when not known), so a rated match can tell
+    an operator it seats two accounts of one address.
     """
 
     member: MemberId
     name: str
     spectate: bool = False
     registered: bool = False
+    address: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ now is. A request's reply comes before any message it causes.
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -66,6 +67,7 @@ from pisyedili.server.table.effects import (
     Reply,
     Send,
     SetTimer,
+    SharedAddress,
 )
 from pisyedili.server.table.seats import Seat, bot_name, wire_player_id
 
@@ -79,6 +81,8 @@ TURN_TIMER = "turn"
 BOT_TIMER = "bot"
 DEAL_TIMER = "deal"
 GRACE_TIMER = "grace:"  # + the member's id
+UNKNOWN_ADDRESSES = frozenset({"", "?", "elsewhere"})
+"""`Join.address` values that name no address (a session of another process, say)."""
 
 
 GUEST_REFUSED = "a rated table seats registered players only: log in, or watch"
@@ -139,6 +143,8 @@ class Member:
     connected: bool = True
     gone: bool = False
     """The grace period ran out while away: the member leaves once no match holds it."""
+    address: str = ""
+    """The address key its session was opened from (`Join.address`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return engine.by_constructor(self)
@@ -406,7 +412,7 @@ class TableCore:
         if c.member in self._members:
             self._step.reply = self.snapshot(c.member)
             return
-        self._members[c.member] = Member(c.name)
+        self._members[c.member] = Member(c.name, address=c.address)
         free = next((s for s in self._seats if s.kind == "open"), None)
         seated = not c.spectate and (c.registered or not self.rated)  # a guest watches
         if seated and self.phase != "playing" and free is not None:
@@ -557,6 +563,8 @@ class TableCore:
         self._match = engine.Match(self.options, random.Random(seed))
         self._match_start = (self._step.now, [self._player(s) for s in self._seats])
         self._left = {}
+        if self.rated:
+            self._note_shared_addresses()
         self.phase = "playing"
         self._changed()
         self._begin_deal()
@@ -630,6 +638,25 @@ class TableCore:
             else None
         return {"seat": seat.index, "name": info.name if info is not None else "?",
                 "kind": "human", "level": None, "player": player}
+
+    def _note_shared_addresses(self) -> None:
+        """Accounts seated from one address at a rated match: each such seat's record
+        gets the group's number (`shared_address`) and an operator a `SharedAddress`.
+        Allowed (a household or a LAN party shares one address), but a second account
+        is also how one player would farm a rating, so it is made visible."""
+        by_address: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for seat, player in zip(self._seats, self._match_start[1], strict=True):
+            info = self._members.get(seat.member) if seat.member is not None else None
+            if seat.kind == "human" and info is not None \
+                    and info.address not in UNKNOWN_ADDRESSES:
+                by_address[info.address].append(player)
+        shared = [(address, group) for address, group in by_address.items() if len(group) > 1]
+        for number, (address, group) in enumerate(shared, 1):
+            for player in group:
+                player["shared_address"] = number
+            self._step.out.append(SharedAddress(
+                table_id=self.id, address=address,
+                seats=[(p["seat"], p["name"]) for p in group]))
 
     def _as_recorded(self, player: dict[str, Any]) -> dict[str, Any]:
         """A seat of `MatchOver.players`: as it started, and whether its player left

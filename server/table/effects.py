@@ -93,7 +93,9 @@ class MatchOver:
     `rated`: played at a rated table, so it changes its players' ratings.
 
     A seat whose player left mid-match (a server bot finished it) has `left_at`, when,
-    and at a rated table `forfeit` (its player ranks below every seat that played on).
+    and at a rated table `forfeit` (its player ranks below every seat that played on);
+    at a rated table, seats of accounts that joined from one address share a
+    `shared_address` number (`SharedAddress`).
     """
 
     table_id: int
@@ -109,5 +111,16 @@ class MatchOver:
     rated: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class SharedAddress:
+    """A rated match starts with accounts that joined from one address (`seats`: seat
+    and name): the runner logs it for operators. Allowed (one household, one LAN
+    party), but also how one player would rate-farm with a second account."""
+
+    table_id: int
+    address: str
+    seats: list[tuple[int, str]]
+
+
 Effect = (Reply | Send | SetTimer | CancelTimer | AskBot | Changed | MemberLeft | Closed
-          | MatchOver)
+          | MatchOver | SharedAddress)

@@ -45,6 +45,7 @@ from pisyedili.server.table.effects import (
     Reply,
     Send,
     SetTimer,
+    SharedAddress,
 )
 from pisyedili.server.table.stand_in import make_bot
 
@@ -177,6 +178,8 @@ class TableRunner:
                 elif isinstance(effect, MatchOver):
                     if self._on_match is not None:
                         self._journal.later(self._match_over, effect)
+                elif isinstance(effect, SharedAddress):
+                    self._warn_shared(effect)
                 elif isinstance(effect, Closed):
                     for key in list(self._calls):
                         self._cancel(key)
@@ -201,6 +204,14 @@ class TableRunner:
                 return
             call.cancel()
         self._calls[timer.key] = self._clock.callLater(timer.delay, self._fire, timer.key)
+
+    def _warn_shared(self, shared: SharedAddress) -> None:
+        """For operators (docs/operating.md, "Two accounts from one address"): allowed,
+        but worth a look if the same accounts keep meeting."""
+        log.warn("table {table}: a rated match starts with accounts {accounts} from one "
+                 "address {address}", table=shared.table_id, address=shared.address,
+                 accounts=[name for _, name in shared.seats],
+                 seats=[seat for seat, _ in shared.seats], shared_address=True)
 
     def _match_over(self, match: MatchOver) -> None:
         """A match is kept (and rated) once the journal has the command that ended it:

@@ -4,7 +4,8 @@ A player who left a rated match after two moves used to be rated for what the se
 bot that finished the seat achieved: the bot won, so the leaver gained and the player
 who played on lost. Now the leaver ranks below every seat that played on, whatever the
 bot scores, the kept match says the seat was left, and a dropped connection that comes
-back within the grace period is no forfeit.
+back within the grace period is no forfeit. Two accounts seated from one address at a
+rated match are allowed (a LAN party) but logged and flagged for operators.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from net_match import ends_match
 from openskill.models import PlackettLuce
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
+from twisted.logger import globalLogPublisher
 from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient, event_of
 
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
@@ -135,6 +137,7 @@ async def test_leaving_a_rated_match_after_two_moves_is_a_forfeit_whatever_the_b
         assert left["kind"] == "human" and left["name"] == "Mehmet"
         assert left["forfeit"] is True and left["left_at"] >= record["started_at"]
         assert "left_at" not in record["players"][0]
+        assert all("shared_address" not in p for p in record["players"])  # two addresses
 
         # Ayşe played on, so she ranks first; Mehmet forfeited, so he ranks last.
         (ayse_new,), (mehmet_new,) = MODEL.rate([[MODEL.rating()], [MODEL.rating()]],
@@ -207,4 +210,37 @@ async def test_a_connection_lost_past_the_grace_period_to_the_end_is_a_forfeit()
         rows = await ladder(ayse)
         assert rows["Mehmet"]["mu"] < MODEL.rating().mu < rows["Ayşe"]["mu"]
     finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_accounts_from_one_address_at_a_rated_match_are_logged_and_flagged(
+        ) -> None:
+    warnings: list[dict[str, Any]] = []
+
+    def observe(event: dict[str, Any]) -> None:
+        if event.get("shared_address"):
+            warnings.append(event)
+
+    globalLogPublisher.addObserver(observe)  # type: ignore[arg-type]
+    server = await start()
+    try:
+        ayse = await member(server, "Ayşe", "127.0.0.4")
+        mehmet = await member(server, "Mehmet", "127.0.0.4")
+        table = await rated_table(ayse, mehmet, seats=3)
+        assert [(w["table"], w["accounts"], w["address"]) for w in warnings] == [
+            (table, ["Ayşe", "Mehmet"], "127.0.0.4")]
+        rng = random.Random(8)
+        await gatherResults([Deferred.fromCoroutine(play(c, shedding(rng)))
+                             for c in (ayse, mehmet)])
+
+        record = await kept(server)
+        assert [p.get("shared_address") for p in record["players"]] == [1, 1, None]
+        assert all("shared_address" not in p  # an operator's flag, not the players'
+                   for p in (await ayse.request("history", of="mine"))["matches"][0]
+                   ["players"])
+        rows = await ladder(ayse)
+        assert set(rows) == {"Ayşe", "Mehmet", "bot (easy)"}  # rated all the same
+    finally:
+        globalLogPublisher.removeObserver(observe)  # type: ignore[arg-type]
         await server.stop()

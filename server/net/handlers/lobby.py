@@ -77,8 +77,8 @@ def _open(conn: Connection, s: Session, msg: Message, reply: Replier,
                                      rated=bool(msg.get("rated", False)),
                                      table_id=table_id, code=code)
     s.table = table
-    table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None),
-                 reply)  # the snapshot is the reply
+    table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None,
+                          address=s.address), reply)  # the snapshot is the reply
     return None
 
 
@@ -89,7 +89,7 @@ def _join_table(conn: Connection, s: Session, msg: Message,
     if current is not None and current is not table:
         raise ProtocolError("already_at_table", "leave your table before joining another")
     table.handle(cmd.Join(s.player_id, s.name, bool(msg.get("spectate", False)),
-                          registered=s.account is not None), reply)
+                          registered=s.account is not None, address=s.address), reply)
     if table.core.is_member(s.player_id):
         s.table = table
     return None

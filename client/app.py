@@ -159,7 +159,7 @@ class ClientApp:
         """Print the replay's screen above the prompt at each step too: for an output that
         is not a terminal (a pipe, a file), where the status area cannot be redrawn."""
         self.logins: ServerLogins | None = None
-        """The login remembered for this server (network games only)."""
+        """The logins remembered for this server (network games only)."""
         self.insecure: str | None = None
         """Set when the connection is neither TLS nor loopback: what to call it when
         warning that a password would cross the network in clear."""
@@ -725,8 +725,9 @@ class ClientApp:
             self.session.is_password = False
 
     def _account_request(self, msg: dict[str, Any], saved: bool = False) -> None:
-        """Send an account request; keep the login token its `account` answer carries
-        (a `bad_login` for a saved token means it was revoked: forget it)."""
+        """Send an account request; keep the login token its `account` answer carries,
+        under the account's name (a `bad_login` for a saved token means it was revoked:
+        forget it)."""
         d = self._send(msg)
         if d is None:
             return
@@ -737,24 +738,30 @@ class ClientApp:
             if reply.get("type") == "account" and reply.get("login"):
                 self.logins.save(str(reply["name"]), str(reply["login"]))
             elif saved and reply.get("code") == "bad_login":
-                self.logins.delete()
+                self.logins.delete(str(msg["name"]))
                 self.show([("class:dim", _("* the saved login was revoked; /login again"))])
                 self._refresh()
 
         d.addCallback(answered)
 
     def _auto_login(self) -> None:
-        saved = self.logins.load() if self.logins is not None else None
+        """Log in with the login saved for this client's own name, never another's: on
+        a computer friends share, `--name Zeynep` must not become Ayşe."""
+        saved = self.logins.mine() if self.logins is not None else None
         if saved is not None:
-            self._account_request({"type": "login", "name": saved[0], "token": saved[1]},
-                                  saved=True)
+            self._account_request({"type": "login", "name": saved.name,
+                                   "token": saved.token}, saved=True)
 
     def _logout(self, msg: dict[str, Any]) -> None:
-        saved = self.logins.load() if self.logins is not None else None
+        """Revoke the login of the account this session is logged in to, and forget it
+        here whatever the server says."""
+        account = self.state.name if self.state.registered else None
+        saved = (self.logins.load(account)
+                 if self.logins is not None and account is not None else None)
         if saved is not None:
-            msg["token"] = saved[1]
+            msg["token"] = saved.token
             assert self.logins is not None
-            self.logins.delete()  # whatever the server says: this client forgets it
+            self.logins.delete(saved.name)
         self._send(msg)
 
     # -------------------------------------------------------------------- loop

@@ -16,9 +16,11 @@ ENDPOINT is a Twisted client endpoint string (`tls:example.org:7707`,
 
 The session's resume token is kept on disk per server and name (client/token_store.py),
 so `pisyedili HOST` after a closed terminal, a crash or a reboot resumes the session and
-its seat (while the server keeps them); `--fresh` starts a new session. Another `--name`
-is another session; the same name, still in use by another client, is taken over only
-when the player says so (`--take-over`, or yes at the question). Offline play keeps
+its seat (while the server keeps them); `--fresh` starts a new session. A `/login` is kept
+per server and account name, and used only by a client of that name; without `--name`,
+the name is the account whose login is saved for the server (`name_for`). Another
+`--name` is another session; the same name, still in use by another client, is taken
+over only when the player says so (`--take-over`, or yes at the question). Offline play keeps
 its match in a file of its own (client/offline.py): `pisyedili play --continue` takes it
 up again.
 
@@ -213,6 +215,25 @@ def remember_session(link: Link, store: TokenStore, key: str, fresh: bool,
     return saved
 
 
+def name_for(store: TokenStore, address: str,
+             ask: Callable[[str], str] | None = None) -> str:
+    """The name to play under on `address` when `--name` is not given: the account whose
+    login is saved for that server, so `pisyedili HOST` logs its owner in as before; with
+    several (friends sharing the computer), the player says which (`ask`, a terminal's
+    question; Enter, or no terminal, takes the one used last); with none, the login name.
+    """
+    logins = store.logins(server_key(address))
+    if not logins:
+        return default_name()
+    last = logins[0].name
+    if len(logins) == 1 or ask is None:
+        return last
+    answer = ask(_("Logins saved for {server}: {names}. Play as? Enter: {name} (used "
+                   "last); a name not listed plays as a guest: ", server=address,
+                   names=", ".join(login.name for login in logins), name=last)).strip()
+    return answer or last
+
+
 def claim_session(parser: argparse.ArgumentParser, store: TokenStore, address: str,
                   name: str, fresh: bool, take_over: bool,
                   ask: Callable[[str], str] | None = None) -> str | None:
@@ -307,10 +328,12 @@ def _language_options(p: argparse.ArgumentParser) -> None:
                    help=_("default: the language's own digits (Persian's ۰-۹); latn: 0-9"))
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", default=default_name(),
-                   help=_("your player name (default: your login name), up to {count} chars",
-                          count=MAX_NAME))
+def _common(p: argparse.ArgumentParser, name_help: str | None = None) -> None:
+    """The options of every way to play; `name_help`: what `--name` defaults to, where
+    it is not simply the login name."""
+    p.add_argument("--name", default=None,
+                   help=name_help or _("your player name (default: your login name), up to "
+                                       "{count} chars", count=MAX_NAME))
     p.add_argument("--ascii", action="store_true",
                    help=_("letters instead of suit symbols (c d h s), for terminals without "
                           "Unicode"))
@@ -441,7 +464,10 @@ def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argpars
                             "pisyedili of yours is using it (that one is disconnected); "
                             "without it you are asked, and input that is not a terminal "
                             "does not take over"))
-    _common(net)
+    _common(net, _("your player name, up to {count} chars (default: the account whose "
+                   "login is saved for the server; with several, you are asked, Enter "
+                   "taking the last used; with none, your login name). A saved login is "
+                   "used only by its own name", count=MAX_NAME))
     return net
 
 
@@ -553,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     i18n.set_digits(args.digits)
     if command == "replay":
         return replay_file(parser, args.file, look_for(args.ascii), args.log)
-    name = str(args.name).strip()[:MAX_NAME]
+    name = str(args.name if args.name is not None else default_name()).strip()[:MAX_NAME]
     if not name:
         parser.error(_("--name must not be blank"))
     look = look_for(args.ascii)
@@ -582,11 +608,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_server(args.address)
         except ValueError as exc:
             parser.error(str(exc))
-        name = checked_name(parser, str(args.name))
         from .token_store import TokenStore
 
         store = TokenStore()
         ask = input if sys.stdin.isatty() else None
+        if args.name is None:
+            args.name = name_for(store, args.address, ask)
+        name = checked_name(parser, str(args.name))
         fresh_note = claim_session(parser, store, args.address, name, args.fresh,
                                    args.take_over, ask)
 
@@ -619,7 +647,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             saved = remember_session(link, store, key, args.fresh, os.getpid())
             if fresh_note:
                 app.on_status(fresh_note)
-            app.logins = ServerLogins(store, server)
+            app.logins = ServerLogins(store, server, name)
             app.insecure = insecure_target(args.address)
             app.resume_note = _(RESUME_NOTE)
             if saved:

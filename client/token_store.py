@@ -3,7 +3,8 @@
 `pisyedili HOST --name NAME`, and another name on the same server is another session.
 
 The file is JSON, `{key: {"token", "name", "saved_at", "holder", "host"}}` (and the logins
-kept by `/login`: `{"@logins": {server key: {"name", "token", "saved_at"}}}`), in the per-user state
+kept by `/login`, per server and account name:
+`{"@logins": {server key: {name key: {"name", "token", "saved_at"}}}}`), in the per-user state
 directory (`platformdirs.user_state_dir`). A token is a password to the session, so the
 file is written readable by its owner alone (mode 0600) and never logged. On Windows the
 mode bits mean little; the file lives in the user's own profile, which is private already.
@@ -135,31 +136,31 @@ class TokenStore:
 
     # A login is kept apart from the session: a session ends, a login lasts until it is
     # revoked (`/logout`, or a password change elsewhere). It is the server's login
-    # token, never the password.
+    # token, never the password. Logins are kept per server and account name, so friends
+    # sharing one computer (one home folder) each keep their own, and a client started
+    # under one name never logs in to another's account.
 
-    def load_login(self, server: str) -> tuple[str, str] | None:
-        """The (account name, login token) remembered for `server`."""
-        logins = self._read().get(LOGINS)
-        entry = logins.get(server) if isinstance(logins, dict) else None
-        if not isinstance(entry, dict):
-            return None
-        name, token = entry.get("name"), entry.get("token")
-        if not isinstance(name, str) or not isinstance(token, str) or not token:
-            return None
-        return name, token
+    def logins(self, server: str) -> list[Login]:
+        """Every login remembered for `server`, the most recently used first."""
+        found = [login for entry in _logins_of(self._read(), server).values()
+                 if (login := _login(entry)) is not None]
+        return sorted(found, key=lambda login: login.saved_at, reverse=True)
+
+    def load_login(self, server: str, name: str) -> Login | None:
+        """The login remembered for `name` (or a name the server takes for it) on
+        `server`."""
+        return _login(_logins_of(self._read(), server).get(name_key(name)))
 
     def save_login(self, server: str, name: str, token: str) -> None:
+        """Keep the login token of account `name`; a use of it counts as a save, so the
+        entry's `saved_at` says when it was last used."""
         with self._changing() as data:
-            logins = data.get(LOGINS)
-            if not isinstance(logins, dict):
-                logins = data[LOGINS] = {}
-            logins[server] = {"name": name, "token": token, "saved_at": time.time()}
+            _logins_of(data, server)[name_key(name)] = {
+                "name": name, "token": token, "saved_at": time.time()}
 
-    def delete_login(self, server: str) -> None:
+    def delete_login(self, server: str, name: str) -> None:
         with self._changing() as data:
-            logins = data.get(LOGINS)
-            if isinstance(logins, dict):
-                logins.pop(server, None)
+            _logins_of(data, server).pop(name_key(name), None)
 
     @contextmanager
     def _changing(self) -> Iterator[dict[str, Any]]:
@@ -226,17 +227,68 @@ class TokenStore:
 
 
 @dataclass(frozen=True)
+class Login:
+    """A remembered login: the account's name and the server's login token for it."""
+
+    name: str
+    token: str
+    saved_at: float
+
+
+def name_key(name: str) -> str:
+    """What `name` is filed under: names the server takes for the same name (case,
+    look-alike letters: `names.keys`) share it."""
+    from pisyedili.protocol import names
+
+    return names.keys(name)[0]
+
+
+def _login(entry: object) -> Login | None:
+    if not isinstance(entry, dict):
+        return None
+    name, token, saved_at = entry.get("name"), entry.get("token"), entry.get("saved_at")
+    if not isinstance(name, str) or not isinstance(token, str) or not token:
+        return None
+    return Login(name, token, float(saved_at) if isinstance(saved_at, int | float) else 0.0)
+
+
+def _logins_of(data: dict[str, Any], server: str) -> dict[str, Any]:
+    """The logins of `server` in `data`, by name key, made in `data` if missing. A file
+    from before logins were kept per name holds one per server,
+    `{"name", "token", "saved_at"}` (its `token` a string, where the new form has only
+    entries): it is moved under its account's name."""
+    logins = data.get(LOGINS)
+    if not isinstance(logins, dict):
+        logins = data[LOGINS] = {}
+    mine = logins.get(server)
+    if isinstance(mine, dict) and isinstance(mine.get("token"), str):
+        old = _login(mine)
+        mine = {} if old is None else {name_key(old.name): mine}
+        logins[server] = mine
+    elif not isinstance(mine, dict):
+        mine = logins[server] = {}
+    return mine
+
+
+@dataclass(frozen=True)
 class ServerLogins:
-    """The remembered login of one server (what the client app needs of the file)."""
+    """The remembered logins of one server, and the name this client plays under (what
+    the client app needs of the file)."""
 
     store: TokenStore
     server: str
+    name: str
+    """The player's name (`--name`): the only login this client uses by itself."""
 
-    def load(self) -> tuple[str, str] | None:
-        return self.store.load_login(self.server)
+    def mine(self) -> Login | None:
+        """The login to log in with on connecting: the one of this client's own name."""
+        return self.store.load_login(self.server, self.name)
+
+    def load(self, name: str) -> Login | None:
+        return self.store.load_login(self.server, name)
 
     def save(self, name: str, token: str) -> None:
         self.store.save_login(self.server, name, token)
 
-    def delete(self) -> None:
-        self.store.delete_login(self.server)
+    def delete(self, name: str) -> None:
+        self.store.delete_login(self.server, name)

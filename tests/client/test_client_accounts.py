@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,11 @@ from test_client_app import in_log, run, until
 from twisted.internet.endpoints import TCP4ClientEndpoint, serverFromString
 
 from pisyedili.client.app import ClientApp
-from pisyedili.client.cli import insecure_target
+from pisyedili.client.cli import default_name, insecure_target, name_for, server_key
 from pisyedili.client.offline import wire
 from pisyedili.client.parse import Context, Invalid, Request, Secret, parse_input
 from pisyedili.client.render import Look
-from pisyedili.client.token_store import ServerLogins, TokenStore
+from pisyedili.client.token_store import Login, ServerLogins, TokenStore
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store import MEMORY, Archive
@@ -65,20 +66,73 @@ def test_a_password_is_never_taken_on_the_command_line(typed: str) -> None:
     assert isinstance(parse_input(typed, CTX), Invalid)
 
 
-def test_a_login_is_kept_per_server_beside_the_sessions(tmp_path: Path) -> None:
+def token_of(login: Login | None) -> str | None:
+    return None if login is None else login.token
+
+
+def test_a_login_is_kept_per_server_and_name_beside_the_sessions(tmp_path: Path) -> None:
     store = TokenStore(tmp_path / "state" / "sessions.json")
     store.save("example.org:7707", "session-token", "Ayşe")
-    logins = ServerLogins(store, "example.org:7707")
-    assert logins.load() is None
+    logins = ServerLogins(store, "example.org:7707", "AYŞE")
+    assert logins.mine() is None
     logins.save("Ayşe", "login-token")
-    assert logins.load() == ("Ayşe", "login-token")
-    assert ServerLogins(store, "other:7707").load() is None
+    assert logins.mine() == logins.load("ayşe")  # a name the server takes for it
+    assert token_of(logins.mine()) == "login-token"
+    assert ServerLogins(store, "other:7707", "Ayşe").mine() is None
+    zeynep = ServerLogins(store, "example.org:7707", "Zeynep")
+    assert zeynep.mine() is None  # another name never gets Ayşe's
+    zeynep.save("Zeynep", "zeynep-token")
+    assert token_of(logins.mine()) == "login-token"  # nor takes its place
+    assert token_of(zeynep.mine()) == "zeynep-token"
     assert store.load("example.org:7707") is not None  # the session is untouched
     store.delete("example.org:7707")
-    assert logins.load() == ("Ayşe", "login-token")  # and the login outlives it
+    assert token_of(logins.mine()) == "login-token"  # and the login outlives it
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
-    logins.delete()
-    assert logins.load() is None
+    logins.delete("Ayşe")
+    assert logins.mine() is None and token_of(zeynep.mine()) == "zeynep-token"
+
+
+def test_a_login_kept_per_server_alone_is_kept_under_its_account_name(
+        tmp_path: Path) -> None:
+    """A file written before logins were kept per name: its one login of a server is
+    its account's, never another name's, and is moved under that name on the next save."""
+    path = tmp_path / "sessions.json"
+    path.write_text(json.dumps({"@logins": {
+        "example.org:7707": {"name": "Ayşe", "token": "old-login", "saved_at": 5.0}}}),
+        encoding="utf-8")
+    store = TokenStore(path)
+    assert ServerLogins(store, "example.org:7707", "Zeynep").mine() is None
+    assert store.logins("example.org:7707") == [Login("Ayşe", "old-login", 5.0)]
+    ServerLogins(store, "example.org:7707", "Zeynep").save("Zeynep", "new-login")
+    assert token_of(ServerLogins(store, "example.org:7707", "Ayşe").mine()) == "old-login"
+    saved = json.loads(path.read_text(encoding="utf-8"))["@logins"]["example.org:7707"]
+    assert {entry["name"] for entry in saved.values()} == {"Ayşe", "Zeynep"}
+    assert [login.name for login in store.logins("example.org:7707")] == ["Zeynep", "Ayşe"]
+
+
+def test_without_a_name_the_saved_login_of_the_server_decides_it(tmp_path: Path) -> None:
+    """No `--name`: the login name with no saved login; the one account saved for the
+    server; among several, the player's pick, Enter (or no terminal) the one used last."""
+    store, server, asked = TokenStore(tmp_path / "sessions.json"), "example.org", []
+
+    def answer(typed: str) -> Callable[[str], str]:
+        def ask(question: str) -> str:
+            asked.append(question)
+            return typed
+        return ask
+
+    assert name_for(store, server, answer("x")) == default_name()
+    store.save_login(server_key(server), "Ayşe", "ayse-login")
+    store.save_login("other.example:7707", "Deniz", "deniz-login")
+    assert name_for(store, server, answer("x")) == "Ayşe"
+    assert not asked  # one account: nothing to ask
+    store.save_login(server_key(server), "Mehmet", "mehmet-login")
+    assert name_for(store, server) == "Mehmet"  # no terminal: the one used last
+    assert name_for(store, server, answer("")) == "Mehmet"
+    assert "Logins saved for example.org: Mehmet, Ayşe." in asked[-1], asked
+    assert "Enter: Mehmet" in asked[-1]
+    assert name_for(store, server, answer(" Ayşe ")) == "Ayşe"
+    assert name_for(store, server, answer("Zeynep")) == "Zeynep"  # a guest
 
 
 @pytest.mark.parametrize(("address", "warned"), [
@@ -120,7 +174,7 @@ def test_register_login_logout_top_and_profile_typed_in_the_app(tmp_path: Path) 
                 pipe.send_text(f"{PASSWORD}\r{PASSWORD}\r")
                 await until(app, lambda: in_log(app, "logged in as tester"), "registered")
                 saved = json.loads(path.read_text(encoding="utf-8"))
-                assert saved["@logins"]["127.0.0.1"]["name"] == "tester"
+                assert saved["@logins"]["127.0.0.1"]["tester"]["name"] == "tester"
                 assert PASSWORD not in path.read_text(encoding="utf-8")
                 assert not any(PASSWORD in line for line in app.log)
                 pipe.send_text("/top\r")
@@ -137,7 +191,7 @@ def test_register_login_logout_top_and_profile_typed_in_the_app(tmp_path: Path) 
                 assert again.state.registered and again.state.name == "tester"
                 pipe.send_text("/logout\r")
                 await until(again, lambda: in_log(again, "logged out"), "the logout")
-                assert ServerLogins(TokenStore(path), "127.0.0.1").load() is None
+                assert ServerLogins(TokenStore(path), "127.0.0.1", "tester").mine() is None
                 pipe.send_text("/login tester\r")
                 await until(again, lambda: again.secret_prompt is not None, "the prompt")
                 pipe.send_text("wrong password\r")
@@ -161,7 +215,7 @@ async def client(reactor: Any, pipe: PipeInput, endpoint: Any, path: Path,
                  insecure: str | None = None) -> ClientApp:
     app = ClientApp(Look(unicode=False, color=False), "tester", input=pipe,
                     output=DummyOutput())
-    app.logins = ServerLogins(TokenStore(path), "127.0.0.1")
+    app.logins = ServerLogins(TokenStore(path), "127.0.0.1", "tester")
     app.insecure = insecure
     link = wire(app, reactor, endpoint, "tester")
     link.start()

@@ -50,6 +50,7 @@ from .parse import (
 )
 from .render import Fragments, Look, plain
 from .state import ClientState
+from .terminal_text import visible, visible_fragments
 from .token_store import ServerLogins
 from .wire import Link, Message, NotConnected, RequestFailed
 
@@ -80,7 +81,7 @@ class _Completer(Completer):
             look = self.app.state.look
             shown: dict[str, str] = {}
             for m in self.app.state.legal:
-                shown.setdefault(move_input(m), render.plain(render.move(m, look)))
+                shown.setdefault(move_input(m), visible(render.plain(render.move(m, look))))
             options = list(shown.items())
         for value, meta in options:
             if value.startswith(low):
@@ -214,10 +215,13 @@ class ClientApp:
         return "reconnecting" if self.state.player is not None else "connecting"
 
     def status_lines(self) -> list[Fragments]:
-        """The status area, laid out for the terminal's width."""
+        """The status area, laid out for the terminal's width; names and words from the
+        server or a file shown as `visible` makes them."""
         if self.replay is not None:
-            return replay.screen(self.replay, self.state.look, self._size()[1])
-        return self.state.status(self.now(), self._size()[1], self._link_state())
+            lines = replay.screen(self.replay, self.state.look, self._size()[1])
+        else:
+            lines = self.state.status(self.now(), self._size()[1], self._link_state())
+        return [visible_fragments(line) for line in lines]
 
     def _status(self) -> Fragments:
         out: Fragments = []
@@ -240,7 +244,12 @@ class ClientApp:
         Lines are printed in batches, once per turn of the event loop: printing above a
         running prompt redraws it, and a burst of events (a bot's turn, a deal's end)
         should cost one redraw, not one per line.
+
+        Every line passes through `visible` here, before it is wrapped (so its width is
+        what the terminal will show): whatever the server, a file or a log event put in
+        it reaches the terminal as text, never as a control sequence.
         """
+        line = visible_fragments(line)
         self.log.append(render.plain(line))
         del self.log[:-MAX_LOG]
         self._unprinted.append(line)

@@ -247,17 +247,20 @@ def claim_session(parser: argparse.ArgumentParser, store: TokenStore, address: s
     saved = saved_session(store, server_key(address), name)
     if saved is None:
         return None
+    from .terminal_text import visible
+
+    shown = visible(saved.name)  # the name a server welcomed us with, kept in a file
     when = i18n.date(saved.saved_at, with_time=True)
     if fresh:
         return _("--fresh: forgetting the saved session of {name} on {server} (saved "
                  "{when}); the server keeps it for its grace period, a seat it holds then "
-                 "goes to a bot", name=saved.name, server=address, when=when)
+                 "goes to a bot", name=shown, server=address, when=when)
     from .token_store import in_use
 
     if take_over or not in_use(saved):
         return None
     where = _("the session of {name} on {server} is in use by another pisyedili "
-              "(process {process})", name=saved.name, server=address,
+              "(process {process})", name=shown, server=address,
               process=str(saved.holder))
     hint = _("--take-over takes its seat (that one is disconnected), --fresh starts "
              "another session beside it, or choose another --name")
@@ -550,8 +553,9 @@ def play_in_browser(reactor: Any, name: str, args: argparse.Namespace) -> int:
     import webbrowser
 
     from .offline import OfflineOptions, serve_web
+    from .terminal_text import visible
 
-    start_logging(args.log, lambda line: print(line, file=sys.stderr, flush=True))
+    start_logging(args.log, lambda line: print(visible(line), file=sys.stderr, flush=True))
     opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed, level=args.level)
 
     def ready(url: str) -> None:
@@ -707,13 +711,16 @@ async def first_contact(link: Link) -> Ended | None:
 
 
 def refusal(address: str, ended: Ended) -> str:
-    """What to tell a player whose first connection came to nothing."""
+    """What to tell a player whose first connection came to nothing: the server's
+    words (or the system's) as `visible` shows them, never as the terminal would act
+    on them."""
+    from .terminal_text import visible
     from .wire import UNREACHABLE
 
     if ended.code == UNREACHABLE:
-        return _("cannot connect to {server}: {why}", server=address, why=ended.text)
+        return _("cannot connect to {server}: {why}", server=address, why=visible(ended.text))
     return _("{server} refused the connection: {why} ({code})", server=address,
-             why=ended.text, code=ended.code)
+             why=visible(ended.text), code=visible(ended.code or ""))
 
 
 def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,
@@ -721,12 +728,13 @@ def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,
     """`pisyedili replay FILE`: the file is read and checked before the terminal is
     taken over, so a bad one is a plain message and exit status 1."""
     from .replay import ReplayError, load
+    from .terminal_text import visible
 
     try:
         match = load(path)
     except (ReplayError, OSError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        parser.exit(1, f"{parser.prog}: {path}: {why}\n")
+        parser.exit(1, f"{parser.prog}: {path}: {visible(why)}\n")  # it may quote the file
     reactor = install_reactor()
     from .app import ClientApp
 

@@ -21,6 +21,7 @@ from prompt_toolkit.utils import get_cwidth
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
 
 from .i18n import N_, _
+from .terminal_text import visible
 
 SERVICE_TYPE = "_pisyedili._tcp.local."
 BROWSE_SECONDS = 2.0
@@ -168,10 +169,11 @@ HOW_ELSE = N_("To connect to a server by address: pisyedili HOST[:PORT] "
 
 
 def table(found: Sequence[Found], numbered: bool = False) -> list[str]:
-    """The servers as aligned columns, with a heading."""
+    """The servers as aligned columns, with a heading. Any host on the LAN can announce
+    a server, so what one says of itself (its name, its version) is shown `visible`."""
     head = [_("NAME"), _("ADDRESS"), _("VERSION"), _("PROTOCOLS"), _("TABLES"), _("TLS")]
-    rows = [[f.name + ("" if f.compatible else _(" (incompatible)")), f.where,
-             f.version or "?", ",".join(map(str, f.protocols)) or "?",
+    rows = [[visible(f.name) + ("" if f.compatible else _(" (incompatible)")),
+             visible(f.where), visible(f.version) or "?", ",".join(map(str, f.protocols)) or "?",
              "?" if f.tables is None else str(f.tables), _("yes") if f.tls else _("no")]
             for f in found]
     if numbered:
@@ -274,7 +276,8 @@ def choose_from(found: Sequence[Found], out: IO[str] | None = None,
     try:
         if len(found) == 1:
             answer = read(_safe(_("Connect to {name} at {address}? [Y/n] ",
-                                  name=found[0].name, address=found[0].where), out))
+                                  name=visible(found[0].name),
+                                  address=visible(found[0].where)), out))
             yes = ("", "y", "yes", _("y"), _("yes"))
             return found[0].target if answer.strip().lower() in yes else 0
         while True:

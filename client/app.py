@@ -273,8 +273,9 @@ class ClientApp:
             return
         width = self._size()[1]
         out: Fragments = []
+        mark = render.continued(self.state.look)  # a wrapped row is not a line of its own
         for line in lines:
-            for row in render.wrap(line, width):  # at spaces: the terminal would cut words
+            for row in render.wrap(line, width, mark=mark):  # at spaces, not mid-word
                 out += [*row, ("", "\n")]
         if not app.is_running:
             print_formatted_text(FormattedText(out), style=self.style, output=self._output,
@@ -523,7 +524,7 @@ class ClientApp:
             rows = self._size()[0] - len(self.status_lines()) - 1
             deal = (self.state.view or {}).get("deal_no")
             for line in render.log_page(self.state.deal_log, int(cmd.arg or 1), rows, width,
-                                        deal):
+                                        deal, look):
                 self.show(line)
         elif cmd.name == "sort":
             order = cmd.arg or ("rank" if self.state.hand_order == "suit" else "suit")

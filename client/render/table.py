@@ -14,7 +14,7 @@ from typing import Any
 from .. import cards
 from ..i18n import N_, _, ngettext, number
 from .cards import card, card_list, hand_lines, legal_items, suit
-from .text import DEFAULT_LOOK, Dict, Fragments, Look, flow, sep, wrap
+from .text import DEFAULT_LOOK, Dict, Fragments, Look, continued, flow, sep, wrap
 
 PHASES = {"waiting": N_("waiting"), "playing": N_("playing"), "over": N_("over"),
           "muamele": N_("muamele")}
@@ -523,16 +523,17 @@ def spread(muamele: Dict, names: Mapping[int, str], look: Look) -> Fragments:
 
 
 def log_page(lines: Sequence[Fragments], page: int, rows: int, width: int,
-             deal_no: object = None) -> list[Fragments]:
+             deal_no: object = None, look: Look = DEFAULT_LOOK) -> list[Fragments]:
     """Page `page` (1: the newest) of this deal's log, in at most `rows` rows with its
-    header; a line is never split across two pages."""
+    header, each wrapped row marked as the log marks them; a line is never split across
+    two pages."""
     if not lines:
         return [[("class:dim", _("Nothing has happened in this deal yet."))]]
     room = max(rows - 1, 3)
     pages: list[list[Fragments]] = []
     current: list[Fragments] = []
     for line in reversed(lines):
-        wrapped = wrap(line, width)
+        wrapped = wrap(line, width, mark=continued(look))
         if current and len(current) + len(wrapped) > room:
             pages.append(current)
             current = []

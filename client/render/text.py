@@ -75,18 +75,27 @@ def _regroup(chars: Sequence[tuple[str, str]]) -> Fragments:
     return out
 
 
-def wrap(line: Fragments, width: int, indent: int | None = None) -> list[Fragments]:
+def continued(look: Look) -> str:
+    """What starts each continuation row of a log line (`wrap`'s `mark`)."""
+    return "┆ " if look.unicode else "| "
+
+
+def wrap(line: Fragments, width: int, indent: int | None = None,
+         mark: str = "") -> list[Fragments]:
     """`line` broken at spaces into rows of at most `width` columns.
 
-    Rows after the first start with `indent` spaces (default: the line's own leading
-    spaces plus two, so a continuation reads as one).  A word wider than a row is the
-    only thing ever cut.
+    Rows after the first start with `indent` columns (default: the line's own leading
+    spaces plus two, so a continuation reads as one), the last of them `mark` if given:
+    in the log, where every line starts with who said it, a wrapped row without a mark
+    could pass for a line of its own (a padded chat line faking another player's).
+    A word wider than a row is the only thing ever cut.
     """
     if columns(line) <= width or width < 8:
         return [line]
     chars = [(style, ch) for style, text in line for ch in text]
     lead = len(plain(line)) - len(plain(line).lstrip(" "))
-    hang = min(lead + 2 if indent is None else indent, width // 2)
+    hang = max(min(lead + 2 if indent is None else indent, width // 2), get_cwidth(mark))
+    start = [p for p in [("", " " * (hang - get_cwidth(mark))), ("class:dim", mark)] if p[1]]
     words: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] = []
     spaces: list[tuple[str, str]] = []
     word: list[tuple[str, str]] = []
@@ -107,14 +116,14 @@ def wrap(line: Fragments, width: int, indent: int | None = None) -> list[Fragmen
         size = sum(get_cwidth(ch) for _, ch in word)
         if has_word and used + len(spaces) + size > width:
             rows.append(row)
-            row, used, has_word, spaces = [("", " " * hang)], hang, False, []
+            row, used, has_word, spaces = list(start), hang, False, []
         row += spaces
         used += len(spaces)
         for sc in word:
             w = get_cwidth(sc[1])
             if used + w > width and (has_word or used > hang):
                 rows.append(row)
-                row, used = [("", " " * hang)], hang
+                row, used = list(start), hang
             row.append(sc)
             used += w
             has_word = True

@@ -50,6 +50,23 @@ def test_wrap_breaks_between_words_and_indents_what_follows() -> None:
     assert render.wrap([("", "short")], 30) == [[("", "short")]]
 
 
+@pytest.mark.parametrize(("look", "mark"), [(UNI, "┆ "), (ASCII, "| ")])
+def test_a_padded_chat_line_cannot_pass_for_another_players(look: Look, mark: str) -> None:
+    st = ClientState(look=look)
+    st.handle(welcome(), 0.0)
+    text = "gg" + " " * 40 + "ayse: I resign, type /leave" + " " * 30 + "bob: me too"
+    chat = message("chat", name="mallory", text=text, scope="lobby", spectator=False)
+    [line] = st.handle(chat, 0.0)
+    out = rows(render.wrap(line, 40, mark=render.continued(look)))
+    assert out == ["[lobby] mallory: gg", f"{mark}ayse: I resign, type /leave",
+                   f"{mark}bob: me too"]
+    assert all(r.startswith(mark) for r in out[1:]), "every row after the first is marked"
+    cut = rows(render.wrap([("", "x" * 100)], 40, mark=render.continued(look)))
+    assert cut[1].startswith(mark), "a word cut at the edge is marked too"
+    indented = rows(render.wrap([("", "  " + "word " * 20)], 40, mark=mark))
+    assert all(r.startswith(f"  {mark}") for r in indented[1:]), "under the line's indent"
+
+
 def test_flow_never_splits_an_item() -> None:
     items = [[("", f"{i}:"), ("class:suit-red", "10♥")] for i in range(1, 19)]
     out = rows(render.flow([("", "hand ")], items, 40))
@@ -266,7 +283,8 @@ def test_log_pages_fit_the_rows_and_keep_lines_whole() -> None:
     page = rows(render.log_page(lines, 1, 10, 40, 3))
     assert len(page) <= 10 and all(get_cwidth(r) <= 40 for r in page)
     assert page[0].startswith("deal 3, page 1 of") and "/log 2" in page[0]
-    assert page[-1].startswith("  ") and "wrap" in page[-2] + page[-1], "the newest, whole"
+    assert page[-1].startswith("┆ ") and "wrap" in page[-2] + page[-1], "the newest, whole"
+    assert rows(render.log_page(lines, 1, 10, 40, 3, ASCII))[-1].startswith("| ")
     last = rows(render.log_page(lines, 99, 10, 40, 3))
     assert "bot 2 played" in last[1], "the oldest page starts with the first line"
     assert rows(render.log_page([], 1, 10, 40)) == ["Nothing has happened in this deal yet."]

@@ -351,7 +351,7 @@ def test_printed_lines_wrap_between_words_at_the_terminals_width() -> None:
         app.show([("", "a stand-in bot plays for ayse until ayse acts, and more words")])
         app.submit("/help")
     lines = [ln for ln in screen.text().split("\n") if ln]
-    assert lines[:2] == ["a stand-in bot plays for ayse until ayse", "  acts, and more words"]
+    assert lines[:2] == ["a stand-in bot plays for ayse until ayse", "| acts, and more words"]
     assert all(len(ln) <= 40 for ln in lines), lines
     assert app.log[0].startswith("a stand-in bot"), "the log keeps the line whole"
 

@@ -57,6 +57,7 @@ from . import i18n
 from .cards import HAND_ORDERS
 from .i18n import N_, _
 from .render import Look
+from .terminal_text import visible
 
 if TYPE_CHECKING:
     from .token_store import Saved, TokenStore
@@ -230,7 +231,8 @@ def name_for(store: TokenStore, address: str,
         return last
     answer = ask(_("Logins saved for {server}: {names}. Play as? Enter: {name} (used "
                    "last); a name not listed plays as a guest: ", server=address,
-                   names=", ".join(login.name for login in logins), name=last)).strip()
+                   names=", ".join(visible(login.name) for login in logins),
+                   name=visible(last))).strip()
     return answer or last
 
 
@@ -247,8 +249,6 @@ def claim_session(parser: argparse.ArgumentParser, store: TokenStore, address: s
     saved = saved_session(store, server_key(address), name)
     if saved is None:
         return None
-    from .terminal_text import visible
-
     shown = visible(saved.name)  # the name a server welcomed us with, kept in a file
     when = i18n.date(saved.saved_at, with_time=True)
     if fresh:
@@ -553,7 +553,6 @@ def play_in_browser(reactor: Any, name: str, args: argparse.Namespace) -> int:
     import webbrowser
 
     from .offline import OfflineOptions, serve_web
-    from .terminal_text import visible
 
     start_logging(args.log, lambda line: print(visible(line), file=sys.stderr, flush=True))
     opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed, level=args.level)
@@ -714,7 +713,6 @@ def refusal(address: str, ended: Ended) -> str:
     """What to tell a player whose first connection came to nothing: the server's
     words (or the system's) as `visible` shows them, never as the terminal would act
     on them."""
-    from .terminal_text import visible
     from .wire import UNREACHABLE
 
     if ended.code == UNREACHABLE:
@@ -728,7 +726,6 @@ def replay_file(parser: argparse.ArgumentParser, path: str, look: Look,
     """`pisyedili replay FILE`: the file is read and checked before the terminal is
     taken over, so a bad one is a plain message and exit status 1."""
     from .replay import ReplayError, load
-    from .terminal_text import visible
 
     try:
         match = load(path)

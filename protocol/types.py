@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import text as text_rule
 from .errors import ProtocolError
-
-# Bidirectional overrides and isolates: they reorder what a terminal shows, so a name
-# or a chat line could impersonate another (the "Trojan Source" trick).
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def _bad(path: str, why: str) -> ProtocolError:
@@ -83,8 +79,9 @@ class BoolT:
 class StrT:
     """A string, its length counted in characters (code points).
 
-    `text`: human text shown to others — one line, not blank, no control characters
-    and no bidirectional overrides. `name` labels a shared shape (`card`, `suit`) in docs.
+    `text`: human text shown to others: the one rule for what people write
+    (`text.refusal`: one line, not blank, nothing invisible, nothing that reorders what
+    is shown). `name` labels a shared shape (`card`, `suit`) in docs.
     """
 
     max_len: int
@@ -111,11 +108,9 @@ class StrT:
         if self._regex is not None and self._regex.fullmatch(value) is None:
             raise _bad(path, f"is not a valid {self.name or 'value'}")
         if self.text:
-            if not value.strip():
-                raise _bad(path, "must not be blank")
-            for ch in value:
-                if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
-                    raise _bad(path, f"must not contain the control character U+{ord(ch):04X}")
+            why = text_rule.refusal(value)
+            if why is not None:
+                raise _bad(path, why)
 
     def describe(self) -> str:
         if self.name:

@@ -36,6 +36,8 @@ from twisted.python.failure import Failure
 from zope.interface import implementer  # type: ignore[import-untyped]
 
 from pisyedili.protocol import passwords
+from pisyedili.protocol import text as text_rule
+from pisyedili.protocol.limits import MAX_LABEL
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
 from pisyedili.server.net import proxied
@@ -100,6 +102,15 @@ def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
 
 _float = _positive(float)
 _int = _positive(int)
+
+
+def server_name_refusal(name: str) -> str | None:
+    """What is wrong with `--name`, or None: every player sees it (`welcome.server`, the
+    LAN announcement), so it follows the text rule for what people write, and fits
+    `welcome`'s field."""
+    if len(name) > MAX_LABEL:
+        return f"must be at most {MAX_LABEL} characters"
+    return text_rule.refusal(name)
 
 
 class ServerOptions(usage.Options):
@@ -233,6 +244,9 @@ class ServerOptions(usage.Options):
                 raise usage.UsageError(f"--cluster: {e}") from None
         if self["log-format"] not in LOG_FORMATS:
             raise usage.UsageError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
+        why = server_name_refusal(self["name"])
+        if why is not None:
+            raise usage.UsageError(f"--name: {why}")
         try:
             self["limits"] = ServerLimits(
                 max_connections=int(self["max-connections"]),

@@ -7,13 +7,23 @@ import { said, t, tn } from "./words.js";
 
 const LOGIN_KEY = "pisyedili.login";
 
+/** A name as the server compares it, near enough: case, width forms and spacing aside.
+ * The server also folds look-alike letters; a pair only it would match is simply not
+ * logged in by itself, which is the safe way to miss. */
+function nameKey(name) {
+  return name.normalize("NFKC").replace(/\s+/g, " ").trim().toLowerCase();
+}
+
 /** The remembered login: {name, token, operator}; one per origin, so per server.
- * `operator` only decides which forms the page shows: the server checks every request. */
+ * `operator` only decides which forms the page shows: the server checks every request.
+ * With `name`, only a login of that name: a page that connected under another name
+ * (someone else at the same browser) never logs in to this account. */
 export const loginStore = {
-  load() {
+  load(name = null) {
     try {
       const data = JSON.parse(localStorage.getItem(LOGIN_KEY) || "null");
-      return data && typeof data.name === "string" && typeof data.token === "string" ? data : null;
+      const ok = data && typeof data.name === "string" && typeof data.token === "string";
+      return ok && (name === null || nameKey(name) === nameKey(data.name)) ? data : null;
     } catch {
       return null;
     }

@@ -26,6 +26,7 @@ const ORDER_KEY = "pisyedili.order";
 const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
   order: localStorage.getItem(ORDER_KEY) === "rank" ? "rank" : "suit",
   askedName: null, // the name typed last: kept in the field, compared with the welcome's
+  helloName: null, // the name the connection being opened asks for in its hello
   renamed: null, // {asked, got} when the server welcomed us under another name
   codeError: null, chatError: null, prefs: notice.prefs, offline: false };
 const acc = createAccount();
@@ -52,6 +53,7 @@ const wire = new Wire({ url: defaultUrl(), onMessage, onStatus, endsWithServer: 
 
 function onStatus(status, detail) {
   state.status = status;
+  if (status === "connecting" || status === "reconnecting") ui.helloName = wire.name;
   state.retryAt = status === "reconnecting" && detail && detail.at ? detail.at : null;
   if (status === "welcomed") {
     ui.nameError = null;
@@ -144,9 +146,10 @@ async function runAutopilot() {
 }
 
 /** The account side of a welcome: a resumed login stays; a fresh session logs in with
- * the password just typed, or else with the kept login token (the terminal's way). */
+ * the password just typed, or else with the kept login token if it is the login of the
+ * name this connection asked for (the terminal's way: never someone else's). */
 function afterWelcomeAccount(welcome) {
-  const saved = loginStore.load();
+  const saved = loginStore.load(ui.helloName || "");
   acc.registered = Boolean(welcome.registered);
   acc.operator = acc.registered && Boolean(welcome.operator);
   if (!(welcome.features || []).includes("accounts") || acc.registered) {

@@ -17,14 +17,17 @@ code path for both transports. The WebSocket only frames the bodies:
   named as trusted proxies (`Proxies`) the per-address limits count by the address
   the proxy puts last in `X-Forwarded-For`;
 - every HTTP connection counts against the server's connection limits (`WebSite`),
-  up to all but `web_reserve` of them, and must send each request's head within
-  `HTTP_REQUEST_SECONDS`, so half-sent requests cannot hold every descriptor.
+  up to all but `web_reserve` of them, by address in an allowance of its own
+  (`--max-http-per-address`, larger than a player's: a page load takes several), and
+  must send each request whole within `HTTP_REQUEST_SECONDS`, so half-sent requests
+  cannot hold every descriptor; a request body over `MAX_REQUEST_BODY` gets 413.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import ipaddress
 import os
 from collections.abc import Iterable
@@ -51,7 +54,7 @@ from twisted.web.static import File, getTypeAndEncoding
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
 from pisyedili.server.net.connection import ABORT_AFTER_CLOSE, Connection
-from pisyedili.server.net.limits import address_key, web_reserve
+from pisyedili.server.net.limits import ConnectionCounter, address_key, web_reserve
 from pisyedili.server.net.tcp import ServerFactory
 
 log = Logger()
@@ -93,10 +96,24 @@ from this server (`data:` only for the inline icon); no other site may frame it.
 HTTP_IDLE_SECONDS = 60
 """Seconds an HTTP connection may sit idle (keep-alive between page loads)."""
 HTTP_REQUEST_SECONDS = 5.0
-"""Seconds a request's head (request line and headers, a WebSocket upgrade's too) may
-take to arrive, from its first byte (for a connection's first request, from the
-connect): twisted.web's timeout restarts at every byte, so a client that dribbles a
-request, or sends part of one and stops, would hold its descriptor for ever."""
+"""Seconds a whole request (request line, headers, a WebSocket upgrade's too, and its
+body if any) may take to arrive, from its first byte (for a connection's first
+request, from the connect): twisted.web's timeout restarts at every byte, so a client
+that dribbles a request, or sends part of one and stops, would hold its descriptor for
+ever."""
+MAX_REQUEST_BODY = 4096
+"""Bytes of a request's body at most. No resource here reads a body, and twisted.web
+would spool a large one to a temporary file (under a service's PrivateTmp, often RAM)
+before any resource sees it: a longer `Content-Length` is refused as its headers end,
+a chunked body as it grows past this, with 413 and the close."""
+_TOO_LARGE_TEXT = b"request bodies over 4 KiB are refused\n"
+TOO_LARGE = (b"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+             b"Content-Type: text/plain; charset=utf-8\r\n"
+             b"Content-Length: %d\r\n\r\n%s" % (len(_TOO_LARGE_TEXT), _TOO_LARGE_TEXT))
+"""The whole answer to a request whose body is over `MAX_REQUEST_BODY`."""
+ALLOWED_METHODS = (b"GET", b"HEAD")
+"""The methods the site answers (a WebSocket's upgrade is a GET); any other gets 405."""
+_NOT_ALLOWED_TEXT = b"only GET and HEAD are answered here\n"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -333,9 +350,10 @@ class WebSocketFactory(WebSocketServerFactory):
 
 class WebChannel(HTTPChannel):
     """twisted.web's HTTP channel, counted among the server's connections
-    (`--max-connections`, `--max-per-address`) until it closes or becomes a WebSocket
-    (whose `Connection` is counted from then on), with a deadline for each request's
-    head (`HTTP_REQUEST_SECONDS`)."""
+    (`--max-connections`, and by address in `--max-http-per-address`) until it closes
+    or becomes a WebSocket (whose `Connection` is counted from then on), with a
+    deadline for each whole request (`HTTP_REQUEST_SECONDS`) and a cap on its body
+    (`MAX_REQUEST_BODY`)."""
 
     site: WebSite
 
@@ -343,23 +361,55 @@ class WebChannel(HTTPChannel):
         super().__init__()  # type: ignore[no-untyped-call]
         self.counted: tuple[str, bool] | None = None
         """The counter's (address, per_address) for this connection, while counted."""
-        self._head_call: Any = None
+        self.refused_body = False
+        """A request's body was over `MAX_REQUEST_BODY`: answered 413, closing."""
+        self._request_call: Any = None
 
     def connectionMade(self) -> None:
         super().connectionMade()  # type: ignore[no-untyped-call]
-        self._await_head()
+        self._await_request()
 
     def dataReceived(self, data: bytes) -> None:
-        if self._head_call is None and self.line_mode and not self._handlingRequest:
-            self._await_head()  # the first bytes of the next request on a kept-alive one
+        if self.refused_body:
+            return  # a refused body's rest, until the close
+        if self._request_call is None and self.line_mode and not self._handlingRequest:
+            self._await_request()  # the first bytes of the next request on a kept-alive one
         super().dataReceived(data)  # type: ignore[no-untyped-call]
 
+    def rawDataReceived(self, data: bytes) -> None:
+        if not self.refused_body:  # the bytes after a refusal's headers, in one read
+            super().rawDataReceived(data)
+
+    def lineLengthExceeded(self, line: bytes) -> None:
+        # A request line or header over twisted.web's 16 KiB: an answer, not a silent
+        # close (what LineReceiver does).
+        self._respondToBadRequestAndDisconnect()  # type: ignore[no-untyped-call]
+
     def allHeadersReceived(self) -> None:
-        self._head_done()
+        if self.length is not None and self.length > MAX_REQUEST_BODY:
+            self.refuse_body()  # before any of it is read, and before `100 Continue`
+            return
         super().allHeadersReceived()  # type: ignore[no-untyped-call]
 
+    def allContentReceived(self) -> None:
+        if self.refused_body:
+            return  # a chunked body's end, read in the same bytes as its refusal
+        self._request_done()  # the body is in too: a slow one is held to the deadline
+        super().allContentReceived()  # type: ignore[no-untyped-call]
+
+    def refuse_body(self) -> None:
+        """Answer 413 and close: the request's body is over `MAX_REQUEST_BODY`. What
+        more of it arrives before the close is dropped unread."""
+        if self.refused_body:
+            return
+        self.refused_body = True
+        self._request_done()
+        if self.transport is not None:
+            cast(Any, self.transport).write(TOO_LARGE)
+        self.loseConnection()  # type: ignore[no-untyped-call]
+
     def connectionLost(self, reason: Failure = connectionDone) -> None:
-        self._head_done()
+        self._request_done()
         self.uncount()
         super().connectionLost(reason)  # type: ignore[no-untyped-call]
 
@@ -367,28 +417,60 @@ class WebChannel(HTTPChannel):
         """Give this connection's place back (it closed, or became a WebSocket)."""
         counted, self.counted = self.counted, None
         if counted is not None:
-            self.site.server.connections.release(*counted)
+            self.site.release(*counted)
 
-    def _await_head(self) -> None:
-        self._head_call = self.callLater(self.site.request_seconds, self._head_late)  # type: ignore[no-untyped-call]
+    def _await_request(self) -> None:
+        self._request_call = self.callLater(self.site.request_seconds, self._request_late)  # type: ignore[no-untyped-call]
 
-    def _head_done(self) -> None:
-        call, self._head_call = self._head_call, None
+    def _request_done(self) -> None:
+        call, self._request_call = self._request_call, None
         if call is not None and call.active():
             call.cancel()
 
-    def _head_late(self) -> None:
-        self._head_call = None
+    def _request_late(self) -> None:
+        self._request_call = None
         log.info("closing an HTTP connection from {peer}: no whole request within "
                  "{seconds:g} seconds", peer=str(cast(Any, self.transport).getPeer()),
                  seconds=self.site.request_seconds)
         self.timeoutConnection()  # type: ignore[no-untyped-call]  # closes; aborts later
 
 
+class WebRequest(Request):
+    """twisted.web's request, its body held in memory and capped: `gotLength` would
+    give a body of unknown length (chunked) or of 100 KB or more a temporary file."""
+
+    def gotLength(self, length: int | None) -> None:
+        self.content = io.BytesIO()
+
+    def process(self) -> None:
+        if self.method in ALLOWED_METHODS:
+            super().process()  # type: ignore[no-untyped-call]
+            return
+        # One short answer for every other method, whichever resource it names:
+        # twisted.web's differ (405 or 501) and come as a page.
+        self.setResponseCode(405)
+        self.setHeader(b"allow", b"GET, HEAD")  # type: ignore[no-untyped-call]
+        self.setHeader(b"content-type", b"text/plain; charset=utf-8")  # type: ignore[no-untyped-call]
+        self.setHeader(b"content-length", b"%d" % len(_NOT_ALLOWED_TEXT))  # type: ignore[no-untyped-call]
+        self.write(_NOT_ALLOWED_TEXT)  # type: ignore[no-untyped-call]
+        self.finish()  # type: ignore[no-untyped-call]
+
+    def handleContentChunk(self, data: bytes) -> None:
+        content = cast(io.BytesIO, self.content)
+        if content.tell() + len(data) > MAX_REQUEST_BODY:
+            channel = self.channel
+            if isinstance(channel, WebChannel):
+                channel.refuse_body()
+            return
+        content.write(data)
+
+
 class WebSite(Site):
     """The site, whose connections count against the server's connection limits: a
     connection past them is closed at once, and web connections leave
     `web_reserve` places to the TCP port."""
+
+    requestFactory = WebRequest
 
     def __init__(self, root: IResource, server: ServerFactory, proxies: Proxies,
                  request_seconds: float) -> None:
@@ -400,6 +482,11 @@ class WebSite(Site):
         self.server = server
         self.proxies = proxies
         self.request_seconds = request_seconds
+        limits = server.limits
+        self.per_address = ConnectionCounter(limits.max_connections,
+                                             limits.max_http_per_address)
+        """Plain HTTP connections by address (`--max-http-per-address`); the server's
+        counter holds them in its total."""
 
     def protocol(self) -> Any:
         """HTTPFactory's own factory of channels, with `WebChannel` inside."""
@@ -411,9 +498,7 @@ class WebSite(Site):
         # Behind a trusted proxy the browser's address is known only from a request's
         # headers: such connections count in the total alone.
         per_address = not (isinstance(host, str) and self.proxies.trusts(host))
-        refusal = self.server.connections.admit(
-            key, reserve=web_reserve(self.server.limits.max_connections),
-            per_address=per_address)
+        refusal = self.admit(key, per_address)
         if refusal is not None:
             log.info("HTTP connection from {address} refused: {code}", address=key,
                      code=refusal)
@@ -475,11 +560,44 @@ def accepts_gzip(header: bytes | None) -> bool:
         allowed[coding.strip().lower()] = q > 0
     return allowed.get("gzip", allowed.get("x-gzip", allowed.get("*", False)))
 
+    def admit(self, key: str, per_address: bool) -> str | None:
+        """Count a new HTTP connection from `key` in the server's total (all but
+        `web_reserve` of it) and, if `per_address`, in this site's allowance for the
+        address; or return the code that refuses it."""
+        total = self.server.connections
+        refusal = total.admit(key, reserve=web_reserve(self.server.limits.max_connections),
+                              per_address=False)
+        if refusal is None and per_address:
+            refusal = self.per_address.admit(key)
+            if refusal is not None:
+                total.release(key, per_address=False)
+        return refusal
+
+    def release(self, key: str, per_address: bool) -> None:
+        """Give back what `admit` counted."""
+        self.server.connections.release(key, per_address=False)
+        if per_address:
+            self.per_address.release(key)
+
 
 def _etag_matches(header: bytes, etag: bytes) -> bool:
     """`If-None-Match` names this content (either form of it), or is `*`."""
     tags = {t.strip().removeprefix(b"W/") for t in header.split(b",")}
     return b"*" in tags or etag in tags or etag[:-1] + b'-gz"' in tags
+
+
+def _plain_segment(segment: bytes) -> bool:
+    """Whether a path segment (percent-decoded) could name one of the client's files:
+    UTF-8, without NUL, slash or backslash. Anything else is a 404 with no word in the
+    log (twisted.web would log a traceback for a NUL or bad UTF-8, a log anyone could
+    fill)."""
+    if any(c in segment for c in (b"\x00", b"/", b"\\")):
+        return False
+    try:
+        segment.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class StaticFiles(File):
@@ -501,7 +619,7 @@ class StaticFiles(File):
         return StaticFiles(path, self.prepared)
 
     def getChild(self, path: bytes, request: Request) -> IResource:
-        if path.startswith(b"."):
+        if path.startswith(b".") or not _plain_segment(path):
             return self.childNotFound
         return cast(IResource, super().getChild(path, request))  # type: ignore[no-untyped-call]
 

@@ -5,16 +5,23 @@ seat or their session.
 
 Real processes throughout: the server on loopback with its own database, and each
 player's `pisyedili` with a pipe for its keyboard (test_client_connect's kit), all
-sharing one state folder.
+sharing one state folder; the web client in headless Chromium, whose one browser
+profile is the page's shared computer.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+from browser_kit import Page, fresh_page
 from test_client_connect import Client, client, server
+from test_web_accounts import Player
+from web_fixtures import ROOMY, driver  # noqa: F401
+from web_kit import WebServer, served
 
 PASSWORD = "correct horse battery"
 CONNECTED = r"connected to .* as {}\b"
@@ -83,3 +90,51 @@ def test_another_name_never_uses_a_saved_login_nor_takes_its_seat(tmp_path: Path
             ayse.type("/leave")
             ayse.type("/quit")
             assert ayse.exit_status() == 0
+
+
+@pytest.fixture(scope="module")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
+    db = tmp_path_factory.mktemp("store") / "pisyedili.db"
+    with served(*ROOMY, "--db", str(db)) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def viewport() -> tuple[int, int]:
+    return (1280, 800)
+
+
+def test_the_page_logs_in_only_the_name_it_connected_as(
+        driver: Any, web_server: WebServer) -> None:  # noqa: F811 (the fixture, by name)
+    """The browser keeps Ayse's login, and Zeynep's guest session from an earlier visit
+    that the server has forgotten since: the page comes back as the guest Zeynep, and
+    Ayse, at her seat elsewhere, keeps her session."""
+    ayse = Player(web_server.tcp_port, "Ayse")
+    login = ayse.request({"type": "register", "password": PASSWORD})["login"]
+    ayse.request({"type": "create_table", "rules": "classic", "seats": 3})
+    try:
+        page: Page = fresh_page(driver, web_server.url)
+        page.open(web_server.url)
+        page.wait_screen("name")
+        page.driver.execute_script(
+            "localStorage.setItem('pisyedili.login', JSON.stringify("
+            "{name: 'Ayse', token: arguments[0]}));"
+            "localStorage.setItem('pisyedili.session', JSON.stringify("
+            "{name: 'Zeynep', token: 'a session the server forgot'}));", login)
+        page.open(web_server.url)
+        page.wait_screen("lobby")
+        # Replies come in order: once this one is in, so is any login the page sent first.
+        assert page.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "window.pisyedili.wire.request({type: 'lobby_subscribe'}).then(r => done(r.type));"
+        ) == "lobby"
+        assert page.state("me.name") == "Zeynep"
+        assert page.driver.execute_script("return window.pisyedili.acc.registered") is False
+        assert page.all("#register-form") and not page.all("#account-status")
+        stored = page.driver.execute_script("return localStorage.getItem('pisyedili.login')")
+        assert json.loads(stored)["name"] == "Ayse"  # kept for Ayse, unused by Zeynep
+        ayse.request({"type": "lobby_subscribe"})  # her connection still answers
+        assert all(m["type"] != "replaced" for m in ayse.seen), ayse.seen[-5:]
+        assert page.errors() == []
+    finally:
+        ayse.sock.close()

@@ -7,10 +7,11 @@ device to device. A string is refused at its first such character, by class:
 
 - Control characters (Cc: U+0000-U+001F, U+007F-U+009F, tab and newline among them),
   line and paragraph separators (Zl, Zp): refused. Every string is one line.
-- Surrogates (Cs), private-use characters (Co: each device draws its own) and
-  unassigned code points (Cn, judged by the server's Unicode version, `UNICODE_VERSION`:
-  what a later version makes of one is unknown; an emoji newer than that is refused):
-  refused.
+- Surrogates (Cs) and private-use characters (Co: each device draws its own):
+  refused. Unassigned code points (Cn, judged by the running Python's Unicode version,
+  `UNICODE_VERSION`) are refused in player names only: a server and its clients may
+  run different Unicode versions, and an emoji newer than one side's tables must not
+  make a chat line unreadable there.
 - Format characters (Cf): refused. That is the zero-width space U+200B, the word
   joiner U+2060 and the invisible operators, the byte order mark U+FEFF, the soft
   hyphen, every bidirectional mark, embedding, override and isolate (LRM, RLM, ALM
@@ -63,7 +64,6 @@ _REFUSED_CATEGORIES = {
     "Cf": "an invisible formatting character",
     "Cs": "a lone surrogate, not a character",
     "Co": "a private-use character, which looks different on every device",
-    "Cn": f"not a character in Unicode {UNICODE_VERSION}",
     "Zl": "a line break",
     "Zp": "a paragraph break",
 }
@@ -92,6 +92,8 @@ BLANK = frozenset({
     0x16FE4,  # KHITAN SMALL SCRIPT FILLER
 })
 """Blank-looking characters that are not default-ignorable."""
+
+_UNASSIGNED = f"not a character in Unicode {UNICODE_VERSION}"
 
 _KEYCAP_BASES = frozenset("0123456789#*")
 _EMOJI_MODIFIERS = range(0x1F3FB, 0x1F400)
@@ -157,6 +159,8 @@ def refusal(text: str, *, name: bool = False) -> str | None:
     """
     for i, ch in enumerate(text):
         why = why_not(ch)
+        if why is None and name and unicodedata.category(ch) == "Cn":
+            why = _UNASSIGNED
         if why is not None and (name or not allowed_in_free_text(text, i)):
             return f"must not contain {describe(ch)} ({why})"
     if not name and all(ch.isspace() or ch in (ZWNJ, ZWJ, VS15, VS16) for ch in text):

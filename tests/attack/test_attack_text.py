@@ -111,7 +111,8 @@ def written_rule(text: str, name: bool) -> bool:
                 and unicodedata.category(before).startswith("S"))
             or (ch == "\ufe0f" and before in "0123456789#*" and before != ""
                 and after == "\u20e3"))
-        refused = (category in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp", "Cf")
+        refused = (category in ("Cc", "Cs", "Co", "Zl", "Zp", "Cf")
+                   or (name and category == "Cn")
                    or cp in WRITTEN_INVISIBLE or cp in WRITTEN_BLANK)
         if refused and not free_exception:
             return False

@@ -81,9 +81,9 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "one with its `token` is still allowed.", closes=True, reconnect=True,
               fields=("limit",)),
     ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
-              "(`retry_after`, if present, says how many seconds to wait); only the first "
-              "10 refusals in 10 seconds are answered, and a client refused more than 200 "
-              "times in 10 seconds is disconnected.", reconnect=True, fields=("retry_after",)),
+              "(`retry_after`, if present, says how many seconds to wait); every refused "
+              "request is answered, and a client refused more than 200 times in 10 "
+              "seconds is disconnected.", reconnect=True, fields=("retry_after",)),
     ErrorCode("too_slow", "The client read too slowly: more than `limit` bytes were waiting "
               "to be sent to it.", closes=True, reconnect=True, fields=("limit",)),
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),

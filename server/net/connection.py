@@ -17,8 +17,11 @@ holds the connection's later requests until that answer is sent.
 from __future__ import annotations
 
 import collections
+import functools
+import math
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
+import ormsgpack
 from twisted.internet.abstract import FileDescriptor
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IAddress
@@ -59,6 +62,28 @@ in bytes, by `ServerLimits.max_output_bytes`)."""
 DUE_SLACK = 1e-6
 """Seconds a timer may wake before its deadline and still count as due: a float sum
 may fall short of the deadline it was computed for."""
+SHORT_REFUSAL = "too fast"
+"""The `message` of the pre-encoded `rate_limited` reply (`refusal_reply`): short, since
+a flood is answered with one per request."""
+MAX_RETRY_AFTER = 3600.0
+"""The schema's bound on `error.retry_after`."""
+
+
+@functools.lru_cache(maxsize=16)
+def _refusal_parts(retry_after: float) -> tuple[bytes, bytes]:
+    """The pre-encoded `rate_limited` reply without an id, and the one with an id but
+    for the id's value, which comes last (the map's last key is `id`)."""
+    msg = make_error("rate_limited", SHORT_REFUSAL, retry_after=retry_after)
+    with_id = encode({**msg, "id": 0})
+    assert with_id.endswith(b"\x00")  # the id's value: positive fixint 0
+    return encode(msg), with_id[:-1]
+
+
+def refusal_reply(rid: int | None, retry_after: float) -> bytes:
+    """The body of a `rate_limited` reply to request `rid`: pre-encoded but for the id,
+    so that answering a flood costs about what dropping it would."""
+    without_id, head = _refusal_parts(retry_after)
+    return without_id if rid is None else head + ormsgpack.packb(rid)
 
 
 def _address_of(peer: IAddress) -> str:
@@ -513,9 +538,9 @@ class Connection:
             return
         self._dispatch(kind, msg, rid)
 
-    def _over_limit(self, rid: int | None) -> None:
-        """A request over the rate: answered while its window has seen few refusals,
-        dropped unanswered past them, and the connection closed past `flood_close`."""
+    def _refusal(self) -> int:
+        """Count one refusal over the rate, and close the connection past `flood_close`
+        refusals in its window; the count in the window, this one included."""
         now = self._clock.seconds()
         window = self._refused
         if window is None:
@@ -528,9 +553,24 @@ class Connection:
                      limit=flood_close, window=FLOOD_WINDOW)
             self.close("rate_limited", "too many messages too fast; closing",
                        retry_after=round(self._bucket.retry_after(), 3))
-        elif refused <= ANSWERED_REFUSALS:
+        return refused
+
+    def _over_limit(self, rid: int | None) -> None:
+        """A request over the rate: answered `rate_limited` with the wait that brings
+        the next token while its window has seen few refusals, past them with one
+        pre-encoded frame (`refusal_reply`), and the connection closed past
+        `flood_close`. Every request gets its reply, and a flood costs no encoding."""
+        refused = self._refusal()
+        if self._closing:
+            return
+        if refused <= ANSWERED_REFUSALS:
             self.send_error("rate_limited", "too many messages too fast; this one was ignored",
                             rid, retry_after=round(self._bucket.retry_after(), 3))
+        else:
+            # A whole token's wait, never less than the next token's: one value per server.
+            rate = self.server.limits.rate
+            self.send_body(refusal_reply(
+                rid, min(MAX_RETRY_AFTER, math.ceil(1000 / rate) / 1000)))
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         """Hand one valid request of a welcomed connection to its handler."""

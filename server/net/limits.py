@@ -79,8 +79,9 @@ class ServerLimits:
 FLOOD_WINDOW = 10.0
 """Seconds over which a connection's refused requests are counted."""
 ANSWERED_REFUSALS = 10
-"""Refused requests per `FLOOD_WINDOW` that are answered with `rate_limited`; the rest
-are dropped unanswered, so a flood does not cost a reply per message."""
+"""Refused requests per `FLOOD_WINDOW` answered with a `rate_limited` of their own (the
+wait for the next token); the rest get one pre-encoded frame each, so that answering a
+flood costs about what dropping it would (`connection.refusal_reply`)."""
 
 
 class RefusalWindow:

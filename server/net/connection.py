@@ -538,6 +538,19 @@ class Connection:
             return
         self._dispatch(kind, msg, rid)
 
+    def frame_received(self) -> bool:
+        """A transport's frame that is not a body of its own (a WebSocket control frame,
+        or a continuation of a message): each costs a read, so each is counted against
+        the rate limit as a message is, from the connection's start (before `hello`
+        too). It is not a request and gets no reply; False: over the rate or closing,
+        so the transport does not act on it (a WebSocket ping gets no pong)."""
+        if self._closing:
+            return False
+        if self._bucket.take():
+            return True
+        self._refusal()
+        return False
+
     def _refusal(self) -> int:
         """Count one refusal over the rate, and close the connection past `flood_close`
         refusals in its window; the count in the window, this one included."""

@@ -65,6 +65,10 @@ WS_HEADER_MAX = 10
 """Bytes of a server WebSocket frame's header at most (unmasked, 64-bit length)."""
 BINARY = 2
 """The WebSocket opcode of a binary message."""
+CONTINUATION = 0
+"""The WebSocket opcode of a message's later fragment."""
+CLOSE = 8
+"""The WebSocket opcode of a close frame; opcodes from 8 up are control frames."""
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -248,7 +252,7 @@ class WebSocketConnection(Connection):
 
     FRAME_OVERHEAD = WS_HEADER_MAX
 
-    def __init__(self, server: ServerFactory, socket: WebSocketServerProtocol) -> None:
+    def __init__(self, server: ServerFactory, socket: WebSocketServer) -> None:
         super().__init__(server)
         self.socket = socket
         self.transport = socket.transport  # the TCP (or TLS) stream: producer, peer, buffer
@@ -263,6 +267,8 @@ class WebSocketConnection(Connection):
     def _end(self, code: str | None) -> None:
         if code == "frame_too_large":
             return  # autobahn fails the connection itself next, with close code 1009
+        if code == "rate_limited":
+            self.socket.stop_reading()  # a flooder's frames still coming cost nothing
         if self.socket.state == WebSocketProtocol.STATE_OPEN:
             # 1000 (normal): the `error` just sent says why; the reason repeats its code.
             self.socket.sendClose(WebSocketProtocol.CLOSE_STATUS_CODE_NORMAL, code)
@@ -270,7 +276,13 @@ class WebSocketConnection(Connection):
 
 class WebSocketServer(WebSocketServerProtocol):
     """autobahn's side of one browser connection: the handshake and the framing; the
-    rest is its `WebSocketConnection`."""
+    rest is its `WebSocketConnection`.
+
+    Every frame counts against the connection's rate limit, not only whole messages:
+    a message's first frame as the message, each control frame (ping, pong, close) and
+    each continuation frame as one more (`Connection.frame_received`). A ping or pong
+    over the rate is dropped (no pong); a flood of frames is closed as a flood of
+    messages is, and reads nothing more."""
 
     factory: WebSocketFactory
 
@@ -278,6 +290,8 @@ class WebSocketServer(WebSocketServerProtocol):
         super().__init__()
         self.connection: WebSocketConnection | None = None
         self.client_host: str | None = None
+        self._frame_refused = False  # the frame being read is over the rate
+        self._deaf = False  # closed for a flood: what still arrives is dropped unparsed
 
     def onConnect(self, request: ConnectionRequest) -> None:
         origin = request.headers.get("origin")  # `request.host` has lost the port
@@ -296,6 +310,35 @@ class WebSocketServer(WebSocketServerProtocol):
         cast(Any, self.transport).unregisterProducer()
         self.connection = WebSocketConnection(self.factory.server, self)
         self.connection.opened(self.client_host)
+
+    def onFrameBegin(self) -> None:
+        opcode = self.current_frame.opcode
+        connection = self.connection
+        if connection is not None and (opcode == CONTINUATION or opcode >= CLOSE):
+            self._frame_refused = not connection.frame_received()
+        super().onFrameBegin()
+
+    def processControlFrame(self) -> bool:
+        if self._frame_refused and self.current_frame.opcode != CLOSE:
+            self._frame_refused = False
+            self.control_frame_data = []
+            return True  # over the rate: not acted on (a close always is)
+        return bool(super().processControlFrame())
+
+    def processData(self) -> bool:
+        if self._deaf:
+            self.data = b""
+            return False
+        return bool(super().processData())
+
+    def stop_reading(self) -> None:
+        """Parse nothing more: the connection is closed for a flood or a broken frame,
+        and its client may still be sending. What arrives is dropped unread (the
+        socket is still read, so the client's own close is seen at once); the close
+        handshake's answer is not waited for: the client drops the connection once it
+        reads the close, or autobahn does after `closeHandshakeTimeout`."""
+        self._deaf = True
+        self.data = b""
 
     def onMessageFrameBegin(self, length: int) -> None:
         total = self.message_data_total_length + length

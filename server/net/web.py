@@ -346,6 +346,29 @@ class WebSocketServer(WebSocketServerProtocol):
             self.connection.too_large(total)  # the error, then the close
         super().onMessageFrameBegin(length)  # over the limit: autobahn drops the rest
 
+    def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int,
+                                   reason: str) -> None:
+        """autobahn's hook for a message over the limit: the close (1009) gives the
+        error code as its reason, as every other close does, not autobahn's text."""
+        self._fail_connection(WebSocketProtocol.CLOSE_STATUS_CODE_MESSAGE_TOO_BIG,
+                              "frame_too_large")
+
+    def _protocol_violation(self, reason: str) -> bool:
+        """autobahn's hook for a frame that breaks RFC 6455: after the close (1002) it
+        would read on, and take the bad frame itself for more (a bad close frame as
+        the close's answer, whose abort loses the close). The framing can no longer be
+        trusted, so nothing more is read."""
+        super()._protocol_violation(reason)
+        self.stop_reading()
+        return True  # discontinue
+
+    def _invalid_payload(self, reason: str) -> bool:
+        """autobahn's hook for text that is not UTF-8 (a text message, a close reason):
+        closed with 1007, then read no more, as a protocol violation is."""
+        super()._invalid_payload(reason)
+        self.stop_reading()
+        return True
+
     def onMessage(self, payload: bytes, isBinary: bool) -> None:
         connection = self.connection
         if connection is None:

@@ -402,9 +402,11 @@ class Connection:
         if body is not None:
             self.send_body(body)
 
-    def send_body(self, body: bytes) -> None:
+    def send_body(self, body: bytes, batched: bool = False) -> None:
         """Queue one encoded message (`send`'s, or one a table elsewhere sent this
-        client: `relay.py`), or close a client that left too much unread."""
+        client: `relay.py`), or close a client that left too much unread. `batched`:
+        it may wait in the transport's buffer for the frames that follow it in this
+        read (`_flush_batched`)."""
         if self._closing or self.transport is None:
             return
         limit = self.server.limits.max_output_bytes
@@ -414,7 +416,7 @@ class Connection:
             self.close("too_slow", f"more than {limit} bytes were waiting for you to read "
                        "them", limit=limit)
             return
-        self._queue(body)
+        self._queue(body, batched)
 
     def _send_last(self, msg: Message) -> None:
         """Queue one message past the output bound (a closing error: small, and the last)."""
@@ -431,14 +433,14 @@ class Connection:
             log.failure("could not encode a {type} message", type=msg.get("type"))
             return None
 
-    def _queue(self, body: bytes) -> None:
+    def _queue(self, body: bytes, batched: bool = False) -> None:
         """Write one frame once the journal has committed what it tells of; while a
         request corks its frames, add it to them (they wait on the journal together)."""
         self._queued += len(body) + self.FRAME_OVERHEAD
         if self._cork is not None:
             self._cork.append(body)
             return
-        self.server.journal.later(self._flush, body)
+        self.server.journal.later(self._flush_batched if batched else self._flush, body)
 
     def _flush(self, body: bytes) -> None:
         """Write one queued body to the transport, now that the journal has it."""
@@ -446,6 +448,11 @@ class Connection:
             return
         self._write_body(body)  # may pause us at once
         self._written()
+
+    def _flush_batched(self, body: bytes) -> None:
+        """`_flush` for a frame that may wait for those written after it (a refusal of
+        a flood: the replies to one read go out in one write); the transport's own."""
+        self._flush(body)
 
     def _written(self) -> None:
         """Frames went to the transport: unless it paused us, it holds no more than its
@@ -583,7 +590,7 @@ class Connection:
             # A whole token's wait, never less than the next token's: one value per server.
             rate = self.server.limits.rate
             self.send_body(refusal_reply(
-                rid, min(MAX_RETRY_AFTER, math.ceil(1000 / rate) / 1000)))
+                rid, min(MAX_RETRY_AFTER, math.ceil(1000 / rate) / 1000)), batched=True)
 
     def _dispatch(self, kind: str, msg: Message, rid: int | None) -> None:
         """Hand one valid request of a welcomed connection to its handler."""

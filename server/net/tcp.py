@@ -102,6 +102,17 @@ class ServerProtocol(Connection, Int32StringReceiver):
         send_frame(self._socket, transport, _LENGTH.pack(len(body)) + body)
         self._written()
 
+    def _flush_batched(self, body: bytes) -> None:
+        """A frame that may wait: into the transport's buffer, which the reactor
+        writes once this read is handled, with the frames that followed it (a flood's
+        refusals: one `send` for a read's worth, not one each). Frames after it see the
+        buffer and queue behind it (`send_frame`), so the order holds."""
+        transport = self.transport
+        if transport is None:
+            return
+        transport.write(_LENGTH.pack(len(body)) + body)
+        self._written()
+
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it
         to the transport (as `sendString` would).

@@ -101,6 +101,8 @@ async def test_a_flood_that_lets_each_refilled_token_through_is_still_closed() -
         assert steps * (1 / limits.rate) < FLOOD_WINDOW  # closed within one window
         answered, (closing,) = refusals(flood)
         assert len(answered) == limits.flood_close  # each refusal answered, then the close
+        replied = [m["id"] for m in flood.received if "id" in m and m["type"] != "welcome"]
+        assert replied == sorted(replied)  # pongs sent at once, refusals batched: in order
         assert closing["retry_after"] >= 0  # type: ignore[operator]
         assert (await bystander.request("ping"))["type"] == "pong"
     finally:

@@ -37,7 +37,7 @@ from pisyedili.server.store.sqlite import MEMORY, SqliteStore, backup_file, defa
 __all__ = [
     "DAY", "MEMORY", "AccountMatch", "AccountRow", "Archive", "Conflict", "JournalOp",
     "JournalRows", "LadderRow", "LogEntry", "RatingRow", "SanctionRow", "Store",
-    "StoreError", "Viewer", "backup_file", "default_path", "is_url", "open_store",
+    "StoreError", "Viewer", "backup_file", "default_path", "id_floors", "is_url", "open_store",
     "pg_dump_command", "public",
 ]
 
@@ -54,3 +54,14 @@ def open_store(where: str | os.PathLike[str]) -> Store:
                              "pisyedili[postgres]") from e
         return PostgresStore(os.fspath(where))
     return SqliteStore(where)
+
+
+def id_floors(where: str | os.PathLike[str]) -> dict[str, int]:
+    """The highest id of each kind the store at `where` holds (`Store.id_floors`), on a
+    connection of its own: a thread may call it while the server's own connections
+    are in use."""
+    store = open_store(where)
+    try:
+        return store.id_floors()
+    finally:
+        store.close()

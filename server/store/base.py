@@ -280,6 +280,12 @@ class Store(Protocol):
         """The journal's `counter`s: the highest id of each kind any writer gave out."""
         ...
 
+    def id_floors(self) -> dict[str, int]:
+        """The highest id of each kind (`table`, `player`) anywhere in the store: the
+        journal's counters, and the ids of its rows (open tables, sessions, kept
+        matches and their seats, sanctions). A cluster hands out no id at or below."""
+        ...
+
     def saved_session(self, token_hash: bytes) -> SessionRow | None:
         """One session of the journal by its token's hash: with a journal the processes
         of a cluster share, one whose process is gone is rebuilt on another from it."""

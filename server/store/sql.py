@@ -63,6 +63,17 @@ def guarded(fn: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R
     return wrapper
 
 
+ID_HOLDERS = {
+    "table": ("SELECT MAX(id) FROM live_tables", "SELECT MAX(table_id) FROM matches"),
+    "player": ("SELECT MAX(player_id) FROM sessions",
+               "SELECT MAX(player_id) FROM match_players",
+               "SELECT MAX(player_id) FROM sanctions"),
+}
+"""Where ids given out are kept besides the `counters`: a session's row, a kept match
+and its seats, a guest's sanction. A database whose counters lag its rows (kept by a
+server older than its journal) still tells the ids it holds."""
+
+
 # -- the journal's rows --------------------------------------------------------------------
 
 def journal_row(kind: str, values: tuple[Any, ...],
@@ -362,6 +373,16 @@ class SqlStore:
     def journal_counters(self) -> dict[str, int]:
         return {str(name): int(value) for name, value in
                 self._run("SELECT name, value FROM counters").fetchall()}
+
+    @guarded
+    def id_floors(self) -> dict[str, int]:
+        floors = self.journal_counters()
+        for kind, queries in ID_HOLDERS.items():
+            for query in queries:
+                found = self._run(query).fetchone()
+                if found is not None and found[0] is not None:
+                    floors[kind] = max(floors.get(kind, 0), int(found[0]))
+        return floors
 
     @guarded
     def account_sessions(self, account: int) -> list[tuple[int, bytes]]:

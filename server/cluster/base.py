@@ -199,6 +199,14 @@ class Cluster(Protocol):
         go on above them (a Redis that restarted empty knows none)."""
         ...
 
+    def count_from(self, read: Callable[[], Deferred[dict[str, int]]]) -> None:
+        """Where the ids given out before are read (the store: `Store.id_floors`), before
+        `start`. They are read as this process joins, and again each time the shared
+        state is back; no id is handed out until the counters are above what was read
+        (a Redis that restarted empty, or a database moved in from a server that ran
+        alone, knows none of them), and a first read that fails fails the start."""
+        ...
+
     def table_lost(self, table_id: int, code: str | None) -> None:
         """Another process holds this table now (it took it over while this one was
         taken for dead): this one stops renewing its keys and writes nothing."""

@@ -92,6 +92,9 @@ class LocalCluster:
     def seen_ids(self, highest: Mapping[str, int]) -> None:
         pass
 
+    def count_from(self, read: Callable[[], Deferred[dict[str, int]]]) -> None:
+        pass  # its journal's ids are its own: a restart goes on from them (recovery.py)
+
     def lobby_rows(self) -> Mapping[int, dict[str, Any]]:
         return {}
 

@@ -35,7 +35,9 @@ the writes that tell only update that memory; once both links are back, the whol
 it is written again in one go (ids only ever forward, each table and session only if
 no other process took it over meanwhile: `HOLD`, `KEEP_SESSION`), before anything
 else on the link. The other processes' liveness is judged again only a lease later,
-once each of them had the time to write its own keys back.
+once each of them had the time to write its own keys back. The counters also go on
+above the ids the store holds (`count_from`): read before the process joins, and
+again each time Redis is back, with no id handed out until that read is in.
 
 A process whose lease ran out while its link stayed up (paused, a stopped VM, or
 stalled for longer than a lease) may have been taken for dead: the beat that finds
@@ -416,6 +418,8 @@ class RedisCluster:
         self._codes: dict[str, str] = {}  # code key -> its table id
         self._away: dict[str, float] = {}  # a dropped session's keys -> when they end
         self._highest: dict[str, int] = {}  # the highest id of each kind seen here
+        self._read_ids: Callable[[], Deferred[dict[str, int]]] | None = None  # the store's
+        self._counting: list[Deferred[None]] | None = None  # a read of them under way: waiters
         self._uncounted: set[str] = set()  # addresses whose last connection went meanwhile
         # What another process holds now (it took it over while this one was taken for
         # dead): nothing is written to it from here, though a copy lingers here for now.
@@ -456,6 +460,7 @@ class RedisCluster:
     async def _start(self) -> None:
         """A first link that does not retry names the process, so a cluster that
         cannot be reached fails the start; the links then reconnect on their own."""
+        await self._store_ids()
         host, port, db = self.address.host, self.address.port, self.address.db
         first = await txredisapi.Connection(host, port, db, reconnect=False,
                                             connectTimeout=5, replyTimeout=10)
@@ -476,13 +481,27 @@ class RedisCluster:
         before, self._before = self._before, []
         for write in before:
             write()
-        self._forward_ids()  # a Redis that started empty: ids above those restored here
+        # A Redis that started empty: ids above the store's, before this process serves.
+        forwarded: list[Deferred[Any]] = []
+        self._forward_ids(forwarded)
+        await gatherResults(forwarded, consumeErrors=True)
         self._live.add(self._key("process", self._process))
         self._beat = LoopingCall(self._renew)
         self._beat.clock = self._clock
         self._beat.start(self.lease / 3, now=True)
         log.info("joined the cluster at {address} as process {process}",
                  address=str(self.address), process=self._process)
+
+    async def _store_ids(self) -> None:
+        """The ids the store holds, for the counters to go on above (`count_from`): a
+        process that cannot read them does not join, rather than hand out one again."""
+        if self._read_ids is None:
+            return
+        try:
+            highest = await self._read_ids()
+        except Exception as e:
+            raise RuntimeError(f"the ids kept in the store could not be read: {e}") from e
+        self.seen_ids(highest)
 
     def _channel(self, name: str) -> str:
         return f"{PREFIX}{self.address.db}:{name}"
@@ -560,6 +579,7 @@ class RedisCluster:
                  codes=len(self._codes), addresses=len(self._counts),
                  ids=dict(sorted(self._highest.items())))
         written.addErrback(self._failed, "writing this process's keys again")
+        self._count_again()
         for _, back in self._link_hooks:
             back()
         self._clock.callLater(self.lease, self._reread)
@@ -703,6 +723,43 @@ class RedisCluster:
                 self._tell(d, "moving the ids on")
             else:
                 written.append(d)
+
+    def _count_again(self) -> None:
+        """Redis is back, maybe empty: the store's ids are read again, and no id is
+        handed out until the counters are above them (a process that died meanwhile
+        left its last ids in a shared store only). One read at a time: one under way
+        moves the counters on once it lands, or at the next return of Redis."""
+        if self._read_ids is None or self._counting is not None:
+            return
+        self._counting = []
+        read = self._read_ids()
+        read.addCallback(self._floored)
+        read.addErrback(lambda f: log.warn(
+            "the ids kept in the store could not be read again or moved on ({error}): "
+            "the ids go on above those this process knows", error=f.getErrorMessage()))
+        read.addBoth(self._counted)
+
+    def _floored(self, highest: Mapping[str, int]) -> Deferred[Any] | None:
+        for kind, number in highest.items():
+            self._seen(kind, number)
+        if not self._up:
+            return None  # the next return of Redis forwards them (`_reassert`)
+        forwarded: list[Deferred[Any]] = []
+        self._forward_ids(forwarded)
+        return gatherResults(forwarded, consumeErrors=True)
+
+    def _counted(self, _: object) -> None:
+        waiting, self._counting = self._counting or [], None
+        for waiter in waiting:
+            waiter.callback(None)
+
+    def _when_counted(self) -> Deferred[None]:
+        """Fires once no read of the store's ids is under way (`_count_again`)."""
+        if self._counting is None:
+            return succeed(None)
+        waiter: Deferred[None] = Deferred()
+        self._counting.append(waiter)
+        return waiter
 
     def _reread(self) -> None:
         """A lease after Redis came back, every live process wrote its tables again:
@@ -940,7 +997,12 @@ class RedisCluster:
     # -- ids, names, codes ------------------------------------------------------------
 
     def next_id(self, kind: str) -> Deferred[int]:
-        d = self._ask(f"a new {kind}", lambda: self._redis.incr(self._key("ids", kind)))
+        def counted() -> Deferred[Any]:
+            d = self._when_counted()
+            d.addCallback(lambda _: self._redis.incr(self._key("ids", kind)))
+            return d
+
+        d = self._ask(f"a new {kind}", counted)
 
         def answered(number: int) -> int:
             self._seen(kind, number)
@@ -1192,6 +1254,9 @@ class RedisCluster:
             self._seen(kind, number)
         if self._up:
             self._forward_ids()
+
+    def count_from(self, read: Callable[[], Deferred[dict[str, int]]]) -> None:
+        self._read_ids = read
 
     def _forget_table(self, table_id: int, code: str | None) -> list[str]:
         """No longer held here: its keys."""

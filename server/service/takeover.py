@@ -34,6 +34,7 @@ hung up on and resume by token at the table's new holder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 from twisted.internet.defer import Deferred
@@ -48,7 +49,7 @@ from pisyedili.server.cluster import Cluster
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.relay import Relay, RelayedConnection
 from pisyedili.server.people.session import Session, Sessions
-from pisyedili.server.store import open_store
+from pisyedili.server.store import id_floors, open_store
 from pisyedili.server.store.base import JournalRows
 from pisyedili.server.store.journal import (
     Saved,
@@ -72,11 +73,18 @@ retry, the tables of a process that died while the database was away would wait 
 the next, with their players at them."""
 
 
+def store_ids(where: str) -> Callable[[], Deferred[dict[str, int]]]:
+    """How the cluster reads the ids the store at `where` holds (`Cluster.count_from`):
+    on a thread, on a connection of its own."""
+    return lambda: deferToThread(id_floors, where)
+
+
 class _IdsRead:
     """While the cluster's Redis is away, the ids every process gave out, read from
-    the shared journal every `IDS_EVERY` seconds (and once more when it is back) for
-    the cluster's counters to go on above: a process that dies meanwhile leaves its
-    ids in the journal only, and Redis may come back empty."""
+    the shared journal every `IDS_EVERY` seconds for the cluster's counters to go on
+    above: a process that dies meanwhile leaves its ids in the journal only, and Redis
+    may come back empty. (When it is back the cluster reads the store's ids once more
+    before it hands out any: `Cluster.count_from`.)"""
 
     def __init__(self, where: str, cluster: Cluster, clock: Clock) -> None:
         self._where = where
@@ -91,7 +99,6 @@ class _IdsRead:
     def stop(self) -> None:
         if self._loop.running:
             self._loop.stop()
-            self._read()
 
     def _counters(self) -> dict[str, int]:
         store = open_store(self._where)

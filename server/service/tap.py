@@ -58,7 +58,7 @@ from pisyedili.server.service.discovery import Announcer
 from pisyedili.server.service.logs import JsonLineObserver
 from pisyedili.server.service.open_files import fit_open_files
 from pisyedili.server.service.recovery import restore
-from pisyedili.server.service.takeover import Takeover
+from pisyedili.server.service.takeover import Takeover, store_ids
 from pisyedili.server.store import (
     DAY,
     MEMORY,
@@ -617,6 +617,8 @@ def makeService(options: ServerOptions) -> ServerService:
         if lock is not None:
             lock.release()
         raise
+    if journal is not None:  # the cluster's ids go on above the store's (`count_from`)
+        cluster.count_from(store_ids(path))
     account_settings = AccountSettings(tls_required=bool(options["tls-logins"]),
                                        operators=frozenset(options["operators"]))
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],

@@ -22,6 +22,11 @@ class ServerLimits:
 
     max_connections: int = 1000
     max_per_address: int = 16
+    max_http_per_address: int = 64
+    """Plain HTTP connections to `--web` (page loads, a WebSocket's until its upgrade)
+    from one address at once, counted apart from `max_per_address`: a browser opens
+    up to six to load the page and keeps them a minute, so several browsers behind one
+    NAT address need more than their players' share."""
     handshake_seconds: float = 10.0
     """A connection that has not said `hello` by then is told so and closed."""
     ping_seconds: float = 30.0
@@ -51,7 +56,8 @@ class ServerLimits:
     closed with `too_slow`; a burst of the largest lobby pages fits within the default."""
 
     def __post_init__(self) -> None:
-        for field in ("max_connections", "max_per_address", "burst", "flood_close",
+        for field in ("max_connections", "max_per_address", "max_http_per_address",
+                      "burst", "flood_close",
                       "max_tables_per_player", "max_tables_per_address",
                       "max_tables_total", "max_sessions_per_address"):
             if getattr(self, field) < 1:

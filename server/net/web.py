@@ -115,6 +115,9 @@ TOO_LARGE = (b"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
              b"Content-Type: text/plain; charset=utf-8\r\n"
              b"Content-Length: %d\r\n\r\n%s" % (len(_TOO_LARGE_TEXT), _TOO_LARGE_TEXT))
 """The whole answer to a request whose body is over `MAX_REQUEST_BODY`."""
+REFUSAL_LINGER = 2.0
+"""Seconds the rest of a refused body is read and dropped before the connection is
+cut, so that the refusal reaches the client first."""
 ALLOWED_METHODS = (b"GET", b"HEAD")
 """The methods the site answers (a WebSocket's upgrade is a GET); any other gets 405."""
 _NOT_ALLOWED_TEXT = b"only GET and HEAD are answered here\n"
@@ -464,15 +467,28 @@ class WebChannel(HTTPChannel):
         super().allContentReceived()  # type: ignore[no-untyped-call]
 
     def refuse_body(self) -> None:
-        """Answer 413 and close: the request's body is over `MAX_REQUEST_BODY`. What
-        more of it arrives before the close is dropped unread."""
+        """Answer 413 and close: the request's body is over `MAX_REQUEST_BODY`.
+
+        Our side closes after the answer, and what more of the body arrives is read
+        and dropped for `REFUSAL_LINGER` seconds at most: a socket closed with data
+        unread resets the connection, and the reset can destroy the answer before the
+        client has read it."""
         if self.refused_body:
             return
         self.refused_body = True
         self._request_done()
-        if self.transport is not None:
-            cast(Any, self.transport).write(TOO_LARGE)
-        self.loseConnection()  # type: ignore[no-untyped-call]
+        transport = cast(Any, self.transport)
+        if transport is None:
+            return
+        transport.write(TOO_LARGE)
+        half_close = getattr(transport, "loseWriteConnection", None)
+        if half_close is None:  # TLS has no half-close: its close follows the answer
+            self.loseConnection()  # type: ignore[no-untyped-call]
+            return
+        self._networkProducer.unregisterProducer()
+        half_close()
+        self._request_call = self.callLater(  # type: ignore[no-untyped-call]
+            REFUSAL_LINGER, transport.abortConnection)
 
     def connectionLost(self, reason: Failure = connectionDone) -> None:
         self._request_done()
@@ -573,6 +589,25 @@ class WebSite(Site):
         cast(WebChannel, proto._channel).counted = (key, per_address)
         return proto
 
+    def admit(self, key: str, per_address: bool) -> str | None:
+        """Count a new HTTP connection from `key` in the server's total (all but
+        `web_reserve` of it) and, if `per_address`, in this site's allowance for the
+        address; or return the code that refuses it."""
+        total = self.server.connections
+        refusal = total.admit(key, reserve=web_reserve(self.server.limits.max_connections),
+                              per_address=False)
+        if refusal is None and per_address:
+            refusal = self.per_address.admit(key)
+            if refusal is not None:
+                total.release(key, per_address=False)
+        return refusal
+
+    def release(self, key: str, per_address: bool) -> None:
+        """Give back what `admit` counted."""
+        self.server.connections.release(key, per_address=False)
+        if per_address:
+            self.per_address.release(key)
+
 
 class WebSocketUpgrade(WebSocketResource):
     """autobahn's resource at `/ws`: once it takes the connection over, the HTTP
@@ -625,25 +660,6 @@ def accepts_gzip(header: bytes | None) -> bool:
                     q = 0.0
         allowed[coding.strip().lower()] = q > 0
     return allowed.get("gzip", allowed.get("x-gzip", allowed.get("*", False)))
-
-    def admit(self, key: str, per_address: bool) -> str | None:
-        """Count a new HTTP connection from `key` in the server's total (all but
-        `web_reserve` of it) and, if `per_address`, in this site's allowance for the
-        address; or return the code that refuses it."""
-        total = self.server.connections
-        refusal = total.admit(key, reserve=web_reserve(self.server.limits.max_connections),
-                              per_address=False)
-        if refusal is None and per_address:
-            refusal = self.per_address.admit(key)
-            if refusal is not None:
-                total.release(key, per_address=False)
-        return refusal
-
-    def release(self, key: str, per_address: bool) -> None:
-        """Give back what `admit` counted."""
-        self.server.connections.release(key, per_address=False)
-        if per_address:
-            self.per_address.release(key)
 
 
 def _etag_matches(header: bytes, etag: bytes) -> bool:

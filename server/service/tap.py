@@ -140,6 +140,9 @@ class ServerOptions(usage.Options):
          "Most connections the server accepts at once.", _int],
         ["max-per-address", None, _LIMITS.max_per_address,
          "Most connections from one IP address at once.", _int],
+        ["max-http-per-address", None, _LIMITS.max_http_per_address,
+         "Most plain HTTP connections to --web (page loads) from one IP address at once, "
+         "counted apart from --max-per-address.", _int],
         ["max-tables", None, _LIMITS.max_tables_per_player,
          "Most open tables one player may host.", _int],
         ["max-tables-per-address", None, _LIMITS.max_tables_per_address,
@@ -251,6 +254,7 @@ class ServerOptions(usage.Options):
             self["limits"] = ServerLimits(
                 max_connections=int(self["max-connections"]),
                 max_per_address=int(self["max-per-address"]),
+                max_http_per_address=int(self["max-http-per-address"]),
                 max_tables_per_player=int(self["max-tables"]),
                 max_tables_per_address=int(self["max-tables-per-address"]),
                 max_tables_total=int(self["max-tables-total"]),

@@ -1,6 +1,7 @@
 """The web port's connections over real loopback sockets: plain HTTP connections count
-against the server's connection limits, leave places to the TCP port, and one that
-does not finish its request is closed in `HTTP_REQUEST_SECONDS`."""
+against the server's connection limits (by address, in an allowance of their own),
+leave places to the TCP port, and one that does not finish its request is closed in
+`HTTP_REQUEST_SECONDS`."""
 
 from __future__ import annotations
 
@@ -90,17 +91,23 @@ async def test_idle_http_connections_count_and_leave_the_tcp_port_its_places() -
 
 
 @pytest_twisted.ensureDeferred
-async def test_http_connections_count_against_the_per_address_cap() -> None:
-    limits = ServerLimits(max_connections=100, max_per_address=4)
+async def test_http_connections_count_against_their_own_per_address_cap() -> None:
+    """Page loads from one address have an allowance apart from its players': full,
+    it refuses the next page load but not a player."""
+    limits = ServerLimits(max_connections=100, max_per_address=2, max_http_per_address=4)
     web = await WebServer.start(limits=limits)
     try:
         idle = await half_requests(web, 6, "127.0.0.2")
         await until("the address's cap", lambda: gone(idle) == 2)
-        refused = await web.server.connect(source="127.0.0.2")
+        player = await web.server.connect("player", source="127.0.0.2")
+        assert (await player.request("ping"))["type"] == "pong"
+        second = await web.server.connect("second", source="127.0.0.2")
+        assert (await second.request("ping"))["type"] == "pong"
+        refused = await web.server.connect(source="127.0.0.2")  # players' cap: 2
         err = await refused.wait_type("error")
         assert err["code"] == "too_many_connections"
-        player = await web.server.connect("player", source="127.0.0.3")
-        assert (await player.request("ping"))["type"] == "pong"
+        other = await half_requests(web, 4, "127.0.0.3")  # another address's own four
+        assert gone(other) == 0 and web.server.factory.connections.total == 10
     finally:
         await web.stop()
 

@@ -23,7 +23,12 @@ from web_kit import served
 from ws_kit import WebServer
 
 from pisyedili.server.net.limits import ServerLimits
-from pisyedili.server.net.web import HTTP_REQUEST_SECONDS, MAX_REQUEST_BODY, static_root
+from pisyedili.server.net.web import (
+    HTTP_REQUEST_SECONDS,
+    MAX_REQUEST_BODY,
+    REFUSAL_LINGER,
+    static_root,
+)
 
 TIMEOUT = 10.0
 """Seconds a raw client waits for an answer (generous: an answer comes at once)."""
@@ -167,6 +172,39 @@ def test_a_4_gib_body_is_refused_with_413_before_any_of_it_is_spooled(
         assert held == [] and list(spool.iterdir()) == []
         page_loads(server.web_port)
         assert "Traceback" not in server.log()
+
+
+def _read_to_end(sock: socket.socket) -> bytes:
+    """What the server sends until it closes its side."""
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    return answer
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_refused_body_that_keeps_coming_is_cut_after_the_linger() -> None:
+    """The refusal goes out first (and no `100 Continue` before it); the body's rest is
+    dropped unread for `REFUSAL_LINGER` seconds, then the connection is cut."""
+    clock = task.Clock()
+    web = await WebServer.start(clock=clock)
+    try:
+        sock = await in_thread(socket.create_connection, ("127.0.0.1", web.web_port),
+                               TIMEOUT)
+        try:
+            head = get(b"/", b"Content-Length: %d" % (4 * GIB), b"Expect: 100-continue")
+            await in_thread(sock.sendall, head + bytes(64 * 1024))
+            answer = await in_thread(_read_to_end, sock)  # our side is closed: EOF
+            assert status(answer) == 413 and b"100 Continue" not in answer
+            await in_thread(_send_quietly, sock, bytes(256 * 1024))  # still coming
+            assert web.server.factory.connections.total == 1
+            clock.advance(REFUSAL_LINGER)
+            await until_counted(web, 0)
+            await in_thread(page_loads, web.web_port)
+        finally:
+            sock.close()
+    finally:
+        await web.stop()
 
 
 @pytest_twisted.ensureDeferred

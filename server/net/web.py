@@ -41,7 +41,7 @@ from autobahn.twisted.resource import WebSocketResource
 from autobahn.twisted.websocket import WebSocketServerFactory, WebSocketServerProtocol
 from autobahn.websocket.protocol import WebSocketProtocol
 from autobahn.websocket.types import ConnectionDeny, ConnectionRequest
-from twisted.internet.interfaces import IAddress
+from twisted.internet.interfaces import IAddress, ISSLTransport
 from twisted.internet.protocol import connectionDone
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -481,12 +481,11 @@ class WebChannel(HTTPChannel):
         if transport is None:
             return
         transport.write(TOO_LARGE)
-        half_close = getattr(transport, "loseWriteConnection", None)
-        if half_close is None:  # TLS has no half-close: its close follows the answer
+        if ISSLTransport.providedBy(transport):  # no half-close: a TLS close follows
             self.loseConnection()  # type: ignore[no-untyped-call]
             return
         self._networkProducer.unregisterProducer()
-        half_close()
+        transport.loseWriteConnection()
         self._request_call = self.callLater(  # type: ignore[no-untyped-call]
             REFUSAL_LINGER, transport.abortConnection)
 
@@ -524,6 +523,11 @@ class WebRequest(Request):
     def gotLength(self, length: int | None) -> None:
         self.content = io.BytesIO()
 
+    def setHeader(self, name: bytes | str, value: bytes | str) -> None:
+        if (name if isinstance(name, bytes) else name.encode()).lower() == b"server":
+            return  # twisted.web's name and version: only a hint of what to try
+        super().setHeader(name, value)  # type: ignore[no-untyped-call]
+
     def process(self) -> None:
         if self.method in ALLOWED_METHODS:
             super().process()  # type: ignore[no-untyped-call]
@@ -531,9 +535,9 @@ class WebRequest(Request):
         # One short answer for every other method, whichever resource it names:
         # twisted.web's differ (405 or 501) and come as a page.
         self.setResponseCode(405)
-        self.setHeader(b"allow", b"GET, HEAD")  # type: ignore[no-untyped-call]
-        self.setHeader(b"content-type", b"text/plain; charset=utf-8")  # type: ignore[no-untyped-call]
-        self.setHeader(b"content-length", b"%d" % len(_NOT_ALLOWED_TEXT))  # type: ignore[no-untyped-call]
+        self.setHeader(b"allow", b"GET, HEAD")
+        self.setHeader(b"content-type", b"text/plain; charset=utf-8")
+        self.setHeader(b"content-length", b"%d" % len(_NOT_ALLOWED_TEXT))
         self.write(_NOT_ALLOWED_TEXT)  # type: ignore[no-untyped-call]
         self.finish()  # type: ignore[no-untyped-call]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,16 +18,18 @@ from typing import Any
 import pytest
 import pytest_twisted
 from twisted.internet import reactor, task
+from twisted.internet.endpoints import serverFromString
 from twisted.internet.threads import deferToThread
 from twisted.logger import LogEvent, formatEvent, globalLogPublisher
 from web_kit import served
-from ws_kit import WebServer
+from ws_kit import WebServer, sibling, wireclient
 
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.web import (
     HTTP_REQUEST_SECONDS,
     MAX_REQUEST_BODY,
     REFUSAL_LINGER,
+    make_site,
     static_root,
 )
 
@@ -239,6 +242,36 @@ async def test_a_small_body_is_read_and_the_request_answered(encoding: str) -> N
     assert code == 200 and events.tracebacks() == []
 
 
+def _refused_over_tls(port: int, roots: Path) -> bytes:
+    context = ssl.create_default_context(cafile=str(roots))
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as raw, \
+            context.wrap_socket(raw, server_hostname="localhost") as sock:
+        sock.sendall(get(b"/", b"Content-Length: %d" % (4 * GIB)) + bytes(64 * 1024))
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except (ssl.SSLError, ConnectionResetError):
+            pass  # closed with the body's rest unread: the answer came first
+        return answer
+
+
+@pytest_twisted.ensureDeferred
+async def test_over_tls_a_huge_body_is_refused_with_413_too(tmp_path: Path) -> None:
+    key, cert = sibling("client", "test_client_tls").make_certificate(tmp_path)
+    server = await wireclient.Server.start()
+    site: Any = await serverFromString(  # type: ignore[no-untyped-call]
+        reactor, f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}",
+    ).listen(make_site(server.factory))
+    try:
+        answer = await in_thread(_refused_over_tls, site.getHost().port, cert)
+        assert status(answer) == 413
+        await until_counted_in(server, 0)
+    finally:
+        await site.stopListening()
+        await server.stop()
+
+
 # -- paths ---------------------------------------------------------------------------------
 
 
@@ -296,6 +329,15 @@ async def test_a_method_other_than_get_or_head_is_refused(method: bytes) -> None
     assert code in (400, 405), answer[:300]
     assert b"<script" not in answer  # the page is not sent for it
     assert events.tracebacks() == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_answer_names_the_web_server_or_its_version() -> None:
+    code, answer, _ = await attack(get(b"/"))
+    head = answer.split(b"\r\n\r\n", 1)[0].lower()
+    assert code == 200 and b"\r\nserver:" not in head and b"twisted" not in head
+    code, answer, _ = await attack(get(b"/nothing-here"))
+    assert code == 404 and b"twisted" not in answer.lower()
 
 
 @pytest_twisted.ensureDeferred
@@ -377,11 +419,16 @@ def _send_quietly(sock: socket.socket, data: bytes) -> None:
 async def until_counted(web: WebServer, total: int) -> None:
     """Wait (polling, with a generous deadline) until the server counts `total`
     connections."""
+    await until_counted_in(web.server, total)
+
+
+async def until_counted_in(server: Any, total: int) -> None:
+    """`until_counted` for a `wireclient.Server`."""
     for _ in range(int(TIMEOUT / 0.01)):
-        if web.server.factory.connections.total == total:
+        if server.factory.connections.total == total:
             return
         await task.deferLater(reactor, 0.01, lambda: None)
-    raise AssertionError(f"the server counts {web.server.factory.connections.total}, "
+    raise AssertionError(f"the server counts {server.factory.connections.total}, "
                          f"not {total}")
 
 

@@ -551,6 +551,34 @@ class WebRequest(Request):
         content.write(data)
 
 
+ACCESS_FIELD_MAX = 200
+"""Characters of a request's path, `Referer` or `User-Agent` in its access-log line:
+each may be up to 16 KiB, so whole they would let anyone fill the log."""
+
+
+def _log_field(value: bytes | str | None) -> str:
+    """A request's field as the access log shows it: escaped as twisted.web escapes it
+    (a control character, a terminal's escape sequence among them, is written as
+    `\\x1b`, and a quote as `\\"`), cut to `ACCESS_FIELD_MAX` characters."""
+    raw = value.encode("utf-8", "backslashreplace") if isinstance(value, str) else value
+    text = repr(raw or b"-")[1:]  # b'…' or b"…", without the b
+    if text.startswith("'"):
+        text = text[1:-1].replace('"', '\\"').replace("\\'", "'")
+    else:
+        text = text[1:-1]
+    return text if len(text) <= ACCESS_FIELD_MAX else text[:ACCESS_FIELD_MAX] + "..."
+
+
+def access_line(timestamp: str, request: Request) -> str:
+    """twisted.web's combined log format, each field that the client writes cut to
+    `ACCESS_FIELD_MAX` characters."""
+    host = getattr(request.getClientAddress(), "host", None)  # type: ignore[no-untyped-call]
+    return (f'"{_log_field(host)}" - - {timestamp} "{_log_field(request.method)} '
+            f'{_log_field(request.uri)} {_log_field(request.clientproto)}" {request.code} '
+            f'{request.sentLength or "-"} "{_log_field(request.getHeader(b"referer"))}" '
+            f'"{_log_field(request.getHeader(b"user-agent"))}"')
+
+
 class WebSite(Site):
     """The site, whose connections count against the server's connection limits: a
     connection past them is closed at once, and web connections leave
@@ -564,7 +592,7 @@ class WebSite(Site):
         # minute, not twisted.web's 12 hours; a WebSocket is not timed out by it (its
         # request never ends), the protocol's own idle timeout applies.
         super().__init__(root, timeout=HTTP_IDLE_SECONDS,  # type: ignore[no-untyped-call]
-                         reactor=server.clock)
+                         reactor=server.clock, logFormatter=access_line)
         self.server = server
         self.proxies = proxies
         self.request_seconds = request_seconds

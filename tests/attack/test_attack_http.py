@@ -308,6 +308,17 @@ async def test_a_path_out_of_the_folder_or_unreadable_is_a_quiet_404(path: bytes
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_request_s_access_line_is_short_and_escaped_whatever_it_holds() -> None:
+    """A path, `User-Agent` and `Referer` of kilobytes each (a terminal's escape
+    sequence in one): one short access line, in which the escape is written out."""
+    code, _, events = await attack(get(b"/" + b"p" * 6000, b"User-Agent: \x1b[2J" + b"a" * 6000,
+                                       b"Referer: " + b"r" * 3000))
+    lines = [text for text in map(formatEvent, events.events) if text and "pppp" in text]
+    assert code == 404 and len(lines) == 1
+    assert len(lines[0]) < 1000 and "\x1b" not in lines[0] and "\\x1b[2J" in lines[0]
+
+
+@pytest_twisted.ensureDeferred
 async def test_an_absolute_uri_is_served_as_its_path_and_cannot_leave_the_folder() -> None:
     code, _, events = await attack(get(b"http://localhost/../../etc/passwd"))
     assert code in (400, 404) and events.tracebacks() == []

@@ -50,13 +50,15 @@ class ServerProtocol(Connection, Int32StringReceiver):
     MAX_LENGTH = MAX_CLIENT_FRAME
     FRAME_OVERHEAD = LENGTH_PREFIX
 
-    __slots__ = ("_socket",)
+    __slots__ = ("_batch", "_reading", "_socket")
 
     # The framing's own call, bound straight to the logic: nothing between them on the
     # hot path.
     stringReceived = Connection.body_received
 
     def connectionMade(self) -> None:
+        self._batch: bytearray | None = None  # a read's refusals (`_flush_batched`)
+        self._reading = False
         no_delay = getattr(self.transport, "setTcpNoDelay", None)
         if no_delay is not None:
             no_delay(True)  # small interactive frames: do not wait on Nagle
@@ -89,6 +91,8 @@ class ServerProtocol(Connection, Int32StringReceiver):
         """A request's frames, in one `send`."""
         if self.transport is None:
             return
+        if self._batch:
+            self._send_batch()  # they came first
         pack = _LENGTH.pack
         send_frame(self._socket, self.transport,
                    b"".join([pack(len(body)) + body for body in bodies]))
@@ -99,19 +103,28 @@ class ServerProtocol(Connection, Int32StringReceiver):
         transport = self.transport
         if transport is None:
             return
+        if self._batch:
+            self._send_batch()  # they came first
         send_frame(self._socket, transport, _LENGTH.pack(len(body)) + body)
         self._written()
 
     def _flush_batched(self, body: bytes) -> None:
-        """A frame that may wait: into the transport's buffer, which the reactor
-        writes once this read is handled, with the frames that followed it (a flood's
-        refusals: one `send` for a read's worth, not one each). Frames after it see the
-        buffer and queue behind it (`send_frame`), so the order holds."""
-        transport = self.transport
-        if transport is None:
-            return
-        transport.write(_LENGTH.pack(len(body)) + body)
-        self._written()
+        """A frame that may wait for the others of this read (a flood's refusals): they
+        go out together in one `send` once the read is handled, or before any other
+        frame written meanwhile, so the order holds. Outside a read, at once."""
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = bytearray()
+        batch += _LENGTH.pack(len(body))
+        batch += body
+        if not self._reading:
+            self._send_batch()
+
+    def _send_batch(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch and self.transport is not None:
+            send_frame(self._socket, self.transport, bytes(batch))
+            self._written()
 
     def _write_body(self, body: bytes) -> None:
         """Send the frame at once where the transport holds nothing yet, else hand it
@@ -152,8 +165,15 @@ class ServerProtocol(Connection, Int32StringReceiver):
         self.transport.loseConnection()
 
     def dataReceived(self, data: bytes) -> None:
-        if not self._closing:
+        if self._closing:
+            return
+        self._reading = True
+        try:
             super().dataReceived(data)  # type: ignore[no-untyped-call]
+        finally:
+            self._reading = False
+        if self._batch:
+            self._send_batch()
 
     def lengthLimitExceeded(self, length: int) -> None:
         self.too_large(length)

@@ -311,7 +311,7 @@ class WebSocketServer(WebSocketServerProtocol):
         # twisted.web's HTTP channel is the stream's producer still; the connection
         # takes its place, so a browser that stops reading pauses this connection.
         cast(Any, self.transport).unregisterProducer()
-        self.connection = WebSocketConnection(self.factory.server, self)
+        self.connection = WebSocketConnection(self.factory.game, self)
         self.connection.opened(self.client_host)
 
     def onFrameBegin(self) -> None:
@@ -397,7 +397,10 @@ class WebSocketFactory(WebSocketServerFactory):
     def __init__(self, server: ServerFactory, origins: OriginPolicy,
                  proxies: Proxies) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.server = server
+        # autobahn's `server` is the upgrade answer's `Server` header: none, rather
+        # than a name and version that tell a scanner what to try.
+        self.server = None
+        self.game = server
         self.origins = origins
         self.proxies = proxies
         # The protocol's client frame limit, checked by autobahn as each frame begins.

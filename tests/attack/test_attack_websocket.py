@@ -206,6 +206,17 @@ async def test_an_upgrade_with_a_bad_key_or_version_is_refused_over_http() -> No
     await with_web(test)
 
 
+@pytest_twisted.ensureDeferred
+async def test_the_upgrade_answer_names_no_server() -> None:
+    """autobahn's `Server` header held the factory's `server`, which this factory used
+    for the game's state: the answer printed an object's repr (and its address)."""
+    async def test(web: WebServer) -> None:
+        raw = await raw_ws(web.web_port)
+        assert raw.head is not None and b"server:" not in raw.head.lower(), raw.head
+
+    await with_web(test)
+
+
 def test_the_raw_frames_are_what_rfc_6455_says() -> None:
     assert frame(PING, masked=False) == b"\x89\x00"
     assert frame(BINARY, b"", fin=False, masked=False) == b"\x02\x00"

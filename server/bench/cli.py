@@ -3,7 +3,9 @@
 `engine` times the rules engine (pisyedili.server.bench.engine); `bots` runs a bot
 tournament (pisyedili.server.bots.tournament); `load` runs the server in a subprocess
 under many connections (pisyedili.server.bench.load); `soak` runs it for minutes with
-clients dropping and resuming (pisyedili.server.bench.soak). Figures are printed, never asserted:
+clients dropping and resuming (pisyedili.server.bench.soak); `flood` runs it under a flood of
+WebSocket frames and of requests over the rate (pisyedili.server.bench.flood). Figures are
+printed, never asserted:
 speed targets are judged from these numbers, not from timed tests.
 """
 
@@ -12,14 +14,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: pisyedili-bench {engine,bots,load,soak} [options]
+USAGE = """usage: pisyedili-bench {engine,bots,load,soak,flood} [options]
 
   engine   random legal play for N seconds; prints deals/s and moves/s as JSON
   bots     a tournament between two bot levels; prints win rates as a table and JSON
   load     the server under N tables of clients, against a bare echo server; prints JSON
   soak     N tables of bots for minutes, clients dropping and resuming; RSS and JSON
+  flood    WebSocket frame and request floods: a canary's latency, refusals' CPU; JSON
 
-Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak) for the options."""
+Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak, flood) for the options."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pisyedili.server.bench import soak as soak_bench
 
         return soak_bench.main(rest)
+    if command == "flood":
+        from pisyedili.server.bench import flood as flood_bench
+
+        return flood_bench.main(rest)
     print(f"pisyedili-bench: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -81,7 +81,7 @@ def _refusal_parts(retry_after: float) -> tuple[bytes, bytes]:
 
 def refusal_reply(rid: int | None, retry_after: float) -> bytes:
     """The body of a `rate_limited` reply to request `rid`: pre-encoded but for the id,
-    so that answering a flood costs about what dropping it would."""
+    so that answering a flood costs little more than dropping it."""
     without_id, head = _refusal_parts(retry_after)
     return without_id if rid is None else head + ormsgpack.packb(rid)
 

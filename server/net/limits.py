@@ -87,7 +87,7 @@ FLOOD_WINDOW = 10.0
 ANSWERED_REFUSALS = 10
 """Refused requests per `FLOOD_WINDOW` answered with a `rate_limited` of their own (the
 wait for the next token); the rest get one pre-encoded frame each, so that answering a
-flood costs about what dropping it would (`connection.refusal_reply`)."""
+flood costs little more than dropping it (`connection.refusal_reply`)."""
 
 
 class RefusalWindow:

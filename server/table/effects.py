@@ -88,7 +88,8 @@ class MatchOver:
     store needs nothing from the engine. `players` are the seats at the match's start
     (`{"seat", "name", "kind": "human" | "bot", "level", "player"}`; "player": the
     human's session id), so someone who left midway is still named; `deals` are
-    `{"deal_no", "result", "record"}`, the result and `DealRecord` in wire form. Times are the core's `now` (the runner's clock).
+    `{"deal_no", "result", "record"}`, the result and `DealRecord` in wire form. Times
+    are the core's `now` (the runner's clock).
     `private`: played at a private table, so only its players may list or replay it.
     `rated`: played at a rated table, so it changes its players' ratings.
 

@@ -367,7 +367,7 @@ def build_play_parser() -> argparse.ArgumentParser:
     game.add_argument("--bots", type=int, default=3, metavar="N",
                       help=_("number of bot opponents: {limits} (default 3)", limits=limits))
     game.add_argument("--level", choices=BOT_LEVELS, default=None,
-                      help=_("bot level (default: the server's)"))
+                      help=_("bot level (default {level})", level="medium"))
     game.add_argument("--seed", type=int, default=None,
                       help=_("seed the shuffles (tests and demos: deals become predictable)"))
     game.add_argument("--continue", dest="resume", action="store_true",

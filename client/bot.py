@@ -37,6 +37,7 @@ from pisyedili.server.bots import Policy, make_policy
 from pisyedili.server.bots.wire import choose_wire, observe_wire
 
 from .cli import DEFAULT_PORT, check_server, server_endpoint
+from .terminal_text import visible_lines
 from .wire import Ended, Link, Message, RequestFailed
 
 log = Logger()
@@ -436,9 +437,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pisyedili-bot: {refusal}", file=sys.stderr)
         return 2
     from twisted.internet import reactor
-    from twisted.logger import ILogObserver, globalLogBeginner, textFileLogObserver
+    from twisted.logger import (
+        FileLogObserver,
+        ILogObserver,
+        formatEventAsClassicLogText,
+        globalLogBeginner,
+    )
 
-    observer = cast(ILogObserver, textFileLogObserver(sys.stderr))
+    # The log quotes what the server said (refusals, names): a terminal reads it.
+    observer = cast(ILogObserver, FileLogObserver(
+        sys.stderr, lambda event: visible_lines(formatEventAsClassicLogText(event))))
     globalLogBeginner.beginLoggingTo([observer], redirectStandardIO=False)
     running: Any = reactor
     client = BotClient(config_from(args))

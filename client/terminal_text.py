@@ -22,13 +22,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-BIDI_CONTROLS = frozenset(
-    "\u061c"  # ARABIC LETTER MARK
-    "\u200e\u200f"  # LEFT-TO-RIGHT and RIGHT-TO-LEFT MARK
-    "\u202a\u202b\u202c\u202d\u202e"  # embeddings, pop, overrides (LRE RLE PDF LRO RLO)
-    "\u2066\u2067\u2068\u2069"  # isolates (LRI RLI FSI PDI)
-)
-"""The characters that change the order a line is shown in."""
+from pisyedili.protocol.text import BIDI_CONTROLS
 
 
 def _shown(ch: str) -> str:
@@ -37,7 +31,7 @@ def _shown(ch: str) -> str:
     # Cc: C0, DEL and C1; Cs: a lone surrogate (a JSON file may hold one), which no
     # encoding can write; Zl, Zp: line and paragraph separators, which some terminals
     # and multiplexers take as a line break.
-    if kind in ("Cc", "Cs", "Zl", "Zp") or ch in BIDI_CONTROLS:
+    if kind in ("Cc", "Cs", "Zl", "Zp") or ord(ch) in BIDI_CONTROLS:
         code = ord(ch)
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
     return ch
@@ -54,3 +48,9 @@ def visible(text: str) -> str:
 def visible_fragments(fragments: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """prompt_toolkit fragments with each text `visible`; the styles are the program's."""
     return [(style, visible(text)) for style, text in fragments]
+
+
+def visible_lines(text: str) -> str:
+    """Text of several lines, such as a formatted log event with a traceback: each line
+    `visible`, the line breaks kept and tabs shown as spaces."""
+    return "\n".join(visible(line.expandtabs(4)) for line in text.split("\n"))

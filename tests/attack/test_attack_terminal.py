@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import time
 import unicodedata
 from collections.abc import Iterator
@@ -22,15 +23,15 @@ from pathlib import Path
 import pytest
 import pytest_twisted
 from test_client_tmux import TMUX, Terminal, command, terminal
-from twisted.internet import reactor, threads
+from twisted.internet import reactor, threads, utils
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.protocol import Factory
 from twisted.protocols.basic import Int32StringReceiver
 from zeroconf import ServiceInfo, Zeroconf
 
 from pisyedili.client.discovery import SERVICE_TYPE, choose_from, discover, found_of
-from pisyedili.client.terminal_text import BIDI_CONTROLS
 from pisyedili.protocol.codec import encode
+from pisyedili.protocol.text import BIDI_CONTROLS
 
 __all__ = ["terminal"]  # the fixture, shared with test_client_tmux
 
@@ -44,7 +45,7 @@ clipboard), a C1 CSI, a right-to-left override and an isolate's end."""
 def acted_on(text: str) -> list[str]:
     """The characters of `text` a terminal would act on rather than show."""
     return [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp")
-            or ch in BIDI_CONTROLS]
+            or ord(ch) in BIDI_CONTROLS]
 
 
 class Refuser(Int32StringReceiver):
@@ -143,3 +144,23 @@ def test_pisyedili_discover_lists_a_hostile_announcement_as_text(announced: int)
     assert mine[0].startswith("Kahve\\x1b]0;PWNED\\x07\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07"
                               "\\u202eevil"), mine
     assert "1.0\\x9b2J\\x1b]8;;http://evil.example/\\x07\\x0d\\x08" in mine[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_pisyedili_bot_logs_a_hostile_refusal_as_text() -> None:
+    """`pisyedili-bot` runs in a terminal too: its log quotes the server's refusal."""
+    port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(  # type: ignore[no-untyped-call]
+        Factory.forProtocol(Refuser))
+    try:
+        bot = await utils.getProcessOutputAndValue(
+            sys.executable, ["-c", "from pisyedili.client.bot import main; "
+                                   "raise SystemExit(main())",
+                             f"127.0.0.1:{port.getHost().port}", "--name", "tester"],
+            env=dict(os.environ))
+    finally:
+        await port.stopListening()
+    out, err, status = bot
+    logged = (out + err).decode("utf-8")
+    assert status != 0
+    assert "\\x1b]52;c;cHduZWQ=\\x07" in logged, logged
+    assert acted_on(logged.replace("\n", "")) == [], "the log acts on no terminal"

@@ -17,8 +17,9 @@ from test_client_prompt import Screen, Wired
 from pisyedili.client.app import ClientApp
 from pisyedili.client.cli import claim_session, name_for, server_key, session_key
 from pisyedili.client.render import Look
-from pisyedili.client.terminal_text import BIDI_CONTROLS, visible, visible_fragments
+from pisyedili.client.terminal_text import visible, visible_fragments
 from pisyedili.client.token_store import TokenStore
+from pisyedili.protocol.text import BIDI_CONTROLS
 
 PAYLOAD = ("\x1b]0;PWNED\x07\x1b]2;PWNED\x07\x1b[2J\x1b[31mYour password is needed\x1b[0m "
            "\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ \x1b]52;c;cHduZWQ=\x07 "
@@ -33,7 +34,7 @@ ACTS = ("\x1b", "\x07", "\x9b", "\u202e", "\u2069")
 def acted_on(text: str) -> list[str]:
     """The characters of `text` a terminal would act on rather than show."""
     return [ch for ch in text if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp")
-            or ch in BIDI_CONTROLS]
+            or ord(ch) in BIDI_CONTROLS]
 
 
 def test_controls_escapes_and_bidi_are_written_out() -> None:

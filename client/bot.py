@@ -444,9 +444,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         globalLogBeginner,
     )
 
-    # The log quotes what the server said (refusals, names): a terminal reads it.
-    observer = cast(ILogObserver, FileLogObserver(
-        sys.stderr, lambda event: visible_lines(formatEventAsClassicLogText(event))))
+    def shown(event: Any) -> str | None:
+        # The log quotes what the server said (refusals, names): a terminal reads it.
+        text = formatEventAsClassicLogText(event)
+        return None if text is None else visible_lines(text)
+
+    observer = cast(ILogObserver, FileLogObserver(sys.stderr, shown))
     globalLogBeginner.beginLoggingTo([observer], redirectStandardIO=False)
     running: Any = reactor
     client = BotClient(config_from(args))

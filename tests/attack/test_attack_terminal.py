@@ -152,7 +152,7 @@ async def test_pisyedili_bot_logs_a_hostile_refusal_as_text() -> None:
     port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(  # type: ignore[no-untyped-call]
         Factory.forProtocol(Refuser))
     try:
-        bot = await utils.getProcessOutputAndValue(
+        bot = await utils.getProcessOutputAndValue(  # type: ignore[no-untyped-call]
             sys.executable, ["-c", "from pisyedili.client.bot import main; "
                                    "raise SystemExit(main())",
                              f"127.0.0.1:{port.getHost().port}", "--name", "tester"],

@@ -147,7 +147,7 @@ async def test_a_close_reason_that_is_not_utf8_closes_with_1007() -> None:
     ("fragmented control frame", frame(PING, b"x", fin=False)),
     ("control frame over 125 bytes", frame(PING, b"p" * 126)),
     ("close frame of one byte", frame(CLOSE, b"\x03")),
-])
+], ids=lambda value: value if isinstance(value, str) else "")  # the masks are random
 @pytest_twisted.ensureDeferred
 async def test_a_frame_that_breaks_rfc_6455_closes_with_1002(what: str, bad: bytes) -> None:
     async def test(web: WebServer) -> None:

@@ -219,7 +219,7 @@ def remember_session(link: Link, store: TokenStore, key: str, fresh: bool,
 def name_for(store: TokenStore, address: str,
              ask: Callable[[str], str] | None = None) -> str:
     """The name to play under on `address` when `--name` is not given: the account whose
-    login is saved for that server, so `pisyedili HOST` logs its owner in as before; with
+    login is saved for that server, so `pisyedili HOST` logs its owner in again; with
     several (friends sharing the computer), the player says which (`ask`, a terminal's
     question; Enter, or no terminal, takes the one used last); with none, the login name.
     """

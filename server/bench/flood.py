@@ -10,7 +10,7 @@ Two rounds, each against a fresh server at the default limits:
 - `requests` (issue 40, item 1): TCP connections send `ping`s far over the rate, and
   the server never closes them (`flood_close` raised), so that every request past the
   burst is refused. Two servers take turns, one answering each refusal (this tree), one
-  dropping those past a window's first ten (as before every request got its reply);
+  dropping those past a window's first ten, unanswered;
   the figure is the ratio of their CPU per refused request, measured alternately in one
   run because the machines this runs on are noisy.
 
@@ -57,7 +57,7 @@ def _dropping_over_limit(self: Any, rid: int | None) -> None:
 def serve(argv: list[str]) -> None:
     """`--serve FLOOD_CLOSE VARIANT ARGS`: `pisyedili-server ARGS` with `flood_close` set
     (no option sets it); the `drop` variant has the dropping refusal path, the
-    `uncounted` one counts no WebSocket frame but a message's (as before frames were)."""
+    `uncounted` one counts a WebSocket message but not its frames."""
     from pisyedili.server.net.connection import Connection
     from pisyedili.server.net.limits import ServerLimits
     from pisyedili.server.service import tap

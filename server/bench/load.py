@@ -8,9 +8,8 @@ because the machines this is run on are noisy and absolute numbers do not carry 
 
 The pause between deals is set to the bench's (0 s by default, not the server's 4 s):
 with it, most tables would sit idle reading scores and the bench would measure the
-pause. `pisyedili-server --deal-pause` sets it; the server is still started through
-`--serve`, which also sets it in servers from before that option, so the bench runs
-against older checkouts too.
+pause. `pisyedili-server --deal-pause` sets it; the bench starts the server through `--serve`,
+which sets the pause whether or not the server has that option.
 
 Two more measures put the figure in context. The fan-out bar (`--fanout-serve`) is a
 bare Twisted server with a move's I/O shape and nothing else: the I/O floor of a move,

@@ -315,7 +315,7 @@ class _Batched:
         held, self._held = self._held, []
         for process, messages in held:
             payload = msgpack.packb(messages if len(messages) > 1 else messages[0],
-                                    use_bin_type=True)  # one alone: as it always was
+                                    use_bin_type=True)  # one alone, unwrapped: `_heard` reads both
             d: Deferred[Any] = self.link.publish(self._channel(f"to:{process}"), payload)
             d.addErrback(self._failed, "a message to another process")
 

@@ -135,7 +135,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
         two `epoll` changes and one more reactor wake-up per frame, the largest share of
         a move's cost. Sending at once when nothing is queued keeps the order of bytes
         (anything queued goes first, through the transport) and leaves every partial
-        send, full buffer, error and close to the transport, as before.
+        send, full buffer, error and close to the transport.
         """
         send_frame(self._socket, self.transport, _LENGTH.pack(len(body)) + body)
 

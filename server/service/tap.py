@@ -590,9 +590,9 @@ def settle_heap(result: T) -> T:
     """Once the server listens, put what start-up made (modules, the store, recovered
     tables) out of the garbage collector's reach (`gc.freeze`).
 
-    A full collection walks every tracked object, and start-up's are most of them: in
-    a server with 1,000 players a full collection took 26-51 ms, every move of every
-    table waiting behind it, the largest part of the slowest 1% of moves. Frozen, the
+    A full collection walks every tracked object, and start-up's are most of them:
+    every move of every table waits behind it, which makes the slowest moves slow
+    (docs/bench.md, "Load"). Frozen, the
     collector walks only what was made since. The cost is bounded: a reference cycle
     among start-up's objects that becomes garbage later is never collected.
     """

@@ -332,14 +332,13 @@ class PostgresStore(SqlStore):
         """A write of a busy server's commands, alone or with deals' snapshots (all but
         a few of its writes), goes as one statement (`_one_statement`) with no BEGIN
         and COMMIT around it: a statement is a transaction of its own, and the round
-        trips and psycopg's Python time for the statements around it were most of a
+        trips and psycopg's Python time for the statements around it are most of a
         commit's, on the thread whose GIL the reactor needs. It goes by a `RawCursor`
         (PostgreSQL's own `$n` placeholders): psycopg parses a query of its `%s` anew
-        at every run once it has more than 50 values, which was half the CPU of a write
-        of 20 commands. Twenty commands: 348 -> 100 us of CPU; twenty and a snapshot,
-        a transaction of five round trips before: 465 -> 124 us of CPU, 856 -> 408 us.
-        Under a fence (`holders`, a cluster's), such a write checks its tables' holders
-        in the same statement. Any other write is a transaction."""
+        at every run once it has more than 50 values, and a write of 20 commands has
+        more (docs/bench.md, "The store", has the cost). Under a fence (`holders`, a
+        cluster's), such a write checks its tables' holders in the same statement. Any
+        other write is a transaction."""
         if not again and self._depth == 0 and 0 < len(ops) <= MULTI_ROWS:
             statement = _one_statement(ops, holders)
             if statement is not None:

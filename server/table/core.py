@@ -235,7 +235,7 @@ class TableCore:
             out.insert(0, Reply(step.reply))
         # The step keeps only its time: its messages are the caller's now, and go when
         # it is done with them, while they are still in the cache (kept here until the
-        # table's next command, they were freed cold, a twentieth of a move's cost).
+        # table's next command, they would be freed cold, out of the cache).
         step.reply, step.out = None, []
         return out
 

@@ -193,8 +193,8 @@ class TableRunner:
     def _set(self, timer: SetTimer, unset: Delayed | None) -> None:
         """Arm `timer`, moving its call if it has one (`unset`: cancelled earlier in this
         step; a turn's timer is, by every move). Twisted moves a call to a later time
-        for a fifth of what cancelling it and making a new one costs; to an earlier
-        one it searches every pending call, so that is a new call."""
+        for much less than cancelling it and making a new one; to an earlier one it
+        searches every pending call, so that is a new call."""
         # (A call is in `unset` or in `_calls`, never both: a cancel moved it.)
         call = self._calls.pop(timer.key, None) or unset
         if call is not None and call.active():

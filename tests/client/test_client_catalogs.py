@@ -50,7 +50,7 @@ def test_every_language_has_a_terminal_catalog() -> None:
 
 def _client_copy(tmp_path: Path, web: bool = True) -> Path:
     """A copy of the client's catalogs and mapping files, to break (without the web
-    domain's: as before the web client's first extract)."""
+    domain's: a domain whose catalogs do not exist yet)."""
     root = tmp_path / "client"
     skip = ("*.mo",) if web else ("*.mo", "web.pot", "web.po")
     shutil.copytree(ROOT / "locale", root / "locale", ignore=shutil.ignore_patterns(*skip))

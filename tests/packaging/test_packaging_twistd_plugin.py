@@ -1,7 +1,8 @@
 """The twistd dropin is installed where Twisted's plugin scan finds it.
 
 The suite runs after the README's editable install (`pip install -e '.[test]'`), so this
-checks the case that used to fail: `twistd pisyedili` answering "Unknown command".
+checks the case an import-hook editable install gets wrong: `twistd pisyedili` answering
+"Unknown command".
 None of the checks may lean on the checkout being on sys.path (PYTHONPATH=. is no fix).
 """
 

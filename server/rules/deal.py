@@ -772,8 +772,23 @@ def _no_such_pick(d: Deal) -> IllegalMove:
     )
 
 
+def _not_a_pick(d: Deal, move: Move) -> IllegalMove:
+    """A play, draw or pass in muamele: the refusal says what to send instead, since a
+    client that only shows the position range leaves its player guessing why."""
+    kind = "play" if move < DRAW else "draw" if move == DRAW else "pass"
+    n = len(d.stock)
+    return IllegalMove(
+        f"muamele: no {kind} until it ends; send a pick, kind \"pick\" with a position "
+        f"0-{n - 1}, one of the {n} face-down cards",
+        d.rs.cite("muamele"),
+        field="move.kind",
+    )
+
+
 def _pick(d: Deal, move: Move) -> list[Event]:
     stock = d.stock
+    if 0 <= move < PICK:
+        raise _not_a_pick(d, move)
     if not PICK <= move < PICK + len(stock):
         raise _no_such_pick(d)
     seat = d.turn

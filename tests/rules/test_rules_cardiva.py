@@ -396,6 +396,24 @@ def test_k14_a_pick_beyond_the_spread_is_refused_in_the_wires_terms() -> None:
 
 
 @pytest.mark.rule("K14")
+@pytest.mark.parametrize(("move", "kind"), [("7c", "play"), ("draw", "draw"),
+                                            ("pass", "pass")])
+def test_k14_a_play_draw_or_pass_in_muamele_is_told_to_send_a_pick(move: str,
+                                                                   kind: str) -> None:
+    # Not a pick at all: the refusal names the move kind expected, not only positions.
+    d = build("cardiva", ["Jh", "7c", "3s"], pile="9h", stock="2s 3d 4d 5d", rest="pile", turn=0)
+    play(d, "Jh>c")
+    with pytest.raises(IllegalMove) as err:
+        apply(d, mv(move))
+    assert err.value.to_wire() == {
+        "code": "illegal_move", "rule": "K14", "field": "move.kind",
+        "message": f"muamele: no {kind} until it ends; send a pick, kind \"pick\" with a "
+                   "position 0-3, one of the 4 face-down cards",
+    }
+    play(d, "pick 0")  # nothing changed: the pick is still owed
+
+
+@pytest.mark.rule("K14")
 def test_k14_player_chooses_the_position_and_the_multiplier_applies() -> None:
     d = build("cardiva", ["Jh", "7c", "3s"], pile="9h", stock="2s 3d 4d 5d", rest="pile", turn=0)
     play(d, "Jh>c")

@@ -1,0 +1,46 @@
+"""Edges of the protocol a third-party client author met, over real sockets: each is
+what docs/protocol.md says it is."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import pytest_twisted
+from net_match import ends_match, open_table, pending_turn
+from wireclient import Server
+
+MOST_STEPS = 3000
+"""A backstop: the seed below reaches muamele within its first deals."""
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_play_in_muamele_is_refused_saying_to_send_a_pick() -> None:
+    server = await Server.start(seed=3)
+    try:
+        clients, _ = await open_table(server, ["ann", "ben"], "cardiva", 2,
+                                      options={"match_end": "deals:50"})
+        rng = random.Random(3)
+        for _ in range(MOST_STEPS):
+            mover, offered = await pending_turn(clients)
+            view = offered["view"]
+            if view["phase"] == "muamele":
+                break
+            plays = [m for m in offered["moves"] if m["kind"] == "play"]
+            await mover.ok("move", move=rng.choice(plays or offered["moves"]))
+            assert not any(ends_match(m) for m in mover.received), "no muamele in the match"
+        else:
+            pytest.fail("no muamele within the steps")
+        assert {m["kind"] for m in offered["moves"]} == {"pick"}
+        card = view["hand"][0]
+        refused = await mover.request("move", move={"kind": "play", "card": card})
+        assert (refused["type"], refused["code"]) == ("error", "illegal_move")
+        assert (refused["rule"], refused["field"]) == ("K14", "move.kind")
+        spread = len(offered["moves"])
+        assert refused["message"] == (
+            'muamele: no play until it ends; send a pick, kind "pick" with a position '
+            f"0-{spread - 1}, one of the {spread} face-down cards")
+        # Nothing changed: the pick the message asks for is taken.
+        await mover.ok("move", move={"kind": "pick", "position": spread - 1})
+    finally:
+        await server.stop()

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from poll_kit import poll_until_async
 from twisted.internet import reactor, task
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.threads import deferToThread
@@ -435,12 +436,9 @@ async def until_counted(web: WebServer, total: int) -> None:
 
 async def until_counted_in(server: Any, total: int) -> None:
     """`until_counted` for a `wireclient.Server`."""
-    for _ in range(int(TIMEOUT / 0.01)):
-        if server.factory.connections.total == total:
-            return
-        await task.deferLater(reactor, 0.01, lambda: None)
-    raise AssertionError(f"the server counts {server.factory.connections.total}, "
-                         f"not {total}")
+    await poll_until_async(
+        lambda: server.factory.connections.total == total, TIMEOUT,
+        lambda: f"a count of {total} (the server counts {server.factory.connections.total})")
 
 
 # -- many page loads from one address ------------------------------------------------------

@@ -10,14 +10,14 @@ export. A real server on loopback, a real SQLite store, real sockets.
 from __future__ import annotations
 
 import random
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest_twisted
 from net_match import ends_match, pending_turn
-from twisted.internet import reactor, task
+from poll_kit import BACKSTOP, poll_until_async
+from twisted.internet import reactor
 from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient
 
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
@@ -39,22 +39,14 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
     await started.stop()
 
 
-async def until(what: str, condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the reactor run until `condition` holds (bounded by a generous real time)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await task.deferLater(reactor, 0.01, lambda: None)
-
-
 async def gone(server: Server, client: WireClient) -> None:
     """`client` leaves its table and hangs up; its session is forgotten."""
     name = client.welcome["name"]
     await client.ok("leave_table")
     await client.close()
     await server.dropped(client)
-    await until(f"{name}'s session to go", lambda: all(
-        s.name != name for s in server.factory.sessions.each()))
+    await poll_until_async(lambda: all(s.name != name for s in server.factory.sessions.each()),
+                           BACKSTOP, f"{name}'s session to go")
 
 
 async def play_private_match(server: Server) -> tuple[WireClient, WireClient, int]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from poll_kit import poll_until_async
 from raw_ws_kit import (
     BINARY,
     CLOSE,
@@ -26,7 +27,7 @@ from raw_ws_kit import (
     raw_ws,
     upgrade_request,
 )
-from twisted.internet import reactor, task
+from twisted.internet import task
 from ws_kit import WebServer
 
 from pisyedili.protocol.codec import encode
@@ -57,11 +58,7 @@ async def released(web: WebServer) -> None:
     def left() -> list[Any]:
         return [c for c in web.server.factory.protocols if c.session is None]
 
-    for _ in range(int(TIMEOUT / 0.01)):
-        if not left():
-            return
-        await task.deferLater(reactor, 0.01, lambda: None)
-    assert not left()
+    await poll_until_async(lambda: not left(), TIMEOUT, lambda: f"the close of {left()}")
 
 
 async def closed_with(raw: RawWebSocket, code: int, reason: str | None = None) -> None:

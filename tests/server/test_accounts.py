@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from poll_kit import BACKSTOP, poll_until_async
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred, ensureDeferred
 from wireclient import Msg, Server, WireClient
@@ -232,11 +233,9 @@ async def delay_begun(server: Server, count: int = 1) -> None:
     accounts = server.factory.accounts
     assert accounts is not None
     clock = server.factory.clock
-    for _ in range(3000):
-        if sum(due > clock.seconds() for due in accounts._checking.values()) >= count:
-            return
-        await task.deferLater(reactor, 0.01)
-    raise AssertionError(f"not {count} checks waiting: {accounts._checking}")
+    await poll_until_async(
+        lambda: sum(due > clock.seconds() for due in accounts._checking.values()) >= count,
+        BACKSTOP, lambda: f"{count} checks waiting: {accounts._checking}")
 
 
 @pytest_twisted.ensureDeferred
@@ -573,10 +572,9 @@ async def test_the_owner_gets_in_while_others_guess_at_argon2s_real_cost() -> No
         attacks = [ensureDeferred(guess(a)) for a in attackers]
         try:
             # Until the account's delay has begun and an address is at its limit.
-            for _ in range(2400):  # a backstop of two minutes
-                if seen.count("bad_login") >= 5 and "too_many_logins" in seen:
-                    break
-                await task.deferLater(reactor, 0.05)
+            await poll_until_async(
+                lambda: seen.count("bad_login") >= 5 and "too_many_logins" in seen,
+                4 * BACKSTOP, "the account's delay and an address at its limit", 0.05)
             owner = await server.connect("Owner", source="127.0.0.9")
             owner.send({"type": "login", "name": "Deniz", "password": PASSWORD, "id": 900})
             # A backstop only: it waits for the delay and the hashes ahead of it.

@@ -18,6 +18,7 @@ from typing import Any
 import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
+from table_kit import make_table, play_out, run_clock, seated
 from test_table_core import (
     SETTINGS,
     Script,
@@ -26,7 +27,6 @@ from test_table_core import (
     run_script,
     scripts,
 )
-from test_table_kit import make_table, play_out, run_clock, seated
 from twisted.internet.task import Clock
 
 from pisyedili.server import rules

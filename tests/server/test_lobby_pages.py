@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from peer_kit import Peer
 from twisted.internet import task
 from wireclient import Msg, Server
 
@@ -26,24 +27,10 @@ from pisyedili.server.people.session import Session
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableSettings
-from pisyedili.server.table.effects import Message
 
 MANY = ServerLimits(max_tables_per_player=10_000, max_tables_per_address=10_000,
                     max_tables_total=10_000, rate=10_000, burst=10_000)
 BIG = "\U0001d538"  # four bytes in UTF-8: the widest character
-
-
-class Peer:
-    """A session's connection that only records what it is sent."""
-
-    def __init__(self) -> None:
-        self.sent: list[Message] = []
-
-    def send_message(self, msg: Message) -> None:
-        self.sent.append(msg)
-
-    def replaced(self) -> None:
-        pass
 
 
 def factory_with_tables(n: int, *, wide: bool = False,

@@ -14,6 +14,7 @@ from typing import IO, cast
 
 import pytest
 import pytest_twisted
+from poll_kit import BACKSTOP, poll_until_async
 from process_output import Output
 from twisted.internet import reactor
 from twisted.internet.task import Clock, deferLater
@@ -325,21 +326,16 @@ async def test_the_service_reads_the_operator_flags_on_its_clock(tmp_path: Path)
     service = tap.ServerService(factory, [], clock, archive=archive)
     service.startService()
     try:
-        for _ in range(500):  # the store opens on its own thread, then the timer starts
-            if list(service):
-                break
-            await deferLater(reactor, 0.01, lambda: None)
+        # The store opens on its own thread, then the timer starts.
+        await poll_until_async(lambda: list(service), BACKSTOP, "the service's timer")
         tap.main(["operator", "--db", str(path), "add", "Ayşe"])
         clock.advance(OPERATORS_EVERY - 0.5)
         await archive.flush()
         await deferLater(reactor, 0, lambda: None)  # (the answer comes on the reactor)
         assert not accounts.is_operator(account)
         clock.advance(0.5)
-        for _ in range(500):
-            if accounts.is_operator(account):
-                break
-            await deferLater(reactor, 0.01, lambda: None)
-        assert accounts.is_operator(account)
+        await poll_until_async(lambda: accounts.is_operator(account), BACKSTOP,
+                               "the operator flag read from the store")
     finally:
         await service.stopService()
     assert not clock.getDelayedCalls()

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from peer_kit import Peer
 from twisted.internet import task
 
 from pisyedili.protocol import names as protocol_names
@@ -18,14 +19,6 @@ from pisyedili.server.people.session import Session, Sessions
 AYSE = "Ay\u015fe"  # Ayşe, NFC
 AYSE_NFD = unicodedata.normalize("NFD", AYSE)
 AYSE_CYRILLIC = "A\u0443\u015fe"  # Cyrillic у
-
-
-class FakeConnection:
-    def send_message(self, msg: dict[str, Any]) -> None:
-        pass
-
-    def replaced(self) -> None:
-        pass
 
 
 def fresh() -> Sessions:
@@ -138,7 +131,7 @@ def test_names_near_a_bots_are_free(name: str) -> None:
 
 def test_look_alikes_get_suffixes_judged_on_keys() -> None:
     sessions = fresh()
-    conn = FakeConnection()
+    conn = Peer()
     assert sessions.open(AYSE, conn).name == AYSE
     assert sessions.open(names.accept(AYSE_CYRILLIC), conn).name == AYSE_CYRILLIC + " 2"
     assert sessions.open("AYŞE", conn).name == "AYŞE 3"
@@ -151,7 +144,7 @@ def test_look_alikes_get_suffixes_judged_on_keys() -> None:
 
 def test_freed_names_and_suffixes_are_given_out_again() -> None:
     sessions = fresh()
-    conn = FakeConnection()
+    conn = Peer()
     ann, ann2, ann3 = (sessions.open("Ann", conn) for _ in range(3))
     assert (ann.name, ann2.name, ann3.name) == ("Ann", "Ann 2", "Ann 3")
     sessions.forget(ann2)
@@ -168,8 +161,8 @@ def test_a_suffix_cut_keeps_a_letter_with_its_marks() -> None:
     sessions = fresh()
     name = "x" * (MAX_NAME - 3) + "q\u0301z"  # q with an acute has no precomposed form
     assert names.accept(name) == name and len(name) == MAX_NAME
-    sessions.open(name, FakeConnection())
-    assert sessions.open(name, FakeConnection()).name == "x" * (MAX_NAME - 3) + " 2"
+    sessions.open(name, Peer())
+    assert sessions.open(name, Peer()).name == "x" * (MAX_NAME - 3) + " 2"
 
 
 class NoScan(dict[str, Session]):
@@ -184,11 +177,11 @@ class NoScan(dict[str, Session]):
 
 def test_open_looks_names_up_instead_of_scanning() -> None:
     sessions = fresh()
-    sessions.open("Ann", FakeConnection())
+    sessions.open("Ann", Peer())
     sessions._by_token = NoScan(sessions._by_token)  # type: ignore[arg-type, assignment]
     sessions._by_id = NoScan(sessions._by_id)
-    assert sessions.open("ANN", FakeConnection()).name == "ANN 2"
-    assert sessions.open("Bob", FakeConnection()).name == "Bob"
+    assert sessions.open("ANN", Peer()).name == "ANN 2"
+    assert sessions.open("Bob", Peer()).name == "Bob"
 
 
 # -- properties ----------------------------------------------------------------------
@@ -226,8 +219,8 @@ def test_a_suffixed_name_passes_the_rules_too(raw: str) -> None:
     except names.BadName:
         return
     sessions = fresh()
-    sessions.open(name, FakeConnection())
-    twin = sessions.open(name, FakeConnection()).name
+    sessions.open(name, Peer())
+    twin = sessions.open(name, Peer()).name
     assert twin != name and names.accept(twin) == twin
     assert not same(twin, name)
 

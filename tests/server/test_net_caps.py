@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
+from peer_kit import Peer
 from twisted.internet import reactor, task
 from twisted.internet.endpoints import serverFromString
 from wireclient import Server, WireClient
@@ -18,14 +19,6 @@ from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.service import tap
 from pisyedili.server.service.tap import make_factory
 from pisyedili.server.table.core import TableError, TableSettings
-
-
-class Peer:
-    def send_message(self, msg: object) -> None:
-        pass
-
-    def replaced(self) -> None:
-        pass
 
 
 def lobby_factory(**caps: int) -> ServerFactory:

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import pytest
 import pytest_twisted
+from poll_kit import BACKSTOP, poll_until_async
 from twisted.internet import reactor, task
 from twisted.logger import LogEvent, globalLogPublisher
 from wireclient import Msg, Server, WireClient
@@ -152,11 +153,9 @@ async def check_begun(server: Server) -> None:
     accounts = server.factory.accounts
     assert accounts is not None
     clock = server.factory.clock
-    for _ in range(3000):
-        if any(due > clock.seconds() for due in accounts._checking.values()):
-            return
-        await task.deferLater(reactor, 0.01)
-    raise AssertionError("no password check began")
+    await poll_until_async(
+        lambda: any(due > clock.seconds() for due in accounts._checking.values()),
+        BACKSTOP, "a password check's beginning")
 
 
 @pytest_twisted.ensureDeferred

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 from net_match import open_table, pending_turn
-from test_table_kit import drain_then_seven
+from table_kit import drain_then_seven
 from twisted.internet import task
 from wireclient import Msg, Server, WireClient
 

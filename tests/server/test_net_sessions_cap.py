@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from peer_kit import Peer
 from twisted.internet import task
 from twisted.python import usage
 from wireclient import ROOMY, UNTIMED_NO_DELAYS, Server, WireClient
@@ -23,14 +24,6 @@ from pisyedili.server.service import tap
 
 CAPPED = ServerLimits(rate=10_000, burst=10_000, max_sessions_per_address=3)
 GRACE = UNTIMED_NO_DELAYS.grace_seconds
-
-
-class Peer:
-    def send_message(self, msg: object) -> None:
-        pass
-
-    def replaced(self) -> None:
-        pass
 
 
 async def hello(server: Server, name: str, token: str | None = None) -> tuple[WireClient,

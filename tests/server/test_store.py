@@ -15,8 +15,9 @@ import pytest
 import pytest_twisted
 import wireclient
 from net_match import open_table, play_to_match_end
+from poll_kit import BACKSTOP, poll_until_async
 from twisted.internet import reactor
-from twisted.internet.task import Clock, deferLater
+from twisted.internet.task import Clock
 from wireclient import Server
 
 from pisyedili.server import rules as engine
@@ -272,10 +273,8 @@ async def test_the_service_prunes_at_start_and_then_daily(tmp_path: Path,
                                 keep_days=1)
     service.startService()
     try:
-        for _ in range(500):  # the store opens on its own thread
-            if len(list(service)) == 1:
-                break
-            await deferLater(reactor, 0.01, lambda: None)
+        # The store opens on its own thread.
+        await poll_until_async(lambda: len(list(service)) == 1, BACKSTOP, "the pruning timer")
         await archive.flush()  # the first pruning, at start, has run
         old = dataclasses.replace(played, finished_at=time.time() - 2 * DAY)
         kept = await archive.call(lambda: archive.store.record_match(old))
@@ -309,9 +308,6 @@ async def test_a_store_that_cannot_open(tmp_path: Path, required: bool) -> None:
     service = tap.ServerService(factory, [], _Stopped(), archive=archive,
                                 store_required=required)
     service.startService()
-    for _ in range(500):
-        if archive._closed:
-            break
-        await deferLater(reactor, 0.01, lambda: None)
-    assert archive._closed and service.failed is required
+    await poll_until_async(lambda: archive._closed, BACKSTOP, "the store's failure")
+    assert service.failed is required
     await service.stopService()

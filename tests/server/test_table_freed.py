@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest_twisted
 from net_match import open_table
-from test_table_kit import make_table, play_out, run_clock, seated
+from table_kit import make_table, play_out, run_clock, seated
 from twisted.internet import reactor, task
 from wireclient import Server
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_table_kit import Fake, Rig, make_table, run_clock
+from table_kit import Fake, Rig, make_table, run_clock
 
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.table.core import TableError

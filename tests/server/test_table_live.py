@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 import pytest
-from test_table_kit import TIMED_NO_DELAYS, Fake, Rig, make_table, play_out, run_clock, seated
+from table_kit import TIMED_NO_DELAYS, Fake, Rig, make_table, play_out, run_clock, seated
 from twisted.internet.base import DelayedCall
 
 from pisyedili.server.rules import legal_moves, move_to_wire, view

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from test_table_kit import (
+from table_kit import (
     TIMED_NO_DELAYS,
     Fake,
     drain_then_seven,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_table_kit import TIMED_NO_DELAYS, Fake, make_table
+from table_kit import TIMED_NO_DELAYS, Fake, make_table
 
 from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.rules import Options

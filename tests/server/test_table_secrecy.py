@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from test_table_kit import Fake, Rig, make_table, play_out, run_clock, seated
+from table_kit import Fake, Rig, make_table, play_out, run_clock, seated
 
 from pisyedili.server.rules import events_for, view
 from pisyedili.server.table.effects import Message

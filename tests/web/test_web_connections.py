@@ -5,10 +5,8 @@ leave places to the TCP port, and one that does not finish its request is closed
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import pytest_twisted
+from poll_kit import BACKSTOP, poll_until_async
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
@@ -48,14 +46,6 @@ async def half_requests(web: WebServer, count: int, source: str,
     return [await connectProtocol(endpoint, HalfRequest(first)) for _ in range(count)]  # type: ignore[no-untyped-call]
 
 
-async def until(what: str, condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the reactor run until `condition` holds (bounded: a generous real time)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await task.deferLater(reactor, 0.01, lambda: None)
-
-
 def gone(clients: list[HalfRequest]) -> int:
     return sum(c.gone.called for c in clients)
 
@@ -71,8 +61,9 @@ async def test_idle_http_connections_count_and_leave_the_tcp_port_its_places() -
         assert web_places == 18
         idle = await half_requests(web, 30, "127.0.0.2")
         # Past the web's share, each is closed as it is accepted; the rest are held.
-        await until("the web's share", lambda: counter.total == web_places
-                    and gone(idle) == 30 - web_places)
+        await poll_until_async(
+            lambda: counter.total == web_places and gone(idle) == 30 - web_places,
+            BACKSTOP, "the web's share")
         # A player over TCP from another address is still welcomed...
         player = await web.server.connect("player", source="127.0.0.3")
         assert (await player.request("ping"))["type"] == "pong"
@@ -81,7 +72,7 @@ async def test_idle_http_connections_count_and_leave_the_tcp_port_its_places() -
         late = await half_requests(web, 1, "127.0.0.4", b"")
         await late[0].gone
         clock.advance(HTTP_REQUEST_SECONDS)
-        await until("the unfinished requests' close", lambda: gone(idle) == 30)
+        await poll_until_async(lambda: gone(idle) == 30, BACKSTOP, "the unfinished requests' close")
         assert counter.total == 1
         browser = await web.ws("browser")  # the upgrade's HTTP place went to its socket
         assert (await browser.request("ping"))["type"] == "pong"
@@ -98,7 +89,7 @@ async def test_http_connections_count_against_their_own_per_address_cap() -> Non
     web = await WebServer.start(limits=limits)
     try:
         idle = await half_requests(web, 6, "127.0.0.2")
-        await until("the address's cap", lambda: gone(idle) == 2)
+        await poll_until_async(lambda: gone(idle) == 2, BACKSTOP, "the address's cap")
         player = await web.server.connect("player", source="127.0.0.2")
         assert (await player.request("ping"))["type"] == "pong"
         second = await web.server.connect("second", source="127.0.0.2")

@@ -18,10 +18,10 @@ from twisted.internet.task import Clock
 
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server.rules import Match, Options
-from pisyedili.server.store.journal import NO_JOURNAL, Journal
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableCore, TableError, TableSettings
 from pisyedili.server.table.effects import MatchOver, Message
+from pisyedili.server.table.journal import NO_JOURNAL, Journal
 from pisyedili.server.table.runner import TableRunner
 
 TIMED_NO_DELAYS = TableSettings(turn_seconds=30.0, grace_seconds=60.0, bot_delay=0.0,

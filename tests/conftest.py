@@ -1,5 +1,6 @@
 """Shared test settings: hypothesis profiles ("dev" by default, "ci" when CI is set),
-per-user folders of their own for the whole run, the `compiled` marker, and a real
+per-user folders of their own for the whole run, the `compiled` and `integration`
+markers, and a real
 PostgreSQL (pg_kit.py): one cluster for the session, a fresh store per test, and
 `db`, which runs a test once per backend of the store.
 
@@ -7,12 +8,18 @@ The server keeps its database and the client its session tokens in the platform'
 per-user folders (platformdirs). Tests, and the servers and clients they start as
 processes, must never read or write the real ones, so the XDG variables point into a
 throwaway folder before any test runs (on Linux, where the tests run).
+
+pytest puts this folder on the import path (it holds this conftest and is no package),
+so the kits here (pg_kit.py, poll_kit.py, process_output.py) import by bare name from
+every test folder.
 """
 
+import ast
 import compileall
 import fnmatch
 import importlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -39,6 +46,7 @@ COMPILED_TESTS = (
     "server/test_journal.py",
     "server/test_restart.py",
     "server/test_restart_process.py",
+    "server/test_stacked_decks.py",
     "server/test_net_play.py",  # whole matches over loopback, hard bots in threads
     "packaging/test_packaging_compiled_flag.py",  # proves the pass ran the compiled engine
     "protocol/test_*.py",
@@ -46,6 +54,60 @@ COMPILED_TESTS = (
 """The test modules (globs under tests/) marked `compiled`: those whose outcome the mypyc
 build of `_build_backend.COMPILED` can change. CI runs them again against that build
 (``pytest -m compiled``); the rest import the same Python source either way."""
+
+INTEGRATION_TESTS = (
+    "attack/test_attack_http.py",  # a `pisyedili-server --web` process (web_kit)
+    "attack/test_attack_logins.py",  # Chromium
+    "attack/test_attack_terminal.py",  # `pisyedili play` in tmux
+    "bots/test_bots_cli_signal.py",
+    "client/test_client_catalogs.py",  # msgfmt
+    "client/test_client_connect.py",
+    "client/test_client_discovery.py",
+    "client/test_client_languages_tmux.py",
+    "client/test_client_replay.py",
+    "client/test_client_sessions.py",
+    "client/test_client_tmux.py",
+    "client/test_client_token_store.py",
+    "cluster/test_*.py",  # Redis, and servers as processes
+    "packaging/test_packaging_layers.py",  # lint-imports
+    "packaging/test_packaging_mypyc.py",  # builds wheels
+    "packaging/test_packaging_twistd_plugin.py",
+    "protocol/test_doc.py",  # the generators, as commands
+    "protocol/test_doc_client.py",
+    "protocol/test_reference.py",
+    "server/test_accounts.py",
+    "server/test_console_script.py",
+    "server/test_discovery.py",
+    "server/test_*_bench.py",
+    "server/test_logs.py",
+    "server/test_moderation.py",
+    "server/test_restart_process.py",
+    "server/test_stacked_decks.py",
+    "server/test_store_files.py",
+    "server/test_store_interface.py",  # PostgreSQL
+    "server/test_store_postgres.py",
+    "server/test_systemd_units.py",  # systemd-analyze
+    "web/test_web_accounts.py",
+    "web/test_web_boot.py",  # Chromium, from here down
+    "web/test_web_browser.py",
+    "web/test_web_export_rules.py",
+    "web/test_web_i18n.py",
+    "web/test_web_play.py",
+    "web/test_web_process.py",
+    "web/test_web_table.py",
+)
+"""The test modules (globs under tests/) marked `integration`: those that start a
+process, a browser, Redis or PostgreSQL, or use a kit that does (`uses_services`). The
+rest are the fast tier, ``pytest -m "not integration"``, which needs no service
+(docs/development.md). tests/test_tiers.py fails when the list and the modules differ."""
+
+SERVICE_SIGNS = re.compile(
+    r"\b(subprocess|spawnProcess|Popen|sys\.executable|selenium|webdriver|tmux"
+    r"|pg_kit|redis_kit|cluster_kit|multiprocessing)\b"
+    r"|[(,]\s*postgres(_cluster)?\s*[:,)]"
+)
+"""What in a module's text (or a kit's it imports) says that it starts a process or a
+service: the ways the tests do, and the kits and fixtures that do it for them."""
 
 COMPILED_COVERAGE = {
     "pisyedili.server.rules.cards": "rules/test_rules_api.py",
@@ -68,19 +130,60 @@ COMPILED_COVERAGE = {
 `_build_backend.COMPILED` must have one (tests/packaging/test_packaging_compiled_set.py)."""
 
 
+def _relative(path: Path) -> str | None:
+    path = path.resolve()
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else None
+
+
 def is_compiled_test(path: Path) -> bool:
     """Whether the test module at `path` is one of `COMPILED_TESTS`."""
-    path = path.resolve()
-    if not path.is_relative_to(TESTS):
-        return False
-    relative = path.relative_to(TESTS).as_posix()
-    return any(fnmatch.fnmatchcase(relative, pattern) for pattern in COMPILED_TESTS)
+    relative = _relative(path)
+    return relative is not None and any(
+        fnmatch.fnmatchcase(relative, pattern) for pattern in COMPILED_TESTS)
+
+
+def is_integration_test(path: Path) -> bool:
+    """Whether the test module at `path` is one of `INTEGRATION_TESTS`."""
+    relative = _relative(path)
+    return relative is not None and any(
+        fnmatch.fnmatchcase(relative, pattern) for pattern in INTEGRATION_TESTS)
+
+
+def _local_imports(path: Path, kits: dict[str, Path]) -> set[str]:
+    """The kits of tests/ (by module name) that the module at `path` imports."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[-1 if node.level else 0])
+    return names & kits.keys()
+
+
+def uses_services(path: Path) -> bool:
+    """Whether the module at `path`, or a kit of tests/ it imports (at any depth),
+    starts a process or a service (`SERVICE_SIGNS`)."""
+    kits = {p.stem: p for p in TESTS.rglob("*.py") if not p.name.startswith("test_")}
+    kits.pop("conftest", None)
+    seen: set[Path] = set()
+    todo = [path.resolve()]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if SERVICE_SIGNS.search(current.read_text(encoding="utf-8")):
+            return True
+        todo.extend(kits[name].resolve() for name in _local_imports(current, kits))
+    return False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if is_compiled_test(item.path):
             item.add_marker(pytest.mark.compiled)
+        if is_integration_test(item.path):
+            item.add_marker(pytest.mark.integration)
 
 
 def _compile_our_packages() -> None:
@@ -124,7 +227,7 @@ def postgres(postgres_cluster: pg_kit.Cluster | str) -> pg_kit.Cluster:
     return postgres_cluster
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def new_db(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
     """Makes new stores: `new_db(name)` is a fresh store's `--db`, a SQLite file in the
     test's folder, or a new PostgreSQL database's URL. A test that takes it runs once

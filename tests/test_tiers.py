@@ -1,0 +1,23 @@
+"""The fast tier is exactly the modules that start nothing: every test module that
+starts a process, a browser, Redis or PostgreSQL (itself or through a kit) is listed in
+conftest.INTEGRATION_TESTS, and every module listed there does."""
+
+
+from conftest import TESTS, is_integration_test, uses_services
+
+
+def test_the_integration_list_is_the_modules_that_start_services() -> None:
+    modules = sorted(TESTS.glob("*/test_*.py"))
+    assert modules
+    unlisted = [p.relative_to(TESTS).as_posix() for p in modules
+                if uses_services(p) and not is_integration_test(p)]
+    assert not unlisted, f"add these to INTEGRATION_TESTS in tests/conftest.py: {unlisted}"
+    needless = [p.relative_to(TESTS).as_posix() for p in modules
+                if is_integration_test(p) and not uses_services(p)]
+    assert not needless, f"these start nothing; take them out of INTEGRATION_TESTS: {needless}"
+
+
+def test_a_module_that_starts_a_process_through_a_kit_counts() -> None:
+    web = TESTS / "web"
+    assert uses_services(web / "test_web_boot.py")  # only through web_fixtures -> web_kit
+    assert not uses_services(web / "test_web_sounds.py")

@@ -103,7 +103,9 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("no_such_table", "No table with that id or invite code."),
     ErrorCode("private_table", "The table is private: join it with its invite code."),
     ErrorCode("already_at_table", "You are already at a table; leave it first."),
-    ErrorCode("not_at_table", "The request needs you to be at a table."),
+    ErrorCode("not_at_table", "You are at no table, and the request needs one: `resync`, "
+              "`leave_table`, `sit`, `stand`, `add_bot`, `remove_bot`, `ready`, `start`, "
+              "`move`, `rematch`, a `chat` of scope `table`."),
     ErrorCode("too_many_tables", "The server allows no more open tables: from you, from your "
               "address or in all (`limit` says how many).", fields=("limit",)),
     ErrorCode("bad_options", "The table options are refused (`message` says which and why).",

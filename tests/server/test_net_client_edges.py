@@ -8,7 +8,10 @@ import random
 import pytest
 import pytest_twisted
 from net_match import ends_match, open_table, pending_turn
-from wireclient import Server
+from wireclient import Msg, Server
+
+from pisyedili.protocol import ERRORS
+from pisyedili.server.net.handlers.table import TABLE_REQUESTS
 
 MOST_STEPS = 3000
 """A backstop: the seed below reaches muamele within its first deals."""
@@ -42,5 +45,39 @@ async def test_a_play_in_muamele_is_refused_saying_to_send_a_pick() -> None:
             f"0-{spread - 1}, one of the {spread} face-down cards")
         # Nothing changed: the pick the message asks for is taken.
         await mover.ok("move", move={"kind": "pick", "position": spread - 1})
+    finally:
+        await server.stop()
+
+
+AT_NO_TABLE: dict[str, Msg] = {
+    "resync": {},
+    "leave_table": {},
+    "sit": {"seat": 0},
+    "stand": {},
+    "add_bot": {"seat": 1},
+    "remove_bot": {"seat": 1},
+    "ready": {"ready": True},
+    "start": {},
+    "move": {"move": {"kind": "draw"}},
+    "rematch": {"agree": True},
+    "chat": {"text": "hi", "scope": "table"},
+}
+
+
+def test_not_at_table_names_every_request_that_needs_a_table() -> None:
+    assert set(AT_NO_TABLE) == TABLE_REQUESTS
+    meaning = ERRORS["not_at_table"].meaning
+    assert all(f"`{kind}`" in meaning for kind in TABLE_REQUESTS), meaning
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_table_request_at_no_table_is_refused_not_at_table() -> None:
+    server = await Server.start()
+    try:
+        lone = await server.connect("lone")
+        for rid, (kind, fields) in enumerate(sorted(AT_NO_TABLE.items()), start=10):
+            lone.send({"type": kind, "id": rid, **fields})
+            refused = await lone.wait_for_id(rid)
+            assert (refused["type"], refused["code"]) == ("error", "not_at_table"), kind
     finally:
         await server.stop()

@@ -41,11 +41,11 @@ from pisyedili.server.net.limits import (
     ANSWERED_REFUSALS,
     FLOOD_WINDOW,
     RefusalWindow,
-    TokenBucket,
     address_key,
 )
 from pisyedili.server.people.session import Session
 from pisyedili.server.table.effects import Message
+from pisyedili.server.token_bucket import TokenBucket
 
 if TYPE_CHECKING:
     from pisyedili.server.net.dispatch import Replier

@@ -1,8 +1,9 @@
 """Abuse limits: how much one connection, one address and the whole server may take.
 
 Kept apart from the network code so that the numbers an operator tunes live in one
-dataclass, and the two mechanisms (a token bucket per connection, a connection
-counter per address) can be tested with a `task.Clock` and no sockets.
+dataclass, and the mechanisms (a connection counter per address, a window of
+refusals per connection; the token bucket they share with accounts is
+`server/token_bucket.py`) can be tested with a `task.Clock` and no sockets.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from pisyedili.protocol.limits import MAX_SERVER_FRAME
-from pisyedili.server.clock import Clock
 
 
 @dataclass(frozen=True)
@@ -108,36 +108,6 @@ class RefusalWindow:
             self._count = 0
         self._count += 1
         return self._count
-
-
-class TokenBucket:
-    """A classic token bucket: `burst` tokens, refilled at `rate` per second.
-
-    Time comes from the injected clock, so tests step it with `task.Clock`.
-    """
-
-    __slots__ = ("_burst", "_clock", "_rate", "_stamp", "_tokens")  # one per connection
-
-    def __init__(self, rate: float, burst: int, clock: Clock) -> None:
-        self._rate = rate
-        self._burst = float(burst)
-        self._clock = clock
-        self._tokens = float(burst)
-        self._stamp = clock.seconds()
-
-    def take(self) -> bool:
-        """Spend one token if there is one; False means the request is over the limit."""
-        now = self._clock.seconds()
-        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
-        self._stamp = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
-
-    def retry_after(self) -> float:
-        """Seconds until the next token, for the `rate_limited` error."""
-        return max(0.0, (1.0 - self._tokens) / self._rate)
 
 
 class ConnectionCounter:

@@ -32,8 +32,8 @@ from pisyedili.server.net.relay import Relay
 from pisyedili.server.people import accounts, moderation, ratings
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import Archive
-from pisyedili.server.store.journal import NO_JOURNAL, Journal
 from pisyedili.server.table.effects import Message
+from pisyedili.server.table.journal import NO_JOURNAL, Journal
 from pisyedili.server.table.lobby import Lobby
 
 LENGTH_PREFIX = 4

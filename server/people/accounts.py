@@ -46,12 +46,12 @@ from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.passwords import MIN_PASSWORD
 from pisyedili.server.clock import Clock
-from pisyedili.server.net.limits import TokenBucket
 from pisyedili.server.people import names
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store import Archive, Conflict, Store
 from pisyedili.server.store.journal import token_hash
 from pisyedili.server.table.effects import Message
+from pisyedili.server.token_bucket import TokenBucket
 
 log = Logger()
 T = TypeVar("T")

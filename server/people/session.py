@@ -27,9 +27,10 @@ from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import LOCAL, Cluster
 from pisyedili.server.people import names
-from pisyedili.server.store.journal import NO_JOURNAL, Journal, SavedSession, token_hash
+from pisyedili.server.store.journal import SavedSession, token_hash
 from pisyedili.server.table.commands import Disconnected, Leave, Reconnected
 from pisyedili.server.table.effects import Message
+from pisyedili.server.table.journal import NO_JOURNAL, Journal
 
 if TYPE_CHECKING:
     from pisyedili.server.table.runner import TableRunner

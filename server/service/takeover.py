@@ -54,11 +54,11 @@ from pisyedili.server.store.base import JournalRows
 from pisyedili.server.store.journal import (
     Saved,
     SavedSession,
-    SavedTable,
     StoreJournal,
     read_saved,
 )
 from pisyedili.server.table.commands import MemberId, Reconnected, Restored
+from pisyedili.server.table.journal import SavedTable
 from pisyedili.server.table.lobby import Lobby
 
 log = Logger()

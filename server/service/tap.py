@@ -74,8 +74,9 @@ from pisyedili.server.store import (
     public,
 )
 from pisyedili.server.store.files import FileInUse, FileLock, private_dir
-from pisyedili.server.store.journal import NO_JOURNAL, Journal, Saved, StoreJournal
+from pisyedili.server.store.journal import Saved, StoreJournal
 from pisyedili.server.table.core import TableSettings
+from pisyedili.server.table.journal import NO_JOURNAL, Journal
 from pisyedili.server.table.lobby import Lobby
 
 log = Logger()

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 from twisted.internet.defer import Deferred
@@ -54,6 +54,7 @@ from pisyedili.server.store.base import (
     is_url,
 )
 from pisyedili.server.table.commands import Command, from_record, to_record
+from pisyedili.server.table.journal import SavedTable, Setup
 from pisyedili.server.worker import serial_pool
 
 if TYPE_CHECKING:
@@ -68,9 +69,6 @@ BEHIND_LIMIT = 200_000
 """Rows a journal that fell behind keeps at most: a move's row takes about 250 bytes
 kept (`tracemalloc`), so some 50 MB, more with the deals' snapshots among them. Past
 that it gives up, and writes nothing more until the server restarts."""
-
-Setup = dict[str, Any]
-"""How to build a table's core again (JSON): name, options, host, settings..."""
 
 
 def token_hash(token: str) -> bytes:
@@ -97,80 +95,6 @@ def core_code() -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:32]
-
-
-class Journal(Protocol):
-    """Where the server writes down what it must not forget over a restart."""
-
-    def later(self, fn: Callable[..., object], *args: Any) -> None:
-        """Call `fn(*args)` once everything written so far is committed (at once if
-        nothing waits): how every byte to a client waits for what it tells of."""
-        ...
-
-    def table_opened(self, table_id: int, at: float, setup: Setup) -> None: ...
-
-    def command(self, table_id: int, at: float, command: Command) -> None: ...
-
-    def snapshot(self, core: TableCore) -> None:
-        """Keep `core` as it is now: a restart starts from here."""
-        ...
-
-    def table_closed(self, table_id: int) -> None: ...
-
-    def session_opened(self, player_id: int, token: bytes, name: str, address: str,
-                       at: float) -> None: ...
-
-    def session_forgotten(self, player_id: int) -> None: ...
-
-    def session_changed(self, player_id: int, token: bytes, name: str,
-                        account: int | None) -> None:
-        """A session took another name, token or account (a login, a logout)."""
-        ...
-
-
-class NoJournal:
-    """A server that keeps nothing over a restart (`--db :memory:`, tests): writes
-    nothing and holds nothing back."""
-
-    def later(self, fn: Callable[..., object], *args: Any) -> None:
-        fn(*args)
-
-    def table_opened(self, table_id: int, at: float, setup: Setup) -> None:
-        pass
-
-    def command(self, table_id: int, at: float, command: Command) -> None:
-        pass
-
-    def snapshot(self, core: TableCore) -> None:
-        pass
-
-    def table_closed(self, table_id: int) -> None:
-        pass
-
-    def session_opened(self, player_id: int, token: bytes, name: str, address: str,
-                       at: float) -> None:
-        pass
-
-    def session_forgotten(self, player_id: int) -> None:
-        pass
-
-    def session_changed(self, player_id: int, token: bytes, name: str,
-                        account: int | None) -> None:
-        pass
-
-
-NO_JOURNAL = NoJournal()
-
-
-@dataclass
-class SavedTable:
-    id: int
-    opened_at: float
-    setup: Setup
-    commands: list[tuple[float, Command]] = field(default_factory=list)
-    """Every command since `core` (all of them if there is no usable snapshot)."""
-    core: TableCore | None = None
-    """The core at its latest deal's start, if this code wrote it and it loads."""
 
 
 @dataclass(frozen=True)
@@ -258,8 +182,9 @@ def read_saved(rows: JournalRows, next_seq: dict[int, int],
 
 
 class StoreJournal:
-    """The journal in a store of its own (the `Archive`'s store is another, on the
-    store's thread: a SQLite file takes both connections).
+    """The tables' `Journal` (`pisyedili.server.table.journal`), in a store of its own
+    (the `Archive`'s store is another, on the store's thread: a SQLite file takes both
+    connections).
 
     A SQLite file's journal commits on the reactor's thread: its commits do not fsync
     (WAL, `synchronous = NORMAL`), so one costs tens of microseconds and the reactor

@@ -17,7 +17,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, Protocol
 
 from twisted.logger import Logger
 
@@ -25,10 +25,7 @@ from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster
-from pisyedili.server.net.limits import ServerLimits
-from pisyedili.server.people.session import Session
 from pisyedili.server.rules import Options
-from pisyedili.server.store.journal import NO_JOURNAL, Journal, SavedTable, Setup
 from pisyedili.server.table.commands import MemberId
 from pisyedili.server.table.core import (
     GUEST_REFUSED,
@@ -38,6 +35,7 @@ from pisyedili.server.table.core import (
     invite_code,
 )
 from pisyedili.server.table.effects import MatchOver, Message
+from pisyedili.server.table.journal import NO_JOURNAL, Journal, SavedTable, Setup
 from pisyedili.server.table.runner import Deliver, TableRunner
 
 log = Logger()
@@ -61,11 +59,44 @@ def _setup(core: TableCore, opener: str, address: str) -> Setup:
             "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
 
 
+class Member(Protocol):
+    """A player as the lobby sees one: who opens a table, hears of every change and
+    chats. The people's `Session` is one; the lobby asks no more of it, so the tables
+    do not import the people who sit at them."""
+
+    @property
+    def player_id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def account(self) -> int | None:
+        """The account it is logged in to; None: a guest."""
+        ...
+
+    def send(self, msg: Message) -> None: ...
+
+
+class TableCaps(Protocol):
+    """How many tables may be open: the operator's limits (`ServerLimits`, with the
+    network's) hold these with the rest."""
+
+    @property
+    def max_tables_per_player(self) -> int: ...
+
+    @property
+    def max_tables_per_address(self) -> int: ...
+
+    @property
+    def max_tables_total(self) -> int: ...
+
+
 class Lobby:
     """Tables by id and by invite code, lobby subscribers and lobby chat."""
 
     def __init__(self, clock: Clock, rng_factory: Callable[[], random.Random],
-                 settings: TableSettings, limits: ServerLimits, deliver: Deliver,
+                 settings: TableSettings, limits: TableCaps, deliver: Deliver,
                  on_left: Callable[[TableRunner, MemberId], None],
                  on_match: Callable[[MatchOver], object] | None = None,
                  journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
@@ -84,7 +115,7 @@ class Lobby:
         self._per_address: Counter[str] = Counter()
         self._by_code: dict[str, TableRunner] = {}
         self._rows: dict[int, dict[str, Any]] = {}
-        self._subscribers: dict[str, Session] = {}
+        self._subscribers: dict[str, Member] = {}
         self._ids = itertools.count(1)
 
     # -- tables -------------------------------------------------------------------
@@ -92,7 +123,7 @@ class Lobby:
     def tables(self) -> list[TableRunner]:
         return list(self._tables.values())
 
-    def create(self, host: Session, rules: Any, seats: Any,
+    def create(self, host: Member, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False, *, address: str = "local",
                rated: bool = False, table_id: int | None = None,
@@ -268,13 +299,13 @@ class Lobby:
         return {"type": "lobby", "tables": [self._summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
 
-    def subscribe(self, session: Session, offset: int = 0,
+    def subscribe(self, session: Member, offset: int = 0,
                   limit: int | None = None) -> Message:
         """Subscribe (once: asking again only gets a page) and return the page asked."""
         self._subscribers.setdefault(session.player_id, session)
         return self.snapshot(offset, limit)
 
-    def unsubscribe(self, session: Session) -> None:
+    def unsubscribe(self, session: Member) -> None:
         self._subscribers.pop(session.player_id, None)
 
     def subscriber_count(self) -> int:
@@ -351,7 +382,7 @@ class Lobby:
 
     # -- chat -------------------------------------------------------------------------
 
-    def chat(self, session: Session, text: str) -> None:
+    def chat(self, session: Member, text: str) -> None:
         """Lobby chat goes to every subscriber (and the speaker, as an echo)."""
         msg: Message = {"type": "chat", "scope": "lobby", "name": session.name,
                         "spectator": False, "text": text}

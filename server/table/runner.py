@@ -23,7 +23,6 @@ from twisted.python.failure import Failure
 
 from pisyedili.protocol.messages import make_error
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.store.journal import NO_JOURNAL, Journal
 from pisyedili.server.table.commands import (
     BotMoved,
     Command,
@@ -47,6 +46,7 @@ from pisyedili.server.table.effects import (
     SetTimer,
     SharedAddress,
 )
+from pisyedili.server.table.journal import NO_JOURNAL, Journal
 from pisyedili.server.table.stand_in import make_bot
 
 log = Logger()

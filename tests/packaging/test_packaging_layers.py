@@ -74,3 +74,26 @@ def test_only_the_store_imports_sqlite(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "pisyedili.server.store.sqlite is not allowed to import sqlite3" in done.stdout
     assert "pisyedili.server.store.journal is not allowed" not in done.stdout
+
+
+LAYERS_CONTRACT = "the server's packages are layers"
+
+
+def test_the_server_packages_are_layers() -> None:
+    """Every package and top-level module of the server has its place in one order,
+    and the places docs/architecture.md describes hold: the network above the people,
+    the people above the store, the store above the tables whose journal it
+    implements, the rules and the clock at the bottom."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lint = config["tool"]["importlinter"]
+    (contract,) = [c for c in lint["contracts"] if c["name"].startswith(LAYERS_CONTRACT)]
+    assert contract["type"] == "layers"
+    assert contract["containers"] == ["pisyedili.server"]
+    assert contract["exhaustive"] is True
+    place = {name.strip(): i for i, layer in enumerate(contract["layers"])
+             for name in layer.split("|")}
+    order = ["service", "net", "people", "store", "table", "rules", "clock"]
+    assert [place[name] for name in order] == sorted(place[name] for name in order)
+    assert len({place[name] for name in order}) == len(order), "each in a layer of its own"

@@ -10,10 +10,10 @@ from pisyedili.server.net.limits import (
     ConnectionCounter,
     RefusalWindow,
     ServerLimits,
-    TokenBucket,
     address_key,
     web_reserve,
 )
+from pisyedili.server.token_bucket import TokenBucket
 
 
 def test_bucket_allows_a_burst_then_the_rate() -> None:

@@ -367,7 +367,7 @@ REPLAY_STEP = MapT(
                                      "before `replay.from`"),
         req("seat", NullableT(SEAT), "the seat that made it; nil with `move`"),
         req("events", ListT(EVENT, 256), "what it caused, in order, nothing hidden"),
-        req("hands", ListT(CARDS, MAX_SEATS), "every seat's hand, face up, as held"),
+        req("hands", ListT(CARDS, MAX_SEATS), "every seat's hand, face up, sorted"),
         req("phase", StrT(7, choices=("play", "muamele", "over")), "deal phase"),
         req("turn", NullableT(SEAT), "the seat to decide next; nil when over"),
         req("direction", IntT(-1, 1), "1: play goes up the seat numbers (C3); -1: down "

@@ -79,7 +79,7 @@ def replay_steps(record: dict[str, Any], start: int, count: int) -> list[Message
     def step(move: int | None, seat: int | None, events: list[Message]) -> Message:
         public = engine.view(d, None)
         return {**{k: public[k] for k in STEP_FIELDS},
-                "hands": [[engine.CARD_STR[c] for c in hand] for hand in d.hands],
+                "hands": [[engine.CARD_STR[c] for c in sorted(hand)] for hand in d.hands],
                 "move": None if move is None else engine.move_to_wire(move),
                 "seat": seat, "events": events}
 

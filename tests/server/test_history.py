@@ -369,7 +369,7 @@ def _engine_steps(record: Msg) -> list[tuple[Any, ...]]:
 
     def state(seat: int | None) -> tuple[Any, ...]:
         public = engine.view(d, None)
-        return ([[engine.CARD_STR[c] for c in h] for h in d.hands], public["top"],
+        return ([[engine.CARD_STR[c] for c in sorted(h)] for h in d.hands], public["top"],
                 public["stock"], public["turn"], public["phase"], seat)
 
     out = [state(None)]

@@ -10,6 +10,9 @@ setting for this (its "strict" editable mode needs a ``--config-settings`` flag 
 link tree of symlinks or hard links under ``build/``; its "compat" mode puts the whole
 checkout on ``sys.path``, which makes bare ``server`` and ``client`` importable).
 
+docs/development.md ("The build backend") records the standard arrangements tried
+instead and why each falls short.
+
 So ``build_editable`` copies the dropin file into the editable wheel, where a normal
 wheel has it: it installs into ``site-packages/twisted/plugins/`` next to Twisted's own
 plugins, is listed (hash and size) in the wheel's RECORD, and ``pip uninstall`` removes

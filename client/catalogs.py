@@ -111,7 +111,7 @@ def extract(root: Path = ROOT, out: Callable[[str], None] = print) -> None:
                 po.parent.mkdir(parents=True, exist_ok=True)
                 catalog = Catalog(locale=lang, domain=domain.name, project="pisyedili")
             else:
-                continue  # the web catalogs are their own engineer's to start
+                continue  # a web catalog is started from web.pot (docs/development.md)
             catalog.update(template, update_header_comment=False)
             with po.open("wb") as f:
                 write_po(f, catalog, width=100, ignore_obsolete=False)

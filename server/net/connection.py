@@ -249,7 +249,7 @@ class Connection:
         if self._cork is not None:
             self._lose_due = True  # after the corked frames, which are not queued yet
             return
-        self.server.journal.later(self._lose)
+        self.server.journal.after_commit(self._lose)
 
     def _lose(self) -> None:
         if self.transport is None:
@@ -440,7 +440,7 @@ class Connection:
         if self._cork is not None:
             self._cork.append(body)
             return
-        self.server.journal.later(self._flush_batched if batched else self._flush, body)
+        self.server.journal.after_commit(self._flush_batched if batched else self._flush, body)
 
     def _flush(self, body: bytes) -> None:
         """Write one queued body to the transport, now that the journal has it."""

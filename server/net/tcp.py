@@ -82,10 +82,10 @@ class ServerProtocol(Connection, Int32StringReceiver):
             self._cork = None
             journal = self.server.journal
             if cork:
-                journal.later(self._send_corked, cork)
+                journal.after_commit(self._send_corked, cork)
             if self._lose_due:
                 self._lose_due = False
-                journal.later(self._lose)
+                journal.after_commit(self._lose)
 
     def _send_corked(self, bodies: list[bytes]) -> None:
         """A request's frames, in one `send`."""

@@ -207,7 +207,7 @@ class Sessions:
     def once_written(self, fn: Callable[..., object], *args: Any) -> None:
         """Call `fn(*args)` once what the registry wrote is committed: a session handed
         over must be gone from a shared journal before its new home writes it there."""
-        self._journal.later(fn, *args)
+        self._journal.after_commit(fn, *args)
 
     def hand_over(self, session: Session, keep_row: bool = False) -> None:
         """Its player resumed on another process, which holds the session now: it goes

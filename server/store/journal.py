@@ -12,7 +12,7 @@ it. The snapshot is used only by the very code that wrote it (`core_code` tells)
 after an upgrade the tables are rebuilt from their commands, which stay the truth.
 
 Nothing is told to anyone before it is written: while rows wait to be committed,
-everything a connection would send waits behind them (`later`), in order. The rows
+everything a connection would send waits behind them (`after_commit`), in order. The rows
 of one reactor turn go in one transaction at the end of it (group commit), so a
 burst of moves costs one commit, and a move whose reply or update anyone received
 is in the store. A SQLite file is in WAL mode with `synchronous = NORMAL`: a commit
@@ -252,7 +252,7 @@ class StoreJournal:
 
     # -- writing ------------------------------------------------------------------------
 
-    def later(self, fn: Callable[..., object], *args: Any) -> None:
+    def after_commit(self, fn: Callable[..., object], *args: Any) -> None:
         if self._ops or self._draining or self._inflight is not None:
             self._outbox.append((fn, args))
         else:

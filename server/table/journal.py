@@ -5,7 +5,7 @@ without knowing where it goes, so the layers point one way: the store knows the
 table, not the other way round.
 
 Nothing is told to anyone before it is written: every byte to a client waits behind
-the commit of what it tells of (`Journal.later`).
+the commit of what it tells of (`Journal.after_commit`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ Setup = dict[str, Any]
 class Journal(Protocol):
     """Where the server writes down what it must not forget over a restart."""
 
-    def later(self, fn: Callable[..., object], *args: Any) -> None:
+    def after_commit(self, fn: Callable[..., object], *args: Any) -> None:
         """Call `fn(*args)` once everything written so far is committed (at once if
         nothing waits): how every byte to a client waits for what it tells of."""
         ...
@@ -56,7 +56,7 @@ class NoJournal:
     """A server that keeps nothing over a restart (`--db :memory:`, tests): writes
     nothing and holds nothing back."""
 
-    def later(self, fn: Callable[..., object], *args: Any) -> None:
+    def after_commit(self, fn: Callable[..., object], *args: Any) -> None:
         fn(*args)
 
     def table_opened(self, table_id: int, at: float, setup: Setup) -> None:

@@ -177,7 +177,7 @@ class TableRunner:
                     self._on_left(self, effect.member)
                 elif isinstance(effect, MatchOver):
                     if self._on_match is not None:
-                        self._journal.later(self._match_over, effect)
+                        self._journal.after_commit(self._match_over, effect)
                 elif isinstance(effect, SharedAddress):
                     self._warn_shared(effect)
                 elif isinstance(effect, Closed):

@@ -150,12 +150,12 @@ def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
     clock = Clock()
     journal = StoreJournal.open(path, clock)
     sent: list[str] = []
-    journal.later(sent.append, "before")  # nothing waits: at once
+    journal.after_commit(sent.append, "before")  # nothing waits: at once
     assert sent == ["before"]
     journal.table_opened(1, 0.0, {})
     journal.command(1, 0.0, cmd.Join("1", "A"))
-    journal.later(sent.append, "reply")
-    journal.later(sent.append, "update")
+    journal.after_commit(sent.append, "reply")
+    journal.after_commit(sent.append, "update")
     assert sent == ["before"]
     other = sqlite3.connect(path)  # another reader sees nothing yet
     assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (0,)
@@ -182,12 +182,12 @@ def test_a_journal_that_falls_behind_writes_what_it_kept_once_it_can(tmp_path: P
     sent: list[str] = []
     for i in range(200):
         journal.command(1, float(i), cmd.Chat("1", f"{i} " + "x" * 200))
-    journal.later(sent.append, "update")
+    journal.after_commit(sent.append, "update")
     clock.advance(0)
     assert sent == ["update"], "play goes on: what waited is sent"
     assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (0,)
     journal.command(1, 200.0, cmd.Chat("1", "200"))  # kept, after the others
-    journal.later(sent.append, "while behind")
+    journal.after_commit(sent.append, "while behind")
     clock.advance(0)
     assert sent[-1] == "while behind"
     clock.advance(CATCH_UP_SECONDS)  # still full: still kept
@@ -196,7 +196,7 @@ def test_a_journal_that_falls_behind_writes_what_it_kept_once_it_can(tmp_path: P
     clock.advance(CATCH_UP_SECONDS)
     assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (201,)
     journal.command(1, 201.0, cmd.Chat("1", "201"))
-    journal.later(sent.append, "kept up")
+    journal.after_commit(sent.append, "kept up")
     assert sent[-1] == "while behind", "a send waits for its commit again"
     clock.advance(0)
     assert sent[-1] == "kept up"
@@ -237,8 +237,8 @@ def test_a_table_taken_over_elsewhere_is_fenced_and_its_members_get_nothing(
     assert taker.hold_table(1) == 1
     journal.command(1, 1.0, cmd.Join("1", "A"))
     journal.command(2, 1.0, cmd.Join("2", "B"))
-    journal.later(here.send, "ok: A joined table 1")
-    journal.later(there.send, "ok: B joined table 2")
+    journal.after_commit(here.send, "ok: A joined table 1")
+    journal.after_commit(there.send, "ok: B joined table 2")
     clock.advance(0)
     assert let_go == [{1}]
     assert here.got == [], "a move at a fenced table is never acknowledged"
@@ -262,7 +262,7 @@ def test_a_match_is_kept_once_the_command_that_ended_it_is(tmp_path: Path,
     ended: list[bool] = []
 
     class Watched(StoreJournal):
-        def later(self, fn: Any, *args: Any) -> None:
+        def after_commit(self, fn: Any, *args: Any) -> None:
             if getattr(fn, "__name__", "") == "_match_over":  # the match just ended
                 assert kept == [], "not before its command is committed"
                 ended.append(True)
@@ -270,7 +270,7 @@ def test_a_match_is_kept_once_the_command_that_ended_it_is(tmp_path: Path,
                     taker = SqliteStore(str(path))  # another process holds the table now
                     taker.hold_table(7)
                     taker.close()
-            super().later(fn, *args)
+            super().after_commit(fn, *args)
 
     clock = Clock()
     journal = Watched(SqliteStore(str(path)), clock)

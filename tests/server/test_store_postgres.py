@@ -157,23 +157,23 @@ async def test_the_journal_commits_on_its_thread_and_sends_only_what_is_committe
 
     try:
         journal.table_opened(1, 10.0, {"name": "one"})
-        journal.later(send, "one")
+        journal.after_commit(send, "one")
         journal.flush()  # returns at once: the commit is on the journal's thread
         journal.table_opened(2, 11.0, {"name": "two"})  # meanwhile: in the next commit
-        journal.later(send, "two")
+        journal.after_commit(send, "two")
         journal.flush()
         assert sent == []
         while len(sent) < 2:
             await deferLater(reactor, 0.01, lambda: None)
         assert sent == [("one", [1]), ("two", [1, 2])] and journal.commits == 2
-        journal.later(send, "now")  # nothing waits: at once
+        journal.after_commit(send, "now")  # nothing waits: at once
         assert sent[-1] == ("now", [1, 2])
 
         journal.table_closed(1)
-        journal.later(send, "closed")
+        journal.after_commit(send, "closed")
         journal.flush()
         journal.table_opened(3, 12.0, {"name": "three"})
-        journal.later(send, "three")
+        journal.after_commit(send, "three")
     finally:
         journal.close()  # the commit in flight lands, the rest commits, all is sent
     assert sent[-2:] == [("closed", [2]), ("three", [2, 3])]
@@ -195,7 +195,7 @@ def test_a_commit_whose_answer_was_lost_is_written_once_when_the_journal_catches
         relay.arm(b"answer lost")  # in the commands' own bytes: the statement runs
         for i in range(3):
             journal.command(1, float(i), Chat("1", f"{i}: answer lost"))
-        journal.later(sent.append, "update")
+        journal.after_commit(sent.append, "update")
         clock.advance(0)
         assert relay.cut.is_set() and sent == ["update"], "play goes on"
         assert commands_in(url) == 3, "the commit landed all the same"
@@ -203,7 +203,7 @@ def test_a_commit_whose_answer_was_lost_is_written_once_when_the_journal_catches
         clock.advance(CATCH_UP_SECONDS)
         assert commands_in(url) == 4
         journal.command(1, 4.0, Chat("1", "4"))
-        journal.later(sent.append, "kept up")
+        journal.after_commit(sent.append, "kept up")
         assert sent[-1] == "update", "caught up: a send waits for its commit again"
         clock.advance(0)
         assert sent[-1] == "kept up"

@@ -45,7 +45,8 @@ VARIANTS = ("reply", "drop")
 
 
 def _dropping_over_limit(self: Any, rid: int | None) -> None:
-    """`Connection._over_limit` as it was: refusals past a window's first ten dropped."""
+    """`Connection._over_limit` with refusals past a window's first ten dropped, not
+    answered: the cost the bench compares answering them with."""
     from pisyedili.server.net.limits import ANSWERED_REFUSALS
 
     refused = self._refusal()

@@ -1,8 +1,8 @@
 """Leaving a rated match is a forfeit (issue 37, fault 3), over real sockets.
 
-A player who left a rated match after two moves used to be rated for what the server
-bot that finished the seat achieved: the bot won, so the leaver gained and the player
-who played on lost. Now the leaver ranks below every seat that played on, whatever the
+A player who leaves a rated match must not be rated for what the server bot that
+finishes the seat achieves (if the bot won, the leaver would gain and the player who
+played on would lose). The leaver ranks below every seat that played on, whatever the
 bot scores, the kept match says the seat was left, and a dropped connection that comes
 back within the grace period is no forfeit. Two accounts seated from one address at a
 rated match are allowed (a LAN party) but logged and flagged for operators.

@@ -22,7 +22,8 @@ HAND = ["2c", "3c", "5c", "9c", "Kc", "3h", "4h", "8h", "Qh", "Ah", "2s", "6s", 
         "4d", "6d", "9d", "Kd"]
 """Eighteen cards: a seven stack of twelve drawn, and more."""
 LEGAL = ["5c", "Js", "4d", "6d", "9d", "Kd"]
-"""On a 5♦, shown last in suit order: the cards a cut-off hand line used to hide."""
+"""On a 5♦, shown last in suit order: the cards a hand line cut off at the screen's
+edge would hide."""
 SIX = {**OPTIONS, "players": 6}
 
 

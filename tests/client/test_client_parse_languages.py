@@ -65,7 +65,7 @@ def test_the_wire_notation_always_works(typed: str, move: dict[str, Any]) -> Non
 
 
 def test_a_number_and_a_letter_stay_a_hand_card_naming_a_suit() -> None:
-    """`6 h` is hand card 6 naming hearts (a jack there), as before: only a word of a
+    """`6 h` is hand card 6 naming hearts (a jack there), in every language: only a word of a
     language makes the pair a card, and `j kupa` is a jack naming hearts as `j h` is."""
     six = HAND[5]
     assert six == "Js"

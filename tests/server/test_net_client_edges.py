@@ -8,10 +8,12 @@ import random
 import pytest
 import pytest_twisted
 from net_match import ends_match, open_table, pending_turn
+from twisted.internet import task
 from wireclient import Msg, Server
 
 from pisyedili.protocol import ERRORS
 from pisyedili.server.net.handlers.table import TABLE_REQUESTS
+from pisyedili.server.net.limits import ServerLimits
 
 MOST_STEPS = 3000
 """A backstop: the seed below reaches muamele within its first deals."""
@@ -79,5 +81,37 @@ async def test_every_table_request_at_no_table_is_refused_not_at_table() -> None
             lone.send({"type": kind, "id": rid, **fields})
             refused = await lone.wait_for_id(rid)
             assert (refused["type"], refused["code"]) == ("error", "not_at_table"), kind
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pong_counts_against_the_rate_and_over_it_is_refused() -> None:
+    clock = task.Clock()  # frozen: the bucket never refills
+    server = await Server.start(clock=clock, limits=ServerLimits(rate=1, burst=2))
+    try:
+        client = await server.connect("pacer")  # hello took the first token
+        client.send({"type": "pong", "id": 5})  # the second: a pong has no answer
+        client.send({"type": "pong", "id": 6})  # none left: refused like any message
+        refused = await client.wait_for_id(6)
+        assert (refused["type"], refused["code"]) == ("error", "rate_limited")
+        assert refused["retry_after"] > 0
+        assert not [m for m in client.received if m.get("id") == 5]
+        assert not client.is_closed
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_look_alike_whose_2_is_taken_gets_the_next_free_number() -> None:
+    server = await Server.start()
+    try:
+        first = await server.connect("Ayşe")
+        second = await server.connect("Ayşe 2")  # asked for, and free
+        third = await server.connect("AYŞE")  # looks like "Ayşe": its " 2" is taken
+        assert [c.welcome["name"] for c in (first, second, third)] == [
+            "Ayşe", "Ayşe 2", "AYŞE 3"]
+        fourth = await server.connect("Aуşe")  # a Cyrillic у: the same name again
+        assert fourth.welcome["name"] == "Aуşe 4"
     finally:
         await server.stop()

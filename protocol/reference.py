@@ -63,6 +63,13 @@ def field_table(fields: Sequence[Field]) -> str:
     return _table(("field", "type", "required", "meaning"), (_field_row(f) for f in fields))
 
 
+def message_table(fields: Sequence[Field]) -> str:
+    """A message's fields but `id`, which every request may carry and every reply echoes:
+    the page says so once (Conventions) rather than in a row of every table."""
+    own = [f for f in fields if f.name != "id"]
+    return field_table(own) if own else "No fields but `id`."
+
+
 def tagged_table(shape: TaggedT) -> str:
     """A tagged shape: its tag, then (closed shapes) each variant's fields and variant."""
     if shape.open:  # the variants (events) have a table of their own: event_table
@@ -100,18 +107,18 @@ def _feature(spec: MessageSpec) -> str:
 
 
 def request_table() -> str:
-    """Every client request: its answer, whether it shows presence, its feature."""
+    """Every client request: its answer, whether it shows presence, its feature. What it
+    does is said once, in its own section (the spec's `doc`)."""
     return _table(
-        ("request", "answer", "presence", "feature", "what it does"),
-        ([f"`{s.type}`", _cell(s.answer), _yes_no(s.presence), _feature(s), _cell(s.doc)]
+        ("request", "answer", "presence", "feature"),
+        ([f"`{s.type}`", _cell(s.answer), _yes_no(s.presence), _feature(s)]
          for s in _specs(Direction.TO_SERVER)))
 
 
 def server_message_table() -> str:
-    """Every message the server sends, and its feature."""
-    return _table(("message", "feature", "what it is"),
-                  ([f"`{s.type}`", _feature(s), _cell(s.doc)]
-                   for s in _specs(Direction.TO_CLIENT)))
+    """Every message the server sends, and its feature; what it is, in its section."""
+    return _table(("message", "feature"),
+                  ([f"`{s.type}`", _feature(s)] for s in _specs(Direction.TO_CLIENT)))
 
 
 def limit_table() -> str:
@@ -172,7 +179,7 @@ def sections() -> dict[str, str]:
              "limits": limit_table(), "welcome-limits": announced_table(),
              "errors": error_table(), "features": feature_table()}
     for spec in MESSAGES.values():
-        found[message_key(spec)] = field_table(spec.fields)
+        found[message_key(spec)] = message_table(spec.fields)
     for name, shape in SHAPES.items():
         found[f"shape:{name}"] = shape_table(shape)
         if isinstance(shape, TaggedT) and shape.open:

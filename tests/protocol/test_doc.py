@@ -57,6 +57,11 @@ def field_rows(fields: tuple[Field, ...]) -> list[tuple[str, str, str]]:
     return [(f"`{f.name}`", f.type.describe(), "yes" if f.required else "no") for f in fields]
 
 
+def message_rows(fields: tuple[Field, ...]) -> list[tuple[str, str, str]]:
+    """A message's table: its fields but `id`, which Conventions describes once."""
+    return field_rows(tuple(f for f in fields if f.name != "id"))
+
+
 def sections(text: str) -> dict[tuple[Direction | None, str], str]:
     """Every `### \\`name\\`` section's body, keyed by (direction or None, name)."""
     found: dict[tuple[Direction | None, str], str] = {}
@@ -135,7 +140,15 @@ def test_message_field_tables_match_the_schema(
 ) -> None:
     body = doc_sections[key]
     rows = [tuple(r[:3]) for r in table_rows(body, "field")]
-    assert rows == field_rows(MESSAGES[key].fields)
+    assert rows == message_rows(MESSAGES[key].fields)
+
+
+def test_the_id_the_tables_leave_out_is_the_one_conventions_describes(doc: str) -> None:
+    for spec in MESSAGES.values():
+        for f in spec.fields:
+            if f.name == "id":
+                assert not f.required and f.type.describe() == "id", spec.type
+    assert "**`id`.**" in chapter(doc, "Conventions")
 
 
 @pytest.mark.parametrize("key", sorted(MESSAGES), ids=lambda k: f"{k[0]}-{k[1]}")

@@ -47,7 +47,7 @@ from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store import StoreError, default_path
 from pisyedili.server.store.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir
 from pisyedili.server.store.journal import StoreJournal, token_hash
-from pisyedili.server.table.core import TableSettings
+from pisyedili.server.table.core import TablePhase, TableSettings
 
 from .app import ClientApp
 from .i18n import _, date
@@ -131,7 +131,7 @@ class OfflineMatch:
                         path=str(self.path))
             return None
         seat = core.seat_of(str(mine[0].player_id))
-        if core.phase != "playing" or core.match is None or seat is None:
+        if core.phase != TablePhase.PLAYING or core.match is None or seat is None:
             return None
         return Resumable(core.options.rules, seat, core.match.deal_no,
                          kept.tables[0].opened_at)
@@ -404,7 +404,7 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
         if match is not None:  # a match over (or never begun) is not kept
             if isinstance(factory.journal, StoreJournal):
                 factory.journal.close()
-            if not any(t.core.phase == "playing" for t in factory.lobby.tables()):
+            if not any(t.core.phase == TablePhase.PLAYING for t in factory.lobby.tables()):
                 match.forget()
             else:
                 match.lock.release()

@@ -24,6 +24,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, cast
 
 from pisyedili.protocol.errors import ProtocolError
@@ -159,6 +160,16 @@ class _Step:
     out: list[Effect] = field(default_factory=list)
 
 
+class TablePhase(StrEnum):
+    """Where a table is between matches: its values are the wire's `table.phase`."""
+
+    WAITING = "waiting"
+    """No match yet: seats fill until the host starts one."""
+    PLAYING = "playing"
+    OVER = "over"
+    """The match ended: a rematch starts when every seated player agrees."""
+
+
 class TableCore:
     """A table of 2-6 seats and its members, playing one match at a time."""
 
@@ -175,7 +186,7 @@ class TableCore:
         """Its matches change ratings (`ratings.py`), so it seats registered members only."""
         self.code = code if private else None
         self.settings = settings
-        self.phase = "waiting"  # "waiting" | "playing" | "over" (the match ended)
+        self.phase = TablePhase.WAITING
         self.closed = False
         self.deals_begun = 0
         """Deals dealt at this table, rematches included: a restart's snapshot of the
@@ -275,7 +286,7 @@ class TableCore:
             "options": self._options_wire(), "seats": len(self._seats), "taken": taken,
             "free": len(self._seats) - taken,
             "bots": sum(1 for s in self._seats if s.kind == "bot"),
-            "phase": self.phase, "private": self.private,
+            "phase": self.phase.value, "private": self.private,
             "spectators": len(self._spectators),
         }
         host = self._members.get(self._host) if self._host is not None else None
@@ -291,7 +302,7 @@ class TableCore:
             "options": self._options_wire(),
             "host": wire_player_id(self._host) if host is not None and self._host else None,
             "host_name": host.name if host is not None else None,
-            "phase": self.phase, "private": self.private,
+            "phase": self.phase.value, "private": self.private,
             "seats": [self._seat_wire(s) for s in self._seats],
             # Names of the first spectators only: the message goes to every member on
             # every change, so its size must not grow with a crowd.
@@ -338,7 +349,7 @@ class TableCore:
 
     def _deciding(self) -> int | None:
         """The human seat whose decision the deal waits for now, if any."""
-        if self.phase != "playing" or self._match is None:
+        if self.phase != TablePhase.PLAYING or self._match is None:
             return None
         to_act = self._match.deal.to_act
         if to_act is None or self._seats[to_act].bot_decides:
@@ -415,7 +426,7 @@ class TableCore:
         self._members[c.member] = Member(c.name, address=c.address)
         free = next((s for s in self._seats if s.kind == "open"), None)
         seated = not c.spectate and (c.registered or not self.rated)  # a guest watches
-        if seated and self.phase != "playing" and free is not None:
+        if seated and self.phase != TablePhase.PLAYING and free is not None:
             free.seat_human(c.member)
         else:
             self._spectators.append(c.member)
@@ -438,7 +449,7 @@ class TableCore:
             self._spectators.remove(member)
         if index is not None:
             seat = self._seats[index]
-            if self.phase == "playing":
+            if self.phase == TablePhase.PLAYING:
                 self._left.setdefault(index, self._step.now)
                 seat.seat_bot(self.settings.stand_in_level)
             else:
@@ -508,7 +519,7 @@ class TableCore:
         if target.kind != "open":
             raise TableError("seat_taken", f"seat {c.seat} is not open", seat=c.seat)
         target.seat_bot(c.level)
-        if self.phase == "over":
+        if self.phase == TablePhase.OVER:
             target.rematch = True  # bots always agree
         self._reply_ok()
         if not self._maybe_rematch(c.seed):
@@ -565,7 +576,7 @@ class TableCore:
         self._left = {}
         if self.rated:
             self._note_shared_addresses()
-        self.phase = "playing"
+        self.phase = TablePhase.PLAYING
         self._changed()
         self._begin_deal()
 
@@ -578,7 +589,7 @@ class TableCore:
         # decision is handed back by this move's update, unless the move is refused.
         reclaimed = self._present(c.member, prompt=False)
         try:
-            if self.phase != "playing" or self._match is None:
+            if self.phase != TablePhase.PLAYING or self._match is None:
                 raise TableError("no_game", "the table is not playing a deal")
             deal = self._match.deal
             if deal.over:
@@ -667,7 +678,7 @@ class TableCore:
         return {**player, "left_at": left_at, **({"forfeit": True} if self.rated else {})}
 
     def _end_match(self) -> None:
-        self.phase = "over"
+        self.phase = TablePhase.OVER
         assert self._match is not None
         match = self._match
         started_at, players = self._match_start
@@ -726,7 +737,7 @@ class TableCore:
             self._grace_over(c.key[len(GRACE_TIMER):])
 
     def _next_deal(self) -> None:
-        if self.phase != "playing" or self._match is None:
+        if self.phase != TablePhase.PLAYING or self._match is None:
             return
         self._match.next_deal()
         self._begin_deal()
@@ -749,7 +760,7 @@ class TableCore:
         self._after_move([notice, *self._engine_apply(move)])
 
     def _ask_bot(self) -> None:
-        if self.phase != "playing" or self._match is None:
+        if self.phase != TablePhase.PLAYING or self._match is None:
             return
         deal = self._match.deal
         index = deal.to_act
@@ -766,7 +777,7 @@ class TableCore:
     def _bot_moved(self, c: BotMoved) -> None:
         """A bot's answer counts only if nothing moved meanwhile: a player who took the
         seat back wins over a late bot."""
-        if c.serial != self._serial or self.phase != "playing" or self._match is None:
+        if c.serial != self._serial or self.phase != TablePhase.PLAYING or self._match is None:
             return
         deal = self._match.deal
         index = deal.to_act
@@ -803,7 +814,7 @@ class TableCore:
 
     def _acting(self, index: int) -> bool:
         """True if seat `index` must decide now in a running deal."""
-        return (self.phase == "playing" and self._match is not None
+        return (self.phase == TablePhase.PLAYING and self._match is not None
                 and self._match.deal.to_act == index)
 
     def _disconnected(self, c: Disconnected) -> None:
@@ -813,7 +824,7 @@ class TableCore:
             return
         info.connected = False
         index = self.seat_of(c.member)
-        if index is not None and self.phase != "playing":
+        if index is not None and self.phase != TablePhase.PLAYING:
             self._seats[index].ready = False
         self._set_timer(GRACE_TIMER + c.member, self.settings.grace_seconds)
         self._changed(exclude=c.member)
@@ -823,7 +834,7 @@ class TableCore:
         if info is None or info.connected:
             return
         index = self.seat_of(member)
-        if index is None or self.phase != "playing":
+        if index is None or self.phase != TablePhase.PLAYING:
             self._remove(member)  # nothing to hold for them: they leave the table
             return
         info.gone = True
@@ -865,7 +876,8 @@ class TableCore:
         for member, info in list(self._members.items()):
             if info.connected:
                 self._disconnected(Disconnected(member))
-        if self.phase == "playing" and self._match is not None and BOT_TIMER not in self._timers:
+        if (self.phase == TablePhase.PLAYING and self._match is not None
+                and BOT_TIMER not in self._timers):
             to_act = self._match.deal.to_act
             if to_act is not None and self._seats[to_act].bot_decides:
                 self._set_timer(BOT_TIMER, self.settings.bot_delay)
@@ -890,7 +902,7 @@ class TableCore:
         """Once the match is over: a new match on the same seats when every human agrees."""
         index = self._require_seat(c.member)
         self._present(c.member)
-        if self.phase != "over":
+        if self.phase != TablePhase.OVER:
             raise TableError("match_not_over", "a rematch is agreed once the match is over")
         self._seats[index].rematch = c.agree
         self._reply_ok()
@@ -904,7 +916,7 @@ class TableCore:
 
     def _maybe_rematch(self, seed: int) -> bool:
         """Start the rematch once every seat is filled and every human in one agreed."""
-        if self.phase != "over":
+        if self.phase != TablePhase.OVER:
             return False
         humans = [s for s in self._seats if s.kind == "human"]
         if not humans or any(s.kind == "open" for s in self._seats) \
@@ -920,7 +932,7 @@ class TableCore:
     # -- refusals --------------------------------------------------------------------------
 
     def _check_changeable(self) -> None:
-        if self.phase == "playing":
+        if self.phase == TablePhase.PLAYING:
             raise TableError("game_in_progress", "seats cannot change during a match")
 
     def _seat(self, seat: object) -> Seat:

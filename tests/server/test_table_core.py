@@ -8,6 +8,7 @@ gives the same effects at every step, which is what a stored table is rebuilt fr
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server.rules import Options
 from pisyedili.server.table import commands as cmd
-from pisyedili.server.table.core import TableCore, TableSettings
+from pisyedili.server.table.core import TableCore, TablePhase, TableSettings
 from pisyedili.server.table.effects import AskBot, Effect, MatchOver, Reply, Send, SetTimer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -318,3 +319,19 @@ def test_a_rated_tables_match_is_rated() -> None:
         live = run_script("classic", 2, [5, *([0] * 400)], rated=rated)
         (over,) = [e for out in live.effects for e in out if isinstance(e, MatchOver)]
         assert over.rated is rated
+
+
+def test_the_phase_is_an_enum_and_the_wire_keeps_its_strings() -> None:
+    """`TableCore.phase` is a `TablePhase`; the lobby row and `table_info` carry its value
+    as a plain string, and a pickled core (a restart's snapshot) keeps the member."""
+    assert new_core("classic", 2).phase is TablePhase.WAITING
+    loop = Loop(new_core("classic", 2))
+    loop.do(cmd.Join("1", "A"))
+    loop.do(cmd.Join("2", "B"))
+    loop.do(cmd.Ready("2", True))
+    loop.do(cmd.Start("1", 3))
+    assert loop.core.phase is TablePhase.PLAYING
+    for wire in (loop.core.summary()["phase"], loop.core.info()["phase"]):
+        assert type(wire) is str and wire == "playing"
+    again = pickle.loads(pickle.dumps(loop.core, pickle.HIGHEST_PROTOCOL))
+    assert again.phase is TablePhase.PLAYING

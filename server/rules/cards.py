@@ -39,10 +39,6 @@ def rank_of(card: int) -> int:
     return card % 13
 
 
-def make_card(rank: int, suit: int) -> int:
-    return suit * 13 + rank
-
-
 def card_str(card: object) -> str:
     """``7h``, ``10d``, ``Js``; raises ``ValueError`` for anything but a card int."""
     if type(card) is not int or not 0 <= card < DECK_SIZE:

@@ -37,10 +37,6 @@ def named_suit_of(move: Move) -> int:
     return (move - JACK_BASE) % 4 if JACK_BASE <= move < DRAW else -1
 
 
-def is_play(move: Move) -> bool:
-    return 0 <= move < DRAW
-
-
 def move_to_wire(move: object) -> dict[str, Any]:
     if type(move) is not int:
         raise ValueError(f"not a move: {move!r}")

@@ -218,8 +218,8 @@ class Schemas:
                      "not": {"enum": list(type_.variants)}, "description": type_.doc}
             unknown = {"type": "object", "properties": {type_.tag: other},
                        "required": [type_.tag],
-                       "description": f"a {type_.tag} this version does not define (a "
-                                      "newer server's): a client ignores it"}
+                       "description": f"a `{type_.tag}` this version does not define "
+                                      "(a newer peer's): a client ignores it"}
             branches.append(self._add(f"{type_.name}_unknown", (type_, None),
                                       _constant(unknown)))
         schema: JSON = {"oneOf": branches}
@@ -251,9 +251,7 @@ def message_id(spec: MessageSpec) -> str:
 
 
 def _message_description(spec: MessageSpec) -> str:
-    lines = [spec.doc]
-    if spec.one_of:
-        lines.append("Give exactly one of " + " or ".join(f"`{n}`" for n in spec.one_of) + ".")
+    lines = [spec.doc]  # which of `one_of` to give, the doc says, and the payload's oneOf
     if spec.direction is Direction.TO_SERVER:
         lines.append(f"Answer: {spec.answer}.")
         lines.append("Shows its player is present (takes the seat back from a stand-in bot)."

@@ -110,6 +110,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "address or in all (`limit` says how many).", fields=("limit",)),
     ErrorCode("bad_options", "The table options are refused (`message` says which and why).",
               fields=("field",)),
+    ErrorCode("test_decks_off", "`create_table.deck` on a server that deals no stacked "
+              "decks (its `welcome` has no `test_decks`).", fields=("field",)),
     ErrorCode("no_such_seat", "The table has no seat with that number.", fields=("limit",)),
     ErrorCode("seat_taken", "The seat is not open.", fields=("seat",)),
     ErrorCode("not_seated", "The request needs you to hold a seat."),

@@ -98,6 +98,9 @@ class MessageSpec:
 # --- Messages ------------------------------------------------------------------------
 
 REQUEST_ID = opt("id", ID, "request id, echoed in the replies")
+STACKED_DECK_CHARS = 1024
+"""A stacked deck is one string, not a list: two decks are 104 cards, more than a client
+frame's arrays may hold; "10c " times 104 is 416 characters, with room for more spaces."""
 HISTORY_OF = StrT(6, choices=("mine", "player", "recent"))
 REPLY_ID = opt("id", ID, "the `id` of the request this answers")
 
@@ -137,6 +140,11 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("rated", BoolT(), "its matches change ratings; seats registered players and "
                               "bots only (default false: casual); from a guest (not "
                               "logged in), `account_required`"),
+        opt("deck", StrT(STACKED_DECK_CHARS),
+            "a stacked deck, on a server whose `welcome` has `test_decks` only (elsewhere "
+            "`test_decks_off`): the cards in dealing order, separated by spaces, exactly "
+            "the table's cards (see Stacked decks); the table is then private and never "
+            "rated"),
         REQUEST_ID,
     ), "Open a table; you join it as its host and take seat 0.", answer="`table`"),
     MessageSpec("join_table", _S, (
@@ -298,6 +306,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("registered", BoolT(), "the resumed session is logged in to its name's "
                                    "account (feature `accounts`)"),
         opt("operator", BoolT(), "that account is a server operator (feature `accounts`)"),
+        opt("test_decks", BoolT(), "true on a server for testing clients, where "
+                                   "`create_table` may stack the deck (see Stacked decks)"),
         REPLY_ID,
     ), "Accepts `hello`."),
     MessageSpec("error", _C, (

@@ -169,6 +169,8 @@ def _welcome(conn: Connection, hello: Hello, session: Session, name: str) -> Non
         accounts = conn.server.accounts
         if accounts is not None and accounts.is_operator(session.account):
             welcome["operator"] = True  # as `account` said at the login, or since
+    if conn.server.lobby.test_decks:
+        welcome["test_decks"] = True  # so nobody mistakes it for a server to play on
     conn.send(welcome)
     if at is not None or elsewhere is not None:
         sessions.rejoin(session)  # the table sends its snapshot after this welcome

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .deal import Deal, Event, apply, apply_for, new_deal
+from .deal import Deal, Event, apply, apply_for, deal_from_deck, new_deal
 from .errors import RuleError
 from .moves import Move
 from .options import Options, parse_match_end
@@ -13,15 +13,24 @@ from .result import DealResult
 
 
 class Match:
-    """Deals until ``match_end`` (C16 ``deals:4``, K15 ``points:101``); lowest total wins."""
+    """Deals until ``match_end`` (C16 ``deals:4``, K15 ``points:101``); lowest total wins.
 
-    def __init__(self, options: Options, rng: random.Random, dealer: int | None = None) -> None:
+    ``deck``: a stacked deck (a test server's tables, docs/protocol.md "Stacked decks"):
+    every deal of the match is dealt from this order, and the first dealer is the last
+    seat, so seat 0 gets the first card and opens the first deal. ``rng`` still seeds
+    each deal's reshuffles and muamele spread.
+    """
+
+    def __init__(self, options: Options, rng: random.Random, dealer: int | None = None,
+                 deck: tuple[int, ...] | None = None) -> None:
         self.options = options
         self.rng = rng
+        self.deck = deck
         self.end_kind, self.end_limit = parse_match_end(options.match_end)
         n = options.players
-        first_dealer = rng.randrange(n) if dealer is None else dealer
-        self.deal: Deal = new_deal(options, first_dealer, rng)
+        if dealer is None:
+            dealer = n - 1 if deck is not None else rng.randrange(n)
+        self.deal: Deal = self._new_deal(dealer)
         self.deal_no = 1
         self.totals = [0] * n
         self.results: list[DealResult] = []
@@ -64,6 +73,11 @@ class Match:
             raise RuleError("the match is over", code="match_over")
         if not self.deal.over:
             raise RuleError("the current deal is not over", code="deal_in_progress")
-        self.deal = new_deal(self.options, (self.deal.dealer + 1) % self.options.players, self.rng)
+        self.deal = self._new_deal((self.deal.dealer + 1) % self.options.players)
         self.deal_no += 1
         return self.deal
+
+    def _new_deal(self, dealer: int) -> Deal:
+        if self.deck is None:
+            return new_deal(self.options, dealer, self.rng)
+        return deal_from_deck(self.options, dealer, list(self.deck), self.rng.getrandbits(64))

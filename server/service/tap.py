@@ -185,6 +185,9 @@ class ServerOptions(usage.Options):
         ["tls-logins", None, "Refuse passwords (register, login, passwd) over connections "
          "that are neither TLS nor loopback: over plain TCP a password crosses the "
          "network in clear."],
+        ["test-decks", None, "For testing clients ONLY: `create_table` may stack the deck "
+         "(the host then knows every card; such tables are private and unrated). Never "
+         "on a server people play on."],
     ]
 
     def __init__(self) -> None:
@@ -297,7 +300,8 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  account_settings: AccountSettings | None = None,
                  community_from: str | None = None,
                  cluster: Cluster = LOCAL,
-                 shared_journal: str | None = None) -> ServerFactory:
+                 shared_journal: str | None = None,
+                 test_decks: bool = False) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
     With `archive`, every finished match is handed to its store (rated ones rated), and
@@ -323,7 +327,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   relay.left_table if relay is not None else sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept,
-                  cluster=cluster)
+                  cluster=cluster, test_decks=test_decks)
     if journal is not None and (shared_journal is None or relay is None):
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
@@ -459,6 +463,10 @@ class ServerService(MultiService):
             log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
                      "tests and demos only, never on a server people play on. !!!",
                      seed=self.seed)
+        if self.factory.lobby.test_decks:
+            log.warn("!!! --test-decks is set: a table's host may stack its deck and know "
+                     "every card. Use it for testing clients only, never on a server people "
+                     "play on. !!!")
         if self.archive is not None:
             self.archive.open().addCallbacks(self._store_open, self._cannot_store)
         if self.factory.cluster.shared:  # the ports listen once the cluster answers
@@ -632,7 +640,8 @@ def makeService(options: ServerOptions) -> ServerService:
                            account_settings=account_settings,
                            community_from=path if journal is not None else None,
                            cluster=cluster,
-                           shared_journal=path if cluster.shared and is_url(path) else None)
+                           shared_journal=path if cluster.shared and is_url(path) else None,
+                           test_decks=bool(options["test-decks"]))
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,

@@ -175,15 +175,20 @@ class TableCore:
 
     def __init__(self, table_id: int, name: str, options: engine.Options, *, private: bool,
                  host: MemberId, settings: TableSettings, code: str | None = None,
-                 rated: bool = False) -> None:
+                 rated: bool = False, deck: tuple[int, ...] | None = None) -> None:
         if private and code is None:
             raise ValueError("a private table needs an invite code")
+        if deck is not None and (rated or not private):
+            raise ValueError("a stacked deck's table is private and never rated")
         self.id = table_id
         self.name = name
         self.options = options
         self.private = private
         self.rated = rated
         """Its matches change ratings (`ratings.py`), so it seats registered members only."""
+        self.deck = deck
+        """A stacked deck (a test server's, docs/protocol.md "Stacked decks"): every deal
+        of its matches is dealt from this order; None: shuffled."""
         self.code = code if private else None
         self.settings = settings
         self.phase = TablePhase.WAITING
@@ -571,7 +576,7 @@ class TableCore:
             seat.held = None
             if seat.kind == "human":
                 seat.ready = True
-        self._match = engine.Match(self.options, random.Random(seed))
+        self._match = engine.Match(self.options, random.Random(seed), deck=self.deck)
         self._match_start = (self._step.now, [self._player(s) for s in self._seats])
         self._left = {}
         if self.rated:

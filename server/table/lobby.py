@@ -25,7 +25,8 @@ from pisyedili.protocol.limits import MAX_TABLE_NAME
 from pisyedili.protocol.shapes import LOBBY_PAGE, SEAT_RANGE
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster
-from pisyedili.server.rules import Options
+from pisyedili.server.rules import Options, card_str, parse_card
+from pisyedili.server.rules.cards import DECK_SIZE
 from pisyedili.server.table.commands import MemberId
 from pisyedili.server.table.core import (
     GUEST_REFUSED,
@@ -54,9 +55,39 @@ search (thread, budget) is the restarted server's own."""
 
 def _setup(core: TableCore, opener: str, address: str) -> Setup:
     settings = asdict(core.settings)
-    return {"name": core.name, "options": asdict(core.options), "private": core.private,
-            "rated": core.rated, "code": core.code, "opener": opener, "address": address,
-            "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
+    setup: Setup = {"name": core.name, "options": asdict(core.options), "private": core.private,
+                    "rated": core.rated, "code": core.code, "opener": opener,
+                    "address": address,
+                    "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
+    if core.deck is not None:  # a restart deals the same order
+        setup["deck"] = list(core.deck)
+    return setup
+
+
+def stacked_deck(cards: Any, options: Options) -> tuple[int, ...]:
+    """A `create_table.deck` (cards separated by spaces) as card ints: exactly the
+    table's pack (`options.decks` decks, each card as many times), in any order; else
+    `bad_field`."""
+    if not isinstance(cards, str):
+        raise TableError("bad_field", "deck must be a string of cards separated by spaces",
+                         field="deck")
+    order = []
+    for i, text in enumerate(cards.split()):
+        try:
+            order.append(parse_card(text))
+        except ValueError as e:
+            raise TableError("bad_field", f"deck card {i + 1}: {e}", field="deck") from None
+    size = DECK_SIZE * options.decks
+    if len(order) != size:
+        raise TableError("bad_field", f"deck must hold {size} cards (the table plays with "
+                         f"{options.decks} deck(s) of 52), not {len(order)}", field="deck")
+    counts = Counter(order)
+    wrong = [c for c in range(DECK_SIZE) if counts[c] != options.decks]
+    if wrong:
+        card = wrong[0]
+        raise TableError("bad_field", f"deck holds {card_str(card)} {counts[card]} time(s), "
+                         f"not {options.decks}", field="deck")
+    return tuple(order)
 
 
 class Member(Protocol):
@@ -99,8 +130,12 @@ class Lobby:
                  settings: TableSettings, limits: TableCaps, deliver: Deliver,
                  on_left: Callable[[TableRunner, MemberId], None],
                  on_match: Callable[[MatchOver], object] | None = None,
-                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL,
+                 test_decks: bool = False) -> None:
         self._clock = clock
+        self.test_decks = test_decks
+        """`create_table` may stack the deck (`--test-decks`: a server for client authors'
+        tests, never one people play on)."""
         self._cluster = cluster
         self._journal = journal
         self._rng_factory = rng_factory
@@ -127,18 +162,22 @@ class Lobby:
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False, *, address: str = "local",
                rated: bool = False, table_id: int | None = None,
-               code: str | None = None) -> TableRunner:
+               code: str | None = None, deck: Any = None) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
         player, so the per-player cap alone would not stop one machine. A `rated`
         table's matches change ratings: a guest, whom it would not seat, may not open one.
-        In a cluster the id and a private table's code come claimed already.
+        In a cluster the id and a private table's code come claimed already. A `deck`
+        (a test server's only) stacks every deal; such a table is private and unrated.
         """
+        if deck is not None:
+            self._check_stackable(rated, private)
         if rated and host.account is None:
             raise TableError("account_required", GUEST_REFUSED)
         self._check_caps(host.player_id, address)
         engine_options, settings = self._validate(rules, seats, dict(options or {}))
+        order = stacked_deck(deck, engine_options) if deck is not None else None
         if name is None or not name.strip():
             name = f"{host.name}'s table"
         name = name.strip()[:MAX_TABLE_NAME]
@@ -148,16 +187,28 @@ class Lobby:
         while private and (code is None or code in self._by_code):
             code = invite_code(rng)
         core = TableCore(table_id, name, engine_options, private=private,
-                         host=host.player_id, settings=settings, code=code, rated=rated)
+                         host=host.player_id, settings=settings, code=code, rated=rated,
+                         deck=order)
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
         table = self._add(core, rng, host.player_id, address)
-        log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}",
-                 table=table_id, player=host.player_id, rules=rules, seats=seats,
-                 private=private)
+        log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}"
+                 "{stacked}", table=table_id, player=host.player_id, rules=rules, seats=seats,
+                 private=private, stacked=", stacked deck" if order is not None else "")
         # Announced to the lobby by the host's join (on_change), so the first row a
         # subscriber sees already shows the host in a seat.
         return table
+
+    def _check_stackable(self, rated: bool, private: bool) -> None:
+        if not self.test_decks:
+            raise TableError("test_decks_off", "this server deals no stacked decks: "
+                             "it was not started with --test-decks", field="deck")
+        if rated:
+            raise TableError("bad_field", "a table with a stacked deck is never rated",
+                             field="rated")
+        if not private:
+            raise TableError("bad_field", "a table with a stacked deck is private",
+                             field="private")
 
     def _add(self, core: TableCore, rng: random.Random, opener: str,
              address: str) -> TableRunner:
@@ -185,7 +236,8 @@ class Lobby:
             core = TableCore(saved.id, setup["name"], Options(**setup["options"]),
                              private=setup["private"], host=setup["opener"],
                              settings=settings, code=setup["code"],
-                             rated=bool(setup.get("rated", False)))
+                             rated=bool(setup.get("rated", False)),
+                             deck=tuple(setup["deck"]) if "deck" in setup else None)
         core.settings = settings  # how bots search is this server's own
         core.rated = bool(setup.get("rated", False))  # the setup decides, snapshot or not
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])

@@ -59,7 +59,7 @@ async def _create_claimed(conn: Connection, s: Session, msg: Message,
     cluster = conn.server.cluster
     table_id = await cluster.next_id("table")
     code = None
-    if msg.get("private", False):
+    if _private(msg):
         while code is None or not await cluster.claim_code(code, table_id):
             code = invite_code(_CODES)
     await cluster.own(table_id)
@@ -69,13 +69,19 @@ async def _create_claimed(conn: Connection, s: Session, msg: Message,
     return _open(conn, s, msg, reply, table_id=table_id, code=code)
 
 
+def _private(msg: Message) -> bool:
+    """A stacked deck's table is private whatever `private` says: only those given
+    its code come to a table whose host knows every card."""
+    return bool(msg.get("private", False)) or "deck" in msg
+
+
 def _open(conn: Connection, s: Session, msg: Message, reply: Replier,
           table_id: int | None = None, code: str | None = None) -> Message | None:
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
-                                     msg.get("name"), bool(msg.get("private", False)),
+                                     msg.get("name"), _private(msg),
                                      address=conn.address,
                                      rated=bool(msg.get("rated", False)),
-                                     table_id=table_id, code=code)
+                                     table_id=table_id, code=code, deck=msg.get("deck"))
     s.table = table
     table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None,
                           address=s.address), reply)  # the snapshot is the reply

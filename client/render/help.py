@@ -182,6 +182,7 @@ REFUSALS: dict[str, str] = {
     "not_at_table": N_("you are not at a table"),
     "too_many_tables": N_("the server allows no more open tables"),
     "bad_options": N_("those table options are refused"),
+    "test_decks_off": N_("this server deals no stacked decks"),
     "no_such_seat": N_("the table has no such seat"),
     "seat_taken": N_("that seat is not open"),
     "not_seated": N_("you do not hold a seat"),

@@ -90,7 +90,7 @@ def stacked_deck(cards: Any, options: Options) -> tuple[int, ...]:
     return tuple(order)
 
 
-class Member(Protocol):
+class LobbyMember(Protocol):
     """A player as the lobby sees one: who opens a table, hears of every change and
     chats. The people's `Session` is one; the lobby asks no more of it, so the tables
     do not import the people who sit at them."""
@@ -150,7 +150,7 @@ class Lobby:
         self._per_address: Counter[str] = Counter()
         self._by_code: dict[str, TableRunner] = {}
         self._rows: dict[int, dict[str, Any]] = {}
-        self._subscribers: dict[str, Member] = {}
+        self._subscribers: dict[str, LobbyMember] = {}
         self._ids = itertools.count(1)
 
     # -- tables -------------------------------------------------------------------
@@ -158,7 +158,7 @@ class Lobby:
     def tables(self) -> list[TableRunner]:
         return list(self._tables.values())
 
-    def create(self, host: Member, rules: Any, seats: Any,
+    def create(self, host: LobbyMember, rules: Any, seats: Any,
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False, *, address: str = "local",
                rated: bool = False, table_id: int | None = None,
@@ -351,13 +351,13 @@ class Lobby:
         return {"type": "lobby", "tables": [self._summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
 
-    def subscribe(self, session: Member, offset: int = 0,
+    def subscribe(self, session: LobbyMember, offset: int = 0,
                   limit: int | None = None) -> Message:
         """Subscribe (once: asking again only gets a page) and return the page asked."""
         self._subscribers.setdefault(session.player_id, session)
         return self.snapshot(offset, limit)
 
-    def unsubscribe(self, session: Member) -> None:
+    def unsubscribe(self, session: LobbyMember) -> None:
         self._subscribers.pop(session.player_id, None)
 
     def subscriber_count(self) -> int:
@@ -434,7 +434,7 @@ class Lobby:
 
     # -- chat -------------------------------------------------------------------------
 
-    def chat(self, session: Member, text: str) -> None:
+    def chat(self, session: LobbyMember, text: str) -> None:
         """Lobby chat goes to every subscriber (and the speaker, as an echo)."""
         msg: Message = {"type": "chat", "scope": "lobby", "name": session.name,
                         "spectator": False, "text": text}

@@ -149,6 +149,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("tls_required", "This server takes passwords only over TLS (or loopback)."),
     ErrorCode("account_required", "A rated table seats registered players (and bots) only: "
               "log in, or watch."),
+    ErrorCode("bot_account_refused", "The table's host refuses bot accounts "
+              "(`bot_accounts: false`): a bot account may watch it, not sit or open one."),
     # Moderation (feature `moderation`).
     ErrorCode("not_operator", "Only a server operator may do this."),
     ErrorCode("no_such_player", "Nobody of that name is connected, and no account has it."),

@@ -145,6 +145,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
             "`test_decks_off`): the cards in dealing order, separated by spaces, exactly "
             "the table's cards (see Stacked decks); the table is then private and never "
             "rated"),
+        opt("bot_accounts", BoolT(), "bot accounts may sit (default true); false: a bot "
+                                     "account is refused a seat (`bot_account_refused`)"),
         REQUEST_ID,
     ), "Open a table; you join it as its host and take seat 0.", answer="`table`"),
     MessageSpec("join_table", _S, (
@@ -212,6 +214,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         feature="history", answer="`replay`", presence=False),
     MessageSpec("register", _S, (
         req("password", StrT(L.MAX_PASSWORD), "the password (see the password rules)"),
+        opt("bot", BoolT(), "a bot's account: a program plays under it, and everyone is "
+                            "shown so (default false); fixed for the account's life"),
         REQUEST_ID,
     ), "Register the name you play under, with a password.", feature="accounts",
         answer="`account`", presence=False),
@@ -413,6 +417,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("token", StrT(L.MAX_TOKEN), "the resume token of your session now"),
         req("registered", BoolT(), "you are logged in to the account of `name`"),
         req("operator", BoolT(), "the account is a server operator"),
+        opt("bot", BoolT(), "true: the account is a bot's (absent: a person's)"),
         opt("login", StrT(L.MAX_TOKEN), "a login token to remember instead of the password"),
         REPLY_ID,
     ), "Who you are after `register`, `login`, `logout` or `passwd`.", feature="accounts"),
@@ -423,6 +428,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     ), "The top of a rule set's ladder.", feature="ratings"),
     MessageSpec("profile", _C, (
         req("name", NAME, "the account's name"),
+        opt("bot", BoolT(), "true: a bot's account (absent: a person's)"),
         req("ratings", ListT(RATING, 8), "one per rule set it played rated matches of"),
         req("matches", COUNT, "matches kept that it played, rated or not"),
         req("wins", COUNT, "of those, the ones it won"),

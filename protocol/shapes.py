@@ -94,6 +94,8 @@ SEAT_INFO = MapT(
         req("kind", StrT(5, choices=SEAT_KINDS), "who holds the seat"),
         opt("name", NAME, "player or bot name (not for open seats)"),
         opt("player", PLAYER_ID, "the player id of a human"),
+        opt("bot", BoolT(), "kind `human` only: true when the player is a bot account, "
+                            "a program on its own connection; show it as a bot"),
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
         req("ready", BoolT(), "ready to start (bots always are)"),
         opt("connected", BoolT(), "human seats only: false while the player's connection "
@@ -121,6 +123,7 @@ TABLE_INFO = MapT(
                                               "only the first ones)"),
         opt("spectator_count", COUNT, "number of spectators"),
         opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
+        opt("bot_accounts", BoolT(), "false: bot accounts get no seat (absent: they may sit)"),
     ),
     name="table_info",
 )
@@ -134,13 +137,15 @@ TABLE_SUMMARY = MapT(
         req("seats", IntT(2, MAX_SEATS), "number of seats"),
         req("taken", IntT(0, MAX_SEATS), "seats held by players or bots"),
         opt("free", IntT(0, MAX_SEATS), "open seats"),
-        req("bots", IntT(0, MAX_SEATS), "seats held by bots"),
+        req("bots", IntT(0, MAX_SEATS), "seats held by bots: the server's and bot "
+                                         "accounts"),
         req("spectators", COUNT, "number of spectators"),
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
         req("private", BoolT(), "joined only by invite code"),
         opt("host", NAME, "the host's name (in `table_info`, `host` is the id and "
             "`host_name` the name)"),
         opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
+        opt("bot_accounts", BoolT(), "false: bot accounts get no seat (absent: they may sit)"),
     ),
     name="table_summary",
 )
@@ -319,6 +324,7 @@ MATCH_PLAYER = MapT(
         req("kind", StrT(5, choices=("human", "bot")), "who held the seat when the match "
                                                        "started"),
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
+        opt("bot", BoolT(), "kind `human` only: true when a bot account held the seat"),
         req("total", POINTS, "the seat's match total"),
         opt("left_at", TIMESTAMP, "its player left mid-match (`leave_table`, or away past "
                                   "the grace period and not back by the end), seconds "
@@ -391,6 +397,7 @@ LADDER_ROW = MapT(
         req("name", NAME, "the account's name, or the bot level's"),
         req("kind", StrT(6, choices=("player", "bot")), "a registered player or a bot level"),
         opt("level", StrT(6, choices=BOT_LEVELS), "the bot level (kind `bot`)"),
+        opt("bot", BoolT(), "kind `player` only: true for a bot account"),
         req("rating", RATING_VALUE, "the ladder's sort key: mu - 3 sigma"),
         req("mu", RATING_VALUE, "OpenSkill mean skill"),
         req("sigma", FloatT(0, 1000), "OpenSkill uncertainty"),

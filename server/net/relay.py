@@ -164,7 +164,7 @@ class Relay:
             server.accounts.shared = True
             server.accounts.on_registered.append(
                 lambda a: self.cluster.tell_all({"k": "account", "a": a.id, "name": a.name,
-                                                 "op": a.operator}))
+                                                 "op": a.operator, "bot": a.bot}))
             server.accounts.elsewhere = lambda account, caller: Deferred.fromCoroutine(
                 self._account_elsewhere(account, caller))
         if server.moderation is not None and self.shared_store:
@@ -231,7 +231,8 @@ class Relay:
             return {}
         accounts = self.accounts
         operator = accounts is not None and accounts.is_operator(session.account)
-        return {"a": session.account, "op": operator}
+        bot = accounts is not None and accounts.is_bot(session.account)
+        return {"a": session.account, "op": operator, "bot": bot}
 
     def _account_of(self, message: dict[str, Any]) -> int | None:
         """The account a message says its player is logged in to, known here from now
@@ -239,7 +240,8 @@ class Relay:
         account, accounts = message.get("a"), self.accounts
         if not self.shared_store or not isinstance(account, int) or accounts is None:
             return None
-        accounts.learn(account, message["name"], bool(message.get("op", False)))
+        accounts.learn(account, message["name"], bool(message.get("op", False)),
+                       bool(message.get("bot", False)))
         return account
 
     def _gone(self, process: str) -> None:

@@ -149,6 +149,10 @@ class Account:
     id: int
     name: str
     operator: bool  # as the store says; `Accounts.is_operator` adds the configured ones
+    bot: bool = False
+    """A program's account, registered as a bot (`register.bot`): its seats, ladder rows
+    and kept matches say so. Fixed at registration: a person's account never becomes a
+    bot's, nor the other way, so what others were shown about it stays true."""
 
 
 # -- the store's side (runs on the store's thread) ---------------------------------------
@@ -159,7 +163,7 @@ def load(store: Store) -> tuple[dict[int, Account], dict[str, int]]:
     forms are folded since) is still found by, and still reserves, its name. A key
     another account stores stays that account's."""
     rows, keys = store.load_accounts()
-    accounts = {row.id: Account(row.id, row.name, row.operator) for row in rows}
+    accounts = {row.id: Account(row.id, row.name, row.operator, row.bot) for row in rows}
     for account in accounts.values():
         for key in names.keys(account.name):
             keys.setdefault(key, account.id)
@@ -257,13 +261,13 @@ class Accounts:
                 return self.accounts.get(account)
         return None
 
-    def learn(self, account: int, name: str, operator: bool) -> Account:
+    def learn(self, account: int, name: str, operator: bool, bot: bool = False) -> Account:
         """An account registered through another process of the cluster: from now on
         its name is reserved here too and a login finds it. A key another account
         holds here stays that account's."""
         known = self.accounts.get(account)
         if known is None:
-            known = self.accounts[account] = Account(account, name, operator)
+            known = self.accounts[account] = Account(account, name, operator, bot)
             if operator:
                 self._flagged.add(account)
             for key in names.keys(name):
@@ -279,7 +283,7 @@ class Accounts:
             return found
         keys = names.keys(name)
         row = await self._store(lambda store: store.account_row(keys))
-        return None if row is None else self.learn(row.id, row.name, row.operator)
+        return None if row is None else self.learn(row.id, row.name, row.operator, row.bot)
 
     async def refresh_operators(self) -> None:
         """The operator flags of the accounts known here, as the store holds them now:
@@ -312,6 +316,11 @@ class Accounts:
             return False
         return found.operator or found.id in self._configured
 
+    def is_bot(self, account: int | None) -> bool:
+        """Whether `account` (None: a guest) is a bot's account."""
+        found = self.accounts.get(account) if account is not None else None
+        return found is not None and found.bot
+
     def session_of(self, account: int) -> Session | None:
         return next((s for s in self._sessions.each() if s.account == account), None)
 
@@ -321,6 +330,8 @@ class Accounts:
                         "name": session.name, "token": session.token,
                         "registered": session.account is not None,
                         "operator": self.is_operator(session.account)}
+        if self.is_bot(session.account):
+            msg["bot"] = True
         if login is not None:
             msg["login"] = login
         return msg
@@ -449,8 +460,10 @@ class Accounts:
 
     # -- requests -----------------------------------------------------------------------
 
-    async def register(self, caller: Caller, password: str) -> Message | TakeOver | None:
-        """The caller's name registered as an account, logged in; None: gone meanwhile."""
+    async def register(self, caller: Caller, password: str,
+                       bot: bool = False) -> Message | TakeOver | None:
+        """The caller's name registered as an account (a bot's, with `bot`), logged in;
+        None: gone meanwhile."""
         session = caller.session
         self._check_channel(caller)
         if session.account is not None:
@@ -466,17 +479,18 @@ class Accounts:
         try:
             name, now = session.name, self._clock.seconds()
             account = await self._store(
-                lambda store: store.create_account(name, keys, hashed, now))
+                lambda store: store.create_account(name, keys, hashed, now, bot=bot))
         except Conflict:
             raise ProtocolError("name_registered", "that name is registered already") from None
-        registered = self.accounts[account] = Account(account, session.name, False)
+        registered = self.accounts[account] = Account(account, session.name, False, bot)
         for key in keys:
             self.keys[key] = account
         for tell in self.on_registered:
             tell(registered)
         login = await self._new_login(account)
-        log.info("player {player} registered the name {name!r} as account {account}",
-                 player=session.player_id, name=session.name, account=account)
+        log.info("player {player} registered the name {name!r} as account {account} "
+                 "(a bot's: {bot})", player=session.player_id, name=session.name,
+                 account=account, bot=bot)
         return self._attach(session, account, login)
 
     async def login(self, caller: Caller, name: str, password: str | None,

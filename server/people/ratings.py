@@ -1,4 +1,6 @@
 """Ratings: OpenSkill (Plackett-Luce) per rule set, for registered players and bot levels.
+A bot account (`register.bot`: a program playing through its own connection) is rated
+as any account is, beside the server's levels; the ladder marks its row `bot`.
 
 A table is rated or casual, chosen when it is opened (`create_table.rated`); a rated
 table seats registered players and bots only. When a rated match ends, its final
@@ -116,13 +118,17 @@ def leaderboard(store: Store, rules: str, limit: int) -> list[Message]:
             entry.update(name=bot_name(level), kind="bot", level=level)
         else:
             entry.update(name=row.name or "?", kind="player")
+            if row.bot:
+                entry["bot"] = True
         out.append(entry)
     return out
 
 
-def profile(store: Store, account: int, name: str, viewer: Viewer) -> Message:
+def profile(store: Store, account: int, name: str, viewer: Viewer,
+            bot: bool = False) -> Message:
     """An account's ratings and kept matches as `viewer` may see them: its private
-    matches count and show only for a viewer who played them too (`Store.account_matches`)."""
+    matches count and show only for a viewer who played them too (`Store.account_matches`).
+    `bot`: it is a bot's account, which the answer says."""
     ratings = [{"rules": r.rules, "rating": round(r.ordinal, 3), "mu": round(r.mu, 3),
                 "sigma": round(r.sigma, 3), "matches": r.matches, "wins": r.wins,
                 "rank": r.above + 1} for r in store.ratings_of(f"a:{account}")]
@@ -138,7 +144,7 @@ def profile(store: Store, account: int, name: str, viewer: Viewer) -> Message:
                            "rated": m.rated, "seat": m.seat, "total": m.totals[m.seat],
                            "won": won, "players": [p["name"] for p in m.players]})
     return {"type": "profile", "name": name, "ratings": ratings, "matches": matches,
-            "wins": wins, "recent": recent}
+            "wins": wins, "recent": recent, **({"bot": True} if bot else {})}
 
 
 class Ratings:
@@ -174,6 +180,7 @@ def leaderboard_page(store: Store, rules: str, limit: int) -> Message:
     return {"type": "leaderboard", "rules": rules, "rows": leaderboard(store, rules, limit)}
 
 
-def profile_page(store: Store, account_id: int, name: str, viewer: Viewer) -> Message:
+def profile_page(store: Store, account_id: int, name: str, viewer: Viewer,
+                 bot: bool = False) -> Message:
     """The `profile` answer, read on the store's thread."""
-    return profile(store, account_id, name, viewer)
+    return profile(store, account_id, name, viewer, bot)

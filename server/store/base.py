@@ -69,6 +69,8 @@ class AccountRow(NamedTuple):
     id: int
     name: str
     operator: bool
+    bot: bool = False
+    """A bot's account (`register.bot`): shown as a bot wherever it plays."""
 
 
 class SessionRow(NamedTuple):
@@ -109,6 +111,8 @@ class LadderRow(NamedTuple):
     wins: int
     name: str | None
     """The account's name for an `a:<id>` subject (None if it has none, and for bots)."""
+    bot: bool = False
+    """The `a:<id>` subject is a bot's account (`register.bot`)."""
 
 
 class RatingRow(NamedTuple):
@@ -303,9 +307,9 @@ class Store(Protocol):
         ...
 
     def create_account(self, name: str, keys: Sequence[str], password_hash: str,
-                       now: float, operator: bool = False) -> int:
+                       now: float, operator: bool = False, bot: bool = False) -> int:
         """A new account holding the name keys `keys`; its id. `Conflict` if one of them
-        is held already."""
+        is held already. `bot`: a bot's account, for good."""
         ...
 
     def find_account(self, keys: Sequence[str]) -> int | None:

@@ -37,6 +37,8 @@ def summary(row: dict[str, Any]) -> Message:
                                   "total": totals[p["seat"]]}
         if p.get("level"):
             player["level"] = p["level"]
+        if p.get("bot"):  # a bot account's program held this human seat
+            player["bot"] = True
         if p.get("left_at") is not None:  # its player left; a server bot finished it
             player["left_at"] = p["left_at"]
             if p.get("forfeit"):

@@ -272,5 +272,12 @@ that a private match is shown to the sessions and accounts that played it and no
 whoever takes one of its names later. Seats kept before this version have no player
 id: their private matches are shown to the accounts seated in them only."""
 
-VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6, V7)
+V8 = Version("""
+ALTER TABLE accounts ADD COLUMN bot INTEGER NOT NULL DEFAULT 0
+""")
+"""Version 8: whether an account is a bot's (a program registered with `register.bot`),
+so that its seats, ladder rows and kept matches say so. An account is one or the other
+from its registration on; every account kept before this version is a person's."""
+
+VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6, V7, V8)
 SCHEMA_VERSION = len(VERSIONS)

@@ -395,18 +395,19 @@ class SqlStore:
 
     @guarded
     def load_accounts(self) -> tuple[list[AccountRow], dict[str, int]]:
-        accounts = [AccountRow(i, name, bool(op)) for i, name, op in self._run(
-            "SELECT id, name, operator FROM accounts ORDER BY id")]
+        accounts = [AccountRow(i, name, bool(op), bool(bot)) for i, name, op, bot in self._run(
+            "SELECT id, name, operator, bot FROM accounts ORDER BY id")]
         keys = dict(self._run("SELECT key, account FROM account_keys").fetchall())
         return accounts, keys
 
     @guarded
     def create_account(self, name: str, keys: Sequence[str], password_hash: str,
-                       now: float, operator: bool = False) -> int:
+                       now: float, operator: bool = False, bot: bool = False) -> int:
         with self.transaction():
             account = self._insert(
-                "INSERT INTO accounts (name, password, created_at, last_login, operator) "
-                "VALUES (?, ?, ?, ?, ?)", (name, password_hash, now, now, int(operator)))
+                "INSERT INTO accounts (name, password, created_at, last_login, operator, bot) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (name, password_hash, now, now, int(operator), int(bot)))
             self._run_many("INSERT INTO account_keys VALUES (?, ?)",
                                    [(key, account) for key in keys])
         return account
@@ -425,9 +426,10 @@ class SqlStore:
         account = self.find_account(keys)
         if account is None:
             return None
-        row = self._run("SELECT name, operator FROM accounts WHERE id = ?",
+        row = self._run("SELECT name, operator, bot FROM accounts WHERE id = ?",
                         (account,)).fetchone()
-        return None if row is None else AccountRow(account, str(row[0]), bool(row[1]))
+        return None if row is None else AccountRow(account, str(row[0]), bool(row[1]),
+                                                   bool(row[2]))
 
     @guarded
     def password_of(self, account: int) -> str | None:
@@ -508,9 +510,11 @@ class SqlStore:
 
     @guarded
     def ladder(self, rules: str, limit: int) -> list[LadderRow]:
-        return [LadderRow(*row) for row in self._run(
-            "SELECT r.subject, r.mu, r.sigma, r.ordinal, r.matches, r.wins, a.name "
-            "FROM ratings r LEFT JOIN accounts a ON r.subject = 'a:' || a.id "
+        return [LadderRow(subject, mu, sigma, ordinal, matches, wins, name, bool(bot))
+                for subject, mu, sigma, ordinal, matches, wins, name, bot in self._run(
+            "SELECT r.subject, r.mu, r.sigma, r.ordinal, r.matches, r.wins, a.name, "
+            "COALESCE(a.bot, 0) <> 0 FROM ratings r "
+            "LEFT JOIN accounts a ON r.subject = 'a:' || a.id "
             "WHERE r.rules = ? ORDER BY r.ordinal DESC, r.subject LIMIT ?", (rules, limit))]
 
     @guarded

@@ -23,7 +23,8 @@ class Join:
     `registered`: the member has an account; a rated table seats no guest, so a guest
     joins it as a spectator. `address`: the address key its session was opened from
     (`limits.address_key`; "" or "elsewhere" when not known), so a rated match can tell
-    an operator it seats two accounts of one address.
+    an operator it seats two accounts of one address. `bot`: the account is a bot's
+    (`register.bot`): shown as a bot, and refused a seat where the host said so.
     """
 
     member: MemberId
@@ -31,6 +32,7 @@ class Join:
     spectate: bool = False
     registered: bool = False
     address: str = ""
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +42,14 @@ class Leave:
 
 @dataclass(frozen=True, slots=True)
 class Sit:
-    """Take an open seat; `registered` as in `Join` (a rated table refuses a guest)."""
+    """Take an open seat; `registered` and `bot` as in `Join` (a rated table refuses a
+    guest, a table without `bot_accounts` a bot account)."""
 
     member: MemberId
     seat: object
     """As the request gave it: the core refuses anything but a seat's index."""
     registered: bool = False
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,10 @@ UNKNOWN_ADDRESSES = frozenset({"", "?", "elsewhere"})
 GUEST_REFUSED = "a rated table seats registered players only: log in, or watch"
 """Why a guest gets no seat at a rated table (`account_required`)."""
 
+BOT_REFUSED = "this table's host seats no bot accounts: watch it, or find another table"
+"""Why a bot account gets no seat at a table without `bot_accounts`
+(`bot_account_refused`)."""
+
 
 def invite_code(rng: random.Random) -> str:
     """A fresh invite code (drawn by the caller's rng: the core draws nothing)."""
@@ -146,6 +150,8 @@ class Member:
     """The grace period ran out while away: the member leaves once no match holds it."""
     address: str = ""
     """The address key its session was opened from (`Join.address`)."""
+    bot: bool = False
+    """Logged in to a bot's account (`Join.bot`): its seat is shown as a bot's."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return engine.by_constructor(self)
@@ -175,7 +181,8 @@ class TableCore:
 
     def __init__(self, table_id: int, name: str, options: engine.Options, *, private: bool,
                  host: MemberId, settings: TableSettings, code: str | None = None,
-                 rated: bool = False, deck: tuple[int, ...] | None = None) -> None:
+                 rated: bool = False, deck: tuple[int, ...] | None = None,
+                 bot_accounts: bool = True) -> None:
         if private and code is None:
             raise ValueError("a private table needs an invite code")
         if deck is not None and (rated or not private):
@@ -186,6 +193,8 @@ class TableCore:
         self.private = private
         self.rated = rated
         """Its matches change ratings (`ratings.py`), so it seats registered members only."""
+        self.bot_accounts = bot_accounts
+        """Bot accounts may sit (`create_table.bot_accounts`); False: they only watch."""
         self.deck = deck
         """A stacked deck (a test server's, docs/protocol.md "Stacked decks"): every deal
         of its matches is dealt from this order; None: shuffled."""
@@ -290,10 +299,12 @@ class TableCore:
             "id": self.id, "name": self.name, "rules": self.options.rules,
             "options": self._options_wire(), "seats": len(self._seats), "taken": taken,
             "free": len(self._seats) - taken,
-            "bots": sum(1 for s in self._seats if s.kind == "bot"),
+            "bots": sum(1 for s in self._seats if s.kind == "bot" or self._bot_account(s)),
             "phase": self.phase.value, "private": self.private,
             "spectators": len(self._spectators),
         }
+        if not self.bot_accounts:
+            row["bot_accounts"] = False
         host = self._members.get(self._host) if self._host is not None else None
         if host is not None:
             row["host"] = host.name
@@ -319,6 +330,8 @@ class TableCore:
             info["code"] = self.code
         if self.rated:
             info["rated"] = True
+        if not self.bot_accounts:
+            info["bot_accounts"] = False
         return info
 
     def snapshot(self, member: MemberId) -> Message:
@@ -341,7 +354,13 @@ class TableCore:
 
     def _seat_wire(self, seat: Seat) -> dict[str, Any]:
         m = self._members.get(seat.member) if seat.member is not None else None
-        return seat.to_wire(m.name if m else None, m.connected if m else False)
+        return seat.to_wire(m.name if m else None, m.connected if m else False,
+                            m.bot if m else False)
+
+    def _bot_account(self, seat: Seat) -> bool:
+        """Whether a bot account's program holds `seat` (a human seat, to the core)."""
+        m = self._members.get(seat.member) if seat.member is not None else None
+        return seat.kind == "human" and m is not None and m.bot
 
     def _options_wire(self) -> dict[str, Any]:
         opts = self.options.to_wire()
@@ -428,7 +447,9 @@ class TableCore:
         if c.member in self._members:
             self._step.reply = self.snapshot(c.member)
             return
-        self._members[c.member] = Member(c.name, address=c.address)
+        if c.bot and not c.spectate and not self.bot_accounts:
+            raise TableError("bot_account_refused", BOT_REFUSED)
+        self._members[c.member] = Member(c.name, address=c.address, bot=c.bot)
         free = next((s for s in self._seats if s.kind == "open"), None)
         seated = not c.spectate and (c.registered or not self.rated)  # a guest watches
         if seated and self.phase != TablePhase.PLAYING and free is not None:
@@ -489,6 +510,8 @@ class TableCore:
         self._present(c.member)
         if self.rated and not c.registered:
             raise TableError("account_required", GUEST_REFUSED)
+        if c.bot and not self.bot_accounts:
+            raise TableError("bot_account_refused", BOT_REFUSED)
         self._check_changeable()
         target = self._seat(c.seat)
         if target.kind != "open":
@@ -653,7 +676,8 @@ class TableCore:
         player = int(seat.member) if seat.member is not None and seat.member.isdecimal() \
             else None
         return {"seat": seat.index, "name": info.name if info is not None else "?",
-                "kind": "human", "level": None, "player": player}
+                "kind": "human", "level": None, "player": player,
+                **({"bot": True} if info is not None and info.bot else {})}
 
     def _note_shared_addresses(self) -> None:
         """Accounts seated from one address at a rated match: each such seat's record

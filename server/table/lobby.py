@@ -29,6 +29,7 @@ from pisyedili.server.rules import Options, card_str, parse_card
 from pisyedili.server.rules.cards import DECK_SIZE
 from pisyedili.server.table.commands import MemberId
 from pisyedili.server.table.core import (
+    BOT_REFUSED,
     GUEST_REFUSED,
     TableCore,
     TableError,
@@ -61,6 +62,8 @@ def _setup(core: TableCore, opener: str, address: str) -> Setup:
                     "settings": {key: settings[key] for key in _KEPT_SETTINGS}}
     if core.deck is not None:  # a restart deals the same order
         setup["deck"] = list(core.deck)
+    if not core.bot_accounts:  # (absent: they may sit, as at every older table)
+        setup["bot_accounts"] = False
     return setup
 
 
@@ -162,7 +165,8 @@ class Lobby:
                options: Mapping[str, Any] | None = None, name: str | None = None,
                private: bool = False, *, address: str = "local",
                rated: bool = False, table_id: int | None = None,
-               code: str | None = None, deck: Any = None) -> TableRunner:
+               code: str | None = None, deck: Any = None, bot_accounts: bool = True,
+               host_bot: bool = False) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
@@ -170,7 +174,11 @@ class Lobby:
         table's matches change ratings: a guest, whom it would not seat, may not open one.
         In a cluster the id and a private table's code come claimed already. A `deck`
         (a test server's only) stacks every deal; such a table is private and unrated.
+        Without `bot_accounts` bot accounts get no seat, so a host that is one
+        (`host_bot`) may not open it.
         """
+        if host_bot and not bot_accounts:
+            raise TableError("bot_account_refused", BOT_REFUSED)
         if deck is not None:
             self._check_stackable(rated, private)
         if rated and host.account is None:
@@ -188,7 +196,7 @@ class Lobby:
             code = invite_code(rng)
         core = TableCore(table_id, name, engine_options, private=private,
                          host=host.player_id, settings=settings, code=code, rated=rated,
-                         deck=order)
+                         deck=order, bot_accounts=bot_accounts)
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
         table = self._add(core, rng, host.player_id, address)
@@ -240,6 +248,7 @@ class Lobby:
                              deck=tuple(setup["deck"]) if "deck" in setup else None)
         core.settings = settings  # how bots search is this server's own
         core.rated = bool(setup.get("rated", False))  # the setup decides, snapshot or not
+        core.bot_accounts = bool(setup.get("bot_accounts", True))
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
         # A table taken over from a process the cluster took for gone: this lobby's

@@ -62,15 +62,18 @@ class Seat:
         self.level = level
         self.ready = True  # bots are always ready
 
-    def to_wire(self, name: str | None, connected: bool) -> dict[str, Any]:
+    def to_wire(self, name: str | None, connected: bool, bot: bool = False) -> dict[str, Any]:
         """The seat as every member sees it (names only; never a token).
 
-        `name` and `connected` describe the human in the seat (ignored otherwise)."""
+        `name`, `connected` and `bot` (a bot account's program) describe the human in
+        the seat (ignored otherwise)."""
         d: dict[str, Any] = {"seat": self.index, "kind": self.kind, "ready": self.ready}
         if self.kind == "human" and self.member is not None:
             d["name"] = name if name is not None else "?"
             d["player"] = wire_player_id(self.member)
             d["connected"] = connected
+            if bot:
+                d["bot"] = True
             if self.held is not None:
                 d["held_by_bot"] = self.held
         elif self.kind == "bot" and self.level is not None:

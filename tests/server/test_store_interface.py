@@ -553,13 +553,16 @@ def test_a_takeover_waits_for_the_write_in_flight(backend: Backend, where: str) 
 def test_accounts_are_created_found_and_listed(store: Store) -> None:
     ayse = store.create_account("Ayşe", ["ayse", "ayşe"], "h-ayse", 1.0)
     deniz = store.create_account("Deniz", ["deniz"], "h-deniz", 2.0, operator=True)
+    robo = store.create_account("Robo", ["robo"], "h-robo", 3.0, bot=True)
     rows, keys = store.load_accounts()
-    assert [tuple(r) for r in rows] == [(ayse, "Ayşe", False), (deniz, "Deniz", True)]
-    assert keys == {"ayse": ayse, "ayşe": ayse, "deniz": deniz}
+    assert [tuple(r) for r in rows] == [(ayse, "Ayşe", False, False),
+                                        (deniz, "Deniz", True, False), (robo, "Robo", False, True)]
+    assert keys == {"ayse": ayse, "ayşe": ayse, "deniz": deniz, "robo": robo}
     assert store.find_account(["nobody", "ayşe"]) == ayse
     assert store.find_account(["nobody"]) is None
-    assert store.account_row(["nobody", "ayse"]) == (ayse, "Ayşe", False)
-    assert store.account_row(["deniz"]) == (deniz, "Deniz", True)
+    assert tuple(store.account_row(["nobody", "ayse"]) or ()) == (ayse, "Ayşe", False, False)
+    assert tuple(store.account_row(["deniz"]) or ()) == (deniz, "Deniz", True, False)
+    assert tuple(store.account_row(["robo"]) or ()) == (robo, "Robo", False, True)
     assert store.account_row(["nobody"]) is None
     assert store.operators() == ["Deniz"]
     store.set_operator(ayse, True)
@@ -614,11 +617,14 @@ def test_ratings_are_saved_counted_and_laddered(store: Store) -> None:
     store.save_rating("classic", f"a:{ayse}", 28.0, 6.0, 10.0, False, 11.0)
     store.save_rating("classic", "a:999", 20.0, 8.0, -4.0, True, 11.0)  # no such account
     store.save_rating("other", f"a:{ayse}", 25.0, 8.0, 1.0, True, 11.0)
+    robo = store.create_account("Robo", ["robo"], "h", 1.0, bot=True)
+    store.save_rating("classic", f"a:{robo}", 24.0, 8.0, 0.0, False, 12.0)
     assert store.ratings("classic", [f"a:{ayse}", "bot:easy", "bot:hard"]) == {
         f"a:{ayse}": (28.0, 6.0), "bot:easy": (23.0, 7.0)}
     assert store.ladder("classic", 10) == [
         LadderRow(f"a:{ayse}", 28.0, 6.0, 10.0, 2, 1, "Ayse"),
         LadderRow("bot:easy", 23.0, 7.0, 2.0, 1, 0, None),
+        LadderRow(f"a:{robo}", 24.0, 8.0, 0.0, 1, 0, "Robo", True),  # a bot's account
         LadderRow("a:999", 20.0, 8.0, -4.0, 1, 1, None)]
     assert [row.subject for row in store.ladder("classic", 1)] == [f"a:{ayse}"]
     assert store.ratings_of("bot:easy") == [RatingRow("classic", 23.0, 7.0, 2.0, 1, 0, 1)]

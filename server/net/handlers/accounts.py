@@ -27,6 +27,13 @@ def _accounts(conn: Connection) -> Accounts:
     return accounts
 
 
+def is_bot(conn: Connection, session: Session) -> bool:
+    """Whether the session is logged in to a bot's account (a table shows it as a bot,
+    and one without `bot_accounts` seats it not)."""
+    accounts = conn.server.accounts
+    return accounts is not None and accounts.is_bot(session.account)
+
+
 def _caller(conn: Connection, session: Session) -> Caller:
     """The connection as an account request sees it."""
     transport = conn.transport
@@ -67,7 +74,8 @@ def _take_over(conn: Connection, other: Session) -> None:
 def _register(conn: Connection, s: Session, msg: Message,
               reply: Replier) -> Message | None:
     accounts = _accounts(conn)
-    _answer(conn, reply, accounts, accounts.register(_caller(conn, s), msg["password"]))
+    _answer(conn, reply, accounts, accounts.register(_caller(conn, s), msg["password"],
+                                                     bool(msg.get("bot", False))))
     return None
 
 

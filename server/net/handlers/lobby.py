@@ -9,6 +9,7 @@ from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.net.handlers import OK, Handler, table_of
+from pisyedili.server.net.handlers.accounts import is_bot
 from pisyedili.server.people.session import Session
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import invite_code
@@ -81,10 +82,13 @@ def _open(conn: Connection, s: Session, msg: Message, reply: Replier,
                                      msg.get("name"), _private(msg),
                                      address=conn.address,
                                      rated=bool(msg.get("rated", False)),
-                                     table_id=table_id, code=code, deck=msg.get("deck"))
+                                     table_id=table_id, code=code, deck=msg.get("deck"),
+                                     bot_accounts=bool(msg.get("bot_accounts", True)),
+                                     host_bot=is_bot(conn, s))
     s.table = table
     table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None,
-                          address=s.address), reply)  # the snapshot is the reply
+                          address=s.address, bot=is_bot(conn, s)),
+                 reply)  # the snapshot is the reply
     return None
 
 
@@ -95,7 +99,8 @@ def _join_table(conn: Connection, s: Session, msg: Message,
     if current is not None and current is not table:
         raise ProtocolError("already_at_table", "leave your table before joining another")
     table.handle(cmd.Join(s.player_id, s.name, bool(msg.get("spectate", False)),
-                          registered=s.account is not None, address=s.address), reply)
+                          registered=s.account is not None, address=s.address,
+                          bot=is_bot(conn, s)), reply)
     if table.core.is_member(s.player_id):
         s.table = table
     return None

@@ -37,9 +37,9 @@ def _profile(conn: Connection, s: Session, msg: Message,
     account = _ratings(conn).account(msg["name"])
     if account is None:
         raise ProtocolError("no_such_player", f"no account is named {msg['name']!r}")
-    account_id, name, viewer = account.id, account.name, viewer_of(s)
+    account_id, name, viewer, bot = account.id, account.name, viewer_of(s), account.bot
     answer_from_store(conn, reply, lambda store: ratings.profile_page(
-        store, account_id, name, viewer))
+        store, account_id, name, viewer, bot))
     return None
 
 

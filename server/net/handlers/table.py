@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pisyedili.server.net.handlers import Handler, require_table
+from pisyedili.server.net.handlers.accounts import is_bot
 from pisyedili.server.people.session import Session
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.effects import Message
@@ -29,11 +30,17 @@ def _table_command(build: Callable[[Session, Message, TableRunner], cmd.Command]
     return handler
 
 
+def _sit(conn: Connection, s: Session, msg: Message, reply: Replier) -> Message | None:
+    """`sit`, with what the core checks a seat's taker by: registered, and a bot's."""
+    require_table(s).handle(cmd.Sit(s.player_id, msg["seat"], registered=s.account is not None,
+                                    bot=is_bot(conn, s)), reply)
+    return None
+
+
 HANDLERS: dict[str, Handler] = {
     "resync": _table_command(lambda s, m, t: cmd.Resync(s.player_id)),
     "leave_table": _table_command(lambda s, m, t: cmd.Leave(s.player_id)),
-    "sit": _table_command(lambda s, m, t: cmd.Sit(s.player_id, m["seat"],
-                                                  registered=s.account is not None)),
+    "sit": _sit,
     "stand": _table_command(lambda s, m, t: cmd.Stand(s.player_id)),
     "add_bot": _table_command(lambda s, m, t: cmd.AddBot(
         s.player_id, m["seat"], m.get("level", "medium"), t.new_seed())),

@@ -13,7 +13,7 @@ from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
 from ..i18n import CHOICES, ENGLISH, N_, _, current, date, ngettext, number
 from ..parse import COMMANDS, REPLAY_COMMANDS, CommandSpec
 from .cards import card, suit
-from .table import and_list
+from .table import and_list, shown_name
 from .text import DEFAULT_LOOK, Dict, Fragments, Look, wrap
 
 HELP_TOPICS = ("moves", "table", "lobby", "replay", "account", "operator", "screen")
@@ -206,6 +206,8 @@ REFUSALS: dict[str, str] = {
     "tls_required": N_("this server takes passwords only over an encrypted connection"),
     "account_required": N_("a rated table seats registered players only: log in, or "
                            "watch"),
+    "bot_account_refused": N_("this table's host seats no bot accounts: watch it, or find "
+                              "another table"),
     "not_operator": N_("only a server operator may do that"),
     "no_such_player": N_("nobody of that name is connected or registered"),
     "bad_network": N_("that is not an IP address or range"),
@@ -313,7 +315,7 @@ def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
     for row in rows:
         rank = f"{number(row['rank']):>3}"
         rating = f"{number(row['rating'], 2):>7}"
-        out.append([("", f"  {rank}. {row['name']:<24} {rating}  " + _(
+        out.append([("", f"  {rank}. {shown_name(row):<24} {rating}  " + _(
             "({played} played, {won} won)", played=row["matches"], won=row["wins"]))])
     return out
 
@@ -321,7 +323,7 @@ def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
 def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
     """`/profile NAME`: ratings, then the latest matches."""
     out: list[Fragments] = [[("class:title", _("{name}: {matches} matches, {wins} won",
-                                               name=msg.get("name"),
+                                               name=shown_name(msg),
                                                matches=msg.get("matches", 0),
                                                wins=msg.get("wins", 0)))]]
     for r in msg.get("ratings") or []:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pisyedili.protocol.shapes import HISTORY_PAGE
 
 from ..i18n import _, date, ngettext
-from .table import and_list, phase_text
+from .table import and_list, phase_text, shown_name
 from .text import Dict, Fragments
 
 
@@ -91,8 +91,8 @@ def match_row(m: Dict) -> Fragments:
     players = [p for p in m.get("players") or [] if isinstance(p, Mapping)]
     ended = m.get("finished_at")
     when = date(ended, with_time=True) if isinstance(ended, int | float) else "?"
-    seats = ", ".join(f"{p.get('name', '?')} {p.get('total', '?')}" for p in players)
-    won = [str(p.get("name", "?")) for p in players if p.get("seat") in (m.get("winners") or [])]
+    seats = ", ".join(f"{shown_name(p)} {p.get('total', '?')}" for p in players)
+    won = [shown_name(p) for p in players if p.get("seat") in (m.get("winners") or [])]
     deals = m.get("deals")
     row = f"  #{m.get('id', '?'):<5} {when}  {m.get('rules', '?'):<8} "
     row += (ngettext("{n} deal", "{n} deals", deals) if isinstance(deals, int)

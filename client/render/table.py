@@ -43,6 +43,13 @@ def bot_label(n: int) -> str:
     return _("bot {seat}", seat=n + 1)
 
 
+def shown_name(who: Mapping[str, Any]) -> str:
+    """A seat's, ladder row's or kept seat's name; a bot account's marked as a bot's
+    (its `bot`), so a person always sees which seats a program plays."""
+    name = str(who.get("name") or "?")
+    return _("{name} (bot)", name=name) if who.get("bot") is True else name
+
+
 def cards_count(n: object) -> str:
     """`3 cards`; `? cards` for a count the server left out."""
     if isinstance(n, int) and not isinstance(n, bool):
@@ -84,11 +91,11 @@ def seat_names(table: Dict | None, my_seat: int | None) -> dict[int, str]:
     a name get their seat number added, so the log is never ambiguous.
     """
     seats = [s for s in (table or {}).get("seats", []) or [] if isinstance(s, Mapping)]
-    humans = [str(s.get("name", "")) for s in seats if s.get("kind") == "human"]
+    humans = [shown_name(s) for s in seats if s.get("kind") == "human"]
     names: dict[int, str] = {}
     for i, s in enumerate(seats):
         n = int(s.get("seat", i))
-        name = str(s.get("name") or "")
+        name = shown_name(s) if s.get("name") else ""
         if n == my_seat:
             names[n] = you()
         elif s.get("kind") == "bot":
@@ -119,7 +126,8 @@ def seat_changes(before: Dict | None, after: Dict, my_seat: int | None) -> list[
                         else _("{who} takes seat {seat}", who=who, seat=n + 1))
                 lines.append([("", text)])
             else:
-                lines.append([("", _("{who} sits at seat {seat}", who=s.get("name", who),
+                lines.append([("", _("{who} sits at seat {seat}",
+                                     who=shown_name(s) if s.get("name") else who,
                                      seat=n + 1))])
         elif kind == "human":
             if s.get("ready") != was.get("ready"):
@@ -341,7 +349,7 @@ def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK) -
     for s in table.get("seats", []) or []:
         n = int(s.get("seat", 0))
         kind = s.get("kind", "open")
-        label = _("(open)") if kind == "open" else str(s.get("name", kind))
+        label = _("(open)") if kind == "open" else shown_name({"name": kind, **s})
         if kind == "bot":
             label = (_("bot {seat} ({level})", seat=n + 1, level=s["level"]) if s.get("level")
                      else bot_label(n))

@@ -2,7 +2,7 @@
 // each links to its replay (#replay=ID), which the server shows to whoever may see it.
 
 import { h, timeView } from "./dom.js";
-import { nameLink } from "./ladder.js";
+import { botTag, nameLink } from "./ladder.js";
 import { refusalText } from "./refusals.js";
 import { rulesName } from "./state.js";
 import { num, t, tn } from "./words.js";
@@ -17,7 +17,7 @@ function matchRow(m) {
     h("span", { class: "muted" }, `${rulesName(m.rules)} · `, tn("{n} deal", "{n} deals", m.deals), " · ", timeView(m.finished_at)),
     m.private ? h("span", { class: "tag" }, t("private")) : null,
     h("div", { class: "match-players" }, m.players.map((p, i) => [i ? " · " : "",
-      winners.has(p.seat) ? h("strong", {}, nameLink(p.name), " ★") : nameLink(p.name),
+      winners.has(p.seat) ? h("strong", {}, nameLink(p.name), " ★") : nameLink(p.name), botTag(p),
       ` ${num(p.total)}`])));
 }
 

@@ -9,6 +9,12 @@ import { num, t, tn } from "./words.js";
 
 const BOT_NAME = /^bot\s*\(/i;
 
+/** The mark of a bot account (a program playing on a person's kind of seat: its
+ * `bot`), as the server's bots have theirs, so a person always sees who is a bot. */
+export function botTag(who) {
+  return who && who.bot === true ? [" ", h("span", { class: "tag bot" }, t("bot"))] : null;
+}
+
 /** A name that opens its profile; bots and empty seats are plain text. */
 export function nameLink(name, attrs = {}) {
   if (!name || BOT_NAME.test(name)) return h("span", attrs, name ?? "");
@@ -40,7 +46,7 @@ export function ladderPage(data, rules, act) {
         h("th", { scope: "col", class: "num" }, t("Wins")))),
       h("tbody", {}, rows.map((r) => h("tr", { dataset: { name: r.name } },
         h("td", { class: "num" }, num(r.rank)),
-        h("th", { scope: "row" }, r.kind === "bot" ? r.name : nameLink(r.name)),
+        h("th", { scope: "row" }, r.kind === "bot" ? r.name : nameLink(r.name), botTag(r)),
         h("td", { class: "num", title: t("mu {mu}, sigma {sigma}", { mu: rating(r.mu), sigma: rating(r.sigma) }) }, rating(r.rating)),
         h("td", { class: "num" }, num(r.matches)),
         h("td", { class: "num" }, num(r.wins)))))) : null,
@@ -80,7 +86,7 @@ export function profilePage(name, data) {
   }
   return h("section", { class: "panel profile", id: "profile", "aria-labelledby": "profile-title" },
     h("div", { class: "panel-head" },
-      h("h2", { id: "profile-title" }, name),
+      h("h2", { id: "profile-title" }, name, botTag(data)),
       h("a", { href: `#history=${encodeURIComponent(name)}`, id: "profile-history" }, t("All their matches"))),
     body);
 }

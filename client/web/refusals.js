@@ -38,6 +38,7 @@ const PLAIN = {
   bad_options: () => t("Those table options are refused."),
   match_not_over: () => t("A rematch can only be agreed once the match is over."),
   account_required: () => t("Only players with an account take seats at a rated table."),
+  bot_account_refused: () => t("This table's host seats no bot accounts."),
   feature_not_negotiated: () => t("This page and the server do not share that feature."),
   internal_error: () => t("The server failed to handle that."),
   cluster_unavailable: () => t("The server cannot reach the rest of its cluster just now: try again in a moment."),

@@ -43,6 +43,8 @@ function seatBadges(state, info) {
   const host = info.kind === "human" && info.player === tbl.host;
   if (host) out.push(h("span", { class: "tag host" }, t("host")));
   if (info.kind === "bot") out.push(h("span", { class: "tag bot" }, t("bot · {level}", { level: levelName(info.level ?? "medium") })));
+  // A bot account: a program on a player's seat, shown as a bot all the same.
+  if (info.kind === "human" && info.bot === true) out.push(h("span", { class: "tag bot" }, t("bot")));
   if (info.kind === "human" && info.connected === false) out.push(h("span", { class: "tag warn" }, t("offline")));
   if (info.held_by_bot) {
     const mine = info.seat === mySeat(state);

@@ -1,6 +1,6 @@
 """The web client shows a bot account (a program registered with `register.bot`) as a
-bot: its seat carries the bot tag the server's bots have, and the lobby counts it among
-the bots. A real server process, a TCP client for the bot, headless Chromium."""
+bot: its seat and its profile carry the bot tag the server's bots have, and the lobby
+counts it among the bots. A real server process, a TCP client for the bot, headless Chromium."""
 
 from __future__ import annotations
 
@@ -49,5 +49,13 @@ def test_a_bot_accounts_seat_is_tagged_as_a_bot(page: Page, server: WebServer) -
         assert [tag.text for tag in tags] == ["bot"]
         own = page.css('.seat-row[data-seat="1"]')
         assert own.find_elements("css selector", ".tag.bot") == []
+
+        # Its profile is headed as a bot's.
+        page.driver.execute_script("location.hash = '#profile=Robo'")
+        page.wait_screen("profile")
+        page.wait_css("#profile-totals")
+        title = page.css("#profile-title")
+        assert "Robo" in title.text
+        assert [t.text for t in title.find_elements("css selector", ".tag.bot")] == ["bot"]
     finally:
         robo.close()

@@ -76,8 +76,10 @@ class MatchReplay:
         return totals
 
     def names(self) -> dict[int, str]:
-        """Seat → name, as the screen calls the seats: every one by name (no "you")."""
-        table = {"seats": [{"seat": p["seat"], "kind": "human", "name": p["name"]}
+        """Seat → name, as the screen calls the seats: every one by name (no "you"), a
+        bot account's marked as a bot's."""
+        table = {"seats": [{"seat": p["seat"], "kind": "human", "name": p["name"],
+                            "bot": p.get("bot") is True}
                            for p in self.summary["players"]]}
         return render.seat_names(table, None)
 

@@ -4,6 +4,7 @@
 // Its address is #replay=ID; the server decides who may see the match.
 
 import { cardView, h, richText, suitLabel, timeView } from "./dom.js";
+import { botTag } from "./ladder.js";
 import { refusalText } from "./refusals.js";
 import { dealHeadline, describeEvent, rulesName } from "./state.js";
 import { num, t, tn } from "./words.js";
@@ -160,7 +161,7 @@ function board(summary, step, result, state) {
   return h("div", { class: "felt replay-felt" },
     h("ol", { class: "replay-hands", id: "replay-hands" }, summary.players.map((p) =>
       h("li", { class: `replay-seat ${step.turn === p.seat ? "acting" : ""}`, dataset: { seat: String(p.seat) } },
-        h("strong", {}, `${num(p.seat + 1)}. ${p.name}`),
+        h("strong", {}, `${num(p.seat + 1)}. ${p.name}`), botTag(p),
         step.turn === p.seat ? h("span", { class: "turn-mark" }, t("to play")) : null,
         h("span", { class: "count" }, tn("{n} card", "{n} cards", step.hands[p.seat].length)),
         hand(step.hands[p.seat])))),

@@ -1,6 +1,7 @@
 """The terminal client shows a bot account (a program registered with `register.bot`,
 on a `kind: "human"` seat with `bot: true`) as a bot wherever it names it: the table's
-seats, the log, the status area, finished matches, the ladder and its profile."""
+seats, the log, the status area, finished matches and their replays, the ladder and
+its profile."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pisyedili.client import render
 from pisyedili.client.render import plain
 from pisyedili.client.render.help import ladder_lines, profile_lines
 from pisyedili.client.render.lobby import match_row
+from pisyedili.client.replay import MatchReplay
 from pisyedili.protocol.shapes import LADDER_ROW, MATCH_SUMMARY
 
 
@@ -36,6 +38,7 @@ def test_finished_matches_the_ladder_and_a_profile_mark_a_bot_account() -> None:
     MATCH_SUMMARY.check(match, "match")
     row = plain(match_row(match))
     assert "Ayşe 12, Robo (bot) 3" in row and "won: Robo (bot)" in row
+    assert MatchReplay(match, ()).names() == {0: "Ayşe", 1: "Robo (bot)"}  # its replay
 
     rows = [{"rank": 1, "name": "Robo", "kind": "player", "bot": True, "rating": 3.5,
              "mu": 28.0, "sigma": 8.0, "matches": 4, "wins": 3},

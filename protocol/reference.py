@@ -54,13 +54,19 @@ def _yes_no(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+def field_name(f: Field) -> str:
+    """A field as its table names it: `?` after an optional one, as the event table has."""
+    return f"`{f.name}`" + ("" if f.required else "?")
+
+
 def _field_row(f: Field) -> list[str]:
-    return [f"`{f.name}`", f.type.describe(), _yes_no(f.required), _cell(f.doc)]
+    return [field_name(f), f.type.describe(), _cell(f.doc)]
 
 
 def field_table(fields: Sequence[Field]) -> str:
-    """A message's or a map shape's fields: name, type with its limits, required, meaning."""
-    return _table(("field", "type", "required", "meaning"), (_field_row(f) for f in fields))
+    """A message's or a map shape's fields: name (`?`: optional), type with its limits,
+    meaning."""
+    return _table(("field", "type", "meaning"), (_field_row(f) for f in fields))
 
 
 def message_table(fields: Sequence[Field]) -> str:
@@ -73,15 +79,15 @@ def message_table(fields: Sequence[Field]) -> str:
 def tagged_table(shape: TaggedT) -> str:
     """A tagged shape: its tag, then (closed shapes) each variant's fields and variant."""
     if shape.open:  # the variants (events) have a table of their own: event_table
-        return _table(("field", "type", "required", "meaning"),
-                      [[f"`{shape.tag}`", "str", "yes", _cell(shape.doc)]])
+        return _table(("field", "type", "meaning"),
+                      [[f"`{shape.tag}`", "str", _cell(shape.doc)]])
     tag = " \\| ".join(f'"{kind}"' for kind in shape.variants)
-    rows = [[f"`{shape.tag}`", tag, "yes", f"every {shape.name}", _cell(shape.doc)]]
+    rows = [[f"`{shape.tag}`", tag, f"every {shape.name}", _cell(shape.doc)]]
     for kind, fields in shape.variants.items():
         for f in fields:
-            name, type_, required, meaning = _field_row(f)
-            rows.append([name, type_, required, f"`{kind}`", meaning])
-    return _table(("field", "type", "required", "in", "meaning"), rows)
+            name, type_, meaning = _field_row(f)
+            rows.append([name, type_, f"`{kind}`", meaning])
+    return _table(("field", "type", "in", "meaning"), rows)
 
 
 def shape_table(shape: MapT | TaggedT) -> str:
@@ -131,41 +137,41 @@ def limit_table() -> str:
 
 
 def announced_table() -> str:
-    """The limits `welcome.limits` announces to a client, with what each bounds."""
-    decoder = {f.name: str(f.metadata.get("doc", "")) for f in dataclasses.fields(Limits)}
-    rows = [[f"`{key}`", str(value), _cell(decoder.get(key) or FIELD_LIMIT_DOCS.get(key, ""))]
-            for key, value in announced_limits().items()]
+    """The limits `welcome.limits` announces besides the decoder's (whose client values
+    the limit table has already): the fields', with what each bounds."""
+    decoder = {f.name for f in dataclasses.fields(Limits)}
+    rows = [[f"`{key}`", str(value), _cell(FIELD_LIMIT_DOCS.get(key, ""))]
+            for key, value in announced_limits().items() if key not in decoder]
     return _table(("key", "value", "what it bounds"), rows)
 
 
-def error_table() -> str:
-    """Every error code: whether it closes, whether reconnecting helps, meaning, fields."""
+def _error_fields(code: str) -> str:
+    return ", ".join(f"`{name}`" for name in ERRORS[code].fields) or "—"
+
+
+def closing_error_table() -> str:
+    """The codes after which the server closes: whether reconnecting helps, meaning,
+    fields. Apart from the others, since a client's reconnect policy turns on them."""
     rows = []
-    for code in sorted(ERRORS):
+    for code in sorted(c for c, info in ERRORS.items() if info.closes):
         info = ERRORS[code]
-        if info.reconnect_note:
-            reconnect = info.reconnect_note
-        elif info.closes or info.reconnect:
-            reconnect = _yes_no(info.reconnect)
-        else:
-            reconnect = "—"
-        fields = ", ".join(f"`{name}`" for name in info.fields) or "—"
-        rows.append([f"`{code}`", _yes_no(info.closes), reconnect, _cell(info.meaning),
-                     fields])
-    return _table(("code", "closes", "reconnect", "meaning", "fields"), rows)
+        reconnect = info.reconnect_note or _yes_no(info.reconnect)
+        rows.append([f"`{code}`", reconnect, _cell(info.meaning), _error_fields(code)])
+    return _table(("code", "reconnect", "meaning", "fields"), rows)
+
+
+def error_table() -> str:
+    """The codes that leave the connection open: meaning, fields."""
+    return _table(("code", "meaning", "fields"),
+                  ([f"`{code}`", _cell(ERRORS[code].meaning), _error_fields(code)]
+                   for code in sorted(c for c, info in ERRORS.items() if not info.closes)))
 
 
 def feature_table() -> str:
-    """Every optional feature, what it adds, and the message types that belong to it."""
-    rows = []
-    for name in sorted(FEATURES):
-        sides = []
-        for direction in Direction:
-            types = ", ".join(f"`{s.type}`" for s in _specs(direction) if s.feature == name)
-            if types:
-                sides.append(f"{ARROW[direction]}: {types}")
-        rows.append([f"`{name}`", _cell(FEATURES[name]), "; ".join(sides)])
-    return _table(("feature", "what it adds", "messages"), rows)
+    """Every optional feature and what it adds; which messages belong to it, the request
+    and server message tables say."""
+    return _table(("feature", "what it adds"),
+                  ([f"`{name}`", _cell(FEATURES[name])] for name in sorted(FEATURES)))
 
 
 def message_key(spec: MessageSpec) -> str:
@@ -177,7 +183,8 @@ def sections() -> dict[str, str]:
     """Every generated table by marker name, sorted by name."""
     found = {"requests": request_table(), "server-messages": server_message_table(),
              "limits": limit_table(), "welcome-limits": announced_table(),
-             "errors": error_table(), "features": feature_table()}
+             "errors": error_table(), "errors-closing": closing_error_table(),
+             "features": feature_table()}
     for spec in MESSAGES.values():
         found[message_key(spec)] = message_table(spec.fields)
     for name, shape in SHAPES.items():

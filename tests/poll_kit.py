@@ -33,7 +33,7 @@ def _expired(started: float, timeout: float, what: Explain) -> bool:
     raise AssertionError(f"waited {timeout:g} s in vain for {said}")
 
 
-def poll_until(predicate: Callable[[], T], timeout: float, what: Explain,
+def poll_until(predicate: Callable[[], T | None], timeout: float, what: Explain,
                interval: float = 0.02) -> T:
     """`predicate()`'s first truthy value, tried every `interval` seconds, in this thread."""
     started = time.monotonic()
@@ -43,7 +43,7 @@ def poll_until(predicate: Callable[[], T], timeout: float, what: Explain,
     return found
 
 
-async def poll_until_async(predicate: Callable[[], T], timeout: float, what: Explain,
+async def poll_until_async(predicate: Callable[[], T | None], timeout: float, what: Explain,
                            interval: float = 0.01) -> T:
     """`predicate()`'s first truthy value, tried every `interval` seconds while the
     reactor runs (for a test under pytest-twisted)."""

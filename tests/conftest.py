@@ -72,10 +72,12 @@ INTEGRATION_TESTS = (
     "packaging/test_packaging_layers.py",  # lint-imports
     "packaging/test_packaging_mypyc.py",  # builds wheels
     "packaging/test_packaging_twistd_plugin.py",
+    "protocol/test_asyncapi.py",  # the generator, as a command; Node validates
     "protocol/test_doc.py",  # the generators, as commands
     "protocol/test_doc_client.py",
     "protocol/test_reference.py",
     "server/test_accounts.py",
+    "server/test_bot_guide.py",  # the guide's bots, as processes
     "server/test_console_script.py",
     "server/test_discovery.py",
     "server/test_*_bench.py",
@@ -88,6 +90,7 @@ INTEGRATION_TESTS = (
     "server/test_store_postgres.py",
     "server/test_systemd_units.py",  # systemd-analyze
     "web/test_web_accounts.py",
+    "web/test_web_bot_accounts.py",
     "web/test_web_boot.py",  # Chromium, from here down
     "web/test_web_browser.py",
     "web/test_web_export_rules.py",

@@ -2,8 +2,9 @@
 starts a process, a browser, Redis or PostgreSQL (itself or through a kit) is listed in
 conftest.INTEGRATION_TESTS, and every module listed there does."""
 
+import fnmatch
 
-from conftest import TESTS, is_integration_test, uses_services
+from conftest import INTEGRATION_TESTS, TESTS, is_integration_test, uses_services
 
 
 def test_the_integration_list_is_the_modules_that_start_services() -> None:
@@ -21,3 +22,10 @@ def test_a_module_that_starts_a_process_through_a_kit_counts() -> None:
     web = TESTS / "web"
     assert uses_services(web / "test_web_boot.py")  # only through web_fixtures -> web_kit
     assert not uses_services(web / "test_web_sounds.py")
+
+
+def test_every_pattern_of_the_integration_list_marks_a_test_module() -> None:
+    """A pattern left behind by a renamed test module would quietly mark nothing."""
+    modules = [p.relative_to(TESTS).as_posix() for p in TESTS.glob("*/test_*.py")]
+    for pattern in INTEGRATION_TESTS:
+        assert any(fnmatch.fnmatchcase(m, pattern) for m in modules), pattern

@@ -5,7 +5,8 @@ session's token hash. Here they are read back into the lobby and the session reg
 before the server listens: each table is replayed into a fresh core, its members'
 sessions are tied to it again, and `Restored` tells it that nobody is connected now,
 so each absent player gets the grace period (and then the stand-in bot) as after any
-dropped connection, while the turn, bot and deal timers run on from their deadlines.
+dropped connection, while the turn, bot and deal timers run on from their deadlines,
+moved on by the outage: a turn has the time it had left at the table's last command.
 A player who reconnects with their token takes their seat back and gets a snapshot.
 """
 

@@ -162,8 +162,10 @@ class Restored:
 
     Nobody is connected any more, no timer is armed and a bot's search that was under
     way is lost: the core marks its members away (their grace periods start now), sets
-    its timers again from their stored deadlines and asks again for a bot's move it was
-    waiting for. Being a command itself, it is stored and replayed like the others.
+    its timers again from their stored deadlines, moved on by the outage (the time since
+    the table's last command: a turn keeps what it had left), and asks again for a bot's
+    move it was waiting for. Being a command itself, it is stored and replayed like the
+    others.
     """
 
 

@@ -218,6 +218,9 @@ class TableCore:
         self._serial = 0  # bumps on every prompt: a late bot answer is recognised
         self._deadline: float | None = None  # when the seat to act runs out of time
         self._timers: dict[str, float] = {}  # key -> when it fires
+        self._last_at: float | None = None
+        """The time of the last command handled: nobody serves the table from then until
+        a restart's `Restored`, and its clock stands still meanwhile."""
         self._step = _Step(0.0)
         self._handlers: dict[type, Callable[[Any], None]] = {
             Join: self._join, Leave: self._leave, Sit: self._sit, Stand: self._stand,
@@ -255,6 +258,7 @@ class TableCore:
                 self._handlers[type(command)](command)
             except TableError as e:
                 step.reply = e.to_message()
+        self._last_at = now
         out = step.out
         if step.reply is not None:
             out.insert(0, Reply(step.reply))
@@ -897,9 +901,10 @@ class TableCore:
         self._send(c.member, self.snapshot(c.member))
 
     def _restored(self, c: Restored) -> None:
-        """After a restart: timers again from their deadlines (one already past fires at
-        once), everyone away with a fresh grace period, and a bot asked again for the
-        move it was thinking about when the server stopped."""
+        """After a restart or a takeover: the outage is taken off the clock, the timers
+        armed again, everyone away with a fresh grace period, and a bot asked again for
+        the move it was thinking about when the server stopped."""
+        self._pause_clock()
         for key, when in sorted(self._timers.items()):
             self._step.out.append(SetTimer(key, max(0.0, when - self._step.now)))
         for member, info in list(self._members.items()):
@@ -910,6 +915,19 @@ class TableCore:
             to_act = self._match.deal.to_act
             if to_act is not None and self._seats[to_act].bot_decides:
                 self._set_timer(BOT_TIMER, self.settings.bot_delay)
+
+    def _pause_clock(self) -> None:
+        """Every deadline moves on by the time since the last command: a player's turn
+        does not run while no server holds the table, so it has what it had left then.
+        The last command is the latest moment a restart can know the table was served
+        (a killed process writes nothing more), and measured from the commands' own
+        times the shift is the same when the commands are replayed again."""
+        if self._last_at is None:
+            return
+        outage = max(0.0, self._step.now - self._last_at)
+        self._timers = {key: when + outage for key, when in self._timers.items()}
+        if self._deadline is not None:
+            self._deadline += outage
 
     # -- chat, rematch, resync -------------------------------------------------------------
 

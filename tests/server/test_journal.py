@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from table_kit import make_table, play_out, run_clock, seated
 from test_table_core import (
     SETTINGS,
+    Loop,
     Script,
     assert_same_table,
     new_core,
@@ -345,21 +346,47 @@ def test_the_journal_migrates_an_older_file(tmp_path: Path) -> None:
 
 
 def test_restored_rearms_timers_from_their_deadlines_and_marks_everyone_away() -> None:
+    """The outage (from the last command to `Restored`) is off every clock: the turn
+    has what it had left at the last command, however long the server was down."""
     core = new_core("classic", 2)
     core.handle(cmd.Join("1", "A"), 0.0)
     core.handle(cmd.Join("2", "B"), 0.0)
     core.handle(cmd.Ready("2", True), 0.0)
     core.handle(cmd.Start("1", 9), 100.0)
     assert core.timers[TURN_TIMER] == 100.0 + SETTINGS.turn_seconds
-    out = core.handle(cmd.Restored(), 105.0)
+    core.handle(cmd.Resync("1"), 102.0)  # the last command: 2 s of the turn gone
+    out = core.handle(cmd.Restored(), 130.0)
     timers = {e.key: e.delay for e in out if isinstance(e, SetTimer)}
-    assert timers[TURN_TIMER] == SETTINGS.turn_seconds - 5.0  # what was left of the turn
+    assert timers[TURN_TIMER] == SETTINGS.turn_seconds - 2.0  # what was left of the turn
+    to_act = core.match.deal.to_act if core.match is not None else None
+    acting = next(m for m in ("1", "2") if core.seat_of(m) == to_act)
+    assert core.snapshot(acting)["deadline"] == SETTINGS.turn_seconds - 2.0
     for member in ("1", "2"):
         assert timers[GRACE_TIMER + member] == SETTINGS.grace_seconds
         assert core.snapshot(member)["table"]["seats"][core.seat_of(member)]["connected"] \
             is False
-    late = core.handle(cmd.Restored(), 10_000.0)  # long after: the turn ran out at once
-    assert {e.key: e.delay for e in late if isinstance(e, SetTimer)}[TURN_TIMER] == 0.0
+    late = core.handle(cmd.Restored(), 10_000.0)  # long after: nothing more ran out
+    assert {e.key: e.delay for e in late if isinstance(e, SetTimer)} == timers
+
+
+def test_a_restart_right_after_a_deal_snapshot_keeps_the_turns_time(tmp_path: Path) -> None:
+    """The time of the last command is in the deal snapshot: a table rebuilt from the
+    snapshot alone takes the same outage off its clock as the live table does."""
+    live = Loop(new_core("classic", 2))
+    for command in (cmd.Join("1", "A"), cmd.Join("2", "B"), cmd.Ready("2", True)):
+        live.do(command)
+    live.now = 100.0
+    live.do(cmd.Start("1", 9))  # a deal's start: the snapshot
+    path = tmp_path / "snap-restored.sqlite3"
+    journal_like_the_runner(path, "classic", 2, live.log)
+    (table,) = StoreJournal.open(path, Clock()).load().tables
+    assert table.core is not None and table.commands == []
+    live.now = 1_000.0
+    restored = live.do(cmd.Restored())
+    assert table.core.handle(cmd.Restored(), 1_000.0) == restored
+    turn = [e.delay for e in restored if isinstance(e, SetTimer) and e.key == TURN_TIMER]
+    assert turn == [SETTINGS.turn_seconds]
+    assert_same_table(table.core, live.core)
 
 
 def test_an_older_servers_rated_table_is_rebuilt_rated_with_its_seats(tmp_path: Path) -> None:

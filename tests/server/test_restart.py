@@ -9,10 +9,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_twisted
 from net_match import open_table, pending_turn, play_to_match_end
 from twisted.internet.defer import Deferred, gatherResults
-from wireclient import Msg, Server, WireClient
+from wireclient import Msg, Server, WireClient, event_of
 
 from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableSettings
@@ -113,5 +114,52 @@ async def test_a_player_who_stays_away_gets_the_stand_in_after_a_restart(
         update = await back.wait(lambda m: m["type"] == "table_update"
                                  and "held_by_bot" in m["table"]["seats"][ayse_seat])
         assert update["table"]["seats"][ayse_seat]["held_by_bot"] == "disconnected"
+    finally:
+        await second.stop()
+
+
+TIMED = TableSettings(turn_seconds=60, grace_seconds=60, bot_delay=0, deal_pause=0)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_turn_keeps_its_time_over_a_restart(tmp_path: Path) -> None:
+    """The player's clock stands still while the server is down: a turn with 58 s left
+    at its last command has 58 s after a 20 s outage, and runs out 58 s later."""
+    from twisted.internet import reactor
+    from twisted.internet.task import Clock
+
+    path = tmp_path / "clock.sqlite3"
+    clock = Clock()
+    clock.advance(1_000_000.0)
+    # The table's times on the test's clock, in both runs; the journal commits on
+    # reactor turns.
+    first = await Server.start(clock=clock, settings=TIMED,
+                               journal=StoreJournal.open(path, reactor))
+    try:
+        players, _ = await open_table(first, ["Ayşe", "Mehmet"], "classic", 2)
+        mover, turn = await pending_turn(players)
+        assert turn["deadline"] == TIMED.turn_seconds
+        clock.advance(2)
+        seen = await mover.request("resync")  # the table's last command: 58 s left
+        assert seen["deadline"] == pytest.approx(58, abs=0.01)
+        tokens = {c.welcome["name"]: c.welcome["token"] for c in players}
+        name = mover.welcome["name"]
+    finally:
+        await crash(first)
+
+    clock.advance(20)  # the outage
+    second = await Server.start(clock=clock, settings=TIMED,
+                                journal=StoreJournal.open(path, reactor))
+    try:
+        back = {n: await second.connect(n, token=t) for n, t in tokens.items()}
+        snap = await back[name].wait(lambda m: m["type"] == "table", consume=False)
+        assert "moves" in snap
+        assert snap["deadline"] == pytest.approx(58, abs=0.01)
+        clock.advance(57.5)
+        await back[name].request("ping")  # all the server sent by now has arrived
+        assert back[name].events("timeout") == []
+        clock.advance(1)
+        timeout = event_of(await back[name].wait_event("timeout"), "timeout")
+        assert timeout["seat"] == snap["you"]["seat"]
     finally:
         await second.stop()

@@ -18,8 +18,10 @@ import signal
 import socket
 import struct
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +172,36 @@ def test_a_killed_server_comes_back_where_its_client_was(new_db: Callable[[str],
             assert snap["table"]["id"] == table_id and snap["you"]["seat"] == 0
             if "moves" in snap:  # and the match plays on
                 back.answer("move", move=snap["moves"][0])
+
+
+OUTAGE = 6.0
+"""Seconds a killed server stays down in the clock's test: far longer than a restarted
+server takes, even on a busy machine, from rebuilding its tables to a player's resume."""
+
+
+def test_a_killed_servers_turn_keeps_its_time(tmp_path: Path) -> None:
+    """The turn's clock stands still while the server is down: the resumed snapshot's
+    `deadline` has not lost the outage."""
+    db = str(tmp_path / "clock.sqlite3")
+    timed = ("--listen", "tcp:0:interface=127.0.0.1", "--db", db, "--seed", "3",
+             "--turn-seconds", "60", "--bot-delay", "0", "--no-announce")
+    with server_process(*timed, timeout=BACKSTOP) as (proc, port):
+        client = Client(port)
+        token = client.answer("hello", protocol=PROTOCOL_VERSION, name="Ayşe")["token"]
+        client.answer("create_table", rules="classic", seats=2,
+                      options={"match_end": "deals:1"})
+        client.answer("add_bot", seat=1, level="medium")
+        client.answer("start")
+        while "moves" not in (turn := client.recv() or {}):
+            assert turn, "the server went away"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=BACKSTOP)
+        client.sock.close()
+    time.sleep(OUTAGE)  # the outage itself: nothing to wait for
+    with server_process(*timed, timeout=BACKSTOP) as (_, port):
+        back = Client(port)
+        welcome = back.answer("hello", protocol=PROTOCOL_VERSION, name="Ayşe", token=token)
+        assert welcome["resumed"] is True
+        snap = back.recv()
+        assert snap is not None and snap["type"] == "table" and "moves" in snap, snap
+        assert snap["deadline"] > turn["deadline"] - OUTAGE / 2, (turn, snap)

@@ -262,3 +262,8 @@ class Cluster(Protocol):
     def tell_all(self, message: dict[str, Any]) -> None:
         """One message for every other process (`on_message`), in the order told."""
         ...
+
+    def live_processes(self) -> Deferred[list[str]]:
+        """The other processes whose lease is alive now (`unavailable` while the shared
+        state is out of reach): those an act told to all of them waits to hear from."""
+        ...

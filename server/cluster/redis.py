@@ -20,9 +20,10 @@ nothing behind for longer than its lease (`--cluster-lease`) or a session's grac
 - `tables`: the set of open table ids (a row that expired is dropped from it on read).
 
 Channels (per database): `DB:lobby` carries every table's lobby deltas to every
-process (and, op `tell`, a message for all of them: an account registered, a
-sanction, a kick); `DB:to:P` the messages for process P (requests to its tables,
-updates for its players). Payloads are msgpack. Each process publishes on one link,
+process (and, op `tell`, a message for all of them: an account registered, a kick's
+word to its table); `DB:to:P` the messages for process P (requests to its tables,
+updates for its players, an operator's act asked of it and its answer). Payloads are
+msgpack. Each process publishes on one link,
 so what it publishes arrives in that order.
 
 A connected session's keys and this process's tables and counts are live: renewed
@@ -1317,3 +1318,11 @@ class RedisCluster:
 
     def tell_all(self, message: dict[str, Any]) -> None:
         self.publish_lobby({"op": "tell", "m": message})
+
+    def live_processes(self) -> Deferred[list[str]]:
+        prefix = self._key("process", "")
+        d = self._ask("the processes of the cluster",
+                      lambda: self._redis.keys(prefix + "*"))
+        d.addCallback(lambda keys: sorted(
+            str(k)[len(prefix):] for k in keys if str(k) != prefix + self._process))
+        return d

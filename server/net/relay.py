@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
@@ -53,10 +53,11 @@ from pisyedili.server.net.handlers.moderation import (
     announce_here,
     closed_elsewhere,
     enforce_ban,
+    found_here,
     kicked_elsewhere,
 )
 from pisyedili.server.people.accounts import Accounts
-from pisyedili.server.people.moderation import Sanction
+from pisyedili.server.people.moderation import Gathered, Sanction
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store.base import SessionRow
 from pisyedili.server.store.journal import SavedSession, token_hash
@@ -71,6 +72,11 @@ log = Logger()
 OWNER_SILENT = "the server that holds this table did not answer"
 OWNER_GONE = "the server that held this table went away as it handled this request"
 OWNER_DEPARTED = "the server that held this table went away; it is being taken over"
+
+ASK_SECONDS = 3.0
+"""How long an act asked of every live process (`Relay.ask_all`) waits for their
+answers: one paused or stalled answers late or never, and the act is answered with
+what came, naming the processes that were silent."""
 
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
@@ -119,6 +125,16 @@ class _Visitor:
 
 
 @dataclass
+class _Asked:
+    """An act asked of every live process: who has yet to answer, and what came."""
+
+    waiting: set[str]
+    answers: list[dict[str, Any]]
+    done: Deferred[Gathered]
+    timer: Delayed
+
+
+@dataclass
 class _Waiting:
     rid: int
     owner: str
@@ -150,6 +166,8 @@ class Relay:
         """Processes taken for gone: a request to a table one of them held is refused at
         once, not sent where nobody reads it, until the table's new holder says where
         it is (or the process itself, woken after a pause, answers a join)."""
+        self._asked: dict[int, _Asked] = {}  # an act asked of every process, by round
+        self._rounds = 0
         self.gone_hooks: list[Callable[[str], None]] = []
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
         self.settled: Callable[[], Deferred[None]] | None = None
@@ -168,7 +186,78 @@ class Relay:
             server.accounts.elsewhere = lambda account, caller: Deferred.fromCoroutine(
                 self._account_elsewhere(account, caller))
         if server.moderation is not None and self.shared_store:
-            server.moderation.tell = lambda m: self.cluster.tell_all({"k": "sanction", **m})
+            server.moderation.tell = lambda m: self.ask_all({"k": "sanction", **m})
+
+    # -- acts asked of every process (the operators') --------------------------------------
+
+    def ask_all(self, message: dict[str, Any]) -> Deferred[Gathered]:
+        """Ask every other live process to act on `message` (`_act` there) and say
+        what it did: their answers, once all came or `ASK_SECONDS` passed (then the
+        silent ones are named). While the cluster is out of reach nobody is asked."""
+        if not self.cluster.reachable:
+            return succeed(Gathered(reached=False))
+        live = self.cluster.live_processes()
+        asked = live.addCallback(self._ask_each, message)
+        asked.addErrback(lambda _: Gathered(reached=False))  # (lost as it asked)
+        return asked
+
+    def _ask_each(self, processes: list[str], message: dict[str, Any]
+                  ) -> Deferred[Gathered]:
+        if not processes:
+            return succeed(Gathered())
+        self._rounds += 1
+        number = self._rounds
+        timer = self._clock.callLater(ASK_SECONDS, self._asked_over, number)
+        asked = self._asked[number] = _Asked(set(processes), [], Deferred(), timer)
+        for process in processes:
+            self.cluster.send(process, {"k": "ask", "r": number,
+                                        "from": self.cluster.process, "m": message})
+        return asked.done
+
+    def _answered(self, message: dict[str, Any]) -> None:
+        asked = self._asked.get(message["r"])
+        if asked is None or message["from"] not in asked.waiting:
+            return  # (late: its round was answered without it)
+        asked.waiting.discard(message["from"])
+        asked.answers.append(message["a"])
+        if not asked.waiting:
+            self._asked_over(message["r"])
+
+    def _asked_over(self, number: int) -> None:
+        asked = self._asked.pop(number, None)
+        if asked is None:
+            return
+        if asked.timer.active():
+            asked.timer.cancel()
+        if asked.waiting:
+            log.warn("cluster: processes {silent} did not answer an operator's act within "
+                     "{seconds:g} s", silent=sorted(asked.waiting), seconds=ASK_SECONDS)
+        asked.done.callback(Gathered(tuple(asked.answers), tuple(sorted(asked.waiting))))
+
+    def _ask(self, message: dict[str, Any]) -> None:
+        """Another process asks this one to act: it does, and says what it did."""
+        answer = self._act(message["m"])
+        self.cluster.send(message["from"], {"k": "answer", "r": message["r"],
+                                            "from": self.cluster.process, "a": answer})
+
+    def _act(self, act: dict[str, Any]) -> dict[str, Any]:
+        """What an act asked of this process does here, in counts."""
+        server, kind = self._server, act["k"]
+        if server is None:
+            return {}
+        if kind == "sanction":
+            return {"closed": self._sanction(act)}
+        if kind == "find":
+            return found_here(server, str(act["name"]))
+        if kind == "kick":
+            return kicked_elsewhere(server, act)
+        if kind == "announce":
+            return {"told": announce_here(server, act["m"])}
+        if kind == "close_table":
+            return closed_elsewhere(server, act)
+        log.warn("cluster: an act of an unknown kind {kind!r} was asked of this process",
+                 kind=kind)
+        return {}
 
     def _link_lost(self) -> None:
         """The cluster's messages stopped: the visitors here are away, as after any
@@ -206,17 +295,22 @@ class Relay:
         for sanction in sanctions:
             self._enforce(sanction)
 
-    def _enforce(self, sanction: Sanction) -> None:
-        """A sanction put in force by another process: a ban closes what it covers here."""
+    def _enforce(self, sanction: Sanction) -> int:
+        """A sanction put in force by another process: a ban closes what it covers
+        here; how many connections it closed."""
         if sanction.kind == "ban" and self._server is not None:
-            enforce_ban(self._server, sanction)
+            return enforce_ban(self._server, sanction)
+        return 0
 
-    def _sanction(self, message: dict[str, Any]) -> None:
+    def _sanction(self, message: dict[str, Any]) -> int:
+        """A sanction put in force or lifted by another process: the connections it
+        closed here."""
         moderation = self._server.moderation if self._server is not None else None
         if moderation is not None and self.shared_store:
             sanction = moderation.heard(message)
             if sanction is not None:
-                self._enforce(sanction)
+                return self._enforce(sanction)
+        return 0
 
     # -- accounts, on one shared store ---------------------------------------------------
 
@@ -733,6 +827,10 @@ class Relay:
                 closed_elsewhere(self._server, message)
         elif kind == "homeless":
             self._homeless(message)
+        elif kind == "ask":  # an operator's act, made through another process
+            self._ask(message)
+        elif kind == "answer":  # what another process did of one made here
+            self._answered(message)
         elif kind == "close":
             peer = self._peer(message["p"])
             if peer is not None:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 
 from pisyedili.server.clock import Clock
@@ -54,6 +55,36 @@ class Sanction(SanctionRow):
         except ValueError:
             return False
         return mine.version == theirs.version and mine.overlaps(theirs)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What the other processes did of an act told to each of them: each one's answer
+    (its counts), the live ones that did not answer in time, and whether they could be
+    asked at all (not while the cluster is out of reach: each reads the sanctions from
+    the shared store again once it is back). A process alone has nobody to ask."""
+
+    answers: tuple[dict[str, Any], ...] = ()
+    silent: tuple[str, ...] = ()
+    reached: bool = True
+
+    def total(self, key: str) -> int:
+        """The sum of one count over the answers."""
+        return sum(int(answer.get(key, 0)) for answer in self.answers)
+
+    def said(self) -> str:
+        """What the operator is told of the processes that did not answer: their
+        share of the counts is missing."""
+        if not self.reached:
+            return ("; the other processes could not be asked (the cluster is out of "
+                    "reach): they apply it once it is back")
+        if not self.silent:
+            return ""
+        which = "process" if len(self.silent) == 1 else "processes"
+        return f"; {which} {', '.join(self.silent)} did not answer in time (not counted)"
+
+
+ALONE = Gathered()
 
 
 def load(store: Store, now: float) -> list[Sanction]:
@@ -95,9 +126,9 @@ class Moderation:
         self._clock = clock
         self.sanctions = list(loaded or ())
         accounts.ban_check = self.account_banned
-        self.tell: Callable[[dict[str, Any]], None] | None = None
+        self.tell: Callable[[dict[str, Any]], Deferred[Gathered]] | None = None
         """Tells the other processes that share this store of a sanction put in force
-        or lifted here (`heard` there), when there are any."""
+        or lifted here (`heard` there), when there are any: what each did of it."""
 
     def _active(self, kind: str) -> list[Sanction]:
         now = self._clock.seconds()
@@ -134,25 +165,30 @@ class Moderation:
         return None if minutes is None else self._clock.seconds() + 60.0 * minutes
 
     def keep(self, sanction: Sanction, action: str, target: str,
-             detail: str) -> Deferred[Any]:
-        """Put `sanction` in force: in memory now, in the logs, and in the store (the
-        Deferred fires once it is kept there)."""
+             detail: str) -> tuple[Deferred[Any], Deferred[Gathered]]:
+        """Put `sanction` in force: in memory now, in the logs, in the store (the first
+        Deferred fires once it is kept there) and in the other processes (the second,
+        once they said what they did of it: a ban's connections closed there)."""
         self.sanctions.append(sanction)
         _logged(sanction.by, action, target, detail)
-        if self.tell is not None:
-            self.tell({"op": "keep", "s": list(sanction)})
-        return self._store(_keep, sanction, self._clock.seconds(), action, target, detail)
+        told = self._told({"op": "keep", "s": list(sanction)})
+        return (self._store(_keep, sanction, self._clock.seconds(), action, target, detail),
+                told)
+
+    def _told(self, message: dict[str, Any]) -> Deferred[Gathered]:
+        return succeed(ALONE) if self.tell is None else self.tell(message)
 
     def lift(self, kind: str, account: int | None, player: int | None,
              network: str | None, by: str, target: str) -> tuple[bool, Deferred[Any]]:
         """Lift the sanctions of `kind` on that target: in memory, in the store, in the
-        logs; whether there was one, and the store's write."""
+        logs, in the other processes; whether there was one, and the store's write (it
+        fires once the other processes answered too: lifted everywhere)."""
         lifted = self._lifted(kind, account, player, network)
         _logged(by, "un" + kind, target, "lifted" if lifted else "none in force")
-        if self.tell is not None:
-            self.tell({"op": "lift", "s": [kind, account, player, network]})
-        return lifted, self._store(_lift, kind, account, player, network,
-                                   self._clock.seconds(), by, target)
+        told = self._told({"op": "lift", "s": [kind, account, player, network]})
+        written = self._store(_lift, kind, account, player, network,
+                              self._clock.seconds(), by, target)
+        return lifted, written.addCallback(lambda _: told)
 
     def _lifted(self, kind: str, account: int | None, player: int | None,
                 network: str | None) -> bool:

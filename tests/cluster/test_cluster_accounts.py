@@ -342,7 +342,7 @@ def test_an_announcement_reaches_every_process_once(
         idle, host, visitor = _player(b, "Mehmet"), _player(a, "Elif"), _player(b, "Can")
         _table_of_two(host, visitor)
         done = operator.ok("announce", text="Restart at ten")["done"]
-        assert done == "announced to 2 players here, and to every other process's"
+        assert done == "announced to 4 players"  # 2 on A, 2 on B: each told by its own
         for player in (idle, host, visitor):
             heard = player.wait(lambda m: m["type"] == "announcement")
             assert (heard["text"], heard["by"]) == ("Restart at ten", "Zeynep")
@@ -360,7 +360,8 @@ def test_an_operator_closes_a_table_another_process_holds(
         host, guest = _player(b, "Mehmet"), _player(a, "Elif")
         table = _table_of_two(host, guest)
         done = operator.ok("close_table", table=table, reason="test over")["done"]
-        assert done == f"closed table {table} (held by another process): test over"
+        assert done == f"closed table {table} (held by another process; 2 members " \
+            "told): test over"
         for member in (host, guest):
             closed = member.wait(lambda m: m["type"] == "table_closed")
             assert (closed["table"], closed["reason"]) == (table, "test over")

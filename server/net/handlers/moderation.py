@@ -3,15 +3,18 @@
 it covers. Each is answered `ok` once the store has it: an action answered is one a
 restart keeps; its `done` says what was done, for the operator's screen. In a cluster
 each reaches the players and tables of every process: what the operator's own process
-cannot act on is told to the others (through `relay.py`), and acted on there."""
+cannot act on is asked of every live process (`Relay.ask_all`), acted on there, and
+each one's answer counted in the `done` (the connections a ban closed, the players an
+announcement reached), which names a process that did not answer in time."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 
 from pisyedili.protocol.errors import ProtocolError
@@ -19,7 +22,7 @@ from pisyedili.server.cluster import unavailable
 from pisyedili.server.net.handlers import Handler, answer_off_reactor
 from pisyedili.server.people import names
 from pisyedili.server.people.accounts import Accounts
-from pisyedili.server.people.moderation import Moderation, Sanction, until
+from pisyedili.server.people.moderation import ALONE, Gathered, Moderation, Sanction, until
 from pisyedili.server.people.session import Session
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.effects import Message
@@ -65,6 +68,23 @@ def _online(factory: ServerFactory, name: str) -> Session | None:
     wanted = set(names.keys(name))
     return next((s for s in factory.sessions.each() if wanted & set(names.keys(s.name))),
                 None)
+
+
+def _ask_all(factory: ServerFactory, message: dict[str, Any]) -> Deferred[Gathered]:
+    """What every other live process did of `message` (`Relay.ask_all`); nobody to ask
+    for a process alone."""
+    relay = factory.relay
+    return succeed(ALONE) if relay is None else relay.ask_all(message)
+
+
+def found_here(factory: ServerFactory, name: str) -> dict[str, Any]:
+    """A process's answer to `find`: the session of that name it holds (a visitor's
+    home answers for it), as a `Target` elsewhere needs it, or nothing."""
+    session = _online(factory, name)
+    if session is None:
+        return {}
+    return {"found": {"p": session.player_id, "name": session.name,
+                      "addr": session.address, "a": session.account}}
 
 
 def _connections_of(factory: ServerFactory, session: Session) -> list[Connection]:
@@ -125,7 +145,7 @@ def _kick(conn: Connection, s: Session, msg: Message,
         found = conn.server.cluster.name_holder(names.keys(msg["name"]))
         kicked = found.addCallback(_kick_elsewhere, conn.server, moderation, s.name,
                                    msg["name"], reason, nobody)
-        _answer(conn, kicked, reply, f"kicked {msg['name']}{_with(reason)}")
+        answer_off_reactor(conn, reply, kicked, _ok, KEEP_FAILED)
         return None
     if target is None or target is s:
         raise nobody
@@ -150,34 +170,39 @@ def _tell_table_elsewhere(factory: ServerFactory, session: Session, action: str,
 
 
 def _remove(factory: ServerFactory, session: Session, reason: str,
-            tell_elsewhere: bool = False) -> None:
+            tell_elsewhere: bool = False) -> int:
     """A kick of a session held here: its table's other members are told, its
-    connections closed with `kicked`, its session ended. With `tell_elsewhere`, a
-    table of another process is told too (`_tell_table_elsewhere`)."""
+    connections closed with `kicked`, its session ended; how many were closed. With
+    `tell_elsewhere`, a table of another process is told too
+    (`_tell_table_elsewhere`)."""
     if tell_elsewhere:
         _tell_table_elsewhere(factory, session, "kick", reason)
     _tell_table(factory, session, "kick", reason)
-    for proto in _connections_of(factory, session):
+    connections = _connections_of(factory, session)
+    for proto in connections:
         proto.close("kicked", "an operator removed you from the server" + _with(reason))
     _end_session(factory, session)
+    return len(connections)
 
 
 def _kick_elsewhere(player: str | None, factory: ServerFactory, moderation: Moderation,
                     by: str, name: str, reason: str,
-                    nobody: ProtocolError) -> Deferred[Any]:
+                    nobody: ProtocolError) -> Deferred[str]:
     """A kick of a player whose session another process holds (`player`, from its
-    name's keys in the cluster): every process is told, as of a ban; its own closes it
+    name's keys in the cluster): every process is asked, as of a ban; its own closes it
     (`kicked_elsewhere`). Its table, if it is here, is told here: the operator's
-    process hears nothing of what it tells the others. The store's write, to answer."""
+    process hears nothing of what it tells the others. The `done`, once the store has
+    the action."""
     if player is None:
         raise nobody
     told = {"k": "kick", "p": player, "reason": reason}
     kicked_elsewhere(factory, told)
-    factory.cluster.tell_all(told)
-    return moderation.log_action(by, "kick", name, reason)
+    asked = _ask_all(factory, told)
+    written = moderation.log_action(by, "kick", name, reason)
+    return _kept(written, asked, lambda g: f"kicked {name}{_with(reason)}{g.said()}")
 
 
-def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
+def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> dict[str, Any]:
     """A kick made through another process, of player `p`: removed here if its
     session is held here (`_remove`; every process heard of the kick, its table's
     too); if it only sits at a table here, from another process, that table's other
@@ -188,21 +213,36 @@ def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
     action = str(message.get("action", "kick"))
     session = factory.sessions.by_id(player)
     if session is None:
-        return
+        return {}
     if factory.relay is not None and factory.relay.is_visitor(player):
         _tell_table(factory, session, action, reason)
     elif action == "kick":
-        _remove(factory, session, reason)
+        return {"closed": _remove(factory, session, reason)}
+    return {}
 
 
-Target = tuple[int | None, Session | None, str]
-"""Whom a request by name is about: the account (or None: a guest), the session it
-has here (or None), and the name as it is spelled (the operator may have typed a
-look-alike)."""
+@dataclass(frozen=True)
+class Target:
+    """Whom a request by name is about: the account (or None: a guest), the session it
+    has here (or None: an account's session elsewhere, or a guest connected to another
+    process), the name as it is spelled (the operator may have typed a look-alike), and
+    a guest's player id and address key (what its mute and ban name)."""
 
-Acting = Callable[[Target], tuple[Deferred[Any], str]]
-"""What a request does to its target, at once: the store's write, and the `done` to
-answer with once the write is in."""
+    account: int | None
+    session: Session | None
+    name: str
+    player: int | None = None
+    address: str | None = None
+
+
+def _here(session: Session) -> Target:
+    return Target(session.account, session, session.name, int(session.player_id),
+                  session.address)
+
+
+Acting = Callable[[Target], Deferred[str]]
+"""What a request does to its target, at once: the `done` to answer with, once the
+store's write is in (and the other processes said what they did)."""
 
 
 def _on_target(conn: Connection, accounts: Accounts, name: str, reply: Replier,
@@ -214,8 +254,7 @@ def _on_target(conn: Connection, accounts: Accounts, name: str, reply: Replier,
     guests connected here."""
 
     async def acting() -> str:
-        written, done = act(await _target(conn, accounts, name))
-        await written
+        done: str = await act(await _target(conn, accounts, name))
         return done
 
     answer_off_reactor(conn, reply, acting(), _ok, KEEP_FAILED)
@@ -231,12 +270,18 @@ async def _target(conn: Connection, accounts: Accounts, name: str) -> Target:
             raise ProtocolError("internal_error", "the server could not read its "
                                 "accounts; nothing changed") from None
     if found is not None:
-        return found.id, accounts.session_of(found.id), found.name
+        return Target(found.id, accounts.session_of(found.id), found.name)
     session = _online(conn.server, name)
-    if session is None:
+    if session is not None:
+        return _here(session)
+    gathered = await _ask_all(conn.server, {"k": "find", "name": name})
+    held = next((a["found"] for a in gathered.answers if "found" in a), None)
+    if held is None:
         raise ProtocolError("no_such_player", f"nobody named {name!r} is here, and no "
                             "account has that name")
-    return session.account, session, session.name
+    account = held.get("a")
+    return Target(account if isinstance(account, int) else None, None, str(held["name"]),
+                  int(held["p"]), str(held["addr"]))
 
 
 def _ok(done: str) -> Message:
@@ -245,8 +290,13 @@ def _ok(done: str) -> Message:
 
 def _guest(target: Target) -> int | None:
     """The player id a guest's sanction names (an account's names its account)."""
-    account, session, _ = target
-    return None if account is not None or session is None else int(session.player_id)
+    return None if target.account is not None else target.player
+
+
+def _kept(written: Deferred[Any], told: Deferred[Gathered],
+          done: Callable[[Gathered], str]) -> Deferred[str]:
+    """`done`, said of what the other processes did, once the store has the action."""
+    return written.addCallback(lambda _: told).addCallback(done)
 
 
 def _mute(conn: Connection, s: Session, msg: Message,
@@ -255,12 +305,13 @@ def _mute(conn: Connection, s: Session, msg: Message,
     reason = _reason(msg)
     expires = moderation.expiry(msg.get("minutes"))
 
-    def mute(target: Target) -> tuple[Deferred[Any], str]:
-        sanction = Sanction("mute", target[0], _guest(target), None, reason, s.name,
+    def mute(target: Target) -> Deferred[str]:
+        sanction = Sanction("mute", target.account, _guest(target), None, reason, s.name,
                             expires)
         lasting = until(expires)
-        return (moderation.keep(sanction, "mute", msg["name"], lasting),
-                f"muted {target[2]} {lasting}{_with(reason)}")
+        written, told = moderation.keep(sanction, "mute", msg["name"], lasting)
+        return _kept(written, told,
+                     lambda g: f"muted {target.name} {lasting}{_with(reason)}{g.said()}")
 
     _on_target(conn, accounts, msg["name"], reply, mute)
     return None
@@ -270,10 +321,10 @@ def _unmute(conn: Connection, s: Session, msg: Message,
             reply: Replier) -> Message | None:
     moderation, accounts = _operator(conn, s)
 
-    def unmute(target: Target) -> tuple[Deferred[Any], str]:
-        lifted, written = moderation.lift("mute", target[0], _guest(target), None, s.name,
-                                          target[2])
-        return written, _lifted_text("mute", target[2], lifted)
+    def unmute(target: Target) -> Deferred[str]:
+        lifted, written = moderation.lift("mute", target.account, _guest(target), None,
+                                          s.name, target.name)
+        return written.addCallback(lambda _: _lifted_text("mute", target.name, lifted))
 
     _on_target(conn, accounts, msg["name"], reply, unmute)
     return None
@@ -285,31 +336,35 @@ def _ban(conn: Connection, s: Session, msg: Message,
     reason = _reason(msg)
     expires = moderation.expiry(msg.get("minutes"))
 
-    def ban(sanction: Sanction, target: str, shown: str) -> tuple[Deferred[Any], str]:
+    def ban(sanction: Sanction, target: str, shown: str) -> Deferred[str]:
         if sanction.account == s.account or sanction.covers_network(conn.address):
             raise ProtocolError("bad_field", "that ban would cover you", field="name"
                                 if "name" in msg else "network")
-        closed = enforce_ban(conn.server, sanction)
-        gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
-        return (moderation.keep(sanction, "ban", target, until(expires)),
-                f"banned {shown} {until(expires)}{_with(reason)}{gone}")
+        here = enforce_ban(conn.server, sanction)
+        written, told = moderation.keep(sanction, "ban", target, until(expires))
+
+        def done(gathered: Gathered) -> str:
+            closed = here + gathered.total("closed")
+            gone = f"; {closed} connection{'s' if closed != 1 else ''} closed"
+            return f"banned {shown} {until(expires)}{_with(reason)}{gone}{gathered.said()}"
+
+        return _kept(written, told, done)
 
     if "network" in msg:
         network = _network(msg["network"])
-        written, done = ban(Sanction("ban", None, None, network, reason, s.name, expires),
-                            network, network)
-        _answer(conn, written, reply, done)
+        banned = ban(Sanction("ban", None, None, network, reason, s.name, expires),
+                     network, network)
+        answer_off_reactor(conn, reply, banned, _ok, KEEP_FAILED)
         return None
 
-    def ban_named(target: Target) -> tuple[Deferred[Any], str]:
-        account, session, name = target
-        if account is not None:
-            return ban(Sanction("ban", account, None, None, reason, s.name, expires),
-                       msg["name"], name)
-        assert session is not None
-        network = _network(session.address)
+    def ban_named(target: Target) -> Deferred[str]:
+        if target.account is not None:
+            return ban(Sanction("ban", target.account, None, None, reason, s.name,
+                                expires), msg["name"], target.name)
+        assert target.address is not None  # a guest's, here or elsewhere
+        network = _network(target.address)
         return ban(Sanction("ban", None, None, network, reason, s.name, expires),
-                   msg["name"], f"{name} (address {network})")
+                   msg["name"], f"{target.name} (address {network})")
 
     _on_target(conn, accounts, msg["name"], reply, ban_named)
     return None
@@ -361,16 +416,18 @@ def _close_table(conn: Connection, s: Session, msg: Message,
         holder = conn.server.cluster.locate(table_id)  # held by another process?
         closed = holder.addCallback(_close_at, conn.server, moderation, s.name,
                                     table_id, reason, missing)
-        _answer(conn, closed, reply,
-                f"closed table {table_id} (held by another process){_with(reason)}")
+        answer_off_reactor(conn, reply, closed, _ok, KEEP_FAILED)
         return None
     if table is None or table.closed:
         raise missing
     members = _close_here(conn.server, table, reason)
-    told = f"{members} member{'s' if members != 1 else ''} told"
     _answer(conn, moderation.log_action(s.name, "close_table", str(table.id), reason),
-            reply, f"closed table {table.id} ({told}){_with(reason)}")
+            reply, f"closed table {table.id} ({_members(members)}){_with(reason)}")
     return None
+
+
+def _members(told: int) -> str:
+    return f"{told} member{'s' if told != 1 else ''} told"
 
 
 def _close_here(factory: ServerFactory, table: TableRunner, reason: str) -> int:
@@ -390,21 +447,25 @@ def _close_here(factory: ServerFactory, table: TableRunner, reason: str) -> int:
 
 
 def _close_at(holder: str | None, factory: ServerFactory, moderation: Moderation,
-              by: str, table_id: int, reason: str, missing: ProtocolError) -> Deferred[Any]:
+              by: str, table_id: int, reason: str, missing: ProtocolError) -> Deferred[str]:
     """A table another process holds (`holder`, from the cluster) is closed there
-    (`closed_elsewhere` there). The store's write, to answer."""
+    (`closed_elsewhere` there, asked of every process: the one that holds it now
+    answers). The `done`, once the store has the action."""
     if holder is None or holder == factory.cluster.process:
         raise missing
-    factory.cluster.send(holder, {"k": "close_table", "t": table_id, "reason": reason})
-    return moderation.log_action(by, "close_table", str(table_id), reason)
+    told = _ask_all(factory, {"k": "close_table", "t": table_id, "reason": reason})
+    written = moderation.log_action(by, "close_table", str(table_id), reason)
+    return _kept(written, told, lambda g: f"closed table {table_id} (held by another "
+                 f"process; {_members(g.total('members'))}){_with(reason)}{g.said()}")
 
 
-def closed_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> None:
+def closed_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> dict[str, Any]:
     """An operator on another process closed table `t`, held here (unless it closed
-    meanwhile)."""
+    meanwhile, or is not here): the members told."""
     table = factory.lobby.by_id(int(message["t"]))
-    if table is not None and not table.closed:
-        _close_here(factory, table, str(message.get("reason", "")))
+    if table is None or table.closed:
+        return {}
+    return {"members": _close_here(factory, table, str(message.get("reason", "")))}
 
 
 def _announce(conn: Connection, s: Session, msg: Message,
@@ -412,15 +473,18 @@ def _announce(conn: Connection, s: Session, msg: Message,
     moderation, _ = _operator(conn, s)
     text = msg["text"].strip()
     notice: Message = {"type": "announcement", "text": text, "by": s.name}
-    cluster, elsewhere = conn.server.cluster, ""
-    if conn.server.relay is not None:  # every process's players, each told by its own
-        if not cluster.reachable:
-            raise unavailable("an announcement to every process")
-        cluster.tell_all({"k": "announce", "m": notice})
-        elsewhere = " here, and to every other process's"
-    told = announce_here(conn.server, notice)
-    _answer(conn, moderation.log_action(s.name, "announce", "everyone", text), reply,
-            f"announced to {told} player{'s' if told != 1 else ''}{elsewhere}")
+    if conn.server.relay is not None and not conn.server.cluster.reachable:
+        raise unavailable("an announcement to every process")
+    # Every process's players, each told by its own.
+    elsewhere = _ask_all(conn.server, {"k": "announce", "m": notice})
+    here = announce_here(conn.server, notice)
+
+    def done(gathered: Gathered) -> str:
+        told = here + gathered.total("told")
+        return f"announced to {told} player{'s' if told != 1 else ''}{gathered.said()}"
+
+    written = moderation.log_action(s.name, "announce", "everyone", text)
+    answer_off_reactor(conn, reply, _kept(written, elsewhere, done), _ok, KEEP_FAILED)
     return None
 
 

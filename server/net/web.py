@@ -428,6 +428,8 @@ class WebChannel(HTTPChannel):
     (`MAX_REQUEST_BODY`)."""
 
     site: WebSite
+    refusal = TOO_LARGE
+    """The whole answer to a request whose body is refused (`refuse_body`)."""
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
@@ -483,7 +485,7 @@ class WebChannel(HTTPChannel):
         transport = cast(Any, self.transport)
         if transport is None:
             return
-        transport.write(TOO_LARGE)
+        transport.write(self.refusal)
         if ISSLTransport.providedBy(transport):  # no half-close: a TLS close follows
             self.loseConnection()  # type: ignore[no-untyped-call]
             return

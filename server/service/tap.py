@@ -25,6 +25,7 @@ from twisted.application.internet import StreamServerEndpointService, TimerServi
 from twisted.application.service import IServiceCollection, MultiService, Service
 from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail, maybeDeferred
 from twisted.internet.interfaces import IStreamServerEndpoint
+from twisted.internet.task import deferLater
 from twisted.logger import (
     ILogObserver,
     Logger,
@@ -41,6 +42,7 @@ from pisyedili.protocol.limits import MAX_LABEL
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
 from pisyedili.server.net import proxied
+from pisyedili.server.net.health import READY_CHECKS, HealthSite
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.relay import Relay
@@ -172,6 +174,13 @@ class ServerOptions(usage.Options):
         ["cluster-lease", None, 15.0, "Seconds after which the other processes of a "
          "cluster take this one for gone if it stops renewing its keys (renewed three "
          "times as often); at least 1.", _float],
+        ["health", None, None, "Answer liveness and readiness checks over HTTP (GET /live, "
+         "GET /ready) on this port of 127.0.0.1, or on a Twisted endpoint string (e.g. "
+         "tcp:7911:interface=10.0.0.2); default: none (docs/operating.md, \"Health "
+         "checks\")."],
+        ["drain-seconds", None, 2.0, "With --health: seconds a stopping server answers "
+         "/ready with 503 (draining) while it still serves, so a balancer sends it no new "
+         "players, before it closes its ports; 0 stops at once.", _float],
         ["keep-days", None, 0, "Forget finished matches older than this many days "
          "(checked at start and daily); 0 keeps everything.", _float],
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
@@ -242,6 +251,8 @@ class ServerOptions(usage.Options):
             self["proxies"] = Proxies.from_options(self["web-proxy"])
         except ValueError as e:
             raise usage.UsageError(f"--web-proxy: {e}") from None
+        if self["health"] is not None and self["health"].isdigit():
+            self["health"] = f"tcp:{self['health']}:interface=127.0.0.1"
         if float(self["cluster-lease"]) < 1:
             raise usage.UsageError("--cluster-lease must be at least 1 second")
         if self["cluster"] is not None:
@@ -409,7 +420,8 @@ class ServerService(MultiService):
                  web: Sequence[str] = (), origins: OriginPolicy | None = None,
                  proxies: Proxies | None = None,
                  journal: StoreJournal | None = None,
-                 lock: FileLock | None = None) -> None:
+                 lock: FileLock | None = None,
+                 health: str | None = None, drain_seconds: float = 0) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.factory = factory
         self.journal = journal
@@ -435,6 +447,20 @@ class ServerService(MultiService):
         self.web_ports: list[Any] = []  # IListeningPort, for `--web`: never announced
         self.ready: Deferred[Any] | None = None
         self.failed = False
+        self.listening = False
+        """Every port listens (`ready` fired): `/ready`'s `listening`."""
+        self.draining = False
+        """Stopping: `/ready` answers 503 from then on, before any port closes."""
+        self.drain_seconds = drain_seconds
+        self.health_port: Any = None  # IListeningPort, for `--health`
+        self._health: StreamServerEndpointService | None = None
+        """`--health`'s port: not one of this service's children, since it answers from
+        the start (a cluster's ports wait for the cluster) until the very end of a stop."""
+        if health is not None:
+            endpoint = _Endpoint(clock, health)
+            self._endpoints.append((endpoint, self._serving_health))
+            self._health = StreamServerEndpointService(  # type: ignore[no-untyped-call]
+                endpoint, HealthSite(self.not_ready, clock))
         self.announcer = Announcer(clock, factory.name, server_version(),
                                    lambda: len(factory.lobby.tables())) if announce else None
         self.announced: Deferred[None] | None = None
@@ -459,6 +485,8 @@ class ServerService(MultiService):
         log.info("rules engine: {engine}", compiled=COMPILED,
                  engine="compiled (mypyc)" if COMPILED else "interpreted")
         fit_open_files(self.factory.limits.max_connections)
+        if self._health is not None:
+            self._health.startService()  # type: ignore[no-untyped-call]
         if self.seed is not None:
             log.warn("!!! --seed {seed} is set: every shuffle is PREDICTABLE. Use it for "
                      "tests and demos only, never on a server people play on. !!!",
@@ -477,6 +505,7 @@ class ServerService(MultiService):
         listening = [endpoint.bound.addCallback(told, endpoint.description)
                      for endpoint, told in self._endpoints]
         self.ready = DeferredList(listening, fireOnOneErrback=True, consumeErrors=True)
+        self.ready.addCallback(self._all_listening)
         self.ready.addErrback(self._cannot_listen)
         self.ready.addCallback(self._announce)
         self.ready.addCallback(settle_heap)
@@ -538,6 +567,27 @@ class ServerService(MultiService):
                  address=str(port.getHost()), port=getattr(port.getHost(), "port", None))
         return port
 
+    def _serving_health(self, port: Any, desc: str) -> Any:
+        self.health_port = port
+        log.info("answering health checks on {endpoint} ({address})", endpoint=desc,
+                 address=str(port.getHost()), port=getattr(port.getHost(), "port", None))
+        return port
+
+    def _all_listening(self, result: T) -> T:
+        self.listening = True
+        return result
+
+    def not_ready(self) -> list[str]:
+        """The readiness checks that fail now, in `READY_CHECKS`' order (`/ready`)."""
+        cluster = self.factory.cluster
+        passed = {
+            "listening": self.listening,
+            "store": self.journal is None or self.journal.keeping_up,
+            "cluster": cluster.reachable and not cluster.lease_in_doubt,
+            "draining": not self.draining,
+        }
+        return [check for check in READY_CHECKS if not passed[check]]
+
     def _announce(self, result: Any) -> Any:
         """Once every port listens, announce them (in the background: `ready` does not
         wait for it, and a failure to announce only logs a warning)."""
@@ -566,9 +616,23 @@ class ServerService(MultiService):
             when("after", "startup", self._reactor.stop)
 
     def stopService(self) -> Deferred[Any]:
+        """Not ready from now on; with `--health`, still serving for `drain_seconds`
+        (a balancer that checks `/ready` sends no new players meanwhile), then stopped
+        (`_stop`)."""
+        if self.draining:
+            return self._stop()
+        self.draining = True
+        if self._health is None or self.drain_seconds <= 0 or not self.listening:
+            return self._stop()
+        log.info("stopping: /ready answers 503 (draining) from now on; the ports close "
+                 "in {seconds:g} s", seconds=self.drain_seconds)
+        return deferLater(self._reactor, self.drain_seconds, self._stop)
+
+    def _stop(self) -> Deferred[Any]:
         """The goodbyes on the LAN, the ports and the pruning stopped, then the clients
         told and the tables saved (what the goodbyes tell of first), then the store
-        closed (after the writes already queued), and only then the file let go."""
+        closed (after the writes already queued), and only then the file let go; the
+        health port last."""
         gone = [self.announcer.stop()] if self.announcer is not None else []
         # MultiService's stop, but of the services that started: in a cluster the
         # ports start once it is joined, and a port never started cannot stop.
@@ -586,6 +650,10 @@ class ServerService(MultiService):
         stopped = DeferredList(gone)
         if self.lock is not None:
             stopped.addBoth(self._let_go, self.lock)
+        if self._health is not None and self._health.running:
+            health = self._health
+            stopped.addBoth(lambda result: maybeDeferred(health.stopService).addBoth(
+                lambda _: result))
         return stopped
 
     @staticmethod
@@ -648,7 +716,9 @@ def makeService(options: ServerOptions) -> ServerService:
                          keep_days=float(options["keep-days"]),
                          store_required=bool(options["db-required"]),
                          web=options["web"], origins=options["origins"],
-                         proxies=options["proxies"], journal=journal, lock=lock)
+                         proxies=options["proxies"], journal=journal, lock=lock,
+                         health=options["health"],
+                         drain_seconds=float(options["drain-seconds"]))
 
 
 def lock_store(path: str, *, required: bool) -> FileLock | None:

@@ -226,6 +226,12 @@ class StoreJournal:
         if threaded:  # started at the first commit: twistd may fork before the reactor runs
             self._pool = serial_pool("pisyedili-journal", minthreads=1)
 
+    @property
+    def keeping_up(self) -> bool:
+        """Whether the store took the last commit: False while rows a commit could not
+        write are kept for the catch-up, and for good once the journal gave up."""
+        return self._behind is None and not self._broken
+
     # -- reading back -------------------------------------------------------------------
 
     def load(self) -> Saved:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from process_output import BACKSTOP
 
 from pisyedili.protocol import PROTOCOL_VERSION
 
@@ -44,7 +45,7 @@ def server_port() -> Iterator[int]:
         yield int(found.group(1))
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=BACKSTOP)
 
 
 def test_the_documented_minimal_client_plays_a_whole_match(server_port: int) -> None:

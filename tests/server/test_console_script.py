@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from process_output import Output
+from process_output import BACKSTOP, Output
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
@@ -43,7 +43,7 @@ def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:
             proc.send_signal(signal.SIGTERM)
             goodbye = recv(sock)
             assert goodbye["code"] == "shutting_down"
-        assert proc.wait(timeout=20) == 0
+        assert proc.wait(timeout=BACKSTOP) == 0
         log = output.rest()
     finally:
         if proc.poll() is None:

@@ -3,6 +3,12 @@
 WebSocket port for every player, and each process still counting the player's own
 address (the PROXY protocol on TCP, X-Forwarded-For on the web side).
 
+The file is read as Debian runs it: an include after a main configuration like
+Debian's own (its stats socket, and as root its `chroot`, `user` and `group`), under a
+hard limit of 20,000 open files. Its layer 7 checks (`GET /ready` on each process's
+`--health` port) take a frozen or a draining process out of rotation, and a player
+whose process refuses the connection is sent to another (`option redispatch`).
+
 The players connect from loopback addresses of their own (127.0.0.2, ...), HAProxy
 reaches the processes from 127.0.0.1: `--max-per-address 1` refuses a second
 connection from one player's address, never the proxy's.
@@ -10,14 +16,20 @@ connection from one player's address, never the proxy's.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import pwd
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,21 +45,50 @@ from pisyedili.server.bench.services import free_port
 from pisyedili.server.cluster.redis import PREFIX
 
 SHIPPED = Path(__file__).resolve().parents[2] / "systemd" / "haproxy-pisyedili.cfg"
+FILE_LIMIT = 20000
+"""The hard limit on open files HAProxy runs under (`ulimit -Hn`): the shipped
+`maxconn` must fit it."""
+
+DEBIAN_MAIN = """\
+global
+    log stderr format short local0
+{privileges}    stats socket {stats} mode 660 level admin
+    stats timeout 30s
+
+defaults
+    log global
+    mode http
+    option httplog
+    option dontlognull
+    timeout connect 5000
+    timeout client 50000
+    timeout server 50000
+"""
+"""Debian's /etc/haproxy/haproxy.cfg as far as it matters here (logging to HAProxy's
+own output, the stats socket in the test's folder): the shipped file is read after
+it."""
 
 
-def configured(tcp: int, web: int, backends: list[tuple[int, int]]) -> str:
-    """The shipped file, its frontends on loopback ports and one `server` line per
-    process; the rest word for word. Global logging goes to HAProxy's own output, and
-    `maxconn` is small (HAProxy wants twice as many file descriptors)."""
+def debian_main(folder: Path, stats: Path) -> str:
+    """The main configuration; as root, with Debian's `chroot`, `user` and `group`."""
+    privileges = ""
+    if os.geteuid() == 0:
+        (folder / "chroot").mkdir()
+        privileges = (f"    chroot {folder / 'chroot'}\n    user haproxy\n"
+                      "    group haproxy\n")
+    return DEBIAN_MAIN.format(privileges=privileges, stats=stats)
+
+
+def configured(tcp: int, web: int, backends: list[tuple[int, int, int]]) -> str:
+    """The shipped file, its frontends on other ports and one `server` line per process
+    (its TCP, web and health ports); the rest word for word."""
     text = SHIPPED.read_text(encoding="utf-8")
-    text = text.replace("log /dev/log local0", "log stderr format short local0")
-    text = re.sub(r"(?m)^    maxconn \d+$", "    maxconn 100", text)  # fits any FD limit
-    text = text.replace("bind :7707", f"bind 127.0.0.1:{tcp}")
-    text = text.replace("bind :8080", f"bind 127.0.0.1:{web}")
-    for n, (tcp_port, web_port) in enumerate(backends, start=1):
+    text = text.replace(':7707"', f':{tcp}"').replace(':8080"', f':{web}"')
+    for n, (tcp_port, web_port, health) in enumerate(backends, start=1):
         text = text.replace(f"127.0.0.1:771{n} ", f"127.0.0.1:{tcp_port} ")
         text = text.replace(f"127.0.0.1:781{n} ", f"127.0.0.1:{web_port} ")
-    assert not re.search(r"127\.0\.0\.1:7[78]1\d ", text), "a server line left unset"
+        text = text.replace(f"check port 791{n}\n", f"check port {health}\n")
+    assert not re.search(r"127\.0\.0\.1:7[78]1\d |port 791\d", text), "a port left unset"
     return text
 
 
@@ -62,27 +103,74 @@ def haproxy_binary() -> str:
     return binary
 
 
-@pytest.fixture
-def proxied(redis: RedisAt, tmp_path: Path, haproxy_binary: str
-            ) -> Iterator[tuple[int, int]]:
-    """Two processes of one cluster (each `--max-per-address 1`) behind HAProxy: yields
-    its TCP and WebSocket ports."""
-    webs = [free_port(), free_port()]
+@dataclass
+class Front:
+    """HAProxy in front of a cluster's processes: its TCP and WebSocket ports, the
+    processes (`p1` is the first), and its stats socket."""
+
+    tcp: int
+    web: int
+    procs: list[subprocess.Popen[str]]
+    stats: Path
+
+    def ask(self, command: str) -> str:
+        """One command on HAProxy's stats socket, and its answer."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(BACKSTOP)
+            sock.connect(str(self.stats))
+            sock.sendall(command.encode() + b"\n")
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode()
+
+    def servers(self, backend: str = "pisyedili_tcp") -> dict[str, dict[str, str]]:
+        """`show stat` of each server of `backend`, by its name."""
+        rows = csv.DictReader(io.StringIO(self.ask("show stat").removeprefix("# ")))
+        return {row["svname"]: row for row in rows if row["pxname"] == backend
+                and row["svname"] not in ("FRONTEND", "BACKEND")}
+
+    def holding(self) -> str:
+        """The server that holds the one connection open (`p1` or `p2`)."""
+        return next(name for name, row in self.servers().items() if row["scur"] == "1")
+
+    def proc(self, server: str) -> subprocess.Popen[str]:
+        return self.procs[int(server[1:]) - 1]
+
+    def until(self, server: str, status: str, backend: str = "pisyedili_tcp") -> None:
+        """Wait until HAProxy takes `server` for `status` (UP, DOWN)."""
+        deadline = time.monotonic() + BACKSTOP
+        while (now := self.servers(backend)[server]["status"]) != status:
+            assert time.monotonic() < deadline, f"{server} still {now}"
+            time.sleep(0.05)
+
+
+@contextmanager
+def behind_haproxy(redis: RedisAt, folder: Path, binary: str, *extra: str
+                   ) -> Iterator[Front]:
+    """Two processes of one cluster (given `extra` options) behind HAProxy, run from
+    the shipped file as an include, under a hard limit of `FILE_LIMIT` open files."""
+    webs, healths = [free_port(), free_port()], [free_port(), free_port()]
     # A player here answers at once, faster than any person: the rate allows it.
-    with cluster(redis.url, tmp_path, 2, "--max-per-address", "1", "--web-proxy",
-                 "127.0.0.1", "--rate", "500", "--burst", "500",
+    with cluster(redis.url, folder, 2, "--web-proxy", "127.0.0.1", "--rate", "500",
+                 "--burst", "500", *extra,
                  listen="haproxy:tcp:0:interface=127.0.0.1",
-                 each=lambda n: ("--web", f"tcp:{webs[n]}:interface=127.0.0.1")
-                 ) as processes:
+                 each=lambda n: ("--web", f"tcp:{webs[n]}:interface=127.0.0.1",
+                                 "--health", str(healths[n]))) as processes:
         tcp, web = free_port(), free_port()
-        cfg = tmp_path / "haproxy.cfg"
-        cfg.write_text(configured(tcp, web, [(port, webs[n]) for n, (_, port)
-                                             in enumerate(processes)]), encoding="utf-8")
-        checked = subprocess.run([haproxy_binary, "-c", "-q", "-f", str(cfg)],
-                                 capture_output=True, text=True, timeout=BACKSTOP)
+        stats = folder / "admin.sock"
+        main, include = folder / "haproxy.cfg", folder / "pisyedili.cfg"
+        main.write_text(debian_main(folder, stats), encoding="utf-8")
+        include.write_text(configured(tcp, web, [(port, webs[n], healths[n]) for n, (_, port)
+                                                 in enumerate(processes)]), encoding="utf-8")
+        command = [binary, "-f", str(main), "-f", str(include)]
+        env = {k: v for k, v in os.environ.items() if k != "PISYEDILI_ADDRESS"}
+        checked = subprocess.run([*command, "-c", "-q"], capture_output=True, text=True,
+                                 timeout=BACKSTOP, env=env)
         assert checked.returncode == 0, checked.stdout + checked.stderr
-        log = (tmp_path / "haproxy.log").open("w+", encoding="utf-8")
-        proxy = subprocess.Popen([haproxy_binary, "-db", "-f", str(cfg)],
+        log = (folder / "haproxy.log").open("w+", encoding="utf-8")
+        proxy = subprocess.Popen(["prlimit", f"--nofile={FILE_LIMIT}:{FILE_LIMIT}",
+                                  *command, "-db"], env=env,
                                  stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + BACKSTOP
@@ -94,11 +182,28 @@ def proxied(redis: RedisAt, tmp_path: Path, haproxy_binary: str
                     assert proxy.poll() is None, f"haproxy exited: {_read(log)}"
                     assert time.monotonic() < deadline, "haproxy did not listen"
                     time.sleep(0.02)
-            yield tcp, web
+            yield Front(tcp, web, [proc for proc, _ in processes], stats)
         finally:
             proxy.terminate()
             proxy.wait(BACKSTOP)
             log.close()
+
+
+@pytest.fixture
+def proxied(redis: RedisAt, tmp_path: Path, haproxy_binary: str
+            ) -> Iterator[tuple[int, int]]:
+    """Two processes of one cluster (each `--max-per-address 1`) behind HAProxy: yields
+    its TCP and WebSocket ports."""
+    with behind_haproxy(redis, tmp_path, haproxy_binary, "--max-per-address", "1") as front:
+        yield front.tcp, front.web
+
+
+@pytest.fixture
+def front(redis: RedisAt, tmp_path: Path, haproxy_binary: str) -> Iterator[Front]:
+    """Two processes of one cluster behind HAProxy, each draining for an hour once told
+    to stop (the test ends them)."""
+    with behind_haproxy(redis, tmp_path, haproxy_binary, "--drain-seconds", "3600") as front:
+        yield front
 
 
 def _read(log: IO[str]) -> str:
@@ -180,5 +285,82 @@ def test_a_websocket_through_the_proxy_counts_the_browsers_address(
             assert refused["code"] == "too_many_connections", refused
         finally:
             second.close()
+    finally:
+        browser.close()
+
+
+def test_the_include_keeps_debians_settings(front: Front) -> None:
+    """The stats socket answers (the tests read HAProxy through it), the open files
+    HAProxy needs fit the limit, and as root HAProxy runs as Debian's `haproxy` user.
+    Unless told an address, it listens on loopback only: 127.0.0.2 (loopback too, but
+    another address) is refused."""
+    assert set(front.servers()) == {"p1", "p2"}
+    for port in (front.tcp, front.web):
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.2", port), timeout=BACKSTOP)
+    info = dict(line.split(": ", 1) for line in front.ask("show info").splitlines()
+                if ": " in line)
+    assert int(info["Maxsock"]) <= FILE_LIMIT, info
+    if os.geteuid() == 0:
+        status = Path(f"/proc/{info['Pid']}/status").read_text(encoding="utf-8")
+        uid = int(status.split("Uid:")[1].split()[0])
+        assert uid == pwd.getpwnam("haproxy").pw_uid, status
+
+
+def test_a_frozen_process_gets_no_new_players(front: Front) -> None:
+    """A process paused (SIGSTOP) still accepts connections in its kernel, but answers
+    no check: HAProxy takes it out of rotation, and a new player from the address it
+    was hashed to is welcomed by the other process."""
+    first = Player(front.tcp, source="127.0.0.2")
+    first.hello("Ayşe")
+    frozen = front.holding()
+    front.proc(frozen).send_signal(signal.SIGSTOP)
+    try:
+        front.until(frozen, "DOWN")
+        late = Player(front.tcp, source="127.0.0.2")
+        assert late.hello("Deniz")["type"] == "welcome"
+        other = "p2" if frozen == "p1" else "p1"
+        assert front.servers()[other]["scur"] == "1"
+    finally:
+        front.proc(frozen).send_signal(signal.SIGCONT)
+
+
+def test_a_draining_process_is_out_of_rotation_before_it_closes(front: Front) -> None:
+    """SIGTERM: the process answers `/ready` with 503 at once and HAProxy takes it out
+    of rotation, while it still runs and still serves the player it has; a new player
+    from that player's address goes to the other process."""
+    first = Player(front.tcp, source="127.0.0.2")
+    first.hello("Ayşe")
+    draining = front.holding()
+    front.proc(draining).send_signal(signal.SIGTERM)
+    front.until(draining, "DOWN")
+    front.until(draining, "DOWN", backend="pisyedili_web")
+    assert front.proc(draining).poll() is None
+    first.ok("lobby_subscribe")  # still served, through the proxy
+    late = Player(front.tcp, source="127.0.0.2")
+    assert late.hello("Deniz")["type"] == "welcome"
+    other = "p2" if draining == "p1" else "p1"
+    assert front.servers()[other]["scur"] == "1"
+    assert not any(m.get("code") == "shutting_down" for m in first.seen)
+
+
+def test_a_player_sent_to_a_stopped_process_is_redispatched(front: Front) -> None:
+    """A process gone before any check noticed (its checks are switched off here, so
+    HAProxy keeps taking it for up): a new player hashed to it is not closed on, but
+    sent to the other process on the last retry."""
+    first = Player(front.tcp, source="127.0.0.2")
+    first.hello("Ayşe")
+    gone = front.holding()
+    first.close()
+    for backend in ("pisyedili_tcp", "pisyedili_web"):
+        front.ask(f"disable health {backend}/{gone}")
+    front.proc(gone).kill()
+    front.proc(gone).wait(BACKSTOP)
+    assert front.servers()[gone]["status"] == "no check"  # in rotation, unchecked
+    late = Player(front.tcp, source="127.0.0.2")
+    assert late.hello("Deniz")["type"] == "welcome"
+    browser = _ws(front.web, "127.0.0.2")
+    try:
+        assert _ws_hello(browser, "Can")["type"] == "welcome"
     finally:
         browser.close()

@@ -121,15 +121,18 @@ def test_the_template_passes_systemd_analyze_verify(tmp_path: Path) -> None:
 
 
 def test_the_templates_ports_are_the_ones_haproxy_sends_to() -> None:
-    """Instance N listens on 771N behind the PROXY protocol and serves the web on
-    781N; the shipped HAProxy file's `server` lines name those ports, speaking the
-    PROXY protocol (v2: its health checks then name no client) to the first only."""
+    """Instance N listens on 771N behind the PROXY protocol, serves the web on 781N
+    and answers health checks on 791N; the shipped HAProxy file's `server` lines name
+    those ports, speaking the PROXY protocol to the first only, and check each process
+    on its health port."""
     template = units(TEMPLATE)
     env = dict(value.split("=", 1) for value in template["Environment"])
     assert env["PISYEDILI_LISTEN"].startswith("haproxy:tcp:771%i:interface=127.0.0.1")
     assert env["PISYEDILI_WEB"] == "tcp:781%i:interface=127.0.0.1"
+    assert env["PISYEDILI_HEALTH"] == "tcp:791%i:interface=127.0.0.1"
     [command] = template["ExecStart"]
     for option in ("--listen ${PISYEDILI_LISTEN}", "--web ${PISYEDILI_WEB}",
+                   "--health ${PISYEDILI_HEALTH}",
                    "--web-proxy 127.0.0.1", "--cluster ${PISYEDILI_CLUSTER}"):
         assert option in command
     lines = re.findall(r"(?m)^\s+server (p\d) 127\.0\.0\.1:(\d+) (.*)$",
@@ -140,6 +143,8 @@ def test_the_templates_ports_are_the_ones_haproxy_sends_to() -> None:
     assert [(name, port) for name, port, _ in web] == [("p1", "7811"), ("p2", "7812")]
     assert all("send-proxy-v2" in rest.split() for _, _, rest in tcp)
     assert not any("send-proxy" in rest for _, _, rest in web)
+    for name, _, rest in tcp + web:
+        assert f"check port 791{name[1:]}" in rest, rest
 
 
 def test_the_socket_is_dual_stack_and_the_service_reads_it_as_inet6() -> None:
@@ -167,6 +172,7 @@ def test_the_templates_command_is_one_the_server_takes() -> None:
     options.parseOptions(shlex.split(expanded)[1:])  # type: ignore[no-untyped-call]
     assert options["listen"] == ["haproxy:tcp:7711:interface=127.0.0.1:backlog=1024"]
     assert options["web"] == ["tcp:7811:interface=127.0.0.1"]
+    assert options["health"] == "tcp:7911:interface=127.0.0.1"
     assert str(options["cluster"]) == "redis://127.0.0.1:6379/0"
     assert options["db"] == "/var/lib/pisyedili-1/pisyedili.sqlite3"
     assert options["proxies"].trusts("127.0.0.1")

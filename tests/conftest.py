@@ -56,6 +56,7 @@ build of `_build_backend.COMPILED` can change. CI runs them again against that b
 (``pytest -m compiled``); the rest import the same Python source either way."""
 
 INTEGRATION_TESTS = (
+    "attack/test_attack_health.py",  # servers as processes (health_kit)
     "attack/test_attack_http.py",  # a `pisyedili-server --web` process (web_kit)
     "attack/test_attack_logins.py",  # Chromium
     "attack/test_attack_terminal.py",  # `pisyedili play` in tmux
@@ -80,6 +81,7 @@ INTEGRATION_TESTS = (
     "server/test_bot_guide.py",  # the guide's bots, as processes
     "server/test_console_script.py",
     "server/test_discovery.py",
+    "server/test_health.py",  # servers as processes (health_kit)
     "server/test_*_bench.py",
     "server/test_logs.py",
     "server/test_moderation.py",
@@ -153,12 +155,15 @@ def is_integration_test(path: Path) -> bool:
 
 
 def _local_imports(path: Path, kits: dict[str, Path]) -> set[str]:
-    """The kits of tests/ (by module name) that the module at `path` imports."""
+    """The kits of tests/ (by module name) whose code the module at `path` imports: a
+    kit it takes only constants from (`from process_output import BACKSTOP`) starts
+    nothing for it."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.module and not all(
+                alias.name.isupper() for alias in node.names):
             names.add(node.module.split(".")[-1 if node.level else 0])
     return names & kits.keys()
 

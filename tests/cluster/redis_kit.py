@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
+from poll_kit import poll_until
 
 from pisyedili.server.bench.services import NotInstalled, RedisServer
 from pisyedili.server.cluster import ClusterAddress
@@ -49,10 +49,7 @@ class RedisAt:
     def eventually(self, read: Callable[[RedisAt], T], timeout: float = 10.0) -> T:
         """What `read` finds once it finds something: a server writes there after it
         answered its client (the writes that only tell the other processes)."""
-        deadline = time.monotonic() + timeout
-        while not (found := read(self)) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return found
+        return poll_until(lambda: read(self), timeout, "a value written to Redis")
 
     def now_ms(self) -> int:
         """Redis's own clock, in milliseconds: the one its keys' lives run on."""

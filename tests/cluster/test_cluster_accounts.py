@@ -8,7 +8,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -177,12 +176,10 @@ def test_a_rated_table_taken_over_keeps_its_logged_in_players(
         first, second = Mover(host, rng), Mover(guest, rng)
         _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
         _kill(owner)
-        killed = time.monotonic()
         back, welcome = _resume(b, host.welcome)
         assert (welcome["resumed"], welcome["table"], welcome.get("registered")) == \
             (True, table, True), welcome
         assert (welcome["player"], welcome["name"]) == (host.welcome["player"], "Ayşe")
-        assert time.monotonic() - killed < 10
         first.player, first.pending = back, None
         _play([first, second], lambda: first.over() and second.over())
         profile = _player(b, "reader").ok("profile", name="Ayşe")

@@ -345,12 +345,11 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         run.procs[0].wait()
         log_b.wait_for(r"process p\d+ is gone, with 1 tables")
         log_b.wait_for(r"taking tables over failed; trying again")
-        started = time.monotonic()  # not sent to A, where nobody reads, for a lease
+        # Not sent to A, where nobody reads, for a lease (that would say "did not answer").
         refused = guest.request("resync")
         assert (refused["code"], refused["message"]) == (
             "internal_error", "the server that held this table went away; it is being "
                               "taken over")
-        assert time.monotonic() - started < LEASE / 2
         postgres.resume()
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")

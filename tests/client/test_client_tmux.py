@@ -16,13 +16,13 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import replay_kit
+from poll_kit import poll_until
 
 from pisyedili.client import replay
 
@@ -89,14 +89,15 @@ class Terminal:
         self.tmux("send-keys", "-t", "play", *keys)
 
     def wait_for(self, ready: Callable[[str], bool], what: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if ready(screen):
-                return screen
-            time.sleep(POLL)
-        raise AssertionError(f"{what} never appeared; the screen was:\n{screen}")
+        """The screen once `ready` holds for it."""
+        screens = [""]
+
+        def shown() -> str | None:
+            screens[0] = self.screen()
+            return screens[0] if ready(screens[0]) else None
+
+        return poll_until(shown, timeout, lambda: f"{what}; the screen was:\n{screens[0]}",
+                          POLL)
 
     def exited(self) -> str:
         """Wait for the program to end; its exit status as printed."""
@@ -194,13 +195,6 @@ def free_journals(data_home: Path) -> list[Path]:
     return free
 
 
-def wait_until(ready: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert time.monotonic() < deadline, f"{what} never happened"
-        time.sleep(POLL)
-
-
 def test_two_offline_matches_at_once_keep_a_journal_each(tmp_path: Path) -> None:
     data = tmp_path / "data"
     one, two, three, four = (Terminal(f"pisyedili-test-{uuid.uuid4().hex[:8]}")
@@ -224,7 +218,7 @@ def test_two_offline_matches_at_once_keep_a_journal_each(tmp_path: Path) -> None
         assert free_journals(data) == []  # each held by its `play`
 
         one.tmux("kill-server")  # One's terminal closes under its match
-        wait_until(lambda: len(free_journals(data)) == 1, "One's end")
+        poll_until(lambda: len(free_journals(data)) == 1, 20.0, "One's end", POLL)
         three.start(play("--continue", "--ascii"), 120, 40, data_home=data)
         after = three.wait_for(lambda s: "your move:" in s, "One's match, taken back")
         assert hand_on(after) == hand, "--continue took up One's match, not Two's"

@@ -7,34 +7,23 @@ the terminal client.
 
 from __future__ import annotations
 
-import struct
 from typing import Any, cast
 
 from bots_kit import fresh
+from transport_kit import written
 from twisted.internet.interfaces import IStreamClientEndpoint
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
 from pisyedili.client.bot import EXIT_LOST, EXIT_OK, EXIT_REFUSED, BotClient, BotConfig
 from pisyedili.client.wire import WireProtocol
-from pisyedili.protocol.codec import decode, frame
-from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS
+from pisyedili.protocol.codec import frame
 from pisyedili.protocol.messages import make_error, make_welcome
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.server.rules import legal_moves, move_to_wire, view
 
 Msg = dict[str, Any]
 
-
-def sent(transport: StringTransport) -> list[Msg]:
-    """Every frame the client wrote, decoded; the transport is emptied."""
-    data, out = transport.value(), []  # type: ignore[no-untyped-call]
-    transport.clear()  # type: ignore[no-untyped-call]
-    while data:
-        (n,) = struct.unpack(">I", data[:4])
-        out.append(decode(data[4 : 4 + n], CLIENT_FRAME_LIMITS))
-        data = data[4 + n :]
-    return out
 
 
 class Wired:
@@ -46,7 +35,7 @@ class Wired:
         self.transport = StringTransport()  # type: ignore[no-untyped-call]
         self.proto = WireProtocol(self.link)
         self.proto.makeConnection(self.transport)  # type: ignore[no-untyped-call]
-        [self.hello] = sent(self.transport)
+        [self.hello] = written(self.transport)
 
     def hear(self, msg: Msg, reply_to: Msg | None = None) -> None:
         if reply_to is not None:
@@ -54,7 +43,7 @@ class Wired:
         self.proto.dataReceived(frame(validate(msg, Direction.TO_CLIENT)))  # type: ignore[no-untyped-call]
 
     def sent(self) -> list[Msg]:
-        return sent(self.transport)
+        return written(self.transport)
 
     def welcome(self, resumed: bool | None = None) -> None:
         self.hear(make_welcome(server="s", version="1", player=9, name="bot", token="t",

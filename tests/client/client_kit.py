@@ -7,15 +7,11 @@ shape's own check) accepted; keyword arguments override fields of a sensible def
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from typing import Any
 
 from twisted.internet.defer import Deferred
-from twisted.internet.testing import StringTransport
 
-from pisyedili.protocol.codec import decode
-from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error, make_welcome
 from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.shapes import SEAT_INFO, TABLE_INFO, VIEW
@@ -95,16 +91,6 @@ def message(type_: str, **fields: Any) -> Msg:
     """Any other server message, validated."""
     return validate({"type": type_, **fields}, Direction.TO_CLIENT)
 
-
-def written(transport: StringTransport) -> list[Msg]:
-    """Every frame a client wrote to `transport`, decoded; the transport is emptied."""
-    data, out = transport.value(), []  # type: ignore[no-untyped-call]
-    transport.clear()  # type: ignore[no-untyped-call]
-    while data:
-        (n,) = struct.unpack(">I", data[:4])
-        out.append(decode(data[4:4 + n], CLIENT_FRAME_LIMITS))
-        data = data[4 + n:]
-    return out
 
 
 class Inbox:

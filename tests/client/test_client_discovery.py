@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from discovery_kit import DEADLINE, LOOPBACK, PEM, announced
 from process_output import Output
 from twisted.internet import reactor, threads
 from zeroconf import ServiceInfo
@@ -42,11 +43,6 @@ from pisyedili.client.discovery import (
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.service import tap
-
-LOOPBACK = ["127.0.0.1"]
-DEADLINE = 30.0
-PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # type: ignore[arg-type]
-
 
 # -- without a network ------------------------------------------------------------------
 
@@ -141,14 +137,8 @@ def test_none_found_says_so_and_how_else_to_play() -> None:
 # looks for its own ports only.
 
 async def serving(name: str, endpoints: Sequence[str]) -> tap.ServerService:
-    service = tap.ServerService(tap.make_factory(reactor, name=name), endpoints, reactor,
-                                announce=True)
-    service.startService()
-    assert service.ready is not None
-    await service.ready
-    assert service.announced is not None
-    await service.announced
-    return service
+    return await announced(tap.ServerService(tap.make_factory(reactor, name=name), endpoints,
+                                             reactor, announce=True))
 
 
 @pytest_twisted.ensureDeferred

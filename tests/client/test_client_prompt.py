@@ -17,13 +17,14 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
-from client_kit import Msg, message, table, update, view, welcome, written
+from client_kit import Msg, message, table, update, view, welcome
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import PipeInput, create_input, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
+from transport_kit import written
 from twisted.internet.interfaces import IStreamClientEndpoint
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport

@@ -11,7 +11,8 @@ import struct
 from typing import Any, cast
 
 import pytest
-from client_kit import Msg, error, message, table, welcome, written
+from client_kit import Msg, error, message, table, welcome
+from transport_kit import written
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.error import (
     ConnectionAborted,

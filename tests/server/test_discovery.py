@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from discovery_kit import DEADLINE, LOOPBACK, PEM, announced
 from process_output import Output
 from twisted.internet import reactor, threads
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
@@ -40,10 +41,6 @@ from pisyedili.server.service.discovery import (
     listing_for,
     txt,
 )
-
-LOOPBACK = ["127.0.0.1"]
-DEADLINE = 30.0
-PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # type: ignore[arg-type]
 
 
 def machine(*addresses: str) -> Callable[[], list[Any]]:
@@ -138,11 +135,7 @@ async def test_a_server_is_found_with_its_txt_its_tables_update_and_it_goes_on_s
                                   lambda: len(factory.lobby.tables()), interval=0.5)
     client: WireClient | None = None
     try:
-        service.startService()
-        assert service.ready is not None
-        await service.ready
-        assert service.announced is not None
-        await service.announced
+        await announced(service)
         [plain] = [p.getHost().port for p in service.ports if p.factory is factory]
         [tls] = [p.getHost().port for p in service.ports if p.factory is not factory]
         instance = f"Kahve-evi {os.getpid()}"

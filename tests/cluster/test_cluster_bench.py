@@ -4,13 +4,11 @@ on both. Its speed is judged from the figures it prints, never asserted here."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pg_kit
 import pytest
+from bench_kit import positive, run_load
 
 from cluster.redis_kit import RedisAt
 
@@ -19,20 +17,8 @@ TABLES = 4
 
 
 def run_bench(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench.cli", "load",
-                           "--tables", str(TABLES), "--seconds", "1", "--warmup", "0.3",
-                           "--rounds", "1", "--idle", "0", "--no-fanout",
-                           "--paced-think", "0", *args],
-                          capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().splitlines()
-    assert len(lines) == 1, done.stdout
-    result: dict[str, Any] = json.loads(lines[0])
-    return result
-
-
-def positive(value: object) -> bool:
-    return isinstance(value, (int, float)) and value > 0
+    return run_load("--tables", str(TABLES), "--idle", "0", "--no-fanout",
+                    "--paced-think", "0", *args, timeout=180)
 
 
 def test_the_cluster_round_spreads_tables_and_members_over_the_processes(

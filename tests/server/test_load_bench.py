@@ -5,15 +5,14 @@ round's pace, which its think time caps)."""
 
 from __future__ import annotations
 
-import json
 import socket
 import struct
-import subprocess
 import sys
 from typing import Any
 
 import msgpack
 import pytest
+from bench_kit import positive, run_load
 
 from pisyedili.server.bench.load import (
     FANOUT_GROUP,
@@ -43,20 +42,8 @@ test's own timeout."""
 
 
 def run_bench(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench.cli", "load",
-                           "--tables", "2", "--seconds", "1", "--warmup", "0.3",
-                           "--rounds", "1", "--idle", "400",
-                           "--paced-think", str(PACED_THINK), *args],
-                          capture_output=True, text=True, timeout=BENCH_BACKSTOP)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().splitlines()
-    assert len(lines) == 1, done.stdout
-    result: dict[str, Any] = json.loads(lines[0])
-    return result
-
-
-def positive(value: object) -> bool:
-    return isinstance(value, (int, float)) and value > 0
+    return run_load("--tables", "2", "--idle", "400", "--paced-think", str(PACED_THINK),
+                    *args, timeout=BENCH_BACKSTOP)
 
 
 def test_scripted_tables_report_every_figure() -> None:

@@ -24,6 +24,7 @@ from browser_kit import (
     rgb,
     set_viewport,
 )
+from poll_kit import BACKSTOP, poll_until
 from test_web_browser import TcpPlayer
 from web_fixtures import ROOMY, driver, page  # noqa: F401
 from web_kit import START, WebServer, served
@@ -431,6 +432,16 @@ def test_the_page_loads_only_from_its_server_and_stays_light(page: Page,
     assert loaded_weight <= everything <= PAGE_BUDGET, (loaded_weight, everything)
 
 
+def kept_match(tcp: TcpPlayer) -> int:
+    """The id of the match `tcp`'s player last finished, once the store keeps it (a
+    moment after the match's last update)."""
+    def kept() -> int | None:
+        matches = tcp.request({"type": "history", "of": "mine"})["matches"]
+        return int(matches[0]["id"]) if matches else None
+
+    return poll_until(kept, BACKSTOP, "the match to be kept", 0.1)
+
+
 def finished_match(port: int, name: str, deals: int = 2, private: bool = False) -> int:
     """`name` plays a whole casual match against a bot; the match's id."""
     tcp = Player(port, name)
@@ -440,12 +451,7 @@ def finished_match(port: int, name: str, deals: int = 2, private: bool = False) 
         tcp.request({"type": "add_bot", "seat": 1, "level": "easy"})
         tcp.request({"type": "start"})
         play_out(tcp)
-        for _ in range(50):  # the store keeps the match a moment after its last update
-            mine = tcp.request({"type": "history", "of": "mine"})
-            if mine["matches"]:
-                return int(mine["matches"][0]["id"])
-            tcp.poll(0.1)
-        raise AssertionError("the match was not kept")
+        return kept_match(tcp)
     finally:
         tcp.close()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from browser_kit import Page, fresh_page, set_viewport
-from test_web_accounts import Player, enter_name, finished_match
+from test_web_accounts import Player, enter_name, finished_match, kept_match
 from test_web_table import offline
 from web_fixtures import ROOMY, driver  # noqa: F401
 from web_kit import WebServer, served
@@ -132,12 +132,7 @@ def long_match(port: int) -> int:
             if moves:
                 move = moves.get("pass") or moves.get("draw") or msg["moves"][0]
                 tcp.send({"type": "move", "move": move})
-        for _ in range(50):  # the store keeps the match a moment after its last update
-            mine = tcp.request({"type": "history", "of": "mine"})
-            if mine["matches"]:
-                return int(mine["matches"][0]["id"])
-            tcp.poll(0.1)
-        raise AssertionError("the match was not kept")
+        return kept_match(tcp)
     finally:
         tcp.close()
 

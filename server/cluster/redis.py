@@ -47,6 +47,11 @@ process holds now is let go here (no longer renewed, written or deleted: `_elsew
 `_disowned`), and every delete, as a table closes or the process stops, is a
 compare-and-delete (`CLOSE`, `DROP_SESSION`): a key goes only while it names this
 process, so a woken process never deletes the keys of the one that took over.
+
+A pause is seen as it ends: the reactor's clock, read once a second, jumped (`_ticked`).
+It is said once, and what it made overdue (Redis replies that came while nobody read
+them, and the link their timeout drops) is said as its consequence, with no traceback
+and no word of a lost Redis, which never went away.
 """
 
 from __future__ import annotations
@@ -72,6 +77,17 @@ PREFIX = "pisyedili:"
 LEASE_SECONDS = 15.0
 """How long a live key outlives its process's last renewal (by default): the time
 the others take to see that a process is gone."""
+
+TICK_SECONDS = 1.0
+"""How often the reactor's clock is read to see whether this process was paused: a
+tick that comes much later than this was held up by a SIGSTOP, a debugger, or a
+machine too starved to run the process."""
+
+PAUSE_SECONDS = 4.0
+"""A gap between two ticks longer than this (or than most of the lease, if shorter:
+shorter than a Redis reply's timeout, so that every pause that makes one overdue is
+seen) is a pause: said once, and the Redis replies it made overdue are its
+consequence, not a lost Redis."""
 
 CLAIM = """
 for i, key in ipairs(KEYS) do
@@ -434,6 +450,10 @@ class RedisCluster:
         self._lost_at = 0.0
         self._judge_from = 0.0  # the others' liveness is judged again from then
         self._link_hooks: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        # Pauses of this process (`_ticked`).
+        self._tick: LoopingCall | None = None
+        self._ticked_at = 0.0  # the reactor's clock at the last tick
+        self._woke_at: float | None = None  # when a pause was last seen to end
 
     @property
     def process(self) -> str:
@@ -490,6 +510,10 @@ class RedisCluster:
         self._beat = LoopingCall(self._renew)
         self._beat.clock = self._clock
         self._beat.start(self.lease / 3, now=True)
+        self._tick = LoopingCall(self._ticked)
+        self._tick.clock = self._clock
+        self._ticked_at = self._clock.seconds()
+        self._tick.start(TICK_SECONDS, now=True)
         log.info("joined the cluster at {address} as process {process}",
                  address=str(self.address), process=self._process)
 
@@ -544,6 +568,29 @@ class RedisCluster:
 
     # -- Redis away and back ------------------------------------------------------------
 
+    # -- this process paused ----------------------------------------------------------
+
+    def _ticked(self) -> None:
+        """A tick of the reactor's clock: one much later than the last was a pause."""
+        self._just_woke()
+        self._ticked_at = self._clock.seconds()
+
+    def _just_woke(self) -> bool:
+        """Whether this process is waking from a pause (the last tick is long past, or
+        a pause ended within a tick): said once, as the first thing that notices it,
+        a tick or a Redis reply it made overdue, finds it."""
+        now = self._clock.seconds()
+        gap = now - self._ticked_at
+        if self._tick is not None and gap > min(PAUSE_SECONDS, 0.8 * self.lease):
+            self._ticked_at, self._woke_at = now, now
+            log.warn("this process was paused for {seconds:.1f} s (SIGSTOP, a debugger, "
+                     "or a starved machine): Redis replies it could not read meanwhile "
+                     "are overdue, and its link to Redis may be made again; the others "
+                     "may have taken it for gone", seconds=gap)
+        return self._woke_at is not None and now - self._woke_at <= TICK_SECONDS
+
+    # -- Redis away and back ------------------------------------------------------------
+
     def _link_down(self, which: str) -> None:
         """A link dropped (Redis stopped, the network, a reply overdue): from now on
         the tables here play on and whatever needs the shared state waits."""
@@ -552,12 +599,19 @@ class RedisCluster:
             return
         self._up = False
         self._lost_at = self._clock.seconds()
-        log.critical(
-            "lost the cluster's Redis at {address}: serving the {tables} tables held "
-            "here to the players connected here; new tables, new players, joins to "
-            "tables and resumes of sessions held elsewhere wait (cluster_unavailable) "
-            "until it is back", address=str(self.address), tables=len(self._tables),
-            connections=sum(self._counts.values()))
+        if self._just_woke():
+            log.warn("cluster: the link to Redis at {address} was dropped, its replies "
+                     "overdue after this process's pause: making it again; meanwhile "
+                     "the {tables} tables held here play on, and what needs the cluster "
+                     "waits (cluster_unavailable)", address=str(self.address),
+                     tables=len(self._tables))
+        else:
+            log.critical(
+                "lost the cluster's Redis at {address}: serving the {tables} tables held "
+                "here to the players connected here; new tables, new players, joins to "
+                "tables and resumes of sessions held elsewhere wait (cluster_unavailable) "
+                "until it is back", address=str(self.address), tables=len(self._tables),
+                connections=sum(self._counts.values()))
         for lost, _ in self._link_hooks:
             lost()
 
@@ -850,6 +904,8 @@ class RedisCluster:
         self._stopping = True
         if self._beat is not None and self._beat.running:
             self._beat.stop()
+        if self._tick is not None and self._tick.running:
+            self._tick.stop()
         if self._listener is not None:
             self._listener.disconnect()
             self._listener = None
@@ -973,8 +1029,13 @@ class RedisCluster:
         return d
 
     def _failed(self, failure: Failure, what: str) -> None:
-        if isinstance(failure.value, txredisapi.ConnectionError) and not self._up:
-            return  # Redis went away: said once, where it was noticed
+        if isinstance(failure.value, txredisapi.ConnectionError):
+            if self._just_woke():  # (a reply overdue only because nobody read it)
+                log.warn("cluster: {what}: no reply read in time, as this process was "
+                         "paused", what=what)
+                return
+            if not self._up:
+                return  # Redis went away: said once, where it was noticed
         log.failure("cluster: {what} failed", failure, what=what)
 
     def _tell(self, d: Deferred[Any], what: str) -> None:

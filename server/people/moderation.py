@@ -179,16 +179,18 @@ class Moderation:
         return succeed(ALONE) if self.tell is None else self.tell(message)
 
     def lift(self, kind: str, account: int | None, player: int | None,
-             network: str | None, by: str, target: str) -> tuple[bool, Deferred[Any]]:
+             network: str | None, by: str, target: str
+             ) -> tuple[bool, Deferred[Gathered]]:
         """Lift the sanctions of `kind` on that target: in memory, in the store, in the
         logs, in the other processes; whether there was one, and the store's write (it
-        fires once the other processes answered too: lifted everywhere)."""
+        fires once the other processes answered too, with what they said)."""
         lifted = self._lifted(kind, account, player, network)
         _logged(by, "un" + kind, target, "lifted" if lifted else "none in force")
         told = self._told({"op": "lift", "s": [kind, account, player, network]})
         written = self._store(_lift, kind, account, player, network,
                               self._clock.seconds(), by, target)
-        return lifted, written.addCallback(lambda _: told)
+        kept: Deferred[Gathered] = written.addCallback(lambda _: told)
+        return lifted, kept
 
     def _lifted(self, kind: str, account: int | None, player: int | None,
                 network: str | None) -> bool:

@@ -52,7 +52,9 @@ def _lift(conn: Connection, moderation: Moderation, reply: Replier, kind: str,
           target: str) -> None:
     """Lift the sanctions of `kind` on that target, and say whether there was one."""
     lifted, written = moderation.lift(kind, account, player, network, by, target)
-    _answer(conn, written, reply, _lifted_text(kind, target, lifted))
+    answer_off_reactor(conn, reply, written,
+                       lambda g: _ok(_lifted_text(kind, target, lifted) + g.said()),
+                       KEEP_FAILED)
 
 
 def _lifted_text(kind: str, target: str, lifted: bool) -> str:
@@ -324,7 +326,8 @@ def _unmute(conn: Connection, s: Session, msg: Message,
     def unmute(target: Target) -> Deferred[str]:
         lifted, written = moderation.lift("mute", target.account, _guest(target), None,
                                           s.name, target.name)
-        return written.addCallback(lambda _: _lifted_text("mute", target.name, lifted))
+        return written.addCallback(
+            lambda g: _lifted_text("mute", target.name, lifted) + g.said())
 
     _on_target(conn, accounts, msg["name"], reply, unmute)
     return None

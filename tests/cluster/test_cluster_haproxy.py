@@ -26,7 +26,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import IO, Any
 
 import pytest
 import websocket
+from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Player, cluster, play_out
 from cluster.redis_kit import RedisAt
@@ -139,10 +139,8 @@ class Front:
 
     def until(self, server: str, status: str, backend: str = "pisyedili_tcp") -> None:
         """Wait until HAProxy takes `server` for `status` (UP, DOWN)."""
-        deadline = time.monotonic() + BACKSTOP
-        while (now := self.servers(backend)[server]["status"]) != status:
-            assert time.monotonic() < deadline, f"{server} still {now}"
-            time.sleep(0.05)
+        poll_until(lambda: self.servers(backend)[server]["status"] == status, BACKSTOP,
+                   lambda: f"{server} to be {status}: {self.servers(backend)[server]}", 0.05)
 
 
 @contextmanager
@@ -173,15 +171,15 @@ def behind_haproxy(redis: RedisAt, folder: Path, binary: str, *extra: str
                                   *command, "-db"], env=env,
                                  stdout=log, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + BACKSTOP
-            while True:
+            def listening() -> bool:
                 try:
                     socket.create_connection(("127.0.0.1", web), timeout=1).close()
-                    break
                 except OSError:
                     assert proxy.poll() is None, f"haproxy exited: {_read(log)}"
-                    assert time.monotonic() < deadline, "haproxy did not listen"
-                    time.sleep(0.02)
+                    return False
+                return True
+
+            poll_until(listening, BACKSTOP, "haproxy to listen")
             yield Front(tcp, web, [proc for proc, _ in processes], stats)
         finally:
             proxy.terminate()

@@ -10,7 +10,6 @@ import io
 import subprocess
 import sys
 import threading
-import time
 from typing import Any, cast
 
 import msgpack
@@ -18,6 +17,7 @@ import pg_kit
 import psycopg
 import pytest
 import pytest_twisted
+from poll_kit import BACKSTOP, poll_until
 from process_output import SERVER, Output
 from test_restart_process import Client
 from twisted.internet import reactor
@@ -116,14 +116,15 @@ def test_a_fenced_write_waits_for_a_takeover_in_flight_then_finds_its_table_take
             writer = threading.Thread(target=lambda: found.update(
                 fenced=store.write_journal(write, holders={1: 0})))
             writer.start()
-            for _ in range(500):  # until the write waits on the row the takeover locked
-                (waiting,) = look.execute(
+            def waiting() -> int:
+                assert writer.is_alive(), "the write ended without waiting for the takeover"
+                (count,) = look.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                     "AND application_name = 'pisyedili-server'").fetchone() or (0,)
-                if waiting or not writer.is_alive():
-                    break
-                time.sleep(0.01)
-            assert waiting == 1 and writer.is_alive(), "the write waits for the takeover"
+                return int(count)
+
+            assert poll_until(waiting, BACKSTOP, "the write to wait on the row the "
+                              "takeover locked", 0.01) == 1
             takeover.commit()
             writer.join(10)
         assert found == {"fenced": {1}}

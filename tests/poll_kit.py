@@ -25,12 +25,11 @@ Explain = str | Callable[[], str]
 things stand at the deadline (called only then)."""
 
 
-def _expired(started: float, timeout: float, what: Explain) -> bool:
-    """Whether the deadline has passed; raises, saying what was awaited, when it has."""
-    if time.monotonic() - started < timeout:
-        return False
-    said = what() if callable(what) else what
-    raise AssertionError(f"waited {timeout:g} s in vain for {said}")
+def _check_deadline(started: float, timeout: float, what: Explain) -> None:
+    """Fail, saying what was awaited, once `timeout` seconds have passed since `started`."""
+    if time.monotonic() - started >= timeout:
+        said = what() if callable(what) else what
+        raise AssertionError(f"waited {timeout:g} s in vain for {said}")
 
 
 def poll_until(predicate: Callable[[], T | None], timeout: float, what: Explain,
@@ -38,7 +37,7 @@ def poll_until(predicate: Callable[[], T | None], timeout: float, what: Explain,
     """`predicate()`'s first truthy value, tried every `interval` seconds, in this thread."""
     started = time.monotonic()
     while not (found := predicate()):
-        _expired(started, timeout, what)
+        _check_deadline(started, timeout, what)
         time.sleep(interval)
     return found
 
@@ -49,6 +48,6 @@ async def poll_until_async(predicate: Callable[[], T | None], timeout: float, wh
     reactor runs (for a test under pytest-twisted)."""
     started = time.monotonic()
     while not (found := predicate()):
-        _expired(started, timeout, what)
+        _check_deadline(started, timeout, what)
         await task.deferLater(reactor, interval, lambda: None)
     return found

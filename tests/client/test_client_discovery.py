@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from discovery_kit import DEADLINE, LOOPBACK, PEM, announced
+from discovery_kit import DEADLINE, LOOPBACK, PEM, announced, network_namespace
 from process_output import Output
 from twisted.internet import reactor, threads
 from zeroconf import ServiceInfo
@@ -187,18 +186,8 @@ async def test_a_real_server_is_listed_and_chosen_by_its_number() -> None:
 @pytest.fixture
 def netns() -> Iterator[list[str]]:
     """`ip netns exec NS`: a network namespace with only loopback, up."""
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2 for a network namespace")
-    name = f"pisy-cli-{os.getpid()}"
-    made = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot make a network namespace: {made.stderr.strip()}")
-    try:
-        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"],
-                       check=True)
+    with network_namespace("pisy-cli", loopback_up=True) as name:
         yield ["ip", "netns", "exec", name]
-    finally:
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
 def command(script: str, module: str) -> list[str]:

@@ -12,7 +12,6 @@ import ipaddress
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from discovery_kit import DEADLINE, LOOPBACK, PEM, announced
+from discovery_kit import DEADLINE, LOOPBACK, PEM, announced, network_namespace
 from process_output import Output
 from twisted.internet import reactor, threads
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
@@ -186,23 +185,11 @@ async def test_stopping_while_still_announcing_withdraws_the_service() -> None:
 
 # -- announcing fails: one warning, the server serves on ----------------------------------
 
-def _ip() -> str | None:
-    return shutil.which("ip")
-
-
 @pytest.fixture
 def netns() -> Iterator[str]:
     """A network namespace of the test's own, its loopback down (so mDNS cannot work)."""
-    if os.geteuid() != 0 or _ip() is None:
-        pytest.skip("needs root and iproute2 for a network namespace")
-    name = f"pisy-srv-{os.getpid()}"
-    made = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot make a network namespace: {made.stderr.strip()}")
-    try:
+    with network_namespace("pisy-srv", loopback_up=False) as name:
         yield name
-    finally:
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
 
 def test_a_server_that_cannot_announce_warns_once_and_serves(netns: str) -> None:

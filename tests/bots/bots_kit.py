@@ -1,4 +1,5 @@
-"""Helpers for the bot tests: drive deals with the engine, seat by seat."""
+"""Helpers for the bot tests: drive deals with the engine, seat by seat; a bot client
+that tells when it sat down (`Seated`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from twisted.internet.defer import Deferred
+
+from pisyedili.client.bot import BotClient, BotConfig
 from pisyedili.server.bots import Observer, Policy
 from pisyedili.server.rules import Deal, Options, apply, events_for, legal_moves, new_deal, view
 
@@ -54,3 +58,16 @@ def sibling(folder: str, module: str) -> Any:
 def rules_kit() -> Any:
     """The rules tests' hand-made deal builder."""
     return sibling("rules", "rules_kit")
+
+
+class Seated(BotClient):
+    """A bot that tells when its first table snapshot came (`seated`)."""
+
+    def __init__(self, cfg: BotConfig) -> None:
+        super().__init__(cfg)
+        self.seated: Deferred[dict[str, Any]] = Deferred()
+
+    def on_table(self, msg: dict[str, Any]) -> None:
+        super().on_table(msg)
+        if not self.seated.called:
+            self.seated.callback(msg)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from bots_kit import sibling
+from bots_kit import Seated, sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import HostnameEndpoint
@@ -97,19 +97,6 @@ async def test_two_remote_bots_meet_through_the_lobby() -> None:
         assert host.refused_moves == guest.refused_moves == 0
     finally:
         await server.stop()
-
-
-class Seated(BotClient):
-    """A bot that tells when its first table snapshot came."""
-
-    def __init__(self, cfg: BotConfig) -> None:
-        super().__init__(cfg)
-        self.seated: Deferred[Message] = Deferred()
-
-    def on_table(self, msg: Message) -> None:
-        super().on_table(msg)
-        if not self.seated.called:
-            self.seated.callback(msg)
 
 
 @pytest_twisted.ensureDeferred

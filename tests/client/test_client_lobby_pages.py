@@ -10,11 +10,10 @@ from typing import Any
 import pytest_twisted
 from client_kit import OPTIONS, Inbox, Msg, message, sibling
 from twisted.internet import reactor
-from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint
 
 from pisyedili.client import render
-from pisyedili.client.bot import EXIT_OK, BotClient, BotConfig, connect
+from pisyedili.client.bot import EXIT_OK, BotConfig, connect
 from pisyedili.client.parse import Context, Invalid, Request, parse_input
 from pisyedili.client.render import Look, plain
 from pisyedili.client.state import ClientState
@@ -23,6 +22,7 @@ from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.table import commands as cmd
 
 wireclient = sibling("server", "wireclient")  # the network tests' loopback server
+Seated = sibling("bots", "bots_kit").Seated  # a bot that tells when it sat down
 
 ASCII = Look(unicode=False)
 
@@ -174,19 +174,6 @@ def open_tables(server: Any, private: int, public: int) -> None:
         session = server.factory.sessions.open(f"host{i}", _Quiet())
         table = server.factory.lobby.create(session, "classic", 2, None, None, i < private)
         table.handle(cmd.Join(session.player_id, session.name))
-
-
-class Seated(BotClient):
-    """A bot that tells when its table snapshot came."""
-
-    def __init__(self, cfg: BotConfig) -> None:
-        super().__init__(cfg)
-        self.seated: Deferred[Msg] = Deferred()
-
-    def on_table(self, msg: Msg) -> None:
-        super().on_table(msg)
-        if not self.seated.called:
-            self.seated.callback(msg)
 
 
 @pytest_twisted.ensureDeferred

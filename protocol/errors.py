@@ -46,14 +46,12 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("missing_type", "The map has no `type` field, or `type` is not a string."),
     ErrorCode("invalid_utf8", "A msgpack string is not valid UTF-8."),
     ErrorCode("bad_key", "A map key is not a string."),
-    ErrorCode("text_message", "A WebSocket text message arrived: every message is binary, "
-              "one msgpack map; the connection stays open."),
+    ErrorCode("text_message", "A WebSocket text message arrived: every message is binary."),
     ErrorCode("ext_not_allowed", "The frame holds a msgpack extension type (timestamps included)."),
     ErrorCode("too_deep", "Maps and arrays are nested deeper than the depth limit."),
     ErrorCode("value_too_large", "A string, binary, array or map is longer than its limit."),
     # Schema validation (schema.py).
-    ErrorCode("unknown_type", "No message of this `type` exists in this direction; the "
-              "connection stays open."),
+    ErrorCode("unknown_type", "No message of this `type` exists in this direction."),
     ErrorCode("missing_field", "A required field is absent (`field` names it).",
               fields=("field",), reconnect_note="— (for a `hello`: no)"),
     ErrorCode("bad_field", "A field has the wrong type, is out of range or too long "
@@ -80,24 +78,20 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "says how many); a dropped session ends after the grace period, and resuming "
               "one with its `token` is still allowed.", closes=True, reconnect=True,
               fields=("limit",)),
-    ErrorCode("rate_limited", "Too many messages too fast: the message was ignored "
-              "(`retry_after`, if present, says how many seconds to wait); every refused "
-              "request is answered, and a client refused more than 200 times in 10 "
-              "seconds is disconnected.", reconnect=True, fields=("retry_after",)),
+    ErrorCode("rate_limited", "Too many messages too fast: the message was ignored; wait "
+              "`retry_after` seconds ([Limits](#limits)).", reconnect=True,
+              fields=("retry_after",)),
     ErrorCode("too_slow", "The client read too slowly: more than `limit` bytes were waiting "
               "to be sent to it.", closes=True, reconnect=True, fields=("limit",)),
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list.", fields=("feature",)),
     ErrorCode("internal_error", "The server failed to handle the request; nothing changed "
-              "(except in a cluster, where a table's server process went away as it handled "
-              "the request: then the `table` snapshot that follows says what happened).",
+              "(in a cluster, maybe something did: the `table` snapshot that follows says).",
               reconnect=True),
-    ErrorCode("cluster_unavailable", "The request needs the state this server shares with "
-              "the other servers of its cluster (a new table or name, a table or session "
-              "another server holds), which is out of reach for now; nothing changed. The "
-              "tables this server holds play on. Try again after `retry_after` seconds (a "
-              "`hello` refused so is closed: connect again then).", reconnect=True,
+    ErrorCode("cluster_unavailable", "In a cluster, the state the servers share is out of "
+              "reach for now; nothing changed. Try again after `retry_after` seconds "
+              "([Running in a cluster](#running-in-a-cluster)).", reconnect=True,
               fields=("retry_after",)),
     # Lobby and tables.
     ErrorCode("no_such_table", "No table with that id or invite code."),
@@ -139,13 +133,12 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("too_many_logins", "Too many password attempts from your address, or one on "
               "that account from your address is still under way; `retry_after` says how "
               "many seconds to wait.", fields=("retry_after",)),
-    ErrorCode("server_busy", "The server is checking as many passwords as it can at once; "
-              "`retry_after` says how many seconds to wait before trying again.",
-              fields=("retry_after",)),
+    ErrorCode("server_busy", "The server is checking as many passwords as it can; try "
+              "again after `retry_after` seconds.", fields=("retry_after",)),
     ErrorCode("weak_password", "The new password is too short, or blank (`limit`: the "
               "fewest characters).", fields=("limit",)),
-    ErrorCode("bad_password", "The new password holds a character no password may: a "
-              "control character (NUL, tab, a line break) or a bidirectional control."),
+    ErrorCode("bad_password", "The new password holds a control character or a "
+              "bidirectional control ([Passwords](#passwords))."),
     ErrorCode("tls_required", "This server takes passwords only over TLS (or loopback)."),
     ErrorCode("account_required", "A rated table seats registered players (and bots) only: "
               "log in, or watch."),

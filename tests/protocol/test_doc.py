@@ -520,6 +520,22 @@ def test_the_doc_is_for_this_version(doc: str) -> None:
         assert f"`{new}`" in changes, new
 
 
+def test_the_doc_stays_under_twenty_thousand_words(doc: str) -> None:
+    # A client author reads this page whole: counted as `wc -w` counts it, generated tables
+    # included. A new rule is said once, where it belongs, and linked to from elsewhere.
+    assert len(doc.split()) < 20_000
+
+
+def test_cluster_only_behaviour_has_a_chapter_a_single_server_client_may_skip(
+    doc: str,
+) -> None:
+    body = chapter(doc, "Running in a cluster")
+    assert "may skip it" in body.split("\n\n")[0]  # said at its top
+    for matter in ("`table_lost`", "`cluster_unavailable`", "A resume answered late",
+                   "Answers late while a table is taken over"):
+        assert matter in body, matter
+
+
 def test_the_doc_is_written_for_strangers(doc: str) -> None:
     # No issue numbers, no internal design notes: the reader has this page and rules.md.
     assert re.search(r"(?i)\bissues?\s*#?\d|(?<![\w`])#\d", doc) is None

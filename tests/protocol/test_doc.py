@@ -237,8 +237,10 @@ def test_error_tables_match_the_registry(doc: str) -> None:
     assert set(closing) == {code for code, info in ERRORS.items() if info.closes}
     assert set(others) == {code for code, info in ERRORS.items() if not info.closes}
     for code, row in closing.items():
-        expected = "yes, without `token`" if code == "bad_token" else yes_no(ERRORS[code].reconnect)
-        assert (row[1], row[2]) == (expected, ERRORS[code].meaning), code
+        info = ERRORS[code]
+        expected = info.reconnect_note or yes_no(info.reconnect)
+        assert (row[1], row[2]) == (expected, info.meaning), code
+    assert closing["bad_token"][1] == "yes, without `token`"
     for code, row in others.items():
         assert row[1] == ERRORS[code].meaning, code
     # A code that does not close by itself, but after which a close may come and

@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 import pytest_twisted
 from poll_kit import poll_until_async
+from sibling_kit import sibling
 from twisted.internet import reactor, task
 from twisted.internet.endpoints import serverFromString
 from twisted.internet.threads import deferToThread
 from twisted.logger import LogEvent, formatEvent, globalLogPublisher
 from web_kit import served
-from ws_kit import WebServer, sibling, wireclient
+from ws_kit import WebServer, wireclient
 
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.web import (

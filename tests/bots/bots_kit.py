@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sibling_kit import sibling
 from twisted.internet.defer import Deferred
 
 from pisyedili.client.bot import BotClient, BotConfig
@@ -40,19 +41,6 @@ def play(
 
 def fresh(rules: str, players: int, seed: int, dealer: int = 0) -> Deal:
     return new_deal(Options.make(rules, players), dealer, random.Random(seed))
-
-
-def sibling(folder: str, module: str) -> Any:
-    """A helper module of another test folder (tests/rules/rules_kit.py, tests/server/
-    wireclient.py), reused here rather than copied."""
-    import importlib
-    import sys
-    from pathlib import Path
-
-    path = str(Path(__file__).resolve().parent.parent / folder)
-    if path not in sys.path:
-        sys.path.append(path)
-    return importlib.import_module(module)
 
 
 def rules_kit() -> Any:

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from bots_kit import Seated, sibling
+from bots_kit import Seated
+from sibling_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import HostnameEndpoint

@@ -130,16 +130,3 @@ class Inbox:
     def wait_type(self, type_: str, start: int = 0, **match: Any) -> Deferred[Msg]:
         return self.wait(lambda m: m["type"] == type_
                          and all(m.get(k) == v for k, v in match.items()), start)
-
-
-def sibling(folder: str, module: str) -> Any:
-    """A helper module of another test folder (tests/server/wireclient.py's real
-    server on loopback), reused rather than copied so it follows the server."""
-    import importlib
-    import sys
-    from pathlib import Path
-
-    path = str(Path(__file__).resolve().parent.parent / folder)
-    if path not in sys.path:
-        sys.path.append(path)
-    return importlib.import_module(module)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest_twisted
-from client_kit import OPTIONS, Inbox, Msg, message, sibling
+from client_kit import OPTIONS, Inbox, Msg, message
+from sibling_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.endpoints import TCP4ClientEndpoint
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest_twisted
-from client_kit import Inbox, sibling
+from client_kit import Inbox
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from sibling_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.endpoints import serverFromString
 

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from client_kit import Inbox, Msg, sibling, table
+from client_kit import Inbox, Msg, table
 from process_output import Output
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from sibling_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest_twisted
-from client_kit import Inbox, Msg, sibling
+from client_kit import Inbox, Msg
+from sibling_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.internet.endpoints import TCP4ClientEndpoint

@@ -23,13 +23,14 @@ from typing import Any
 import msgpack
 import pytest
 import pytest_twisted
+from sibling_kit import sibling
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
 from twisted.internet.protocol import Protocol, connectionDone
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
-from ws_kit import WebServer, sibling, wireclient, ws_connect
+from ws_kit import WebServer, wireclient, ws_connect
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME

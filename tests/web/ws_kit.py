@@ -8,13 +8,12 @@ in-process server (`wireclient.Server`) with the web site on a second loopback p
 
 from __future__ import annotations
 
-import importlib
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autobahn.twisted.websocket import WebSocketClientFactory, WebSocketClientProtocol
+from sibling_kit import sibling
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, clientFromString, serverFromString
@@ -22,15 +21,6 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, clientFromString, ser
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 from pisyedili.server.net.web import OriginPolicy, Proxies, make_site
-
-
-def sibling(folder: str, module: str) -> Any:
-    """A helper module of another test folder, reused here rather than copied."""
-    path = str(Path(__file__).resolve().parent.parent / folder)
-    if path not in sys.path:
-        sys.path.append(path)
-    return importlib.import_module(module)
-
 
 wireclient = sibling("server", "wireclient")
 TIMEOUT = wireclient.TIMEOUT

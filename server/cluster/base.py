@@ -97,6 +97,12 @@ class Cluster(Protocol):
         journal included. False again once it renewed, or checked what it holds."""
         ...
 
+    def named(self, name: str, address: str) -> None:
+        """What the operator calls this process (`--cluster-name`; "" for `address`)
+        and where it serves (this host and its game port): stable across restarts,
+        unlike `process`, and what the other processes' logs name it by."""
+        ...
+
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         """Who hears that the shared state went out of reach (`lost`), and that it is
         back, with everything this process holds written there again (`back`)."""

@@ -25,6 +25,9 @@ class LocalCluster:
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         pass
 
+    def named(self, name: str, address: str) -> None:
+        pass  # no other process to tell
+
     def start(self) -> Deferred[None]:
         return succeed(None)
 

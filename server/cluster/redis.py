@@ -263,6 +263,11 @@ Heard = Callable[[dict[str, Any]], None]
 P = ParamSpec("P")
 
 
+def _labelled(name: str, address: str) -> str:
+    """A process's name and where it serves: "web1 at host:7711", or "host:7711"."""
+    return address if name in ("", address) else f"{name} at {address}"
+
+
 def _by_value(held: Mapping[str, str],
               live: Container[str] | None = None) -> dict[str, list[str]]:
     """Keys held here grouped by their value (a name's keys by player, invite codes by
@@ -367,6 +372,7 @@ class _Link(txredisapi.RedisFactory):  # type: ignore[misc]
     cluster when its connection is ready and when it is gone."""
 
     protocol = _NoDelay
+    noisy = False  # not a line a reconnection: the cluster says when a link goes and comes
 
     def __init__(self, cluster: RedisCluster, address: ClusterAddress,
                  reply_timeout: float) -> None:
@@ -416,6 +422,10 @@ class RedisCluster:
         self._clock = clock
         self._redis: Any = None
         self._process = ""
+        # What the operator calls this process (`named`): its number changes on every
+        # start, its name and address do not; the others' are read as a log needs them.
+        self._name = self._address = ""
+        self._labels: dict[str, str] = {}
         self._live: set[str] = set()  # keys renewed with the lease
         self._counts: dict[str, int] = {}  # this process's connections by address
         self._beat: LoopingCall | None = None
@@ -499,6 +509,8 @@ class RedisCluster:
         await self._subscribe()
         await self._read_rows()
         self._joined = self._up = True
+        if self._address:
+            self._say_name()
         before, self._before = self._before, []
         for write in before:
             write()
@@ -534,6 +546,7 @@ class RedisCluster:
     async def _subscribe(self) -> None:
         factory = txredisapi.SubscriberFactory()
         factory.charset, factory.convertNumbers = None, False
+        factory.noisy = False
         _back_off(factory, self.lease)
         factory.protocol = _Listener
         factory.channels = [self._channel("lobby"), self._channel(f"to:{self._process}")]
@@ -663,6 +676,8 @@ class RedisCluster:
         redis, lease = self._redis, _ms(self.lease)
         written: list[Deferred[Any]] = [
             redis.set(self._key("process", self._process), "1", pexpire=lease)]
+        if self._address:  # (a Redis restarted empty lost the names too)
+            written.append(self._write_name(redis))
         self._forward_ids(written)
         for table_id, summary in sorted(self._tables.items()):
             written.append(self._hold(table_id, summary, retell=True))
@@ -714,9 +729,10 @@ class RedisCluster:
                 self.publish_lobby({"op": "add", "table": table_id,
                                     "summary": json.loads(summary)})
             return
-        log.critical("table {table} is held by process {holder} now (taken over while "
-                     "this process was taken for dead): this process lets it go",
-                     table=table_id, holder=str(took))
+        self._label(str(took)).addCallback(lambda holder: log.critical(
+            "table {table} is held by process {holder} now (taken over while this "
+            "process was taken for dead): this process lets it go", table=table_id,
+            holder=holder, process=str(took)))
         self._elsewhere.add(table_id)
         self._tables.pop(table_id, None)
         self._live.discard(self._key("table", table_id))
@@ -733,9 +749,10 @@ class RedisCluster:
             return self._reclaim(player_id, names)
         if self._sessions.get(key, {}).get("player") != player_id:
             return None  # gone from here meanwhile
-        log.warn("cluster: the session of player {player} is held by process {holder} "
-                 "now (taken over while this process was taken for dead): this process "
-                 "lets its keys be", player=player_id, holder=str(kept))
+        self._label(str(kept)).addCallback(lambda holder: log.warn(
+            "cluster: the session of player {player} is held by process {holder} now "
+            "(taken over while this process was taken for dead): this process lets its "
+            "keys be", player=player_id, holder=holder, process=str(kept)))
         del self._sessions[key]
         for held in (key, *(k for k, p in self._names.items() if p == player_id)):
             self._live.discard(held)
@@ -895,6 +912,8 @@ class RedisCluster:
             else:
                 delta["op"] = "add"
             self._rows[table_id] = delta["summary"]
+            if process not in self._labels and process not in self._owners.values():
+                self._label(process)  # read while it lives: Redis may lose it later
             self._owners[table_id] = process
             self._seen("table", table_id)
         if self._on_lobby is not None:
@@ -1013,8 +1032,9 @@ class RedisCluster:
             return
         self._watched.discard(process)
         gone = sorted(t for t, o in self._owners.items() if o == process)
-        log.warn("cluster: process {process} is gone, with {count} tables",
-                 process=process, count=len(gone))
+        self._label(process).addCallback(lambda label: log.warn(
+            "cluster: process {label} is gone, with {count} tables", label=label,
+            process=process, count=len(gone), tables=gone))
         for table_id in gone:
             self._lobby_heard({"op": "remove", "table": table_id, "process": process,
                                "gone": True})
@@ -1022,7 +1042,55 @@ class RedisCluster:
             self._on_gone(process)
 
     def watch(self, process: str) -> None:
+        if process not in self._labels and process not in self._watched:
+            self._label(process)  # read while it lives: Redis may lose it later
         self._watched.add(process)
+
+    # -- names ----------------------------------------------------------------------------
+
+    def named(self, name: str, address: str) -> None:
+        """What this process is called (`--cluster-name`, by default its `address`,
+        this host and its game port), kept in Redis for the others' logs: a log line
+        about another process names it, not only its number of this start."""
+        self._name, self._address = name or address, address
+        if self._joined and self._up:
+            self._say_name()
+
+    def _say_name(self) -> None:
+        assert self._redis is not None
+        self._tell(self._write_name(self._redis), "writing this process's name")
+        log.info("cluster: process {process} is {label}", process=self._process,
+                 name=self._name, address=self._address,
+                 label=_labelled(self._name, self._address))
+
+    def _write_name(self, redis: Any) -> Deferred[Any]:
+        """One field of a hash, never expired: the others name a process that is gone
+        too (one short field a start; `DEL pisyedili:names` only makes older processes
+        unnamed in the logs)."""
+        told = json.dumps({"name": self._name, "address": self._address})
+        written: Deferred[Any] = redis.hset(self._key("names"), self._process, told)
+        return written
+
+    def _label(self, process: str) -> Deferred[str]:
+        """`process` as a log line names it: its number, its name and its address
+        (read from Redis once; "unnamed" if it never said, or Redis lost it)."""
+        known = self._labels.get(process)
+        if known is not None or self._redis is None or not self._up:
+            return succeed(f"{process} ({known or 'unnamed'})")
+        asked: Deferred[Any] = self._redis.hget(self._key("names"), process)
+
+        def read(told: object) -> str:
+            if isinstance(told, bytes):
+                told = told.decode("utf-8", "replace")
+            if isinstance(told, str):
+                fields = json.loads(told)
+                self._labels[process] = _labelled(str(fields.get("name", "")),
+                                                  str(fields.get("address", "")))
+            return f"{process} ({self._labels.get(process, 'unnamed')})"
+
+        asked.addCallback(read)
+        asked.addErrback(lambda _: f"{process} (unnamed)")
+        return asked
 
     def _pexpire(self, key: str, ms: int) -> Deferred[Any]:
         d: Deferred[Any] = self._redis.execute_command("PEXPIRE", key, ms)

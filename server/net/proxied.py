@@ -106,6 +106,7 @@ class ProxyHeaderFactory(HAProxyWrappingFactory):
     """Wraps a server factory's protocols in `HeaderFirst`."""
 
     protocol = HeaderFirst  # type: ignore[assignment]
+    noisy = False  # no "Starting factory <...>" per port: the server logs its own lines
 
     def __init__(self, wrapped: Any, clock: Any,
                  header_seconds: float = HEADER_SECONDS) -> None:

@@ -218,6 +218,8 @@ def sendable_socket(transport: object) -> socket.socket | None:
 class ServerFactory(Factory):
     """The server's shared state: lobby, sessions, limits and the live connections."""
 
+    noisy = False  # no "Stopping factory <...>": the server logs what it listens on, and stops
+
     def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
                  clock: Clock, archive: Archive | None = None,
                  journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:

@@ -393,6 +393,7 @@ class WebSocketFactory(WebSocketServerFactory):
     """autobahn's factory for `/ws`, tied to the server's shared state."""
 
     protocol = WebSocketServer  # type: ignore[assignment]
+    noisy = False
 
     def __init__(self, server: ServerFactory, origins: OriginPolicy,
                  proxies: Proxies) -> None:
@@ -590,6 +591,7 @@ class WebSite(Site):
     `web_reserve` places to the TCP port."""
 
     requestFactory = WebRequest
+    noisy = False  # no "Starting factory <...>": the server logs where it serves the web
 
     def __init__(self, root: IResource, server: ServerFactory, proxies: Proxies,
                  request_seconds: float) -> None:

@@ -15,6 +15,7 @@ import gc
 import getpass
 import random
 import secrets
+import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -171,6 +172,9 @@ class ServerOptions(usage.Options):
         ["cluster", None, None, "Serve one lobby with the other processes of a cluster, "
          "whose shared state is this Redis database: redis://HOST:PORT/N "
          "(docs/operating.md, \"Running a cluster\")."],
+        ["cluster-name", None, "", "What this process is called in the cluster's logs "
+         "(the others' too), the same across restarts; default: this host and its game "
+         "port, e.g. web1:7711."],
         ["cluster-lease", None, 15.0, "Seconds after which the other processes of a "
          "cluster take this one for gone if it stops renewing its keys (renewed three "
          "times as often); at least 1.", _float],
@@ -421,9 +425,12 @@ class ServerService(MultiService):
                  proxies: Proxies | None = None,
                  journal: StoreJournal | None = None,
                  lock: FileLock | None = None,
-                 health: str | None = None, drain_seconds: float = 0) -> None:
+                 health: str | None = None, drain_seconds: float = 0,
+                 cluster_name: str = "") -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.factory = factory
+        self.cluster_name = cluster_name
+        """`--cluster-name`: "" names the process by its host and game port."""
         self.journal = journal
         self.lock = lock
         """The store file's lock: let go once the store is closed."""
@@ -575,7 +582,18 @@ class ServerService(MultiService):
 
     def _all_listening(self, result: T) -> T:
         self.listening = True
+        if self.factory.cluster.shared:
+            self.factory.cluster.named(self.cluster_name, self._address())
         return result
+
+    def _address(self) -> str:
+        """This host and its (first) game port: where an operator finds this process,
+        the same across restarts, unlike its number in the cluster."""
+        ports = self.ports or self.web_ports
+        if not ports:
+            return socket.gethostname()
+        where = ports[0].getHost()
+        return f"{socket.gethostname()}:{getattr(where, 'port', None) or where}"
 
     def not_ready(self) -> list[str]:
         """The readiness checks that fail now, in `READY_CHECKS`' order (`/ready`)."""
@@ -640,6 +658,7 @@ class ServerService(MultiService):
         gone.extend(maybeDeferred(service.stopService)
                     for service in reversed(list(self)) if service.running)
         self.ports, self.web_ports = [], []
+        self._say_what_is_left()
         self.factory.shutdown()
         if self.journal is not None:
             self.journal.close()
@@ -656,11 +675,37 @@ class ServerService(MultiService):
                 lambda _: result))
         return stopped
 
+    def _say_what_is_left(self) -> None:
+        """One line at a stop: the tables and sessions this process held, by count and
+        id, and what becomes of them (in a cluster the others take the tables over;
+        alone, the store keeps them for the next start)."""
+        factory = self.factory
+        tables = sorted(table.id for table in factory.lobby.tables())
+        connected = sorted({proto.session.player_id for proto in factory.protocols
+                            if proto.session is not None}, key=_by_number)
+        if factory.cluster.shared:
+            fate = "the tables released for the other processes to take over"
+        elif self.journal is not None:
+            fate = "kept in the store for the next start"
+        else:
+            fate = "closed, kept nowhere (no store)"
+        log.info("stopping: {table_count} tables ({table_ids}) and {session_count} "
+                 "sessions, {connected_count} of them connected (players {player_ids}) "
+                 "and told shutting_down: {fate}", table_count=len(tables),
+                 table_ids=", ".join(map(str, tables)) or "none", tables=tables,
+                 session_count=len(factory.sessions), connected_count=len(connected),
+                 player_ids=", ".join(connected) or "none", players=connected, fate=fate,
+                 process=factory.cluster.process)
+
     @staticmethod
     def _let_go(result: T, lock: FileLock) -> T:
         """Once the store is closed, the file is free for the next server."""
         lock.release()
         return result
+
+
+def _by_number(player_id: str) -> tuple[int, str]:
+    return (int(player_id), "") if player_id.isdigit() else (0, player_id)
 
 
 def settle_heap(result: T) -> T:
@@ -718,7 +763,8 @@ def makeService(options: ServerOptions) -> ServerService:
                          web=options["web"], origins=options["origins"],
                          proxies=options["proxies"], journal=journal, lock=lock,
                          health=options["health"],
-                         drain_seconds=float(options["drain-seconds"]))
+                         drain_seconds=float(options["drain-seconds"]),
+                         cluster_name=str(options["cluster-name"]))
 
 
 def lock_store(path: str, *, required: bool) -> FileLock | None:

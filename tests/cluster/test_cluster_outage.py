@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,14 +60,14 @@ def redis_process(keep: bool) -> Iterator[tuple[RedisServer, RedisAt]]:
 @contextmanager
 def server(url: str, db: Path | str, n: int,
            procs: list[subprocess.Popen[str]] | None = None,
-           grace: float = GRACE) -> Iterator[tuple[int, Output]]:
+           grace: float = GRACE, extra: Sequence[str] = ()) -> Iterator[tuple[int, Output]]:
     """One process of the cluster, its port and its log (which the test reads); the
-    process itself goes into `procs`, for a test that kills it."""
+    process itself goes into `procs`, for a test that kills it; `extra` options too."""
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
          "--db", str(db), "--cluster", url, "--cluster-lease", str(LEASE),
          "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0", "--no-announce",
-         "--grace-seconds", str(grace), "--rate", "500", "--burst", "500"],
+         "--grace-seconds", str(grace), "--rate", "500", "--burst", "500", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
     assert proc.stdout is not None
     out = Output(proc.stdout)
@@ -287,7 +287,7 @@ def test_a_process_killed_while_redis_is_away_has_its_table_taken_over(
         run.procs[0].wait()
         redis.start()
         log_b.wait_for(r"the cluster's Redis at \S+ is back")
-        log_b.wait_for(r"process p1 is gone, with 1 tables")
+        log_b.wait_for(r"process p1 \(.+\) is gone, with 1 tables")
         log_b.wait_for(rf"took table {table} over")
         newcomer = Player(b).hello("Emre")
         assert int(newcomer["player"]) > int(latest.welcome["player"]), \
@@ -343,7 +343,7 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         postgres.halt()
         run.procs[0].send_signal(signal.SIGKILL)
         run.procs[0].wait()
-        log_b.wait_for(r"process p\d+ is gone, with 1 tables")
+        log_b.wait_for(r"process p\d+ \(.+\) is gone, with 1 tables")
         log_b.wait_for(r"taking tables over failed; trying again")
         # Not sent to A, where nobody reads, for a lease (that would say "did not answer").
         refused = guest.request("resync")

@@ -50,9 +50,13 @@ def public(where: str | os.PathLike[str]) -> str:
 
 
 def pg_dump_command(url: str, dest: str) -> str:
-    """The pg_dump line that backs the PostgreSQL database at `url` up to the file `dest`
-    (its password, if any, is left to PGPASSWORD or ~/.pgpass)."""
-    return shlex.join(["pg_dump", "--format=custom", f"--file={dest}", public(url)])
+    """The shell line that backs the PostgreSQL database at `url` up to the file `dest`
+    (its password, if any, is left to PGPASSWORD or ~/.pgpass). pg_dump creates the
+    file by the umask, 0644 as a rule, yet it holds password and token hashes: the line
+    runs it under umask 077 (in a subshell, so the caller's shell keeps its own), and
+    the dump is 0600, as the server's own backups are."""
+    dump = shlex.join(["pg_dump", "--format=custom", f"--file={dest}", public(url)])
+    return f"(umask 077 && exec {dump})"
 
 
 class StoreError(Exception):

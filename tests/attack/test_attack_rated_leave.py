@@ -15,12 +15,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest_twisted
-from net_match import ends_match
+from net_match import play, shedding
 from openskill.models import PlackettLuce
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, gatherResults
 from twisted.logger import globalLogPublisher
-from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient, event_of
+from wireclient import UNTIMED_NO_DELAYS, Msg, Server, WireClient
 
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
 from pisyedili.server.store import MEMORY, Archive, open_store
@@ -49,30 +49,6 @@ def weakest(moves: list[Msg]) -> Msg:
             if move["kind"] == kind:
                 return move
     return moves[0]
-
-
-def shedding(rng: random.Random) -> Any:
-    def choose(moves: list[Msg]) -> Msg:
-        plays = [m for m in moves if m["kind"] in ("play", "pick")]
-        return rng.choice(plays or moves)
-    return choose
-
-
-async def play(client: WireClient, choose: Any, moves: int | None = None) -> Msg | None:
-    """Answer the decisions offered with `choose`: `moves` of them (None: to the
-    match's end); the `match_end` event if the match ended meanwhile."""
-    made = 0
-    while moves is None or made < moves:
-        msg = await client.wait(lambda m: ends_match(m) or ("moves" in m and m["type"] in
-                                                             ("update", "table")))
-        if ends_match(msg):
-            return event_of(msg, "match_end")
-        if any(m["type"] in ("update", "table") for m in client.received[client.cursor:]):
-            continue  # a later step arrived already: this decision is gone
-        reply = await client.request("move", move=choose(msg["moves"]))
-        assert reply["type"] == "ok", reply
-        made += 1
-    return None
 
 
 async def rated_table(host: WireClient, other: WireClient, seats: int = 2) -> int:

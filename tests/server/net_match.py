@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from wireclient import Msg, Server, WireClient, event_of
@@ -37,27 +38,49 @@ def ends_match(msg: Msg) -> bool:
     return msg["type"] == "update" and any(e["event"] == "match_end" for e in msg["events"])
 
 
-async def play_to_match_end(client: WireClient, rng: random.Random) -> Msg:
-    """Answer every decision offered with one of its moves; the `match_end` event.
+Choose = Callable[[list[Msg]], Msg]
+"""A player's pick among the moves it is offered."""
+
+
+def shedding(rng: random.Random) -> Choose:
+    """A random player that prefers shedding (a play or a pick), so deals end in a few
+    dozen moves: the reshuffle option can otherwise make a random player's deal last for
+    thousands."""
+    def choose(moves: list[Msg]) -> Msg:
+        plays = [m for m in moves if m["kind"] in ("play", "pick")]
+        return rng.choice(plays or moves)
+    return choose
+
+
+async def play(client: WireClient, choose: Choose, moves: int | None = None) -> Msg | None:
+    """Answer the decisions offered with `choose`: `moves` of them (None: to the
+    match's end); the `match_end` event if the match ended meanwhile.
 
     Waits for each move's `ok` before reading on, as a strict client does: the `ok`
     comes before the update the move causes, so this never deadlocks.
     """
-    while True:
+    made = 0
+    while moves is None or made < moves:
         msg = await client.wait(lambda m: ends_match(m) or ("moves" in m and m["type"] in
                                                              ("update", "table")))
         if ends_match(msg):
             return event_of(msg, "match_end")
         if any(m["type"] in ("update", "table") for m in client.received[client.cursor:]):
             continue  # a later step arrived already: this decision is gone
-        plays = [m for m in msg["moves"] if m["kind"] in ("play", "pick")]
-        # Prefer shedding, so deals end in a few dozen moves (the reshuffle option can
-        # otherwise make a random player's deal last for thousands).
         start = len(client.received)
-        reply = await client.request("move", move=rng.choice(plays or msg["moves"]))
+        reply = await client.request("move", move=choose(msg["moves"]))
         assert reply["type"] == "ok", reply
         assert not [m for m in client.received[start:client.received.index(reply)]
                     if m["type"] == "update"], "an update came before the move's ok"
+        made += 1
+    return None
+
+
+async def play_to_match_end(client: WireClient, rng: random.Random) -> Msg:
+    """Answer every decision offered with a `shedding` move; the `match_end` event."""
+    ended = await play(client, shedding(rng))
+    assert ended is not None
+    return ended
 
 
 async def pending_turn(clients: list[WireClient]) -> tuple[WireClient, Msg]:

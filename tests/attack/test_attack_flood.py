@@ -9,26 +9,16 @@ with `error` `rate_limited`, then a WebSocket close 1000 whose reason is that co
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest_twisted
 from raw_ws_kit import BINARY, CONTINUATION, PING, RawWebSocket, frame, raw_ws
 from twisted.internet import task
-from ws_kit import WebServer
+from ws_kit import WebServer, with_server
 
 from pisyedili.server.net.limits import ServerLimits
 
 LIMITS = ServerLimits(rate=5, burst=10, flood_close=30)
 FLOOD = 1000
 """Frames a flooder writes at once: far more than the limits let through."""
-
-
-async def with_web(test: Any, **kwargs: Any) -> None:
-    web = await WebServer.start(**kwargs)
-    try:
-        await test(web)
-    finally:
-        await web.stop()
 
 
 async def closed_for_flooding(flooder: RawWebSocket) -> None:
@@ -49,7 +39,7 @@ async def test_a_ping_flood_before_hello_is_closed_after_burst_and_flood_close()
         assert flooder.pongs == LIMITS.burst  # the 30 refused pings got none
         assert (await canary.request("ping"))["type"] == "pong"
 
-    await with_web(test, clock=task.Clock(), limits=LIMITS)
+    await with_server(test, clock=task.Clock(), limits=LIMITS)
 
 
 @pytest_twisted.ensureDeferred
@@ -63,7 +53,7 @@ async def test_empty_continuation_frames_count_as_messages() -> None:
         assert [m["type"] for m in flooder.messages] == ["welcome", "error"]
         assert (await canary.request("ping"))["type"] == "pong"
 
-    await with_web(test, clock=task.Clock(), limits=LIMITS)
+    await with_server(test, clock=task.Clock(), limits=LIMITS)
 
 
 @pytest_twisted.ensureDeferred
@@ -78,7 +68,7 @@ async def test_pings_within_the_rate_are_answered_and_the_connection_stays() -> 
         assert player.errors("rate_limited")[0]["id"] == 7
         assert player.pongs == LIMITS.burst - 1 and not player.is_closed
 
-    await with_web(test, clock=task.Clock(), limits=LIMITS)
+    await with_server(test, clock=task.Clock(), limits=LIMITS)
 
 
 class Flooding:
@@ -118,4 +108,4 @@ async def test_flooders_at_the_default_limits_are_closed_and_a_canary_is_answere
                 flood.loop.stop()
         assert (await canary.request("ping"))["type"] == "pong"
 
-    await with_web(test, limits=ServerLimits())
+    await with_server(test, limits=ServerLimits())

@@ -15,7 +15,6 @@ import ssl
 import struct
 import urllib.error
 import urllib.request
-from collections.abc import Awaitable, Callable
 from email.message import Message
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serv
 from twisted.internet.protocol import Protocol, connectionDone
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
-from ws_kit import WebServer, wireclient, ws_connect
+from ws_kit import WebServer, wireclient, with_server, ws_connect
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
@@ -51,14 +50,6 @@ Msg = dict[str, Any]
 def framed(body: bytes) -> bytes:
     """`body` as a TCP frame: its 4-byte length, then itself."""
     return struct.pack(">I", len(body)) + body
-
-
-async def with_server(test: Callable[[WebServer], Awaitable[None]], **kwargs: Any) -> None:
-    web = await WebServer.start(**kwargs)
-    try:
-        await test(web)
-    finally:
-        await web.stop()
 
 
 async def still_serves(web: WebServer) -> None:

@@ -8,6 +8,7 @@ in-process server (`wireclient.Server`) with the web site on a second loopback p
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,13 @@ class WebServer:
         await self.site_port.stopListening()
         bad = [(w, m) for w in self.sockets for m in w.invalid]
         assert not bad, f"server sent messages the schema refuses: {bad[:3]}"
+
+
+async def with_server(test: Callable[[WebServer], Awaitable[None]], **kwargs: Any) -> None:
+    """`test` run against a `WebServer` started with `kwargs`, stopped after (failing
+    if the server sent anything the schema refuses)."""
+    web = await WebServer.start(**kwargs)
+    try:
+        await test(web)
+    finally:
+        await web.stop()

@@ -84,6 +84,7 @@ INTEGRATION_TESTS = (
     "server/test_health.py",  # servers as processes (health_kit)
     "server/test_*_bench.py",
     "server/test_logs.py",
+    "server/test_metrics_process.py",  # a server and Debian's prometheus, as processes
     "server/test_moderation.py",
     "server/test_restart_process.py",
     "server/test_stacked_decks.py",

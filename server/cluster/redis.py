@@ -69,6 +69,7 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.server import metrics
 from pisyedili.server.cluster.base import ClusterAddress, unavailable
 
 log = Logger()
@@ -987,6 +988,7 @@ class RedisCluster:
             return
         leased: Deferred[Any] = self._redis.eval(
             LEASE, [self._key("process", self._process)], [_ms(self.lease)])
+        metrics.time_answer(leased, metrics.REDIS_ROUND_TRIP)
         leased.addCallback(self._renew_keys)
         leased.addErrback(self._failed, "renewing the lease")
         if self._clock.seconds() < self._judge_from:
@@ -1013,6 +1015,7 @@ class RedisCluster:
                     RENEW, keys[start:start + RENEW_CHUNK], [_ms(self.lease)])
                 renewed.addErrback(self._failed, "renew")
             return
+        metrics.LEASE_MISSED.inc()
         log.critical("the lease of process {process} had run out (it was paused, or "
                      "stalled, for longer than {lease:g} s): the others may have taken it "
                      "for dead, so every key it holds is checked again and what another "

@@ -34,6 +34,7 @@ from pisyedili.protocol.handshake import parse_hello
 from pisyedili.protocol.limits import CLIENT_FRAME_LIMITS, MAX_CLIENT_FRAME
 from pisyedili.protocol.messages import make_error
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
+from pisyedili.server import metrics
 from pisyedili.server.clock import Delayed
 from pisyedili.server.net import dispatch, hello
 from pisyedili.server.net.handlers import REQUEST_FAILED
@@ -618,6 +619,7 @@ class Connection:
         def refused(failure: Failure) -> None:
             player = self.session.player_id if self.session is not None else None
             if not reply.sent and isinstance(failure.value, ProtocolError):
+                metrics.login_refused(reply.kind, failure.value.code)
                 reply(failure.value.to_message())
                 return
             log.failure("request {type} from {player} failed", failure, type=reply.kind,

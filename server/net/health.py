@@ -5,12 +5,14 @@
 - `GET /ready`: `200 {"ready": true, "failed": []}` when this process should get new
   players, else `503 {"ready": false, "failed": [...]}` naming the checks that failed
   (`READY_CHECKS`, in that order).
+- `GET /metrics`: the process's Prometheus metrics (`pisyedili.server.service.metrics`,
+  given as `metrics`), for a Prometheus that scrapes this port.
 
 The port is its own, not `--web`'s: a balancer reaches it on loopback while the game's
 ports face the players, its checks are not counted as players' connections, and it
 keeps answering (503, `draining`) while the game's ports close. Each answer reads what
 the process already knows (the cluster link's state, the journal's last commit), so a
-check costs no round trip. Only `GET` and `HEAD` of the two paths, with no query and
+check costs no round trip. Only `GET` and `HEAD` of these paths, with no query and
 no body, are answered; a body is refused as its headers end, before it is read; a
 request must arrive whole within `HTTP_REQUEST_SECONDS`; at most `MAX_CONNECTIONS`
 connections at once. Requests are not written to the access log: a balancer checks
@@ -55,15 +57,21 @@ BODY_REFUSED = (b"HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
 
 
 class HealthResource(Resource):
-    """`/live` and `/ready`, and a short JSON 404 or 400 for anything else."""
+    """`/live`, `/ready` and `/metrics`, and a short JSON 404 or 400 for anything else."""
 
     isLeaf = True
 
-    def __init__(self, failed: Callable[[], Sequence[str]]) -> None:
+    def __init__(self, failed: Callable[[], Sequence[str]],
+                 metrics: Resource | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self._failed = failed
+        self._metrics = metrics
 
-    def render_GET(self, request: Request) -> bytes:
+    def render_GET(self, request: Request) -> bytes | int:
+        if request.path == b"/metrics" and self._metrics is not None \
+                and b"?" not in request.uri:
+            rendered: bytes | int = self._metrics.render(request)  # type: ignore[no-untyped-call]
+            return rendered
         status, body = self._answer(request)
         request.setResponseCode(status)
         for name, value in ((b"content-type", b"application/json"),
@@ -104,8 +112,9 @@ class HealthSite(Site):
     requestFactory = WebRequest
     noisy = False
 
-    def __init__(self, failed: Callable[[], Sequence[str]], clock: Any) -> None:
-        super().__init__(cast(IResource, HealthResource(failed)),  # type: ignore[no-untyped-call]
+    def __init__(self, failed: Callable[[], Sequence[str]], clock: Any,
+                 metrics: Resource | None = None) -> None:
+        super().__init__(cast(IResource, HealthResource(failed, metrics)),  # type: ignore[no-untyped-call]
                          timeout=HTTP_IDLE_SECONDS, reactor=clock)
         self.request_seconds = HTTP_REQUEST_SECONDS
         self.open = 0

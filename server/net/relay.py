@@ -44,6 +44,7 @@ from pisyedili.protocol.codec import decode
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error
+from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.net import dispatch
@@ -799,6 +800,7 @@ class Relay:
 
     def received(self, message: dict[str, Any]) -> None:
         """One message from another process (`Cluster.listen`)."""
+        metrics.RELAYED.inc()
         kind = message["k"]
         if kind == "req":
             self._request(message)

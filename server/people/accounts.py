@@ -45,6 +45,7 @@ from twisted.logger import Logger
 from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.passwords import MIN_PASSWORD
+from pisyedili.server import metrics
 from pisyedili.server.clock import Clock
 from pisyedili.server.people import names
 from pisyedili.server.people.session import Session, Sessions
@@ -389,6 +390,7 @@ class Accounts:
                                 "address is under way; wait for its answer",
                                 retry_after=round(min(max(busy - now, 1.0), 3600), 3))
         delay = self.settings.limits.delay(self._recent_failures(key))
+        metrics.LOGIN_DELAY.observe(delay)
         self._checking[slot] = now + delay
         if delay > 0:
             try:

@@ -44,6 +44,7 @@ from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster
 from pisyedili.server.net.connection import Connection
@@ -316,6 +317,7 @@ class Takeover:
         runner.handle(Restored())
         for member in here:
             runner.handle(Reconnected(member))
+        metrics.TAKEOVERS.inc()
         log.info("took table {table} over, with {members} members",
                  table=table.id, members=len(runner.core.members()))
 

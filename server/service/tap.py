@@ -40,6 +40,7 @@ from zope.interface import implementer  # type: ignore[import-untyped]
 from pisyedili.protocol import passwords
 from pisyedili.protocol import text as text_rule
 from pisyedili.protocol.limits import MAX_LABEL
+from pisyedili.server import metrics
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
 from pisyedili.server.net import proxied
@@ -59,6 +60,7 @@ from pisyedili.server.people.session import Sessions
 from pisyedili.server.rules import COMPILED
 from pisyedili.server.service.discovery import Announcer
 from pisyedili.server.service.logs import JsonLineObserver
+from pisyedili.server.service.metrics import COLLECTOR, metrics_resource
 from pisyedili.server.service.open_files import fit_open_files
 from pisyedili.server.service.recovery import restore
 from pisyedili.server.service.takeover import Takeover, store_ids
@@ -467,7 +469,8 @@ class ServerService(MultiService):
             endpoint = _Endpoint(clock, health)
             self._endpoints.append((endpoint, self._serving_health))
             self._health = StreamServerEndpointService(  # type: ignore[no-untyped-call]
-                endpoint, HealthSite(self.not_ready, clock))
+                endpoint, HealthSite(self.not_ready, clock, metrics_resource()))
+            COLLECTOR.watch(factory, journal)  # what /metrics reads as it is scraped
         self.announcer = Announcer(clock, factory.name, server_version(),
                                    lambda: len(factory.lobby.tables())) if announce else None
         self.announced: Deferred[None] | None = None
@@ -640,6 +643,7 @@ class ServerService(MultiService):
         if self.draining:
             return self._stop()
         self.draining = True
+        metrics.DRAINS.inc()
         if self._health is None or self.drain_seconds <= 0 or not self.listening:
             return self._stop()
         log.info("stopping: /ready answers 503 (draining) from now on; the ports close "
@@ -660,6 +664,7 @@ class ServerService(MultiService):
         self.ports, self.web_ports = [], []
         self._say_what_is_left()
         self.factory.shutdown()
+        COLLECTOR.forget(self.factory)
         if self.journal is not None:
             self.journal.close()
         if self.archive is not None:

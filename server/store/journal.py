@@ -43,6 +43,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.threadpool import ThreadPool
 
+from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.store import open_store
 from pisyedili.server.store.base import (
@@ -232,6 +233,14 @@ class StoreJournal:
         write are kept for the catch-up, and for good once the journal gave up."""
         return self._behind is None and not self._broken
 
+    @property
+    def backlog_rows(self) -> int:
+        """Rows written but not committed yet: those waiting for the next commit, the
+        commit in flight's, and those a failed commit left for the catch-up."""
+        inflight = self._inflight
+        return len(self._ops) + len(self._behind or ()) + \
+            (len(inflight.ops) if inflight is not None else 0)
+
     # -- reading back -------------------------------------------------------------------
 
     def load(self) -> Saved:
@@ -325,7 +334,8 @@ class StoreJournal:
 
     def _commit(self, ops: list[JournalOp]) -> None:
         try:
-            fenced = self.store.write_journal(ops, self._holding(ops))
+            with metrics.JOURNAL_COMMIT.time():
+                fenced = self.store.write_journal(ops, self._holding(ops))
         except StoreError as e:
             self._fell_behind(e, ops)
             return
@@ -433,8 +443,9 @@ class StoreJournal:
         """Write `commit`, keeping its error: whatever it was, the commit lands (and
         nothing that waited on it is sent as if it were written)."""
         try:
-            commit.fenced = self.store.write_journal(commit.ops, commit.holders,
-                                                     again=commit.again)
+            with metrics.JOURNAL_COMMIT.time():
+                commit.fenced = self.store.write_journal(commit.ops, commit.holders,
+                                                         again=commit.again)
         except Exception as e:  # whatever it was, the rows stay kept
             commit.error = e
 

@@ -22,6 +22,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.protocol.messages import make_error
+from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.table.commands import (
     BotMoved,
@@ -140,6 +141,11 @@ class TableRunner:
         # fails the same way and leaves the core as the live one was left.
         if not self.core.closed:  # a closed table's commands change nothing
             self._journal.command(self.id, now, command)
+        # Moves are counted by what the deal in play gained: a refused play, a stale
+        # bot's answer or a timer that was no turn's deadline adds none.
+        match = self.core.match
+        deal = match.deal if match is not None else None
+        made = len(deal.moves) if deal is not None else 0
         try:
             effects = self.core.handle(command, now)
         except Exception:
@@ -149,6 +155,8 @@ class TableRunner:
                 reply(make_error("internal_error", "the server failed to handle this "
                                  "request"))
             return
+        if deal is not None and len(deal.moves) != made:
+            metrics.MOVES.inc(len(deal.moves) - made)
         if self.core.deals_begun != self._snapshot_at and not self.core.closed:
             self._snapshot_at = self.core.deals_begun
             self._journal.snapshot(self.core)

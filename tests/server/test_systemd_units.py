@@ -43,6 +43,7 @@ SERVICE = ROOT / "systemd" / "pisyedili.service"
 SOCKET = ROOT / "systemd" / "pisyedili.socket"
 TEMPLATE = ROOT / "systemd" / "pisyedili@.service"
 HAPROXY = ROOT / "systemd" / "haproxy-pisyedili.cfg"
+SYSUSERS = ROOT / "systemd" / "pisyedili.sysusers"
 OPERATING = ROOT / "docs" / "operating.md"
 MAX_EXPOSURE = 2.0
 BACKSTOP = 60.0
@@ -117,6 +118,60 @@ def test_both_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
 
 def test_the_template_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     done = analyze("verify", "--man=no", str(instance(tmp_path, TEMPLATE, 2)))
+    assert done.returncode == 0 and not done.stderr.strip(), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("unit", [SERVICE, TEMPLATE], ids=["service", "template"])
+def test_the_units_run_as_the_system_user_sysusers_makes(unit: Path, tmp_path: Path
+                                                       ) -> None:
+    """A static user, `pisyedili` (the name PostgreSQL's peer authentication maps to the
+    role), made by the shipped sysusers.d file; not DynamicUser=, whose name the docs
+    could not give. What DynamicUser= implied is set one by one."""
+    settings = units(unit)
+    assert "DynamicUser" not in settings
+    assert settings["User"] == ["pisyedili"] and settings["Group"] == ["pisyedili"]
+    for key, value in (("ProtectSystem", "strict"), ("PrivateTmp", "yes"),
+                       ("RemoveIPC", "yes"), ("NoNewPrivileges", "yes"),
+                       ("RestrictSUIDSGID", "yes")):
+        assert settings[key] == [value], key
+    if shutil.which("systemd-sysusers") is None:
+        pytest.fail(f"systemd-sysusers is missing: {INSTALL}.", pytrace=False)
+    (tmp_path / "etc").mkdir()
+    done = subprocess.run(["systemd-sysusers", f"--root={tmp_path}", str(SYSUSERS)],
+                          capture_output=True, text=True, timeout=BACKSTOP, check=False)
+    assert done.returncode == 0, done.stderr
+    [user] = [line.split(":") for line in
+              (tmp_path / "etc" / "passwd").read_text(encoding="utf-8").splitlines()
+              if line.startswith("pisyedili:")]
+    [group] = [line.split(":") for line in
+               (tmp_path / "etc" / "group").read_text(encoding="utf-8").splitlines()
+               if line.startswith("pisyedili:")]
+    assert 0 < int(user[2]) < 1000, user  # a system user
+    assert user[3] == group[2], (user, group)
+    assert user[5] == "/" and user[6].endswith("nologin"), user
+
+
+def test_the_docs_say_how_each_process_logs_in_to_postgresql(tmp_path: Path) -> None:
+    """docs/operating.md installs the user, names peer authentication over the Unix
+    socket, and its drop-in for a password over TCP passes systemd-analyze verify on
+    an instance of the template."""
+    doc = OPERATING.read_text(encoding="utf-8")
+    assert doc.count("sudo cp systemd/pisyedili.sysusers /etc/sysusers.d/pisyedili.conf") == 2
+    assert "DynamicUser=yes" not in doc and "throw-away" not in doc
+    assert "'postgresql:///pisyedili?host=/var/run/postgresql'" in doc
+    assert "peer authentication" in doc
+    [dropin] = re.findall(r"```ini\n(\[Service\]\nLoadCredential=pgpass:.*?)```", doc,
+                          re.DOTALL)
+    assert "Environment=PGPASSFILE=%d/pgpass" in dropin
+    unit = instance(tmp_path, TEMPLATE, 2)
+    folder = tmp_path / f"{unit.name}.d"
+    folder.mkdir()
+    (folder / "pgpass.conf").write_text(dropin, encoding="utf-8")
+    if shutil.which("systemd-analyze") is None:
+        pytest.fail(f"systemd-analyze is missing: {INSTALL}.", pytrace=False)
+    done = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],
+                          capture_output=True, text=True, timeout=BACKSTOP, check=False,
+                          env={**os.environ, "SYSTEMD_UNIT_PATH": f"{tmp_path}:"})
     assert done.returncode == 0 and not done.stderr.strip(), done.stdout + done.stderr
 
 

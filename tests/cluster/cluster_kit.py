@@ -7,12 +7,13 @@ import select
 import socket
 import struct
 import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from process_output import server_process
+from process_output import SERVER, server_process
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
@@ -22,6 +23,8 @@ BACKSTOP = 20.0
 LEASE = 3
 """Seconds a killed process is taken for alive by the others: short, for the tests."""
 Msg = dict[str, Any]
+PASSWORD = "a long enough password 7"
+"""The password of the accounts the tests register, the operator's too."""
 
 
 @contextmanager
@@ -47,6 +50,23 @@ def server(url: str, db: str, n: int, *extra: str,
         "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
         "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
         timeout=BACKSTOP)
+
+
+@contextmanager
+def operated(url: str, db: str, folder: Path, features: tuple[str, ...]
+             ) -> Iterator[tuple[Player, int, subprocess.Popen[str], int]]:
+    """Two processes of the cluster at `url` on the one shared store `db`, with Zeynep
+    made an operator by `pisyedili-server operator add` and logged in on A (with
+    `features` and moderation): the operator, A's port, B's process and B's port."""
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
+                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
+                          timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    with cluster(url, folder, 2, db=db) as [(_, a), (proc_b, b)]:
+        operator = Player(a)
+        operator.hello("z", (*features, "moderation"))
+        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
+        yield operator, a, proc_b, b
 
 
 class Player:

@@ -8,19 +8,17 @@ import random
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pg_kit
 from process_output import SERVER
 
-from cluster.cluster_kit import Msg, Player, cluster, play_out
+from cluster.cluster_kit import PASSWORD, Msg, Player, cluster, operated, play_out
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import Mover, _play
 from pisyedili.protocol.version import PROTOCOL_VERSION
 
-PASSWORD = "a long enough password 7"
 FEATURES = ("chat", "accounts", "ratings", "history")
 
 
@@ -36,22 +34,6 @@ def _registered(port: int, name: str) -> Player:
     assert (reply["name"], reply["registered"]) == (name, True), reply
     return player
 
-
-@contextmanager
-def _operated(redis: RedisAt, postgres: pg_kit.Cluster,
-              tmp_path: Path) -> Iterator[tuple[Player, int, int]]:
-    """Two processes on one shared store (their ports, A and B), with Zeynep made an
-    operator by `pisyedili-server operator add` and logged in on A."""
-    db = postgres.store()
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
-    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (_, b)]:
-        operator = Player(a)
-        operator.hello("z", (*FEATURES, "moderation"))
-        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
-        yield operator, a, b
 
 
 def _table_of_two(host: Player, guest: Player) -> int:
@@ -237,7 +219,7 @@ def test_a_ban_or_mute_made_on_one_process_holds_on_every_process(
     B refuses its chat at once, then closes its connection and refuses its logins,
     until the operator lifts the ban on A. (test_cluster_outage.py: one made while
     Redis is away.)"""
-    with _operated(redis, postgres, tmp_path) as (operator, _, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, _, b):
         watcher = _player(b, "watcher")
         watcher.ok("lobby_subscribe")
         target = _registered(b, "Mehmet")
@@ -284,7 +266,7 @@ def test_a_kick_made_on_one_process_reaches_a_player_on_another(
     closed with `kicked` where it is connected, its table's other member reads
     `player_removed`, then sees the seat free; a name nobody holds is still
     `no_such_player`."""
-    with _operated(redis, postgres, tmp_path) as (operator, a, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, a, _, b):
         mehmet, elif_ = _player(b, "Mehmet"), _player(a, "Elif")
         at_b = _table_of_two(mehmet, elif_)
         deniz, can = _player(a, "Deniz"), _player(b, "Can")
@@ -313,7 +295,7 @@ def test_a_ban_made_on_one_process_tells_the_table_of_another(
     on B (which B tells). Each is closed with `banned` where it is connected, its
     table's other member reads `player_removed` with the ban's reason, then sees the
     seat free."""
-    with _operated(redis, postgres, tmp_path) as (operator, a, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, a, _, b):
         deniz, can = _player(a, "Deniz"), _registered(b, "Can")
         at_a = _table_of_two(deniz, can)
         ece, ali = _player(b, "Ece"), _registered(a, "Ali")
@@ -335,7 +317,7 @@ def test_an_announcement_reaches_every_process_once(
     """An operator on A announces: a player on B at no table hears it, and so does one
     on B at a table on A, once (from its own process, not again through the table's);
     a player on A hears it too."""
-    with _operated(redis, postgres, tmp_path) as (operator, a, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, a, _, b):
         idle, host, visitor = _player(b, "Mehmet"), _player(a, "Elif"), _player(b, "Can")
         _table_of_two(host, visitor)
         done = operator.ok("announce", text="Restart at ten")["done"]
@@ -353,7 +335,7 @@ def test_an_operator_closes_a_table_another_process_holds(
     """An operator on A closes a table B holds: its members, on B and on A, are told
     `table_closed` with the reason and are at no table after it; a table nobody holds
     is still `no_such_table`."""
-    with _operated(redis, postgres, tmp_path) as (operator, a, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, a, _, b):
         host, guest = _player(b, "Mehmet"), _player(a, "Elif")
         table = _table_of_two(host, guest)
         done = operator.ok("close_table", table=table, reason="test over")["done"]

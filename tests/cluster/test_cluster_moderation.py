@@ -6,39 +6,17 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pg_kit
-from process_output import SERVER
 
-from cluster.cluster_kit import Player, cluster
+from cluster.cluster_kit import PASSWORD, Player, operated
 from cluster.redis_kit import RedisAt
 
-PASSWORD = "a long enough password 7"
 FEATURES = ("chat", "accounts")
 ELSEWHERE = "127.0.0.2"
 """The guest's source address: a ban of its address must not cover the operator's."""
 
-
-@contextmanager
-def _operated(redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path
-              ) -> Iterator[tuple[Player, int, subprocess.Popen[str], int]]:
-    """Two processes on one shared store, with Zeynep, an operator, logged in on A:
-    the operator, A's port, B's process and B's port."""
-    db = postgres.store()
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
-    with cluster(redis.url, tmp_path, 2, db=db) as [(_, a), (proc_b, b)]:
-        operator = Player(a)
-        operator.hello("z", (*FEATURES, "moderation"))
-        assert operator.ok("login", name="Zeynep", password=PASSWORD)["operator"] is True
-        yield operator, a, proc_b, b
 
 
 def _guest(port: int, name: str = "Troll") -> Player:
@@ -52,7 +30,7 @@ def test_a_guest_on_another_process_is_banned_by_name_and_counted(
     """The ban of a guest connected to B, by its name, bans its address: B closes its
     connection with `banned`, the confirmation counts that connection, and a new one
     from that address is refused at B."""
-    with _operated(redis, postgres, tmp_path) as (operator, _, _, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, _, b):
         troll = _guest(b)
         done = operator.ok("ban", name="Troll", reason="spam")["done"]
         assert done == f"banned Troll (address {ELSEWHERE}/32) until lifted: spam; " \
@@ -69,7 +47,7 @@ def test_a_ban_of_an_account_counts_its_connection_on_another_process(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """The ban of an account logged in on B: B closes its connection, and the
     confirmation counts it."""
-    with _operated(redis, postgres, tmp_path) as (operator, _, _, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, _, b):
         mehmet = _guest(b, "Mehmet")
         mehmet.ok("register", password=PASSWORD)
         done = operator.ok("ban", name="Mehmet")["done"]
@@ -81,7 +59,7 @@ def test_a_guest_on_another_process_is_muted_and_unmuted_by_name(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """The mute of a guest connected to B, by its name: once the operator has its
     `ok`, B refuses the guest's chat (`muted`); once unmuted, B lets it chat again."""
-    with _operated(redis, postgres, tmp_path) as (operator, _, _, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, _, b):
         troll = _guest(b)
         assert operator.ok("mute", name="Troll")["done"] == "muted Troll until lifted"
         refused = troll.request("chat", text="still here?", scope="lobby")
@@ -94,7 +72,7 @@ def test_a_guest_on_another_process_is_kicked_by_name(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """The kick of a guest connected to B closes its connection with `kicked`; the
     name is free at once for a new player."""
-    with _operated(redis, postgres, tmp_path) as (operator, _, _, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, _, b):
         troll = _guest(b)
         assert operator.ok("kick", name="Troll", reason="spam")["done"] == "kicked Troll: spam"
         closed = troll.wait(lambda m: m.get("code") == "kicked")
@@ -107,7 +85,7 @@ def test_an_announcement_counts_the_players_of_every_process(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """An announcement made on A counts A's players (the operator) and B's (two), and
     each of them hears it."""
-    with _operated(redis, postgres, tmp_path) as (operator, _, _, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, _, b):
         listeners = [_guest(b, "Mehmet"), _guest(b, "Elif")]
         done = operator.ok("announce", text="Restart at ten")["done"]
         assert done == "announced to 3 players"
@@ -119,7 +97,7 @@ def test_a_process_that_does_not_answer_is_named_and_not_counted(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """B paused (SIGSTOP) within its lease: A's announcement is answered with what A
     did once B's time to answer ran out, naming B; B's player hears it once B wakes."""
-    with _operated(redis, postgres, tmp_path) as (operator, _, proc_b, b):
+    with operated(redis.url, postgres.store(), tmp_path, FEATURES) as (operator, _, proc_b, b):
         idle = _guest(b, "Mehmet")
         proc_b.send_signal(signal.SIGSTOP)
         try:

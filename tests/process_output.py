@@ -67,18 +67,33 @@ class Output:
 
 
 @contextmanager
-def server_process(*args: str, timeout: float = BACKSTOP
-                   ) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """A real `pisyedili-server ARGS` process, its output drained all along (so it never
-    blocks on it); yields it and the port its log says it listens on, and kills it after."""
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+def running(*argv: str) -> Iterator[tuple[subprocess.Popen[str], Output]]:
+    """A real process `argv`, its output (stderr with stdout) drained all along, so it
+    never blocks on it; yields it and that output, and kills it after."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, encoding="utf-8")
     assert proc.stdout is not None
-    out = Output(proc.stdout)
     try:
-        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", timeout).group(1))
+        yield proc, Output(proc.stdout)
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
         proc.stdout.close()
+
+
+@contextmanager
+def logged_server(*args: str, timeout: float = BACKSTOP
+                  ) -> Iterator[tuple[subprocess.Popen[str], int, Output]]:
+    """A real `pisyedili-server ARGS` process (see `running`): yields it, the port its
+    log says it listens on, and its log for the test to wait on."""
+    with running(sys.executable, "-c", SERVER, *args) as (proc, out):
+        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", timeout).group(1)), out
+
+
+@contextmanager
+def server_process(*args: str, timeout: float = BACKSTOP
+                   ) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """A real `pisyedili-server ARGS` process and its port (see `logged_server`)."""
+    with logged_server(*args, timeout=timeout) as (proc, port, _):
+        yield proc, port

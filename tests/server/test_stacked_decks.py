@@ -8,15 +8,13 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import sys
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 import pytest_twisted
-from process_output import SERVER, Output
+from process_output import Output, logged_server
 from test_restart_process import Client
 from wireclient import Msg, Server
 
@@ -172,22 +170,12 @@ async def test_a_stacked_table_is_never_rated_nor_joined_from_the_list() -> None
 # -- a real server process --------------------------------------------------------------
 
 
-@contextmanager
-def server_process(db: Path) -> Iterator[tuple[subprocess.Popen[str], int, Output]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1", "--db",
-         str(db), "--test-decks", "--turn-seconds", "0", "--bot-delay", "0",
-         "--no-announce"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)
-    try:
-        yield proc, int(out.wait_for(r"listening on .*port=(\d+)", BACKSTOP).group(1)), out
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
+def server_process(db: Path) -> AbstractContextManager[tuple[subprocess.Popen[str], int,
+                                                              Output]]:
+    """A real server on `db` that takes stacked decks, and its log."""
+    return logged_server("--listen", "tcp:0:interface=127.0.0.1", "--db", str(db),
+                         "--test-decks", "--turn-seconds", "0", "--bot-delay", "0",
+                         "--no-announce")
 
 
 def first_decision(client: Client) -> Msg:

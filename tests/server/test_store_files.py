@@ -14,12 +14,11 @@ import socket
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
-from process_output import Output
+from process_output import Output, running
 
 from pisyedili.server.store.files import (
     FileInUse,
@@ -37,21 +36,10 @@ UMASK_022 = "import os, sys; os.umask(0o022); sys.argv[0] = 'pisyedili-server'; 
 SERVER = UMASK_022 + "from pisyedili.server.service.tap import main; main()"
 
 
-@contextmanager
-def server(db: Path) -> Iterator[tuple[subprocess.Popen[str], Output]]:
+def server(db: Path) -> AbstractContextManager[tuple[subprocess.Popen[str], Output]]:
     """A real server on `db` (umask 022), and its output as it comes."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1", "--db",
-         str(db), "--no-announce"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    try:
-        yield proc, Output(proc.stdout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
+    return running(sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
+                   "--db", str(db), "--no-announce")
 
 
 def mode(path: Path) -> int:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.client import HTTPConnection
 from typing import Any
 
-from process_output import BACKSTOP, SERVER, Output
+from poll_kit import poll_until
+from process_output import BACKSTOP, Output, logged_server
 
 from pisyedili.server.bench.services import free_port
 
@@ -34,21 +33,10 @@ def health_server(*args: str) -> Iterator[Served]:
     """`pisyedili-server --health PORT ARGS` on loopback, keeping nothing, once its
     game port listens; killed after, if it still runs."""
     health = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
-         "--db", ":memory:", "--no-announce", "--health", str(health), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)
-    try:
-        port = int(out.wait_for(r"listening on .*port=(\d+)").group(1))
+    with logged_server("--listen", "tcp:0:interface=127.0.0.1", "--db", ":memory:",
+                       "--no-announce", "--health", str(health), *args) as (proc, port, out):
         out.wait_for(r"answering health checks on .*port=(\d+)")
         yield Served(proc, port, health, out)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
 
 
 def check(port: int, path: str, method: str = "GET") -> tuple[int, Any]:
@@ -65,14 +53,17 @@ def check(port: int, path: str, method: str = "GET") -> tuple[int, Any]:
 
 
 def ready_turns(port: int, status: int) -> Any:
-    """`/ready`'s body once it answers `status` (asked every 20 ms, up to BACKSTOP)."""
-    deadline = time.monotonic() + BACKSTOP
-    while True:
-        got, body = check(port, "/ready")
-        if got == status:
-            return body
-        assert time.monotonic() < deadline, f"/ready still answers {got}: {body}"
-        time.sleep(0.02)
+    """`/ready`'s body once it answers `status` (asked until it does)."""
+    last: list[tuple[int, Any]] = []
+
+    def turned() -> tuple[Any] | None:
+        last[:] = [check(port, "/ready")]
+        got, body = last[0]
+        return (body,) if got == status else None
+
+    (body,) = poll_until(turned, BACKSTOP,
+                         lambda: f"/ready to answer {status} (it answers {last[-1]})")
+    return body
 
 
 def exchange(port: int, data: bytes) -> bytes:

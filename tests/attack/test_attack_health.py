@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Iterator
 
 import pytest
 from health_kit import Served, check, exchange, health_server
+from poll_kit import poll_until
 from process_output import BACKSTOP
 
 from pisyedili.server.net.health import MAX_CONNECTIONS
@@ -74,18 +74,14 @@ def test_past_its_connections_a_new_one_is_closed_at_once(served: Served) -> Non
     finally:
         for sock in held:
             sock.close()
-    assert _wait_answered(served.health)
+    poll_until(lambda: _answered(served.health), BACKSTOP,
+               "/live answered once the held connections closed")
 
 
-def _wait_answered(port: int) -> bool:
-    """Whether `/live` is answered within BACKSTOP (the held connections' closes reach
-    the server in their own time)."""
-    deadline = time.monotonic() + BACKSTOP
-    while time.monotonic() < deadline:
-        try:
-            if exchange(port, b"GET /live HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.0 200 "):
-                return True
-        except ConnectionResetError:  # refused still
-            pass
-        time.sleep(0.02)
-    return False
+def _answered(port: int) -> bool:
+    """Whether `/live` is answered now (the held connections' closes reach the server in
+    their own time; till then a new one is refused)."""
+    try:
+        return exchange(port, b"GET /live HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.0 200 ")
+    except ConnectionResetError:
+        return False

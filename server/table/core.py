@@ -495,10 +495,11 @@ class TableCore:
             self._prompt([])  # the new bot is the one to act
 
     def _pass_host(self) -> None:
-        """The host role passes to a seated human, else to a spectator."""
+        """The host role passes to a seated human, else to nobody until a human sits: a
+        spectator never hosts (it could start a match it does not play, or seat bots at
+        a table it only watches)."""
         seated = [s.member for s in self._seats if s.kind == "human" and s.member]
-        candidates = seated + self._spectators
-        self._host = candidates[0] if candidates else None
+        self._host = seated[0] if seated else None
 
     def _close(self) -> None:
         self.closed = True
@@ -526,6 +527,8 @@ class TableCore:
         else:
             self._spectators.remove(c.member)
         target.seat_human(c.member)
+        if self._host is None or self._host not in self._members:
+            self._pass_host()  # a table with no host takes the first human to sit
         self._reply_ok()
         self._changed()
 

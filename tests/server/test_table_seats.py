@@ -186,7 +186,10 @@ def test_host_passes_on_and_last_human_closes() -> None:
     assert a.last("table_update")["table"]["host_name"] == "A"
     assert t.snapshot_for(a)["you"]["host"] is True
     t.leave(a)
-    assert t.host is w and not rig.closed
+    assert t.host is None and not rig.closed  # a spectator never hosts
+    assert w.last("table_update")["table"]["host_name"] is None
+    t.sit(w, 1)
+    assert t.host is w  # the next human to sit does
     t.leave(w)
     assert rig.closed == [t.id] and t.closed
     assert rig.left == [rig.host.player_id, a.player_id, w.player_id]

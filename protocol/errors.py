@@ -148,11 +148,15 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("not_operator", "Only a server operator may do this."),
     ErrorCode("no_such_player", "Nobody of that name is connected, and no account has it."),
     ErrorCode("bad_network", "`network` is not an IP address or range (CIDR).", fields=("field",)),
-    ErrorCode("muted", "An operator muted you: you cannot chat (`message` says until when)."),
-    ErrorCode("banned", "You, your account or your address are banned from this server "
-              "(`message` says until when).", closes=True),
-    ErrorCode("kicked", "An operator removed you from the server.", closes=True,
-              reconnect=False),
+    ErrorCode("muted", "An operator muted you: you cannot chat "
+              "([`mute`](#mute-client--server)).",
+              fields=("reason", "retry_after")),
+    ErrorCode("banned", "You, your account or your address are banned "
+              "([`ban`](#ban-client--server)).",
+              closes=True, fields=("reason", "retry_after")),
+    ErrorCode("kicked", "An operator removed you for `retry_after` seconds "
+              "([`kick`](#kick-client--server)).", closes=True, reconnect=False,
+              fields=("reason", "retry_after"), reconnect_note="after `retry_after`"),
     # Moves, refused by the rules engine; `rule` names the rule (e.g. "C6").
     ErrorCode("not_your_turn", "It is not your seat's decision.", fields=("rule",)),
     ErrorCode("illegal_card", "That card cannot be played now (`rule` says why).",

@@ -261,7 +261,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("mute", _S, (
         req("name", NAME, "an account, or a connected guest"),
         opt("minutes", IntT(1, L.MAX_MINUTES), "how long (default: until unmuted)"),
-        opt("reason", StrT(L.MAX_REASON, text=True), "why, logged"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, told and logged"),
         REQUEST_ID,
     ), "Operators: stop a player from chatting.", feature="moderation", answer="`ok`",
         presence=False),
@@ -320,7 +320,9 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("rule", StrT(8), "the rule that refused a move, e.g. `C6`"),
         opt("field", StrT(200), "the offending field, e.g. `move.card`"),
         opt("versions", ListT(VERSION, 64), "versions the server speaks"),
-        opt("retry_after", FloatT(0, 3600), "seconds to wait (`rate_limited`)"),
+        opt("retry_after", FloatT(0, 60 * L.MAX_MINUTES),
+            "seconds to wait"),
+        opt("reason", StrT(L.MAX_REASON, text=True), "an operator's reason"),
         opt("limit", IntT(0, L.MAX_ID), "the limit that was exceeded"),
         opt("seat", SEAT, "the seat the refusal is about"),
         opt("waiting_for", ListT(SEAT, MAX_SEATS), "seats open or not ready (`table_not_ready`)"),
@@ -457,6 +459,10 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("action", StrT(4, choices=("kick", "ban")), "how: kicked or banned"),
         opt("reason", StrT(L.MAX_REASON, text=True), "why, as the operator gave it"),
     ), "An operator removed a member of your table from the server."),
+    MessageSpec("muted", _C, (
+        opt("reason", StrT(L.MAX_REASON, text=True), "why, as the operator gave it"),
+        opt("retry_after", IntT(1, 60 * L.MAX_MINUTES), "seconds left (absent: until lifted)"),
+    ), "An operator muted you: your chat is refused (`muted`) until the mute ends."),
     MessageSpec("replaced", _C, (
         opt("message", StrT(1000), "human-readable explanation"),
     ), "Another connection resumed this session; the server closes this one."),

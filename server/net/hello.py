@@ -70,7 +70,7 @@ def answer(conn: Connection, hello: Hello) -> None:
     banned = conn.server.moderation and conn.server.moderation.address_banned(
         conn.address)
     if banned:
-        conn.close("banned", banned, rid)
+        conn.close(banned.code, banned.message, rid, **banned.extra)
         return
     if token is not None:
         existing = sessions.find(token)

@@ -54,6 +54,9 @@ class ServerLimits:
     max_output_bytes: int = 4 * 1024 * 1024
     """Bytes the server may hold for one connection that stopped reading before it is
     closed with `too_slow`; a burst of the largest lobby pages fits within the default."""
+    kick_seconds: float = 300.0
+    """How long a kick keeps its player out (the account, or a guest's address): a
+    `hello` or `login` meanwhile is refused with `kicked`, its reason and `retry_after`."""
 
     def __post_init__(self) -> None:
         for field in ("max_connections", "max_per_address", "max_http_per_address",
@@ -65,7 +68,8 @@ class ServerLimits:
         if self.max_output_bytes < MAX_SERVER_FRAME:
             # Below one frame of the largest size, a client could never be sent one.
             raise ValueError(f"max_output_bytes must be at least {MAX_SERVER_FRAME}")
-        for field in ("handshake_seconds", "ping_seconds", "idle_seconds", "rate"):
+        for field in ("handshake_seconds", "ping_seconds", "idle_seconds", "rate",
+                      "kick_seconds"):
             if getattr(self, field) <= 0:
                 raise ValueError(f"{field} must be positive")
         if self.idle_seconds <= self.ping_seconds:

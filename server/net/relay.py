@@ -56,6 +56,7 @@ from pisyedili.server.net.handlers.moderation import (
     enforce_ban,
     found_here,
     kicked_elsewhere,
+    tell_muted,
 )
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import Gathered, Sanction
@@ -298,9 +299,11 @@ class Relay:
 
     def _enforce(self, sanction: Sanction) -> int:
         """A sanction put in force by another process: a ban closes what it covers
-        here; how many connections it closed."""
+        here (how many connections it closed); a mute is told to whom it covers."""
         if sanction.kind == "ban" and self._server is not None:
             return enforce_ban(self._server, sanction)
+        if sanction.kind == "mute" and self._server is not None:
+            tell_muted(self._server, sanction)
         return 0
 
     def _sanction(self, message: dict[str, Any]) -> int:

@@ -225,7 +225,7 @@ class Accounts:
         self._checking: dict[tuple[str, str], float] = {}
         """Per (name key, address): the check under way, and when its delay ends."""
         self._hashing = DeferredSemaphore(max(1, self.settings.hashes))
-        self.ban_check: Callable[[int], str | None] = lambda account: None
+        self.ban_check: Callable[[int], ProtocolError | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
         self.shared = False
         """Whether the store is the one every process of a cluster uses (`relay.py`)."""
@@ -546,9 +546,9 @@ class Accounts:
             log.info("a login as {name!r} from {address} was refused", name=name,
                      address=caller.address)
             raise ProtocolError("bad_login", "wrong name, password or login token")
-        banned = self.ban_check(account.id)
+        banned = self.ban_check(account.id)  # `banned`, or `kicked` for a while
         if banned is not None:
-            raise ProtocolError("banned", banned)
+            raise banned
         if self._gone(caller):
             return None
         if login is None:

@@ -15,11 +15,20 @@ table get `player_removed`, so they do not just see a bot take the seat.
 A guest has no account to hold a sanction: muting one mutes its session (for as long as
 the session lives, a restart included), and banning one by name bans its address (an
 IPv4 address, or its IPv6 /64: what the server counts connections by).
+
+A kick keeps its player out for `kick_seconds` (`--kick-seconds`), so that it is not a
+reconnect away from its seat: the account (refused at `login`), or a guest's address
+(refused at `hello`), with `kicked`. It is a sanction of its own kind, kept and shared
+like a ban. Every refusal and closing error of a sanction carries its `reason` (if the
+operator gave one) and `retry_after` (the seconds it has left; absent: until lifted), and
+a muted session is told at once (`muted`), so a player always knows why and for how long.
 """
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +36,7 @@ from typing import Any
 from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 
+from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.clock import Clock
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session
@@ -37,13 +47,31 @@ log = Logger()
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+KICK_SECONDS = 300.0
+"""How long a kick keeps its player out by default: long enough that reconnecting at
+once does not undo it, short enough to stay a warning (a ban is for longer)."""
+
+
 class Sanction(SanctionRow):
-    """A ban or mute in force: the store's row, and what it covers."""
+    """A ban, mute or kick in force: the store's row, and what it covers."""
 
     __slots__ = ()
 
     def active(self, now: float) -> bool:
         return self.expires_at is None or self.expires_at > now
+
+    def covers_account(self, account: int | None) -> bool:
+        return self.account is not None and self.account == account
+
+    def said(self, now: float) -> dict[str, Any]:
+        """The fields a player is told it by: `reason` if there is one, `retry_after`
+        (whole seconds left, at least 1) unless it stands until lifted."""
+        fields: dict[str, Any] = {}
+        if self.reason:
+            fields["reason"] = self.reason
+        if self.expires_at is not None:
+            fields["retry_after"] = max(1, math.ceil(self.expires_at - now))
+        return fields
 
     def covers_network(self, key: str) -> bool:
         """Whether this ban covers the address key `key` (limits.address_key)."""
@@ -87,6 +115,7 @@ class Gathered:
 ALONE = Gathered()
 
 
+
 def load(store: Store, now: float) -> list[Sanction]:
     """The bans and mutes in force at `now`."""
     return [Sanction(*row) for row in store.sanctions_in_force(now)]
@@ -97,6 +126,11 @@ def _keep(store: Store, s: Sanction, at: float, action: str, target: str,
     with store.transaction():
         store.add_sanction(s, at)
         store.log_action(at, s.by, action, target, detail)
+
+
+def _kept_out(store: Store, s: Sanction, at: float) -> None:
+    with store.transaction():
+        store.add_sanction(s, at)
 
 
 def _lift(store: Store, kind: str, account: int | None, player_id: int | None,
@@ -110,8 +144,6 @@ def until(expires_at: float | None) -> str:
     """How long a sanction stands, in words."""
     if expires_at is None:
         return "until lifted"
-    import datetime
-
     when = datetime.datetime.fromtimestamp(expires_at, datetime.UTC)
     return f"until {when:%Y-%m-%d %H:%M} UTC"
 
@@ -120,10 +152,12 @@ class Moderation:
     """Sanctions in force (in memory, kept in the store) and the operator requests."""
 
     def __init__(self, archive: Archive, accounts: Accounts, clock: Clock,
-                 loaded: list[Sanction] | None = None) -> None:
+                 loaded: list[Sanction] | None = None,
+                 kick_seconds: float = KICK_SECONDS) -> None:
         self._archive = archive
         self._accounts = accounts
         self._clock = clock
+        self.kick_seconds = kick_seconds
         self.sanctions = list(loaded or ())
         accounts.ban_check = self.account_banned
         self.tell: Callable[[dict[str, Any]], Deferred[Gathered]] | None = None
@@ -137,22 +171,57 @@ class Moderation:
 
     # -- checks (the network's hooks: hello, chat, login) ---------------------------------
 
-    def account_banned(self, account: int) -> str | None:
-        ban = next((s for s in self._active("ban") if s.account == account), None)
-        return None if ban is None else f"this account is banned {until(ban.expires_at)}" \
-            + (f": {ban.reason}" if ban.reason else "")
+    def account_banned(self, account: int) -> ProtocolError | None:
+        """The refusal of a login to `account`: banned, or kept out after a kick."""
+        ban = next((s for s in self._active("ban") if s.covers_account(account)), None)
+        if ban is not None:
+            return ProtocolError("banned", _worded(ban, "this account is banned"),
+                                 **self._said(ban))
+        kick = next((s for s in self._active("kick") if s.covers_account(account)), None)
+        return None if kick is None else self.kept_out(kick)
 
-    def address_banned(self, key: str) -> str | None:
+    def address_banned(self, key: str) -> ProtocolError | None:
+        """The refusal of a `hello` from the address key `key`: banned, or a guest's
+        address kept out after a kick."""
         ban = next((s for s in self._active("ban") if s.covers_network(key)), None)
-        return None if ban is None else f"your address is banned {until(ban.expires_at)}" \
-            + (f": {ban.reason}" if ban.reason else "")
+        if ban is not None:
+            return ProtocolError("banned", _worded(ban, "your address is banned"),
+                                 **self._said(ban))
+        kick = next((s for s in self._active("kick") if s.covers_network(key)), None)
+        return None if kick is None else self.kept_out(kick)
 
-    def muted(self, session: Session) -> str | None:
+    def kept_out(self, kick: Sanction) -> ProtocolError:
+        """`kicked`: the refusal of a kicked player back too soon, or its kick's own."""
+        assert kick.expires_at is not None  # a kick always ends
+        when = datetime.datetime.fromtimestamp(kick.expires_at, datetime.UTC)
+        return ProtocolError("kicked", f"an operator removed you from the server; you may "
+                             f"come back after {when:%H:%M} UTC" + _with(kick.reason),
+                             **self._said(kick))
+
+    def _said(self, sanction: Sanction) -> dict[str, Any]:
+        return sanction.said(self._clock.seconds())
+
+    def muted(self, session: Session) -> ProtocolError | None:
         mute = next((s for s in self._active("mute")
                      if (s.account is not None and s.account == session.account)
                      or (s.player_id is not None and str(s.player_id) == session.player_id)),
                     None)
-        return None if mute is None else f"you are muted {until(mute.expires_at)}"
+        return None if mute is None else ProtocolError(
+            "muted", _worded(mute, "you are muted"), **self._said(mute))
+
+    def kick(self, account: int | None, address: str, reason: str, by: str) -> Sanction:
+        """Keep a kicked player out for `kick_seconds`: its account, or a guest's
+        address; in memory now, in the store and the other processes soon (the kick
+        itself is logged by the operator's process, once)."""
+        network = None if account is not None else str(
+            ipaddress.ip_network(address, strict=False))
+        sanction = Sanction("kick", account, None, network, reason, by,
+                            self._clock.seconds() + self.kick_seconds)
+        self.sanctions.append(sanction)
+        self._told({"op": "keep", "s": list(sanction)})
+        written = self._store(_kept_out, sanction, self._clock.seconds())
+        written.addErrback(lambda f: log.failure("keeping a kick", f))
+        return sanction
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -229,6 +298,15 @@ class Moderation:
         now = self._clock.seconds()
         return self._archive.use(lambda store: store.log_action(now, by, action, target,
                                                                 detail))
+
+
+def _worded(sanction: Sanction, what: str) -> str:
+    """`what` (a ban, a mute), until when and why, in words."""
+    return f"{what} {until(sanction.expires_at)}{_with(sanction.reason)}"
+
+
+def _with(reason: str) -> str:
+    return f": {reason}" if reason else ""
 
 
 def _logged(by: str, action: str, target: str, detail: str) -> None:

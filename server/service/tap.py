@@ -192,6 +192,8 @@ class ServerOptions(usage.Options):
         ["rate", None, _LIMITS.rate, "Requests per second one connection may sustain.",
          _float],
         ["burst", None, _LIMITS.burst, "Requests one connection may send in a burst.", _int],
+        ["kick-seconds", None, _LIMITS.kick_seconds, "Seconds a kick keeps its player out "
+         "(the account, or a guest's address).", _float],
     ]
 
     optFlags: ClassVar[list[list[Any]]] = [
@@ -286,6 +288,7 @@ class ServerOptions(usage.Options):
                 idle_seconds=float(self["idle-seconds"]),
                 rate=float(self["rate"]),
                 burst=int(self["burst"]),
+                kick_seconds=float(self["kick-seconds"]),
             )
             self["settings"] = TableSettings(
                 turn_seconds=float(self["turn-seconds"]),
@@ -337,7 +340,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     if archive is not None:
         registry, sanctions = read_community(community_from, clock.seconds())
         accounts = Accounts(archive, sessions, clock, account_settings, registry)
-        moderation = Moderation(archive, accounts, clock, sanctions)
+        moderation = Moderation(archive, accounts, clock, sanctions, limits.kick_seconds)
         ratings = Ratings(archive, accounts)
     relay = Relay(cluster, sessions, clock, shared_store=shared_journal is not None) \
         if cluster.shared else None

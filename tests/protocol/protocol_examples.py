@@ -185,6 +185,7 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
     "table_lost": {"type": "table_lost", "table": 7, "cause": "server_gone"},
     "player_removed": {"type": "player_removed", "table": 7, "name": "Troll", "seat": 1,
                        "action": "kick", "reason": "abuse in chat"},
+    "muted": {"type": "muted", "reason": "abuse in chat", "retry_after": 3600},
 }
 
 EXAMPLES: dict[Direction, dict[str, dict[str, Any]]] = {

@@ -21,6 +21,7 @@ from twisted.internet.task import Clock, deferLater
 from twisted.logger import LogEvent, LogLevel, formatEvent, globalLogPublisher
 from wireclient import Server, WireClient
 
+from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people.accounts import CHEAP, OPERATORS_EVERY, AccountSettings
 from pisyedili.server.service import tap
@@ -37,9 +38,11 @@ REQUESTS = {
 
 
 async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"}),
-                create: bool = True) -> Server:
+                create: bool = True, clock: Clock | None = None,
+                limits: ServerLimits | None = None) -> Server:
     """A server on `path`; with `create`, each of `operators` an account there first, as
-    `--operator` wants (as `pisyedili-server operator add` makes it, at the cheap cost)."""
+    `--operator` wants (as `pisyedili-server operator add` makes it, at the cheap cost).
+    `clock` and `limits`: the server's, if not the reactor and the tests' roomy ones."""
     store = SqliteStore(path)
     try:
         registered = {account.name for account in accounts_.load(store)[0].values()}
@@ -48,6 +51,7 @@ async def start(path: Path, operators: frozenset[str] = frozenset({"Deniz"}),
     finally:
         store.close()
     return await Server.start(
+        clock=clock, limits=limits,
         archive=Archive(lambda: SqliteStore(path), reactor),
         journal=StoreJournal.open(path, reactor), community_from=str(path),
         accounts=AccountSettings(cost=CHEAP, operators=operators))

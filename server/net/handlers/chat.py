@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.net.handlers import OK, Handler, require_table, table_of
 from pisyedili.server.people.session import Session
 from pisyedili.server.table import commands as cmd
@@ -23,7 +22,7 @@ def _chat(conn: Connection, s: Session, msg: Message, reply: Replier) -> Message
     text = msg["text"].strip()
     muted = conn.server.moderation and conn.server.moderation.muted(s)
     if muted:
-        raise ProtocolError("muted", muted)
+        raise muted
     if scope == "lobby":
         reply(OK)  # first: the line itself and a seat taken back come after it
         conn.server.lobby.chat(s, text)

@@ -151,7 +151,7 @@ def _kick(conn: Connection, s: Session, msg: Message,
         return None
     if target is None or target is s:
         raise nobody
-    _remove(conn.server, target, reason, tell_elsewhere=True)
+    _remove(conn.server, target, reason, s.name, tell_elsewhere=True)
     _answer(conn, moderation.log_action(s.name, "kick", target.name, reason), reply,
             f"kicked {target.name}{_with(reason)}")
     return None
@@ -171,18 +171,23 @@ def _tell_table_elsewhere(factory: ServerFactory, session: Session, action: str,
     factory.cluster.tell_all(told)
 
 
-def _remove(factory: ServerFactory, session: Session, reason: str,
+def _remove(factory: ServerFactory, session: Session, reason: str, by: str,
             tell_elsewhere: bool = False) -> int:
-    """A kick of a session held here: its table's other members are told, its
-    connections closed with `kicked`, its session ended; how many were closed. With
-    `tell_elsewhere`, a table of another process is told too
+    """A kick of a session held here: its player kept out for a while
+    (`Moderation.kick`), its table's other members told, its connections closed with
+    `kicked` (the reason, and the wait before coming back), its session ended; how many
+    were closed. With `tell_elsewhere`, a table of another process is told too
     (`_tell_table_elsewhere`)."""
     if tell_elsewhere:
         _tell_table_elsewhere(factory, session, "kick", reason)
     _tell_table(factory, session, "kick", reason)
+    moderation = factory.moderation
+    assert moderation is not None  # only an operator kicks
+    kept_out = moderation.kept_out(
+        moderation.kick(session.account, session.address, reason, by))
     connections = _connections_of(factory, session)
     for proto in connections:
-        proto.close("kicked", "an operator removed you from the server" + _with(reason))
+        proto.close(kept_out.code, kept_out.message, **kept_out.extra)
     _end_session(factory, session)
     return len(connections)
 
@@ -197,7 +202,7 @@ def _kick_elsewhere(player: str | None, factory: ServerFactory, moderation: Mode
     the action."""
     if player is None:
         raise nobody
-    told = {"k": "kick", "p": player, "reason": reason}
+    told = {"k": "kick", "p": player, "reason": reason, "by": by}
     kicked_elsewhere(factory, told)
     asked = _ask_all(factory, told)
     written = moderation.log_action(by, "kick", name, reason)
@@ -219,7 +224,7 @@ def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> dict[st
     if factory.relay is not None and factory.relay.is_visitor(player):
         _tell_table(factory, session, action, reason)
     elif action == "kick":
-        return {"closed": _remove(factory, session, reason)}
+        return {"closed": _remove(factory, session, reason, str(message.get("by", "")))}
     return {}
 
 
@@ -312,11 +317,30 @@ def _mute(conn: Connection, s: Session, msg: Message,
                             expires)
         lasting = until(expires)
         written, told = moderation.keep(sanction, "mute", msg["name"], lasting)
+        tell_muted(conn.server, sanction)
         return _kept(written, told,
                      lambda g: f"muted {target.name} {lasting}{_with(reason)}{g.said()}")
 
     _on_target(conn, accounts, msg["name"], reply, mute)
     return None
+
+
+def tell_muted(factory: ServerFactory, sanction: Sanction) -> int:
+    """Tell each session here that `sanction` (a mute) covers, at once, with its reason
+    and time left (`muted`): a player learns of it before its next line is refused. A
+    visitor's home tells it. How many were told."""
+    relay = factory.relay
+    notice: Message = {"type": "muted", **sanction.said(factory.clock.seconds())}
+    told = 0
+    for session in factory.sessions.each():
+        if relay is not None and relay.is_visitor(session.player_id):
+            continue
+        if sanction.covers_account(session.account) or (
+                sanction.player_id is not None
+                and str(sanction.player_id) == session.player_id):
+            session.send(notice)
+            told += 1
+    return told
 
 
 def _unmute(conn: Connection, s: Session, msg: Message,
@@ -378,6 +402,7 @@ def enforce_ban(factory: ServerFactory, sanction: Sanction) -> int:
     its table's other members, wherever that table is (as for a kick), and end its
     session; how many were closed."""
     told = "you are banned from this server" + _with(sanction.reason)
+    said = sanction.said(factory.clock.seconds())  # the reason, the time it has left
     closed = 0
     for proto in list(factory.protocols):
         session = proto.session
@@ -387,7 +412,7 @@ def enforce_ban(factory: ServerFactory, sanction: Sanction) -> int:
             if session is not None:
                 _tell_table_elsewhere(factory, session, "ban", sanction.reason)
                 _tell_table(factory, session, "ban", sanction.reason)
-            proto.close("banned", told)
+            proto.close("banned", told, **said)
             closed += 1
             if session is not None:
                 _end_session(factory, session)

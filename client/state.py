@@ -231,6 +231,9 @@ class ClientState:
                     else _("{name} was removed by an operator (kicked)", **fields))
         return [[("class:error", text)]]
 
+    def _on_muted(self, msg: Message, now: float) -> list[Fragments]:
+        return [render.sanction(msg)]
+
     def _on_pong(self, msg: Message, now: float) -> list[Fragments]:
         return []
 

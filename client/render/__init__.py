@@ -35,6 +35,7 @@ from .help import (
     profile_lines,
     refusal,
     rules_lines,
+    sanction,
     with_cards,
 )
 from .lobby import (
@@ -139,6 +140,7 @@ __all__ = [
     "progress",
     "refusal",
     "rules_lines",
+    "sanction",
     "seat_changes",
     "seat_label",
     "seat_line",

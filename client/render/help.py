@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -230,10 +231,50 @@ _WITHOUT_FIELD = {"missing_field": N_("the request lacks a field"),
 """The codes that name a field, for an error that names none."""
 
 
+SANCTIONS = ("kicked", "banned", "muted")
+"""The codes of an operator's sanction: shown in the player's words in every language,
+with the operator's reason and how long it lasts (`sanction`)."""
+
+
+def span(seconds: int | float) -> str:
+    """A wait in the largest unit that keeps it readable, rounded up ("5 minutes")."""
+    whole = max(1, math.ceil(seconds))
+    if whole >= 2 * 86400:
+        days = math.ceil(whole / 86400)
+        return ngettext("{n} day", "{n} days", days, n=number(days))
+    if whole >= 2 * 3600:
+        hours = math.ceil(whole / 3600)
+        return ngettext("{n} hour", "{n} hours", hours, n=number(hours))
+    if whole >= 120:
+        minutes = math.ceil(whole / 60)
+        return ngettext("{n} minute", "{n} minutes", minutes, n=number(minutes))
+    return ngettext("{n} second", "{n} seconds", whole, n=number(whole))
+
+
+def sanction(msg: Dict) -> Fragments:
+    """A kick, ban or mute (`error` or the `muted` notice) as the player reads it: what
+    the operator did, why, and for how long (the server's `retry_after`)."""
+    code = "muted" if msg.get("type") == "muted" else str(msg.get("code"))
+    text = _(REFUSALS[code])
+    text = text[:1].upper() + text[1:]
+    if msg.get("reason"):
+        text += _(" (reason: {reason})", reason=msg["reason"])
+    left = msg.get("retry_after")
+    if not isinstance(left, int | float) or isinstance(left, bool):
+        text += _("; until an operator lifts it")
+    elif code == "kicked":
+        text += _("; you may come back in {span}", span=span(left))
+    else:
+        text += _("; it ends in {span}", span=span(left))
+    return [("class:error", text)]
+
+
 def refusal(msg: Dict, look: Look) -> Fragments:
     """A refused request as a player reads it: cards as on screen, seats counted from 1
     and the rule cited.  The code is for programs and stays off the screen."""
     code = str(msg.get("code") or "")
+    if code in SANCTIONS:
+        return sanction(msg)
     seat = msg.get("seat")
     if current() != ENGLISH and code in REFUSALS:
         field = msg.get("field")

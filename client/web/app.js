@@ -11,7 +11,7 @@ import { lobbyScreen, nameScreen } from "./lobby.js";
 import { animateEvents, flights } from "./motion.js";
 import { createModeration, doneText, moderationPanel } from "./moderation.js";
 import * as notice from "./notice.js";
-import { refusalText } from "./refusals.js";
+import { refusalText, sanctionText } from "./refusals.js";
 import { createReplays, replayPage } from "./replay.js";
 import {
   apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt, tableLostText,
@@ -86,6 +86,7 @@ function onMessage(msg) {
     loadPage();
   }
   if (msg.type === "announcement") state.announcement = { text: msg.text, by: msg.by };
+  if (msg.type === "muted") ui.chatError = () => sanctionText(msg); // told at once, by the chat box
   if (msg.type === "table_closed" && state.table && state.table.id === msg.table) {
     leftTable(state);
     acc.info = () => (msg.reason ? t("An operator closed the table: {reason}", { reason: msg.reason })

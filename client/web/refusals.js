@@ -2,7 +2,7 @@
 // a person can do about it, shown next to what caused it. The server's own message is
 // for logs and developers; a code this page does not know falls back to it.
 
-import { t } from "./words.js";
+import { t, tn } from "./words.js";
 
 const PLAIN = {
   bad_field: () => t("The server does not take that."),
@@ -11,10 +11,8 @@ const PLAIN = {
   server_full: () => t("The server is full right now: try again in a while."),
   too_many_connections: () => t("Too many connections from your network: close another tab and try again."),
   too_many_sessions: () => t("Too many players from your network: try again later."),
-  banned: () => t("You may not play on this server."),
   unsupported_version: () => t("This page is too old for the server: reload it."),
   rate_limited: () => t("Too fast: wait a moment and try again."),
-  muted: () => t("You are muted: your messages are not sent."),
   no_such_table: () => t("No such table: check the invite code and try again."),
   private_table: () => t("That table is private: join it by its invite code."),
   seat_taken: () => t("That seat was just taken: choose another."),
@@ -45,7 +43,6 @@ const PLAIN = {
   server_busy: () => t("The server is busy: try again in a moment."),
   not_operator: () => t("Only a server operator may do that."),
   no_such_player: () => t("Nobody of that name is here."),
-  kicked: () => t("An operator removed you from the server."),
   shutting_down: () => t("The server is shutting down."),
   idle_timeout: () => t("The connection was idle for too long."),
 };
@@ -59,9 +56,34 @@ function nameReason(err) {
   return t("That name cannot be used: choose another, with letters, digits and spaces.");
 }
 
+/** A wait in the largest unit that keeps it readable, rounded up ("5 minutes"). */
+export function span(seconds) {
+  const whole = Math.max(1, Math.ceil(Number(seconds)));
+  if (whole >= 2 * 86400) return tn("{n} day", "{n} days", Math.ceil(whole / 86400));
+  if (whole >= 2 * 3600) return tn("{n} hour", "{n} hours", Math.ceil(whole / 3600));
+  if (whole >= 120) return tn("{n} minute", "{n} minutes", Math.ceil(whole / 60));
+  return tn("{n} second", "{n} seconds", whole);
+}
+
+/** An operator's kick, ban or mute (the error, or the `muted` notice): what was done,
+ * the operator's reason and how long it lasts (the server's `retry_after`). */
+export function sanctionText(err) {
+  const code = err.type === "muted" ? "muted" : err.code;
+  const what = code === "kicked" ? t("An operator removed you from the server.")
+    : code === "banned" ? t("You are banned from this server.")
+      : t("An operator muted you: you cannot chat.");
+  const why = err.reason ? ` ${t("Reason: {reason}.", { reason: err.reason })}` : "";
+  const left = typeof err.retry_after === "number" ? err.retry_after : null;
+  const until = left === null ? t("Until an operator lifts it.")
+    : code === "kicked" ? t("You may come back in {span}.", { span: span(left) })
+      : t("It ends in {span}.", { span: span(left) });
+  return `${what}${why} ${until}`;
+}
+
 /** The plain-words text for an `error` reply. */
 export function refusalText(err) {
   if (!err) return "";
+  if (err.code === "kicked" || err.code === "banned" || err.code === "muted") return sanctionText(err);
   if ((err.code === "bad_field" || err.code === "missing_field") && err.field === "name") return nameReason(err);
   if (err.code === "bad_field" && err.field === "code") return t("That is not an invite code: codes are letters and digits.");
   const plain = PLAIN[err.code];

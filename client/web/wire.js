@@ -27,11 +27,13 @@ const SESSION_KEY = "pisyedili.session";
 const FRAME_LIMIT = 1048576; // server -> client, docs/protocol.md "Limits"
 
 // Closing codes after which the same hello would fail the same way (docs/protocol.md,
-// Errors, "reconnect: no"), and the hello refusals, which always close.
-const FINAL_CODES = new Set(["unsupported_version", "hello_required", "missing_field", "bad_field"]);
+// Errors, "reconnect: no"), and the hello refusals, which always close. A kick or a ban
+// ends the session: resuming it fails, and a fresh hello is refused while it lasts.
+const FINAL_CODES = new Set(["unsupported_version", "hello_required", "missing_field", "bad_field",
+  "kicked", "banned"]);
 // The codes after which the server closes a welcomed connection (Errors, "closes").
 const CLOSING_CODES = new Set(["frame_too_large", "idle_timeout", "too_slow", "shutting_down",
-  "server_full", "too_many_connections", "too_many_sessions", "rate_limited"]);
+  "server_full", "too_many_connections", "too_many_sessions", "rate_limited", "kicked", "banned"]);
 const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 // Tries in a row that reach no server before the page gives up (about a minute).
 export const MAX_FAILED_TRIES = 10;

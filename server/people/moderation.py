@@ -209,14 +209,20 @@ class Moderation:
         return None if mute is None else ProtocolError(
             "muted", _worded(mute, "you are muted"), **self._said(mute))
 
-    def kick(self, account: int | None, address: str, reason: str, by: str) -> Sanction:
+    def kick(self, account: int | None, address: str, reason: str, by: str,
+             spare: str | None = None) -> Sanction | None:
         """Keep a kicked player out for `kick_seconds`: its account, or a guest's
         address; in memory now, in the store and the other processes soon (the kick
-        itself is logged by the operator's process, once)."""
+        itself is logged by the operator's process, once). A guest at the operator's
+        own address (`spare`) is not kept out (None): the operator would be too."""
         network = None if account is not None else str(
             ipaddress.ip_network(address, strict=False))
         sanction = Sanction("kick", account, None, network, reason, by,
                             self._clock.seconds() + self.kick_seconds)
+        if spare is not None and sanction.covers_network(spare):
+            log.info("the kick by {by!r} keeps nobody out: the guest shares the "
+                     "operator's address {address}", by=by, address=network)
+            return None
         self.sanctions.append(sanction)
         self._told({"op": "keep", "s": list(sanction)})
         written = self._store(_kept_out, sanction, self._clock.seconds())

@@ -64,6 +64,21 @@ async def test_a_kicked_guest_is_kept_out_then_welcome(tmp_path: Path) -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_guest_at_the_operators_own_address_is_kicked_but_not_kept_out(
+        tmp_path: Path) -> None:
+    server, _, operator = await _clocked(tmp_path)  # the operator is at 127.0.0.1
+    try:
+        bora = await server.connect("Bora")
+        await operator.ok("kick", name="Bora", reason="spam")
+        closed = await bora.wait_type("error")
+        assert (closed["code"], closed["reason"]) == ("kicked", "spam")
+        assert "retry_after" not in closed  # nobody is kept out
+        assert (await _hello(server, "Someone", "127.0.0.1"))["type"] == "welcome"
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_kicked_account_is_refused_at_login_until_its_time_ran_out(
         tmp_path: Path) -> None:
     server, clock, operator = await _clocked(tmp_path)

@@ -146,12 +146,12 @@ def _kick(conn: Connection, s: Session, msg: Message,
     if target is None and conn.server.cluster.shared:  # connected to another process?
         found = conn.server.cluster.name_holder(names.keys(msg["name"]))
         kicked = found.addCallback(_kick_elsewhere, conn.server, moderation, s.name,
-                                   msg["name"], reason, nobody)
+                                   msg["name"], reason, nobody, conn.address)
         answer_off_reactor(conn, reply, kicked, _ok, KEEP_FAILED)
         return None
     if target is None or target is s:
         raise nobody
-    _remove(conn.server, target, reason, s.name, tell_elsewhere=True)
+    _remove(conn.server, target, reason, s.name, conn.address, tell_elsewhere=True)
     _answer(conn, moderation.log_action(s.name, "kick", target.name, reason), reply,
             f"kicked {target.name}{_with(reason)}")
     return None
@@ -172,29 +172,31 @@ def _tell_table_elsewhere(factory: ServerFactory, session: Session, action: str,
 
 
 def _remove(factory: ServerFactory, session: Session, reason: str, by: str,
-            tell_elsewhere: bool = False) -> int:
+            spare: str | None, tell_elsewhere: bool = False) -> int:
     """A kick of a session held here: its player kept out for a while
-    (`Moderation.kick`), its table's other members told, its connections closed with
-    `kicked` (the reason, and the wait before coming back), its session ended; how many
-    were closed. With `tell_elsewhere`, a table of another process is told too
-    (`_tell_table_elsewhere`)."""
+    (`Moderation.kick`; not a guest at the operator's address `spare`), its table's
+    other members told, its connections closed with `kicked` (the reason, and the wait
+    before coming back), its session ended; how many were closed. With
+    `tell_elsewhere`, a table of another process is told too (`_tell_table_elsewhere`)."""
     if tell_elsewhere:
         _tell_table_elsewhere(factory, session, "kick", reason)
     _tell_table(factory, session, "kick", reason)
     moderation = factory.moderation
     assert moderation is not None  # only an operator kicks
-    kept_out = moderation.kept_out(
-        moderation.kick(session.account, session.address, reason, by))
+    kick = moderation.kick(session.account, session.address, reason, by, spare)
+    told = moderation.kept_out(kick) if kick is not None else ProtocolError(
+        "kicked", "an operator removed you from the server" + _with(reason),
+        **({"reason": reason} if reason else {}))
     connections = _connections_of(factory, session)
     for proto in connections:
-        proto.close(kept_out.code, kept_out.message, **kept_out.extra)
+        proto.close(told.code, told.message, **told.extra)
     _end_session(factory, session)
     return len(connections)
 
 
 def _kick_elsewhere(player: str | None, factory: ServerFactory, moderation: Moderation,
-                    by: str, name: str, reason: str,
-                    nobody: ProtocolError) -> Deferred[str]:
+                    by: str, name: str, reason: str, nobody: ProtocolError,
+                    spare: str) -> Deferred[str]:
     """A kick of a player whose session another process holds (`player`, from its
     name's keys in the cluster): every process is asked, as of a ban; its own closes it
     (`kicked_elsewhere`). Its table, if it is here, is told here: the operator's
@@ -202,7 +204,7 @@ def _kick_elsewhere(player: str | None, factory: ServerFactory, moderation: Mode
     the action."""
     if player is None:
         raise nobody
-    told = {"k": "kick", "p": player, "reason": reason, "by": by}
+    told = {"k": "kick", "p": player, "reason": reason, "by": by, "spare": spare}
     kicked_elsewhere(factory, told)
     asked = _ask_all(factory, told)
     written = moderation.log_action(by, "kick", name, reason)
@@ -224,7 +226,9 @@ def kicked_elsewhere(factory: ServerFactory, message: dict[str, Any]) -> dict[st
     if factory.relay is not None and factory.relay.is_visitor(player):
         _tell_table(factory, session, action, reason)
     elif action == "kick":
-        return {"closed": _remove(factory, session, reason, str(message.get("by", "")))}
+        spare = message.get("spare")
+        return {"closed": _remove(factory, session, reason, str(message.get("by", "")),
+                                  spare if isinstance(spare, str) else None)}
     return {}
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from process_output import SERVER, Output
+from process_output import SERVER, running
 from twisted.python import usage
 
-from cluster.cluster_kit import BACKSTOP, LEASE, Player, cluster
+from cluster.cluster_kit import BACKSTOP, Player, cluster
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.service.tap import ServerOptions
@@ -85,21 +83,12 @@ def test_a_bad_cluster_address_is_refused_before_anything_starts() -> None:
 
 
 def test_a_server_that_cannot_reach_its_cluster_stops(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
-         "--db", str(tmp_path / "p.db"), "--no-announce", "--cluster", "redis://127.0.0.1:1/0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)
-    try:
+    with running(sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
+                 "--db", str(tmp_path / "p.db"), "--no-announce",
+                 "--cluster", "redis://127.0.0.1:1/0") as (proc, out):
         out.wait_for("cannot join the cluster", BACKSTOP)
         assert proc.wait(BACKSTOP) != 0
         assert "Unhandled error" not in out.rest()  # its ports, never started, stop too
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdout.close()
 
 
 def test_a_restarted_process_brings_its_tables_back_to_the_cluster(
@@ -110,6 +99,7 @@ def test_a_restarted_process_brings_its_tables_back_to_the_cluster(
         host = Player(a)
         host.hello("Ayşe")
         table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        old = redis.eventually(lambda r: r.hash(PREFIX + f"table:{table}"))["process"]
         first.send_signal(signal.SIGKILL)
         first.wait()
     with cluster(redis.url, tmp_path, 2) as [(_, a), (_, b)]:
@@ -123,6 +113,22 @@ def test_a_restarted_process_brings_its_tables_back_to_the_cluster(
         mine = Player(a)  # its old name's lease runs out: its table stays listed here
         mine.hello("Deniz")
         assert [t["id"] for t in mine.ok("lobby_subscribe")["tables"]] == [table]
-        time.sleep(1.5 * LEASE)  # since the kill: a lease, and the check that follows
+        _checked_since_gone(redis, old, row["process"])
         assert [t["id"] for t in mine.ok("lobby_subscribe")["tables"]] == [table]
         assert not any(m["type"] == "lobby_update" for m in mine.seen)
+
+
+def _checked_since_gone(redis: RedisAt, gone: str, alive: str) -> None:
+    """Once the lease of process `gone` ran out in Redis, process `alive` renewed its own
+    twice: each renewal asks Redis, in the same turn, whether the processes whose tables
+    it lists still live, and the first one's answer is back long before the second."""
+    redis.eventually(lambda r: not r.command("EXISTS", PREFIX + f"process:{gone}"),
+                     BACKSTOP)
+    lease = PREFIX + f"process:{alive}"
+    for _ in range(2):
+        _renewed(redis, lease, int(redis.command("PEXPIRETIME", lease)))
+
+
+def _renewed(redis: RedisAt, lease: str, ends: int) -> None:
+    """`lease` (a key) set to end later than at `ends` (Unix ms, as Redis keeps it)."""
+    redis.eventually(lambda r: int(r.command("PEXPIRETIME", lease)) > ends, BACKSTOP)

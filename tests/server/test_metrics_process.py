@@ -18,14 +18,13 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.client import HTTPConnection
 from pathlib import Path
 
 import pytest
 from cluster.cluster_kit import Player
 from health_kit import health_server
+from metrics_kit import scrape
 from process_output import BACKSTOP
-from prometheus_client.parser import text_string_to_metric_families
 
 from pisyedili.server.bench.services import free_port
 
@@ -38,21 +37,6 @@ def unavailable(why: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"the Prometheus test cannot run in CI: {why}", pytrace=False)
     pytest.skip(f"no Prometheus to test against: {why}")
-
-
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """`/metrics` on the health port, parsed: each sample by its name and labels."""
-    conn = HTTPConnection("127.0.0.1", port, timeout=BACKSTOP)
-    try:
-        conn.request("GET", "/metrics")
-        answer = conn.getresponse()
-        assert answer.status == 200
-        assert answer.getheader("content-type", "").startswith("text/plain")
-        text = answer.read().decode()
-    finally:
-        conn.close()
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
 
 
 def play_against_a_bot(port: int) -> int:

@@ -147,7 +147,7 @@ class Schemas:
         if isinstance(type_, IntT):
             return {"type": "integer", "minimum": type_.lo, "maximum": type_.hi}
         if isinstance(type_, FloatT):
-            return {"type": "number", "minimum": type_.lo, "maximum": type_.hi}
+            return {"type": "number", "minimum": _bound(type_.lo), "maximum": _bound(type_.hi)}
         if isinstance(type_, BoolT):
             return {"type": "boolean"}
         if isinstance(type_, StrT):
@@ -230,6 +230,12 @@ class Schemas:
 
 def _constant(schema: JSON) -> Callable[[], JSON]:
     return lambda: schema
+
+
+def _bound(value: float) -> int | float:
+    """A number's bound as JSON writes it the same from either build: a whole bound is
+    an integer (the compiled schema holds `0.0` where the interpreted one holds `0`)."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _string(type_: StrT) -> JSON:

@@ -9,11 +9,12 @@ import struct
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
-from process_output import SERVER, server_process
+from process_output import SERVER, Output, logged_server
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
@@ -41,15 +42,28 @@ def cluster(url: str, folder: Path, count: int, *extra: str, db: str | None = No
                for n in range(count)]
 
 
+@contextmanager
 def server(url: str, db: str, n: int, *extra: str,
            listen: str = "tcp:0:interface=127.0.0.1"
-           ) -> AbstractContextManager[tuple[subprocess.Popen[str], int]]:
-    """One process of the cluster at `url`, on the store `db` (`n` seeds it)."""
-    return server_process(
-        "--listen", listen, "--db", db,
-        "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
-        "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
-        timeout=BACKSTOP)
+           ) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """One process of the cluster at `url`, on the store `db` (`n` seeds it); its log
+    is `log_of` it."""
+    with logged_server(
+            "--listen", listen, "--db", db,
+            "--cluster", url, "--cluster-lease", str(LEASE), "--seed", str(n),
+            "--turn-seconds", "0", "--bot-delay", "0", "--no-announce", *extra,
+            timeout=BACKSTOP) as (proc, port, out):
+        _LOGS[proc] = out
+        yield proc, port
+
+
+_LOGS: WeakKeyDictionary[subprocess.Popen[str], Output] = WeakKeyDictionary()
+
+
+def log_of(proc: subprocess.Popen[str]) -> Output:
+    """The log of a process `server` (or `cluster`) started: a test waits on the line
+    that says a thing happened in it, where nothing on the wire shows it."""
+    return _LOGS[proc]
 
 
 @contextmanager

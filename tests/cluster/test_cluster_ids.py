@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 import pytest_twisted
-from process_output import SERVER, Output
+from process_output import Output, logged_server
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, succeed
 
@@ -33,25 +32,13 @@ from pisyedili.server.table.effects import MatchOver
 Proc = tuple[subprocess.Popen[str], int, Output]
 
 
-@contextmanager
-def _server(db: str, n: int, cluster: str | None) -> Iterator[Proc]:
+def _server(db: str, n: int, cluster: str | None) -> AbstractContextManager[Proc]:
     """`pisyedili-server` on `db`, alone or joined to `cluster`: the process, its port
     and its log. It is killed at the end if the test did not stop it."""
     joined = ["--cluster", cluster, "--cluster-lease", str(LEASE)] if cluster else []
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
-         "--db", db, *joined, "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0",
-         "--no-announce", "--log-format", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)
-    try:
-        yield proc, int(out.wait_for(r"listening on .*port=(\d+)").group(1)), out
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+    return logged_server("--listen", "tcp:0:interface=127.0.0.1", "--db", db, *joined,
+                         "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0",
+                         "--no-announce", "--log-format", "json")
 
 
 def _stop(procs: list[Proc]) -> str:

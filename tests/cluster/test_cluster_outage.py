@@ -20,7 +20,8 @@ import psycopg
 import pytest
 from process_output import SERVER, Output
 
-from cluster.cluster_kit import LEASE, Msg, Player
+from cluster.cluster_kit import Msg, Player, log_of
+from cluster.cluster_kit import server as cluster_server
 from cluster.redis_kit import RedisAt, own_redis
 from cluster.test_cluster_failover import (
     Mover,
@@ -63,22 +64,11 @@ def server(url: str, db: Path | str, n: int,
            grace: float = GRACE, extra: Sequence[str] = ()) -> Iterator[tuple[int, Output]]:
     """One process of the cluster, its port and its log (which the test reads); the
     process itself goes into `procs`, for a test that kills it; `extra` options too."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
-         "--db", str(db), "--cluster", url, "--cluster-lease", str(LEASE),
-         "--seed", str(n), "--turn-seconds", "0", "--bot-delay", "0", "--no-announce",
-         "--grace-seconds", str(grace), "--rate", "500", "--burst", "500", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
-    assert proc.stdout is not None
-    out = Output(proc.stdout)
-    if procs is not None:
-        procs.append(proc)
-    try:
-        yield int(out.wait_for(r"listening on .*port=(\d+)").group(1)), out
-    finally:
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()
+    with cluster_server(url, str(db), n, "--grace-seconds", str(grace), "--rate", "500",
+                        "--burst", "500", *extra) as (proc, port):
+        if procs is not None:
+            procs.append(proc)
+        yield port, log_of(proc)
 
 
 @dataclass

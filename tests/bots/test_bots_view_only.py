@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from bots_kit import fresh, play
+from bots_kit import fresh, play, rules_kit
 
 from pisyedili.server.bots import make_policy
 from pisyedili.server.rules import (
@@ -13,7 +13,6 @@ from pisyedili.server.rules import (
     apply,
     deal_from_view,
     legal_moves,
-    unseen_cards,
     view,
 )
 
@@ -33,16 +32,7 @@ def advance(deal: Deal, plies: int, seed: int) -> Deal:
 def reshuffled_twin(deal: Deal, seat: int, seed: int) -> Deal:
     """The same public state and the same hand for `seat`, other hidden cards moved."""
     v = view(deal, seat)
-    hidden = unseen_cards(v)
-    random.Random(seed).shuffle(hidden)
-    hands: list[list[int] | None] = []
-    for s, n in enumerate(v["hand_counts"]):
-        if s == seat:
-            hands.append(None)
-        else:
-            hands.append(hidden[:n])
-            hidden = hidden[n:]
-    return deal_from_view(v, hands, hidden)
+    return deal_from_view(v, *rules_kit().hidden_dealt(v, seat, random.Random(seed)))
 
 
 @pytest.mark.parametrize("rules", ["classic", "cardiva"])

@@ -20,6 +20,7 @@ from pisyedili.server.rules import (
     move_str,
     new_deal,
     parse_card,
+    unseen_cards,
     view,
 )
 
@@ -136,3 +137,19 @@ def conserved(d: Deal) -> bool:
     held.update(d.stock)
     held.update(d.pile)
     return held == Counter(deck(d.options.decks))
+
+
+def hidden_dealt(v: dict[str, Any], seat: int | None, rng: random.Random
+                 ) -> tuple[list[list[int] | None], list[int]]:
+    """The cards the view `v` of `seat` hides, dealt again at random: the other hands
+    (the seat's own None) and the stock, as `deal_from_view` takes them."""
+    pool = unseen_cards(v)
+    rng.shuffle(pool)
+    hands: list[list[int] | None] = []
+    for s, count in enumerate(v["hand_counts"]):
+        if s == seat:
+            hands.append(None)
+        else:
+            hands.append(pool[:count])
+            pool = pool[count:]
+    return hands, pool

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rules_kit import conserved, random_deal, snapshot
+from rules_kit import conserved, hidden_dealt, random_deal, snapshot
 
 from pisyedili.server.rules import (
     DEAL_FIELDS,
@@ -78,15 +78,7 @@ def _check_views(d: Deal, rng: random.Random) -> None:
         assert Counter(hidden) == Counter(
             [c for s, h in enumerate(d.hands) if s != seat for c in h] + d.stock
         )
-        rng.shuffle(hidden)
-        guess: list[list[int] | None] = []
-        for s, count in enumerate(v["hand_counts"]):
-            if s == seat:
-                guess.append(None)
-            else:
-                guess.append(hidden[:count])
-                hidden = hidden[count:]
-        other = deal_from_view(v, guess, hidden)
+        other = deal_from_view(v, *hidden_dealt(v, seat, rng))
         assert view(other, seat) == v
         if seat is not None and seat == d.to_act:
             assert set(legal_moves(other, seat)) == set(legal_moves(d, seat))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
+from rules_kit import hidden_dealt
 
 from pisyedili.server.rules import (
     Options,
@@ -14,25 +14,8 @@ from pisyedili.server.rules import (
     legal_moves,
     new_deal,
     redeal,
-    unseen_cards,
     view,
 )
-
-
-def _guess(
-    v: dict[str, Any], seat: int, rng: random.Random
-) -> tuple[list[list[int] | None], list[int]]:
-    """Hidden cards dealt at random: the other hands and the stock (the own hand None)."""
-    pool = unseen_cards(v)
-    rng.shuffle(pool)
-    hands: list[list[int] | None] = []
-    for s, n in enumerate(v["hand_counts"]):
-        if s == seat:
-            hands.append(None)
-        else:
-            hands.append(pool[:n])
-            pool = pool[n:]
-    return hands, pool
 
 
 @pytest.mark.parametrize("rules", ["classic", "cardiva"])
@@ -53,9 +36,9 @@ def test_redeal_is_deal_from_view_with_other_hidden_cards(rules: str, players: i
         assert seat is not None
         v = view(deal, seat)
 
-        template = deal_from_view(v, *_guess(v, seat, rng))
+        template = deal_from_view(v, *hidden_dealt(v, seat, rng))
         before = view(template, None)
-        hands, stock = _guess(v, seat, rng)
+        hands, stock = hidden_dealt(v, seat, rng)
         fast = redeal(template, hands, stock)
         slow = deal_from_view(v, hands, stock)
         assert view(fast, None) == view(slow, None)

@@ -6,13 +6,17 @@ what the awaited thing takes on a busy 2-core machine, and a test passes as soon
 predicate holds. `poll_until` blocks the calling thread (tests that drive processes);
 `poll_until_async` lets the Twisted reactor run between tries (pytest-twisted tests).
 Both return the predicate's first truthy value.
+
+A test client that keeps the messages it got waits on the next one with `first_or_next`
+and `arrived`: an event, with the deadline only as a backstop.
 """
 
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from twisted.internet import reactor, task
+from twisted.internet.defer import Deferred
 
 T = TypeVar("T")
 
@@ -51,3 +55,31 @@ async def poll_until_async(predicate: Callable[[], T | None], timeout: float, wh
         _check_deadline(started, timeout, what)
         await task.deferLater(reactor, interval, lambda: None)
     return found
+
+
+Waiters = list[tuple[Callable[[T], bool], Deferred[T]]]
+"""What a test client is waiting for: each wanted message and whom to tell."""
+
+
+def first_or_next(seen: Sequence[T], waiters: Waiters[T], wanted: Callable[[T], bool],
+                  timeout: float, clock: Any = reactor) -> Deferred[T]:
+    """The first of `seen` that is `wanted`, or else the first such to come (once the
+    client hands it to `arrived`); after `timeout` seconds, a failure instead."""
+    for one in seen:
+        if wanted(one):
+            found: Deferred[T] = Deferred()
+            found.callback(one)
+            return found
+    coming: Deferred[T] = Deferred()
+    waiters.append((wanted, coming))
+    coming.addTimeout(timeout, clock)
+    return coming
+
+
+def arrived(waiters: Waiters[T], one: T) -> None:
+    """`one` came: each waiter that wants it (and has not timed out) is told."""
+    for waiter in list(waiters):
+        wanted, told = waiter
+        if wanted(one) and not told.called:
+            waiters.remove(waiter)
+            told.callback(one)

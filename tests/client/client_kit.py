@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from poll_kit import arrived, first_or_next
 from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.messages import make_error, make_welcome
@@ -105,11 +106,7 @@ class Inbox:
 
     def __call__(self, msg: Msg) -> None:
         self.messages.append(msg)
-        for waiter in list(self._waiters):
-            pred, d = waiter
-            if pred(msg):
-                self._waiters.remove(waiter)
-                d.callback(msg)
+        arrived(self._waiters, msg)
 
     def types(self) -> list[str]:
         return [m["type"] for m in self.messages]
@@ -117,15 +114,8 @@ class Inbox:
     def wait(self, pred: Callable[[Msg], bool], start: int = 0) -> Deferred[Msg]:
         """The first message from index `start` on that matches; the timeout is only a
         backstop that turns a hang into a failure."""
-        for m in self.messages[start:]:
-            if pred(m):
-                d: Deferred[Msg] = Deferred()
-                d.callback(m)
-                return d
-        d = Deferred()
-        self._waiters.append((pred, d))
-        d.addTimeout(self.timeout, self.reactor)
-        return d
+        return first_or_next(self.messages[start:], self._waiters, pred, self.timeout,
+                             self.reactor)
 
     def wait_type(self, type_: str, start: int = 0, **match: Any) -> Deferred[Msg]:
         return self.wait(lambda m: m["type"] == type_

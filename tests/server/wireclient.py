@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from poll_kit import arrived, first_or_next
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
@@ -84,11 +85,7 @@ class WireClient(Int32StringReceiver):
         self.received.append(msg)
         if self.auto_pong and msg["type"] == "ping":
             self.send({"type": "pong", **({"id": msg["id"]} if "id" in msg else {})})
-        for waiter in list(self._waiters):
-            pred, d = waiter
-            if pred(msg) and not d.called:
-                self._waiters.remove(waiter)
-                d.callback(msg)
+        arrived(self._waiters, msg)
 
     def connectionLost(self, reason: Failure | None = None) -> None:
         self.is_closed = True
@@ -153,15 +150,7 @@ class WireClient(Int32StringReceiver):
         def answers(m: Msg) -> bool:
             return m.get("id") == rid and m["type"] != "ping"
 
-        for m in self.received[start:]:
-            if answers(m):
-                d: Deferred[Msg] = Deferred()
-                d.callback(m)
-                return d
-        d = Deferred()
-        self._waiters.append((answers, d))
-        d.addTimeout(TIMEOUT, reactor)
-        return d
+        return first_or_next(self.received[start:], self._waiters, answers, TIMEOUT)
 
     async def ok(self, type_: str, **fields: Any) -> Msg:
         """A request that must succeed (anything but `error`)."""

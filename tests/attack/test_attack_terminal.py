@@ -15,13 +15,13 @@ from __future__ import annotations
 import io
 import os
 import sys
-import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import pytest_twisted
+from poll_kit import poll_until
 from test_client_tmux import TMUX, Terminal, command, terminal
 from twisted.internet import reactor, threads, utils
 from twisted.internet.endpoints import serverFromString
@@ -132,15 +132,18 @@ def announced() -> Iterator[int]:
 
 
 def test_pisyedili_discover_lists_a_hostile_announcement_as_text(announced: int) -> None:
-    deadline = time.monotonic() + 30.0
-    while True:  # browsing is time-based: a loaded machine may answer late
-        out = io.StringIO()
-        assert discover(out, io.StringIO(), 2.0, ["127.0.0.1"]) == 0
-        mine = [row for row in out.getvalue().splitlines() if f":{announced} " in row]
-        if mine or time.monotonic() > deadline:
-            break
-    assert mine, out.getvalue()
-    assert acted_on(out.getvalue().replace("\n", "")) == [], out.getvalue()
+    said = io.StringIO()
+
+    def listed() -> list[str]:
+        """The rows of one browse that name the announced port."""
+        said.seek(0)
+        said.truncate()
+        assert discover(said, io.StringIO(), 2.0, ["127.0.0.1"]) == 0
+        return [row for row in said.getvalue().splitlines() if f":{announced} " in row]
+
+    # Browsing is time-based: a loaded machine may answer late, so browse again.
+    mine = poll_until(listed, 30.0, lambda: f"the announcement listed: {said.getvalue()}")
+    assert acted_on(said.getvalue().replace("\n", "")) == [], said.getvalue()
     assert mine[0].startswith("Kahve\\x1b]0;PWNED\\x07\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07"
                               "\\u202eevil"), mine
     assert "1.0\\x9b2J\\x1b]8;;http://evil.example/\\x07\\x0d\\x08" in mine[0]

@@ -13,7 +13,6 @@ import random
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ import pytest
 from cluster.cluster_kit import Player
 from health_kit import health_server
 from metrics_kit import scrape
+from poll_kit import poll_until
 from process_output import BACKSTOP
 
 from pisyedili.server.bench.services import free_port
@@ -103,12 +103,9 @@ def test_prometheus_scrapes_the_moves_of_a_match(tmp_path: Path) -> None:
     with health_server(*QUICK) as served, prometheus(tmp_path, served.health) as port:
         made = play_against_a_bot(served.port)
         assert made > 0
-        deadline = time.monotonic() + BACKSTOP
-        while (moves := query(port, "pisyedili_moves_total")) is None or moves <= made:
-            assert time.monotonic() < deadline, (
-                f"Prometheus has {moves} moves, the player alone made {made}: "
-                + (tmp_path / "prometheus.log").read_text())
-            time.sleep(0.1)
+        poll_until(lambda: (query(port, "pisyedili_moves_total") or 0) > made, BACKSTOP,
+                   lambda: f"Prometheus to count more than the player's {made} moves: "
+                   + (tmp_path / "prometheus.log").read_text(), interval=0.1)
         assert query(port, 'pisyedili_tables{state="over"}') == 1
 
 

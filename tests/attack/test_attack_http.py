@@ -19,19 +19,17 @@ import pytest
 import pytest_twisted
 from poll_kit import poll_until_async
 from sibling_kit import sibling
-from twisted.internet import reactor, task
-from twisted.internet.endpoints import serverFromString
+from twisted.internet import task
 from twisted.internet.threads import deferToThread
 from twisted.logger import LogEvent, formatEvent, globalLogPublisher
 from web_kit import served
-from ws_kit import WebServer, wireclient
+from ws_kit import WebServer, with_server
 
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.web import (
     HTTP_REQUEST_SECONDS,
     MAX_REQUEST_BODY,
     REFUSAL_LINGER,
-    make_site,
     static_root,
 )
 
@@ -261,17 +259,13 @@ def _refused_over_tls(port: int, roots: Path) -> bytes:
 @pytest_twisted.ensureDeferred
 async def test_over_tls_a_huge_body_is_refused_with_413_too(tmp_path: Path) -> None:
     key, cert = sibling("client", "test_client_tls").make_certificate(tmp_path)
-    server = await wireclient.Server.start()
-    site: Any = await serverFromString(  # type: ignore[no-untyped-call]
-        reactor, f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}",
-    ).listen(make_site(server.factory))
-    try:
-        answer = await in_thread(_refused_over_tls, site.getHost().port, cert)
+
+    async def test(web: WebServer) -> None:
+        answer = await in_thread(_refused_over_tls, web.web_port, cert)
         assert status(answer) == 413
-        await until_counted_in(server, 0)
-    finally:
-        await site.stopListening()
-        await server.stop()
+        await until_counted_in(web.server, 0)
+
+    await with_server(test, tls=(key, cert))
 
 
 # -- paths ---------------------------------------------------------------------------------

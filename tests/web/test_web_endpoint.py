@@ -25,11 +25,11 @@ import pytest_twisted
 from sibling_kit import sibling
 from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred
-from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
+from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
 from twisted.internet.protocol import Protocol, connectionDone
 from twisted.internet.threads import deferToThread
 from twisted.python.failure import Failure
-from ws_kit import WebServer, wireclient, with_server, ws_connect
+from ws_kit import WebServer, with_server, ws_connect
 
 from pisyedili.protocol.codec import encode
 from pisyedili.protocol.limits import MAX_CLIENT_FRAME
@@ -40,7 +40,6 @@ from pisyedili.server.net.web import (
     Proxies,
     WebSocketConnection,
     accepts_gzip,
-    make_site,
     parse_origin,
 )
 
@@ -406,12 +405,9 @@ async def test_random_bodies_never_cost_the_connection() -> None:
 async def test_over_tls_the_page_and_the_websocket_are_https_and_wss(tmp_path: Path) -> None:
     """`--web ssl:...`: twisted.web hands the TLS stream to the WebSocket as it does TCP."""
     key, cert = sibling("client", "test_client_tls").make_certificate(tmp_path)
-    server = await wireclient.Server.start()
-    site: Any = await serverFromString(  # type: ignore[no-untyped-call]
-        reactor, f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}",
-    ).listen(make_site(server.factory))
-    port = site.getHost().port
-    try:
+
+    async def test(web: WebServer) -> None:
+        port = web.web_port
         browser = await ws_connect(port, name="güvenli", host="localhost",
                                    tls_roots=cert.parent)
         assert browser.welcome["name"] == "güvenli"
@@ -431,9 +427,8 @@ async def test_over_tls_the_page_and_the_websocket_are_https_and_wss(tmp_path: P
                 return response.status, response.headers["content-type"]
 
         assert await deferToThread(get) == (200, "text/html; charset=utf-8")
-    finally:
-        await site.stopListening()
-        await server.stop()
+
+    await with_server(test, tls=(key, cert))
 
 
 # -- proxies ------------------------------------------------------------------------------

@@ -123,10 +123,13 @@ class WebServer:
 
     @classmethod
     async def start(cls, origins: OriginPolicy | None = None, proxies: Proxies | None = None,
-                    **kwargs: Any) -> WebServer:
+                    tls: tuple[Path, Path] | None = None, **kwargs: Any) -> WebServer:
+        """Started; the web site over TLS with `tls` (a key and its certificate)."""
         server = await wireclient.Server.start(**kwargs)
         site = make_site(server.factory, origins, proxies)
-        port = await serverFromString(reactor, "tcp:0:interface=127.0.0.1").listen(site)  # type: ignore[no-untyped-call]
+        where = "tcp:0:interface=127.0.0.1" if tls is None else \
+            f"ssl:0:interface=127.0.0.1:privateKey={tls[0]}:certKey={tls[1]}"
+        port = await serverFromString(reactor, where).listen(site)  # type: ignore[no-untyped-call]
         return cls(server, port)
 
     @property

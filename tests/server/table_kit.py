@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from twisted.internet.task import Clock
@@ -302,6 +302,16 @@ def seated(rig: Rig, kinds: list[str], level: str = "easy") -> list[Fake]:
         else:
             table.add_bot(rig.host, i, level)
     return humans
+
+
+def two_humans(rules: str = "classic", **settings: Any) -> tuple[Rig, Fake, Fake]:
+    """A started table of two fake humans (`settings` change `TIMED_NO_DELAYS`), its
+    first deal dealt."""
+    rig = make_table(rules, 2, settings=replace(TIMED_NO_DELAYS, **settings))
+    a, b = seated(rig, ["h", "h"])
+    rig.table.start(a)
+    run_clock(rig.clock)
+    return rig, a, b
 
 
 def drain_then_seven(offered: Message) -> dict[str, Any]:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any, cast
 
 import pytest
-from table_kit import TIMED_NO_DELAYS, Fake, Rig, make_table, play_out, run_clock, seated
+from table_kit import (
+    TIMED_NO_DELAYS,
+    Fake,
+    Rig,
+    make_table,
+    play_out,
+    run_clock,
+    seated,
+    two_humans,
+)
 from twisted.internet.base import DelayedCall
 
 from pisyedili.server.rules import legal_moves, move_to_wire, view
@@ -15,14 +23,6 @@ from pisyedili.server.table.core import TableError
 from pisyedili.server.table.default_move import default_move
 
 MOVE_EVENTS = ("play", "draw", "pass", "pick")
-
-
-def two_humans(rules: str = "classic", **settings: object) -> tuple[Rig, Fake, Fake]:
-    rig = make_table(rules, 2, settings=replace(TIMED_NO_DELAYS, **settings))  # type: ignore[arg-type]
-    a, b = seated(rig, ["h", "h"])
-    rig.table.start(a)
-    run_clock(rig.clock)
-    return rig, a, b
 
 
 def actor_of(rig: Rig, *people: Fake) -> Fake:

@@ -11,11 +11,13 @@ import pytest
 from table_kit import (
     TIMED_NO_DELAYS,
     Fake,
+    Rig,
     drain_then_seven,
     make_table,
     play_out,
     run_clock,
     seated,
+    two_humans,
 )
 from twisted.internet.defer import Deferred
 
@@ -96,22 +98,14 @@ def first_move(p: Fake) -> dict[str, Any]:
     return move
 
 
-def two_humans(rules: str = "classic") -> tuple[object, Fake, Fake]:
-    rig = make_table(rules, 2)
-    a, b = seated(rig, ["h", "h"])
-    rig.table.start(a)
-    run_clock(rig.clock)
-    return rig, a, b
-
-
-def state(rig: object) -> object:
-    t = rig.table  # type: ignore[attr-defined]
+def state(rig: Rig) -> object:
+    t = rig.table
     return (view(t.match, 0), view(t.match, 1), t.match.deal_no)
 
 
 def test_illegal_and_out_of_turn_moves_change_nothing() -> None:
     rig, a, b = two_humans()
-    t = rig.table  # type: ignore[attr-defined]
+    t = rig.table
     deal = t.match.deal
     actor, other = (a, b) if deal.to_act == t.seat_of(a) else (b, a)
     watcher = Fake("W")
@@ -152,7 +146,7 @@ def test_illegal_and_out_of_turn_moves_change_nothing() -> None:
 
 def test_move_fans_out_private_part_only_to_its_seat() -> None:
     rig, a, b = two_humans()
-    t = rig.table  # type: ignore[attr-defined]
+    t = rig.table
     watcher = Fake("W")
     t.join(watcher, spectate=True)
     for _ in range(200):  # play the first moves until someone may draw (C7)
@@ -162,7 +156,7 @@ def test_move_fans_out_private_part_only_to_its_seat() -> None:
         if {"kind": "draw"} in prompt["moves"]:
             break
         t.move(actor, prompt["moves"][0])
-        run_clock(rig.clock)  # type: ignore[attr-defined]
+        run_clock(rig.clock)
     other = b if actor is a else a
     counts = (len(actor.inbox), len(other.inbox), len(watcher.inbox))
     t.move(actor, {"kind": "draw"})
@@ -181,7 +175,7 @@ def test_move_fans_out_private_part_only_to_its_seat() -> None:
 
 def test_snapshot_while_playing_holds_view_match_and_pending_turn() -> None:
     rig, a, b = two_humans()
-    t = rig.table  # type: ignore[attr-defined]
+    t = rig.table
     actor = a if t.match.deal.to_act == t.seat_of(a) else b
     other = b if actor is a else a
     snap = t.resync(actor)

@@ -17,21 +17,20 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 import psycopg
-import pytest
+import skip_kit
 
 from pisyedili.server.bench.services import Postgres
 
 ENV = "PISYEDILI_TEST_POSTGRES"
 
 
-def unavailable(why: str) -> None:
+def unavailable(why: str) -> NoReturn:
     """Skip the test that needs PostgreSQL, or fail it in CI (where it must run)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"PostgreSQL tests cannot run in CI: {why}", pytrace=False)
-    pytest.skip(f"no PostgreSQL to test against: {why}")
+    skip_kit.unavailable("PostgreSQL", why)
 
 
 class Cluster(Postgres):

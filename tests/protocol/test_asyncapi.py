@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from protocol_examples import EXAMPLES, MOVES, MUAMELE_VIEW, OVER_VIEW, SUMMARY, TO_CLIENT
+from skip_kit import unavailable
 
 from pisyedili.protocol import (
     MESSAGES,
@@ -222,20 +223,13 @@ def samples() -> list[dict[str, Any]]:
     return found
 
 
-def unavailable(why: str) -> None:
-    """Skip a test that needs node and the parser, or fail it in CI (where it must run)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the AsyncAPI parser cannot run in CI: {why}", pytrace=False)
-    pytest.skip(f"no AsyncAPI parser to validate with: {why}")
-
-
 def parser(*args: str) -> subprocess.CompletedProcess[str]:
     node = shutil.which("node")
     if node is None:
-        unavailable("node is not installed")
+        unavailable("the AsyncAPI parser", "node is not installed")
     if not (PARSER / "node_modules" / "@asyncapi" / "parser").is_dir():
-        unavailable(f"@asyncapi/parser is not installed in {PARSER} (.ci/run installs it: "
-                    "`npm ci` of tests/asyncapi/package.json there)")
+        unavailable("the AsyncAPI parser", f"@asyncapi/parser is not installed in {PARSER} "
+                    "(.ci/run installs it: `npm ci` of tests/asyncapi/package.json there)")
     env = {**os.environ, "ASYNCAPI_PARSER_DIR": str(PARSER)}
     return subprocess.run([str(node), str(VALIDATE), *args], capture_output=True, text=True,
                           timeout=300, env=env)

@@ -8,7 +8,6 @@ Without the `prometheus` binary the Prometheus test skips, or fails under CI=tru
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
@@ -19,24 +18,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from cluster.cluster_kit import Player
 from health_kit import health_server
 from metrics_kit import scrape
 from poll_kit import poll_until
 from process_output import BACKSTOP
+from skip_kit import unavailable
 
 from pisyedili.server.bench.services import free_port
 
 QUICK = ("--bot-delay", "0", "--deal-pause", "0", "--rate", "1000", "--burst", "1000")
 """A bot answers at once, and a player as fast as the bot: a match takes a moment."""
-
-
-def unavailable(why: str) -> None:
-    """Skip the test that needs Prometheus, or fail it in CI (where it must run)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the Prometheus test cannot run in CI: {why}", pytrace=False)
-    pytest.skip(f"no Prometheus to test against: {why}")
 
 
 def play_against_a_bot(port: int) -> int:
@@ -63,7 +55,7 @@ def prometheus(tmp_path: Path, target: int) -> Iterator[int]:
     """Debian's `prometheus`, scraping `127.0.0.1:target` every 200 ms; its HTTP port."""
     binary = shutil.which("prometheus")
     if binary is None:
-        unavailable("no prometheus on PATH (Debian: apt-get install prometheus)")
+        unavailable("Prometheus", "no prometheus on PATH (Debian: apt-get install prometheus)")
     assert binary is not None
     port = free_port()
     config = tmp_path / "prometheus.yml"

@@ -364,6 +364,11 @@ class Relay:
     def is_visitor(self, player_id: str) -> bool:
         return player_id in self._visitors
 
+    @property
+    def visiting(self) -> int:
+        """Players of other processes at this process's tables (`/metrics`)."""
+        return len(self._visitors)
+
     def settle(self, player_id: str) -> None:
         """A player here sits at a table this process took over: it is no longer at a
         table elsewhere."""

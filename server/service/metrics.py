@@ -20,7 +20,6 @@ from prometheus_client.registry import Collector
 from prometheus_client.twisted import MetricsResource
 from twisted.web.resource import Resource
 
-from pisyedili.server.net.relay import RelayedConnection
 from pisyedili.server.net.web import WebSocketConnection
 from pisyedili.server.table.core import TablePhase
 
@@ -31,16 +30,12 @@ if TYPE_CHECKING:
 
 TRANSPORTS = ("tcp", "websocket", "relayed")
 """A connection's transport, as the `transport` label says it: TCP (with or without
-TLS), a browser's WebSocket, or a client connected to another process of the cluster
-whose session lives here."""
+TLS), a browser's WebSocket, or a player connected to another process of the cluster,
+at a table of this one (a visitor)."""
 
 
 def transport_of(conn: Connection) -> str:
-    if isinstance(conn, WebSocketConnection):
-        return "websocket"
-    if isinstance(conn, RelayedConnection):
-        return "relayed"
-    return "tcp"
+    return "websocket" if isinstance(conn, WebSocketConnection) else "tcp"
 
 
 class ServerCollector(Collector):
@@ -71,6 +66,10 @@ class ServerCollector(Collector):
                     sessions[transport] += 1
                     connected += 1
             away += max(len(server.sessions) - connected, 0)
+            # A visitor's connection is not opened here: its process holds the socket.
+            visiting = server.relay.visiting if server.relay is not None else 0
+            connections["relayed"] += visiting
+            sessions["relayed"] += visiting
             for table in server.lobby.tables():
                 tables[table.core.phase.value] += 1
             backlog += journal.backlog_rows if journal is not None else 0

@@ -32,13 +32,19 @@ def test_relays_round_trips_takeovers_and_a_missed_lease_are_counted(
     health = [free_port(), free_port()]
     with cluster(redis.url, tmp_path, 2, db=postgres.store(),
                  each=lambda n: ("--health", str(health[n]))) as [(owner, a), (_, b)]:
-        _one_deal_started(a, b)  # the guest, on the other process, joins through it
+        # The guest, on the other process, joins through it (both stay connected).
+        _host, _guest, _table = _one_deal_started(a, b)
         for name, what in (("pisyedili_relayed_messages_total",
                             "messages relayed from the other process"),
                            ("pisyedili_redis_round_trip_seconds_count",
                             "a lease renewal's round trip")):
             for port in health:
                 poll_until(_counted(port, name), BACKSTOP, what, 0.05)
+        at_owner = scrape(health[0])
+        assert at_owner[("pisyedili_connections", (("transport", "tcp"),))] == 1
+        assert at_owner[("pisyedili_sessions", (("transport", "relayed"),))] == 1  # the guest
+        assert at_owner[("pisyedili_tables", (("state", "playing"),))] == 1
+        assert scrape(health[1])[("pisyedili_sessions", (("transport", "tcp"),))] == 1
         assert _value(health[1], "pisyedili_takeovers_total") == 0
         owner.send_signal(signal.SIGSTOP)
         try:

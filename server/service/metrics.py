@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, cast
 from prometheus_client import REGISTRY
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from prometheus_client.twisted import MetricsResource
 from twisted.web.resource import Resource
 
 from pisyedili.server.net.web import WebSocketConnection
@@ -103,5 +102,12 @@ REGISTRY.register(COLLECTOR)
 
 
 def metrics_resource() -> Resource:
-    """`/metrics`: the process's registry in Prometheus's text format."""
+    """`/metrics`: the process's registry in Prometheus's text format.
+
+    prometheus_client's Twisted module takes the global reactor as it is imported, so
+    it is imported only here, once a server with `--health` is built: importing this
+    module (or `tap`) installs no reactor, and the client's asyncio reactor can still
+    be installed after it."""
+    from prometheus_client.twisted import MetricsResource
+
     return cast(Resource, MetricsResource())  # type: ignore[no-untyped-call]

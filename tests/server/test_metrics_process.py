@@ -12,6 +12,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -119,3 +120,15 @@ def test_a_refused_login_and_a_drain_are_counted() -> None:
         served.proc.send_signal(signal.SIGTERM)
         served.out.wait_for(r"stopping: /ready answers 503 \(draining\)")
         assert scrape(served.health)[("pisyedili_drains_total", ())] == 1
+
+
+def test_importing_the_server_installs_no_reactor() -> None:
+    """prometheus_client's Twisted resource takes the global reactor as it is imported:
+    the server imports it only once it builds a health port, so that the client (which
+    embeds the server offline) can still install its asyncio reactor after the import."""
+    check = ("import sys\nimport pisyedili.server.service.tap\n"
+             "from twisted.internet import asyncioreactor\nasyncioreactor.install()\n"
+             "from twisted.internet import reactor\nprint(type(reactor).__name__)\n")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          timeout=BACKSTOP, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "AsyncioSelectorReactor"), done.stderr

@@ -78,6 +78,7 @@ INTEGRATION_TESTS = (
     "protocol/test_doc_client.py",
     "protocol/test_reference.py",
     "server/test_accounts.py",
+    "server/test_backup_modes.py",  # the documented pg_dump line, in a shell
     "server/test_bot_guide.py",  # the guide's bots, as processes
     "server/test_console_script.py",
     "server/test_discovery.py",
@@ -100,6 +101,7 @@ INTEGRATION_TESTS = (
     "web/test_web_i18n.py",
     "web/test_web_play.py",
     "web/test_web_process.py",
+    "web/test_web_sanctions.py",  # Chromium
     "web/test_web_table.py",
 )
 """The test modules (globs under tests/) marked `integration`: those that start a

@@ -97,3 +97,12 @@ def server_process(*args: str, timeout: float = BACKSTOP
     """A real `pisyedili-server ARGS` process and its port (see `logged_server`)."""
     with logged_server(*args, timeout=timeout) as (proc, port, _):
         yield proc, port
+
+
+def add_operator(db: str, name: str, password: str) -> None:
+    """`pisyedili-server operator --db DB add NAME`, the password typed on its stdin:
+    the account is made an operator before any server opens the store."""
+    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add", name],
+                          input=f"{password}\n", text=True, capture_output=True, timeout=60,
+                          check=False)
+    assert made.returncode == 0, made.stderr

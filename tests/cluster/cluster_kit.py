@@ -7,14 +7,13 @@ import select
 import socket
 import struct
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from process_output import SERVER, Output, logged_server
+from process_output import Output, add_operator, logged_server
 
 from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
@@ -72,10 +71,7 @@ def operated(url: str, db: str, folder: Path, features: tuple[str, ...]
     """Two processes of the cluster at `url` on the one shared store `db`, with Zeynep
     made an operator by `pisyedili-server operator add` and logged in on A (with
     `features` and moderation): the operator, A's port, B's process and B's port."""
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{PASSWORD}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
+    add_operator(db, "Zeynep", PASSWORD)
     with cluster(url, folder, 2, db=db) as [(_, a), (proc_b, b)]:
         operator = Player(a)
         operator.hello("z", (*features, "moderation"))

@@ -7,12 +7,11 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pg_kit
-from process_output import SERVER
+from process_output import add_operator
 
 from cluster.cluster_kit import PASSWORD, Msg, Player, cluster, operated, play_out
 from cluster.redis_kit import RedisAt
@@ -106,10 +105,7 @@ def test_an_account_is_one_across_processes(redis: RedisAt, postgres: pg_kit.Clu
         assert stale.request("hello", protocol=PROTOCOL_VERSION, token=logged["token"],
                              name="x")["code"] == "bad_token"
         # An account neither process was told of (made on the store directly).
-        made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db,
-                               "add", "Zeynep"], input=f"{PASSWORD}\n", text=True,
-                              capture_output=True, timeout=60, check=False)
-        assert made.returncode == 0, made.stderr
+        add_operator(db, "Zeynep", PASSWORD)
         zeynep = _player(b, "z")
         assert zeynep.ok("login", name="Zeynep", password=PASSWORD)["name"] == "Zeynep"
         assert _player(a, "Zeynep").welcome["name"] != "Zeynep"  # known there too now

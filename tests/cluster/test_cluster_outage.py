@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -18,7 +17,7 @@ from pathlib import Path
 import pg_kit
 import psycopg
 import pytest
-from process_output import SERVER, Output
+from process_output import Output, add_operator
 
 from cluster.cluster_kit import Msg, Player, log_of
 from cluster.cluster_kit import server as cluster_server
@@ -146,10 +145,7 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
     needs the shared state is refused with `cluster_unavailable`; after it the player
     away gets its seat back, the match ends across the processes with every
     acknowledged move kept, a new table opens and every lobby hears of it."""
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db",
-                           str(tmp_path / "0.db"), "add", "Zeynep"], input=f"{PASSWORD}\n",
-                          text=True, capture_output=True, timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
+    add_operator(str(tmp_path / "0.db"), "Zeynep", PASSWORD)
     with ExitStack() as stack:
         redis, at = stack.enter_context(redis_process(keep))
         (a, log_a), (b, log_b) = (
@@ -353,10 +349,7 @@ def test_a_ban_made_while_redis_is_away_holds_everywhere_once_it_is_back(
     covers."""
     db = postgres.store()
     password = "a long enough password 7"
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add",
-                           "Zeynep"], input=f"{password}\n", text=True, capture_output=True,
-                          timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
+    add_operator(db, "Zeynep", password)
     features = ("chat", "accounts", "moderation")
     with ExitStack() as stack:
         redis, _ = stack.enter_context(redis_process(keep=False))

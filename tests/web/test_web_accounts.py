@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +23,10 @@ from browser_kit import (
     set_viewport,
 )
 from poll_kit import BACKSTOP, poll_until
+from process_output import add_operator
 from test_web_browser import TcpPlayer
 from web_fixtures import ROOMY, driver, page  # noqa: F401
-from web_kit import START, WebServer, served
+from web_kit import WebServer, served
 
 from pisyedili.server.net.web import static_root
 
@@ -43,10 +42,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     """A server on a real store in which the operator's account exists before it starts:
     `--operator` names only accounts that exist then (docs/operating.md)."""
     db = tmp_path_factory.mktemp("store") / "pisyedili.db"
-    made = subprocess.run([sys.executable, "-c", START, "operator", "--db", str(db), "add",
-                           OPERATOR], input=OPERATOR_PASSWORD + "\n", capture_output=True,
-                          text=True, timeout=60)
-    assert made.returncode == 0, made.stderr
+    add_operator(str(db), OPERATOR, OPERATOR_PASSWORD)
     with served(*ROOMY, "--db", str(db), "--operator", OPERATOR) as srv:
         yield srv
 

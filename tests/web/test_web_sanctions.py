@@ -5,16 +5,15 @@ Its own server: a kick keeps the page's address (loopback) out."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from browser_kit import Page
+from process_output import add_operator
 from test_web_accounts import OPERATOR, OPERATOR_PASSWORD, Player
 from web_fixtures import ROOMY, driver, page  # noqa: F401
-from web_kit import START, WebServer, served
+from web_kit import WebServer, served
 
 KICKED = ("An operator removed you from the server. Reason: flooding the chat. "
           "You may come back in 5 minutes.")
@@ -23,10 +22,7 @@ KICKED = ("An operator removed you from the server. Reason: flooding the chat. "
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
     db = tmp_path_factory.mktemp("store") / "pisyedili.db"
-    made = subprocess.run([sys.executable, "-c", START, "operator", "--db", str(db), "add",
-                           OPERATOR], input=OPERATOR_PASSWORD + "\n", capture_output=True,
-                          text=True, timeout=60)
-    assert made.returncode == 0, made.stderr
+    add_operator(str(db), OPERATOR, OPERATOR_PASSWORD)
     with served(*ROOMY, "--db", str(db), "--operator", OPERATOR, "--kick-seconds",
                 "300") as srv:
         yield srv

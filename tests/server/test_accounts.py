@@ -656,6 +656,7 @@ async def test_a_flood_of_logins_keeps_a_real_servers_memory_flat(tmp_path: Path
             got = await owner_again.wait(lambda m, n=n: m.get("id") == 1000 + n, timeout=60)  # type: ignore[misc]
             if got.get("code") not in ("server_busy", "too_many_logins"):
                 break
+            # Real time, as a client must: the server said when to ask again.
             await task.deferLater(reactor, got["retry_after"])
         assert got["type"] == "account", got
         codes = [(await a)["code"] for a in answers]

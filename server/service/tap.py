@@ -40,6 +40,7 @@ from zope.interface import implementer  # type: ignore[import-untyped]
 from pisyedili.protocol import passwords
 from pisyedili.protocol import text as text_rule
 from pisyedili.protocol.limits import MAX_LABEL
+from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, ClusterAddress, open_cluster
@@ -980,6 +981,14 @@ class ScriptOptions(ServerOptions):
         ["operator", None, OperatorOptions, "Make an account a server operator, or not; "
          "list the operators."],
     ]
+
+    def opt_version(self) -> None:
+        """Print the game's version, its protocol's and Twisted's, and exit."""
+        from twisted import copyright
+
+        print(f"pisyedili-server {server_version()} (protocol {PROTOCOL_VERSION}, "
+              f"Twisted {copyright.version})")
+        raise SystemExit(0)
 
 
 SUBCOMMANDS: dict[str, Callable[[Any], None]] = {"backup": backup, "operator": operator}

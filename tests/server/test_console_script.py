@@ -138,3 +138,20 @@ def test_a_server_says_when_its_hard_limit_leaves_too_few_open_files() -> None:
     assert now == 300
     assert "only 300 open files are allowed" in log and "--max-connections 1000" in log
     assert "ulimit -n" in log
+
+
+SCRIPT = Path(sys.executable).parent / "pisyedili-server"
+
+
+def test_version_names_the_game_its_protocol_and_twisted() -> None:
+    from importlib.metadata import version
+
+    from twisted import copyright
+
+    done = subprocess.run([str(SCRIPT), "--version"], capture_output=True, text=True,
+                          timeout=BACKSTOP)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (f"pisyedili-server {version('pisyedili')} "
+                                   f"(protocol {PROTOCOL_VERSION}, "
+                                   f"Twisted {copyright.version})")
+

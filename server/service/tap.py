@@ -210,6 +210,10 @@ class ServerOptions(usage.Options):
 
     def __init__(self) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
+        # An `opt_` method's help is its docstring, whose line breaks and indentation
+        # `textwrap` would keep as runs of spaces inside a sentence.
+        self.docs = {name: " ".join(doc.split()) if doc else doc
+                     for name, doc in self.docs.items()}
         self["listen"] = []
         self["web"] = []
         self["web-origin"] = []

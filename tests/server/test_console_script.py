@@ -155,3 +155,27 @@ def test_version_names_the_game_its_protocol_and_twisted() -> None:
                                    f"(protocol {PROTOCOL_VERSION}, "
                                    f"Twisted {copyright.version})")
 
+
+def _description_runs(help_text: str) -> list[str]:
+    """Lines of a help whose words (the first column of an option's line left out)
+    have a run of more than 2 spaces inside them."""
+    import re
+
+    bad = []
+    for line in help_text.splitlines():
+        words = line.strip()
+        if len(line) - len(line.lstrip()) < 10:  # an option's or a command's own line
+            words = re.sub(r"^\S+(, \S+)?\s{2,}", "", words, count=1)
+        if "   " in words:
+            bad.append(line)
+    return bad
+
+
+@pytest.mark.parametrize("command", [[], ["backup"], ["operator"]])
+def test_help_has_no_runs_of_spaces_inside_a_sentence(command: list[str]) -> None:
+    done = subprocess.run([str(SCRIPT), *command, "--help"], capture_output=True, text=True,
+                          timeout=BACKSTOP)
+    assert done.returncode == 0, done.stderr
+    assert "--operator=" in done.stdout or command
+    assert _description_runs(done.stdout) == []
+

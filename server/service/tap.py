@@ -11,6 +11,7 @@ WebSocket (server/net/web.py). docs/operating.md documents every option.
 
 from __future__ import annotations
 
+import errno
 import gc
 import getpass
 import random
@@ -25,6 +26,7 @@ from typing import IO, Any, ClassVar, TypeVar, cast
 from twisted.application.internet import StreamServerEndpointService, TimerService
 from twisted.application.service import IServiceCollection, MultiService, Service
 from twisted.internet.defer import CancelledError, Deferred, DeferredList, fail, maybeDeferred
+from twisted.internet.error import CannotListenError
 from twisted.internet.interfaces import IStreamServerEndpoint
 from twisted.internet.task import deferLater
 from twisted.logger import (
@@ -91,6 +93,9 @@ T = TypeVar("T")
 DEFAULT_ENDPOINT = "tcp:7707:backlog=1024"
 """Twisted's own listen backlog is 50: a burst of connections would wait in SYN retries."""
 DEFAULT_NAME = "Pis Yedili"
+BUSY_PORT_HINT = (" Another program (or another server) uses that port: choose another "
+                  "with --listen tcp:PORT for the game, or --web tcp:PORT for the browser's.")
+"""What an operator can do about a port in use, after the reactor's own words."""
 LOG_FORMATS = ("text", "json")
 
 _LIMITS = ServerLimits()
@@ -418,6 +423,13 @@ class _Endpoint:
         return listening.addCallbacks(bound, unbound)
 
 
+def _port_in_use(error: BaseException | None) -> bool:
+    """Whether a port could not be bound because something else has it."""
+    return (isinstance(error, CannotListenError)
+            and isinstance(error.socketError, OSError)
+            and error.socketError.errno == errno.EADDRINUSE)
+
+
 class ServerService(MultiService):
     """The server: a `StreamServerEndpointService` per endpoint; once the store is
     open, the daily pruning and the reading of operator flags as `TimerService`s; on
@@ -629,7 +641,8 @@ class ServerService(MultiService):
         sub = getattr(failure.value, "subFailure", failure)
         if sub.check(CancelledError):
             return  # stopped before it listened
-        log.critical("cannot listen: {error}", error=sub.getErrorMessage())
+        log.critical("cannot listen: {error}{hint}", error=sub.getErrorMessage(),
+                     hint=BUSY_PORT_HINT if _port_in_use(sub.value) else "")
         self.failed = True
         self._stop_reactor()
 

@@ -179,3 +179,22 @@ def test_help_has_no_runs_of_spaces_inside_a_sentence(command: list[str]) -> Non
     assert "--operator=" in done.stdout or command
     assert _description_runs(done.stdout) == []
 
+
+def test_a_second_server_on_a_busy_port_says_how_to_choose_another() -> None:
+    first = subprocess.Popen(
+        [str(SCRIPT), "--listen", "tcp:0:interface=127.0.0.1", "--db", ":memory:",
+         "--no-announce"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+    assert first.stdout is not None
+    try:
+        port = int(Output(first.stdout).wait_for(r"listening on .*port=(\d+)").group(1))
+        second = subprocess.run(
+            [str(SCRIPT), "--listen", f"tcp:{port}:interface=127.0.0.1", "--db",
+             ":memory:", "--no-announce"],
+            capture_output=True, text=True, timeout=BACKSTOP)
+    finally:
+        first.kill()
+        first.wait()
+    assert second.returncode == 1
+    assert "Address already in use" in second.stdout
+    assert "choose another with --listen tcp:PORT" in second.stdout

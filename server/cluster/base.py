@@ -103,6 +103,11 @@ class Cluster(Protocol):
         unlike `process`, and what the other processes' logs name it by."""
         ...
 
+    def draining(self) -> None:
+        """This process stops (SIGTERM): said where `pisyedili-server status` reads it,
+        for the time it still serves."""
+        ...
+
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         """Who hears that the shared state went out of reach (`lost`), and that it is
         back, with everything this process holds written there again (`back`)."""

@@ -28,6 +28,9 @@ class LocalCluster:
     def named(self, name: str, address: str) -> None:
         pass  # no other process to tell
 
+    def draining(self) -> None:
+        pass  # nobody reads it: `status` without --cluster reads the store
+
     def start(self) -> Deferred[None]:
         return succeed(None)
 

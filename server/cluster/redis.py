@@ -426,6 +426,8 @@ class RedisCluster:
         # What the operator calls this process (`named`): its number changes on every
         # start, its name and address do not; the others' are read as a log needs them.
         self._name = self._address = ""
+        self._started = 0.0  # when it joined (`status` tells its uptime)
+        self._draining = False  # stopping, still serving (`status` says so)
         self._labels: dict[str, str] = {}
         self._live: set[str] = set()  # keys renewed with the lease
         self._counts: dict[str, int] = {}  # this process's connections by address
@@ -501,6 +503,7 @@ class RedisCluster:
         finally:
             await first.disconnect()
         self._process = f"p{number}"
+        self._started = self._clock.seconds()
         self._seen("process", int(number))
         # One link: this process's writes reach Redis in the order they were made.
         link = _Link(self, self.address, min(10.0, self.lease))
@@ -1059,6 +1062,11 @@ class RedisCluster:
         if self._joined and self._up:
             self._say_name()
 
+    def draining(self) -> None:
+        self._draining = True
+        if self._joined and self._up and self._address:
+            self._tell(self._write_name(self._redis), "saying this process drains")
+
     def _say_name(self) -> None:
         assert self._redis is not None
         self._tell(self._write_name(self._redis), "writing this process's name")
@@ -1069,8 +1077,10 @@ class RedisCluster:
     def _write_name(self, redis: Any) -> Deferred[Any]:
         """One field of a hash, never expired: the others name a process that is gone
         too (one short field a start; `DEL pisyedili:names` only makes older processes
-        unnamed in the logs)."""
-        told = json.dumps({"name": self._name, "address": self._address})
+        unnamed in the logs). With when it started, and whether it drains, for
+        `pisyedili-server status`."""
+        told = json.dumps({"name": self._name, "address": self._address,
+                           "started": self._started, "draining": self._draining})
         written: Deferred[Any] = redis.hset(self._key("names"), self._process, told)
         return written
 

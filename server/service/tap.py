@@ -664,6 +664,7 @@ class ServerService(MultiService):
         if self.draining:
             return self._stop()
         self.draining = True
+        self.factory.cluster.draining()  # `pisyedili-server status` shows it
         metrics.DRAINS.inc()
         if self._health is None or self.drain_seconds <= 0 or not self.listening:
             return self._stop()

@@ -301,6 +301,21 @@ def test_ctrl_c_mid_match_asks_before_leaving() -> None:
     assert "you left the table" in app.log
 
 
+@pytest.mark.parametrize(("key", "asked"), [("/quit", "/quit"), ("Ctrl-D", "Ctrl-D"),
+                                            ("Ctrl-C", "Ctrl-C")])
+def test_the_quit_prompt_names_what_the_player_did(key: str, asked: str) -> None:
+    with create_pipe_input() as pipe:
+        app = keyed_app(pipe)
+        in_a_match(app)
+        if key == "/quit":
+            app.submit("/quit")
+        else:
+            app.interrupt(key)
+        assert not app._quit, "mid-match, the first ask only asks"
+        prompt = render.plain(app._message())  # type: ignore[arg-type]
+    assert prompt == f"leave the match? {asked} again> "
+
+
 def test_a_late_or_interrupted_confirmation_asks_again() -> None:
     clock = [0.0]
     with create_pipe_input() as pipe:

@@ -387,10 +387,23 @@ class ClientApp:
             # A lost connection says so itself, and an unreadable reply was reported by
             # `on_unreadable`: only a request that never left needs a word.
             if isinstance(failure.value, NotConnected):
-                self.show([("class:dim", _("* not connected yet; the request was not sent"))])
+                self.show([("class:dim", self._not_sent())])
                 self._refresh()
 
         return d.addErrback(failed)
+
+    def _not_sent(self) -> str:
+        """Why a request was not sent: the link is still (re)connecting, or it has
+        stopped for good and only the player can start another."""
+        if not self._link_ended:
+            return _("* not connected yet; the request was not sent")
+        if self.keep_seat_on_quit:
+            return _("* the connection has ended for good, so nothing is sent any more. "
+                     "/quit leaves; `pisyedili play --continue` then takes the match up "
+                     "again.")
+        return _("* the connection has ended for good (the reason is above), so nothing is "
+                 "sent any more. /quit leaves; to reconnect, run pisyedili again with the "
+                 "same server and --name.")
 
     def _leave(self) -> Deferred[Message | None] | None:
         d = self._send({"type": "leave_table"})

@@ -89,6 +89,7 @@ INTEGRATION_TESTS = (
     "server/test_moderation.py",
     "server/test_restart_process.py",
     "server/test_stacked_decks.py",
+    "server/test_status.py",
     "server/test_store_files.py",
     "server/test_store_interface.py",  # PostgreSQL
     "server/test_store_postgres.py",

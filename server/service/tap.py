@@ -61,6 +61,7 @@ from pisyedili.server.people.moderation import Moderation
 from pisyedili.server.people.ratings import Ratings
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.rules import COMPILED
+from pisyedili.server.service import status as status_
 from pisyedili.server.service.discovery import Announcer
 from pisyedili.server.service.logs import JsonLineObserver
 from pisyedili.server.service.metrics import COLLECTOR, metrics_resource
@@ -990,6 +991,32 @@ def _new_operator(store: Store, name: str, stdin: IO[str]) -> str:
     return name
 
 
+class StatusOptions(StoreCommandOptions):
+    """`pisyedili-server status [--db PATH|URL] [--cluster URL] [--json]`."""
+
+    synopsis = "status [--db PATH|URL] [--cluster redis://HOST:PORT/N] [--json]"
+    optParameters: ClassVar[list[list[Any]]] = [
+        *StoreCommandOptions.optParameters,
+        ["cluster", None, None, "The cluster's Redis: its live processes, with what each "
+         "holds (without it, the store alone cannot tell whether a server runs)."],
+    ]
+    optFlags: ClassVar[list[list[Any]]] = [["json", None, "Print JSON, for scripts."]]
+
+    def postOptions(self) -> None:
+        if self["cluster"] is not None:
+            try:
+                ClusterAddress.parse(self["cluster"])
+            except ValueError as e:
+                raise usage.UsageError(f"--cluster: {e}") from None
+
+
+def status(options: StatusOptions) -> None:
+    """The cluster's live processes (with `--cluster`) and the store's open tables and
+    sessions (with `--db`, or without `--cluster`: the default store)."""
+    path = options.path if options["db"] or options["cluster"] is None else None
+    status_.status(options["cluster"], path, bool(options["json"]))
+
+
 class ScriptOptions(ServerOptions):
     """`pisyedili-server`'s command line: the server's, and the subcommands that work
     on its store instead (`twistd pisyedili` runs a server only: `ServerOptions`)."""
@@ -998,6 +1025,8 @@ class ScriptOptions(ServerOptions):
         ["backup", None, BackupOptions, "Copy the database, the server running or not."],
         ["operator", None, OperatorOptions, "Make an account a server operator, or not; "
          "list the operators."],
+        ["status", None, StatusOptions, "The cluster's processes, their tables and "
+         "sessions; or the store's."],
     ]
 
     def opt_version(self) -> None:
@@ -1009,7 +1038,8 @@ class ScriptOptions(ServerOptions):
         raise SystemExit(0)
 
 
-SUBCOMMANDS: dict[str, Callable[[Any], None]] = {"backup": backup, "operator": operator}
+SUBCOMMANDS: dict[str, Callable[[Any], None]] = {"backup": backup, "operator": operator,
+                                                 "status": status}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

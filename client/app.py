@@ -141,6 +141,9 @@ class ClientApp:
         self._resyncing = False
         self._link_ended = False
         self._armed: tuple[str, float] | None = None
+        self._armed_key = "Ctrl-C"
+        """What asked for the armed action (Ctrl-C, Ctrl-D or /quit): the prompt asks
+        for it again."""
         """(`quit` or `leave`, when): leaving a match was asked once, not yet confirmed."""
         self.subscribe_lobby = True
         """Ask for the table list after `welcome` (offline play has no use for it)."""
@@ -189,8 +192,9 @@ class ClientApp:
 
     def _message(self) -> FormattedText:
         armed = self._armed_action()
-        if armed == "quit":
-            return FormattedText([("class:warn", _("leave the match? Ctrl-C again> "))])
+        if armed == "quit":  # in the words of what the player did: Ctrl-C, Ctrl-D, /quit
+            return FormattedText([("class:warn", _("leave the match? {key} again> ",
+                                                   key=self._armed_key))])
         if armed == "leave":
             return FormattedText([("class:warn", _("leave the match? /leave again> "))])
         if self.replay is not None:
@@ -383,10 +387,23 @@ class ClientApp:
             # A lost connection says so itself, and an unreadable reply was reported by
             # `on_unreadable`: only a request that never left needs a word.
             if isinstance(failure.value, NotConnected):
-                self.show([("class:dim", _("* not connected yet; the request was not sent"))])
+                self.show([("class:dim", self._not_sent())])
                 self._refresh()
 
         return d.addErrback(failed)
+
+    def _not_sent(self) -> str:
+        """Why a request was not sent: the link is still (re)connecting, or it has
+        stopped for good and only the player can start another."""
+        if not self._link_ended:
+            return _("* not connected yet; the request was not sent")
+        if self.keep_seat_on_quit:
+            return _("* the connection has ended for good, so nothing is sent any more. "
+                     "/quit leaves; `pisyedili play --continue` then takes the match up "
+                     "again.")
+        return _("* the connection has ended for good (the reason is above), so nothing is "
+                 "sent any more. /quit leaves; to reconnect, run pisyedili again with the "
+                 "same server and --name.")
 
     def _leave(self) -> Deferred[Message | None] | None:
         d = self._send({"type": "leave_table"})
@@ -424,6 +441,7 @@ class ClientApp:
                 self._leave()
             return
         self._armed = (action, self.now())
+        self._armed_key = key
         if action == "quit" and self.keep_seat_on_quit:
             what = _("The match is on: it is kept, and `pisyedili play --continue` takes "
                      "it up again.")

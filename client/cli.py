@@ -52,6 +52,7 @@ from twisted.plugin import getPlugins
 
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS, SEAT_RANGE
+from pisyedili.protocol.version import PROTOCOL_VERSION
 
 from . import i18n
 from .cards import HAND_ORDERS
@@ -438,6 +439,18 @@ def _section(parser: argparse.ArgumentParser, title: str) -> str:
         f"\n{options}"
 
 
+def version_line() -> str:
+    """`pisyedili --version`: the installed game's version and the protocol it speaks."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        game = version("pisyedili")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        game = "0"
+    return _("pisyedili {version} (protocol {protocol})", version=game,
+             protocol=str(PROTOCOL_VERSION))
+
+
 def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """`pisyedili [HOST[:PORT]]`; its help also lists the subcommands and their options."""
     listed = "\n".join(f"  {c.name:<12} {_(c.about)} (pisyedili {c.name} --help)"
@@ -457,6 +470,8 @@ def build_net_parser(subcommands: dict[str, argparse.ArgumentParser]) -> argpars
                             "string such as tls:example.org:7707; without one, choose among "
                             "the servers found on the LAN ('{host}' joins this machine's)",
                             port=str(DEFAULT_PORT), host=DEFAULT_HOST))
+    net.add_argument("--version", action="version", version=version_line(),
+                     help=_("print the game's version and its protocol's, and exit"))
     net.add_argument("--discover", action="store_true",
                      help=_("list the servers found on the LAN and on this machine, and exit"))
     net.add_argument("--fresh", action="store_true",

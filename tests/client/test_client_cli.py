@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from twisted.internet.endpoints import HostnameEndpoint, TCP4ClientEndpoint, UNIXClientEndpoint
@@ -19,6 +23,7 @@ from pisyedili.client.cli import (
     server_endpoint,
 )
 from pisyedili.protocol.shapes import RULE_SETS, SEAT_RANGE
+from pisyedili.protocol.version import PROTOCOL_VERSION
 
 
 @pytest.mark.parametrize(
@@ -112,3 +117,14 @@ def test_the_top_level_help_lists_the_subcommands_and_their_options(
     assert exit_.value.code == 0
     play = capsys.readouterr().out
     assert play.startswith("usage: pisyedili play") and "--bots N" in play and "--bell" in play
+
+
+@pytest.mark.parametrize(("lang", "protocol"), [("en", "protocol"), ("tr", "protokol")])
+def test_version_names_the_game_and_its_protocol(lang: str, protocol: str) -> None:
+    """Through the installed console script, as a player types it."""
+    script = Path(sys.executable).parent / "pisyedili"
+    done = subprocess.run([str(script), "--lang", lang, "--version"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (f"pisyedili {version('pisyedili')} "
+                                   f"({protocol} {PROTOCOL_VERSION})")

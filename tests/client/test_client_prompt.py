@@ -301,6 +301,42 @@ def test_ctrl_c_mid_match_asks_before_leaving() -> None:
     assert "you left the table" in app.log
 
 
+@pytest.mark.parametrize(("key", "asked"), [("/quit", "/quit"), ("Ctrl-D", "Ctrl-D"),
+                                            ("Ctrl-C", "Ctrl-C")])
+def test_the_quit_prompt_names_what_the_player_did(key: str, asked: str) -> None:
+    with create_pipe_input() as pipe:
+        app = keyed_app(pipe)
+        in_a_match(app)
+        if key == "/quit":
+            app.submit("/quit")
+        else:
+            app.interrupt(key)
+        assert not app._quit, "mid-match, the first ask only asks"
+        prompt = render.plain(app._message())  # type: ignore[arg-type]
+    assert prompt == f"leave the match? {asked} again> "
+
+
+def test_a_request_after_the_link_ended_for_good_says_what_to_do(app: ClientApp) -> None:
+    """Once the link has stopped for good no retry is coming: "not connected yet" would
+    have the player wait for nothing."""
+    w = Wired(app)
+    joined(w)
+    w.hear({"type": "replaced", "message": "this session was resumed from another connection"})
+    w.proto.connectionLost()  # what the link's loseConnection brings on a real socket
+    assert app._link_state() == "gone"
+    app.submit("/ready")
+    assert w.sent() == []
+    said = app.log[-1]
+    assert "not connected yet" not in said
+    assert "ended for good" in said and "/quit leaves" in said
+    assert "run pisyedili again with the same server and --name" in said
+    app.keep_seat_on_quit = True  # offline, a kept match is taken up by --continue
+    app.submit("/ready")
+    assert "pisyedili play --continue" in app.log[-1]
+    app.submit("/quit")
+    assert app._quit, "one /quit leaves: nothing is at stake any more"
+
+
 def test_a_late_or_interrupted_confirmation_asks_again() -> None:
     clock = [0.0]
     with create_pipe_input() as pipe:

@@ -171,8 +171,9 @@ function accountRequest(msg, savedToken = false) {
   return wire.request(msg, { quiet: true }).then((reply) => {
     if (reply.type === "account") {
       onMessage(reply);
+      // A login says nothing more: the panel's status line names the account already.
       acc.info = { register: () => t("Registered: {name} is yours now.", { name: reply.name }),
-        login: () => t("Logged in as {name}.", { name: reply.name }),
+        login: null,
         logout: () => t("Logged out: you play on as the guest {name}.", { name: reply.name }),
         passwd: () => t("The password is changed; other devices must log in again.") }[msg.type];
       sessionStore.save({ name: reply.name, token: reply.token }); // the session we are now

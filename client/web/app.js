@@ -14,7 +14,7 @@ import * as notice from "./notice.js";
 import { refusalText, sanctionText } from "./refusals.js";
 import { createReplays, replayPage } from "./replay.js";
 import {
-  apply, atTable, createState, hasFeature, leftTable, mySeat, myTurn, prompt, tableLostText,
+  apply, atTable, createState, greet, hasFeature, leftTable, mySeat, myTurn, prompt, tableLostText,
 } from "./state.js";
 import { tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
@@ -159,6 +159,8 @@ function afterWelcomeAccount(welcome) {
   }
   const typed = acc.pendingLogin;
   acc.pendingLogin = null;
+  // The welcome's greeting waits for the login, which may change the name it says.
+  state.greetAfterLogin = Boolean(typed || (saved && !welcome.resumed));
   if (typed) accountRequest({ type: "login", name: typed.name, password: typed.password });
   else if (saved && !welcome.resumed) accountRequest({ type: "login", name: saved.name, token: saved.token }, true);
 }
@@ -183,9 +185,19 @@ function accountRequest(msg, savedToken = false) {
       acc.error = () => accountError(reply);
       if (state.status !== "welcomed" || !state.me) ui.nameError = acc.error;
     }
+    greetAfterLogin();
     render();
     return reply;
   });
+}
+
+/** The welcome's greeting held for a login that followed it: said now, under the
+ * name the login settled on. */
+function greetAfterLogin() {
+  const welcome = state.greeting;
+  state.greetAfterLogin = false;
+  state.greeting = null;
+  if (welcome) greet(state, welcome);
 }
 
 // -------------------------------------------------------------------- actions

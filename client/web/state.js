@@ -40,6 +40,8 @@ export function createState() {
     inFlight: false, // a move was sent and its update has not come
     log: [], // {seq, text, cls}
     logSeq: 0,
+    greetAfterLogin: false, // a login follows the welcome: greet once it settles
+    greeting: null, // the welcome held until then
     tableLogFrom: 0, // the log's last line before we came to this table
     chat: [], // {seq, scope, name, text, spectator}
     chatSeq: 0,
@@ -110,6 +112,14 @@ function note(state, say, cls = "") {
   if (state.log.length > 500) state.log.splice(0, state.log.length - 500);
 }
 
+/** The welcome's log line, naming the player as they are now (`greetAfterLogin`: once
+ * a login that followed the welcome settled, under the account's name or the guest's). */
+export function greet(state, welcome) {
+  const name = state.me ? state.me.name : welcome.name;
+  note(state, () => (welcome.resumed ? t("Welcome back, {name}.", { name })
+    : t("Welcome to {server}, {name}.", { server: welcome.server, name })), "dim");
+}
+
 /** Apply one server message; the log lines it adds are pushed onto `state.log`. */
 export function apply(state, msg, now) {
   const handler = HANDLERS[msg.type];
@@ -121,8 +131,9 @@ const HANDLERS = {
   welcome(state, msg) {
     state.me = { player: msg.player, name: msg.name, server: msg.server,
       features: msg.features || [], limits: msg.limits || {} };
-    note(state, () => (msg.resumed ? t("Welcome back, {name}.", { name: msg.name })
-      : t("Welcome to {server}, {name}.", { server: msg.server, name: msg.name })), "dim");
+    // A login that follows at once (a kept one) may change the name: greet after it.
+    if (state.greetAfterLogin) state.greeting = msg;
+    else greet(state, msg);
   },
   error(state, msg) {
     state.inFlight = false;

@@ -221,6 +221,8 @@ export class Wire {
     }
     if (kind === "error" && (!this.welcomed || CLOSING_CODES.has(msg.code))) {
       this.closing = msg; // every refused hello closes, and so do these: a close follows
+      // A kept session that expired is no news to the player: a fresh hello follows.
+      if (!this.welcomed && msg.code === "bad_token") return;
     }
     if (kind === "error" && msg.code === "rate_limited" && this.pending.has(msg.id)) {
       const p = this.pending.get(msg.id);

@@ -61,7 +61,9 @@ def lobby(tables: Iterable[Dict], offset: int = 0, total: int | None = None,
           page: int = LOBBY_PAGE) -> list[Fragments]:
     """One page of the table list; `total` (None: the page is the whole list) and
     `offset` say where it sits in the whole list."""
-    rows = [lobby_table(t) for t in tables]
+    # A finished table takes no one: only tables a player can still join or watch a
+    # match at are listed (the results are in /history), as the web page does.
+    rows = [lobby_table(t) for t in tables if t.get("phase") != "over"]
     paged = total is not None and not (offset == 0 and len(rows) >= total)
     if not rows and not paged:
         return [[("class:dim", _("No tables yet. /create classic 4 opens one; /help lists "

@@ -171,14 +171,17 @@ export function lobbyScreen(state, act, { codeError = null } = {}) {
         h("button", { type: "button", disabled: offset + tables.length >= total, dataset: { key: "next" },
           onclick: () => act.lobbyPage(offset + page) }, t("Next")))
     : null;
+  // A finished table takes no one: the list shows the tables a player can still join
+  // or watch a match at (its players' results are in the match history).
+  const open = tables.filter((row) => row.phase !== "over");
   return h("section", { class: "lobby", "aria-labelledby": "lobby-title" },
     h("div", { class: "panel tables-panel" },
       h("div", { class: "panel-head" },
         h("h2", { id: "lobby-title" }, t("Tables")),
         h("button", { type: "button", id: "change-name", class: "quiet", dataset: { key: "change-name" },
           onclick: () => act.changeName() }, t("Change name"))),
-      tables.length
-        ? h("ul", { class: "lobby-list", id: "lobby-list" }, tables.map((row) => tableRow(row, act)))
+      open.length
+        ? h("ul", { class: "lobby-list", id: "lobby-list" }, open.map((row) => tableRow(row, act)))
         : h("p", { class: "muted", id: "lobby-empty" }, t("No tables are open. Open one below.")),
       pager),
     h("div", { class: "panel forms-panel" }, createForm(act), codeForm(act, codeError)));

@@ -12,9 +12,11 @@ from collections.abc import Iterator
 import pytest
 from browser_kit import Page
 from catalog_kit import build_all
-from test_web_accounts import fill, register_in_page, registered_player
+from test_web_accounts import Player, fill, play_out, register_in_page, registered_player
 from web_fixtures import ROOMY, driver, page, viewport  # noqa: F401
 from web_kit import WebServer, served
+
+from pisyedili.client.render.lobby import lobby
 
 PASSWORD = "a long password"
 
@@ -30,6 +32,40 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
 
 def row_selector(table: int) -> str:
     return f"#lobby-list [data-table='{table}']"
+
+
+def test_a_finished_table_leaves_the_lobby(page: Page, server: WebServer) -> None:
+    """A table whose match is over takes no one: it is listed while it plays, and no
+    longer (no row with a Join button that does nothing) once the match has ended."""
+    page.open(server.url)
+    page.name_and_enter("Seyirci")
+    tcp = Player(server.tcp_port, "Biten")
+    try:
+        table = tcp.request({"type": "create_table", "rules": "classic", "seats": 2,
+                             "options": {"match_end": "deals:1", "turn_seconds": 0}})
+        table_id = int(table["table"]["id"])
+        tcp.request({"type": "add_bot", "seat": 1, "level": "easy"})
+        page.wait(lambda d: page.all(row_selector(table_id)), what="the table listed")
+        tcp.request({"type": "start"})
+        play_out(tcp)
+        # The server still lists it (its players may ask for a rematch); the page knows it
+        # is over, and shows it no more.
+        page.wait(lambda d: page.state(
+            f"lobby.tables.find(r => r.id === {table_id})?.phase") == "over",
+            what="the lobby row to say the match is over")
+        assert page.all(row_selector(table_id)) == []
+    finally:
+        tcp.close()
+
+
+def test_the_terminal_lobby_lists_no_finished_table() -> None:
+    rows = [{"id": 1, "name": "Açık", "rules": "classic", "seats": 2, "taken": 1,
+             "phase": "waiting"},
+            {"id": 2, "name": "Biten", "rules": "classic", "seats": 2, "taken": 2,
+             "phase": "over"}]
+    text = "\n".join("".join(part for _, part in line) for line in lobby(rows))
+    assert "Açık" in text
+    assert "Biten" not in text
 
 
 def test_a_login_is_said_once(page: Page, server: WebServer) -> None:

@@ -119,11 +119,11 @@ TABLE_INFO = MapT(
         req("private", BoolT(), "joined only by invite code"),
         opt("code", StrT(L.MAX_CODE), "invite code (sent to the table's members only)"),
         req("seats", ListT(SEAT_INFO, MAX_SEATS, 2), "every seat, in seat order"),
-        req("spectators", ListT(NAME, 4096), "names of the spectators (a server may list "
-                                              "only the first ones)"),
+        req("spectators", ListT(NAME, 4096), "spectators' names"),
         opt("spectator_count", COUNT, "number of spectators"),
-        opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
-        opt("bot_accounts", BoolT(), "false: bot accounts get no seat (absent: they may sit)"),
+        opt("rated", BoolT(), "as in `table_summary`"),
+        opt("bot_accounts", BoolT(), "as in `table_summary`"),
+        opt("named_for", NAME, "as in `table_summary`"),
     ),
     name="table_info",
 )
@@ -142,10 +142,10 @@ TABLE_SUMMARY = MapT(
         req("spectators", COUNT, "number of spectators"),
         req("phase", StrT(7, choices=TABLE_PHASES), "table phase"),
         req("private", BoolT(), "joined only by invite code"),
-        opt("host", NAME, "the host's name (in `table_info`, `host` is the id and "
-            "`host_name` the name)"),
+        opt("host", NAME, "the host's name"),
         opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
         opt("bot_accounts", BoolT(), "false: bot accounts get no seat (absent: they may sit)"),
+        opt("named_for", NAME, "opened unnamed: the host's name, to word \"NAME's table\""),
     ),
     name="table_summary",
 )

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pisyedili.protocol.shapes import HISTORY_PAGE
 
 from ..i18n import _, date, ngettext
-from .table import and_list, phase_text, shown_name
+from .table import and_list, phase_text, shown_name, table_name
 from .text import Dict, Fragments
 
 
@@ -20,7 +20,7 @@ def lobby_table(t: Dict) -> Fragments:
     else:
         taken, total = int(t.get("taken", 0) or 0), int(seats or 0)
     bots = t.get("bots")
-    row = f"  #{t.get('id', '?'):<4} {t.get('name', '')!s:<16} {t.get('rules', '?'):<8} "
+    row = f"  #{t.get('id', '?'):<4} {table_name(t):<16} {t.get('rules', '?'):<8} "
     # i18n: a table's seats, taken of all; English says "seats" for any number.
     row += ngettext("{taken}/{n} seats", "{taken}/{n} seats", total, taken=taken)
     if bots:

@@ -43,6 +43,15 @@ def bot_label(n: int) -> str:
     return _("bot {seat}", seat=n + 1)
 
 
+def table_name(table: Mapping[str, Any]) -> str:
+    """A table's name: one opened without a name is worded here from its host's name
+    (`named_for`), in the player's language; `name` is the server's English."""
+    named_for = table.get("named_for")
+    if isinstance(named_for, str) and named_for:
+        return _("{name}'s table", name=named_for)
+    return str(table.get("name", ""))
+
+
 def shown_name(who: Mapping[str, Any]) -> str:
     """A seat's, ladder row's or kept seat's name; a bot account's marked as a bot's
     (its `bot`), so a person always sees which seats a program plays."""
@@ -341,7 +350,7 @@ def match_result(totals: Sequence[Any], winners: Sequence[int], names: Mapping[i
 def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK) -> list[Fragments]:
     """Who sits where at a table that is not playing yet."""
     head = _("table #{id} {name}", id=_shown(table.get("id", "?")),
-             name=table.get("name", "")).rstrip()
+             name=table_name(table)).rstrip()
     head += f"{sep(look)}{table.get('rules', '?')}{sep(look)}{phase_text(table.get('phase'))}"
     if table.get("code"):
         head += sep(look) + _("invite code {code}", code=table["code"])

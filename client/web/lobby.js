@@ -3,7 +3,7 @@
 
 import { fillNodes, h } from "./dom.js";
 import { nameLink } from "./ladder.js";
-import { rulesName } from "./state.js";
+import { rulesName, tableName } from "./state.js";
 import { num, said, t, tn } from "./words.js";
 
 /** Choose a name (or come back as the stored one). */
@@ -62,18 +62,19 @@ function phaseName(phase) {
 }
 
 function tableRow(row, act) {
+  const name = tableName(row);
   const full = row.taken >= row.seats || row.phase !== "waiting";
   const buttons = row.private
     ? [h("span", { class: "tag" }, t("private: join by code"))]
     : [
         h("button", { type: "button", class: "join", disabled: full, dataset: { key: `join-${row.id}` },
-          onclick: () => act.join({ table: row.id }), "aria-label": t("Join {name}", { name: row.name }) }, t("Join")),
+          onclick: () => act.join({ table: row.id }), "aria-label": t("Join {name}", { name }) }, t("Join")),
         h("button", { type: "button", class: "watch", dataset: { key: `watch-${row.id}` },
-          onclick: () => act.join({ table: row.id, spectate: true }), "aria-label": t("Watch {name}", { name: row.name }) }, t("Watch")),
+          onclick: () => act.join({ table: row.id, spectate: true }), "aria-label": t("Watch {name}", { name }) }, t("Watch")),
       ];
   return h("li", { class: "lobby-row", dataset: { table: row.id, key: `table-${row.id}` } },
     h("div", { class: "row-main" },
-      h("strong", {}, row.name),
+      h("strong", {}, name),
       row.rated ? h("span", { class: "tag rated", title: t("Its matches change ratings; only players with an account take its seats.") }, t("rated")) : null,
       h("span", { class: "muted" }, ` #${num(row.id)} · ${rulesName(row.rules)} · `,
         fillNodes(t("host {name}"), { name: row.host ? nameLink(row.host) : t("none") }))),

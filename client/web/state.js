@@ -112,6 +112,12 @@ function note(state, say, cls = "") {
   if (state.log.length > 500) state.log.splice(0, state.log.length - 500);
 }
 
+/** A table's name: one opened without a name is worded here from its host's name
+ * (`named_for`), in the page's language; `name` is the server's English. */
+export function tableName(info) {
+  return info.named_for ? t("{name}'s table", { name: info.named_for }) : info.name;
+}
+
 /** The welcome's log line, naming the player as they are now (`greetAfterLogin`: once
  * a login that followed the welcome settled, under the account's name or the guest's). */
 export function greet(state, welcome) {
@@ -183,9 +189,12 @@ const HANDLERS = {
       state.rematch = null;
       state.dealLog = { deal_no: null, count: 0 };
       state.tableLogFrom = state.logSeq;
-      const name = msg.table.name;
+      const joined = msg.table;
       const watching = state.you.spectator;
-      note(state, () => (watching ? t("You are watching {name}.", { name }) : t("You joined {name}.", { name })), "dim");
+      note(state, () => {
+        const name = tableName(joined); // worded in the language of the moment
+        return watching ? t("You are watching {name}.", { name }) : t("You joined {name}.", { name });
+      }, "dim");
     }
     if (Array.isArray(msg.deal_events) && state.view) catchUp(state, msg.deal_events, state.view);
   },

@@ -195,6 +195,9 @@ class TableCore:
         """Its matches change ratings (`ratings.py`), so it seats registered members only."""
         self.bot_accounts = bot_accounts
         """Bot accounts may sit (`create_table.bot_accounts`); False: they only watch."""
+        self.named_for: str | None = None
+        """The host's name a table opened without a name was named after (its `name` is
+        then that name's English "…'s table"): each client words it in its language."""
         self.deck = deck
         """A stacked deck (a test server's, docs/protocol.md "Stacked decks"): every deal
         of its matches is dealt from this order; None: shuffled."""
@@ -309,6 +312,8 @@ class TableCore:
         }
         if not self.bot_accounts:
             row["bot_accounts"] = False
+        if self.named_for is not None:
+            row["named_for"] = self.named_for
         host = self._members.get(self._host) if self._host is not None else None
         if host is not None:
             row["host"] = host.name
@@ -336,6 +341,8 @@ class TableCore:
             info["rated"] = True
         if not self.bot_accounts:
             info["bot_accounts"] = False
+        if self.named_for is not None:
+            info["named_for"] = self.named_for
         return info
 
     def snapshot(self, member: MemberId) -> Message:

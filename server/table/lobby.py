@@ -64,6 +64,8 @@ def _setup(core: TableCore, opener: str, address: str) -> Setup:
         setup["deck"] = list(core.deck)
     if not core.bot_accounts:  # (absent: they may sit, as at every older table)
         setup["bot_accounts"] = False
+    if core.named_for is not None:
+        setup["named_for"] = core.named_for
     return setup
 
 
@@ -186,7 +188,10 @@ class Lobby:
         self._check_caps(host.player_id, address)
         engine_options, settings = self._validate(rules, seats, dict(options or {}))
         order = stacked_deck(deck, engine_options) if deck is not None else None
+        named_for = None
         if name is None or not name.strip():
+            # In English for old clients; `named_for` lets a client word it in its own language.
+            named_for = host.name
             name = f"{host.name}'s table"
         name = name.strip()[:MAX_TABLE_NAME]
         table_id = next(self._ids) if table_id is None else table_id
@@ -197,6 +202,7 @@ class Lobby:
         core = TableCore(table_id, name, engine_options, private=private,
                          host=host.player_id, settings=settings, code=code, rated=rated,
                          deck=order, bot_accounts=bot_accounts)
+        core.named_for = named_for
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
         table = self._add(core, rng, host.player_id, address)
@@ -249,6 +255,7 @@ class Lobby:
         core.settings = settings  # how bots search is this server's own
         core.rated = bool(setup.get("rated", False))  # the setup decides, snapshot or not
         core.bot_accounts = bool(setup.get("bot_accounts", True))
+        core.named_for = setup.get("named_for")  # (a snapshot from before it was kept: none)
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
         # A table taken over from a process the cluster took for gone: this lobby's

@@ -13,6 +13,7 @@ import pytest
 from browser_kit import Page
 from catalog_kit import build_all
 from test_web_accounts import Player, fill, play_out, register_in_page, registered_player
+from test_web_i18n import html, set_field
 from web_fixtures import ROOMY, driver, page, viewport  # noqa: F401
 from web_kit import WebServer, served
 
@@ -98,3 +99,36 @@ def test_a_returning_player_meets_no_protocol_words(page: Page, server: WebServe
     assert "Welcome to web test, Alma." in log
     assert "Alma 2" not in log
     assert page.text("#account-panel").count("Logged in as Alma") == 1
+
+
+def test_a_table_opened_without_a_name_is_named_in_the_page_language(
+        page: Page, server: WebServer) -> None:
+    """The server sends the host's name (`named_for`) beside its English name, for old
+    clients; the page words it in Turkish."""
+    page.open(server.url)
+    page.name_and_enter("Lale")
+    set_field(page, "#lang-choice", "tr")
+    page.wait(lambda d: html(page) == ("tr", "ltr"), what="the page in Turkish")
+    tcp = Player(server.tcp_port, "Deniz")
+    try:
+        info = tcp.request({"type": "create_table", "rules": "classic", "seats": 3})["table"]
+        assert info["name"] == "Deniz's table"
+        assert info["named_for"] == "Deniz"
+        row = row_selector(int(info["id"]))
+        page.wait(lambda d: page.all(row), what="the table listed")
+        page.wait(lambda d: page.text(f"{row} strong") == "Masa: Deniz",
+                  what="the name in Turkish")
+        tcp.request({"type": "leave_table"})
+        named = tcp.request({"type": "create_table", "rules": "classic", "seats": 2,
+                             "name": "Akşam masası"})
+        assert "named_for" not in named["table"]
+    finally:
+        tcp.close()
+
+
+def test_the_terminal_lobby_words_a_default_name_from_the_host() -> None:
+    rows = [{"id": 4, "name": "the server's words", "named_for": "Deniz", "rules": "classic",
+             "seats": 2, "taken": 1, "phase": "waiting"}]
+    text = "\n".join("".join(part for _, part in line) for line in lobby(rows))
+    assert "Deniz's table" in text
+    assert "the server's words" not in text

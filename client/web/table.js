@@ -8,7 +8,7 @@ import { nameLink } from "./ladder.js";
 import { optionsText } from "./lobby.js";
 import { rulesPanel } from "./rules.js";
 import {
-  dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, rulesName, seatsAfter, winnersText,
+  dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, rulesName, seatsAfter, tableName, winnersText,
 } from "./state.js";
 import { num, said, t, tn } from "./words.js";
 
@@ -388,7 +388,7 @@ function tableHeader(state, ui, act) {
   const tbl = state.table;
   const spect = state.table.spectator_count ?? tbl.spectators.length;
   return h("div", { class: "table-head" },
-    h("h2", { id: "table-title" }, tbl.name),
+    h("h2", { id: "table-title" }, tableName(tbl)),
     h("span", { class: "muted" }, ` #${num(tbl.id)} · ${rulesName(tbl.rules)}`, matchProgress(state) ? ` · ${matchProgress(state)}` : ""),
     tbl.code && tbl.phase !== "waiting" && !ui.offline ? h("span", { class: "muted" }, ` · ${t("code {code}", { code: tbl.code })}`) : null,
     tbl.rated ? h("span", { class: "tag rated", id: "table-rated" }, t("rated")) : null,

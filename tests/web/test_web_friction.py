@@ -118,6 +118,12 @@ def test_a_table_opened_without_a_name_is_named_in_the_page_language(
         page.wait(lambda d: page.all(row), what="the table listed")
         page.wait(lambda d: page.text(f"{row} strong") == "Masa: Deniz",
                   what="the name in Turkish")
+        page.click(f"{row} button.watch")
+        page.wait_screen("table")
+        page.wait(lambda d: page.all("#table-title"), what="the table we watch")
+        assert page.text("#table-title") == "Masa: Deniz"
+        page.click("#leave")
+        page.wait_screen("lobby")
         tcp.request({"type": "leave_table"})
         named = tcp.request({"type": "create_table", "rules": "classic", "seats": 2,
                              "name": "Akşam masası"})

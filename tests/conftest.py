@@ -62,6 +62,7 @@ INTEGRATION_TESTS = (
     "attack/test_attack_terminal.py",  # `pisyedili play` in tmux
     "bots/test_bots_cli_signal.py",
     "client/test_client_catalogs.py",  # msgfmt
+    "client/test_client_cli.py",  # `pisyedili --version`, the console script
     "client/test_client_connect.py",
     "client/test_client_discovery.py",
     "client/test_client_languages_tmux.py",
@@ -99,6 +100,7 @@ INTEGRATION_TESTS = (
     "web/test_web_boot.py",  # Chromium, from here down
     "web/test_web_browser.py",
     "web/test_web_export_rules.py",
+    "web/test_web_friction.py",  # Chromium
     "web/test_web_i18n.py",
     "web/test_web_play.py",
     "web/test_web_process.py",

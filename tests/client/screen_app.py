@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
+
+if __name__ == "__main__":  # run as a script: the kits of tests/ (poll_kit) as pytest sees them
+    sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 from client_kit import OPTIONS, Msg, seat, table, table_info, update, view, welcome
 

@@ -44,6 +44,7 @@ from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster
@@ -175,10 +176,17 @@ class Takeover:
         self._failing = False
 
     def _failed(self, failure: Failure) -> None:
-        """Logged once, until a sweep succeeds; tried again in `RETRY_SECONDS`."""
+        """Logged once, until a sweep succeeds; tried again in `RETRY_SECONDS`. Redis out
+        of reach is an outage already logged as such, not a fault: a warning, no
+        traceback."""
         if not self._failing:
-            log.failure("taking tables over failed; trying again every {seconds} s",
-                        failure, seconds=RETRY_SECONDS)
+            error = failure.value
+            if isinstance(error, ProtocolError) and error.code == "cluster_unavailable":
+                log.warn("taking tables over failed; trying again every {seconds} s: "
+                         "{why}", seconds=RETRY_SECONDS, why=error.message)
+            else:
+                log.failure("taking tables over failed; trying again every {seconds} s",
+                            failure, seconds=RETRY_SECONDS)
         self._failing = True
 
     def _swept(self, _: object) -> None:

@@ -7,6 +7,11 @@ One gettext domain a client: ``terminal`` (every string of the terminal client, 
 language, ``client/locale/<lang>/LC_MESSAGES/<domain>.po``; ``compile`` writes a ``.mo``
 beside each ``.po`` and, for ``web``, ``client/web/locale/<lang>.json`` (`web_json`).
 
+The rule lines (`/rules` in the terminal, the web's Rules panel) have one source,
+``client/web/rule_lines.json`` (English, by rule set), and one translation, in the
+``terminal`` catalogs (`extract_rule_lines` puts them in its template); ``compile``
+copies those translations into each web JSON, so the two clients say the rules alike.
+
 Pure functions of the folders they are given, plus the command line. The build backend
 (``_build_backend.py``) loads this file by its path, before the package is installed:
 so it imports Babel and the standard library only.
@@ -20,9 +25,10 @@ import io
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
@@ -40,6 +46,8 @@ PLURAL_TABLE = 200
 
 ROOT = Path(__file__).resolve().parent
 """The client's folder: ``locale/`` and ``web/`` are in it."""
+RULE_LINES = Path("web") / "rule_lines.json"
+"""The rule lines of both clients, English, by rule set (under the client's folder)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,25 @@ def locale_dir(root: Path = ROOT) -> Path:
 
 def po_path(root: Path, lang: str, domain: str) -> Path:
     return locale_dir(root) / lang / "LC_MESSAGES" / f"{domain}.po"
+
+
+def rule_lines(root: Path = ROOT) -> dict[str, list[str]]:
+    """Each rule set's summary lines, in English: the keys of their translations."""
+    data = json.loads((root / RULE_LINES).read_text(encoding="utf-8"))
+    return {str(rules): [str(line) for line in lines] for rules, lines in data.items()}
+
+
+def extract_rule_lines(fileobj: IO[bytes], keywords: object, comment_tags: object,
+                       options: object) -> Iterator[tuple[int, None, str, list[str]]]:
+    """Babel's extractor for ``rule_lines.json`` (``terminal.cfg``): each line a
+    message of the ``terminal`` domain, found on its own line of the file."""
+    text = fileobj.read().decode("utf-8")
+    rows = text.splitlines()
+    for lines in json.loads(text).values():
+        for line in lines:
+            quoted = json.dumps(line, ensure_ascii=False)
+            lineno = next((i for i, row in enumerate(rows, 1) if quoted in row), 0)
+            yield lineno, None, line, ["i18n: a line of /rules and the web's Rules panel"]
 
 
 def placeholders(text: str) -> set[str]:
@@ -151,10 +178,16 @@ def _translated(message: Message) -> bool:
     return bool(message.id) and not message.fuzzy and all(strings)
 
 
-def web_json(catalog: Catalog) -> dict[str, object]:
+def web_json(catalog: Catalog, terminal: Catalog | None = None,
+             lines: Iterable[str] = ()) -> dict[str, object]:
     """The browser's catalog: its direction, plural table, and translated messages
-    (a plural one keyed ``singular\\u0004plural``, its forms in order)."""
+    (a plural one keyed ``singular\\u0004plural``, its forms in order); with the
+    rule `lines` as the ``terminal`` catalog translates them."""
     messages: dict[str, object] = {}
+    for line in lines:
+        found = terminal.get(line) if terminal is not None else None
+        if found is not None and _translated(found):
+            messages[line] = found.string
     for message in catalog:
         if not _translated(message):
             continue
@@ -175,16 +208,22 @@ def catalogs(root: Path = ROOT) -> list[Path]:
 def compile_all(root: Path = ROOT, out: Callable[[str], None] = print) -> list[Path]:
     """Write every .po's .mo beside it, and every web.po's JSON; returns what it wrote."""
     written = []
+    # A folder of catalogs alone (a translator's copy) has no rule lines to carry over.
+    summaries = rule_lines(root) if (root / RULE_LINES).exists() else {}
+    lines = [line for summary in summaries.values() for line in summary]
     for po in catalogs(root):
         catalog = read_catalog(po)
         mo = po.with_suffix(".mo")
         mo.write_bytes(mo_bytes(catalog))
         written.append(mo)
         if po.stem == "web":
-            target = root / "web" / "locale" / f"{po.parent.parent.name}.json"
+            lang = po.parent.parent.name
+            terminal = po_path(root, lang, "terminal")
+            shared = read_catalog(terminal) if terminal.exists() else None
+            target = root / "web" / "locale" / f"{lang}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(web_json(catalog), ensure_ascii=False, indent=1)
-                              + "\n", encoding="utf-8")
+            target.write_text(json.dumps(web_json(catalog, shared, lines), ensure_ascii=False,
+                                         indent=1) + "\n", encoding="utf-8")
             written.append(target)
     for path in written:
         out(f"wrote {path.relative_to(root.parent)}")

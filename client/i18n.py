@@ -197,9 +197,14 @@ def _fill(text: str, fields: Mapping[str, object]) -> str:
     return text.format(**shown) if fields else text
 
 
+def _own_digits(text: str) -> str:
+    """A translation's own digits (Persian's in its rule lines) as 0-9 with ``latn``."""
+    return _western(text) if _current.digits == "latn" else text
+
+
 def _(message: str, /, **fields: object) -> str:
     """`message` in the current language, its ``{fields}`` filled in."""
-    return _fill(_catalog().gettext(message), fields)
+    return _fill(_own_digits(_catalog().gettext(message)), fields)
 
 
 def gettext(message: str) -> str:
@@ -215,4 +220,4 @@ def N_(message: str) -> str:
 
 def ngettext(singular: str, plural: str, n: int, /, **fields: object) -> str:
     """The form of a counted message for `n`, with ``{n}`` and the other fields filled."""
-    return _fill(_catalog().ngettext(singular, plural, n), {"n": n, **fields})
+    return _fill(_own_digits(_catalog().ngettext(singular, plural, n)), {"n": n, **fields})

@@ -11,6 +11,7 @@ from prompt_toolkit.utils import get_cwidth
 
 from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
 
+from .. import catalogs
 from ..i18n import CHOICES, ENGLISH, N_, _, current, date, ngettext, number
 from ..parse import COMMANDS, REPLAY_COMMANDS, CommandSpec
 from .cards import card, suit
@@ -300,36 +301,9 @@ def refusal(msg: Dict, look: Look) -> Fragments:
     return out
 
 
-_RULE_SUMMARY: dict[str, list[str]] = {
-    "classic": [
-        N_("C1 7 cards each, one deck, 2-6 players."),
-        N_("C2 the player left of the dealer opens with a club (draws until one comes)."),
-        N_("C4 match the top card's rank or suit."),
-        N_("C5/C6 a jack goes on anything but a jack and names the suit to follow."),
-        N_("C7 cannot or will not play: draw one at a time; pass only after drawing."),
-        N_("C9 8 skips the next player.  C10 10 reverses the direction."),
-        N_("C11 7: the next player draws 3 or answers with a 7; sevens stack (3 per 7)."),
-        N_("C12 ace: you may play one more card matching it (or a jack)."),
-        N_("C13 first out wins; others score J 25, 7 20, A 15, K/Q 10, others face value."),
-        N_("C14 going out on a 7 triples, on a jack doubles the others' points."),
-        N_("C15 empty stock ends the deal; the lowest hand wins it."),
-        N_("C16 a match is 4 deals; the lowest total wins."),
-    ],
-    "cardiva": [
-        N_("K1/K2 7 cards each; 2 players one deck, 3-4 players two decks."),
-        N_("K3 first round: a club, not J/7/10/A; no effects; draw until you can."),
-        N_("K4 match the top card's rank or suit.  K5 or draw 1, then play or pass."),
-        N_("K7 7: the next player draws 3 or answers with a 7 (3, 6, 9...), then plays on."),
-        N_("K8 a jack goes on anything and names the suit."),
-        N_("K9 10 bounces the turn one seat back (another 10 bounces further)."),
-        N_("K10 ace: everyone else draws 1 and you play again; you cannot go out on an ace."),
-        N_("K11 pişti: an ordinary card on its exact twin: play again (or draw)."),
-        N_("K12 points: 2-10 face value, Q/K 10, A 11, J 25.  K13 out on J ×2, on 7 ×3."),
-        N_("K14 muamele: each 7 left in hand means 3 face-down picks; a picked 7 gives 3 "
-           "more."),
-        N_("K15 the match ends when someone reaches 101; the lowest total wins."),
-    ],
-}
+_RULE_SUMMARY: dict[str, list[str]] = catalogs.rule_lines()
+"""Each rule set's key rules with their numbers: the web's Rules panel shows the same
+lines, from the same file and the same translations (`catalogs`)."""
 
 
 def rules_lines(rules: str | None, options: Dict | None) -> list[Fragments]:

@@ -12,6 +12,7 @@ import { animateEvents, flights } from "./motion.js";
 import { createModeration, doneText, moderationPanel } from "./moderation.js";
 import * as notice from "./notice.js";
 import { refusalText, sanctionText } from "./refusals.js";
+import { loadRuleLines } from "./rules.js";
 import { createReplays, replayPage } from "./replay.js";
 import {
   apply, atTable, createState, greet, hasFeature, leftTable, mySeat, myTurn, prompt, tableLostText,
@@ -790,6 +791,6 @@ window.pisyedili = { state, wire, sortHand, flights, played: notice.played, ui, 
     useLanguage(data);
     relabel();
   } };
-await loadLanguage(startLanguage());
+await Promise.all([loadLanguage(startLanguage()), loadRuleLines()]);
 renderFrame(relabel);
 boot();

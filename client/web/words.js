@@ -80,6 +80,12 @@ export function t(english, fields = {}) {
   return fill(CATALOG.get(english) ?? english, fields);
 }
 
+/** The translation of a text this page does not write as a literal: a rule line, read
+ * from rule_lines.json and translated in the terminal's catalog (compiled in here). */
+export function translate(english) {
+  return western(CATALOG.get(english) ?? english);
+}
+
 /** A text kept to be shown later (a refusal, what a request did): a function that
  * words it in the language in use when drawn, or a plain string. */
 export function said(text) {

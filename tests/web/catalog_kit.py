@@ -30,6 +30,12 @@ def extracted() -> set[MessageId]:
             for m in catalogs.extract_domain(ROOT / "client", DOMAIN) if m.id}
 
 
+def rule_lines() -> set[MessageId]:
+    """The rule lines the Rules panel shows: keys of the page's catalog too, though
+    written in client/web/rule_lines.json rather than as t() literals."""
+    return {line for lines in catalogs.rule_lines().values() for line in lines}
+
+
 def read(path: Path) -> Catalog:
     return catalogs.read_catalog(path) if path.suffix == ".po" else _read_template(path)
 

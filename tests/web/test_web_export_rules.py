@@ -3,7 +3,8 @@ Chromium) against a real server process: the replay viewer's Download (`/export`
 the table's Rules panel (`/rules`).
 
 The export is compared with what the terminal's own code writes for the same match,
-fetched over a real TCP connection; the panel with the terminal's `/rules` lines.
+fetched over a real TCP connection; the panel with the terminal's `/rules` lines, in
+English and in every language of the catalogs.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any
 
 import pytest
 from browser_kit import Page, fresh_page, set_viewport
+from catalog_kit import LANGS, build_all
 from test_web_accounts import Player, enter_name, finished_match, kept_match
 from test_web_table import offline
 from web_fixtures import ROOMY, driver  # noqa: F401
 from web_kit import WebServer, served
 
-from pisyedili.client import render, replay
+from pisyedili.client import i18n, render, replay
 
 Msg = dict[str, Any]
 
@@ -207,6 +209,34 @@ def test_the_tables_rules_panel_says_what_rules_says(
     page.take_turn()
     page.wait(lambda d: page.log_text() != before, what="the move in the log")
     assert page.css("#table-rules").get_attribute("open") is not None
+
+
+def test_the_rules_panel_words_each_rule_as_the_terminal_does(
+        page: Page, server: WebServer) -> None:
+    """In every language the panel's rule lines are the terminal's `/rules` lines,
+    word for word: one translation serves both clients."""
+    build_all()
+    offline(page, server, "Ada", rules="cardiva")
+    page.click("#table-rules summary")
+    page.wait_css("#table-rules .rules-lines li")
+    options: Msg = page.state("table.options")
+    try:
+        for lang in LANGS:
+            i18n.set_language(lang)
+            wanted = terminal_rules("cardiva", options)[1:-1]  # the lines: no title, no options
+            page.driver.execute_script(
+                "const el = document.getElementById('lang-choice'); el.value = arguments[0];"
+                "el.dispatchEvent(new Event('change', {bubbles: true}))", lang)
+            page.wait(lambda d, wanted=wanted: rule_items(page) == wanted,  # type: ignore[misc]
+                      what=f"the rule lines in {lang}")
+    finally:
+        i18n.set_language("en")
+
+
+def rule_items(page: Page) -> list[str]:
+    return list(page.driver.execute_script(
+        "return [...document.querySelectorAll('#table-rules .rules-lines li')]"
+        ".map((e) => e.textContent);"))
 
 
 def test_the_open_rules_panel_fits_a_phone(page: Page, server: WebServer) -> None:

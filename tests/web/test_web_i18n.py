@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from babel.messages.catalog import Catalog
 from browser_kit import Page, chromium, fresh_page
-from catalog_kit import LANGS, POT, WEB, build_all, extracted, po_path, pseudo, read
+from catalog_kit import LANGS, POT, WEB, build_all, extracted, po_path, pseudo, read, rule_lines
 from screenshots import save, squeeze
 from test_web_accounts import register_in_page
 from web_fixtures import driver, page, server, viewport  # noqa: F401
@@ -170,7 +170,8 @@ def unmarked(page: Page, *names: str) -> list[str]:
 
 
 def install_pseudo(page: Page) -> None:
-    page.driver.execute_script("window.pisyedili.useLanguage(arguments[0])", pseudo(extracted()))
+    page.driver.execute_script("window.pisyedili.useLanguage(arguments[0])",
+                              pseudo(extracted() | rule_lines()))
     page.wait(lambda d: "⟦" in page.css("#log-title").text, what="the pseudo-locale")
 
 

@@ -40,6 +40,7 @@ from .shapes import (
     RULE_SETS,
     SEAT,
     SHAPES,
+    SHEET,
     TABLE_ID,
     TABLE_INFO,
     TABLE_SUMMARY,
@@ -371,10 +372,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("events", ListT(EVENT, 256), "what happened, in order, as you may see it "
                                           "(may be empty)"),
         req("view", VIEW, "your view after all of `events`"),
-        opt("moves", ListT(MOVE, 1024, 1), "your legal moves: present only when your seat "
-                                            "must decide now"),
-        opt("deadline", FloatT(0, 86400), "seconds the seat to act has left, when its "
-                                          "turn is timed"),
+        opt("moves", ListT(MOVE, 1024, 1), "as in `table`"),
+        opt("deadline", FloatT(0, 86400), "as in `table`"),
     ), "One step of the deal (a move, a deal's start, a decision handed back): its "
        "events, your view after them and, if it is your decision, your legal moves."),
     MessageSpec("chat", _C, (
@@ -410,6 +409,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("steps", ListT(REPLAY_STEP, REPLAY_STEP_MOVES + 1),
             "asked for with `steps`: the position before `record.moves[0]`, then the one "
             "after each of its moves"),
+        opt("sheet", SHEET, "with `from` 0: the match's [score sheet](#the-score-sheet)"),
         REPLY_ID,
     ), "One deal of a finished match (or one page of its moves).", feature="history"),
     MessageSpec("account", _C, (

@@ -60,11 +60,10 @@ MOVE = TaggedT(
         "draw": (),
         "pass": (),
         "pick": (req("position", IntT(0, MAX_CARDS - 1),
-                     "muamele (K14): a position in the face-down spread, counted from 0 at "
-                     "its top (0 is the card a draw would take next; see \"Replaying a "
-                     "deal\"); a position the spread does not have is `illegal_move` with "
-                     "`rule: \"K14\"` and `field: \"move.position\"`, its message giving "
-                     "the range from 0"),),
+                     "muamele (K14): a position in the face-down spread, from 0 at its top "
+                     "(see \"Replaying a deal\"); one the spread does not have is "
+                     "`illegal_move` with `rule: \"K14\"` and `field: \"move.position\"`, "
+                     "its message giving the range"),),
     },
     name="move",
     doc="which move: `play` a card, `draw`, `pass`, or `pick` in muamele",
@@ -159,10 +158,28 @@ YOU = MapT(
     name="you",
 )
 
+SHEET_ROWS = 200
+"""The most rows a score sheet carries: every deal of a `deals:N` match (N is at most
+100), the last 200 of a longer `points:N` one (each row's `totals` sums the rest)."""
+
+SHEET_ROW = MapT(
+    (
+        req("deal_no", IntT(1, 100000), "the deal's number in the match, from 1"),
+        req("reason", StrT(16), "as in its `result`"),
+        req("winner", NullableT(SEAT), "as in its `result`"),
+        req("multiplier", IntT(1, 100), "as in its `result` (C14, K13)"),
+        req("points", ListT(POINTS, MAX_SEATS), "as in its `result`"),
+        req("totals", ListT(POINTS, MAX_SEATS), "match totals per seat after this deal"),
+    ),
+    name="sheet_row",
+)
+SHEET = ListT(SHEET_ROW, SHEET_ROWS)
+
 MATCH_INFO = MapT(
     (
         req("deal_no", IntT(0, 100000), "deals started so far (1 = the first deal)"),
         req("totals", ListT(POINTS, MAX_SEATS), "match totals per seat"),
+        opt("sheet", SHEET, "a row per finished deal: [The score sheet](#the-score-sheet)"),
     ),
     name="match_info",
 )
@@ -376,14 +393,13 @@ REPLAY_STEP = MapT(
         req("hands", ListT(CARDS, MAX_SEATS), "every seat's hand, face up, sorted"),
         req("phase", StrT(7, choices=("play", "muamele", "over")), "deal phase"),
         req("turn", NullableT(SEAT), "the seat to decide next; nil when over"),
-        req("direction", IntT(-1, 1), "1: play goes up the seat numbers (C3); -1: down "
-                                      "(C10)"),
-        req("top", NullableT(CARD), "top of the discard pile; nil before the first play"),
-        req("named_suit", NullableT(SUIT), "the suit the jack on top asks for (C6, K8)"),
-        req("stock", CARD_COUNT, "cards left in the stock"),
-        req("penalty", IntT(0, 1000), "cards the seat to act must draw unless it answers "
-                                      "with a 7 (C11, K7)"),
-        req("muamele", NullableT(MUAMELE), "the muamele state (K14); nil outside it"),
+        # The rest is a spectator's `view` of the position: said once, there.
+        req("direction", IntT(-1, 1), "as in `view`"),
+        req("top", NullableT(CARD), "as in `view`"),
+        req("named_suit", NullableT(SUIT), "as in `view`"),
+        req("stock", CARD_COUNT, "as in `view`"),
+        req("penalty", IntT(0, 1000), "as in `view`"),
+        req("muamele", NullableT(MUAMELE), "as in `view`"),
     ),
     name="replay_step",
 )
@@ -436,6 +452,6 @@ RECENT_MATCH = MapT(
 SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
     for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO,
-              VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD,
+              SHEET_ROW, VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD,
               REPLAY_STEP, LADDER_ROW, RATING, RECENT_MATCH)
 }

@@ -27,6 +27,7 @@ from .options import Options
 from .records import DealRecord
 from .result import DealResult, by_constructor, hand_points
 from .rulesets import CARDIVA, CLASSIC, RULESETS, RuleSet
+from .sheet import sheet_rows
 from .view import deal_from_view, redeal, unseen_cards, view, views
 
 COMPILED: bool = any(
@@ -83,6 +84,7 @@ __all__ = [
     "parse_suit",
     "redeal",
     "replay",
+    "sheet_rows",
     "unseen_cards",
     "view",
     "views",

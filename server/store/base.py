@@ -260,6 +260,12 @@ class Store(Protocol):
         such match for `viewer`."""
         ...
 
+    def deal_results(self, match_id: int) -> list[dict[str, Any]]:
+        """Every deal's `result` of finished match `match_id`, in deal order (empty for
+        no such match): its score sheet's source. Whoever calls it checked with
+        `visible_deal` that the viewer may see the match."""
+        ...
+
     # -- the journal (what a restart carries on with) ----------------------------------
 
     def write_journal(self, ops: Sequence[JournalOp],

@@ -14,7 +14,7 @@ from typing import Any
 
 from pisyedili.protocol import names
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES, REPLAY_STEP_MOVES
+from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_MOVES, REPLAY_STEP_MOVES, SHEET_ROWS
 from pisyedili.server import rules as engine
 from pisyedili.server.store.base import Store, Viewer
 from pisyedili.server.table.effects import Message
@@ -97,7 +97,7 @@ def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: V
                 steps: bool = False) -> Message:
     """The `replay` reply: deal `deal_no` of the match, its moves from `start` on (a
     page of at most `REPLAY_MOVES`; with `steps`, of at most `REPLAY_STEP_MOVES` and
-    the positions they lead to)."""
+    the positions they lead to); its first page, the match's score sheet too."""
     found = store.visible_deal(match_id, deal_no, viewer)
     if found is None:
         raise ProtocolError("no_such_match", f"no finished match {match_id} that you may "
@@ -118,4 +118,6 @@ def replay_page(store: Store, match_id: int, deal_no: int, start: int, viewer: V
                       "from": start, "move_count": len(moves)}
     if steps:
         reply["steps"] = replay_steps(record, start, count)
+    if start == 0:  # once per deal: the sheet is the whole match's
+        reply["sheet"] = engine.sheet_rows(store.deal_results(match_id), SHEET_ROWS)
     return reply

@@ -301,6 +301,12 @@ class SqlStore:
             "deal_no": deal_no, "result": json.loads(deal[0]), "record": json.loads(deal[1])}
         return found
 
+    @guarded
+    def deal_results(self, match_id: int) -> list[dict[str, Any]]:
+        rows = self._run("SELECT result FROM deals WHERE match_id = ? ORDER BY deal_no",
+                         (match_id,))
+        return [json.loads(row[0]) for row in rows]
+
     # -- the journal -------------------------------------------------------------------
 
     @guarded

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import MAX_CHAT
-from pisyedili.protocol.shapes import BOT_LEVELS
+from pisyedili.protocol.shapes import BOT_LEVELS, SHEET_ROWS
 from pisyedili.protocol.types import StrT
 from pisyedili.server import rules as engine
 from pisyedili.server.table.commands import (
@@ -355,13 +355,21 @@ class TableCore:
         }
         if self._match is not None:
             msg["view"] = engine.view(self._match, seat)
-            msg["match"] = {"deal_no": self._match.deal_no, "totals": self._totals()}
+            msg["match"] = {"deal_no": self._match.deal_no, "totals": self._totals(),
+                            "sheet": self.sheet()}
             # The deal so far, masked for this seat like its updates were: a client that
             # lost its state (a reload, a resume) can show the log again.
             msg["deal_events"] = engine.events_for(self._deal_events[-SNAPSHOT_EVENTS:], seat)
             deciding = self._deciding()
             self._add_decision(msg, seat, deciding, self._time_left(deciding))
         return msg
+
+    def sheet(self) -> list[dict[str, Any]]:
+        """The score sheet of the match in play or just over (`sheet_row`s), derived
+        from its deals' results: a table rebuilt from its commands shows the same."""
+        if self._match is None:
+            return []
+        return engine.sheet_rows((r.to_wire() for r in self._match.results), SHEET_ROWS)
 
     def _seat_wire(self, seat: Seat) -> dict[str, Any]:
         m = self._members.get(seat.member) if seat.member is not None else None

@@ -43,6 +43,7 @@ from pisyedili.protocol.shapes import (
     REPLAY_MOVES,
     REPLAY_STEP_MOVES,
     SHAPES,
+    SHEET_ROWS,
 )
 from pisyedili.protocol.types import Field, MapT, TaggedT
 
@@ -323,6 +324,9 @@ WORST_EVENTS = [
     {"event": "deal_end", "result": WORST_RESULT},
     {"event": "match_end", "totals": [POINTS] * MAX_SEATS, "winners": list(range(MAX_SEATS))},
 ]
+# A full score sheet: every row at its widest.
+WORST_SHEET = [{"deal_no": 100000, "reason": "stock_out", "winner": LAST, "multiplier": 100,
+                "points": [POINTS] * MAX_SEATS, "totals": [POINTS] * MAX_SEATS}] * SHEET_ROWS
 WORST_SEAT = {"kind": "human", "name": text(L.MAX_NAME), "player": L.MAX_ID, "ready": True,
               "connected": False, "held_by_bot": "disconnected", "rematch": False}
 WORST_TABLE_INFO = {
@@ -381,7 +385,7 @@ WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
     "`table`": (C, {
         "type": "table", "id": L.MAX_ID, "table": WORST_TABLE_INFO,
         "you": {"seat": LAST, "spectator": False, "host": True}, "view": WORST_VIEW,
-        "match": {"deal_no": 100000, "totals": [POINTS] * MAX_SEATS},
+        "match": {"deal_no": 100000, "totals": [POINTS] * MAX_SEATS, "sheet": WORST_SHEET},
         "moves": WORST_MOVES, "deadline": 86400.0}),
     "`table_update`": (C, {"type": "table_update", "table": WORST_TABLE_INFO}),
     "`update`": (C, {"type": "update", "table": L.MAX_ID, "events": WORST_EVENTS,
@@ -395,12 +399,14 @@ WORST: dict[str, tuple[Direction, dict[str, Any]]] = {
         "id": L.MAX_ID}),
     "`replay`": (C, {
         "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
-        "record": WORST_RECORD, "from": L.MAX_ID, "move_count": L.MAX_ID, "id": L.MAX_ID}),
+        "record": WORST_RECORD, "from": L.MAX_ID, "move_count": L.MAX_ID,
+        "sheet": WORST_SHEET, "id": L.MAX_ID}),
     "`replay`, with steps": (C, {
         "type": "replay", "match": WORST_MATCH, "deal_no": L.MAX_ID, "result": WORST_RESULT,
         "record": {**WORST_RECORD, "moves": WORST_RECORD["moves"][:REPLAY_STEP_MOVES]},  # type: ignore[index]
         "from": L.MAX_ID, "move_count": L.MAX_ID,
-        "steps": [WORST_STEP] * (REPLAY_STEP_MOVES + 1), "id": L.MAX_ID}),
+        "steps": [WORST_STEP] * (REPLAY_STEP_MOVES + 1), "sheet": WORST_SHEET,
+        "id": L.MAX_ID}),
     "`lobby`, 4096 rows": (C, worst_lobby(LOBBY_ROWS)),
     "`error`": (C, {
         "type": "error", "code": "x" * 64, "message": text(1000), "rule": "x" * 8,

@@ -160,6 +160,11 @@ async def test_lists_and_replays_of_matches_played_over_the_wire(
     assert_replays(deals, ayse_end["totals"])
     assert_replays(await replay_all(mehmet, private["id"]), [p["total"] for p in
                                                              private["players"]])
+    # Each deal's first page carries the match's score sheet: a row per deal, from
+    # the results (C13, C14), its totals the match's.
+    sheet = engine.sheet_rows(d["result"] for d in deals)
+    assert all(d["sheet"] == sheet for d in deals) and len(sheet) == 2
+    assert sheet[-1]["totals"] == ayse_end["totals"]
 
     # Nothing of the match being played: no id past the finished ones answers.
     for match_id in (private["id"] + 1, 0, 2**53 - 1):
@@ -172,6 +177,7 @@ async def test_lists_and_replays_of_matches_played_over_the_wire(
     assert (beyond["code"], beyond["field"]) == ("bad_field", "from")
     empty = await ayse.ok("replay", match=row["id"], **{"from": moves})
     assert empty["record"]["moves"] == [] and empty["move_count"] == moves
+    assert "sheet" not in empty  # a later page of the deal: the sheet came with the first
     assert in_progress not in {m["id"] for m in recent["matches"]}  # a table id, at that
 
     nameless = await ayse.request("history", of="player")

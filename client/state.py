@@ -246,7 +246,7 @@ class ClientState:
                 self.lobby_offset + len(self.lobby) < self.lobby_total):
             self.lobby_page = len(self.lobby)  # a full page: the server's page size
         return render.lobby(self.lobby.values(), self.lobby_offset, self.lobby_total,
-                            self.lobby_page)
+                            self.lobby_page, self.look)
 
     def _lobby_reaches_end(self) -> bool:
         return self.lobby_total is None or self.lobby_offset + len(self.lobby) >= self.lobby_total
@@ -284,12 +284,12 @@ class ClientState:
             if self.lobby_total is not None:
                 self.lobby_total += 1
             if not self.at_table:
-                return [[("class:dim", _("new table:")), *render.lobby_table(row)]]
+                return [[("class:dim", _("new table:")), *render.lobby_table(row, None, self.look)]]
         elif tid in self.lobby or self.lobby_total is None:
             is_new = tid not in self.lobby
             self.lobby[tid] = row
             if is_new and not self.at_table:
-                return [[("class:dim", _("new table:")), *render.lobby_table(row)]]
+                return [[("class:dim", _("new table:")), *render.lobby_table(row, None, self.look)]]
         return []
 
     def _set_table(self, table: Mapping[str, Any]) -> None:

@@ -65,6 +65,7 @@ INTEGRATION_TESTS = (
     "client/test_client_cli.py",  # `pisyedili --version`, the console script
     "client/test_client_connect.py",
     "client/test_client_discovery.py",
+    "client/test_client_friction_tmux.py",
     "client/test_client_languages_tmux.py",
     "client/test_client_replay.py",
     "client/test_client_sessions.py",

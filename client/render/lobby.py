@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+from prompt_toolkit.utils import get_cwidth
 
 from pisyedili.protocol.shapes import HISTORY_PAGE
 
 from ..i18n import _, date, ngettext
 from .table import and_list, phase_text, shown_name, table_name
-from .text import Dict, Fragments
+from .text import DEFAULT_LOOK, Dict, Fragments, Look
+
+NAME_COLUMN = 20
+"""The most terminal columns the lobby gives a table's name (up to `MAX_TABLE_NAME`
+characters, some of them two columns wide): a longer one is cut, with an ellipsis."""
 
 
-def lobby_table(t: Dict) -> Fragments:
-    """One row of the lobby: id, name, rule set, seats taken/free, phase, private."""
+def cell(text: str, width: int, look: Look = DEFAULT_LOOK) -> str:
+    """`text` in exactly `width` terminal columns: padded, or cut with an ellipsis (a
+    wide glyph counts two columns, as the terminal draws it)."""
+    if get_cwidth(text) <= width:
+        return text + " " * (width - get_cwidth(text))
+    mark = "…" if look.unicode else "..."
+    room = width - get_cwidth(mark)
+    kept = ""
+    for ch in text:
+        if get_cwidth(kept + ch) > room:
+            break
+        kept += ch
+    return cell(kept.rstrip() + mark, width, look)
+
+
+def lobby_table(t: Dict, columns: tuple[int, int] | None = None,
+                look: Look = DEFAULT_LOOK) -> Fragments:
+    """One row of the lobby: id, name, rule set, seats taken/free, phase, private.
+    `columns`: the widths of the id and name columns of the page it is on (None: a row
+    on its own, its name cut only past `NAME_COLUMN`)."""
     seats = t.get("seats")
     if isinstance(seats, list):
         taken = sum(1 for s in seats if s.get("kind") != "open")
@@ -20,7 +44,10 @@ def lobby_table(t: Dict) -> Fragments:
     else:
         taken, total = int(t.get("taken", 0) or 0), int(seats or 0)
     bots = t.get("bots")
-    row = f"  #{t.get('id', '?'):<4} {table_name(t):<16} {t.get('rules', '?'):<8} "
+    ids, names = columns or _columns([t])
+    number = f"#{t.get('id', '?')}"
+    row = f"  {cell(number, ids)} {cell(table_name(t), names, look)}  "
+    row += f"{t.get('rules', '?'):<8} "
     # i18n: a table's seats, taken of all; English says "seats" for any number.
     row += ngettext("{taken}/{n} seats", "{taken}/{n} seats", total, taken=taken)
     if bots:
@@ -31,6 +58,14 @@ def lobby_table(t: Dict) -> Fragments:
     if t.get("rated"):
         row += "  " + _("rated")
     return [("", row)]
+
+
+def _columns(tables: Sequence[Dict]) -> tuple[int, int]:
+    """The id and name columns a page of tables needs: as wide as its widest, the names
+    at most `NAME_COLUMN`."""
+    ids = max((len(f"#{t.get('id', '?')}") for t in tables), default=0)
+    names = max((get_cwidth(table_name(t)) for t in tables), default=0)
+    return max(ids, 5), min(names, NAME_COLUMN)
 
 
 LOBBY_PAGE = 200
@@ -58,12 +93,14 @@ def lobby_pages(total: int, page: int) -> int:
 
 
 def lobby(tables: Iterable[Dict], offset: int = 0, total: int | None = None,
-          page: int = LOBBY_PAGE) -> list[Fragments]:
+          page: int = LOBBY_PAGE, look: Look = DEFAULT_LOOK) -> list[Fragments]:
     """One page of the table list; `total` (None: the page is the whole list) and
     `offset` say where it sits in the whole list."""
     # A finished table takes no one: only tables a player can still join or watch a
     # match at are listed (the results are in /history), as the web page does.
-    rows = [lobby_table(t) for t in tables if t.get("phase") != "over"]
+    open_ = [t for t in tables if t.get("phase") != "over"]
+    widths = _columns(open_)
+    rows = [lobby_table(t, widths, look) for t in open_]
     paged = total is not None and not (offset == 0 and len(rows) >= total)
     if not rows and not paged:
         return [[("class:dim", _("No tables yet. /create classic 4 opens one; /help lists "

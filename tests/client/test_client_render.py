@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from client_kit import error, message, seat, table, table_info, update, view, welcome
 from prompt_toolkit.styles import default_ui_style, merge_styles
+from prompt_toolkit.utils import get_cwidth
 
 from pisyedili.client import render
 from pisyedili.client.render import Look, plain
@@ -177,6 +178,26 @@ def test_lobby_rows() -> None:
     assert "No tables" in plain(render.lobby([])[0])
 
 
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("friday", "friday"), ("sixteen-chars-xy", "sixteen-chars-xy"),
+    ("a table name forty characters long, full", "a table name forty…"),
+    ("日本語の長いテーブル名です", "日本語の長いテーブ…")])
+def test_a_lobby_row_keeps_its_columns_whatever_the_name(name: str, shown: str) -> None:
+    """Rules, seats and phase start in one column on every row of a page, a wide name
+    and the longest a server allows (40) included; a name past 20 columns is cut."""
+    page = [{"id": 3, "name": "friday", "rules": "cardiva", "seats": 4, "taken": 2,
+             "phase": "waiting"},
+            {"id": 12345, "name": name, "rules": "classic", "seats": 2, "taken": 1,
+             "phase": "playing"}]
+    short, long = (plain(f) for f in render.lobby(page)[1:3])
+    at = get_cwidth(short[:short.index("cardiva")])
+    assert get_cwidth(long[:long.index("classic")]) == at
+    assert long[:long.index("classic")].split(maxsplit=1)[1].rstrip() == shown
+    assert long[:long.index("classic")].endswith("  "), "two spaces between the columns"
+    alone = plain(render.lobby_table(page[1], None, Look(unicode=False)))
+    assert "..." in alone if get_cwidth(name) > 20 else name in alone
 
 
 @pytest.mark.parametrize("rules", ["classic", "cardiva"])

@@ -246,6 +246,8 @@ def event(e: Dict, names: Mapping[int, str], look: Look, rules: str | None = Non
     if kind == "skip":
         return [("", _said(who, N_("you are skipped (8, C9)"), N_("{who} is skipped (8, C9)")))]
     if kind == "reverse":
+        if len(names) == 2:  # either way round, the other player is next (C12a)
+            return [("", _("10: with two players, play goes on as before (C12a)"))]
         return [("", _("10: the direction of play is reversed (C10)"))]
     if kind == "bounce":
         return [("", _said(who, N_("10: the turn bounces back to you (K9)"),
@@ -491,11 +493,19 @@ def table_items(view: Dict, look: Look) -> list[Fragments]:
     elif follow == "pisti":
         items.append([("class:dim", _("pisti: play again (K11)"))])
     direction = view.get("direction")
-    if direction in (1, -1):
+    if direction in (1, -1) and _seats_in(view) != 2:  # two: a 10 changes nothing seen (C12a)
         arrow = ("→" if direction == 1 else "←") if look.unicode else (
             "->" if direction == 1 else "<-")
         items.append([("class:dim", _("play goes {arrow}", arrow=arrow))])
     return items
+
+
+def _seats_in(view: Dict) -> int:
+    """How many seats the deal is played by."""
+    players = view.get("players")
+    if isinstance(players, int) and not isinstance(players, bool):
+        return players
+    return len(view.get("hand_counts") or [])
 
 
 def _seat_items(view: Dict, names: Mapping[int, str], my_seat: int | None, look: Look,

@@ -2,7 +2,7 @@
 server: for screens a real game reaches only by chance (a hand of 18 cards, six
 seats).  test_client_tmux.py runs it in tmux:
 
-    python screen_app.py crowded|between [--ascii]
+    python screen_app.py crowded|between|two [--ascii]
 
 in the language LANG (or LC_ALL, LC_MESSAGES) asks for.
 """
@@ -56,7 +56,23 @@ def between() -> list[Msg]:
                                 {"event": "deal_end", "result": result}], over)]
 
 
-SCENARIOS = {"crowded": crowded, "between": between}
+def two() -> list[Msg]:
+    """Two players, and the other has just played a 10 (C10, C12a)."""
+    options = {**OPTIONS, "players": 2}
+    seats = [seat(0, name="tester", player=100), seat(1, "bot", level="easy")]
+    before = view(players=2, options=options, hand_counts=[4, 5], scores=[0, 0], turn=1,
+                  dealer=1, deal_no=1)
+    after = {**before, "hand_counts": [4, 4], "top": "10h", "pile": ["9h", "10h"],
+             "direction": -1, "turn": 0}
+    return [welcome(player=100),
+            table(table_info(seats, options=options), view_=before,
+                  match={"deal_no": 1, "totals": [0, 0]}),
+            update([{"event": "play", "seat": 1, "card": "10h"},
+                    {"event": "reverse", "direction": -1}], after,
+                   moves=[{"kind": "play", "card": "Qd"}, {"kind": "draw"}])]
+
+
+SCENARIOS = {"crowded": crowded, "between": between, "two": two}
 
 
 async def main(scenario: str, ascii_only: bool) -> None:

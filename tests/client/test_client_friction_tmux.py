@@ -10,10 +10,22 @@ from pathlib import Path
 
 import pytest
 from test_client_connect import client, server
-from test_client_tmux import TMUX, Terminal, command, terminal
+from test_client_tmux import TMUX, Terminal, command, screen_app, terminal
 
 __all__ = ["terminal"]  # the fixture, used by name
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+
+@pytest.mark.rule("C12a")
+def test_with_two_players_a_ten_shows_no_change_of_direction(terminal: Terminal) -> None:
+    terminal.start(screen_app("two"))
+    screen = terminal.wait_for(lambda s: "your move:" in s, "our turn after the 10")
+    assert "bot 2 played 10♥" in screen
+    assert "10: with two players, play goes on as before (C12a)" in screen
+    [head] = [row for row in screen.splitlines() if "top 10♥" in row]
+    assert head == "classic · deal 1 of 4 · top 10♥ · stock 23", "no arrow: nothing changed"
+
+
 
 
 def test_the_lobby_keeps_its_columns_for_long_and_wide_table_names(

@@ -127,6 +127,19 @@ def test_event_log_lines(event: dict[str, Any], text: str) -> None:
     assert text in plain(render.event(event, NAMES, UNI))
 
 
+@pytest.mark.rule("C12a")
+def test_with_two_players_a_ten_shows_no_change_of_direction() -> None:
+    two = {0: "you", 1: "ayse"}
+    reverse = {"event": "reverse", "direction": -1}
+    assert plain(render.event(reverse, two, UNI, "classic")) == \
+        "10: with two players, play goes on as before (C12a)"
+    seen = plain(render.status(view(players=2, hand_counts=[4, 6], scores=[0, 0],
+                                    direction=-1), two, 0, UNI)[0])
+    assert "top 9♥" in seen and "play goes" not in seen
+    three = plain(render.status(view(direction=-1), NAMES, 0, UNI)[0])
+    assert "play goes ←" in three, "with three, the direction is worth showing"
+
+
 def test_event_kinds_unknown_here_are_ignored() -> None:
     newer = {"event": "something_new", "seat": 1, "x": 2}
     update([newer])  # events are an open set: a newer server may send kinds we lack

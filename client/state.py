@@ -54,6 +54,9 @@ class ClientState:
     """`suit` or `rank`: how the hand is ordered, hence what its numbers mean."""
     log_entries: list[Callable[[], list[Fragments]]] = field(default_factory=list)
     """This deal's events, each drawing its lines when asked (see `deal_log`)."""
+    told: int = 0
+    """This deal's events counted as a snapshot's `deal_events` counts them (no
+    `deal_start`, no `timeout`): what a snapshot holds past them was missed."""
     deal_pause: float | None = None
     """Seconds between a deal's end and the next: known offline, else learnt once seen."""
     next_deal_at: float | None = None
@@ -303,8 +306,10 @@ class ClientState:
         self.my_seat = you.get("seat")
         self.spectator = bool(you.get("spectator"))
         self.view = dict(msg["view"]) if msg.get("view") else None
-        if before != ((self.table or {}).get("id"), (self.view or {}).get("deal_no")):
+        same = before == ((self.table or {}).get("id"), (self.view or {}).get("deal_no"))
+        if not same:
             self.log_entries = []  # another table or deal; a resync keeps what we saw
+            self.told = 0
             self.next_deal_at = self.deal_ended_at = None
         match = msg.get("match") or {}
         self.totals = list(match.get("totals") or (self.view or {}).get("scores") or [])
@@ -313,7 +318,38 @@ class ClientState:
             low = min(self.totals)
             self.winners = [s for s, t in enumerate(self.totals) if t == low]
         self._decision(msg, now)
-        return render.table_summary(self.table or {}, self.my_seat, self.look)
+        lines = render.table_summary(self.table or {}, self.my_seat, self.look)
+        return lines + self._catch_up(msg.get("deal_events"), same)
+
+    def _catch_up(self, events: object, same: bool) -> list[Fragments]:
+        """A snapshot's deal so far (`deal_events`): what the log has not told yet, all
+        of it after `play --continue` or a fresh start, what happened while the link was
+        down after a resume. Kept for `/log` as if told by updates."""
+        if not isinstance(events, Sequence) or self.view is None:
+            return []
+        missed = [e for e in events[self.told if same else 0:] if isinstance(e, Mapping)]
+        self.told = len(events)
+        if not missed:
+            return []
+        seen = self.table, self.my_seat
+        rules = self.rules()[0]
+        lines: list[Fragments] = []
+        if same:
+            lines.append([("class:title", _("while you were away:"))])
+        elif isinstance(self.view.get("deal_no"), int):
+            start = {"event": "deal_start", "deal_no": self.view["deal_no"],
+                     "dealer": self.view.get("dealer")}
+            lines += _event_lines(start, seen, self.look, rules)
+            self.log_entries.append(partial(_event_lines, start, seen, self.look, rules))
+        for e in missed:
+            entry = (partial(_result_lines, e, list(self.totals), seen, self.look)
+                     if e.get("event") == "deal_end"
+                     else partial(_event_lines, e, seen, self.look, rules))
+            shown = [line for line in entry() if line]
+            if shown:  # (a kind this client does not draw has no line)
+                lines += shown
+                self.log_entries.append(entry)
+        return lines
 
     def _on_table_update(self, msg: Message, now: float) -> list[Fragments]:
         before = self.table
@@ -339,6 +375,8 @@ class ClientState:
             if not isinstance(e, Mapping):
                 continue
             kind = e.get("event")
+            if kind not in ("deal_start", "timeout"):
+                self.told += 1
             if kind == "deal_end":
                 result = partial(_result_lines, e, list(self.totals), seen, self.look)
                 lines += result()
@@ -369,6 +407,7 @@ class ClientState:
         self.match_over = False  # a rematch's first deal
         self.winners = []
         self.log_entries = []
+        self.told = 0
         self.deal_ended_at = self.next_deal_at = None
 
     def _decision(self, msg: Message, now: float) -> None:
@@ -411,6 +450,7 @@ class ClientState:
         self.turn_seat = None
         self.deadline_at = None
         self.log_entries = []
+        self.told = 0
         self.match_over = False
         self.next_deal_at = self.deal_ended_at = None
 

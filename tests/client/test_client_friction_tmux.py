@@ -5,15 +5,48 @@ paste, a 10 between two players, offline history and a small terminal."""
 from __future__ import annotations
 
 import re
+import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from test_client_connect import client, server
-from test_client_tmux import TMUX, Terminal, command, screen_app, terminal
+from test_client_tmux import TMUX, Terminal, command, move_once, play, screen_app, terminal
 
 __all__ = ["terminal"]  # the fixture, used by name
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+
+def logged(screen: str) -> list[str]:
+    """The last `/log` page on screen: its lines between its head and the prompt."""
+    page = screen[screen.rindex("deal 1, page 1 of 1"):].splitlines()[1:]
+    return page[:next(i for i, line in enumerate(page) if line.startswith("your move>"))]
+
+
+def test_after_continue_the_log_holds_the_deal_so_far(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first, later = (Terminal(f"pisyedili-test-{uuid.uuid4().hex[:8]}") for _ in range(2))
+    try:
+        first.start(play("--bots", "2", "--seed", "11", "--ascii"), 120, 40, data_home=data)
+        move_once(first)
+        move_once(first)
+        first.wait_for(lambda s: "your move:" in s, "our turn again")
+        first.type("/log")
+        told = logged(first.wait_for(lambda s: "deal 1, page 1 of 1" in s, "the log"))
+        assert told[0] == "-- deal 1 -- bot 3 dealt" and len(told) >= 5, told
+        first.type("/quit")
+        first.type("/quit")
+        assert first.exited() == "0"
+
+        later.start(play("--continue", "--ascii"), 120, 40, data_home=data)
+        later.wait_for(lambda s: "your move:" in s, "the match, taken back")
+        later.type("/log")
+        after = later.wait_for(lambda s: "deal 1, page 1 of 1" in s, "the log")
+        assert "Nothing has happened" not in after
+        assert logged(after) == told
+    finally:
+        first.tmux("kill-server")
+        later.tmux("kill-server")
 
 
 @pytest.mark.rule("C12a")

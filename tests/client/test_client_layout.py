@@ -306,6 +306,29 @@ def test_the_deal_log_holds_this_deals_events() -> None:
     assert len(st.deal_log) == 3, "a resync of the same deal keeps what was seen"
 
 
+def test_a_snapshot_brings_the_deal_so_far_into_the_log() -> None:
+    """After `play --continue` (a fresh client, a table mid-deal) the snapshot's
+    `deal_events` are the deal so far: shown once, and /log holds them."""
+    st = ClientState(look=ASCII)
+    st.handle(welcome(resumed=True), 0.0)
+    so_far = [{"event": "play", "seat": 1, "card": "9h"},
+              {"event": "draw", "seat": 2, "count": 1, "reason": "draw"},
+              {"event": "play", "seat": 0, "card": "9c"}]
+    shown = rows(st.handle(table(view_=view(deal_no=3, dealer=1), deal_events=so_far), 1.0))
+    told = ["-- deal 3 -- ayse dealt", "ayse played 9h", "bot 3 drew 1 card", "you played 9c"]
+    assert shown[-4:] == told
+    assert rows(st.deal_log) == told
+
+    # A resume of the same deal adds only what was missed meanwhile, said so.
+    st.handle(update([{"event": "pass", "seat": 1}], view(deal_no=3, dealer=1)), 2.0)
+    later = [*so_far, {"event": "pass", "seat": 1}, {"event": "play", "seat": 2, "card": "9d"}]
+    shown = rows(st.handle(table(view_=view(deal_no=3, dealer=1), deal_events=later), 3.0))
+    assert shown[-2:] == ["while you were away:", "bot 3 played 9d"]
+    assert rows(st.deal_log) == [*told, "ayse passed", "bot 3 played 9d"]
+    st.handle(table(view_=view(deal_no=3, dealer=1), deal_events=later), 4.0)
+    assert len(st.deal_log) == 6, "a resync with nothing new adds nothing"
+
+
 def test_new_commands_parse() -> None:
     ctx = Context(at_table=True)
     assert parse_input("/sort rank", ctx) == Local("sort", "rank")

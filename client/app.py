@@ -525,8 +525,8 @@ class ClientApp:
         elif cmd.name == "export":
             self._export(cmd.arg)
         elif cmd.name == "help":
-            topic = cmd.arg or ("replay" if self.replay is not None else "")
-            for line in render.help_lines(topic, width, look):
+            where = "replay" if self.replay is not None else self.state.place()
+            for line in render.help_lines(cmd.arg, width, look, where):
                 self.show(line)
             if self.resume_note and not cmd.arg:
                 self.show([("class:dim", self.resume_note)])

@@ -145,6 +145,17 @@ class ClientState:
         return (self.my_seat is not None and not self.spectator and not self.match_over
                 and (self.table or {}).get("phase") == "playing")
 
+    def place(self) -> str:
+        """Where the player stands, for `/help` alone (`render.help_lines`): the lobby,
+        watching a table, at one before or after its match, or playing in it."""
+        if not self.at_table:
+            return "lobby"
+        if self.spectator or self.my_seat is None:
+            return "watching"
+        if self.in_match() and self.view is not None:
+            return "playing"
+        return "table"
+
     def rules(self) -> tuple[str | None, dict[str, Any] | None]:
         t = self.table or {}
         opts = t.get("options") or (self.view or {}).get("options")

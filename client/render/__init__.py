@@ -28,6 +28,7 @@ from .cards import (
 )
 from .help import (
     HELP_TOPICS,
+    PLACES,
     REFUSALS,
     about,
     help_lines,
@@ -95,6 +96,7 @@ __all__ = [
     "HELP_TOPICS",
     "LOBBY_PAGE",
     "PHASES",
+    "PLACES",
     "REFUSALS",
     "Dict",
     "Fragments",

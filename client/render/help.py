@@ -57,10 +57,34 @@ def _text(text: str, width: int, style: str = "") -> list[Fragments]:
     return wrap([(style, text)], width, 2)
 
 
-def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK) -> list[Fragments]:
-    """`/help` and `/help TOPIC`: each page fits an 80×24 terminal beside the status area."""
+PLACES = ("lobby", "table", "playing", "watching", "replay")
+"""Where the player stands, for `/help` alone (`ClientState.place`): each has its page."""
+
+_ALSO = {
+    "lobby": ("history", "say", "lang", "help", "quit"),
+    "table": ("leave", "help"),
+    "watching": ("log", "rules", "say", "sit", "leave", "help", "quit"),
+}
+"""Commands of other pages that are of use where the player stands too."""
+
+
+def _with(names: Sequence[str]) -> list[tuple[str, str]]:
+    specs = {c.name: c for c in COMMANDS}
+    return [(specs[n].usage, about(specs[n])) for n in names]
+
+
+def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK,
+               where: str = "playing") -> list[Fragments]:
+    """`/help` and `/help TOPIC`: each page fits an 80×24 terminal beside the status area.
+    `/help` alone shows what can be done `where` the player stands (`PLACES`)."""
     topic = topic.strip().lower().lstrip("/")
     specs = {c.name: c for c in COMMANDS}
+    if not topic and where in ("lobby", "table", "replay"):
+        topic = where
+    if not topic and where == "watching":
+        return [[("class:title", _("Watching a table"))], *_rows(_with(_ALSO[where]), width),
+                *_text(_("The players' hands stay hidden; /sit SEAT takes an open seat "
+                         "before the match starts."), width, "class:dim")]
     if not topic:
         return [[("class:title", _("Help"))],
                 *_text(_("On your turn: a card (7h, 10s, qd) or its number on the hand line, "
@@ -82,7 +106,8 @@ def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK) -> l
                                                     "your name."), width, "class:dim")]
     if topic in ("table", "lobby"):
         head = _("At a table") if topic == "table" else _("In the lobby")
-        lines = [[("class:title", head)], *_rows(_commands(topic), width)]
+        lines = [[("class:title", head)],
+                 *_rows(_commands(topic) + _with(_ALSO[topic]), width)]
         if topic == "table":
             lines += _text(_("Seats are numbered from 1. The host fills open seats with bots "
                              "and starts the match once every seat is ready."), width)

@@ -89,3 +89,33 @@ def terminal_columns(text: str) -> int:
     from prompt_toolkit.utils import get_cwidth
 
     return get_cwidth(text)
+
+
+def test_help_alone_shows_what_can_be_done_where_the_player_stands(
+        terminal: Terminal, tmp_path: Path) -> None:
+    with server(tmp_path) as (_, port):
+        terminal.start([*command(), f"127.0.0.1:{port}", "--name", "tester"], 80, 24,
+                       env={"XDG_STATE_HOME": str(tmp_path / "state")})
+        terminal.wait_for(lambda s: "lobby>" in s and "connected to" in s, "the lobby")
+        terminal.type("/help")
+        lobby = terminal.wait_for(lambda s: "In the lobby" in s, "the lobby's help")
+        assert "/create RULES SEATS" in lobby and "/join TABLE|CODE" in lobby
+        assert "On your turn" not in lobby and "/moves" not in lobby, lobby
+
+        terminal.type("/create classic 2")
+        terminal.wait_for(lambda s: "table #1" in s, "our table")
+        terminal.keys("C-l")  # a clean screen: the next page is the only one on it
+        terminal.type("/help")
+        seated = terminal.wait_for(lambda s: "At a table" in s, "the table's help")
+        assert "/bot SEAT [LEVEL]" in seated and "/start" in seated and "/leave" in seated
+        assert "On your turn" not in seated and "/create" not in seated, seated
+        terminal.type("/quit")
+        assert terminal.exited() == "0"
+
+
+def test_help_during_a_match_shows_the_moves(terminal: Terminal) -> None:
+    terminal.start(play("--bots", "1", "--seed", "5", "--ascii"), 80, 24)
+    terminal.wait_for(lambda s: "your move:" in s, "our turn")
+    terminal.type("/help")
+    shown = terminal.wait_for(lambda s: "On your turn" in s, "the match's help")
+    assert "/moves" in shown and "/create" not in shown, shown

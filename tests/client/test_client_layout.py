@@ -220,6 +220,36 @@ def test_each_help_page_fits_80_by_24(topic: str) -> None:
     assert "Unknown" not in lines[0] and "No help" not in lines[0]
 
 
+@pytest.mark.parametrize("where", render.PLACES)
+def test_help_alone_shows_what_can_be_done_where_the_player_stands(where: str) -> None:
+    lines = rows(render.help_lines("", 80, where=where))
+    assert len(lines) <= 15 and all(get_cwidth(r) <= 80 for r in lines), lines
+    text = "\n".join(lines)
+    assert ("On your turn" in text) == (where == "playing"), "moves only where they are made"
+    assert ("/create" in text) == (where == "lobby")
+    assert ("/ready" in text) == (where == "table")
+    assert ("/history" in text) == (where in ("lobby", "replay"))
+    assert ("/leave" in text) == (where in ("table", "playing", "watching"))
+    assert ("n or next" in text) == (where == "replay")
+    if where == "lobby":
+        assert lines == rows(render.help_lines("lobby", 80, where="playing")), \
+            "/help lobby is the same page from anywhere"
+
+
+def test_the_state_knows_where_the_player_stands() -> None:
+    st = ClientState(look=ASCII)
+    st.handle(welcome(), 0.0)
+    assert st.place() == "lobby"
+    st.handle(table(table_info(phase="waiting"), view_=None), 1.0)
+    assert st.place() == "table"
+    st.handle(table(view_=view()), 2.0)
+    assert st.place() == "playing"
+    st.handle(table(you_seat=None, spectator=True, view_=view(hand=None)), 3.0)
+    assert st.place() == "watching"
+    st.handle(table(table_info(phase="over"), view_=view(phase="over")), 4.0)
+    assert st.place() == "table", "after the match: rematch or leave"
+
+
 def test_every_command_is_on_a_help_page() -> None:
     pages = "\n".join(plain(f) for t in ("", "table", "lobby", "replay", "account",
                                          "operator")

@@ -55,7 +55,7 @@ _LOCAL_SUITS: dict[str, str] = {
     "خاج": "c", "گشنیز": "c", "خشت": "d", "دل": "h", "پیک": "s",
     # Thai
     "ดอกจิก": "c", "จิก": "c", "ข้าวหลามตัด": "d", "หลามตัด": "d", "โพแดง": "h",
-    "โพดำ": "s",
+    "โพดำ": "s", "โพธิ์แดง": "h", "โพธิ์ดำ": "s",  # as players write them, and the standard spelling
 }
 """Suit names in the client's languages, as a player there types them."""
 

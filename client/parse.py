@@ -176,8 +176,8 @@ def _parse_number(n: int, suit: str | None, ctx: Context) -> Parsed:
     return _play(ctx.hand[n - 1], suit, ctx)
 
 
-_DRAW_WORDS = frozenset({"çek", "взять", "беру", "узяти", "взяти", "کشیدن", "بکش",
-                         "จั่ว"})
+_DRAW_WORDS = frozenset({"çek", "взять", "беру", "узяти", "взяти", "برداشتن", "بردار",
+                         "کشیدن", "بکش", "จั่ว"})
 """`draw` as the screen says it in each language (the legal moves show it so), and as
 players there say it."""
 _PASS_WORDS = frozenset({"pas", "пас", "پاس", "ผ่าน"})

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_toolkit import PromptSession, print_formatted_text
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
@@ -32,6 +33,7 @@ from twisted.python.failure import Failure
 
 from pisyedili.protocol import passwords
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.limits import MAX_CHAT, MAX_PASSWORD
 
 from . import cards, i18n, render, replay
 from .i18n import _, ngettext
@@ -61,6 +63,18 @@ LEAVE_WAIT = 2.0
 """Seconds `close` waits for the server to confirm `leave_table` before hanging up."""
 CONFIRM_WINDOW = 5.0
 """Seconds within which a second Ctrl-C (or `/quit`, `/leave`) confirms leaving a match."""
+
+
+def input_limit(line: str) -> int:
+    """The most characters `line` can usefully hold: a chat line's (`MAX_CHAT`, the
+    server's limit), after the command in front of it if any (`/say `, `/announce `).
+    Every other request is shorter."""
+    body = line.lstrip()
+    head = len(line) - len(body)
+    if body.startswith("/"):
+        word = body.split(maxsplit=1)[0]
+        head += len(word) + len(body[len(word):]) - len(body[len(word):].lstrip())
+    return head + MAX_CHAT
 
 
 class _Completer(Completer):
@@ -168,6 +182,8 @@ class ClientApp:
         """Set when the connection is neither TLS nor loopback: what to call it when
         warning that a password would cross the network in clear."""
         self._asking: _Ask | None = None
+        self._cut = False
+        """The line being typed was cut to its limit already (and the player told)."""
         self.session: PromptSession[str] = PromptSession(
             message=self._message,
             bottom_toolbar=self._toolbar,
@@ -179,6 +195,7 @@ class ClientApp:
             input=input,
             output=output,
         )
+        self.session.default_buffer.on_text_changed += self._bound_input
 
     # ------------------------------------------------------------------ screen
 
@@ -423,6 +440,26 @@ class ClientApp:
 
     # ------------------------------------------------------------------- input
 
+    def _bound_input(self, buffer: Buffer) -> None:
+        """Keep the line being typed to one line no longer than the longest it can send
+        (`input_limit`): a paste of pages would otherwise be echoed whole into the
+        scrollback, and refused by the server. Its line breaks become spaces."""
+        text = buffer.text
+        if not text:
+            self._cut = False
+            return
+        one = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+        limit = MAX_PASSWORD if self._asking is not None else input_limit(one)
+        if len(one) <= limit and one == text:
+            return
+        kept = one[:limit]
+        buffer.document = Document(kept, min(buffer.cursor_position, len(kept)))
+        if len(one) > limit and not self._cut:
+            self._cut = True
+            self.show([("class:warn", _("Only the first {count} characters were kept: a "
+                                        "chat line holds at most {chat}.", count=limit,
+                                        chat=MAX_CHAT))])
+
     def _armed_action(self) -> str | None:
         """What a second Ctrl-C, `/quit` or `/leave` would confirm now, if anything."""
         if self._armed is not None and self.now() - self._armed[1] > CONFIRM_WINDOW:
@@ -472,6 +509,7 @@ class ClientApp:
     def submit(self, text: str) -> None:
         """Act on one line the player typed."""
         armed, self._armed = self._armed_action(), None  # any line answers "leave?"
+        self._cut = False  # the next line is told of its own cut
         if self.pending_jack is not None:
             jack, self.pending_jack = self.pending_jack, None
             suit = parse_suit_answer(text)

@@ -119,3 +119,18 @@ def test_help_during_a_match_shows_the_moves(terminal: Terminal) -> None:
     terminal.type("/help")
     shown = terminal.wait_for(lambda s: "On your turn" in s, "the match's help")
     assert "/moves" in shown and "/create" not in shown, shown
+
+
+def test_a_paste_of_pages_is_cut_to_what_a_chat_line_holds(terminal: Terminal) -> None:
+    terminal.start(play("--bots", "1", "--seed", "5", "--ascii"), 80, 24)
+    terminal.wait_for(lambda s: "your move:" in s, "our turn")
+    pasted = "/say " + "abcdefghi " * 600  # 6,005 characters, bracketed as a paste is
+    terminal.tmux("set-buffer", "-b", "paste", pasted)
+    terminal.tmux("paste-buffer", "-p", "-b", "paste", "-t", "play")
+    terminal.wait_for(lambda s: "Only the first 305 characters were kept" in s, "the cut")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "tester: abcdefghi" in s, "the chat line, sent")
+    said = terminal.history()
+    assert "refused" not in said and "too long" not in said, said
+    # The line typed and the line said, each at most 305 characters: 61 words in all.
+    assert said.count("abcdefghi") <= 61, said

@@ -458,3 +458,33 @@ def test_the_status_counts_down_to_the_next_deal() -> None:
                       view(phase="over", turn=None, result=result)))
         assert "match over: bot 3 won" in app.status_text()
         assert "next deal" not in app.status_text()
+
+
+def test_a_long_paste_is_cut_to_what_a_line_can_send(app: ClientApp) -> None:
+    """A paste of pages is neither echoed whole nor sent: the line keeps what a chat
+    line can hold, behind its command; line breaks become spaces."""
+    asyncio.run(_paste(app))  # the buffer reacts to a change on the running loop
+
+
+async def _paste(app: ClientApp) -> None:
+    w = Wired(app)
+    w.sent()
+    buffer = app.session.default_buffer
+    buffer.insert_text("/say " + "word " * 1200)  # a paste of 6,005 characters
+    assert buffer.text == ("/say " + "word " * 1200)[:305]
+    assert app.log[-1] == "Only the first 305 characters were kept: a chat line holds at most 300."
+    app.submit(buffer.text)
+    [chat] = w.sent()
+    assert chat["type"] == "chat" and len(chat["text"]) == 300 - 1, "within the server's limit"
+    buffer.reset()
+
+    buffer.insert_text("x" * 6000)  # plain text: chat as it is
+    assert len(buffer.text) == 300
+    buffer.reset()
+    buffer.insert_text("good\ngame\r\nall")
+    assert buffer.text == "good game all"
+
+    app.submit("/register")  # a password may be longer than a chat line
+    buffer.reset()
+    buffer.insert_text("p" * 800)
+    assert len(buffer.text) == 800

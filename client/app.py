@@ -65,6 +65,12 @@ CONFIRM_WINDOW = 5.0
 """Seconds within which a second Ctrl-C (or `/quit`, `/leave`) confirms leaving a match."""
 
 
+def status_rows(rows: int) -> int:
+    """The most rows the status area takes of a terminal `rows` high: a third of them,
+    at least three, stay for the log and the prompt, so the others' moves are seen."""
+    return max(rows - 1 - max(rows // 3, 3), 2)
+
+
 def input_limit(line: str) -> int:
     """The most characters `line` can usefully hold: a chat line's (`MAX_CHAT`, the
     server's limit), after the command in front of it if any (`/say `, `/announce `).
@@ -238,10 +244,12 @@ class ClientApp:
     def status_lines(self) -> list[Fragments]:
         """The status area, laid out for the terminal's width; names and words from the
         server or a file shown as `visible` makes them."""
+        rows, width = self._size()
         if self.replay is not None:
-            lines = replay.screen(self.replay, self.state.look, self._size()[1])
+            lines = replay.screen(self.replay, self.state.look, width)
         else:
-            lines = self.state.status(self.now(), self._size()[1], self._link_state())
+            lines = self.state.status(self.now(), width, self._link_state(),
+                                      status_rows(rows))
         return [visible_fragments(line) for line in lines]
 
     def _status(self) -> Fragments:

@@ -93,9 +93,11 @@ class ClientState:
     def names(self) -> dict[int, str]:
         return render.seat_names(self.table, self.my_seat)
 
-    def status(self, now: float, width: int = 80, link: str = "") -> list[Fragments]:
-        """The status area at `now`, `width` columns wide; `link` is the connection's
-        state when it is not up (see `render.Moment.link`)."""
+    def status(self, now: float, width: int = 80, link: str = "",
+               rows: int = 0) -> list[Fragments]:
+        """The status area at `now`, `width` columns wide and at most `rows` rows where
+        it can be (0: no bound); `link` is the connection's state when it is not up
+        (see `render.Moment.link`)."""
         if self.view is None:
             note = render.link_note(link, self.look)
             if self.table is not None:
@@ -109,9 +111,10 @@ class ClientState:
                 lines[0] = [*note, ("", render.sep(self.look)), *lines[0]]
             return render.fit(lines, width)
         return render.status(self.view, self.names(), self.my_seat, self.look,
-                             self.moment(now, width, link))
+                             self.moment(now, width, link, rows))
 
-    def moment(self, now: float, width: int = 80, link: str = "") -> render.Moment:
+    def moment(self, now: float, width: int = 80, link: str = "",
+               rows: int = 0) -> render.Moment:
         """Everything the status area needs besides the view, as of `now`."""
         next_deal = ""
         if (self.view or {}).get("phase") == "over" and not self.match_over:
@@ -121,7 +124,7 @@ class ClientState:
             legal=self.legal, turn_seat=self.turn_seat,
             clock=render.time_left(self.deadline_at, now), next_deal=next_deal,
             match_over=self.match_over, winners=self.winners, link=link,
-            notes=self.notes(), order=self.hand_order, width=width)
+            notes=self.notes(), order=self.hand_order, width=width, rows=rows)
 
     def notes(self) -> dict[int, str]:
         """Seat → `away` (connection lost) and/or `bot plays` (a stand-in holds it)."""

@@ -403,6 +403,8 @@ class Moment:
     """Seat → what is special about whoever holds it (`away`, `bot plays`)."""
     order: str = "suit"
     width: int = 80
+    rows: int = 0
+    """The most rows the status area may take (0: as many as it needs)."""
 
 
 def link_note(link: str, look: Look) -> Fragments:
@@ -429,17 +431,32 @@ def progress(options: Dict | None, deal_no: object) -> list[str]:
 def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, look: Look,
            at: Moment = Moment()) -> list[Fragments]:
     """The status area under the log, in rows of at most `at.width` columns: the table
-    line, every seat, the hand, what to do now."""
+    line, every seat, the hand, what to do now. Past `at.rows` rows it is drawn
+    compact (`_blocks`), then cut, the hand and the moves kept last (`_cut`): the log
+    above must keep rows of its own, or the others' moves scroll away unseen."""
     if not view:
         return []
+    blocks = _blocks(view, names, my_seat, look, at, compact=False)
+    if at.rows and sum(map(len, blocks)) > at.rows:
+        blocks = _cut(_blocks(view, names, my_seat, look, at, compact=True), at.rows)
+    return [row for block in blocks for row in block]
+
+
+def _blocks(view: Dict, names: Mapping[int, str], my_seat: int | None, look: Look,
+            at: Moment, compact: bool) -> list[list[Fragments]]:
+    """The status area's rows, in blocks: the table line, the seats, the muamele spread,
+    the hand, the moves or whom we wait for. `compact` leaves out what a player can do
+    without (the rule set, the match's progress, the rules explained, the points,
+    whom we wait for) and packs the seats."""
     width = at.width
     rules = view.get("rules", "")
     phase = view.get("phase")
     line1: list[Fragments] = []
     if link_note(at.link, look):
         line1.append(link_note(at.link, look))
-    line1.append([("class:title", f"{rules}")])
-    line1 += [[("", p)] for p in progress(view.get("options"), view.get("deal_no"))]
+    if not compact:
+        line1.append([("class:title", f"{rules}")])
+        line1 += [[("", p)] for p in progress(view.get("options"), view.get("deal_no"))]
     if at.match_over:
         who = and_list([_who(w, names) for w in at.winners])
         line1.append([("class:good", _("match over: {who} won", who=who))])
@@ -450,30 +467,44 @@ def status(view: Dict | None, names: Mapping[int, str], my_seat: int | None, loo
         if at.next_deal:
             line1.append([("class:dim", _("next deal {when}", when=at.next_deal))])
     else:
-        line1 += table_items(view, look)
-    lines = flow([], line1, width, sep(look), indent=2)
+        line1 += table_items(view, look, explained=not compact)
+    blocks = [flow([], line1, width, sep(look), indent=2)]
 
     over = at.match_over or phase == "over"
     turn = None if over else (view.get("turn") if at.turn_seat is None else at.turn_seat)
-    lines += flow([], _seat_items(view, names, my_seat, look, at, turn), width, indent=2)
+    blocks.append(flow([], _seat_items(view, names, my_seat, look, at, turn, compact), width,
+                       indent=2))
 
     muamele = view.get("muamele")
     if phase == "muamele" and isinstance(muamele, Mapping):
-        lines += wrap(spread(muamele, names, look), width)
+        blocks.append(wrap(spread(muamele, names, look), width))
     held: list[str] = []
     if my_seat is not None and view.get("hand") is not None:
         held = cards.sort_hand(list(view["hand"]), at.order)
-        lines += hand_lines(held, look, at.legal, width)
+        blocks.append(hand_lines(held, look, at.legal, width))
     if at.legal:
-        lines += flow([("class:good", _("your move: "))], legal_items(at.legal, look, held),
-                      width)
-    elif turn is not None and turn != my_seat and not at.link:
-        lines.append([("class:dim", _("waiting for {who}", who=_who(turn, names)))])
-    return lines
+        blocks.append(flow([("class:good", _("your move: "))],
+                           legal_items(at.legal, look, held), width))
+    elif turn is not None and turn != my_seat and not at.link and not compact:
+        blocks.append([[("class:dim", _("waiting for {who}", who=_who(turn, names)))]])
+    return blocks
 
 
-def table_items(view: Dict, look: Look) -> list[Fragments]:
-    """The deal being played: top card, penalty, stock, what the next card must do."""
+def _cut(blocks: list[list[Fragments]], rows: int) -> list[list[Fragments]]:
+    """`blocks` in at most `rows` rows (or the last block's, if more): the table line
+    and the seats give up their later rows first, then whole blocks go from the top;
+    the hand and the moves, last, are what a turn needs."""
+    for i in range(min(len(blocks) - 1, 2)):
+        while sum(map(len, blocks)) > rows and len(blocks[i]) > 1:
+            blocks[i] = blocks[i][:-1]
+    while sum(map(len, blocks)) > rows and len(blocks) > 1:
+        blocks = blocks[1:]
+    return blocks
+
+
+def table_items(view: Dict, look: Look, explained: bool = True) -> list[Fragments]:
+    """The deal being played: top card, penalty, stock, what the next card must do
+    (with `explained`, the rules that make it so, and the direction of play)."""
     rules = view.get("rules", "")
     top = view.get("top")
     first: Fragments = [("", _("top ")),
@@ -484,6 +515,8 @@ def table_items(view: Dict, look: Look) -> list[Fragments]:
     if view.get("penalty"):
         items.append([("class:warn", _("7s penalty {count}", count=view["penalty"]))])
     items.append([("", _("stock {count}", count=_shown(view.get("stock", "?"))))])
+    if not explained:
+        return items
     if view.get("first_round"):
         items.append([("class:dim", _("opening: clubs ({rule})", rule=_cite(rules, "C2", "K3")))])
     follow = view.get("must_follow")
@@ -509,9 +542,9 @@ def _seats_in(view: Dict) -> int:
 
 
 def _seat_items(view: Dict, names: Mapping[int, str], my_seat: int | None, look: Look,
-                at: Moment, turn: object) -> list[Fragments]:
-    """One item per seat: its cards and points, the turn marker and clock on the seat
-    to act."""
+                at: Moment, turn: object, compact: bool = False) -> list[Fragments]:
+    """One item per seat: its cards and points (`compact`: its cards), the turn marker
+    and clock on the seat to act."""
     counts = view.get("hand_counts") or []
     scores = view.get("scores") or []
     items: list[Fragments] = []
@@ -519,8 +552,9 @@ def _seat_items(view: Dict, names: Mapping[int, str], my_seat: int | None, look:
         n = counts[seat] if seat < len(counts) else None
         sc = scores[seat] if seat < len(scores) else 0
         note = at.notes.get(seat)
-        label = seat_line(_who(seat, names) + (f" ({note})" if note else ""), cards_count(n),
-                          points_count(sc))
+        who = _who(seat, names) + (f" ({note})" if note else "")
+        label = (_("{who}: {cards}", who=who, cards=cards_count(n)) if compact
+                 else seat_line(who, cards_count(n), points_count(sc)))
         if seat == turn:
             label = ("▶ " if look.unicode else "> ") + label
             if at.clock and not at.link:

@@ -134,3 +134,15 @@ def test_a_paste_of_pages_is_cut_to_what_a_chat_line_holds(terminal: Terminal) -
     assert "refused" not in said and "too long" not in said, said
     # The line typed and the line said, each at most 305 characters: 61 words in all.
     assert said.count("abcdefghi") <= 61, said
+
+
+def test_at_40_by_12_the_others_moves_show_above_the_status(terminal: Terminal) -> None:
+    terminal.start(play("--bots", "3", "--seed", "5", "--ascii"), 40, 12)
+    move_once(terminal)
+    screen = terminal.wait_for(lambda s: "your move:" in s and re.search(
+        r"^bot \d (played|drew|passed)", s, re.M) is not None, "the bots' moves, seen")
+    rows = screen.splitlines()
+    prompt = next(i for i, row in enumerate(rows) if row.startswith("your move>"))
+    assert len(rows) - prompt - 1 <= 7, f"the status leaves the log rows:\n{screen}"
+    assert re.search(r"^hand ", screen, re.M) and "top " in screen, screen
+    assert re.search(r"bot 4: \d+ cards?", screen), "every seat's cards, packed"

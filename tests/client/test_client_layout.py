@@ -95,6 +95,35 @@ def test_every_card_and_every_seat_fit_the_width(width: int) -> None:
     assert "your move: 3:5♣  15:4♦  16:6♦  17:9♦  18:K♦  draw" in text.replace("\n     ", "  ")
 
 
+def test_a_small_terminal_keeps_rows_for_the_log() -> None:
+    """At 40×12 the status area takes at most 7 rows (a third of the screen, and the
+    prompt, stay for what the others do): compact first, the hand and moves kept."""
+    from pisyedili.client.app import status_rows
+
+    assert status_rows(12) == 7 and status_rows(24) == 15
+    legal = [{"kind": "play", "card": "5c"}, {"kind": "draw"}]
+    small = view(hand=HAND[:7], hand_counts=[7, 6, 5], direction=-1, first_round=1)
+    full = rows(render.status(small, {0: "you", 1: "ayse", 2: "bot 3"}, 0, UNI,
+                              Moment(legal=legal, width=40)))
+    assert len(full) > 7, full
+    fitted = rows(render.status(small, {0: "you", 1: "ayse", 2: "bot 3"}, 0, UNI,
+                                Moment(legal=legal, width=40, rows=7)))
+    assert len(fitted) <= 7 and all(get_cwidth(r) <= 40 for r in fitted), fitted
+    text = "\n".join(fitted)
+    assert "top 9♥" in text and "ayse: 6 cards" in text and "bot 3: 5 cards" in text
+    assert "pts" not in text and "classic" not in text and "opening" not in text
+    assert fitted[-3:] == full[-3:], "the hand and the moves as they are"
+    roomy = Moment(legal=legal, width=80, rows=15)
+    assert render.status(small, NAMES, 0, UNI, roomy) == \
+        render.status(small, NAMES, 0, UNI, Moment(legal=legal, width=80)), "room: no change"
+
+    # Six seats and eighteen cards in 7 rows: the seats give up rows, never the hand.
+    crammed = rows(render.status(crowded(), NAMES, 0, UNI,
+                                 Moment(legal=legal, width=40, rows=7)))
+    held = "\n".join(crammed)
+    assert len(re.findall(r"\d+:\S+", held[held.index("hand "):held.index("your move")])) == 18
+
+
 def test_a_hand_can_be_ordered_by_rank() -> None:
     assert cards.sort_hand(["Kd", "2h", "Kc", "2c"], "rank") == ["2c", "2h", "Kc", "Kd"]
     assert cards.sort_hand(["Kd", "2h", "Kc", "2c"]) == ["2c", "Kc", "2h", "Kd"]

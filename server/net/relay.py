@@ -26,6 +26,14 @@ waits for that process's lease to run out, takes its tables over (or lets anothe
 take them), then hands the session over from wherever it was rebuilt, or rebuilds it
 here from the journal when it was at none of the gone process's tables (a table of a
 live process that seats it as a visitor is told its new home, `homeless`).
+
+A process told to stop (SIGTERM) hands every session it homes to a live process
+before it lets its tables go (`hand_all`): a player at a table of a live process to
+that process, the others (in the lobby, or at a table of the stopping process, whose
+taker then calls them home) to the live processes in turn. Each is taken in away, as
+after a drop, and resumes by token through any process; a resume that reaches the old
+home meanwhile is sent on to the new one. A word about a session handed on (a
+takeover calling its member home, a resume) that comes to its old home is sent on.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from pisyedili.protocol.messages import make_error
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster, unavailable
+from pisyedili.server.cluster.ownership import hand_targets
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
@@ -79,6 +88,11 @@ ASK_SECONDS = 3.0
 """How long an act asked of every live process (`Relay.ask_all`) waits for their
 answers: one paused or stalled answers late or never, and the act is answered with
 what came, naming the processes that were silent."""
+
+HAND_SECONDS = 5.0
+"""How long a stopping process waits for the live processes to say they hold the
+sessions it handed them (each answers once its journal committed the session), before
+it stops anyway: a session nobody took is left to the journal, as after a kill."""
 
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
@@ -157,8 +171,18 @@ class Relay:
         self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
         self._waiting: dict[str, _Waiting] = {}  # home: player -> the reply awaited
         self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
-        self._handing: dict[str, tuple[Deferred[dict[str, Any]], Delayed]] = {}
-        """New home: player -> the old home's answer to a hand-over awaited."""
+        self._handing: dict[str, tuple[Deferred[dict[str, Any]], Delayed, str]] = {}
+        """New home: player -> the old home's answer to a hand-over awaited, and that
+        home."""
+        self._handed_to: dict[str, str] = {}
+        """Old home: player -> the process its session went to, for a lease: a word about
+        it that comes here late (a takeover calling it home, a resume) is sent on."""
+        self._stopping = False
+        """This process stops: it hands its sessions on (`hand_all`) and takes none."""
+        self._handing_out: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Stopping: player -> the process its session was handed to, not answered yet,
+        and what it was told."""
+        self._out_done: Deferred[None] | None = None
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
         self._untold: dict[str, str] = {}
@@ -356,6 +380,12 @@ class Relay:
             if waiting.owner == process:
                 self._refuse_waiting(
                     player_id, lambda rid: make_error("internal_error", OWNER_GONE, rid))
+        for player_id, (_, _, home) in list(self._handing.items()):
+            if home == process:  # its answer will never come: the resume goes on now
+                self._handed({"p": player_id, "ok": False, "silent": True})
+        for player_id, (target, _) in list(self._handing_out.items()):
+            if target == process:
+                self._adopted({"p": player_id, "from": process, "ok": False})
         for hook in self.gone_hooks:
             hook(process)
 
@@ -550,21 +580,32 @@ class Relay:
         taken over (`settled`), after which the session is wherever its table went,
         or, if it was at none, rebuilt here from the journal: only if its record in the
         cluster named a process that is gone when the client came (a live home whose
-        session is away at its table may have let the record expire)."""
+        session is away at its table may have let the record expire).
+
+        A session held here meanwhile (its table taken over here) resumes at once, and
+        an old home that handed the session on names the process to ask next."""
         hashed = token_hash(token)
         give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
         swept = False
         record: dict[str, str] | None = None  # the first the cluster had
+        sent_on: str | None = None  # where an old home said it handed the session
         while not conn.closing and self._clock.seconds() < give_up:
+            if self._sessions.find(token) is not None:  # its table was taken over here
+                return self._sessions.resume(token, conn)
             found = await self.cluster.find_session(hashed)
             record = record or found
-            holder = None if found is None else await self.cluster.session_holder(hashed)
+            holder = sent_on or (
+                None if found is None else await self.cluster.session_holder(hashed))
+            sent_on = None
             if found is not None and holder not in (None, self.cluster.process):
                 assert holder is not None
                 player_id = str(found["player"])  # (Redis hands a number back as one)
                 handed = await self._ask_hand(holder, player_id, hashed, conn.features)
                 if handed["ok"]:
                     return self._arrived(conn, token, player_id, handed)
+                if handed.get("to"):  # handed on as its home stopped: asked there next
+                    sent_on = str(handed["to"])
+                    continue
                 if not handed.get("silent"):
                     return None  # its home holds no such session
                 continue  # its home died as it was asked: its lease runs out meanwhile
@@ -661,7 +702,8 @@ class Relay:
         done: Deferred[dict[str, Any]] = Deferred()
         timer = self._clock.callLater(self.cluster.lease, self._handed,
                                       {"p": player_id, "ok": False, "silent": True})
-        self._handing[player_id] = (done, timer)
+        self._handing[player_id] = (done, timer, home)
+        self.cluster.watch(home)  # its death, seen early, ends the wait (`_gone`)
         self.cluster.send(home, {"k": "hand", "from": self.cluster.process, "p": player_id,
                                  "h": hashed, "features": sorted(features)})
         return done
@@ -670,7 +712,7 @@ class Relay:
         waiting = self._handing.pop(message["p"], None)
         if waiting is None:
             return
-        done, timer = waiting
+        done, timer, _ = waiting
         if timer.active():
             timer.cancel()
         done.callback(message)
@@ -681,10 +723,18 @@ class Relay:
         assert self._server is not None
         player_id, home = message["p"], message["from"]
         session = self._sessions.by_id(player_id)
+        if session is None and player_id in self._handed_to:
+            # Handed on already (as this process stops, or to a resume): told once that
+            # hand-over is written, so the process named has it before it is asked.
+            self._sessions.once_written(self.cluster.send, home, {
+                "k": "handed", "p": player_id, "ok": False,
+                "to": self._handed_to[player_id]})
+            return
         if session is None or player_id in self._visitors \
                 or session.hashed_token != message["h"]:
             self.cluster.send(home, {"k": "handed", "p": player_id, "ok": False})
             return
+        self._sent_on(player_id, home)
         table, at, old = session.table, self._at.pop(player_id, None), session.peer
         self._server.lobby.unsubscribe(session)
         self._sessions.hand_over(session)
@@ -701,6 +751,121 @@ class Relay:
         elif at is not None:
             reply.update(t=at[0], owner=at[1])
         self._sessions.once_written(self.cluster.send, home, reply)
+
+    def _sent_on(self, player_id: str, to: str) -> None:
+        """`player_id`'s session went to `to`: for a lease, a word about it that comes
+        here is sent on there."""
+        self._handed_to[player_id] = to
+        self._clock.callLater(self.cluster.lease, self._forget_sent, player_id, to)
+
+    def _forget_sent(self, player_id: str, to: str) -> None:
+        if self._handed_to.get(player_id) == to:
+            del self._handed_to[player_id]
+
+    # -- a process that stops -----------------------------------------------------------
+
+    def hand_all(self) -> Deferred[None]:
+        """This process stops: every session it homes goes to a live process (module
+        docstring). Fires once each was taken, or `HAND_SECONDS` passed; at once with
+        the cluster out of reach, or no other process alive (the journal keeps them)."""
+        self._stopping = True
+        if not self.cluster.reachable or not self._sessions.each():
+            return succeed(None)
+        live = self.cluster.live_processes()
+        handed = live.addCallback(self._hand_each)
+        handed.addErrback(lambda f: log.warn(
+            "stopping: the sessions could not be handed to another process: {error}",
+            error=f.getErrorMessage()))
+        return handed
+
+    def _hand_each(self, live: list[str]) -> Deferred[None]:
+        sessions = self._sessions.each()
+        for session in sessions:  # their connections are closing: away from now on
+            if session.peer is not None:
+                self._sessions.lost(session, session.peer)
+        tables: dict[str, str | None] = {}
+        for session in sessions:
+            at = self._at.get(session.player_id)
+            tables[session.player_id] = at[1] if at is not None else None
+        targets = hand_targets(tables, live)
+        if not targets:
+            return succeed(None)
+        self._out_done = Deferred()
+        timer = self._clock.callLater(HAND_SECONDS, self._out_over)
+        for session in sessions:
+            self._push(session, targets[session.player_id])
+        log.info("stopping: handing {count} sessions to processes {processes}",
+                 count=len(targets), processes=sorted(set(targets.values())))
+        done = self._out_done
+        done.addBoth(lambda result: timer.cancel() if timer.active() else None)
+        return done
+
+    def _push(self, session: Session, target: str) -> None:
+        """One session handed to `target`: told it once its forgetting here is written
+        (a shared journal then holds one row of it, the new home's)."""
+        player_id, table = session.player_id, session.table
+        at = self._at.pop(player_id, None)
+        message: dict[str, Any] = {
+            "k": "adopt", "from": self.cluster.process, "p": player_id,
+            "h": session.hashed_token, "name": session.name, "address": session.address,
+            "t": None, **self._account(session)}
+        if table is not None and self.shared_store:  # its taker calls it home
+            message.update(t=table.id, owner=self.cluster.process)
+        elif at is not None:
+            message.update(t=at[0], owner=at[1])
+        self._sessions.hand_over(session)
+        self._sent_on(player_id, target)
+        self._handing_out[player_id] = (target, message)
+        self._sessions.once_written(self.cluster.send, target, message)
+
+    def _adopted(self, message: dict[str, Any]) -> None:
+        """A process answered a session handed to it: held there, or refused (it stops
+        too): then the session goes to none (the journal no longer has it here)."""
+        player_id = message["p"]
+        handing = self._handing_out.get(player_id)
+        if handing is None or handing[0] != message["from"]:
+            return
+        del self._handing_out[player_id]
+        if not message["ok"]:
+            log.warn("stopping: process {process} did not take session {player}",
+                     process=message["from"], player=player_id)
+        if not self._handing_out:
+            self._out_over()
+
+    def _out_over(self) -> None:
+        done, self._out_done = self._out_done, None
+        if self._handing_out:
+            log.warn("stopping: {count} sessions handed on were not taken in "
+                     "{seconds:g} s", count=len(self._handing_out), seconds=HAND_SECONDS,
+                     players=sorted(self._handing_out))
+        if done is not None:
+            done.callback(None)
+
+    def _adopt(self, message: dict[str, Any]) -> None:
+        """A session of a process that stops, held here from now on, away: at its table
+        here (a visitor from there until now), at a table elsewhere, or in the lobby."""
+        player_id, home = message["p"], message["from"]
+        answer = {"k": "adopted", "p": player_id, "from": self.cluster.process}
+        known = self._sessions.by_id(player_id)
+        if self._stopping or (known is not None and player_id not in self._visitors):
+            self.cluster.send(home, {**answer, "ok": False})
+            return
+        session = self._sessions.take_in(player_id, message["name"], message["h"],
+                                         message["address"])
+        account = self._account_of(message)
+        if account is not None:  # the journal's row says so too
+            session.account = account
+            self._sessions.rename(session, session.name, exact=True)
+        visit = self._visitors.pop(player_id, None)
+        taken = self._taken.pop(player_id, None)
+        if visit is not None:  # at a table of this process: its member now
+            session.table = visit.session.table
+        elif taken is not None:  # at a table taken over here
+            session.table = taken
+        elif message["t"] is not None and message["owner"] != self.cluster.process:
+            self._at[player_id] = (int(message["t"]), str(message["owner"]))
+        self._sessions.went_away(session)
+        self._sessions.once_written(self.cluster.send, home, {**answer, "ok": True})
 
     # -- at the owner -------------------------------------------------------------------
 
@@ -747,8 +912,10 @@ class Relay:
             visit = self._visit(message)  # a member of a table taken over, from its home
             visit.session.table = taken
         if visit is None:
-            if message["c"] == "back":  # let go meanwhile, its home not told (the link
-                self._at_no_table(message["from"], message["p"], released=True)  # was down)
+            # Let go meanwhile, its home not told (the link was down); but a process
+            # that stops lets its tables go whole, and their takers call members home.
+            if message["c"] == "back" and not self._stopping:
+                self._at_no_table(message["from"], message["p"], released=True)
             return
         session, table = visit.session, visit.session.table
         what = message["c"]
@@ -822,6 +989,10 @@ class Relay:
             self._hand(message)
         elif kind == "handed":
             self._handed(message)
+        elif kind == "adopt":  # a session of a process that stops
+            self._adopt(message)
+        elif kind == "adopted":
+            self._adopted(message)
         elif kind == "account":  # registered through another process
             self._account_of(message)
         elif kind == "sanction":  # a ban or mute put in force, or lifted, elsewhere
@@ -868,6 +1039,9 @@ class Relay:
         there is none: with `lost`, the player did not leave it, and is told so."""
         player_id = message["p"]
         session = self._sessions.by_id(player_id)
+        if session is None and player_id in self._handed_to:
+            self.cluster.send(self._handed_to[player_id], message)  # its home now
+            return
         if message["t"] is not None:
             self._at[player_id] = (message["t"], message["owner"])
             self._departed.discard(message["owner"])  # (a process woken, after a pause)

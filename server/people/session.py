@@ -226,7 +226,29 @@ class Sessions:
         for key in claim.keys if claim else ():
             self._by_key.pop(key, None)
         self._by_id.pop(session.player_id, None)
-        log.info("session {player} resumed on another process", player=session.player_id)
+        log.info("session {player} is held by another process now", player=session.player_id)
+
+    def take_in(self, player_id: str, name: str, hashed: bytes, address: str) -> Session:
+        """A session a stopping process handed here, its connection gone with that
+        process: the same id, name and token (known by its hash until its owner
+        presents it again), held here from now on. The caller places it at its table,
+        then says it is away (`went_away`)."""
+        session = Session(player_id, name, None, address, hashed=hashed)
+        self._add(session, _Claim(names.keys(name), None, 0))
+        self._live(session)
+        self._journal.session_opened(int(player_id), hashed, name, address,
+                                     self._clock.seconds())
+        return session
+
+    def went_away(self, session: Session) -> None:
+        """A session with no connection, placed where it sits: away in the cluster for a
+        grace period, as after a drop, and forgotten then if it sits at no table."""
+        claim = self._claims.get(session.player_id)
+        self._cluster.session_away(session.hashed_token, claim.keys if claim else (),
+                                   self._grace)
+        elsewhere = self.elsewhere.table_id(session) if self.elsewhere is not None else None
+        if session.table is None and elsewhere is None:
+            self._arm_expiry(session)
 
     def visit(self, player_id: str, name: str) -> Session:
         """A player of another process at one of this process's tables: known by id

@@ -675,9 +675,8 @@ class ServerService(MultiService):
 
     def _stop(self) -> Deferred[Any]:
         """The goodbyes on the LAN, the ports and the pruning stopped, then the clients
-        told and the tables saved (what the goodbyes tell of first), then the store
-        closed (after the writes already queued), and only then the file let go; the
-        health port last."""
+        told and the tables saved (what the goodbyes tell of first); in a cluster, the
+        sessions handed to the live processes; then `_close`."""
         gone = [self.announcer.stop()] if self.announcer is not None else []
         # MultiService's stop, but of the services that started: in a cluster the
         # ports start once it is joined, and a port never started cannot stop.
@@ -687,6 +686,18 @@ class ServerService(MultiService):
         self.ports, self.web_ports = [], []
         self._say_what_is_left()
         self.factory.shutdown()
+        relay = self.factory.relay
+        if relay is None or not self.factory.cluster.shared:
+            return self._close(gone)
+        # Its sessions go to the live processes first (their rows with them, in a
+        # shared journal), then its tables: their takers find the members' new homes.
+        handed = relay.hand_all()
+        handed.addCallback(lambda _: self._close(gone))
+        return handed
+
+    def _close(self, gone: list[Deferred[Any]]) -> Deferred[Any]:
+        """The store closed (after the writes already queued), the cluster left (its
+        tables let go), then the file let go; the health port last."""
         COLLECTOR.forget(self.factory)
         if self.journal is not None:
             self.journal.close()
@@ -712,7 +723,8 @@ class ServerService(MultiService):
         connected = sorted({proto.session.player_id for proto in factory.protocols
                             if proto.session is not None}, key=_by_number)
         if factory.cluster.shared:
-            fate = "the tables released for the other processes to take over"
+            fate = ("the sessions handed to the other processes, the tables released for "
+                    "them to take over")
         elif self.journal is not None:
             fate = "kept in the store for the next start"
         else:

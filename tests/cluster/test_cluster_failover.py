@@ -345,43 +345,6 @@ def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:
     return poll_until(attempt, BACKSTOP, "a process to take the table over", 0.1)
 
 
-def test_a_rolling_restart_keeps_every_table_and_move(
-        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
-    """SIGTERM one process, start it again, then the other: each hands its table to
-    the other as it stops, and the match ends with every acknowledged move kept. The
-    lease is far longer than any wait here, so only the handing over, at once, can move
-    the table: a takeover a lease later would leave the test waiting in vain."""
-    db = postgres.store()
-    # Given last, it wins over the kit's own --cluster-lease.
-    args = ("--rate", "500", "--burst", "500", "--cluster-lease", str(100 * BACKSTOP))
-    with ExitStack() as stack:
-        (first_proc, a), (second_proc, b) = (
-            stack.enter_context(server(redis.url, db, n, *args)) for n in range(2))
-        host, guest, table = _one_deal_started(a, b)
-        rng = random.Random(13)
-        movers = [Mover(host, rng), Mover(guest, rng)]
-
-        def played(n: int) -> Callable[[], bool]:
-            return lambda: sum(len(m.acked) for m in movers) >= n
-
-        _play(movers, played(4))
-        first_proc.send_signal(signal.SIGTERM)
-        assert first_proc.wait(BACKSTOP) == 0
-        mine = len(guest.seen)
-        while not any(m["type"] == "table" for m in guest.seen[mine:]):
-            assert movers[1].read()  # its own process took the table over
-        movers[0].player, movers[0].pending = _resume(b, host.welcome)[0], None
-        _play(movers, played(8))
-        _, a = stack.enter_context(server(redis.url, db, 2, *args))
-        second_proc.send_signal(signal.SIGTERM)
-        assert second_proc.wait(BACKSTOP) == 0
-        for mover in movers:
-            back, welcome = _resume_when_taken(a, mover.player.welcome)
-            assert (welcome["resumed"], welcome["table"]) == (True, table)
-            mover.player, mover.pending = back, None
-        _ends_keeping_every_ack(movers, a)
-
-
 def test_a_player_away_when_its_table_dies_resumes_it_taken_over(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """The guest's connection is down when the table's process is killed: its session

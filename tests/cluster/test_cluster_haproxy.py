@@ -362,3 +362,33 @@ def test_a_player_sent_to_a_stopped_process_is_redispatched(front: Front) -> Non
         assert _ws_hello(browser, "Can")["type"] == "welcome"
     finally:
         browser.close()
+
+
+def test_a_player_of_a_stopped_process_resumes_through_the_proxy(
+        redis: RedisAt, tmp_path: Path, haproxy_binary: str) -> None:
+    """SIGTERM of the process a seated player is connected to (its table held by the
+    other): HAProxy takes it out of rotation as it drains, it hands the session over as
+    it stops, and the player, reconnecting through the one port from its own address,
+    resumes with its token at the other process, in its seat."""
+    with behind_haproxy(redis, tmp_path, haproxy_binary) as front:
+        host = Player(front.tcp, source="127.0.0.2")
+        host.hello("Ayşe")
+        kept = front.holding()
+        guest = Player(front.tcp, source="127.0.0.3")  # hashed to the other process
+        guest.hello("Mehmet")
+        stopped = "p2" if kept == "p1" else "p1"
+        assert front.servers()[stopped]["scur"] == "1"
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        guest.ok("join_table", table=table)
+        front.proc(stopped).send_signal(signal.SIGTERM)
+        while guest.recv() is not None:
+            pass  # served while it drains, then told it stops
+        assert guest.seen[-1]["code"] == "shutting_down", guest.seen[-1]
+        back = Player(front.tcp, source="127.0.0.3")
+        resumed = back.request("hello", protocol=PROTOCOL_VERSION,
+                               token=guest.welcome["token"], name="Mehmet")
+        assert (resumed["type"], resumed.get("resumed"), resumed.get("player"),
+                resumed.get("name"), resumed.get("table")) == (
+            "welcome", True, guest.welcome["player"], "Mehmet", table), resumed
+        assert back.wait(lambda m: m["type"] == "table")["you"]["seat"] == 1
+        assert front.proc(stopped).wait(BACKSTOP) == 0

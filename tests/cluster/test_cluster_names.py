@@ -75,8 +75,9 @@ def test_a_stop_says_what_it_held_and_the_others_name_it_by_its_chosen_name(
                                  r"(\d+) of them connected \(players (.*?)\) and told "
                                  r"shutting_down: (.*)")
         assert stopped.groups() == ("1", str(table), "2", "2", ", ".join(ids),
-                                    "the tables released for the other processes to "
-                                    "take over"), stopped.group(0)
+                                    "the sessions handed to the other processes, the "
+                                    "tables released for them to take over"), \
+            stopped.group(0)
         log_a.wait_for(rf"cluster: process {number} \(web2 at {re.escape(host)}:{port_b}\) "
                        r"is gone, with 1 tables")
         log_b.rest()

@@ -1,0 +1,169 @@
+"""A process told to stop (SIGTERM) hands every session it homes to a live process
+before it exits: a player seated at a table of another process, a spectator, a player
+in the lobby, and a player at a table the stopping process held itself. Each resumes
+with its token through another process and is back where it was. A rolling restart of
+three processes, while a match is played, loses no session and no acknowledged move.
+
+The lease is far longer than any wait here: only the hand-over as the process stops
+can keep a session, a lease later would leave the test waiting in vain."""
+
+from __future__ import annotations
+
+import random
+import select
+import signal
+import subprocess
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pg_kit
+
+from cluster.cluster_kit import BACKSTOP, Msg, Player, server
+from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import Mover, _ends_keeping_every_ack, _resume
+
+LONG = ("--cluster-lease", str(100 * BACKSTOP))
+"""Given last, it wins over the kit's own --cluster-lease."""
+ARGS = ("--rate", "500", "--burst", "500", *LONG)
+
+
+def _snapshot(player: Player, since: int = 0) -> Msg:
+    """The next `table` snapshot `player` gets (from its `seen[since]` on)."""
+    return player.wait(lambda m: m["type"] == "table", since)
+
+
+def _back(port: int, before: Player, table: int | None) -> Player:
+    """`before`'s player resumes through the process at `port`: the same player, name
+    and table, resumed."""
+    back, welcome = _resume(port, before.welcome)
+    assert (welcome["resumed"], welcome["player"], welcome["name"], welcome.get("table")) \
+        == (True, before.welcome["player"], before.welcome["name"], table), welcome
+    return back
+
+
+def _hung_up(player: Player) -> None:
+    """Read what the stopping process still said, up to its close: `shutting_down`."""
+    while player.recv() is not None:
+        pass
+    assert any(m.get("code") == "shutting_down" for m in player.seen), player.seen[-3:]
+
+
+def test_a_stopping_process_hands_its_sessions_to_a_live_one(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    db = postgres.store()
+    with ExitStack() as stack:
+        (_, a), (stopping, b) = (stack.enter_context(server(redis.url, db, n, *ARGS))
+                                 for n in range(2))
+        host, seated, watching, idle, own = (Player(p) for p in (a, b, b, b, b))
+        host.hello("Ayşe")
+        seated.hello("Mehmet")
+        watching.hello("Zeynep")
+        idle.hello("Can")
+        own.hello("Deniz")
+        table = host.ok("create_table", rules="classic", seats=2)["table"]["id"]
+        seated.ok("join_table", table=table)
+        watching.ok("join_table", table=table, spectate=True)
+        idle.ok("lobby_subscribe")
+        held = own.ok("create_table", rules="classic", seats=2)["table"]["id"]  # by B
+        stopping.send_signal(signal.SIGTERM)
+        assert stopping.wait(BACKSTOP) == 0
+        for player in (seated, watching, idle, own):
+            _hung_up(player)
+        seated = _back(a, seated, table)
+        assert _snapshot(seated)["you"]["seat"] == 1
+        watching = _back(a, watching, table)
+        assert _snapshot(watching)["you"]["spectator"] is True
+        idle = _back(a, idle, None)
+        assert idle.ok("lobby_subscribe")["tables"]
+        own = _back(a, own, held)
+        assert _snapshot(own)["you"]["seat"] == 0
+        # The table of A sees its guest back, and the game goes on.
+        since = len(host.seen)
+        seated.ok("ready", ready=True)
+        host.wait(lambda m: m["type"] == "table_update"
+                  and m["table"]["seats"][1].get("ready") is True, since)
+        host.ok("start")
+
+
+@dataclass
+class _Client:
+    """One player of the rolling restart and the process it is connected to."""
+
+    player: Player
+    port: int
+    table: int | None
+    mover: Mover | None = None
+
+
+def _play(clients: list[_Client], done: Callable[[], bool]) -> None:
+    """Every message to every client, the movers answering what they are offered,
+    until `done`."""
+    by_sock = {c.player.sock: c for c in clients}
+    while not done():
+        ready, _, _ = select.select(list(by_sock), [], [], 20)
+        assert ready, "nothing came for 20 s"
+        for sock in ready:
+            client = by_sock[sock]
+            if client.mover is not None:
+                assert client.mover.read(), "a live process hung up"
+            else:
+                assert client.player.recv() is not None, "a live process hung up"
+
+
+def test_a_rolling_restart_of_three_processes_keeps_every_session_and_move(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """Three processes, each stopped with SIGTERM and started again in turn while a
+    three-player match is played, with a spectator and a player in the lobby. Each
+    player of the stopping process resumes with its token through the next process,
+    at once; the match ends with every move acknowledged in its record."""
+    db = postgres.store()
+    with ExitStack() as stack:
+        procs: list[subprocess.Popen[str]] = []
+        ports: list[int] = []
+        for n in range(3):
+            proc, port = stack.enter_context(server(redis.url, db, n, *ARGS))
+            procs.append(proc)
+            ports.append(port)
+        rng = random.Random(31)
+        movers = [Player(port) for port in ports]
+        for player, name in zip(movers, ("Ayşe", "Mehmet", "Zeynep"), strict=True):
+            player.hello(name)
+        table = movers[0].ok("create_table", rules="classic", seats=3,
+                             options={"match_end": "deals:1"})["table"]["id"]
+        for guest in movers[1:]:
+            guest.ok("join_table", table=table)
+            guest.ok("ready", ready=True)
+        movers[0].ok("start")
+        watcher, idler = Player(ports[2]), Player(ports[1])
+        watcher.hello("Deniz")
+        watcher.ok("join_table", table=table, spectate=True)
+        idler.hello("Can")
+        clients = [_Client(p, port, table, Mover(p, rng))
+                   for p, port in zip(movers, ports, strict=True)]
+        clients += [_Client(watcher, ports[2], table), _Client(idler, ports[1], None)]
+
+        def acked() -> int:
+            return sum(len(c.mover.acked) for c in clients if c.mover is not None)
+
+        for n in range(3):
+            goal = acked() + 3
+            _play(clients, lambda: acked() >= goal)  # noqa: B023 (used at once)
+            procs[n].send_signal(signal.SIGTERM)
+            assert procs[n].wait(BACKSTOP) == 0
+            to = ports[(n + 1) % 3]
+            for client in clients:
+                if client.port != ports[n]:
+                    continue
+                if client.mover is not None:
+                    while client.mover.read():
+                        pass  # what it still said, up to its close
+                else:
+                    _hung_up(client.player)
+                client.player, client.port = _back(to, client.player, client.table), to
+                if client.mover is not None:
+                    client.mover.player, client.mover.pending = client.player, None
+            procs[n], ports[n] = stack.enter_context(server(redis.url, db, 3 + n, *ARGS))
+        assert all(c.player.ok("ping")["type"] == "pong" for c in clients if not c.mover)
+        _ends_keeping_every_ack([c.mover for c in clients if c.mover is not None], ports[0])

@@ -306,7 +306,7 @@ def test_a_refusal_is_translated_from_its_code() -> None:
                          look)) == "Sunucu bu istekteki bir değeri reddetti"
     assert plain(refusal({"code": "table_not_ready", "message": "not ready",
                           "waiting_for": [1, 2]}, look)) == \
-        "Henüz her yer dolu ve hazır değil (2, 3. yerler bekleniyor)"
+        "Henüz her yer dolu ve hazır değil (beklenen yerler: 2, 3)"
     # A code this client does not know (a newer server's): the server's own words.
     assert plain(refusal({"code": "brand_new", "message": "the moon is full"}, look)) == \
         "The moon is full"

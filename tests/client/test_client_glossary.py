@@ -78,8 +78,8 @@ def violations(lang: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]]
     """Each message that says a term otherwise than the glossary, and how many messages
     each term was checked against."""
     found: list[str] = []
-    checked = dict.fromkeys(TERMS, 0)
     terms = glossary(lang, root)
+    checked = dict.fromkeys(terms, 0)
     for domain, catalog in catalog_pair(lang, root).items():
         for message in catalog:
             text = english(message)
@@ -88,7 +88,7 @@ def violations(lang: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]]
             for term in terms.values():
                 if not term.english.search(words_of(text)) or text in term.besides:
                     continue
-                checked[term.key] = checked.get(term.key, 0) + 1
+                checked[term.key] += 1
                 for form in forms(message):
                     if not any(w.search(form) for w in term.words):
                         found.append(f"{lang} {domain} {term.key}: {text!r} -> {form!r} "

@@ -75,3 +75,14 @@ def test_the_web_catalog_carries_the_terminals_lines(lang: str, tmp_path: Path) 
         assert web == [getattr(terminal.get(line), "string", None) for line in lines]
         assert terminal_lines(rules) == web
         assert all(shown != english for shown, english in zip(web, lines, strict=True))
+
+
+def test_persian_rule_lines_follow_the_digits_setting() -> None:
+    """Persian rule lines are written with Persian digits; `--digits latn` shows them
+    as 0-9, as it does the numbers of fields."""
+    i18n.set_language("fa")
+    shown = "".join(terminal_lines("cardiva"))
+    assert "۱۰۱" in shown and "101" not in shown
+    i18n.set_digits("latn")
+    shown = "".join(terminal_lines("cardiva"))
+    assert "101" in shown and not any("۰" <= c <= "۹" for c in shown)

@@ -425,12 +425,22 @@ export function tableScreen(state, ui, act, now) {
       me !== null ? h("div", { class: "me" },
         seatBox(state, me, now, true),
         recentMoves(state), // by the hand: in view where the hand is, on a phone
-        over ? null : h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
         heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
-          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, t("I am back: take my seat")) : null,
-        muameleSpread(state, act),
-        over ? null : handArea(state, ui, act),
-        ui.jack && !over ? suitPicker(state, ui, act) : null,
-        moveControls(state, ui, act)) : muameleSpread(state, act)),
+          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, t("I am back: take my seat")) : null)
+        : muameleSpread(state, act),
+      me !== null && !over ? dock(state, ui, act) : null),
     waitingControls(state, ui, act));
+}
+
+/** What a move needs, together: the prompt, the muamele spread, the hand, the jack's
+ * suit picker and the move controls. On a narrow screen it stays on screen (style.css,
+ * sticky at the bottom) however far the page is scrolled up the felt. */
+function dock(state, ui, act) {
+  return h("div", { class: "dock", id: "dock" },
+    h("p", { class: "prompt", id: "prompt", role: "status" }, prompt(state)),
+    muameleSpread(state, act),
+    handArea(state, ui, act),
+    // Over the felt just above the hand (style.css): the controls stay where they were.
+    ui.jack ? suitPicker(state, ui, act) : null,
+    moveControls(state, ui, act));
 }

@@ -2,9 +2,10 @@
 // buttons and keys send requests. Also the `?play=1` autopilot of `pisyedili play --web`.
 
 import { accountError, accountPanel, adoptAccount, createAccount, loginEntry, loginStore, ratedNotice } from "./account.js";
-import { jackSuits, parseMoveText, parseSuit, sortHand } from "./cards.js";
+import { jackSuits, parseMoveText, parseSuit, playable, sortHand } from "./cards.js";
 import { connectionBanner, tickBanner } from "./banner.js";
 import { h, replaceKeepingFocus, richText } from "./dom.js";
+import { installDrag } from "./drag.js";
 import { HISTORY_PAGE, historyPage } from "./history.js";
 import { ladderPage, nameLink, profilePage } from "./ladder.js";
 import { lobbyScreen, nameScreen } from "./lobby.js";
@@ -372,6 +373,8 @@ const act = {
     wire.request({ type: "move", move }).then((reply) => {
       if (reply.type === "error") {
         if (reply.code === "not_connected") apply(state, reply, performance.now());
+        // Said at the controls too, where the player looks (the log may be out of sight).
+        else ui.moveError = () => `${refusalText(reply)}${reply.rule ? ` (${reply.rule})` : ""}`;
         state.inFlight = false;
         render();
       }
@@ -749,6 +752,7 @@ function relabel() {
 
 function boot() {
   document.addEventListener("keydown", onKey);
+  installDrag({ play: (card) => act.playCard(card), legal: (card) => myTurn(state) && playable(state.moves).has(card) });
   $("chat-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const input = $("chat-input");

@@ -85,6 +85,7 @@ export function cardButton(card, { legal, onclick, key, label }) {
     "aria-label": label ?? (legal ? t("{card}, playable", { card: cardName(card) }) : cardName(card)),
     "aria-disabled": legal ? null : "true",
     title: cardText(card),
+    draggable: "true", // to the pile (drag.js)
     dataset: { card, key },
     onclick,
   }, cardFace(card));

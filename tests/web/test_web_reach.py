@@ -1,8 +1,10 @@
 """A move in reach, in a real browser (headless Chromium) against a real server
 process (issue 38): on a 360x740 phone the hand, Draw, Pass and the move box are on
 screen with the page scrolled to its top, however long the hand grows; the jack's suit
-picker opens in view, over the felt just above the hand, on a laptop and a phone; and
-both right to left, in Persian.
+picker opens in view, over the felt just above the hand, on a laptop and a phone; a
+card dragged to the pile is played, with a mouse (HTML5 drag and drop) and with a
+finger (pointer events), and one the server did not offer is refused in words at the
+controls; and all of it right to left, in Persian.
 
 "In reach" is read as a person meets it: the element's box lies inside the viewport and
 the point at its middle hits the element itself, not something drawn over it.
@@ -98,13 +100,34 @@ def played(page: Page, card: str) -> int:
                if text in line and (line.startswith("you played") or "بازی کردید" in line))
 
 
+def name_a_suit(page: Page, card: str) -> None:
+    """A jack played with suits to name opens the picker: the first suit."""
+    if card.startswith("J") and page.state(
+            f"moves.filter(m => m.card === '{card}').length") > 1:
+        page.click("#suit-picker .suit-choice")
+
+
+def a_turn_with(page: Page, want: str) -> str:
+    """Play on (first move on offer) until a turn whose hand holds a card that is
+    `legal` or `idle` (not on offer), and return that card."""
+    for _ in range(TURN_LIMIT):
+        next_turn(page)
+        assert page.body("phase") != "over", f"the deal ended before a {want} card"
+        cards = page.attrs(f"#hand button.card.{want}", "data-card")
+        if cards:
+            return str(cards[0])
+        page.take_turn()
+    raise AssertionError(f"no {want} card in {TURN_LIMIT} turns")
+
+
 # ------------------------------------------------------------------- a phone's screen
 
 
 def test_a_phone_has_a_move_in_reach_without_scrolling(driver: Any, server: WebServer) -> None:
     """360x740, scrolled to the top, every turn until the hand takes two rows: Draw,
     Pass, the move box and the playable cards are on screen and uncovered; with the
-    page scrolled down the felt, still; in Persian, right to left, too."""
+    page scrolled down the felt, still; in Persian, right to left, too, and a card
+    dragged there by a finger is played."""
     set_viewport(driver, 360, 740, mobile=True)
     page = fresh_page(driver, server.url)
     try:
@@ -128,10 +151,32 @@ def test_a_phone_has_a_move_in_reach_without_scrolling(driver: Any, server: WebS
 
         to_persian(page)
         assert_a_move_in_reach(page)
+        card = a_turn_with(page, "legal")
+        assert_a_move_in_reach(page)
+        before = played(page, card)
+        finger_drag(page, f'#hand button[data-card="{card}"]', "#pile")
+        name_a_suit(page, card)
+        page.wait(lambda d: played(page, card) == before + 1, what=f"{card} played by a finger")
+        assert page.body("drag") == ""
         assert page.errors() == []
     finally:
         set_viewport(driver, 1280, 800)
         driver.get("about:blank")
+
+
+def finger_drag(page: Page, source: str, target: str) -> None:
+    """A finger pressed on `source`, moved to `target` and lifted: real touch input,
+    as the browser gets it from a touch screen."""
+    from selenium.webdriver.common.actions import interaction
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+
+    finger = PointerInput(interaction.POINTER_TOUCH, "finger")  # type: ignore[no-untyped-call]
+    actions = ActionBuilder(page.driver, mouse=finger)
+    chain = actions.pointer_action.move_to(page.css(source))  # type: ignore[no-untyped-call]
+    chain = chain.pointer_down().move_by(0, -15)
+    chain.move_to(page.css(target)).pointer_up()
+    actions.perform()
 
 
 # ---------------------------------------------------------------- the jack's suit picker
@@ -185,3 +230,45 @@ def out_box(page: Page, selector: str) -> dict[str, float]:
     return dict(page.driver.execute_script(
         "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
         "return {top: r.top, bottom: r.bottom, left: r.left, right: r.right};", selector))
+
+
+# ------------------------------------------------------------------- dragged to the pile
+
+
+def test_a_card_dragged_to_the_pile_is_played_and_one_not_on_offer_refused(
+        page: Page, server: WebServer) -> None:
+    """With a mouse (the browser's HTML5 drag and drop): a card not on offer let go on
+    the pile is refused in words at the controls and stays in the hand; a card let go
+    off the pile sends nothing; a card on offer let go on the pile is played."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    offline(page, server, "Sürükle", bots=2)
+    idle = a_turn_with(page, "idle")
+    serial = page.body("serial")
+    ActionChains(page.driver).drag_and_drop(
+        page.css(f'#hand button[data-card="{idle}"]'), page.css("#pile")).perform()
+    page.wait(lambda d: page.all(".actions .error"), what="the refusal at the controls")
+    assert page.text(".actions .error").startswith("That card cannot be played now."), \
+        page.text(".actions .error")
+    assert page.body("turn") == "mine" and page.body("serial") == serial
+    assert idle in page.state("view.hand")
+    assert page.body("drag") == ""
+
+    legal = a_turn_with(page, "legal")
+    serial = page.body("serial")
+    log = page.log_text()
+    ActionChains(page.driver).drag_and_drop(
+        page.css(f'#hand button[data-card="{legal}"]'), page.css("#prompt")).perform()
+    # Nothing sent: the card is still on offer in the hand, and the play that follows
+    # is the only one (below).
+    assert page.body("turn") == "mine" and page.body("serial") == serial
+    assert "legal" in str(page.attrs(f'#hand button[data-card="{legal}"]', "class")[0]).split()
+
+    before = played(page, legal)
+    ActionChains(page.driver).drag_and_drop(
+        page.css(f'#hand button[data-card="{legal}"]'), page.css("#pile")).perform()
+    name_a_suit(page, legal)
+    page.wait(lambda d: played(page, legal) == before + 1, what=f"{legal} played by a drag")
+    assert page.log_text().startswith(log)
+    assert "cannot be played" not in page.log_text()[len(log):]
+    assert page.body("drag") == ""

@@ -590,6 +590,11 @@ class ClientApp:
             for line in render.log_page(self.state.deal_log, int(cmd.arg or 1), rows, width,
                                         deal, look):
                 self.show(line)
+        elif cmd.name == "score":
+            sheet = (replay.sheet_lines(self.replay, look, width) if self.replay is not None
+                     else self.state.sheet_lines(width))
+            for line in sheet:
+                self.show(line)
         elif cmd.name == "sort":
             order = cmd.arg or ("rank" if self.state.hand_order == "suit" else "suit")
             self.state.hand_order = order

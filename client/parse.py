@@ -593,6 +593,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "replay"),
     CommandSpec("replay", "/replay ID", "/replay 12", N_("watch a finished match, every hand "
                 "face up"), _replay, "replay"),
+    CommandSpec("score", "/score", "/score", N_("the score sheet, at a table or in a replay"),
+                _local("score"), "replay"),
     CommandSpec("export", "/export ID FILE", "/export 12 match.json",
                 N_("save a finished match to FILE"), _export,
                 "replay"),
@@ -631,7 +633,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
 
 _BY_NAME = {c.name: c for c in COMMANDS}
 _ALIASES = {"q": "quit", "exit": "quit", "h": "help", "?": "help", "spectate": "watch",
-            "part": "leave", "chat": "say", "add": "bot", "matches": "history"}
+            "part": "leave", "chat": "say", "add": "bot", "matches": "history",
+            "scores": "score", "sheet": "score"}
 
 
 REPLAY_COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (

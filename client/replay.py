@@ -75,6 +75,10 @@ class MatchReplay:
             totals = [t + p for t, p in zip(totals, deal["result"]["points"], strict=True)]
         return totals
 
+    def sheet(self, deals: int) -> list[Msg]:
+        """The score sheet of the match's first `deals` deals, from their results."""
+        return engine.sheet_rows(d["result"] for d in self.deals[:deals])
+
     def names(self) -> dict[int, str]:
         """Seat → name, as the screen calls the seats: every one by name (no "you"), a
         bot account's marked as a bot's."""
@@ -310,6 +314,12 @@ class Viewer:
 
 
 
+def sheet_lines(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
+    """`/score` in a replay: the sheet up to the deal shown, that deal once it is over."""
+    shown = viewer.deal + (1 if viewer.position.deal.over else 0)
+    return render.score_sheet(viewer.match.sheet(shown), viewer.match.names(), look, width)
+
+
 def replay_command(text: str, viewer: Viewer) -> str | None:
     """Act on one typed line in a replay; None when done, else a word for the player
     (a refusal, or `quit` to leave the replay)."""
@@ -342,7 +352,8 @@ def replay_command(text: str, viewer: Viewer) -> str | None:
 
 def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
     """The replay's status area: where we are, the table, every hand face up, the move
-    just made and, at a deal's end, its result (and at the last one, the match's)."""
+    just made and, at a deal's end, its result and the score sheet so far (and at the
+    last one, the match's result)."""
     match, pos = viewer.match, viewer.position
     d = pos.deal
     view = engine.view(d, None)
@@ -386,6 +397,9 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
         result = match.deals[viewer.deal]["result"]
         after = [t + p for t, p in zip(totals, result["points"], strict=True)]
         lines += [row for line in render.deal_result(result, after, names, look)
+                  for row in render.wrap(line, width)]
+        lines += [row for line in render.score_sheet(match.sheet(viewer.deal + 1), names,
+                                                     look, width)
                   for row in render.wrap(line, width)]
         if viewer.deal + 1 == deals:
             lines += [row for line in render.match_result(after, summary["winners"], names,

@@ -61,6 +61,9 @@ class ClientState:
     """Seconds between a deal's end and the next: known offline, else learnt once seen."""
     next_deal_at: float | None = None
     deal_ended_at: float | None = None
+    sheet: list[dict[str, Any]] = field(default_factory=list)
+    """The match's score sheet, a `sheet_row` per finished deal (docs/protocol.md, "The
+    score sheet"): from the snapshot, then a row at each deal's end."""
 
     # ------------------------------------------------------------------ queries
 
@@ -326,6 +329,10 @@ class ClientState:
             self.told = 0
             self.next_deal_at = self.deal_ended_at = None
         match = msg.get("match") or {}
+        if isinstance(match.get("sheet"), list):
+            self.sheet = [dict(r) for r in match["sheet"] if isinstance(r, Mapping)]
+        elif before[0] != (self.table or {}).get("id"):
+            self.sheet = []  # a server without sheets: only what this table shows from now
         self.totals = list(match.get("totals") or (self.view or {}).get("scores") or [])
         self.match_over = (self.table or {}).get("phase") == "over"
         if self.match_over and self.totals:
@@ -392,7 +399,9 @@ class ClientState:
             if kind not in ("deal_start", "timeout"):
                 self.told += 1
             if kind == "deal_end":
-                result = partial(_result_lines, e, list(self.totals), seen, self.look)
+                self._add_row(e)
+                result = partial(_result_lines, e, list(self.totals), seen, self.look,
+                                 list(self.sheet))
                 lines += result()
                 self.log_entries.append(result)
                 self.deal_ended_at = now
@@ -407,14 +416,28 @@ class ClientState:
                                              can_rematch=not self.spectator)
             else:
                 if kind == "deal_start":
-                    self._deal_started(now)
+                    self._deal_started(now, e.get("deal_no"))
                 line = render.event(e, names, self.look, rules)
                 if line:
                     lines.append(line)
                     self.log_entries.append(partial(_event_lines, e, seen, self.look, rules))
         return lines
 
-    def _deal_started(self, now: float) -> None:
+    def _add_row(self, e: Mapping[str, Any]) -> None:
+        """A deal's end adds its row to the sheet: its result, with the deal's number and
+        the totals after it from the update's view (docs/protocol.md)."""
+        result, view = e.get("result"), self.view or {}
+        if not isinstance(result, Mapping):
+            return
+        self.sheet.append({"deal_no": view.get("deal_no"), "reason": result.get("reason"),
+                           "winner": result.get("winner"),
+                           "multiplier": result.get("multiplier"),
+                           "points": list(result.get("points") or []),
+                           "totals": list(view.get("scores") or self.totals)})
+
+    def _deal_started(self, now: float, deal_no: object = None) -> None:
+        if deal_no == 1:
+            self.sheet = []  # a rematch: a new match, a new sheet
         if self.deal_ended_at is not None and not self.match_over:
             if self.deal_pause is None:
                 self.deal_pause = round(now - self.deal_ended_at)
@@ -467,6 +490,14 @@ class ClientState:
         self.told = 0
         self.match_over = False
         self.next_deal_at = self.deal_ended_at = None
+        self.sheet = []
+
+    def sheet_lines(self, width: int = 80) -> list[Fragments]:
+        """`/score`: the score sheet of our table's match."""
+        if not self.at_table:
+            return [[("class:dim", _("You are at no table: /score shows the score sheet of "
+                                     "the match at yours."))]]
+        return render.score_sheet(self.sheet, self.names(), self.look, width)
 
 
 Seen = tuple[Mapping[str, Any] | None, int | None]
@@ -478,6 +509,9 @@ def _event_lines(e: Mapping[str, Any], seen: Seen, look: Look,
     return [render.event(e, render.seat_names(*seen), look, rules)]
 
 
-def _result_lines(e: Mapping[str, Any], totals: list[Any], seen: Seen,
-                  look: Look) -> list[Fragments]:
-    return render.deal_result(e.get("result") or {}, totals, render.seat_names(*seen), look)
+def _result_lines(e: Mapping[str, Any], totals: list[Any], seen: Seen, look: Look,
+                  sheet: list[dict[str, Any]]) -> list[Fragments]:
+    """A deal's end: its result, then the sheet as it stood then."""
+    names = render.seat_names(*seen)
+    return [*render.deal_result(e.get("result") or {}, totals, names, look),
+            *render.score_sheet(sheet, names, look)]

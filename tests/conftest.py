@@ -69,6 +69,7 @@ INTEGRATION_TESTS = (
     "client/test_client_languages_tmux.py",
     "client/test_client_replay.py",
     "client/test_client_sessions.py",
+    "client/test_client_sheet_tmux.py",  # `pisyedili play` and `replay` in tmux
     "client/test_client_tmux.py",
     "client/test_client_token_store.py",
     "cluster/test_*.py",  # Redis, and servers as processes

@@ -7,9 +7,9 @@ the server may leave out are read with defaults, so an older or newer server deg
 the picture rather than crashing the client.
 
 One module a screen: `text` (fragments and layout), `cards` (cards, hands, moves),
-`table` (seats, events, results, the status area), `lobby` (tables and finished
-matches), `help` (help, refusals, rules, ladder, profiles).  The names below are the
-public surface: callers import this package, not its modules.
+`table` (seats, events, results, the status area), `sheet` (the score sheet), `lobby`
+(tables and finished matches), `help` (help, refusals, rules, ladder, profiles).  The
+names below are the public surface: callers import this package, not its modules.
 """
 
 from .cards import (
@@ -49,6 +49,7 @@ from .lobby import (
     match_row,
     tables_count,
 )
+from .sheet import score_sheet
 from .table import (
     PHASES,
     Moment,
@@ -143,6 +144,7 @@ __all__ = [
     "refusal",
     "rules_lines",
     "sanction",
+    "score_sheet",
     "seat_changes",
     "seat_label",
     "seat_line",

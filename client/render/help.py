@@ -63,7 +63,7 @@ PLACES = ("lobby", "table", "playing", "watching", "replay")
 _ALSO = {
     "lobby": ("history", "say", "lang", "help", "quit"),
     "table": ("leave", "help"),
-    "watching": ("log", "rules", "say", "sit", "leave", "help", "quit"),
+    "watching": ("log", "score", "rules", "say", "sit", "leave", "help", "quit"),
 }
 """Commands of other pages that are of use where the player stands too."""
 

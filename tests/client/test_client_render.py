@@ -271,7 +271,12 @@ def test_a_deal_ends_and_a_match_ends_inside_an_update() -> None:
     assert log[0] == "you played 2♣"
     assert log[1] == "deal over: you went out"
     assert "+30 → 70" in log[3], "a deal's totals are the view's scores once it is over"
-    assert log[5] == "match over: you won" and st.match_over
+    # Then the score sheet as this client saw it (the snapshot came without one).
+    assert [row.split() for row in log[5:9]] == [
+        ["score", "sheet", "(/score;", "*", "the", "deal's", "winner)"],
+        ["deal", "you", "ayse", "bot", "3"],
+        ["2", "0*", "30", "9"], ["total", "12", "70", "9"]]
+    assert log[9] == "match over: you won" and st.match_over
     assert st.totals == [12, 70, 9] and not st.my_turn
 
 

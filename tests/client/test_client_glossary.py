@@ -64,9 +64,14 @@ def english(message: object) -> str:
     return " | ".join(mid) if isinstance(mid, tuple | list) else str(mid)
 
 
+_NOT_WORDS = re.compile(r"\{\w+\}|/help \w+|/[\w-]+|--[\w-]+(?::\S+)?|pisyedili \w+|docs/\S+")
+"""Placeholders ({tables}), and what is typed as it is: commands (/help replay,
+/replay), options (--rated), programs (pisyedili replay) and file names."""
+
+
 def words_of(text: str) -> str:
-    """The English a reader sees: placeholders ({tables}, {seat}) are no words."""
-    return re.sub(r"\{\w+\}", "", text)
+    """The English a reader sees, without what is no word of the language."""
+    return _NOT_WORDS.sub("", text)
 
 
 def catalog_pair(lang: str, root: Path = ROOT) -> dict[str, Catalog]:

@@ -58,7 +58,7 @@ def test_thai_spaces_a_field_after_jak() -> None:
 def test_no_player_is_gendered_with_a_bracketed_ending(lang: str) -> None:
     """"сыграл(а)", "переміг(ла)", "готов(а)": the present tense or a noun says it for
     anyone, and for several winners at once."""
-    pattern = re.compile(r"\((?:-?л?а|ла|-?ась|-?лася|ий|ая)\)")
+    pattern = re.compile(r"\((?:-?л?а|ла|-?ась|-?лася|ий|ая)\)|[а-яёієїґ]\([а-яёієїґ-]+\)")
     assert [form for _, form in texts(lang) if pattern.search(form)] == []
 
 
@@ -127,3 +127,11 @@ def test_turkish_never_says_sen() -> None:
     once mixed in ("sıranı bitir", "elinizi ... diz")."""
     sen = re.compile(r"\b(sıranı|elini|sen|senin|sana|bitir|diz)\b")
     assert [form for _, form in texts("tr") if sen.search(form)] == []
+
+
+@pytest.mark.parametrize("lang", catalogs.LANGUAGES)
+def test_no_count_follows_a_name_bare(lang: str) -> None:
+    """A bot is named with its seat's number ("bot 3"): a count written straight after a
+    name reads as one number ("bot 3 2 kart çekti"), so a word or a comma parts them."""
+    pattern = re.compile(r"\{(who|name|dealer)\} \{(n|count|picks|seat|total|points)\}")
+    assert [form for _, form in texts(lang) if pattern.search(form)] == []

@@ -99,7 +99,7 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("already_at_table", "You are already at a table; leave it first."),
     ErrorCode("not_at_table", "You are at no table, and the request needs one: `resync`, "
               "`leave_table`, `sit`, `stand`, `add_bot`, `remove_bot`, `ready`, `start`, "
-              "`move`, `rematch`, a `chat` of scope `table`."),
+              "`move`, `rematch`, `invite`, a `chat` of scope `table`."),
     ErrorCode("too_many_tables", "The server allows no more open tables: from you, from your "
               "address or in all (`limit` says how many).", fields=("limit",)),
     ErrorCode("bad_options", "The table options are refused (`message` says which and why).",
@@ -116,6 +116,16 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("game_in_progress", "The table is playing a match; seats cannot change now."),
     ErrorCode("no_game", "The table is not playing a deal."),
     ErrorCode("match_not_over", "A rematch can only be agreed once the match is over."),
+    # Invitations (feature `invites`; see Invitations).
+    ErrorCode("invite_self", "You invited yourself."),
+    ErrorCode("player_busy", "The invitee is at a table."),
+    ErrorCode("not_invitable", "The invitee's client lacks `invites`."),
+    ErrorCode("table_full", "Your table has no open seat."),
+    ErrorCode("too_many_invites", "Over an invitation limit; wait `retry_after` seconds.",
+              fields=("retry_after", "limit")),
+    ErrorCode("player_elsewhere", "In a cluster: the invitee, or your table, is on another "
+              "process."),
+    ErrorCode("no_such_invite", "No open invitation of yours has that id."),
     # Finished matches (feature `history`).
     ErrorCode("no_such_match", "No finished match with that id that you may see: it never "
               "finished, was forgotten, or was played at a private table you did not sit at."),
@@ -146,7 +156,8 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "(`bot_accounts: false`): a bot account may watch it, not sit or open one."),
     # Moderation (feature `moderation`).
     ErrorCode("not_operator", "Only a server operator may do this."),
-    ErrorCode("no_such_player", "Nobody of that name is connected, and no account has it."),
+    ErrorCode("no_such_player", "Nobody of that name is connected, and (but for "
+              "`invite`) no account has it."),
     ErrorCode("bad_network", "`network` is not an IP address or range (CIDR).", fields=("field",)),
     ErrorCode("muted", "An operator muted you: you cannot chat "
               "([`mute`](#mute-client--server)).",

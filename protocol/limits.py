@@ -53,4 +53,5 @@ MAX_FEATURES = 32
 MAX_PASSWORD = 1024  # argon2 takes any length; this bounds the work a request costs
 MAX_REASON = 200  # a moderation action's stated reason
 MAX_MINUTES = 10 * 366 * 24 * 60  # the longest timed ban or mute: ten years
+MAX_BOTS_AFTER = 600  # the longest wait `play_now` may ask for before bots fill seats
 MAX_ID = 2**53 - 1  # request ids: safe integers in every language

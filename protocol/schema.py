@@ -104,6 +104,9 @@ STACKED_DECK_CHARS = 1024
 frame's arrays may hold; "10c " times 104 is 416 characters, with room for more spaces."""
 HISTORY_OF = StrT(6, choices=("mine", "player", "recent"))
 REPLY_ID = opt("id", ID, "the `id` of the request this answers")
+DEFAULT_BOTS_AFTER = 60
+"""`play_now.bots_after` when absent."""
+INVITE_ENDS = ("accepted", "declined", "expired", "withdrawn", "unavailable", "gone")
 
 _S = Direction.TO_SERVER
 _C = Direction.TO_CLIENT
@@ -159,6 +162,17 @@ _MESSAGES: tuple[MessageSpec, ...] = (
        "`bad_field`). You take the first open seat, unless you ask to spectate, no seat is "
        "open or a match is being played: then you watch.", one_of=("table", "code"),
        answer="`table`"),
+    MessageSpec("play_now", _S, (
+        opt("rules", StrT(7, choices=RULE_SETS), "rule set (default classic)"),
+        opt("seats", IntT(2, MAX_SEATS), "seats wanted (default: any)"),
+        opt("rated", BoolT(), "a rated table (default false)"),
+        opt("bots_after", IntT(0, L.MAX_BOTS_AFTER),
+            f"a table you open: seconds until bots fill it (default {DEFAULT_BOTS_AFTER}; "
+            "0: never)"),
+        opt("level", StrT(6, choices=BOT_LEVELS), "their level (default medium)"),
+        REQUEST_ID,
+    ), "Sit at the best waiting table, or open a quick one (see Play now).",
+        answer="`table`"),
     MessageSpec("resync", _S, (REQUEST_ID,), "Ask for a fresh snapshot of your table.",
                 answer="`table`", presence=False),
     MessageSpec("leave_table", _S, (REQUEST_ID,), "Leave your table (and your seat).",
@@ -193,6 +207,15 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("rematch", _S, (req("agree", BoolT(), "agree to play again"), REQUEST_ID),
                 "After the match, agree (or not) to a new one with the same seats.",
                 feature="rematch", answer="`ok`"),
+    MessageSpec("invite", _S, (req("name", NAME, "a connected player"), REQUEST_ID),
+                "Invite a player to your table (see Invitations).",
+                feature="invites", answer="`ok`"),
+    MessageSpec("answer_invite", _S, (
+        req("invite", ID, "`invited.invite`"),
+        req("accept", BoolT(), "false: decline"),
+        REQUEST_ID,
+    ), "Accept or decline an invitation.", feature="invites",
+        answer="`table` (accepted) or `ok`"),
     MessageSpec("history", _S, (
         req("of", HISTORY_OF, "`mine`: matches you played (this session, or your "
                               "account); `player`: those `name` played; `recent`: every "
@@ -390,6 +413,18 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("declined", ListT(SEAT, MAX_SEATS), "seats that declined"),
     ), "Rematch agreement changed; when every human seat agrees a new match starts.",
         feature="rematch"),
+    MessageSpec("invited", _C, (
+        req("invite", ID, "its id"),
+        req("from", NAME, "the inviter"),
+        req("table", TABLE_SUMMARY, "the table"),
+        req("expires_in", IntT(1, 3600), "seconds it stays open"),
+    ), "You are invited to a table.", feature="invites"),
+    MessageSpec("invite_ended", _C, (
+        req("invite", ID, "the invitation"),
+        req("reason", StrT(11, choices=INVITE_ENDS), "how (`gone`: the invitee's "
+                                                     "connection dropped)"),
+        opt("name", NAME, "to the inviter: the invitee"),
+    ), "An invitation ended (see Invitations).", feature="invites"),
     MessageSpec("history", _C, (
         req("of", HISTORY_OF, "the list asked for"),
         opt("name", NAME, "whose matches: the `name` asked for, or yours for `mine`"),

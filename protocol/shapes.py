@@ -123,6 +123,8 @@ TABLE_INFO = MapT(
         opt("rated", BoolT(), "as in `table_summary`"),
         opt("bot_accounts", BoolT(), "as in `table_summary`"),
         opt("named_for", NAME, "as in `table_summary`"),
+        opt("quick", BoolT(), "as in `table_summary`"),
+        opt("bots_in", IntT(0, L.MAX_ID), "a waiting quick table: seconds until bots fill it"),
     ),
     name="table_info",
 )
@@ -145,6 +147,7 @@ TABLE_SUMMARY = MapT(
         opt("rated", BoolT(), "its matches change ratings (absent: casual)"),
         opt("bot_accounts", BoolT(), "false: bot accounts get no seat (absent: they may sit)"),
         opt("named_for", NAME, "opened unnamed: the host's name, to word \"NAME's table\""),
+        opt("quick", BoolT(), "opened by `play_now` (see Play now)"),
     ),
     name="table_summary",
 )

@@ -27,6 +27,8 @@ FEATURES: dict[str, str] = {
                 "answer `account`.",
     "ratings": "Ratings of registered players and bot levels: `leaderboard` and `profile` "
                "in both directions.",
+    "invites": "Invitations to a table: `invite`, `answer_invite`, `invited`, "
+               "`invite_ended`.",
     "moderation": "Operator requests: `kick`, `mute`, `unmute`, `ban`, `unban`, "
                   "`close_table`, `announce`.",
 }

@@ -232,6 +232,7 @@ class Connection:
             try:
                 self.server.lobby.unsubscribe(session)
                 self.server.sessions.lost(session, self)
+                self.server.invitations.lost(session)
             except Exception:
                 log.failure("cleaning up after player {player} failed",
                             player=session.player_id)

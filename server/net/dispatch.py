@@ -23,6 +23,7 @@ from pisyedili.server.net.handlers import (
     accounts,
     chat,
     history,
+    invites,
     lobby,
     moderation,
     ratings,
@@ -40,7 +41,7 @@ log = Logger()
 
 HANDLERS: dict[str, Handler] = {
     **lobby.HANDLERS, **table.HANDLERS, **chat.HANDLERS, **history.HANDLERS,
-    **accounts.HANDLERS, **ratings.HANDLERS, **moderation.HANDLERS,
+    **accounts.HANDLERS, **ratings.HANDLERS, **moderation.HANDLERS, **invites.HANDLERS,
 }
 """Per request type, its handler."""
 

@@ -454,10 +454,10 @@ class Relay:
             if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):
                 conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
                 return True
-            if kind in ("create_table", "join_table"):
+            if kind in ("create_table", "join_table", "play_now"):
                 raise ProtocolError("already_at_table", "leave your table before "
-                                    + ("opening another" if kind == "create_table"
-                                       else "joining another"))
+                                    + ("joining another" if kind == "join_table"
+                                       else "opening another"))
             if kind in dispatch.TABLE_REQUESTS and not (
                     kind == "chat" and msg.get("scope") == "lobby"):
                 conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))

@@ -30,6 +30,7 @@ from pisyedili.server.net.hello import AGREED_CACHE
 from pisyedili.server.net.limits import ConnectionCounter, ServerLimits
 from pisyedili.server.net.relay import Relay
 from pisyedili.server.people import accounts, moderation, ratings
+from pisyedili.server.people.invitations import Invitations
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import Archive
 from pisyedili.server.table.effects import Message
@@ -239,6 +240,8 @@ class ServerFactory(Factory):
         self._agreed: dict[tuple[str, ...] | None, frozenset[str]] = {}
         self.lobby = lobby
         self.sessions = sessions
+        self.invitations = Invitations(clock)
+        lobby.watchers.append(self.invitations.table_changed)
         self.limits = limits
         self.clock = clock
         self.connections = ConnectionCounter(limits.max_connections, limits.max_per_address)

@@ -378,6 +378,11 @@ class Sessions:
     def by_id(self, player_id: str) -> Session | None:
         return self._by_id.get(player_id)
 
+    def named(self, name: str) -> Session | None:
+        """The session here whose name looks like `name` (`names.keys`), if any."""
+        return next((self._by_key[key] for key in names.keys(name) if key in self._by_key),
+                    None)
+
     def deliver(self, player_id: str, msg: Message) -> None:
         """Send to a member of a table (tables know members by id only)."""
         session = self._by_id.get(player_id)

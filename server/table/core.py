@@ -20,6 +20,7 @@ now is. A request's reply comes before any message it causes.
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from collections.abc import Callable
@@ -198,6 +199,14 @@ class TableCore:
         self.named_for: str | None = None
         """The host's name a table opened without a name was named after (its `name` is
         then that name's English "…'s table"): each client words it in its language."""
+        self.quick = False
+        """Opened by `play_now` (`server/table/pairing.py`): its match starts by itself
+        once every seat is filled and ready."""
+        self.bots_at: float | None = None
+        """A quick table's: when bots take the seats still open (the pairing arms the
+        timer that seats them; the core only shows the time left)."""
+        self.bot_level = "medium"
+        """The level of those bots."""
         self.deck = deck
         """A stacked deck (a test server's, docs/protocol.md "Stacked decks"): every deal
         of its matches is dealt from this order; None: shuffled."""
@@ -314,6 +323,8 @@ class TableCore:
             row["bot_accounts"] = False
         if self.named_for is not None:
             row["named_for"] = self.named_for
+        if self.quick:
+            row["quick"] = True
         host = self._members.get(self._host) if self._host is not None else None
         if host is not None:
             row["host"] = host.name
@@ -343,7 +354,23 @@ class TableCore:
             info["bot_accounts"] = False
         if self.named_for is not None:
             info["named_for"] = self.named_for
+        if self.quick:
+            info["quick"] = True
+            if self.bots_at is not None and self.phase == TablePhase.WAITING \
+                    and any(s.kind == "open" for s in self._seats):
+                info["bots_in"] = max(0, math.ceil(self.bots_at - self._step.now))
         return info
+
+    def open_seats(self) -> list[int]:
+        """The seats nobody holds, in seat order."""
+        return [s.index for s in self._seats if s.kind == "open"]
+
+    def startable(self) -> bool:
+        """Whether the host's `start` would start a match now: waiting, every seat
+        filled, every human ready (the host's `start` being its own ready)."""
+        return self.phase == TablePhase.WAITING and self._host is not None and all(
+            s.kind == "bot" or (s.kind == "human" and (s.ready or s.member == self._host))
+            for s in self._seats)
 
     def snapshot(self, member: MemberId) -> Message:
         """The full `table` message for `member` (lichess's gameFull): all it may know."""

@@ -38,6 +38,7 @@ from pisyedili.server.table.core import (
 )
 from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.journal import NO_JOURNAL, Journal, SavedTable, Setup
+from pisyedili.server.table.pairing import Pairing, QuickSetup
 from pisyedili.server.table.runner import Deliver, TableRunner
 
 log = Logger()
@@ -66,6 +67,8 @@ def _setup(core: TableCore, opener: str, address: str) -> Setup:
         setup["bot_accounts"] = False
     if core.named_for is not None:
         setup["named_for"] = core.named_for
+    if core.quick:  # (absent: a table opened by `create_table`)
+        setup["quick"] = {"bots_at": core.bots_at, "level": core.bot_level}
     return setup
 
 
@@ -157,6 +160,10 @@ class Lobby:
         self._rows: dict[int, dict[str, Any]] = {}
         self._subscribers: dict[str, LobbyMember] = {}
         self._ids = itertools.count(1)
+        self.pairing = Pairing(clock, self.tables)
+        """`play_now`'s choice of a table, and what its quick tables do by themselves."""
+        self.watchers: list[Callable[[TableRunner], None]] = []
+        """Told of every change of a table, its close included (the invitations)."""
 
     # -- tables -------------------------------------------------------------------
 
@@ -168,7 +175,7 @@ class Lobby:
                private: bool = False, *, address: str = "local",
                rated: bool = False, table_id: int | None = None,
                code: str | None = None, deck: Any = None, bot_accounts: bool = True,
-               host_bot: bool = False) -> TableRunner:
+               host_bot: bool = False, quick: QuickSetup | None = None) -> TableRunner:
         """Validate a table request and open the table; the caller then joins the host.
 
         `address` is the host connection's `address_key`: a new `hello` is a new
@@ -177,7 +184,7 @@ class Lobby:
         In a cluster the id and a private table's code come claimed already. A `deck`
         (a test server's only) stacks every deal; such a table is private and unrated.
         Without `bot_accounts` bot accounts get no seat, so a host that is one
-        (`host_bot`) may not open it.
+        (`host_bot`) may not open it. `quick`: a table `play_now` opens (`pairing.py`).
         """
         if host_bot and not bot_accounts:
             raise TableError("bot_account_refused", BOT_REFUSED)
@@ -203,9 +210,12 @@ class Lobby:
                          host=host.player_id, settings=settings, code=code, rated=rated,
                          deck=order, bot_accounts=bot_accounts)
         core.named_for = named_for
+        if quick is not None:
+            quick.apply(core, self._clock.seconds())
         self._journal.table_opened(table_id, self._clock.seconds(),
                                    _setup(core, host.player_id, address))
         table = self._add(core, rng, host.player_id, address)
+        self.pairing.arm(table)
         log.info("table {table} opened by {player}: {rules}, {seats} seats, private={private}"
                  "{stacked}", table=table_id, player=host.player_id, rules=rules, seats=seats,
                  private=private, stacked=", stacked deck" if order is not None else "")
@@ -256,12 +266,16 @@ class Lobby:
         core.rated = bool(setup.get("rated", False))  # the setup decides, snapshot or not
         core.bot_accounts = bool(setup.get("bot_accounts", True))
         core.named_for = setup.get("named_for")  # (a snapshot from before it was kept: none)
+        if "quick" in setup:
+            core.quick = True
+            core.bots_at, core.bot_level = setup["quick"]["bots_at"], setup["quick"]["level"]
         table = self._add(core, self._rng_factory(), setup["opener"], setup["address"])
         table.replay(saved.commands)
+        self.pairing.arm(table)
         # A table taken over from a process the cluster took for gone: this lobby's
         # subscribers were told it went with that process, or hold it still.
         listed = core.id in self._cluster.lobby_rows()
-        self._rows[core.id] = self._summary(table)
+        self._rows[core.id] = self.summary(table)
         self._cluster.table_row(core.id, self._rows[core.id])
         if core.code is not None:  # the claim of the run that opened it ends with that run
             self._cluster.keep_code(core.code, core.id)
@@ -360,11 +374,11 @@ class Lobby:
         elsewhere = self._cluster.lobby_rows()
         if elsewhere:  # every process's tables, in id order (ids are the cluster's)
             ids = sorted(self._tables.keys() | elsewhere.keys())
-            rows = [self._summary(self._tables[i]) if i in self._tables else elsewhere[i]
+            rows = [self.summary(self._tables[i]) if i in self._tables else elsewhere[i]
                     for i in ids[offset:offset + size]]
             return {"type": "lobby", "tables": rows, "total": len(ids), "offset": offset}
         page = itertools.islice(self._tables.values(), offset, offset + size)
-        return {"type": "lobby", "tables": [self._summary(t) for t in page],
+        return {"type": "lobby", "tables": [self.summary(t) for t in page],
                 "total": len(self._tables), "offset": offset}
 
     def subscribe(self, session: LobbyMember, offset: int = 0,
@@ -384,14 +398,15 @@ class Lobby:
         for session in list(self._subscribers.values()):
             session.send(msg)
 
-    def _summary(self, table: TableRunner) -> dict[str, Any]:
+    def summary(self, table: TableRunner) -> dict[str, Any]:
+        """The table's lobby row."""
         row = table.core.summary()
         if table.core.rated:
             row["rated"] = True
         return row
 
     def _push_row(self, table: TableRunner) -> None:
-        row = self._summary(table)
+        row = self.summary(table)
         old = self._rows.get(table.id)
         if old == row:
             return
@@ -403,6 +418,9 @@ class Lobby:
     def _on_change(self, table: TableRunner) -> None:
         if table.id in self._tables:
             self._push_row(table)
+            self.pairing.changed(table)
+            for watcher in self.watchers:
+                watcher(table)
 
     def let_go(self, table: TableRunner) -> None:
         """A table another process took over: it goes from here writing nothing (the
@@ -417,6 +435,8 @@ class Lobby:
         self._journal.table_closed(table.id)
         self._cluster.table_closed(table.id, table.core.code)
         self._delta({"op": "remove", "table": table.id})
+        for watcher in self.watchers:
+            watcher(table)
 
     def _forget(self, table: TableRunner) -> bool:
         """No longer one of this lobby's tables (False: it was not)."""
@@ -431,6 +451,7 @@ class Lobby:
         self._rows.pop(table.id, None)
         if table.core.code is not None:
             self._by_code.pop(table.core.code, None)
+        self.pairing.forget(table)
         return True
 
     def _delta(self, delta: dict[str, Any]) -> None:

@@ -36,6 +36,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "unban": {"name": "Nobody"},
     "close_table": {"table": 1},
     "announce": {"text": "hello"},
+    "invite": {"name": "Nobody"},
+    "answer_invite": {"invite": 1, "accept": False},
 }
 """The fields of one valid request of every type that belongs to a feature."""
 

@@ -386,6 +386,9 @@ PRESENCE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("chat", {"text": "back!"}),
     ("chat", {"text": "anyone?", "scope": "lobby"}),
     ("rematch", {"agree": True}),  # match_not_over
+    ("play_now", {}),  # already_at_table
+    ("invite", {"name": "host"}),  # game_in_progress
+    ("answer_invite", {"invite": 1, "accept": True}),  # no_such_invite
     ("history", {"of": "recent"}),  # feature_not_negotiated: this server keeps no matches
     ("replay", {"match": 1}),  # the same
     # Accounts, ratings and moderation (this server has no store; nobody is an operator).

@@ -8,12 +8,16 @@ from typing import TYPE_CHECKING
 from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.schema import DEFAULT_BOTS_AFTER
+from pisyedili.protocol.shapes import SEAT_RANGE
 from pisyedili.server.net.handlers import OK, Handler, table_of
 from pisyedili.server.net.handlers.accounts import is_bot
 from pisyedili.server.people.session import Session
 from pisyedili.server.table import commands as cmd
-from pisyedili.server.table.core import invite_code
+from pisyedili.server.table.core import GUEST_REFUSED, TableError, invite_code
 from pisyedili.server.table.effects import Message
+from pisyedili.server.table.pairing import QuickSetup, Wish
+from pisyedili.server.table.runner import TableRunner
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
@@ -53,8 +57,53 @@ def _create_table(conn: Connection, s: Session, msg: Message,
     return _open(conn, s, msg, reply)
 
 
+QUICK_SEATS = 4
+"""The seats of a table `play_now` opens when no seat count is asked for: both rule
+sets seat four."""
+
+
+def _play_now(conn: Connection, s: Session, msg: Message, reply: Replier) -> Message | None:
+    """Seat the player at the best waiting table (`pairing.py`), else open a quick one."""
+    if table_of(s) is not None:
+        raise ProtocolError("already_at_table", "leave your table before playing at another")
+    rules = msg.get("rules", "classic")
+    seats = msg.get("seats")
+    low, high = SEAT_RANGE[rules]
+    if seats is not None and not low <= seats <= high:
+        raise TableError("bad_options", f"{rules} tables have {low} to {high} seats",
+                         field="seats")
+    rated = bool(msg.get("rated", False))
+    if rated and s.account is None:
+        raise TableError("account_required", GUEST_REFUSED)
+    bot = is_bot(conn, s)
+    table = conn.server.lobby.pairing.best(Wish(rules, seats, rated, bot))
+    if table is not None:
+        seat_ready(conn, s, table, reply)
+        return None
+    wait = msg.get("bots_after", DEFAULT_BOTS_AFTER)
+    opening: Message = {"rules": rules, "seats": QUICK_SEATS if seats is None else seats,
+                        "rated": rated}
+    quick = QuickSetup(float(wait) if wait else None, msg.get("level", "medium"))
+    if conn.server.cluster.shared:
+        conn.answer_later(Deferred.fromCoroutine(
+            _create_claimed(conn, s, opening, reply, quick)), reply)
+        return None
+    return _open(conn, s, opening, reply, quick=quick)
+
+
+def seat_ready(conn: Connection, s: Session, table: TableRunner, reply: Replier) -> None:
+    """Join `table` (its snapshot is the reply) ready to play: who comes through
+    `play_now` or an invitation asked to play, and a quick table starts once all are."""
+    table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None,
+                          address=s.address, bot=is_bot(conn, s)), reply)
+    if table.core.is_member(s.player_id):
+        s.table = table
+    if table.core.seat_of(s.player_id) is not None:
+        table.handle(cmd.Ready(s.player_id, True))
+
+
 async def _create_claimed(conn: Connection, s: Session, msg: Message,
-                          reply: Replier) -> Message | None:
+                          reply: Replier, quick: QuickSetup | None = None) -> Message | None:
     """In a cluster: the table's id, and a private table's code, claimed first, and
     the table in the cluster's map before the host hears of it."""
     cluster = conn.server.cluster
@@ -67,7 +116,7 @@ async def _create_claimed(conn: Connection, s: Session, msg: Message,
     if conn.closing:
         cluster.table_closed(table_id, code)
         return None
-    return _open(conn, s, msg, reply, table_id=table_id, code=code)
+    return _open(conn, s, msg, reply, table_id=table_id, code=code, quick=quick)
 
 
 def _private(msg: Message) -> bool:
@@ -77,14 +126,15 @@ def _private(msg: Message) -> bool:
 
 
 def _open(conn: Connection, s: Session, msg: Message, reply: Replier,
-          table_id: int | None = None, code: str | None = None) -> Message | None:
+          table_id: int | None = None, code: str | None = None,
+          quick: QuickSetup | None = None) -> Message | None:
     table = conn.server.lobby.create(s, msg["rules"], msg["seats"], msg.get("options"),
                                      msg.get("name"), _private(msg),
                                      address=conn.address,
                                      rated=bool(msg.get("rated", False)),
                                      table_id=table_id, code=code, deck=msg.get("deck"),
                                      bot_accounts=bool(msg.get("bot_accounts", True)),
-                                     host_bot=is_bot(conn, s))
+                                     host_bot=is_bot(conn, s), quick=quick)
     s.table = table
     table.handle(cmd.Join(s.player_id, s.name, registered=s.account is not None,
                           address=s.address, bot=is_bot(conn, s)),
@@ -113,4 +163,5 @@ HANDLERS: dict[str, Handler] = {
     "lobby_unsubscribe": _lobby_unsubscribe,
     "create_table": _create_table,
     "join_table": _join_table,
+    "play_now": _play_now,
 }

@@ -126,11 +126,22 @@ def test_turkish_k9_sends_the_turn_back() -> None:
     assert "geri" in str(line.string) and "ileri" not in str(line.string)
 
 
-def test_turkish_never_says_sen() -> None:
-    """Siz throughout: no second person singular possessive or imperative the catalogs
-    once mixed in ("sıranı bitir", "elinizi ... diz")."""
-    sen = re.compile(r"\b(sıranı|elini|sen|senin|sana|bitir|diz)\b")
+def test_turkish_addresses_the_player_as_siz() -> None:
+    """Siz throughout: no second person singular the catalogs once mixed in ("sıranı
+    bitir", "elinizi ... diz"), and every command /help describes is a siz imperative
+    (oturun, çekin), never the bare stem a button is labelled with."""
+    sen = re.compile(r"(?<!\w)(sıranı|elini|sen|senin|sana|yapabilirsin|istersen)(?!\w)")
     assert [form for _, form in texts("tr") if sen.search(form)] == []
+    stem = re.compile(r"(?<!\w)(otur|bırak|koy|kaldır|bildir|al|başlat|et|çiz|listele|aç|"
+                      r"katıl|izle|kaydet|yap|değiştir|kes|yasakla|kapat|duyur|diz|çal|dön|"
+                      r"göster|çık|oyna|çek|seç|bitir|gir)(?=[\s,;:.()]|$)")
+    terminal = catalog("tr", "terminal")
+    described = [spec.about for spec in COMMANDS]
+    assert len(described) > 20
+    for text in described:
+        found = terminal.get(text)
+        assert found is not None and found.string, text
+        assert not stem.search(str(found.string)), (text, found.string)
 
 
 @pytest.mark.parametrize("lang", catalogs.LANGUAGES)

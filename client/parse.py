@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,9 +184,14 @@ players there say it."""
 _PASS_WORDS = frozenset({"pas", "пас", "پاس", "ผ่าน"})
 
 
+def _ascii_digits(text: str) -> str:
+    """Any decimal digit as 0-9: a Persian keyboard types ۷, and `دل ۷` is `دل 7`."""
+    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() else ch for ch in text)
+
+
 def parse_move(text: str, ctx: Context) -> Parsed | None:
     """A move from its short form, or None if the text does not look like a move."""
-    t = text.strip().lower()
+    t = _ascii_digits(text.strip().lower())
     if t in ("d", "draw") or t in _DRAW_WORDS:
         return Move({"kind": "draw"})
     if t in ("p", "pass") or t in _PASS_WORDS:

@@ -25,7 +25,8 @@ TURN = Context(hand=HAND, legal=LEGAL, my_turn=True, at_table=True)
     ("karo kız", "Qd"), ("karo kiz", "Qd"), ("maça 10", "10s"), ("sinek 2", "2c"),
     ("7 червей", "7h"), ("семёрка червей", "7h"), ("туз червей", "Ah"), ("дама бубен", "Qd"),
     ("десятка пик", "10s"), ("сімка чирви", "7h"), ("туз чирви", "Ah"),
-    ("دل 7", "7h"), ("آس دل", "Ah"), ("โพแดง 7", "7h"),
+    ("دل 7", "7h"), ("دل ۷", "7h"), ("پیک ۱۰", "10s"), ("آس دل", "Ah"), ("โพแดง 7", "7h"),
+    ("โพธิ์แดง 7", "7h"),
 ])
 def test_a_card_named_in_words_is_played(typed: str, card: str) -> None:
     assert parse_input(typed, TURN) == Move({"kind": "play", "card": card})
@@ -78,7 +79,8 @@ def test_persian_digits_pick_a_hand_card() -> None:
 
 
 @pytest.mark.parametrize(("typed", "kind"), [
-    ("çek", "draw"), ("взять", "draw"), ("узяти", "draw"), ("کشیدن", "draw"), ("จั่ว", "draw"),
+    ("çek", "draw"), ("взять", "draw"), ("узяти", "draw"), ("کشیدن", "draw"), ("برداشتن", "draw"),
+    ("จั่ว", "draw"),
     ("pas", "pass"), ("Пас", "pass"), ("پاس", "pass"), ("ผ่าน", "pass"),
 ])
 def test_draw_and_pass_as_the_screen_says_them(typed: str, kind: str) -> None:

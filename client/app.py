@@ -545,7 +545,7 @@ class ClientApp:
                 self.resync()
             elif parsed.msg.get("type") == "history":
                 if self._has_history():
-                    self._send(dict(parsed.msg))
+                    self._send(self._history_request(dict(parsed.msg)))
             elif parsed.msg.get("type") == "logout":
                 self._logout(dict(parsed.msg))
             else:
@@ -666,6 +666,13 @@ class ClientApp:
             self.show([("class:error", _("This server keeps no match history."))])
             return False
         return True
+
+    def _history_request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """`/history` as sent: offline, "mine" is every match kept (each `play` is a
+        session of its own, and the server lists a session's own matches as "mine")."""
+        if self.state.local_history and msg.get("of") == "mine":
+            msg["of"] = "recent"
+        return msg
 
     def fetch_match(self, match_id: int,
                     then: Callable[[replay.MatchReplay], None]) -> Deferred[None] | None:

@@ -641,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return play_in_browser(reactor, name, args)
     # Imported only now: they import Twisted modules that must find the asyncio reactor.
     from .app import ClientApp
-    from .offline import OfflineOptions, offline_dir, play, wire
+    from .offline import OfflineOptions, history_path, offline_dir, play, wire
 
     app = ClientApp(look, name, bell=args.bell, order=args.sort)
     start_logging(args.log, app.on_status)
@@ -653,7 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if offline:
             opts = OfflineOptions(rules=args.rules, bots=args.bots, seed=args.seed,
                                   level=args.level, resume=args.resume,
-                                  journals=offline_dir())
+                                  journals=offline_dir(), history=history_path())
             await play(app, reactor, name, opts)
         else:
             from .token_store import ServerLogins

@@ -14,7 +14,9 @@ journal, and `pisyedili play --continue` takes up the most recent unfinished mat
 running `play` holds: it restarts the server on that file and takes the seat back
 where the last one left it — after a closed terminal, a `/quit`, a crash or a reboot.
 A journal goes once its match is over (or was never started), and at most
-`KEEP_UNFINISHED` unfinished ones are kept.
+`KEEP_UNFINISHED` unfinished ones are kept. A finished match goes to the offline
+history instead (`history_path()`, a store the embedded server keeps its matches in),
+where `/history`, `/replay` and `/export` find it in every later `play`.
 
 `pisyedili play --web` serves the web client instead (`serve_web`): the same embedded
 server behind `server.web`'s site on a loopback port, and a URL whose query string
@@ -44,7 +46,8 @@ from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.net.web import make_site
 from pisyedili.server.service.tap import make_factory
-from pisyedili.server.store import StoreError, default_path
+from pisyedili.server.store import StoreError, default_path, open_store
+from pisyedili.server.store.archive import Archive
 from pisyedili.server.store.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir
 from pisyedili.server.store.journal import StoreJournal, token_hash
 from pisyedili.server.table.core import TablePhase, TableSettings
@@ -69,6 +72,13 @@ log = Logger()
 def offline_dir() -> Path:
     """The offline journals, one per match: beside the server's database, never it."""
     return default_path().with_name("offline")
+
+
+def history_path() -> Path:
+    """The offline matches finished, every one of them the player's (`/history`,
+    `/replay`, `/export` read it): a store of its own beside the journals' folder, in the
+    user's data directory (platformdirs: Linux, macOS and Windows alike)."""
+    return default_path().with_name("offline-matches.sqlite3")
 
 
 @dataclass(frozen=True)
@@ -198,11 +208,15 @@ class OfflineOptions:
     """The folder of the offline journals (`offline_dir()`); None keeps nothing."""
     db: Path | None = None
     """The journal of this match (`play` sets it); None keeps nothing."""
+    history: Path | None = None
+    """The store of finished offline matches (`history_path()`); None keeps none."""
 
 
-def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
+def embedded_server(reactor: Any, opts: OfflineOptions,
+                    archive: Archive | None = None) -> ServerFactory:
     """The embedded server's state, set up for one player against bots; with `opts.db`,
-    it journals there (and first rebuilds what the file holds: `opts.resume`)."""
+    it journals there (and first rebuilds what the file holds: `opts.resume`); with an
+    open `archive`, it keeps finished matches there and offers `history`."""
     # `hard` bots search in a thread, so the prompt never freezes while they think.
     settings = TableSettings(turn_seconds=opts.turn_seconds, bot_delay=opts.bot_delay,
                              deal_pause=opts.deal_pause, bot_thread=True)
@@ -214,13 +228,30 @@ def embedded_server(reactor: Any, opts: OfflineOptions) -> ServerFactory:
         private_dir(opts.db.parent)
         journal = StoreJournal.open(opts.db, cast(Clock, reactor))
     return make_factory(cast(Clock, reactor), name="pisyedili play", seed=opts.seed,
-                        settings=settings, limits=limits, journal=journal)
+                        settings=settings, limits=limits, journal=journal, archive=archive)
 
 
-async def start_server(reactor: Any, opts: OfflineOptions) -> tuple[Any, ServerFactory]:
+async def open_history(reactor: Any, path: Path | None) -> Archive | None:
+    """The store of finished offline matches at `path`, open; None without a path or
+    when it cannot be opened (play goes on, keeping no history: logged)."""
+    if path is None:
+        return None
+    archive = Archive(lambda: open_store(path), reactor)
+    try:
+        await archive.open().asFuture(asyncio.get_running_loop())
+    except Exception as e:  # a file that is no store, a full disk, a folder not ours
+        log.warn("offline matches cannot be kept in {path}: {error}", path=str(path),
+                 error=str(e))
+        await archive.close().asFuture(asyncio.get_running_loop())
+        return None
+    return archive
+
+
+async def start_server(reactor: Any, opts: OfflineOptions,
+                       archive: Archive | None = None) -> tuple[Any, ServerFactory]:
     """The embedded server, listening on an ephemeral loopback port; and its state."""
     endpoint: Any = serverFromString(reactor, LOOPBACK)  # type: ignore[no-untyped-call]
-    factory = embedded_server(reactor, opts)
+    factory = embedded_server(reactor, opts, archive)
     port = await endpoint.listen(factory).asFuture(asyncio.get_running_loop())
     return port, factory
 
@@ -295,8 +326,10 @@ class Autopilot:
         """Called before the app sees each message: the first `welcome` starts it."""
         if msg.get("type") == "welcome" and not self.started:
             self.started = True
+            # Public on a server nobody else knows of: its matches are then shown to
+            # the player of every later `play`, whose session is another (`/history`).
             self._send({"type": "create_table", "rules": self.opts.rules,
-                        "seats": self.opts.bots + 1, "name": "offline", "private": True})
+                        "seats": self.opts.bots + 1, "name": "offline"})
 
     def _send(self, msg: dict[str, Any]) -> None:
         link = self.app.link
@@ -375,7 +408,9 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
     match, token = take_match(app, opts)
     opts = OfflineOptions(**{**vars(opts), "resume": token is not None,
                              "db": match.path if match is not None else None})
-    port, factory = await start_server(reactor, opts)
+    archive = await open_history(reactor, opts.history)
+    app.state.local_history = archive is not None
+    port, factory = await start_server(reactor, opts, archive)
     if opts.seed is not None:
         app.on_status(_("--seed {seed}: the shuffles are predictable (tests and demos)",
                         seed=str(opts.seed)))
@@ -408,3 +443,5 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
                 match.forget()
             else:
                 match.lock.release()
+        if archive is not None:  # the last match's record is written before it closes
+            await archive.close().asFuture(asyncio.get_running_loop())

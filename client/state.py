@@ -57,6 +57,9 @@ class ClientState:
     told: int = 0
     """This deal's events counted as a snapshot's `deal_events` counts them (no
     `deal_start`, no `timeout`): what a snapshot holds past them was missed."""
+    local_history: bool = False
+    """The server is `pisyedili play`'s own, keeping the player's offline matches: every
+    match it lists is the player's."""
     deal_pause: float | None = None
     """Seconds between a deal's end and the next: known offline, else learnt once seen."""
     next_deal_at: float | None = None
@@ -468,7 +471,7 @@ class ClientState:
         return [[("class:dim", scope), ("class:me", f"{who}: "), ("", str(msg.get("text", "")))]]
 
     def _on_history(self, msg: Message, now: float) -> list[Fragments]:
-        return render.history(msg)
+        return render.history(msg, self.local_history)
 
     def _on_rematch(self, msg: Message, now: float) -> list[Fragments]:
         names = self.names()

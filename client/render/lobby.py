@@ -143,20 +143,23 @@ def match_row(m: Dict) -> Fragments:
     return out
 
 
-def history(msg: Dict) -> list[Fragments]:
-    """A `history` page: whose matches, which of them, and how to see more."""
+def history(msg: Dict, offline: bool = False) -> list[Fragments]:
+    """A `history` page: whose matches, which of them, and how to see more (`offline`:
+    from `pisyedili play`'s own store, where every match kept is the player's)."""
     of, name = msg.get("of"), msg.get("name")
     rows = [match_row(m) for m in msg.get("matches") or [] if isinstance(m, Mapping)]
     total, offset = msg.get("total"), msg.get("offset")
     total = total if isinstance(total, int) else len(rows)
     offset = offset if isinstance(offset, int) else 0
-    if of == "mine":
+    if offline and of in ("mine", "recent"):
+        whose = _("Your offline matches")
+    elif of == "mine":
         whose = _("Your matches")
     elif of == "recent":
         whose = _("Recent public matches")
     else:
         whose = _("Matches of {name}", name=name)
-    word = "" if of == "mine" else f"{name or of} "
+    word = "" if of == "mine" or (offline and of == "recent") else f"{name or of} "
     if not rows:
         if total:
             return [[("class:dim", _("{whose}: none on this page of {total}; /history "

@@ -171,7 +171,7 @@ def test_a_whole_match_then_a_rematch(pipe: PipeInput) -> None:
     assert "/rematch" in app.log[over + 3]
 
 
-MUAMELE_SEED = 10
+MUAMELE_SEED = 6
 """A seed whose first cardiva deal, one easy bot against our first moves that keep the
 sevens, ends in a muamele of ours. The server's seed fixes every shuffle and the bot's
 randomness, so the deal is the same on every run; a change to the deal or the easy bot

@@ -30,7 +30,8 @@ const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
   askedName: null, // the name typed last: kept in the field, compared with the welcome's
   helloName: null, // the name the connection being opened asks for in its hello
   renamed: null, // {asked, got} when the server welcomed us under another name
-  codeError: null, chatError: null, prefs: notice.prefs, offline: false };
+  codeError: null, chatError: null, prefs: notice.prefs, offline: false,
+  sheetOpen: false }; // the table's score sheet is shown
 const acc = createAccount();
 const mod = createModeration();
 const replays = createReplays((msg) => wire.request(msg, { quiet: true }), () => render());
@@ -413,6 +414,11 @@ const act = {
   },
   cancelJack() {
     ui.jack = null;
+    render();
+  },
+  /** The table's "Score sheet" button: the sheet over the felt, or not. */
+  toggleSheet() {
+    ui.sheetOpen = !ui.sheetOpen;
     render();
   },
   typed(text) {

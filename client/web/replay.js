@@ -6,6 +6,7 @@
 import { cardView, h, richText, suitLabel, timeView } from "./dom.js";
 import { botTag } from "./ladder.js";
 import { refusalText } from "./refusals.js";
+import { sheetTable } from "./sheet.js";
 import { dealHeadline, describeEvent, rulesName } from "./state.js";
 import { num, t, tn } from "./words.js";
 
@@ -16,12 +17,13 @@ export function createReplays(request, redraw) {
   const r = {
     match: null, summary: null, error: null, deals: new Map(), deal: 1, index: 0,
     playing: false, timer: null, download: null,
+    sheet: null, // the match's score sheet: each deal's first page carries it
     /** Show match `id` (from its first deal), fetching what it has not yet. */
     open(id) {
       if (r.match === id && !r.error) return; // after a refusal (or a lost link), ask again
       r.stop();
       if (r.download) URL.revokeObjectURL(r.download);
-      Object.assign(r, { match: id, summary: null, error: null, deals: new Map(), deal: 1, index: 0, download: null });
+      Object.assign(r, { match: id, summary: null, error: null, deals: new Map(), deal: 1, index: 0, download: null, sheet: null });
       r.load(1);
     },
     /** Fetch deal `n`, page after page, until its every step is here; one fetch at a
@@ -46,6 +48,7 @@ export function createReplays(request, redraw) {
           return deal;
         }
         r.summary = reply.match;
+        if (Array.isArray(reply.sheet)) r.sheet = reply.sheet;
         deal.result = reply.result;
         // The record's pages join up as the terminal's export joins them: the first
         // page's record, then each later page's moves (they start at `from`).
@@ -223,5 +226,15 @@ export function replayPage(match, r) {
         "aria-label": t("Move"), oninput: (ev) => r.go(Number(ev.currentTarget.value)) }),
       h("span", { id: "replay-position" }, t("move {n} of {total}", { n: r.index, total: last }))),
     h("ul", { class: "log replay-moves", id: "replay-moves" }, lines.map((line) => h("li", {}, richText(line)))),
-    board(s, step, deal.result, state));
+    board(s, step, deal.result, state),
+    sheetView(r, s, step));
+}
+
+/** The score sheet so far: the deals before this one, and this one once it is over. */
+function sheetView(r, summary, step) {
+  if (!r.sheet) return null; // a server that sends no sheet
+  const shown = r.sheet.filter((row) => row.deal_no < r.deal || (row.deal_no === r.deal && step.phase === "over"));
+  return h("div", { class: "replay-sheet", id: "replay-sheet" },
+    h("h3", {}, t("Score sheet")),
+    sheetTable(shown, summary.players.map((p) => p.name), { id: "replay-sheet-table", current: r.deal }));
 }

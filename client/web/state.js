@@ -7,6 +7,7 @@
 
 import { cardText, SUIT_SYMBOLS, suitName } from "./cards.js";
 import { refusalText } from "./refusals.js";
+import { sheetRow } from "./sheet.js";
 import { num, t, tn } from "./words.js";
 
 /** Whether an added table belongs on the page we hold (docs/protocol.md,
@@ -37,6 +38,7 @@ export function createState() {
     deadlineAt: null, // ms on the page clock when the seat to act runs out of time
     rematch: null, // {agreed, declined}
     matchEnd: null, // {totals, winners}
+    sheet: [], // the match's score sheet: a sheet_row per finished deal (docs/protocol.md)
     inFlight: false, // a move was sent and its update has not come
     log: [], // {seq, text, cls}
     logSeq: 0,
@@ -183,6 +185,9 @@ const HANDLERS = {
     state.you = msg.you || youOf(msg.table, state.me);
     state.view = msg.view ?? null;
     state.match = msg.match ?? null;
+    // The sheet so far; a server without sheets: what this table shows from now on.
+    if (Array.isArray(msg.match?.sheet)) state.sheet = msg.match.sheet;
+    else if (wasAt !== msg.table.id) state.sheet = [];
     setDecision(state, msg, now);
     if (msg.table.phase !== "over") state.matchEnd = null;
     if (wasAt !== msg.table.id) {
@@ -214,6 +219,8 @@ const HANDLERS = {
     state.view = msg.view;
     for (const ev of msg.events || []) {
       if (ev.event === "match_end") state.matchEnd = { totals: ev.totals, winners: ev.winners };
+      if (ev.event === "deal_end" && ev.result) state.sheet = [...state.sheet, sheetRow(ev.result, msg.view)];
+      if (ev.event === "deal_start" && ev.deal_no === 1) state.sheet = []; // a rematch: a new sheet
       countEvent(state, ev);
       noteEvent(state, ev);
     }
@@ -288,7 +295,7 @@ export function tableLostText(cause) {
 export function leftTable(state) {
   Object.assign(state, { table: null, you: null, view: null, match: null, moves: [],
     deadlineAt: null, rematch: null, matchEnd: null, inFlight: false,
-    dealLog: { deal_no: null, count: 0 }, drawn: [] });
+    dealLog: { deal_no: null, count: 0 }, drawn: [], sheet: [] });
 }
 
 /** What changed at the seats, as words for the log (functions: see note). */

@@ -7,6 +7,7 @@ import { cardBack, cardButton, cardView, fillNodes, h, richText, suitLabel } fro
 import { nameLink } from "./ladder.js";
 import { optionsText } from "./lobby.js";
 import { rulesPanel } from "./rules.js";
+import { sheetTable } from "./sheet.js";
 import {
   dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, rulesName, seatsAfter, tableName, winnersText,
 } from "./state.js";
@@ -338,7 +339,27 @@ function dealResult(state) {
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("Seat")), h("th", { scope: "col" }, t("Hand left")),
         h("th", { scope: "col", class: "num" }, t("Points")), h("th", { scope: "col", class: "num" }, t("Total")))),
       h("tbody", {}, rows)),
+    h("h4", { class: "sheet-title" }, t("Score sheet")),
+    h("div", { class: "sheet-box" }, sheetTable(state.sheet, seatNames(state), { id: "deal-sheet" })),
     over ? null : h("p", { class: "muted" }, t("The next deal comes in a few seconds.")));
+}
+
+/** Every seat's name in seat order, as the log calls them ("you" for ours). */
+function seatNames(state) {
+  return state.table.seats.map((s) => seatName(state, s.seat));
+}
+
+/** The "Score sheet" button and, open, the sheet over the felt: the match's every
+ * deal so far, for players and spectators alike. */
+function sheetButton(state, ui, act) {
+  if (!state.match) return null; // no match yet: nothing to score
+  return h("span", { class: "sheet-control" },
+    h("button", { type: "button", id: "sheet-toggle", class: "quiet toggle", "aria-expanded": ui.sheetOpen ? "true" : "false",
+      "aria-controls": "score-sheet", dataset: { key: "sheet-toggle" }, onclick: () => act.toggleSheet() }, t("Score sheet")),
+    ui.sheetOpen ? h("div", { class: "panel sheet-panel", id: "score-sheet", role: "region", "aria-label": t("Score sheet") },
+      sheetTable(state.sheet, seatNames(state), { id: "score-sheet-table" }),
+      h("button", { type: "button", class: "quiet", id: "sheet-close", dataset: { key: "sheet-close" },
+        onclick: () => act.toggleSheet() }, t("Close"))) : null);
 }
 
 function matchResult(state, act) {
@@ -399,6 +420,7 @@ function tableHeader(state, ui, act) {
       spect > tbl.spectators.length ? ` ${t("and {n} more", { n: spect - tbl.spectators.length })}` : "") : null,
     h("span", { class: "muted options", id: "table-options" }, optionsText(tbl.options || {})),
     rulesPanel(tbl.rules, tbl.options || (state.view || {}).options),
+    sheetButton(state, ui, act),
     noticeToggles(ui, act),
     h("button", { type: "button", id: "leave", class: "leave", dataset: { key: "leave" },
       onclick: () => act.leave() }, t("Leave")));

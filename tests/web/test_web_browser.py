@@ -144,7 +144,7 @@ def test_a_whole_deal_against_bots_from_the_lobby(page: Page, server: WebServer)
     assert turns > 0
 
     result = page.wait_css("#deal-result")
-    rows = result.find_elements("css selector", "tbody tr")
+    rows = result.find_elements("css selector", "table:not(.sheet) tbody tr")
     assert len(rows) == 3
     points = page.state("view.result.points")
     for row, pts in zip(rows, points, strict=True):

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pg_kit
 import pytest
+import reactor_deadline
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", deadline=None)
@@ -34,6 +35,8 @@ settings.register_profile(
     "ci", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+reactor_deadline.install()
 
 _HOME = tempfile.mkdtemp(prefix="pisyedili-tests-")
 
@@ -80,6 +83,7 @@ INTEGRATION_TESTS = (
     "protocol/test_doc.py",  # the generators, as commands
     "protocol/test_doc_client.py",
     "protocol/test_reference.py",
+    "test_reactor_deadline.py",  # pytest, as a process
     "server/test_accounts.py",
     "server/test_backup_modes.py",  # the documented pg_dump line, in a shell
     "server/test_bot_guide.py",  # the guide's bots, as processes

@@ -6,9 +6,12 @@ import fnmatch
 
 from conftest import INTEGRATION_TESTS, TESTS, is_integration_test, uses_services
 
+MODULES = sorted([*TESTS.glob("test_*.py"), *TESTS.glob("*/test_*.py")])
+"""Every test module: those beside conftest.py and those in the folders below it."""
+
 
 def test_the_integration_list_is_the_modules_that_start_services() -> None:
-    modules = sorted(TESTS.glob("*/test_*.py"))
+    modules = MODULES
     assert modules
     unlisted = [p.relative_to(TESTS).as_posix() for p in modules
                 if uses_services(p) and not is_integration_test(p)]
@@ -26,6 +29,6 @@ def test_a_module_that_starts_a_process_through_a_kit_counts() -> None:
 
 def test_every_pattern_of_the_integration_list_marks_a_test_module() -> None:
     """A pattern left behind by a renamed test module would quietly mark nothing."""
-    modules = [p.relative_to(TESTS).as_posix() for p in TESTS.glob("*/test_*.py")]
+    modules = [p.relative_to(TESTS).as_posix() for p in MODULES]
     for pattern in INTEGRATION_TESTS:
         assert any(fnmatch.fnmatchcase(m, pattern) for m in modules), pattern

@@ -25,6 +25,7 @@ import io
 import json
 import re
 import sys
+import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,8 +282,8 @@ def check_catalog(template: Catalog, catalog: Catalog, name: str) -> list[str]:
 
 def check(root: Path = ROOT) -> list[str]:
     """Every domain's every catalog against its template (or, for a domain not extracted
-    yet, against itself). The terminal's must exist in every language; the web's are
-    checked wherever they exist."""
+    yet, against itself), and against its language's glossary. The terminal's must
+    exist in every language; the web's are checked wherever they exist."""
     problems = []
     for domain in DOMAINS:
         pot = locale_dir(root) / f"{domain.name}.pot"
@@ -300,7 +301,90 @@ def check(root: Path = ROOT) -> list[str]:
             catalog = read_catalog(po)
             # Without a template (not extracted yet), a catalog's own entries are checked.
             problems += check_catalog(template or catalog, catalog, name)
+    for lang in LANGUAGES:
+        problems += glossary_problems(root, lang)[0]
     return problems
+
+
+# ------------------------------------------------------------------------ glossary
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of a language's glossary (``locale/<lang>/glossary.toml``)."""
+
+    key: str
+    english: re.Pattern[str]
+    """What in a message's English names the term."""
+    words: tuple[re.Pattern[str], ...]
+    """The language's word for it: every translation of such a message says one."""
+    wrong: tuple[re.Pattern[str], ...]
+    """Words once used for it that none may say."""
+    typed: tuple[str, ...]
+    """What a player types for it, which the terminal's parser reads."""
+    besides: frozenset[str]
+    """Messages whose English uses the word otherwise (a verb, a command's word)."""
+    note: str
+    source: str
+
+
+def glossary_path(root: Path, lang: str) -> Path:
+    return locale_dir(root) / lang / "glossary.toml"
+
+
+def glossary(root: Path, lang: str) -> dict[str, Term]:
+    """The language's glossary, by term; empty when it has none."""
+    path = glossary_path(root, lang)
+    if not path.exists():
+        return {}
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {key: Term(key, re.compile(entry["english"], re.I),
+                      tuple(re.compile(w, re.I) for w in entry["words"]),
+                      tuple(re.compile(w, re.I) for w in entry.get("wrong", ())),
+                      tuple(entry.get("typed", ())), frozenset(entry.get("besides", ())),
+                      str(entry.get("note", "")), str(entry.get("source", "")))
+            for key, entry in data.items()}
+
+
+_NOT_WORDS = re.compile(r"\{\w+\}|/help \w+|/[\w-]+|--[\w-]+(?::\S+)?|pisyedili \w+|docs/\S+")
+"""What in a message is no word of the language: placeholders ({tables}), and what is
+typed as it is: commands (/help replay), options (--rated), programs (pisyedili
+replay) and file names."""
+
+
+def words_of(text: str) -> str:
+    """The English a reader sees of a message."""
+    return _NOT_WORDS.sub("", text)
+
+
+def glossary_problems(root: Path, lang: str) -> tuple[list[str], dict[str, int]]:
+    """Each translation, in either domain, of a message whose English names a term but
+    which says none of the glossary's words for it or one of its wrong ones; and how
+    many messages each term was held to (a term that matches none checks nothing)."""
+    terms = glossary(root, lang)
+    checked = dict.fromkeys(terms, 0)
+    found: list[str] = []
+    for domain in DOMAINS:
+        po = po_path(root, lang, domain.name)
+        if not po.exists():
+            continue
+        for message in read_catalog(po):
+            if not message.id:
+                continue
+            english = " | ".join(_ids(message))
+            for term in terms.values():
+                if english in term.besides or not term.english.search(words_of(english)):
+                    continue
+                checked[term.key] += 1
+                for form in _strings(message):
+                    if not any(w.search(form) for w in term.words):
+                        found.append(f"{lang} {domain.name} {term.key}: {english!r} -> "
+                                     f"{form!r} says none of the glossary's words")
+                    bad = [w.pattern for w in term.wrong if w.search(form)]
+                    if bad:
+                        found.append(f"{lang} {domain.name} {term.key}: {english!r} -> "
+                                     f"{form!r} says {bad}")
+    return found, checked
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -310,7 +394,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("command", choices=("extract", "compile", "check"),
                         help="extract: update the templates and merge them into every "
                              "catalog; compile: write the .mo and web JSON files; check: "
-                             "list every message missing, fuzzy or mistranslated")
+                             "list every message missing, fuzzy or mistranslated, or "
+                             "wording a term otherwise than its language's glossary")
     args = parser.parse_args(None if argv is None else list(argv))
     if args.command == "extract":
         extract()

@@ -6,18 +6,15 @@ term's `english` pattern) must, in every translated form, say one of the term's 
 and none of its `wrong` ones: in the rule lines, the move log, the help and the
 screens alike. A term that matches no message fails too, so no term passes by
 checking nothing; and a catalog with a wrong word put back is caught (the last test).
-The terminal's parser reads every word of a glossary's `typed`."""
+The terminal's parser reads every word of a glossary's `typed`. `catalogs check`
+reports the same (client/catalogs.py, `glossary_problems`)."""
 
 from __future__ import annotations
 
-import re
 import shutil
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from babel.messages.catalog import Catalog
 
 from pisyedili.client import cards, catalogs
 from pisyedili.client.parse import Context, Move, parse_move
@@ -32,77 +29,12 @@ RANKS = {"jack": "J", "queen": "Q", "king": "K", "ace": "A"}
 MOVES = {"draw": "draw", "pass": "pass"}
 
 
-@dataclass(frozen=True)
-class Term:
-    key: str
-    english: re.Pattern[str]
-    words: tuple[re.Pattern[str], ...]
-    wrong: tuple[re.Pattern[str], ...]
-    typed: tuple[str, ...]
-    besides: frozenset[str]
-    note: str
-    source: str
-
-
-def glossary(lang: str, root: Path = ROOT) -> dict[str, Term]:
-    data = tomllib.loads((root / "locale" / lang / "glossary.toml").read_text(encoding="utf-8"))
-    return {key: Term(key, re.compile(entry["english"], re.I),
-                      tuple(re.compile(w, re.I) for w in entry["words"]),
-                      tuple(re.compile(w, re.I) for w in entry.get("wrong", ())),
-                      tuple(entry.get("typed", ())), frozenset(entry.get("besides", ())),
-                      entry["note"], entry["source"])
-            for key, entry in data.items()}
-
-
-def forms(message: object) -> list[str]:
-    s = getattr(message, "string", "")
-    return [str(x or "") for x in s] if isinstance(s, tuple | list) else [str(s or "")]
-
-
-def english(message: object) -> str:
-    mid = getattr(message, "id", "")
-    return " | ".join(mid) if isinstance(mid, tuple | list) else str(mid)
-
-
-_NOT_WORDS = re.compile(r"\{\w+\}|/help \w+|/[\w-]+|--[\w-]+(?::\S+)?|pisyedili \w+|docs/\S+")
-"""Placeholders ({tables}), and what is typed as it is: commands (/help replay,
-/replay), options (--rated), programs (pisyedili replay) and file names."""
-
-
-def words_of(text: str) -> str:
-    """The English a reader sees, without what is no word of the language."""
-    return _NOT_WORDS.sub("", text)
-
-
-def catalog_pair(lang: str, root: Path = ROOT) -> dict[str, Catalog]:
-    return {domain: catalogs.read_catalog(catalogs.po_path(root, lang, domain))
-            for domain in ("terminal", "web")}
+def glossary(lang: str) -> dict[str, catalogs.Term]:
+    return catalogs.glossary(ROOT, lang)
 
 
 def violations(lang: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]]:
-    """Each message that says a term otherwise than the glossary, and how many messages
-    each term was checked against."""
-    found: list[str] = []
-    terms = glossary(lang, root)
-    checked = dict.fromkeys(terms, 0)
-    for domain, catalog in catalog_pair(lang, root).items():
-        for message in catalog:
-            text = english(message)
-            if not message.id:
-                continue
-            for term in terms.values():
-                if not term.english.search(words_of(text)) or text in term.besides:
-                    continue
-                checked[term.key] += 1
-                for form in forms(message):
-                    if not any(w.search(form) for w in term.words):
-                        found.append(f"{lang} {domain} {term.key}: {text!r} -> {form!r} "
-                                     "says none of the glossary's words")
-                    bad = [w.pattern for w in term.wrong if w.search(form)]
-                    if bad:
-                        found.append(f"{lang} {domain} {term.key}: {text!r} -> {form!r} "
-                                     f"says {bad}")
-    return found, checked
+    return catalogs.glossary_problems(root, lang)
 
 
 @pytest.mark.parametrize("lang", catalogs.LANGUAGES)
@@ -152,3 +84,5 @@ def test_a_wrong_word_put_back_is_caught(tmp_path: Path) -> None:
     found = violations("tr", root)[0]
     assert found == ["tr web seat: 'Seat' -> 'Koltuk' says none of the glossary's words",
                      "tr web seat: 'Seat' -> 'Koltuk' says ['koltuk']"]
+    assert set(found) <= set(catalogs.check(root))
+

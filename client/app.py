@@ -66,8 +66,9 @@ CONFIRM_WINDOW = 5.0
 
 
 def status_rows(rows: int) -> int:
-    """The most rows the status area takes of a terminal `rows` high: a third of them,
-    at least three, stay for the log and the prompt, so the others' moves are seen."""
+    """The most rows the status area takes of a terminal `rows` high: a third of them
+    (at least three) stay for the log and one for the prompt, so the others' moves are
+    seen."""
     return max(rows - 1 - max(rows // 3, 3), 2)
 
 
@@ -451,7 +452,8 @@ class ClientApp:
     def _bound_input(self, buffer: Buffer) -> None:
         """Keep the line being typed to one line no longer than the longest it can send
         (`input_limit`): a paste of pages would otherwise be echoed whole into the
-        scrollback, and refused by the server. Its line breaks become spaces."""
+        scrollback, and refused by the server. Its line breaks become spaces. (A
+        password is cut silently: at its limit it is no password anyone typed.)"""
         text = buffer.text
         if not text:
             self._cut = False
@@ -462,7 +464,7 @@ class ClientApp:
             return
         kept = one[:limit]
         buffer.document = Document(kept, min(buffer.cursor_position, len(kept)))
-        if len(one) > limit and not self._cut:
+        if len(one) > limit and not self._cut and self._asking is None:
             self._cut = True
             self.show([("class:warn", _("Only the first {count} characters were kept: a "
                                         "chat line holds at most {chat}.", count=limit,

@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from prompt_toolkit.utils import get_cwidth
 from test_client_connect import client, server
 from test_client_tmux import TMUX, Terminal, command, move_once, play, screen_app, terminal
 
@@ -66,10 +67,12 @@ def test_the_lobby_keeps_its_columns_for_long_and_wide_table_names(
         terminal: Terminal, tmp_path: Path) -> None:
     names = ["sixteen-chars-xy", "a table name forty characters long, full",
              "日本語の長いテーブル名です"]
-    with server(tmp_path) as (_, port), ExitStack() as hosts:
+    with server(tmp_path) as (_, port), ExitStack() as stack:
+        hosts = []
         for n, name in enumerate([*names, ""]):  # each host keeps a table open
-            host = hosts.enter_context(client(tmp_path, f"127.0.0.1:{port}", "--name",
+            host = stack.enter_context(client(tmp_path, f"127.0.0.1:{port}", "--name",
                                               f"host{n}"))
+            hosts.append(host)
             host.out.wait_for(rf"connected to .* as host{n}\b")
             host.type(f"/create classic 4 --name '{name}'" if name else "/create cardiva 2")
             host.out.wait_for(r"table #\d+")
@@ -78,18 +81,15 @@ def test_the_lobby_keeps_its_columns_for_long_and_wide_table_names(
         screen = terminal.wait_for(lambda s: "host3's table" in s, "the lobby")
         rows = [row for row in screen.splitlines() if re.match(r"  #\d", row)]
         assert len(rows) == 4, screen
-        starts = {terminal_columns(re.split(r"classic|cardiva", row)[0]) for row in rows}
+        starts = {get_cwidth(re.split(r"classic|cardiva", row)[0]) for row in rows}
         assert len(starts) == 1, f"the rule sets in one column:\n{screen}"
         assert re.search(r"#1 +sixteen-chars-xy +classic", screen)
         assert re.search(r"#2 +a table name forty… +classic", screen), "cut at 20 columns"
         terminal.type("/quit")
         assert terminal.exited() == "0"
-
-
-def terminal_columns(text: str) -> int:
-    from prompt_toolkit.utils import get_cwidth
-
-    return get_cwidth(text)
+        for host in hosts:  # each ends by itself before its pipes close
+            host.type("/quit")
+            assert host.exit_status() == 0
 
 
 def test_help_alone_shows_what_can_be_done_where_the_player_stands(

@@ -181,7 +181,7 @@ def test_snapshot_while_playing_holds_view_match_and_pending_turn() -> None:
     snap = t.resync(actor)
     assert snap["type"] == "table"
     assert snap["view"] == view(t.match, t.seat_of(actor))
-    assert snap["match"] == {"deal_no": 1, "totals": [0, 0]}
+    assert snap["match"] == {"deal_no": 1, "totals": [0, 0], "sheet": []}  # nothing scored yet
     prompt = actor.prompt()
     assert prompt is not None and snap["moves"] == prompt["moves"]
     assert snap["deadline"] == prompt["deadline"] == 30.0

@@ -4,7 +4,9 @@
 tournament (pisyedili.server.bots.tournament); `load` runs the server in a subprocess
 under many connections (pisyedili.server.bench.load); `soak` runs it for minutes with
 clients dropping and resuming (pisyedili.server.bench.soak); `flood` runs it under a flood of
-WebSocket frames and of requests over the rate (pisyedili.server.bench.flood). Figures are
+WebSocket frames and of requests over the rate (pisyedili.server.bench.flood); `takeover`
+kills a cluster's table process again and again and times its members' return
+(pisyedili.server.bench.takeover). Figures are
 printed, never asserted:
 speed targets are judged from these numbers, not from timed tests.
 """
@@ -14,15 +16,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: pisyedili-bench {engine,bots,load,soak,flood} [options]
+USAGE = """usage: pisyedili-bench {engine,bots,load,soak,flood,takeover} [options]
 
   engine   random legal play for N seconds; prints deals/s and moves/s as JSON
   bots     a tournament between two bot levels; prints win rates as a table and JSON
   load     the server under N tables of clients, against a bare echo server; prints JSON
   soak     N tables of bots for minutes, clients dropping and resuming; RSS and JSON
   flood    WebSocket frame and request floods: a canary's latency, refusals' CPU; JSON
+  takeover kill -9 of a cluster's table process, N times: seconds until every member
+           is seated again, p50/p99; JSON
 
-Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak, flood) for the options."""
+Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak, flood, takeover) for
+the options."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pisyedili.server.bench import flood as flood_bench
 
         return flood_bench.main(rest)
+    if command == "takeover":
+        from pisyedili.server.bench import takeover as takeover_bench
+
+        return takeover_bench.main(rest)
     print(f"pisyedili-bench: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

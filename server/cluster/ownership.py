@@ -1,13 +1,16 @@
 """Who holds what when a process leaves: the cluster's decisions, with no I/O.
 
-A process that stops hands the sessions it homes to the live ones (`hand_targets`).
-These functions only decide: the callers read the state they need (`net/relay.py`)
-and act on the answer, so each decision is tested with plain values.
+A process that stops hands the sessions it homes to the live ones (`hand_targets`);
+a process that died is seen before its lease runs out, by its subscription to its own
+channel, gone with its connections to Redis (`DeathWatch`). These only decide: the
+callers read the state they need (`net/relay.py`, `redis.py`) and act on the answer,
+so each decision is tested with plain values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 
 def hand_targets(tables: Mapping[str, str | None], live: Sequence[str]) -> dict[str, str]:
@@ -35,3 +38,50 @@ def hand_targets(tables: Mapping[str, str | None], live: Sequence[str]) -> dict[
 
 def _by_number(player: str) -> tuple[int, str]:
     return (int(player), "") if player.isdigit() else (0, player)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one probe of the processes' subscriptions decided: those `dead` now, and
+    those `suspect` (found unsubscribed, not for long enough yet: probed again once
+    `DeathWatch.settle` has passed)."""
+
+    dead: tuple[str, ...] = ()
+    suspect: tuple[str, ...] = ()
+
+
+@dataclass
+class DeathWatch:
+    """Processes whose subscription to their own channel is gone. A process that dies
+    (kill -9, a crash) has its connections to Redis closed by its kernel at once, long
+    before its lease runs out; a paused one keeps them, and waits for its lease.
+
+    A process is taken for dead once every probe for `settle` seconds found no
+    subscriber on its channel: a link being made again is back within that (Redis
+    coming back is another matter: nobody is judged for a lease after it). A probe
+    that finds it subscribed starts it over. A wrong guess (a process whose
+    subscribing link stays down while it lives) is safe: what it held is taken over
+    and fenced as from a process paused past its lease."""
+
+    settle: float = 1.0
+    _since: dict[str, float] = field(default_factory=dict)
+
+    def probed(self, subscribers: Mapping[str, int], now: float) -> Verdict:
+        """One probe's subscriber counts by process, read at `now`."""
+        dead, suspect = [], []
+        for process, count in sorted(subscribers.items()):
+            if count > 0:
+                self._since.pop(process, None)
+                continue
+            since = self._since.setdefault(process, now)
+            if now - since >= self.settle:
+                del self._since[process]
+                dead.append(process)
+            else:
+                suspect.append(process)
+        return Verdict(tuple(dead), tuple(suspect))
+
+    def forget(self, processes: Iterable[str]) -> None:
+        """No longer watched (gone by their lease, or told they left)."""
+        for process in processes:
+            self._since.pop(process, None)

@@ -48,6 +48,16 @@ process holds now is let go here (no longer renewed, written or deleted: `_elsew
 compare-and-delete (`CLOSE`, `DROP_SESSION`): a key goes only while it names this
 process, so a woken process never deletes the keys of the one that took over.
 
+A process that dies is seen before its lease runs out: its kernel closes its links to
+Redis at once, and with them its subscription to its own channel. Every tick, each
+process asks how many listen on the channels of the processes it cares about (those
+whose tables it lists, or that it waits on: `watch`), and one publish that reached
+nobody asks at once; a process found unsubscribed for a moment (`DeathWatch`) has its
+lease deleted, if it is still unsubscribed then (`GONE`, in one step), and `gone` told
+for it, as a process that stops tells it: the others take its tables over at once.
+A paused process keeps its links, so it waits for its lease; a wrong guess is made
+safe by the journal's fence, as a pause past the lease is.
+
 A pause is seen as it ends: the reactor's clock, read once a second, jumped (`_ticked`).
 It is said once, and what it made overdue (Redis replies that came while nobody read
 them, and the link their timeout drops) is said as its consequence, with no traceback
@@ -71,6 +81,7 @@ from twisted.python.failure import Failure
 
 from pisyedili.server import metrics
 from pisyedili.server.cluster.base import ClusterAddress, unavailable
+from pisyedili.server.cluster.ownership import DeathWatch
 
 log = Logger()
 
@@ -256,6 +267,17 @@ members' sessions under the same player ids, so a name key's value alone cannot 
 whose it is now."""
 
 
+GONE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local heard = redis.call('PUBSUB', 'NUMSUB', ARGV[1])
+if tonumber(heard[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+"""A process's lease deleted if nobody listens on its channel now (its connections to
+Redis closed: it died): 1; 0 if it listens again; -1 if its lease had gone already."""
+
+
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
 
@@ -314,11 +336,13 @@ class _Batched:
     message and command in the order it was made."""
 
     def __init__(self, link: Any, clock: Any, channel: Callable[[str], str],
-                 failed: Callable[[Failure, str], None]) -> None:
+                 failed: Callable[[Failure, str], None],
+                 unheard: Callable[[str], None]) -> None:
         self.link = link
         self._clock = clock
         self._channel = channel
         self._failed = failed
+        self._unheard = unheard
         self._held: list[tuple[str, list[dict[str, Any]]]] = []
         self._call: Any = None
 
@@ -340,7 +364,12 @@ class _Batched:
             payload = msgpack.packb(messages if len(messages) > 1 else messages[0],
                                     use_bin_type=True)  # one alone, unwrapped: `_heard` reads both
             d: Deferred[Any] = self.link.publish(self._channel(f"to:{process}"), payload)
+            d.addCallback(self._heard_by, process)
             d.addErrback(self._failed, "a message to another process")
+
+    def _heard_by(self, receivers: object, process: str) -> None:
+        if receivers == 0:  # nobody listens there: it may be dead
+            self._unheard(process)
 
     def __getattr__(self, name: str) -> Any:
         if self._held:
@@ -438,6 +467,9 @@ class RedisCluster:
         self._on_message: Heard | None = None
         self._on_gone: Callable[[str], None] | None = None
         self._watched: set[str] = set()  # processes whose end matters here
+        self._deaths = DeathWatch()  # those of them whose subscription went (`_probe`)
+        self._dead: set[str] = set()  # told gone here (by its lease, its word, or a probe)
+        self._reprobe: Any = None  # the suspects' next probe (IDelayedCall)
         self._listener: Any = None
         self._subscribed: Deferred[None] | None = None
         self._before: list[Callable[[], None]] = []  # writes made before joining
@@ -509,7 +541,8 @@ class RedisCluster:
         link = _Link(self, self.address, min(10.0, self.lease))
         _back_off(link, self.lease)
         link.startConnecting(HostnameEndpoint(self._clock, host, port, timeout=5))
-        self._redis = _Batched(link.handler, self._clock, self._channel, self._failed)
+        self._redis = _Batched(link.handler, self._clock, self._channel, self._failed,
+                               lambda process: self._probe([process]))
         await self._subscribe()
         await self._read_rows()
         self._joined = self._up = True
@@ -588,9 +621,61 @@ class RedisCluster:
     # -- this process paused ----------------------------------------------------------
 
     def _ticked(self) -> None:
-        """A tick of the reactor's clock: one much later than the last was a pause."""
+        """A tick of the reactor's clock: one much later than the last was a pause.
+        And the processes whose end matters here: still subscribed?"""
         self._just_woke()
         self._ticked_at = self._clock.seconds()
+        self._probe()
+
+    # -- another process dead --------------------------------------------------------
+
+    def _probe(self, processes: list[str] | None = None) -> None:
+        """How many listen on the channels of `processes` (by default every process
+        whose end matters here): not while Redis is out of reach, nor for a lease
+        after it came back (the others make their links again)."""
+        if self._redis is None or not self._up or self._stopping \
+                or self._clock.seconds() < self._judge_from:
+            return
+        if processes is None:
+            processes = sorted((set(self._owners.values()) | self._watched)
+                               - {self._process})
+        if not processes:
+            return
+        asked: Deferred[Any] = self._redis.execute_command(
+            "PUBSUB", "NUMSUB", *(self._channel(f"to:{p}") for p in processes))
+        asked.addCallback(self._probed, processes)
+        self._tell(asked, "watching the other processes")
+
+    def _probed(self, counts: list[Any], processes: list[str]) -> None:
+        if self._redis is None or self._stopping:
+            return
+        listening = {p: int(counts[2 * i + 1]) for i, p in enumerate(processes)}
+        verdict = self._deaths.probed(listening, self._clock.seconds())
+        for process in verdict.dead:
+            dead: Deferred[Any] = self._redis.eval(
+                GONE, [self._key("process", process)], [self._channel(f"to:{process}")])
+            dead.addCallback(self._declared, process)
+            self._tell(dead, "taking a process for dead")
+        if verdict.suspect and (self._reprobe is None or not self._reprobe.active()):
+            self._reprobe = self._clock.callLater(self._deaths.settle, self._probe,
+                                                  list(verdict.suspect))
+
+    def _declared(self, done: object, process: str) -> None:
+        """`GONE` answered: a process this one found dead is told gone to every
+        process (this one too: it hears its own publish), as one that stops tells it;
+        one whose lease had gone already is gone here at once."""
+        if self._redis is None or self._stopping:
+            return
+        if done == -1:
+            self._alive(False, process)
+        elif done == 1:
+            self._label(process).addCallback(lambda label: log.warn(
+                "cluster: process {label} is taken for dead before its lease ran out: "
+                "nobody listens on its channel (its links to Redis closed)",
+                label=label, process=process))
+            told = msgpack.packb({"op": "gone", "process": process}, use_bin_type=True)
+            self._tell(self._redis.publish(self._channel("lobby"), told),
+                       "telling a process is dead")
 
     def _just_woke(self) -> bool:
         """Whether this process is waking from a pause (the last tick is long past, or
@@ -916,6 +1001,7 @@ class RedisCluster:
             else:
                 delta["op"] = "add"
             self._rows[table_id] = delta["summary"]
+            self._dead.discard(process)  # (taken for dead, it woke: it may die again)
             if process not in self._labels and process not in self._owners.values():
                 self._label(process)  # read while it lives: Redis may lose it later
             self._owners[table_id] = process
@@ -1034,9 +1120,11 @@ class RedisCluster:
     def _alive(self, alive: object, process: str) -> None:
         """A process whose lease ran out is gone, and its tables with it: the rows
         it listed are removed, as their own process would have removed them."""
-        if alive or process == self._process:
-            return
+        if alive or process == self._process or process in self._dead:
+            return  # (told once: several processes may find it dead at once)
+        self._dead.add(process)
         self._watched.discard(process)
+        self._deaths.forget([process])
         gone = sorted(t for t, o in self._owners.items() if o == process)
         self._label(process).addCallback(lambda label: log.warn(
             "cluster: process {label} is gone, with {count} tables", label=label,
@@ -1051,6 +1139,7 @@ class RedisCluster:
         if process not in self._labels and process not in self._watched:
             self._label(process)  # read while it lives: Redis may lose it later
         self._watched.add(process)
+        self._dead.discard(process)  # (told gone before: told again if it still is)
 
     # -- names ----------------------------------------------------------------------------
 

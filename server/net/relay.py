@@ -183,6 +183,9 @@ class Relay:
         """Stopping: player -> the process its session was handed to, not answered yet,
         and what it was told."""
         self._out_done: Deferred[None] | None = None
+        self._restoring: dict[str, list[dict[str, Any]]] = {}
+        """Owner: player -> the hand-overs asked of it while a takeover here restores its
+        session, answered once it is placed (`restored`)."""
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
         self._untold: dict[str, str] = {}
@@ -403,6 +406,18 @@ class Relay:
         """A player here sits at a table this process took over: it is no longer at a
         table elsewhere."""
         self._at.pop(player_id, None)
+
+    def restoring(self, player_id: str) -> None:
+        """A takeover here holds `player_id`'s session in the cluster and places it
+        next: a hand-over asked of it meanwhile waits for that."""
+        self._restoring.setdefault(player_id, [])
+
+    def restored(self, players: list[str]) -> None:
+        """Those players are placed (or their takeover failed): the hand-overs asked of
+        them meanwhile are answered now."""
+        for player_id in players:
+            for message in self._restoring.pop(player_id, []):
+                self._hand(message)
 
     def call_home(self, home: str, player_id: str, table: TableRunner) -> None:
         """A member of a table taken over here is connected to `home`: it is told the
@@ -723,6 +738,9 @@ class Relay:
         assert self._server is not None
         player_id, home = message["p"], message["from"]
         session = self._sessions.by_id(player_id)
+        if session is None and player_id in self._restoring:
+            self._restoring[player_id].append(message)  # answered once it is placed
+            return
         if session is None and player_id in self._handed_to:
             # Handed on already (as this process stops, or to a resume): told once that
             # hand-over is written, so the process named has it before it is asked.

@@ -62,6 +62,7 @@ from pisyedili.server.store.journal import (
 from pisyedili.server.table.commands import MemberId, Reconnected, Restored
 from pisyedili.server.table.journal import SavedTable
 from pisyedili.server.table.lobby import Lobby
+from pisyedili.server.table.runner import TableRunner
 
 log = Logger()
 
@@ -296,6 +297,21 @@ class Takeover:
         before any member is placed: a takeover that fails then leaves nobody at a
         table that is not served."""
         runner = self._lobby.rebuild(table)
+        restoring: list[MemberId] = []
+        try:
+            await self._place(runner, by_player, saved, restoring)
+        finally:  # a hand-over asked meanwhile of a member restored here is answered
+            self._relay.restored(restoring)
+        metrics.TAKEOVERS.inc()
+        log.info("took table {table} over, with {members} members",
+                 table=table.id, members=len(runner.core.members()))
+
+    async def _place(self, runner: TableRunner, by_player: dict[int, SavedSession],
+                     saved: Saved, restoring: list[MemberId]) -> None:
+        """`_rebuild`'s members. One whose home is gone is restored here only if this
+        process takes its session in the cluster (`take_session`): a resume on another
+        process may take it first, and that process is then its home. Until it is
+        placed, a hand-over asked of it here waits (`Relay.restoring`)."""
         homes: dict[MemberId, str] = {}
         restores: dict[MemberId, tuple[SavedSession, int | None]] = {}
         for member in runner.core.members():
@@ -303,6 +319,12 @@ class Takeover:
             if row is None or self._held_here(member) is not None:
                 continue
             home = await self._cluster.session_holder(row.token)
+            if home is None:
+                self._relay.restoring(member)
+                restoring.append(member)
+                if not await self._cluster.take_session(row.token, str(row.player_id),
+                                                        row.name):
+                    home = await self._cluster.session_holder(row.token)
             if home is not None and home != self._cluster.process:
                 homes[member] = home
             else:
@@ -325,9 +347,6 @@ class Takeover:
         runner.handle(Restored())
         for member in here:
             runner.handle(Reconnected(member))
-        metrics.TAKEOVERS.inc()
-        log.info("took table {table} over, with {members} members",
-                 table=table.id, members=len(runner.core.members()))
 
     def _held_here(self, member: MemberId) -> Session | None:
         """`member`'s session if it lives in this process (a visitor's does not)."""

@@ -1,9 +1,14 @@
-"""`pisyedili-bench load --cluster 2`, tiny, against the tests' Redis (and PostgreSQL):
-it runs end to end, spreads each table's members over the processes and counts moves
-on both. Its speed is judged from the figures it prints, never asserted here."""
+"""`pisyedili-bench load --cluster 2` and `pisyedili-bench takeover`, tiny, against the
+tests' Redis (and PostgreSQL): the load bench runs end to end, spreads each table's
+members over the processes and counts moves on both; the takeover bench kills a table's
+process and reports when its members sat again. Their speed is judged from the figures
+they print, never asserted here."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pg_kit
@@ -69,3 +74,21 @@ def test_postgresql_against_the_file(postgres: pg_kit.Cluster) -> None:
     assert r["postgres_to_file"] == pytest.approx(
         r["postgres_moves_per_s"] / r["file_moves_per_s"], rel=1e-3)
     assert r["postgres_db_cpu_s"] == [None]  # a server we were given is not measured
+
+
+def test_the_takeover_bench_kills_and_times_each_return(redis: RedisAt,
+                                                         postgres: pg_kit.Cluster) -> None:
+    """`pisyedili-bench takeover`, one kill on two processes: the round's members were
+    all seated again (its figure), whatever the time it took."""
+    done = subprocess.run([sys.executable, "-m", "pisyedili.server.bench.cli", "takeover",
+                           "--kills", "1", "--processes", "2", "--quiet",
+                           "--redis-url", redis.url, "--postgres-url", postgres.url],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.strip().splitlines()
+    r = json.loads(line)
+    assert (r["bench"], r["kills"], r["processes"], r["lease_s"]) == (
+        "takeover", 1, 2, "default")
+    (seated,) = r["seated_s"]
+    assert positive(seated)
+    assert r["seated_p50_s"] <= r["seated_p99_s"] <= r["seated_max_s"]

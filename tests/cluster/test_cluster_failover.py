@@ -345,6 +345,31 @@ def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:
     return poll_until(attempt, BACKSTOP, "a process to take the table over", 0.1)
 
 
+def test_a_killed_process_is_taken_for_gone_before_its_lease_runs_out(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """kill -9 of a table's process, whose lease is far longer than any wait here: its
+    connections to Redis closed with it, so the other process takes it for gone at once
+    and takes its table over. The guest, connected to the live process, sits again
+    (a snapshot); the host, whose connection died with the process, resumes through
+    the live one at once, its hello asked of the dead process only until its death is
+    seen."""
+    db = postgres.store()
+    # Given last, it wins over the kit's own --cluster-lease.
+    args = ("--cluster-lease", str(100 * BACKSTOP))
+    with ExitStack() as stack:
+        (owner, a), (_, b) = (stack.enter_context(server(redis.url, db, n, *args))
+                              for n in range(2))
+        host, guest, table = _one_deal_started(a, b)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        host.close()
+        host, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table)
+        seats = host.wait(lambda m: m["type"] == "table")["table"]["seats"]
+        assert [seat["connected"] for seat in seats] == [True, True]
+        assert guest.wait(lambda m: m["type"] == "table")["table"]["id"] == table
+
+
 def test_a_player_away_when_its_table_dies_resumes_it_taken_over(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """The guest's connection is down when the table's process is killed: its session

@@ -180,10 +180,12 @@ def _translated(message: Message) -> bool:
 
 
 def web_json(catalog: Catalog, terminal: Catalog | None = None,
-             lines: Iterable[str] = ()) -> dict[str, object]:
+             lines: Iterable[str] = (), typed: dict[str, object] | None = None,
+             ) -> dict[str, object]:
     """The browser's catalog: its direction, plural table, and translated messages
     (a plural one keyed ``singular\\u0004plural``, its forms in order); with the
-    rule `lines` as the ``terminal`` catalog translates them."""
+    rule `lines` as the ``terminal`` catalog translates them, and the words a player
+    `typed` for moves and suits (`typed_words`)."""
     messages: dict[str, object] = {}
     for line in lines:
         found = terminal.get(line) if terminal is not None else None
@@ -198,7 +200,8 @@ def web_json(catalog: Catalog, terminal: Catalog | None = None,
             messages[message.id] = message.string
     lang = str(catalog.locale)
     return {"lang": lang, "dir": "rtl" if lang in RTL else "ltr",
-            "plural_table": plural_table(catalog), "messages": messages}
+            "plural_table": plural_table(catalog), "messages": messages,
+            "typed": typed or {}}
 
 
 def catalogs(root: Path = ROOT) -> list[Path]:
@@ -223,8 +226,9 @@ def compile_all(root: Path = ROOT, out: Callable[[str], None] = print) -> list[P
             shared = read_catalog(terminal) if terminal.exists() else None
             target = root / "web" / "locale" / f"{lang}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(web_json(catalog, shared, lines), ensure_ascii=False,
-                                         indent=1) + "\n", encoding="utf-8")
+            built = web_json(catalog, shared, lines, typed_words(root, lang))
+            target.write_text(json.dumps(built, ensure_ascii=False, indent=1) + "\n",
+                              encoding="utf-8")
             written.append(target)
     for path in written:
         out(f"wrote {path.relative_to(root.parent)}")
@@ -385,6 +389,21 @@ def glossary_problems(root: Path, lang: str) -> tuple[list[str], dict[str, int]]
                         found.append(f"{lang} {domain.name} {term.key}: {english!r} -> "
                                      f"{form!r} says {bad}")
     return found, checked
+
+
+TYPED_SUITS = {"clubs": "c", "diamonds": "d", "hearts": "h", "spades": "s"}
+"""The glossary's suit terms, by the wire's suit letter."""
+
+
+def typed_words(root: Path, lang: str) -> dict[str, object]:
+    """What a player of `lang` types for draw, pass and each suit, from its glossary:
+    the web page's move box reads them as the terminal's parser does."""
+    terms = glossary(root, lang)
+    moves: dict[str, object] = {kind: [w.lower() for w in terms[kind].typed]
+                                for kind in ("draw", "pass") if kind in terms}
+    suits = {word.lower(): letter for key, letter in TYPED_SUITS.items() if key in terms
+             for word in terms[key].typed}
+    return {**moves, "suits": suits}
 
 
 def main(argv: Iterable[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 // and as people see and type them. Pure functions: no DOM here. The notation (7♥, 10s)
 // is the same in every language, as the terminal's; suit and rank names translate.
 
-import { t } from "./words.js";
+import { language, t } from "./words.js";
 
 export const SUITS = ["c", "d", "h", "s"];
 export const RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"];
@@ -75,7 +75,13 @@ export function cardName(card) {
 }
 
 export function parseSuit(text) {
-  return SUIT_ALIASES[String(text).trim().toLowerCase()] ?? null;
+  const low = String(text).trim().toLowerCase();
+  return SUIT_ALIASES[low] ?? (language.typed.suits || {})[low] ?? null;
+}
+
+/** "draw" or "pass" for a word the language in use types for it (çek, برداشتن...). */
+function typedMove(low) {
+  return ["draw", "pass"].find((kind) => (language.typed[kind] || []).includes(low)) ?? null;
 }
 
 export function parseRank(text) {
@@ -119,8 +125,9 @@ export function sortHand(hand, order = "suit") {
 export function parseMoveText(text, moves, hand) {
   const low = String(text).trim().toLowerCase();
   if (!low) return { error: t("Type a card (7h, 10s, Jh>s), draw, pass or pick N.") };
-  if (low === "d" || low === "draw") return { move: { kind: "draw" } };
-  if (low === "p" || low === "pass") return { move: { kind: "pass" } };
+  const local = typedMove(low);
+  if (low === "d" || low === "draw" || local === "draw") return { move: { kind: "draw" } };
+  if (low === "p" || low === "pass" || local === "pass") return { move: { kind: "pass" } };
   const pick = /^(?:pick\s*)?(\d+)$/.exec(low);
   if (pick && moves.some((m) => m.kind === "pick")) {
     return { move: { kind: "pick", position: Number(pick[1]) - 1 } };

@@ -6,7 +6,9 @@
 // the language's digits (num()).
 //
 // The catalogs are client/web/locale/<lang>.json, compiled at install from
-// client/locale/<lang>/LC_MESSAGES/web.po: {lang, dir, plural_table, messages}.
+// client/locale/<lang>/LC_MESSAGES/web.po: {lang, dir, plural_table, messages, typed},
+// `typed` the words a player types for draw, pass and the suits (the language's
+// glossary, client/locale/<lang>/glossary.toml).
 
 /** The languages the page speaks, each named in itself (the chooser's labels). */
 export const LANGUAGES = [
@@ -18,8 +20,9 @@ const DIGITS_KEY = "pisyedili.digits";
 /** The loaded catalog: English text → translated text (empty: English). */
 const CATALOG = new Map();
 
-/** The language in use: its code, its direction, and whether digits are Western. */
-export const language = { lang: "en", dir: "ltr", western: readStored(DIGITS_KEY) === "latn" };
+/** The language in use: its code, its direction, whether digits are Western, and the
+ * words typed in it for moves and suits (cards.js reads them). */
+export const language = { lang: "en", dir: "ltr", western: readStored(DIGITS_KEY) === "latn", typed: {} };
 
 let numbers = null; // Intl.NumberFormat of the language in use, made on first use
 
@@ -117,6 +120,7 @@ export function useLanguage(data) {
     table ? (n) => table[n < 200 ? n : 100 + (n % 100)] ?? 0 : null);
   language.lang = data ? data.lang : "en";
   language.dir = data && data.dir === "rtl" ? "rtl" : "ltr";
+  language.typed = (data && data.typed) || {};
   numbers = null;
   document.documentElement.lang = language.lang;
   document.documentElement.dir = language.dir;

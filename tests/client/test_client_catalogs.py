@@ -138,8 +138,10 @@ def test_compile_writes_each_mo_and_the_web_json(tmp_path: Path) -> None:
         assert catalogs.po_path(root, lang, "terminal").with_suffix(".mo") in written
     tr = json.loads((root / "web" / "locale" / "tr.json").read_text(encoding="utf-8"))
     fa = json.loads((root / "web" / "locale" / "fa.json").read_text(encoding="utf-8"))
-    assert set(tr) == {"lang", "dir", "plural_table", "messages"}
+    assert set(tr) == {"lang", "dir", "plural_table", "messages", "typed"}
     assert (tr["lang"], tr["dir"], fa["lang"], fa["dir"]) == ("tr", "ltr", "fa", "rtl")
+    # The glossary's typed words, for the page's move box.
+    assert "برداشتن" in fa["typed"]["draw"] and tr["typed"]["suits"]["sinek"] == "c"
     # Fuzzy and untranslated entries are left out: the browser shows their English.
     assert tr["messages"] == {"Draw": "Çek", "{n} card\u0004{n} cards": ["{n} kart", "{n} kart"]}
     assert fa["messages"]["Draw"] == "بکش"

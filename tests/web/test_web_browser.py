@@ -8,6 +8,7 @@ written from docs/protocol.md, read with a short timeout while the browser moves
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 from collections.abc import Iterator
@@ -15,7 +16,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import msgpack
+import pytest
 from browser_kit import Page, assert_headings_align, set_viewport
+from catalog_kit import BUILT, build_all
 from process_output import Output
 from web_fixtures import driver, page, server, viewport  # noqa: F401
 from web_kit import WebServer, served
@@ -546,6 +549,34 @@ def test_typed_moves_read_as_the_terminal_client_reads_them(
     assert picks[1] == {"move": {"kind": "pick", "position": 0}}
     assert picks[2] == ["2c", "10c", "Kh", "3s", "Ad"]  # ♣ ♥ ♠ ♦: colours alternate
     assert picks[3] == ["2c", "3s", "10c", "Kh", "Ad"]
+
+
+@pytest.mark.parametrize(("lang", "draw", "pass_", "clubs"), [
+    ("fa", "برداشتن", "پاس", "خاج"), ("tr", "çek", "pas", "sinek"), ("th", "จั่ว", "ผ่าน", "ดอกจิก"),
+])
+def test_the_move_box_reads_the_languages_glossary_words(
+        page: Page, server: WebServer, lang: str, draw: str, pass_: str, clubs: str) -> None:
+    """The words the language's glossary says a player types (as the terminal's parser
+    reads them) come with its compiled catalog: draw, pass and a jack's suit typed in
+    them read as `d`, `p` and `Jh c`; back in English they are no moves."""
+    build_all()
+    catalog = json.loads((BUILT / f"{lang}.json").read_text(encoding="utf-8"))
+    page.open(server.url)
+    moves = [{"kind": "play", "card": "Jh", "suit": s} for s in "cdhs"] + [
+        {"kind": "draw"}, {"kind": "pass"}]
+    got = page.driver.execute_async_script(
+        """const [catalog, cases, moves, done] = arguments;
+        Promise.all([import("/cards.js"), import("/words.js")]).then(([cards, words]) => {
+          const read = () => cases.map((c) => cards.parseMoveText(c, moves, ["Jh"]));
+          words.useLanguage(catalog);
+          const local = read();
+          words.useLanguage(null);
+          done([local, read()]);
+        });""",
+        catalog, [draw, pass_, f"jh {clubs}"], moves)
+    assert got[0] == [{"move": {"kind": "draw"}}, {"move": {"kind": "pass"}},
+                      {"move": {"kind": "play", "card": "Jh", "suit": "c"}}]
+    assert all("error" in g for g in got[1])
 
 
 def test_lobby_updates_place_a_table_by_its_id(page: Page, server: WebServer) -> None:

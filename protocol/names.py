@@ -40,8 +40,15 @@ UNICODE_VERSION = text_rule.UNICODE_VERSION
 
 
 def bot_name(level: str) -> str:
-    """How a bot seat is named to players; `accept` refuses names of this shape."""
+    """How a bot level is named as one rated player of the ladder; `accept` refuses
+    names of this shape."""
     return f"bot ({level})"
+
+
+def bot_seat_name(seat: int) -> str:
+    """How the bot in seat `seat` (0-based) is named, at the table and in the records
+    of its match: by its seat counted from 1, as clients name it in their language."""
+    return f"bot {seat + 1}"
 
 
 class BadName(ValueError):

@@ -71,7 +71,7 @@ from pisyedili.server.table.effects import (
     SetTimer,
     SharedAddress,
 )
-from pisyedili.server.table.seats import Seat, bot_name, wire_player_id
+from pisyedili.server.table.seats import Seat, bot_seat_name, wire_player_id
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud to friends
 CODE_LENGTH = 6
@@ -717,7 +717,7 @@ class TableCore:
 
     def _player(self, seat: Seat) -> dict[str, Any]:
         if seat.kind == "bot" and seat.level is not None:
-            return {"seat": seat.index, "name": bot_name(seat.level), "kind": "bot",
+            return {"seat": seat.index, "name": bot_seat_name(seat.index), "kind": "bot",
                     "level": seat.level}
         info = self._members.get(seat.member) if seat.member is not None else None
         # "player": the session that held the seat, which the store keeps so that a

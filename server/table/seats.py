@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pisyedili.protocol.names import bot_name
+from pisyedili.protocol.names import bot_name, bot_seat_name
 
-__all__ = ["HeldFor", "Seat", "SeatKind", "bot_name", "wire_player_id"]
+__all__ = ["HeldFor", "Seat", "SeatKind", "bot_name", "bot_seat_name", "wire_player_id"]
 
 SeatKind = Literal["open", "human", "bot"]
 
@@ -77,7 +77,7 @@ class Seat:
             if self.held is not None:
                 d["held_by_bot"] = self.held
         elif self.kind == "bot" and self.level is not None:
-            d["name"] = bot_name(self.level)
+            d["name"] = bot_seat_name(self.index)
             d["level"] = self.level
         if self.rematch is not None:
             d["rematch"] = self.rematch

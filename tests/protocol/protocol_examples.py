@@ -11,7 +11,7 @@ OPTIONS = {"ten": "reverse", "empty_stock": "end_deal", "match_end": "deals:4", 
 SEATS = [
     {"seat": 0, "kind": "human", "name": "Ayşe", "player": 1, "ready": True,
      "connected": False, "held_by_bot": "disconnected", "rematch": True},
-    {"seat": 1, "kind": "bot", "name": "bot (easy)", "level": "easy", "ready": True},
+    {"seat": 1, "kind": "bot", "name": "bot 2", "level": "easy", "ready": True},
     {"seat": 2, "kind": "open", "ready": False},
 ]
 TABLE = {"id": 3, "name": "Ayşe's table", "rules": "classic", "options": OPTIONS, "host": 1,
@@ -94,7 +94,7 @@ TO_SERVER: dict[str, dict[str, Any]] = {
 MATCH_SUMMARY = {
     "id": 12, "rules": "classic", "options": {**OPTIONS, "rules": "classic", "players": 2},
     "players": [{"seat": 0, "name": "Ayşe", "kind": "human", "total": 31},
-                {"seat": 1, "name": "bot (easy)", "kind": "bot", "level": "easy",
+                {"seat": 1, "name": "bot 2", "kind": "bot", "level": "easy",
                  "total": 62}],
     "winners": [0], "deals": 4, "started_at": 1764590000.5, "finished_at": 1764590600.25,
     "private": False,
@@ -183,8 +183,7 @@ TO_CLIENT: dict[str, dict[str, Any]] = {
                             "seat": 1,
                             "total": 12,
                             "won": True,
-                            "players": ["Mehmet", "Ayşe",
-                                        "bot (hard)"]}],
+                            "players": ["Mehmet", "Ayşe", "bot 3"]}],
                 "id": 35},
     "announcement": {"type": "announcement", "text": "The server restarts at 22:00 UTC.",
                      "by": "Deniz"},

@@ -130,7 +130,7 @@ async def test_lists_and_replays_of_matches_played_over_the_wire(
     assert (mine["of"], mine["name"], mine["total"], mine["offset"]) == ("mine", "Ayse", 1, 0)
     (row,) = mine["matches"]
     assert [(p["seat"], p["name"], p["kind"], p.get("level")) for p in row["players"]] == [
-        (0, "Ayse", "human", None), (1, "bot (easy)", "bot", "easy")]
+        (0, "Ayse", "human", None), (1, "bot 2", "bot", "easy")]
     assert [p["total"] for p in row["players"]] == ayse_end["totals"]
     assert row["winners"] == ayse_end["winners"]
     assert (row["rules"], row["deals"], row["private"]) == ("classic", 2, False)

@@ -96,7 +96,7 @@ async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does(
         assert profile["matches"] == 2
         assert profile["wins"] == int(0 in end["winners"]) + int(0 in casual_end["winners"])
         assert [m["rated"] for m in profile["recent"]] == [False, True]
-        assert profile["recent"][1]["players"] == ["Ayşe", "Mehmet", "bot (easy)"]
+        assert profile["recent"][1]["players"] == ["Ayşe", "Mehmet", "bot 3"]
         (rating,) = profile["ratings"]
         assert rating["mu"] == rows["Ayşe"]["mu"] and rating["rank"] == rows["Ayşe"]["rank"]
         empty = await ayse.request("leaderboard", rules="cardiva")

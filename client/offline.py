@@ -329,7 +329,7 @@ class Autopilot:
             # Public on a server nobody else knows of: its matches are then shown to
             # the player of every later `play`, whose session is another (`/history`).
             self._send({"type": "create_table", "rules": self.opts.rules,
-                        "seats": self.opts.bots + 1, "name": "offline"})
+                        "seats": self.opts.bots + 1})
 
     def _send(self, msg: dict[str, Any]) -> None:
         link = self.app.link
@@ -419,6 +419,7 @@ async def play(app: ClientApp, reactor: Any, name: str, opts: OfflineOptions) ->
     app.subscribe_lobby = False
     app.keep_seat_on_quit = match is not None  # `--continue` takes it back
     app.state.deal_pause = opts.deal_pause  # the server sends no countdown to the next deal
+    app.state.offline = True
     endpoint = cast(IStreamClientEndpoint,
                     TCP4ClientEndpoint(reactor, "127.0.0.1", port.getHost().port, timeout=10))
     link = wire(app, reactor, endpoint, name, before=pilot.on_message)

@@ -24,6 +24,7 @@ from pisyedili.protocol.shapes import BOT_LEVELS, HISTORY_PAGE, RULE_SETS
 
 from . import cards
 from .i18n import CHOICES, N_, _, ngettext
+from .terms import level_name, rules_name, typed_level, typed_rules
 
 WireMove = Mapping[str, Any]
 Message = dict[str, Any]
@@ -257,6 +258,26 @@ def move_inputs(legal: Sequence[WireMove]) -> list[str]:
 # ------------------------------------------------------------------------ commands
 
 
+PLACEHOLDERS = {
+    "CODE": N_("CODE"), "FILE": N_("FILE"), "HOW-MANY": N_("HOW-MANY"), "ID": N_("ID"),
+    "LEVEL": N_("LEVEL"), "MINUTES": N_("MINUTES"), "NAME": N_("NAME"), "PAGE": N_("PAGE"),
+    "RANGE": N_("RANGE"), "REASON": N_("REASON"), "RULES": N_("RULES"), "SEAT": N_("SEAT"),
+    "SEATS": N_("SEATS"), "SECONDS": N_("SECONDS"), "TABLE": N_("TABLE"),
+    "TABLE-ID": N_("TABLE-ID"), "TEXT": N_("TEXT"), "TOPIC": N_("TOPIC"),
+    "options": N_("options"),
+}
+"""The words of a command's usage that stand for what the player types in their place
+(`/sit SEAT`), said in the player's language; the command's own words stay as typed."""
+
+_PLACEHOLDER = re.compile(r"(?<![\w-])(?:[A-Z][A-Z-]*[A-Z]|options)(?![\w-])")
+
+
+def usage_words(usage: str) -> str:
+    """`usage` with its placeholders in the current language (`/sit SEAT` → `/sit YER`)."""
+    return _PLACEHOLDER.sub(lambda m: _(PLACEHOLDERS[m[0]]) if m[0] in PLACEHOLDERS
+                            else m[0], usage)
+
+
 @dataclass(frozen=True)
 class CommandSpec:
     name: str
@@ -268,6 +289,11 @@ class CommandSpec:
     """The /help page that lists it: `game` (the first page), `table` or `lobby`."""
 
 
+def _choices(keys: Sequence[str], name: Callable[[str], str]) -> str:
+    """A usage's choices (`klasik|Cardiva`), in the words of the current language."""
+    return "|".join(map(name, keys))
+
+
 def _seat(text: str) -> int | None:
     return int(text) - 1 if text.isdigit() and int(text) >= 1 else None
 
@@ -275,13 +301,15 @@ def _seat(text: str) -> int | None:
 def _create(args: list[str], ctx: Context) -> Parsed:
     usage = Invalid(_(
         "Usage: {usage}",
-        usage=f"/create {'|'.join(RULE_SETS)} SEATS [--private] [--rated] [--name NAME]"
-        " [--ten reverse|bounce] [--empty-stock end_deal|reshuffle]"
-        " [--match-end deals:4|points:101] [--decks 1|2] [--turn SECONDS]"
+        usage=usage_words(
+            f"/create {_choices(RULE_SETS, rules_name)} SEATS [--private] [--rated] [--name NAME]"
+            " [--ten reverse|bounce] [--empty-stock end_deal|reshuffle]"
+            " [--match-end deals:4|points:101] [--decks 1|2] [--turn SECONDS]")
     ))
-    if len(args) < 2 or args[0].lower() not in RULE_SETS or not args[1].isdigit():
+    rules = typed_rules(args[0]) if args else None
+    if len(args) < 2 or rules is None or not args[1].isdigit():
         return usage
-    msg: Message = {"type": "create_table", "rules": args[0].lower(), "seats": int(args[1])}
+    msg: Message = {"type": "create_table", "rules": rules, "seats": int(args[1])}
     options: dict[str, Any] = {}
     flags = {
         "--ten": "ten",
@@ -335,19 +363,21 @@ def _join(spectate: bool) -> Callable[[list[str], Context], Parsed]:
 def _sit(args: list[str], ctx: Context) -> Parsed:
     seat = _seat(args[0]) if len(args) == 1 else None
     if seat is None:
-        return Invalid(_("Usage: {usage} (seats are numbered from 1)", usage="/sit SEAT"))
+        return Invalid(_("Usage: {usage} (seats are numbered from 1)",
+                         usage=usage_words("/sit SEAT")))
     return Request({"type": "sit", "seat": seat})
 
 
 def _bot(add: bool) -> Callable[[list[str], Context], Parsed]:
     def build(args: list[str], ctx: Context) -> Parsed:
         seat = _seat(args[0]) if args else None
-        level = args[1].lower() if len(args) > 1 else None
+        level = typed_level(args[1]) if len(args) > 1 else None
         if seat is None or len(args) > (2 if add else 1):
-            return Invalid(_("Usage: {usage}", usage=f"/bot SEAT [{'|'.join(BOT_LEVELS)}]"
-                             if add else "/unbot SEAT"))
-        if level is not None and level not in BOT_LEVELS:
-            return Invalid(_("Bot levels: {levels}.", levels=", ".join(BOT_LEVELS)))
+            return Invalid(_("Usage: {usage}", usage=usage_words(
+                f"/bot SEAT [{_choices(BOT_LEVELS, level_name)}]" if add else "/unbot SEAT")))
+        if len(args) > 1 and level is None:
+            return Invalid(_("Bot levels: {levels}.",
+                             levels=", ".join(map(level_name, BOT_LEVELS))))
         msg: Message = {"type": "add_bot" if add else "remove_bot", "seat": seat}
         if level is not None:
             msg["level"] = level
@@ -370,7 +400,7 @@ def _rematch(args: list[str], ctx: Context) -> Parsed:
 
 def _say(args: list[str], ctx: Context) -> Parsed:
     # Replaced by the raw-text path in parse_input.
-    return Invalid(_("Usage: {usage}", usage="/say TEXT"))
+    return Invalid(_("Usage: {usage}", usage=usage_words("/say TEXT")))
 
 
 def _local(name: str) -> Callable[[list[str], Context], Parsed]:
@@ -385,7 +415,8 @@ def _choice(name: str, choices: Sequence[str]) -> Callable[[list[str], Context],
     def build(args: list[str], ctx: Context) -> Parsed:
         arg = args[0].lower() if len(args) == 1 else ""
         if len(args) > 1 or (args and arg not in choices):
-            return Invalid(_("Usage: {usage}", usage=f"/{name} [{'|'.join(choices)}]"))
+            return Invalid(_("Usage: {usage}",
+                             usage=usage_words(f"/{name} [{'|'.join(choices)}]")))
         return Local(name, arg)
 
     return build
@@ -394,7 +425,7 @@ def _choice(name: str, choices: Sequence[str]) -> Callable[[list[str], Context],
 def _lobby(args: list[str], ctx: Context) -> Parsed:
     """`/lobby` asks for the page we hold again; `PAGE`, `next` or `prev` for another."""
     usage = Invalid(_("Usage: {usage} (pages are numbered from 1)",
-                      usage="/lobby [PAGE|next|prev]"))
+                      usage=usage_words("/lobby [PAGE|next|prev]")))
     page = max(ctx.lobby_page, 1)
     pages = None if ctx.lobby_total is None else max(1, -(-ctx.lobby_total // page))
     arg = args[0].lower() if len(args) == 1 else ""
@@ -427,7 +458,7 @@ def _lobby(args: list[str], ctx: Context) -> Parsed:
 def _history(args: list[str], ctx: Context) -> Parsed:
     """`/history [mine|recent|NAME] [PAGE]`: one page of finished matches."""
     usage = Invalid(_("Usage: {usage} (pages are numbered from 1)",
-                      usage="/history [mine|recent|NAME] [PAGE]"))
+                      usage=usage_words("/history [mine|recent|NAME] [PAGE]")))
     page = 1
     if args and args[-1].isdigit():
         page = int(args.pop())
@@ -455,7 +486,7 @@ def _replay(args: list[str], ctx: Context) -> Parsed:
     match = _match_id(args[0]) if len(args) == 1 else None
     if match is None:
         return Invalid(_("Usage: {usage} (the match's number in /history)",
-                         usage="/replay ID"))
+                         usage=usage_words("/replay ID")))
     return Local("replay", match)
 
 
@@ -467,12 +498,12 @@ def _export(args: list[str], ctx: Context) -> Parsed:
     if len(args) == 1:
         return Local("export", args[0])
     return Invalid(_("Usage: {usage} (or /export FILE during a replay)",
-                     usage="/export ID FILE"))
+                     usage=usage_words("/export ID FILE")))
 def _secret(kind: str, usage: str, names: int = 0) -> Callable[[list[str], Context], Parsed]:
     def build(args: list[str], ctx: Context) -> Parsed:
         if len(args) != names:
             return Invalid(_("Usage: {usage} (the password is asked for next, hidden)",
-                             usage=usage))
+                             usage=usage_words(usage)))
         return Secret(kind, args[0] if args else "")
 
     return build
@@ -480,7 +511,7 @@ def _secret(kind: str, usage: str, names: int = 0) -> Callable[[list[str], Conte
 
 def _logout(args: list[str], ctx: Context) -> Parsed:
     if len(args) > 1 or (args and args[0].lower() not in ("everywhere", "all")):
-        return Invalid(_("Usage: {usage}", usage="/logout [everywhere]"))
+        return Invalid(_("Usage: {usage}", usage=usage_words("/logout [everywhere]")))
     msg: Message = {"type": "logout"}
     if args:
         msg["everywhere"] = True
@@ -488,10 +519,11 @@ def _logout(args: list[str], ctx: Context) -> Parsed:
 
 
 def _top(args: list[str], ctx: Context) -> Parsed:
-    rules = [a.lower() for a in args if a.lower() in RULE_SETS]
+    rules = [r for r in map(typed_rules, args) if r is not None]
     counts = [a for a in args if a.isdigit() and 1 <= int(a) <= 100]
     if len(args) != len(rules) + len(counts) or len(rules) > 1 or len(counts) > 1:
-        return Invalid(_("Usage: {usage}", usage=f"/top [{'|'.join(RULE_SETS)}] [HOW-MANY, 1-100]"))
+        return Invalid(_("Usage: {usage}", usage=usage_words(
+            f"/top [{_choices(RULE_SETS, rules_name)}] [HOW-MANY, 1-100]")))
     msg: Message = {"type": "leaderboard", "rules": rules[0] if rules else RULE_SETS[0]}
     if counts:
         msg["limit"] = int(counts[0])
@@ -503,7 +535,7 @@ def _named(kind: str, usage: str, minutes: bool = False,
     """`/kind NAME [MINUTES] [REASON...]`, as far as the request takes them."""
     def build(args: list[str], ctx: Context) -> Parsed:
         if not args:
-            return Invalid(_("Usage: {usage}", usage=usage))
+            return Invalid(_("Usage: {usage}", usage=usage_words(usage)))
         target, rest = args[0], args[1:]
         msg: Message = {"type": kind}
         if kind in ("ban", "unban") and any(c in target for c in ".:/") \
@@ -516,7 +548,7 @@ def _named(kind: str, usage: str, minutes: bool = False,
         if reason and rest:
             msg["reason"] = " ".join(rest)
         elif rest:
-            return Invalid(_("Usage: {usage}", usage=usage))
+            return Invalid(_("Usage: {usage}", usage=usage_words(usage)))
         return Request(msg)
 
     return build
@@ -524,7 +556,8 @@ def _named(kind: str, usage: str, minutes: bool = False,
 
 def _close_table(args: list[str], ctx: Context) -> Parsed:
     if not args or not args[0].isdigit():
-        return Invalid(_("Usage: {usage}", usage="/closetable TABLE-ID [REASON]"))
+        return Invalid(_("Usage: {usage}",
+                         usage=usage_words("/closetable TABLE-ID [REASON]")))
     msg: Message = {"type": "close_table", "table": int(args[0])}
     if args[1:]:
         msg["reason"] = " ".join(args[1:])
@@ -533,21 +566,21 @@ def _close_table(args: list[str], ctx: Context) -> Parsed:
 
 def _announce(args: list[str], ctx: Context) -> Parsed:
     if not args:
-        return Invalid(_("Usage: {usage}", usage="/announce TEXT"))
+        return Invalid(_("Usage: {usage}", usage=usage_words("/announce TEXT")))
     return Request({"type": "announce", "text": " ".join(args)})
 
 
 def _log(args: list[str], ctx: Context) -> Parsed:
     if len(args) > 1 or (args and not (args[0].isdigit() and int(args[0]) >= 1)):
         return Invalid(_("Usage: {usage} (1 is the newest page, 2 the one before...)",
-                         usage="/log [PAGE]"))
+                         usage=usage_words("/log [PAGE]")))
     return Local("log", args[0] if args else "1")
 
 
 def _lang(args: list[str], ctx: Context) -> Parsed:
     """`/lang CODE`: the language of the screen, from now on (`/lang` alone lists them)."""
     if len(args) > 1 or (args and args[0].lower() not in CHOICES):
-        return Invalid(_("Usage: {usage}", usage=f"/lang [{'|'.join(CHOICES)}]"))
+        return Invalid(_("Usage: {usage}", usage=usage_words(f"/lang [{'|'.join(CHOICES)}]")))
     return Local("lang", args[0].lower() if args else "")
 
 
@@ -563,8 +596,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 N_("ring the terminal bell when it is your turn"), _choice("bell", ("on", "off"))),
     CommandSpec("leave", "/leave", "/leave", N_("leave the table for the lobby"),
                 _simple({"type": "leave_table"})),
-    CommandSpec("help", "/help [TOPIC]", "/help moves", N_("help: moves, table, lobby, replay, "
-                "account, operator, screen, or a command"), _local("help")),
+    CommandSpec("help", "/help [TOPIC]", "/help moves", N_("help: {topics}, or a command"),
+                _local("help")),
     CommandSpec("lang", "/lang [CODE]", "/lang tr", N_("show the screen in another language "
                 "({codes})"), _lang),
     CommandSpec("quit", "/quit", "/quit", N_("leave and exit (Ctrl-D and Ctrl-C too)"),
@@ -644,13 +677,13 @@ _ALIASES = {"q": "quit", "exit": "quit", "h": "help", "?": "help", "spectate": "
 
 
 REPLAY_COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (
-    (("n", "next"), "Right, Enter", "the next move (at a deal's end, the next deal)"),
-    (("b", "back"), "Left", "the move before"),
-    (("nd", "]"), "PageDown", "the next deal"),
-    (("pd", "["), "PageUp", "this deal's start, then the deal before"),
-    (("end",), "End", "this deal's end and its result"),
-    (("d N", "deal N"), "", "deal N from its start"),
-    (("q", "quit"), "", "leave the replay"),
+    (("n", "next"), "Right, Enter", N_("the next move (at a deal's end, the next deal)")),
+    (("b", "back"), "Left", N_("the move before")),
+    (("nd", "]"), "PageDown", N_("the next deal")),
+    (("pd", "["), "PageUp", N_("this deal's start, then the deal before")),
+    (("end",), "End", N_("this deal's end and its result")),
+    (("d N", "deal N"), "", N_("deal N from its start")),
+    (("q", "quit"), "", N_("leave the replay")),
 )
 """The replay's commands: typed words, the key that does the same, what it does."""
 
@@ -665,7 +698,7 @@ def parse_command(text: str, ctx: Context) -> Parsed:
         return Invalid(_("Unknown command /{name}; /help lists them.", name=name))
     if name == "say":
         if not rest.strip():
-            return Invalid(_("Usage: {usage}", usage="/say TEXT"))
+            return Invalid(_("Usage: {usage}", usage=usage_words("/say TEXT")))
         return Chat(rest.strip())
     try:
         args = shlex.split(rest)

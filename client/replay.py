@@ -81,8 +81,9 @@ class MatchReplay:
 
     def names(self) -> dict[int, str]:
         """Seat → name, as the screen calls the seats: every one by name (no "you"), a
-        bot account's marked as a bot's."""
-        table = {"seats": [{"seat": p["seat"], "kind": "human", "name": p["name"],
+        bot account's marked as a bot's, a server bot named by its seat as at the table."""
+        table = {"seats": [{"seat": p["seat"], "name": p["name"],
+                            "kind": "bot" if p.get("kind") == "bot" else "human",
                             "bot": p.get("bot") is True}
                            for p in self.summary["players"]]}
         return render.seat_names(table, None)
@@ -364,7 +365,7 @@ def screen(viewer: Viewer, look: Look, width: int = 80) -> list[Fragments]:
     where = _("dealt") if not viewer.step else _("move {step} of {moves}", step=viewer.step,
                                                  moves=moves)
     head: list[Fragments] = [[("class:title", _("replay of match #{id}", id=summary["id"]))],
-                             [("", str(summary["rules"]))],
+                             [("", render.rules_name(summary["rules"]))],
                              [("", _("deal {deal} of {deals}", deal=viewer.deal + 1,
                                      deals=deals))], [("", where)]]
     if not d.over:

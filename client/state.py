@@ -62,6 +62,8 @@ class ClientState:
     match it lists is the player's."""
     deal_pause: float | None = None
     """Seconds between a deal's end and the next: known offline, else learnt once seen."""
+    offline: bool = False
+    """Playing against bots on this machine: a table's invite code means nothing here."""
     next_deal_at: float | None = None
     deal_ended_at: float | None = None
     sheet: list[dict[str, Any]] = field(default_factory=list)
@@ -107,7 +109,8 @@ class ClientState:
         if self.view is None:
             note = render.link_note(link, self.look)
             if self.table is not None:
-                lines = render.table_summary(self.table, self.my_seat, self.look)
+                lines = render.table_summary(self.table, self.my_seat, self.look,
+                                             show_code=not self.offline)
             else:
                 shown = render.lobby_span(self.lobby_offset, len(self.lobby),
                                           self.lobby_total)
@@ -342,7 +345,8 @@ class ClientState:
             low = min(self.totals)
             self.winners = [s for s, t in enumerate(self.totals) if t == low]
         self._decision(msg, now)
-        lines = render.table_summary(self.table or {}, self.my_seat, self.look)
+        lines = render.table_summary(self.table or {}, self.my_seat, self.look,
+                                     show_code=not self.offline)
         return lines + self._catch_up(msg.get("deal_events"), same)
 
     def _catch_up(self, events: object, same: bool) -> list[Fragments]:

@@ -70,6 +70,7 @@ INTEGRATION_TESTS = (
     "client/test_client_discovery.py",
     "client/test_client_friction_tmux.py",
     "client/test_client_languages_tmux.py",
+    "client/test_client_no_english_tmux.py",
     "client/test_client_replay.py",
     "client/test_client_sessions.py",
     "client/test_client_sheet_tmux.py",  # `pisyedili play` and `replay` in tmux

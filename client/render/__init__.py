@@ -8,8 +8,9 @@ the picture rather than crashing the client.
 
 One module a screen: `text` (fragments and layout), `cards` (cards, hands, moves),
 `table` (seats, events, results, the status area), `sheet` (the score sheet), `lobby`
-(tables and finished matches), `help` (help, refusals, rules, ladder, profiles).  The
-names below are the public surface: callers import this package, not its modules.
+(tables and finished matches), `settings` (rule sets, bot levels and names, table
+options in words), `help` (help, refusals, rules, ladder, profiles).  The names below
+are the public surface: callers import this package, not its modules.
 """
 
 from .cards import (
@@ -48,6 +49,15 @@ from .lobby import (
     lobby_table,
     match_row,
     tables_count,
+)
+from .settings import (
+    bot_name,
+    bot_with_level,
+    level_bot,
+    level_name,
+    options_text,
+    rules_name,
+    server_bot,
 )
 from .sheet import score_sheet
 from .table import (
@@ -106,6 +116,8 @@ __all__ = [
     "about",
     "and_list",
     "bot_label",
+    "bot_name",
+    "bot_with_level",
     "card",
     "card_list",
     "card_text",
@@ -126,6 +138,8 @@ __all__ = [
     "ladder_lines",
     "legal_hint",
     "legal_items",
+    "level_bot",
+    "level_name",
     "link_note",
     "lobby",
     "lobby_pages",
@@ -136,6 +150,7 @@ __all__ = [
     "match_result",
     "match_row",
     "move",
+    "options_text",
     "phase_text",
     "plain",
     "points_count",
@@ -143,6 +158,7 @@ __all__ = [
     "progress",
     "refusal",
     "rules_lines",
+    "rules_name",
     "sanction",
     "score_sheet",
     "seat_changes",
@@ -150,6 +166,7 @@ __all__ = [
     "seat_line",
     "seat_names",
     "sep",
+    "server_bot",
     "spread",
     "status",
     "suit",

@@ -13,12 +13,29 @@ from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
 
 from .. import catalogs
 from ..i18n import CHOICES, ENGLISH, N_, _, current, date, ngettext, number
-from ..parse import COMMANDS, REPLAY_COMMANDS, CommandSpec
+from ..parse import COMMANDS, REPLAY_COMMANDS, CommandSpec, usage_words
 from .cards import card, suit
+from .settings import level_name, options_text, rules_name, server_bot
 from .table import and_list, shown_name
 from .text import DEFAULT_LOOK, Dict, Fragments, Look, wrap
 
 HELP_TOPICS = ("moves", "table", "lobby", "replay", "account", "operator", "screen")
+
+_TOPIC_NAMES = {"moves": N_("moves"), "table": N_("table"), "lobby": N_("lobby"),
+                "replay": N_("replay"), "account": N_("account"), "operator": N_("operator"),
+                "screen": N_("screen")}
+"""Each help topic as the player reads and types it (`/help masa` is `/help table`)."""
+
+
+def topic_names() -> str:
+    """The help topics in the current language, as a list."""
+    return _(", ").join(_(_TOPIC_NAMES[t]) for t in HELP_TOPICS)
+
+
+def _topic(word: str) -> str:
+    """The topic `word` names, in English or the current language; else `word`."""
+    folded = word.casefold()
+    return next((t for t, name in _TOPIC_NAMES.items() if folded == _(name).casefold()), word)
 
 _MOVES_HELP = (
     ("7h  10s  qd  ts", N_("play that card (case, and 10 or T, do not matter)")),
@@ -45,12 +62,13 @@ def _rows(pairs: Sequence[tuple[str, str]], width: int) -> list[Fragments]:
 
 
 def _commands(topic: str) -> list[tuple[str, str]]:
-    return [(c.usage, about(c)) for c in COMMANDS if c.topic == topic]
+    return [(usage_words(c.usage), about(c)) for c in COMMANDS if c.topic == topic]
 
 
 def about(command: CommandSpec) -> str:
     """What a command does, in the current language."""
-    return _(command.about, levels=", ".join(BOT_LEVELS), codes=", ".join(CHOICES))
+    return _(command.about, levels=", ".join(map(level_name, BOT_LEVELS)),
+             codes=", ".join(CHOICES), topics=topic_names())
 
 
 def _text(text: str, width: int, style: str = "") -> list[Fragments]:
@@ -70,14 +88,14 @@ _ALSO = {
 
 def _with(names: Sequence[str]) -> list[tuple[str, str]]:
     specs = {c.name: c for c in COMMANDS}
-    return [(specs[n].usage, about(specs[n])) for n in names]
+    return [(usage_words(specs[n].usage), about(specs[n])) for n in names]
 
 
 def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK,
                where: str = "playing") -> list[Fragments]:
     """`/help` and `/help TOPIC`: each page fits an 80×24 terminal beside the status area.
     `/help` alone shows what can be done `where` the player stands (`PLACES`)."""
-    topic = topic.strip().lower().lstrip("/")
+    topic = _topic(topic.strip().lower().lstrip("/"))
     specs = {c.name: c for c in COMMANDS}
     if not topic and where in ("lobby", "table", "replay"):
         topic = where
@@ -139,9 +157,9 @@ def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK,
     spec = specs.get(topic)
     if spec is None:
         return _text(_("No help on {topic}. Topics: {topics}, or a command name (/help "
-                       "create).", topic=repr(topic), topics=", ".join(HELP_TOPICS)), width,
+                       "create).", topic=repr(topic), topics=topic_names()), width,
                      "class:error")
-    lines = [[("class:title", spec.usage)],
+    lines = [[("class:title", usage_words(spec.usage))],
              *_text(_("{about}; e.g. {example}", about=about(spec), example=spec.example),
                     width)]
     if spec.name == "create":
@@ -249,7 +267,7 @@ REFUSALS: dict[str, str] = {
 }
 """Every error code (protocol/errors.py) as the player reads it. The server's message is
 English: in another language the code says what happened; a code not listed here (a
-newer server's) shows the server's text."""
+newer server's) is a plain refusal, in English the server's text."""
 
 
 _WITHOUT_FIELD = {"missing_field": N_("the request lacks a field"),
@@ -308,6 +326,8 @@ def refusal(msg: Dict, look: Look) -> Fragments:
             text = _(_WITHOUT_FIELD[code])
         else:
             text = _(REFUSALS[code], field=str(field))
+    elif current() != ENGLISH:  # a newer server's code: its message is English
+        text = _("the server refused that")
     else:
         text = str(msg.get("message") or _("the server refused that"))
         if isinstance(seat, int) and not isinstance(seat, bool):
@@ -334,13 +354,13 @@ lines, from the same file and the same translations (`catalogs`)."""
 def rules_lines(rules: str | None, options: Dict | None) -> list[Fragments]:
     """A summary of the table's rule set with rule numbers, and its options."""
     if not rules:
-        sets = and_list(list(RULE_SETS))
+        sets = and_list([rules_name(r) for r in RULE_SETS])
         return [[("", _("Not at a table. The rule sets are {sets}; /create picks one.",
                         sets=sets))]]
-    lines: list[Fragments] = [[("class:title", _("Rules: {rules}", rules=rules))]]
+    lines: list[Fragments] = [[("class:title", _("Rules: {rules}", rules=rules_name(rules)))]]
     lines += [[("", f"  {_(line)}")] for line in _RULE_SUMMARY.get(rules, [])]
     if options:
-        opts = ", ".join(f"{k} {v}" for k, v in sorted(options.items()) if k != "rules")
+        opts = options_text(options)
         lines.append([("class:dim", "  " + _("options: {options}", options=opts))])
     return lines
 
@@ -349,7 +369,7 @@ def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
     """`/top`: the rating ladder of one rule set."""
     rows = msg.get("rows") or []
     out: list[Fragments] = [[("class:title", _("Top {count} ({rules})", count=len(rows),
-                                               rules=msg.get("rules")))]]
+                                               rules=rules_name(msg.get("rules"))))]]
     if not rows:
         return [*out, [("class:dim", "  " + _("nobody has played a rated match of it yet"))]]
     for row in rows:
@@ -368,14 +388,16 @@ def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
                                                wins=msg.get("wins", 0)))]]
     for r in msg.get("ratings") or []:
         out.append([("", "  " + _("{rules}: rating {rating} (mu {mu}, sigma {sigma}), "
-                                  "#{rank}, {matches} rated", rules=r["rules"],
+                                  "#{rank}, {matches} rated", rules=rules_name(r["rules"]),
                                   rating=number(r["rating"], 2),
                                   mu=number(r["mu"], 2),
                                   sigma=number(r["sigma"], 2), rank=r["rank"],
                                   matches=r["matches"]))])
     for m in msg.get("recent") or []:
-        others = ", ".join(n for i, n in enumerate(m["players"]) if i != m["seat"])
-        fields = {"when": date(m["finished_at"]), "rules": m["rules"], "total": m["total"],
+        others = ", ".join(server_bot(n) or n for i, n in enumerate(m["players"])
+                           if i != m["seat"])
+        fields = {"when": date(m["finished_at"]), "rules": rules_name(m["rules"]),
+                  "total": m["total"],
                   "others": others}
         if m["rated"]:
             text = (_("{when} {rules} rated: won with {total} points vs {others}", **fields)

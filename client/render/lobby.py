@@ -9,6 +9,7 @@ from prompt_toolkit.utils import get_cwidth
 from pisyedili.protocol.shapes import HISTORY_PAGE
 
 from ..i18n import _, date, ngettext
+from .settings import bot_with_level, rules_name
 from .table import and_list, phase_text, shown_name, table_name
 from .text import DEFAULT_LOOK, Dict, Fragments, Look
 
@@ -47,7 +48,7 @@ def lobby_table(t: Dict, columns: tuple[int, int] | None = None,
     ids, names = columns or _columns([t])
     number = f"#{t.get('id', '?')}"
     row = f"  {cell(number, ids)} {cell(table_name(t), names, look)}  "
-    row += f"{t.get('rules', '?'):<8} "
+    row += f"{rules_name(t.get('rules')):<8} "
     # i18n: a table's seats, taken of all; English says "seats" for any number.
     row += ngettext("{taken}/{n} seats", "{taken}/{n} seats", total, taken=taken)
     if bots:
@@ -125,15 +126,23 @@ def lobby(tables: Iterable[Dict], offset: int = 0, total: int | None = None,
 # -------------------------------------------------------------------- finished matches
 
 
+def _player(p: Mapping[str, object]) -> str:
+    """A seat of a finished match: a server bot with its level (`bot 2 (hard)`)."""
+    seat = p.get("seat")
+    if p.get("kind") == "bot" and isinstance(seat, int) and not isinstance(seat, bool):
+        return bot_with_level(seat, p.get("level"))
+    return shown_name(p)
+
+
 def match_row(m: Dict) -> Fragments:
     """One finished match: id, when it ended, rule set, deals, each seat's total, winners."""
     players = [p for p in m.get("players") or [] if isinstance(p, Mapping)]
     ended = m.get("finished_at")
     when = date(ended, with_time=True) if isinstance(ended, int | float) else "?"
-    seats = ", ".join(f"{shown_name(p)} {p.get('total', '?')}" for p in players)
+    seats = ", ".join(f"{_player(p)} {p.get('total', '?')}" for p in players)
     won = [shown_name(p) for p in players if p.get("seat") in (m.get("winners") or [])]
     deals = m.get("deals")
-    row = f"  #{m.get('id', '?'):<5} {when}  {m.get('rules', '?'):<8} "
+    row = f"  #{m.get('id', '?'):<5} {when}  {rules_name(m.get('rules')):<8} "
     row += (ngettext("{n} deal", "{n} deals", deals) if isinstance(deals, int)
             and not isinstance(deals, bool) else _("? deals"))
     row += f"  {seats}"

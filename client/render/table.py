@@ -14,6 +14,7 @@ from typing import Any
 from .. import cards
 from ..i18n import N_, _, ngettext, number
 from .cards import card, card_list, hand_lines, legal_items, suit
+from .settings import bot_name, bot_with_level, level_bot, level_name, rules_name
 from .text import DEFAULT_LOOK, Dict, Fragments, Look, continued, flow, sep, wrap
 
 PHASES = {"waiting": N_("waiting"), "playing": N_("playing"), "over": N_("over"),
@@ -40,7 +41,7 @@ def seat_label(n: int) -> str:
 
 
 def bot_label(n: int) -> str:
-    return _("bot {seat}", seat=n + 1)
+    return bot_name(n)
 
 
 def table_name(table: Mapping[str, Any]) -> str:
@@ -54,7 +55,14 @@ def table_name(table: Mapping[str, Any]) -> str:
 
 def shown_name(who: Mapping[str, Any]) -> str:
     """A seat's, ladder row's or kept seat's name; a bot account's marked as a bot's
-    (its `bot`), so a person always sees which seats a program plays."""
+    (its `bot`), so a person always sees which seats a program plays. A server bot is
+    named in the player's language from its seat (`bot 3`) or, on the ladder, its level
+    (`bot (hard)`), whatever name the server gave it."""
+    if who.get("kind") == "bot":  # a server bot: by its seat, or a level of the ladder
+        seat = who.get("seat")
+        if isinstance(seat, int) and not isinstance(seat, bool):
+            return bot_name(seat)
+        return level_bot(who.get("level"))
     name = str(who.get("name") or "?")
     return _("{name} (bot)", name=name) if who.get("bot") is True else name
 
@@ -130,8 +138,8 @@ def seat_changes(before: Dict | None, after: Dict, my_seat: int | None) -> list[
             if kind == "open":
                 lines.append([("", _("seat {seat} is open", seat=n + 1))])
             elif kind == "bot":
-                text = (_("{who} ({level}) takes seat {seat}", who=who, level=s["level"],
-                          seat=n + 1) if s.get("level")
+                text = (_("{who} ({level}) takes seat {seat}", who=who,
+                          level=level_name(s["level"]), seat=n + 1) if s.get("level")
                         else _("{who} takes seat {seat}", who=who, seat=n + 1))
                 lines.append([("", text)])
             else:
@@ -349,12 +357,15 @@ def match_result(totals: Sequence[Any], winners: Sequence[int], names: Mapping[i
     return lines
 
 
-def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK) -> list[Fragments]:
-    """Who sits where at a table that is not playing yet."""
+def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK,
+                  show_code: bool = True) -> list[Fragments]:
+    """Who sits where at a table that is not playing yet; its invite code unless
+    `show_code` is false (offline, where nobody else can join)."""
     head = _("table #{id} {name}", id=_shown(table.get("id", "?")),
              name=table_name(table)).rstrip()
-    head += f"{sep(look)}{table.get('rules', '?')}{sep(look)}{phase_text(table.get('phase'))}"
-    if table.get("code"):
+    head += f"{sep(look)}{rules_name(table.get('rules'))}{sep(look)}"
+    head += phase_text(table.get("phase"))
+    if table.get("code") and show_code:
         head += sep(look) + _("invite code {code}", code=table["code"])
     lines: list[Fragments] = [[("class:title", head)]]
     for s in table.get("seats", []) or []:
@@ -362,8 +373,7 @@ def table_summary(table: Dict, my_seat: int | None, look: Look = DEFAULT_LOOK) -
         kind = s.get("kind", "open")
         label = _("(open)") if kind == "open" else shown_name({"name": kind, **s})
         if kind == "bot":
-            label = (_("bot {seat} ({level})", seat=n + 1, level=s["level"]) if s.get("level")
-                     else bot_label(n))
+            label = bot_with_level(n, s.get("level"))
         if s.get("ready") and kind != "open":
             label += _(" ready")
         if kind == "human" and s.get("connected") is False:
@@ -455,7 +465,7 @@ def _blocks(view: Dict, names: Mapping[int, str], my_seat: int | None, look: Loo
     if link_note(at.link, look):
         line1.append(link_note(at.link, look))
     if not compact:
-        line1.append([("class:title", f"{rules}")])
+        line1.append([("class:title", rules_name(rules))])
         line1 += [[("", p)] for p in progress(view.get("options"), view.get("deal_no"))]
     if at.match_over:
         who = and_list([_who(w, names) for w in at.winners])

@@ -3,6 +3,7 @@
 // the terminal client keeps it per server, and logs in with it on the next visit.
 
 import { h } from "./dom.js";
+import { refusalText } from "./refusals.js";
 import { said, t, tn } from "./words.js";
 
 const LOGIN_KEY = "pisyedili.login";
@@ -67,7 +68,7 @@ export function accountError(reply) {
     case "tls_required": return t("This server takes passwords over a secure connection (https) only.");
     case "logged_in": return t("You are logged in already.");
     case "not_logged_in": return t("You are not logged in.");
-    default: return reply.message || reply.code;
+    default: return refusalText(reply);
   }
 }
 

@@ -3,11 +3,9 @@
 // pages are addressed by the URL's hash (#ladder, #profile=NAME), so they can be shared.
 
 import { h, timeView } from "./dom.js";
-import { rulesName } from "./state.js";
+import { botName, rulesName } from "./state.js";
 import { refusalText } from "./refusals.js";
 import { num, t, tn } from "./words.js";
-
-const BOT_NAME = /^bot\s*\(/i;
 
 /** The mark of a bot account (a program playing on a person's kind of seat: its
  * `bot`), as the server's bots have theirs, so a person always sees who is a bot. */
@@ -15,9 +13,11 @@ export function botTag(who) {
   return who && who.bot === true ? [" ", h("span", { class: "tag bot" }, t("bot"))] : null;
 }
 
-/** A name that opens its profile; bots and empty seats are plain text. */
+/** A name that opens its profile; the server's bots (named in the page's words) and
+ * empty seats are plain text. */
 export function nameLink(name, attrs = {}) {
-  if (!name || BOT_NAME.test(name)) return h("span", attrs, name ?? "");
+  const bot = botName(name);
+  if (!name || bot) return h("span", attrs, bot ?? name ?? "");
   return h("a", { href: `#profile=${encodeURIComponent(name)}`, class: "name-link",
     title: t("{name}'s profile", { name }), ...attrs }, name);
 }
@@ -46,7 +46,7 @@ export function ladderPage(data, rules, act) {
         h("th", { scope: "col", class: "num" }, t("Wins")))),
       h("tbody", {}, rows.map((r) => h("tr", { dataset: { name: r.name } },
         h("td", { class: "num" }, num(r.rank)),
-        h("th", { scope: "row" }, r.kind === "bot" ? r.name : nameLink(r.name), botTag(r)),
+        h("th", { scope: "row" }, r.kind === "bot" ? botName(r.name) ?? r.name : nameLink(r.name), botTag(r)),
         h("td", { class: "num", title: t("mu {mu}, sigma {sigma}", { mu: rating(r.mu), sigma: rating(r.sigma) }) }, rating(r.rating)),
         h("td", { class: "num" }, num(r.matches)),
         h("td", { class: "num" }, num(r.wins)))))) : null,

@@ -1,8 +1,9 @@
 // A refusal in plain words, from its stable error code (docs/protocol.md, Errors): what
 // a person can do about it, shown next to what caused it. The server's own message is
-// for logs and developers; a code this page does not know falls back to it.
+// for logs and developers; a code this page does not know (a newer server's) falls back
+// to it on an English page, and to a plain "Refused." in any other language.
 
-import { t, tn } from "./words.js";
+import { language, t, tn } from "./words.js";
 
 const PLAIN = {
   bad_field: () => t("The server does not take that."),
@@ -45,7 +46,41 @@ const PLAIN = {
   no_such_player: () => t("Nobody of that name is here."),
   shutting_down: () => t("The server is shutting down."),
   idle_timeout: () => t("The connection was idle for too long."),
+  frame_too_large: () => t("The message was too large for the server."),
+  malformed_frame: () => t("The server could not read a message."),
+  not_a_map: () => t("The server could not read a message."),
+  missing_type: () => t("The server could not read a message."),
+  invalid_utf8: () => t("The server could not read a message."),
+  bad_key: () => t("The server could not read a message."),
+  text_message: () => t("The server could not read a message."),
+  ext_not_allowed: () => t("The server could not read a message."),
+  too_deep: () => t("The server could not read a message."),
+  unknown_type: () => t("The server does not know that request."),
+  hello_required: () => t("The server expected a greeting first."),
+  already_welcomed: () => t("Already connected."),
+  bad_token: () => t("The session expired: starting a new one."),
+  handshake_timeout: () => t("The server waited too long for a greeting."),
+  too_slow: () => t("The connection was too slow."),
+  test_decks_off: () => t("This server deals no stacked decks."),
+  no_such_match: () => t("This match is not here: it may be unfinished or forgotten, or it was played at a private table you did not sit at."),
+  history_unavailable: () => t("This server keeps no finished matches."),
+  accounts_unavailable: () => t("This server keeps no accounts."),
+  logged_in: () => t("You are logged in already."),
+  not_logged_in: () => t("You are not logged in."),
+  bad_login: () => t("That name and password do not match."),
+  too_many_logins: (err) => tn("Too many tries: wait {n} second and try again.", "Too many tries: wait {n} seconds and try again.", Math.ceil(Number(err.retry_after ?? 60))),
+  weak_password: (err) => tn("The password needs at least {n} character.", "The password needs at least {n} characters.", err.limit ?? 8),
+  bad_password: () => t("That password holds a character no password may."),
+  tls_required: () => t("This server takes passwords over a secure connection (https) only."),
+  bad_network: () => t("That is not an IP address or range."),
+  kicked: (err) => sanctionText(err),
+  banned: (err) => sanctionText(err),
+  muted: (err) => sanctionText(err),
 };
+
+/** Every error code this page words (docs/protocol.md, Errors): a test holds it to
+ * the protocol's list, so no refusal falls back to the server's English. */
+export const WORDED = Object.keys(PLAIN);
 
 /** Why the name was refused, from the server's detail (`name: must not …`). */
 function nameReason(err) {
@@ -87,5 +122,7 @@ export function refusalText(err) {
   if ((err.code === "bad_field" || err.code === "missing_field") && err.field === "name") return nameReason(err);
   if (err.code === "bad_field" && err.field === "code") return t("That is not an invite code: codes are letters and digits.");
   const plain = PLAIN[err.code];
-  return plain ? plain() : (err.message || err.code || t("Refused."));
+  if (plain) return plain(err);
+  // A newer server's code: its message is English, for an English page only.
+  return language.lang === "en" && err.message ? err.message : t("Refused.");
 }

@@ -7,7 +7,7 @@ import { cardView, h, richText, suitLabel, timeView } from "./dom.js";
 import { botTag } from "./ladder.js";
 import { refusalText } from "./refusals.js";
 import { sheetTable } from "./sheet.js";
-import { dealHeadline, describeEvent, rulesName } from "./state.js";
+import { dealHeadline, describeEvent, playerName, rulesName } from "./state.js";
 import { num, t, tn } from "./words.js";
 
 const PLAY_MS = 800;
@@ -164,7 +164,7 @@ function board(summary, step, result, state) {
   return h("div", { class: "felt replay-felt" },
     h("ol", { class: "replay-hands", id: "replay-hands" }, summary.players.map((p) =>
       h("li", { class: `replay-seat ${step.turn === p.seat ? "acting" : ""}`, dataset: { seat: String(p.seat) } },
-        h("strong", {}, `${num(p.seat + 1)}. ${p.name}`), botTag(p),
+        h("strong", {}, `${num(p.seat + 1)}. ${playerName(p)}`), botTag(p),
         step.turn === p.seat ? h("span", { class: "turn-mark" }, t("to play")) : null,
         h("span", { class: "count" }, tn("{n} card", "{n} cards", step.hands[p.seat].length)),
         hand(step.hands[p.seat])))),
@@ -208,7 +208,7 @@ export function replayPage(match, r) {
   return h("section", { class: "panel replay", id: "replay", "aria-labelledby": "replay-title",
     dataset: { deal: String(r.deal), index: String(r.index), steps: String(deal.steps.length) } },
     head,
-    h("p", { class: "muted" }, `${rulesName(s.rules)} · `, s.players.map((p, i) => [i ? ", " : "", `${p.name} ${num(p.total)}`]),
+    h("p", { class: "muted" }, `${rulesName(s.rules)} · `, s.players.map((p, i) => [i ? ", " : "", `${playerName(p)} ${num(p.total)}`]),
       " · ", timeView(s.finished_at)),
     h("div", { class: "replay-controls", role: "group", "aria-label": t("Replay controls") },
       h("button", { type: "button", id: "replay-prev-deal", disabled: r.deal <= 1, dataset: { key: "replay-prev-deal" },

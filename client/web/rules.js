@@ -5,7 +5,8 @@
 // clients word a rule alike.
 
 import { h } from "./dom.js";
-import { t, translate } from "./words.js";
+import { rulesName } from "./state.js";
+import { t, tn, translate } from "./words.js";
 
 /** Each rule set's summary lines, in English (rule_lines.json), once loaded. */
 let SUMMARY = {};
@@ -23,24 +24,39 @@ export async function loadRuleLines() {
 /** Whether the panel is open: kept here because a redraw rebuilds the element. */
 let open = false;
 
-/** The options as the terminal lists them: sorted by name, the rule set left out. */
-export function optionsLine(options) {
-  return Object.keys(options || {}).filter((k) => k !== "rules").sort()
-    .map((k) => `${k} ${options[k]}`).join(", ");
+/** The options in a player's words, as the terminal's /rules lists them
+ * (client/render/settings.py): the match, a 10, the empty stock, the decks, the timer. */
+export function optionsList(options) {
+  const opts = options || {};
+  const parts = [];
+  const [kind, count] = String(opts.match_end ?? "").split(":");
+  if (kind === "deals" && /^\d+$/.test(count)) parts.push(tn("{n} deal", "{n} deals", Number(count)));
+  else if (kind === "points" && /^\d+$/.test(count)) parts.push(tn("{n} point", "{n} points", Number(count)));
+  else if (opts.match_end) parts.push(String(opts.match_end));
+  if (opts.ten === "reverse") parts.push(t("10 reverses"));
+  else if (opts.ten === "bounce") parts.push(t("10 bounces"));
+  else if (opts.ten) parts.push(`10 ${opts.ten}`);
+  if (opts.empty_stock === "end_deal") parts.push(t("stock out ends"));
+  else if (opts.empty_stock === "reshuffle") parts.push(t("reshuffle"));
+  else if (opts.empty_stock) parts.push(String(opts.empty_stock));
+  if (Number.isInteger(opts.decks)) parts.push(tn("{n} deck", "{n} decks", opts.decks));
+  if (Number.isInteger(opts.turn_seconds)) parts.push(opts.turn_seconds ? t("{n}s turns", { n: opts.turn_seconds }) : t("untimed"));
+  // i18n: what separates the items of a list ("4 deals, 10 reverses").
+  return parts.join(t(", "));
 }
 
 /** The "Rules" panel of a table with rule set `rules` and `options`. */
 export function rulesPanel(rules, options) {
   // Translated when drawn, so a catalog loaded later still takes the lines over.
   const lines = (SUMMARY[rules] ?? []).map((line) => translate(line));
-  const opts = optionsLine(options);
+  const opts = optionsList(options);
   // Closed, it is one word in the header's row; open, it drops over the felt, so the
   // table's height (which fits the screen) does not change.
   return h("details", { class: "rules-panel", id: "table-rules", open, dataset: { key: "table-rules" } },
     h("summary", { dataset: { key: "table-rules-summary" },
       onclick: (ev) => { open = !ev.currentTarget.parentElement.open; } }, t("Rules")),
     h("div", { class: "rules-body" },
-      h("p", { class: "title", id: "table-rules-title" }, t("Rules: {rules}", { rules })),
+      h("p", { class: "title", id: "table-rules-title" }, t("Rules: {rules}", { rules: rulesName(rules) })),
       h("ul", { class: "rules-lines" }, lines.map((line) => h("li", {}, line))),
       opts ? h("p", { class: "muted", id: "table-rules-options" }, t("options: {list}", { list: opts })) : null));
 }

@@ -345,6 +345,21 @@ export function levelName(level) {
   }
 }
 
+/** A name the server gives its bots, in the page's words: `bot 3` (the bot of seat 3,
+ * at its table and in its match's records) or `bot (hard)` (a level on the ladder, and
+ * the records an earlier version kept); null for any other name. No person's name has
+ * that shape: the server refuses them. */
+export function botName(name) {
+  const found = /^bot (?:(\d+)|\((\w+)\))$/.exec(String(name ?? ""));
+  if (!found) return null;
+  return found[1] ? t("bot {n}", { n: Number(found[1]) }) : t("bot ({level})", { level: levelName(found[2]) });
+}
+
+/** A player of a finished match or a ladder row as the page names it. */
+export function playerName(p) {
+  return botName(p.name) ?? p.name ?? "";
+}
+
 function cite(state, classic, cardiva) {
   return state.table && state.table.rules === "cardiva" ? cardiva : classic;
 }

@@ -309,9 +309,10 @@ def test_a_refusal_is_translated_from_its_code() -> None:
     assert plain(refusal({"code": "table_not_ready", "message": "not ready",
                           "waiting_for": [1, 2]}, look)) == \
         "Henüz her yer dolu ve hazır değil (beklenen yerler: 2, 3)"
-    # A code this client does not know (a newer server's): the server's own words.
+    # A code this client does not know (a newer server's): a plain refusal, since the
+    # server's own words are English.
     assert plain(refusal({"code": "brand_new", "message": "the moon is full"}, look)) == \
-        "The moon is full"
+        "Sunucu bunu reddetti"
     i18n.set_language("en")
     assert plain(refusal({"code": "illegal_card", "message": "7h does not match Kd",
                           "rule": "C4"}, look)) == "7♥ does not match K♦ (rule C4)"

@@ -176,13 +176,12 @@ def pseudo_catalog(folder: Path) -> None:
 
 ALLOWED = re.compile("|".join((
     r"(?:10|[2-9JQKA])[cdhs♣♦♥♠]",  # cards
-    r"\btester\b", r"\boffline\b",  # the player's name, the offline table's
-    r"\b(?:classic|cardiva|easy|medium|hard)\b",  # rule sets and bot levels (wire words)
+    r"\btester\b",  # the player's name
     r"/[a-z]+", r"--[a-z-]+",  # commands and options, typed as they are
-    r"\b[A-Z][A-Z-]+\b",  # what to type in place (NAME, SEATS, TABLE-ID)
-    r"\b[a-z]+_[a-z_]+\b", r"\b(?:deals|points|players|decks|ten|turn|reverse|bounce|"
-    r"reshuffle|rated|rules|rank|suit|on|off|no|next|prev|mine|recent|everywhere|"
-    r"options)\b",  # a table's options and a command's words, as typed
+    r"(?<=--ten )reverse\|bounce", r"(?<=--empty-stock )end_deal\|reshuffle",
+    r"(?<=--match-end )deals:N\|points:N", r"(?<=--decks )1\|2",  # their values
+    r"\b(?:rank\|suit|on\|off|no|next\|prev|mine\|recent|everywhere)\b",  # a command's words
+    r"(?<=\|)next\|prev", r"(?<=/create )classic\|cardiva", r"(?<=/create )classic",
     r"\bpisyedili play \d+\.\d+\.\d+\b",  # the embedded server's name and version
 )))
 

@@ -86,3 +86,38 @@ def test_persian_digits_pick_a_hand_card() -> None:
 def test_draw_and_pass_as_the_screen_says_them(typed: str, kind: str) -> None:
     """The legal moves show `çek`, `взять`...: what is shown can be typed."""
     assert parse_input(typed, TURN) == Move({"kind": kind})
+
+
+@pytest.mark.parametrize(("lang", "typed", "request_"), [
+    ("tr", "/create klasik 4", {"type": "create_table", "rules": "classic", "seats": 4}),
+    ("ru", "/create Кардива 3", {"type": "create_table", "rules": "cardiva", "seats": 3}),
+    ("fa", "/bot 3 سخت", {"type": "add_bot", "seat": 2, "level": "hard"}),
+    ("uk", "/bot 2 легкий", {"type": "add_bot", "seat": 1, "level": "easy"}),
+    ("th", "/top คลาสสิก", {"type": "leaderboard", "rules": "classic"}),
+    ("tr", "/create classic 2", {"type": "create_table", "rules": "classic", "seats": 2}),
+])
+def test_a_rule_set_or_level_is_typed_as_the_screen_names_it(
+        lang: str, typed: str, request_: dict[str, Any]) -> None:
+    """The words the screen shows for rule sets and bot levels are understood when
+    typed, and the wire's English keys in every language."""
+    from pisyedili.client import i18n
+    from pisyedili.client.parse import Request
+
+    i18n.set_language(lang)
+    try:
+        parsed = parse_input(typed, Context(at_table=lang != "th"))
+    finally:
+        i18n.set_language("en")
+    assert isinstance(parsed, Request)
+    assert {k: v for k, v in parsed.msg.items() if k in request_} == request_
+
+
+def test_a_help_topic_is_typed_in_the_language_of_the_screen() -> None:
+    from pisyedili.client import i18n, render
+
+    i18n.set_language("tr")
+    try:
+        assert render.help_lines("masa") == render.help_lines("table")
+        assert render.plain(render.help_lines("masa")[0]) == "Masada"
+    finally:
+        i18n.set_language("en")

@@ -217,7 +217,7 @@ def test_a_lobby_row_keeps_its_columns_whatever_the_name(name: str, shown: str) 
 def test_rules_summary_cites_rule_numbers(rules: str) -> None:
     text = "\n".join(plain(f) for f in render.rules_lines(rules, {"ten": "bounce"}))
     prefix = "C" if rules == "classic" else "K"
-    assert f"{prefix}11" in text and f"{prefix}1" in text and "ten bounce" in text
+    assert f"{prefix}11" in text and f"{prefix}1" in text and "options: 10 bounces" in text
 
 
 def test_state_follows_a_deal_from_updates() -> None:

@@ -155,7 +155,6 @@ for (let node = walker.nextNode(); node; node = walker.nextNode()) {
   let rest = own;
   for (let was = null; was !== rest;) { was = rest; rest = rest.replace(/⟦[^⟦⟧]*⟧/g, ""); }
   for (const name of byLength) rest = rest.split(name).join("");
-  rest = rest.replace(/bot \\((easy|medium|hard)\\)( \\d+)?/g, "");
   rest = rest.replace(/(10|[2-9JQKA])[♣♦♥♠]/g, "");
   if (/[^\\s\\d.,:;·#+×\\-–\\/()\\[\\]★↻↺▶◀…%=♣♦♥♠♪]/u.test(rest)) out.push(own.trim());
 }

@@ -248,13 +248,20 @@ function muameleSpread(state, act) {
     h("div", { class: "spread", role: "group", "aria-label": t("the face-down spread") }, cards));
 }
 
+/** A phone's width (style.css's narrowest layout), where the move box shares its row
+ * with Draw and Pass: room for a word of hint, not the whole one. */
+function narrow() {
+  return window.matchMedia("(max-width: 30rem)").matches;
+}
+
 function moveControls(state, ui, act) {
   const v = state.view;
   if (!v || v.phase === "over" || mySeat(state) === null) return null;
   const mine = myTurn(state);
   const kinds = new Set(mine ? state.moves.map((m) => m.kind) : []);
   const input = h("input", { id: "move-input", name: "move", autocomplete: "off", spellcheck: "false",
-    placeholder: t("type 7h, Jh>s, d, p…"), "aria-label": t("Type a move"), dataset: { key: "move-input" } });
+    placeholder: narrow() ? t("a move…") : t("type 7h, Jh>s, d, p…"), "aria-label": t("Type a move"),
+    dataset: { key: "move-input" } });
   return h("div", { class: "actions" },
     h("button", { type: "button", id: "draw", class: "action", disabled: !kinds.has("draw"),
       "aria-keyshortcuts": "d", dataset: { key: "draw" }, onclick: () => act.move({ kind: "draw" }) },

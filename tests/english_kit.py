@@ -27,6 +27,7 @@ def english_words(text: str, lang: str) -> list[str]:
     """Each word of `ENGLISH` in `text` (with its line), for a page or screen in `lang`."""
     allowed = OWN_WORDS.get(lang, frozenset())
     found = []
+    text = re.sub(r"\bpisyedili replay\b", " ", text)  # a command, typed as it is
     for line in text.splitlines():
         for word in re.findall(r"[A-Za-z_]+", line):
             if word.lower() in allowed:

@@ -27,7 +27,6 @@ TYPED = re.compile("|".join((
     r"/[a-z]+(?: [a-z0-9|:.\-]+)*",  # a command and what is typed after it
     r"--[a-z-]+(?: (?:[a-z0-9_|]|:N?)+)?",  # an option and its values (`deals:N|points:N`)
     r"\bdeal N\b",  # a replay's word (/help replay: `d N or deal N`)
-    r"\bpisyedili replay\b",  # the command that opens a saved match
     r"\bpisyedili play \d+\.\d+\.\d+",  # the embedded server's name and version
     r"\btester\b",  # the player's name
 )))

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest_twisted
+from poll_kit import poll_until
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster import open_cluster
-from pisyedili.server.cluster.redis import PREFIX, RedisCluster
+from pisyedili.server.cluster.redis import GONE, PREFIX, RedisCluster
 
 
 async def _joined(redis: RedisAt) -> RedisCluster:
@@ -173,3 +175,25 @@ async def test_a_lobby_row_told_again_is_news_only_where_it_is_missing_or_differ
     finally:
         await a.stop()
         await b.stop()
+
+
+def test_a_process_is_taken_for_dead_only_while_nobody_listens_on_its_channel(
+        redis: RedisAt) -> None:
+    """`GONE` deletes a process's lease only if nobody listens on its channel at that
+    moment (a paused process keeps listening: its lease stands), and says when the
+    lease had gone already."""
+    key = PREFIX + "process:p7"
+    channel = f"{PREFIX}{redis.address.db}:to:p7"
+    redis.command("SET", key, "1")
+    with socket.create_connection((redis.address.host, redis.address.port),
+                                  timeout=10) as listener:
+        listener.sendall(f"SUBSCRIBE {channel}\r\n".encode())
+        poll_until(lambda: redis.command("PUBSUB", "NUMSUB", channel)[1] == 1, 10,
+                   "the subscription")
+        assert redis.command("EVAL", GONE, 1, key, channel) == 0
+        assert redis.command("EXISTS", key) == 1
+    poll_until(lambda: redis.command("PUBSUB", "NUMSUB", channel)[1] == 0, 10,
+               "the subscription to go with its connection")
+    assert redis.command("EVAL", GONE, 1, key, channel) == 1
+    assert redis.command("EXISTS", key) == 0
+    assert redis.command("EVAL", GONE, 1, key, channel) == -1

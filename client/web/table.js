@@ -120,9 +120,17 @@ function clockwise(view) {
   return view.direction !== -1;
 }
 
+/** How many seats the deal is played by. */
+function seatsIn(state) {
+  return (state.view && state.view.players) || state.table.seats.length;
+}
+
+/** None with two players: either way round the other is next, so a 10 changes nothing
+ * there (C12a) and a way shown would only seem to turn. */
 function directionNote(state) {
   const v = state.view;
-  const n = v.players || state.table.seats.length;
+  const n = seatsIn(state);
+  if (n === 2) return null;
   const next = v.turn === null || v.turn === undefined ? null : (v.turn + (clockwise(v) ? 1 : -1) + n) % n;
   const way = clockwise(v) ? t("clockwise") : t("anticlockwise");
   return h("span", { class: "note direction-note", id: "direction-note" },
@@ -130,10 +138,11 @@ function directionNote(state) {
     next === null ? t("play goes {way}", { way }) : t("play goes {way}; then {next}", { way, next: seatName(state, next) }));
 }
 
-/** The arrow round the felt: it shows the way play goes, behind everything. */
+/** The arrow round the felt: it shows the way play goes, behind everything (with more
+ * than two players: see `directionNote`). */
 function directionRing(state) {
   const v = state.view;
-  if (!v || v.phase === "over") return null;
+  if (!v || v.phase === "over" || seatsIn(state) === 2) return null;
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("class", `direction-ring ${clockwise(v) ? "cw" : "ccw"}`);

@@ -542,6 +542,20 @@ def test_the_waiting_room_and_the_offline_table(page: Page, server: WebServer) -
     assert ("anticlockwise" not in note) == clockwise and "then" in note
 
 
+def test_with_two_players_the_felt_shows_no_way_round(page: Page, server: WebServer) -> None:
+    """Either way round, the other player is next: a 10 changes nothing there (C12a),
+    so neither the ring nor the note shows a way that would seem to turn."""
+    offline(page, server, "İkili", bots=1)
+    assert page.state("view.players") == 2
+    assert not page.all("#direction-ring") and not page.all("#direction-note")
+    page.driver.get("about:blank")  # a new offline table, not the saved one resumed
+    page.driver.execute_cdp_cmd("Storage.clearDataForOrigin", {
+        "origin": server.url.rstrip("/"), "storageTypes": "local_storage"})
+    offline(page, server, "Üçlü", bots=2)
+    assert page.state("view.players") == 3
+    assert page.all("#direction-ring") and page.all("#direction-note")
+
+
 def test_h_goes_to_the_first_card_that_can_be_played(page: Page, server: WebServer) -> None:
     for _ in range(TURN_LIMIT):
         if not page.all("#hand"):

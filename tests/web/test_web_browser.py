@@ -341,7 +341,8 @@ def test_a_phone_sized_viewport(page: Page, server: WebServer) -> None:
         box = page.css(control).rect
         assert box["width"] >= 24 and box["height"] >= 24  # WCAG 2.2 target size
     page.take_turn()
-    assert "you " in page.log_text()
+    # The move left when the decision went; its line comes with the server's answer.
+    page.wait(lambda d: "you " in page.log_text(), what="our move in the log")
 
 
 def test_a_refused_name_is_explained(page: Page, server: WebServer) -> None:

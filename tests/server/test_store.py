@@ -127,7 +127,7 @@ def test_a_match_round_trips_and_its_deals_replay(tmp_path: Path, played: MatchO
     assert got is not None and listed == {k: v for k, v in got.items() if k != "deals"}
     assert got["players"] == [
         {"seat": 0, "name": "Ayse", "kind": "human", "level": None, "player": 1},
-        {"seat": 1, "name": "bot (easy)", "kind": "bot", "level": "easy"}]
+        {"seat": 1, "name": "bot 2", "kind": "bot", "level": "easy"}]
     assert (got["rules"], got["table_id"]) == ("classic", 3)
     assert got["options"]["match_end"] == "deals:4"
     assert got["totals"] == played.totals and got["winners"] == played.winners
@@ -154,7 +154,7 @@ def test_lists_are_newest_first_and_by_name(tmp_path: Path, played: MatchOver) -
     assert [m["id"] for m in store.recent_matches(2)] == [ids[2], ids[1]]
     assert [m["id"] for m in store.matches_of("Ayse", 10)] == [ids[2], ids[0]]
     assert [m["id"] for m in store.matches_of("Ayse", 1)] == [ids[2]]
-    assert [m["id"] for m in store.matches_of("bot (easy)", 10)] == ids[::-1]
+    assert [m["id"] for m in store.matches_of("bot 2", 10)] == ids[::-1]
     assert store.matches_of("Zeynep") == []
     store.close()
 
@@ -237,7 +237,7 @@ async def test_a_match_over_loopback_ends_up_in_the_file(
     store = SqliteStore(path)
     (kept,) = store.recent_matches()
     assert [(p["name"], p["kind"]) for p in kept["players"]] == [
-        ("Ayse", "human"), ("bot (easy)", "bot")]
+        ("Ayse", "human"), ("bot 2", "bot")]
     assert kept["totals"] == end["totals"] and kept["winners"] == end["winners"]
     full = store.match(kept["id"])
     assert full is not None and len(full["deals"]) == 2

@@ -203,8 +203,8 @@ REFUSALS: dict[str, str] = {
     "too_deep": N_("the server could not read a message"),
     "value_too_large": N_("that is too long for the server"),
     "unknown_type": N_("the server does not know that request"),
-    "missing_field": N_("the request lacks {field}"),
-    "bad_field": N_("the server refused the value of {field}"),
+    "missing_field": N_("the request lacks a field"),
+    "bad_field": N_("the server refused a value of that request"),
     "unsupported_version": N_("the server speaks another version of the protocol"),
     "hello_required": N_("the server expected a greeting first"),
     "already_welcomed": N_("already connected"),
@@ -278,10 +278,6 @@ English: in another language the code says what happened; a code not listed here
 newer server's) is a plain refusal, in English the server's text."""
 
 
-_WITHOUT_FIELD = {"missing_field": N_("the request lacks a field"),
-                  "bad_field": N_("the server refused a value of that request")}
-"""The codes that name a field, for an error that names none."""
-
 
 SANCTIONS = ("kicked", "banned", "muted")
 """The codes of an operator's sanction: shown in the player's words in every language,
@@ -329,11 +325,9 @@ def refusal(msg: Dict, look: Look) -> Fragments:
         return sanction(msg)
     seat = msg.get("seat")
     if current() != ENGLISH and code in REFUSALS:
-        field = msg.get("field")
-        if field is None and code in _WITHOUT_FIELD:
-            text = _(_WITHOUT_FIELD[code])
-        else:
-            text = _(REFUSALS[code], field=str(field))
+        # A refusal's `field` is the protocol's name for it (`options.ten`), English:
+        # the words say which kind of thing was refused, not which field.
+        text = _(REFUSALS[code])
     elif current() != ENGLISH:  # a newer server's code: its message is English
         text = _("the server refused that")
     else:

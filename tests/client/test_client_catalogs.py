@@ -303,7 +303,7 @@ def test_a_refusal_is_translated_from_its_code() -> None:
     assert plain(refusal({"code": "illegal_card", "message": "7h does not match Kd",
                           "rule": "C4"}, look)) == "Bu kart şimdi oynanamaz (kural C4)"
     assert plain(refusal({"code": "bad_field", "message": "seat: out of range",
-                          "field": "seat"}, look)) == "Sunucu seat değerini reddetti"
+                          "field": "seat"}, look)) == "Sunucu bu istekteki bir değeri reddetti"
     assert plain(refusal({"code": "bad_field", "message": "level: no such level"},
                          look)) == "Sunucu bu istekteki bir değeri reddetti"
     assert plain(refusal({"code": "table_not_ready", "message": "not ready",

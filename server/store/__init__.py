@@ -23,6 +23,7 @@ from pisyedili.server.store.base import (
     JournalRows,
     LadderRow,
     LogEntry,
+    RatingPoint,
     RatingRow,
     SanctionRow,
     Store,
@@ -36,7 +37,7 @@ from pisyedili.server.store.sqlite import MEMORY, SqliteStore, backup_file, defa
 
 __all__ = [
     "DAY", "MEMORY", "AccountMatch", "AccountRow", "Archive", "Conflict", "JournalOp",
-    "JournalRows", "LadderRow", "LogEntry", "RatingRow", "SanctionRow", "Store",
+    "JournalRows", "LadderRow", "LogEntry", "RatingPoint", "RatingRow", "SanctionRow", "Store",
     "StoreError", "Viewer", "backup_file", "default_path", "id_floors", "is_url", "open_store",
     "pg_dump_command", "public",
 ]

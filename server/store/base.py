@@ -141,6 +141,16 @@ class Viewer(NamedTuple):
     account: int | None = None
 
 
+class RatingPoint(NamedTuple):
+    """A subject's rating in one rule set after one of its rated matches."""
+
+    matches: int
+    """How many rated matches it had played by then (this one included)."""
+    at: float
+    mu: float
+    sigma: float
+
+
 class AccountMatch(NamedTuple):
     """A kept match an account sat in, as its profile lists it."""
 
@@ -366,15 +376,25 @@ class Store(Protocol):
 
     def save_rating(self, rules: str, subject: str, mu: float, sigma: float,
                     ordinal: float, won: bool, now: float) -> None:
-        """A subject's new rating after one more match (won or not)."""
+        """A subject's new rating after one more match (won or not), and that point of
+        its history (`rating_history`)."""
         ...
 
-    def ladder(self, rules: str, limit: int) -> list[LadderRow]:
-        """The best `limit` subjects under `rules`, best first (ties by subject)."""
+    def ladder(self, rules: str, limit: int, settled: float,
+               everyone: bool = False) -> list[LadderRow]:
+        """The best `limit` subjects under `rules`, in the ladder's order: those whose
+        sigma is `settled` or less by mu, best first, then (`everyone`) the others by
+        mu; ties by subject."""
         ...
 
-    def ratings_of(self, subject: str) -> list[RatingRow]:
-        """A subject's ratings, by rule set."""
+    def ratings_of(self, subject: str, settled: float) -> list[RatingRow]:
+        """A subject's ratings, by rule set, each with how many subjects the ladder
+        (`ladder`, `everyone`) puts ahead of it."""
+        ...
+
+    def rating_history(self, subject: str, rules: str, limit: int) -> list[RatingPoint]:
+        """The latest `limit` points of a subject's rating history in `rules`, oldest
+        first."""
         ...
 
     def account_matches(self, account: int, viewer: Viewer) -> list[AccountMatch]:

@@ -51,7 +51,7 @@ TABLES = (
     "matches", "deals", "match_players", "live_tables", "table_commands",
     "table_snapshots", "sessions", "counters", "accounts", "account_keys",
     "login_tokens", "session_accounts", "live_table_flags", "match_accounts", "ratings",
-    "sanctions", "moderation_log",
+    "sanctions", "moderation_log", "rating_history",
 )
 """Every table of the schema, each after those it references: the order a backup
 copies them in (tests/server/test_store_postgres.py checks it against the database)."""

@@ -279,5 +279,24 @@ ALTER TABLE accounts ADD COLUMN bot INTEGER NOT NULL DEFAULT 0
 so that its seats, ladder rows and kept matches say so. An account is one or the other
 from its registration on; every account kept before this version is a person's."""
 
-VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6, V7, V8)
+V9 = Version("""
+CREATE TABLE rating_history (
+    rules TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    matches INTEGER NOT NULL,
+    at {real} NOT NULL,
+    mu {real} NOT NULL,
+    sigma {real} NOT NULL,
+    PRIMARY KEY (subject, rules, matches)
+){norowid};
+CREATE INDEX ratings_by_mu ON ratings (rules, mu);
+INSERT INTO rating_history SELECT rules, subject, matches, updated_at, mu, sigma FROM ratings
+""")
+"""Version 9: each rating after each rated match (`matches`: how many its subject had
+played then), for a profile's chart; and the ladder's order, by mu
+(`people/rating_scale.py`). No match id and no foreign key: the history outlives the
+matches `--keep-days` prunes. A rating kept before this version starts its history
+with one point, where it stands, at its last update: the matches before are not known."""
+
+VERSIONS: Sequence[Version] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
 SCHEMA_VERSION = len(VERSIONS)

@@ -28,6 +28,7 @@ from pisyedili.server.store.base import (
     JournalRows,
     LadderRow,
     LogEntry,
+    RatingPoint,
     RatingRow,
     SanctionRow,
     SessionRow,
@@ -507,28 +508,51 @@ class SqlStore:
     @guarded
     def save_rating(self, rules: str, subject: str, mu: float, sigma: float,
                     ordinal: float, won: bool, now: float) -> None:
-        self._run(
-            "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
-            "ON CONFLICT (rules, subject) DO UPDATE SET mu = excluded.mu, "
-            "sigma = excluded.sigma, ordinal = excluded.ordinal, matches = ratings.matches + 1, "
-            "wins = ratings.wins + excluded.wins, updated_at = excluded.updated_at",
-            (rules, subject, mu, sigma, ordinal, int(won), now))
+        with self.transaction():
+            self._run(
+                "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?, ?) "
+                "ON CONFLICT (rules, subject) DO UPDATE SET mu = excluded.mu, "
+                "sigma = excluded.sigma, ordinal = excluded.ordinal, "
+                "matches = ratings.matches + 1, wins = ratings.wins + excluded.wins, "
+                "updated_at = excluded.updated_at",
+                (rules, subject, mu, sigma, ordinal, int(won), now))
+            # A point left over from ratings an operator deleted by hand gives way.
+            self._run(
+                "INSERT INTO rating_history SELECT rules, subject, matches, updated_at, mu, "
+                "sigma FROM ratings WHERE rules = ? AND subject = ? "
+                "ON CONFLICT (subject, rules, matches) DO UPDATE SET at = excluded.at, "
+                "mu = excluded.mu, sigma = excluded.sigma", (rules, subject))
 
     @guarded
-    def ladder(self, rules: str, limit: int) -> list[LadderRow]:
+    def ladder(self, rules: str, limit: int, settled: float,
+               everyone: bool = False) -> list[LadderRow]:
         return [LadderRow(subject, mu, sigma, ordinal, matches, wins, name, bool(bot))
                 for subject, mu, sigma, ordinal, matches, wins, name, bot in self._run(
             "SELECT r.subject, r.mu, r.sigma, r.ordinal, r.matches, r.wins, a.name, "
             "COALESCE(a.bot, 0) <> 0 FROM ratings r "
             "LEFT JOIN accounts a ON r.subject = 'a:' || a.id "
-            "WHERE r.rules = ? ORDER BY r.ordinal DESC, r.subject LIMIT ?", (rules, limit))]
+            f"WHERE r.rules = ?{'' if everyone else ' AND r.sigma <= ?'} "
+            f"ORDER BY {_UNSETTLED} r.mu DESC, r.subject LIMIT ?",
+            (rules, *(() if everyone else (settled,)), settled, limit))]
 
     @guarded
-    def ratings_of(self, subject: str) -> list[RatingRow]:
+    def ratings_of(self, subject: str, settled: float) -> list[RatingRow]:
+        # Ahead: unsettled behind settled, then a higher mu, then (ties) the subject.
         return [RatingRow(*row) for row in self._run(
             "SELECT rules, mu, sigma, ordinal, matches, wins, (SELECT count(*) FROM "
-            "ratings o WHERE o.rules = r.rules AND o.ordinal > r.ordinal) "
-            "FROM ratings r WHERE subject = ? ORDER BY rules", (subject,))]
+            "ratings o WHERE o.rules = r.rules AND ("
+            "CASE WHEN o.sigma <= ? THEN 0 ELSE 1 END < CASE WHEN r.sigma <= ? THEN 0 "
+            "ELSE 1 END OR (CASE WHEN o.sigma <= ? THEN 0 ELSE 1 END = CASE WHEN "
+            "r.sigma <= ? THEN 0 ELSE 1 END AND (o.mu > r.mu OR (o.mu = r.mu AND "
+            "o.subject < r.subject))))) "
+            "FROM ratings r WHERE subject = ? ORDER BY rules",
+            (settled, settled, settled, settled, subject))]
+
+    @guarded
+    def rating_history(self, subject: str, rules: str, limit: int) -> list[RatingPoint]:
+        return [RatingPoint(*row) for row in reversed(self._run(
+            "SELECT matches, at, mu, sigma FROM rating_history WHERE subject = ? AND "
+            "rules = ? ORDER BY matches DESC LIMIT ?", (subject, rules, limit)).fetchall())]
 
     @guarded
     def account_matches(self, account: int, viewer: Viewer) -> list[AccountMatch]:
@@ -578,6 +602,11 @@ class SqlStore:
     def moderation_log(self) -> list[LogEntry]:
         return [LogEntry(*row) for row in self._run(
             "SELECT at, operator, action, target, detail FROM moderation_log ORDER BY id")]
+
+
+_UNSETTLED = "CASE WHEN r.sigma <= ? THEN 0 ELSE 1 END,"
+"""The ladder's first sort key: the settled ratings (sigma at most the query's
+argument) ahead of the provisional ones."""
 
 
 def _played(match_id: str) -> str:

@@ -22,7 +22,7 @@ from wireclient import Server
 
 from pisyedili.server import rules as engine
 from pisyedili.server.service import tap
-from pisyedili.server.store import DAY, Archive
+from pisyedili.server.store import DAY, Archive, RatingPoint
 from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore, backup_file
 from pisyedili.server.table import commands as cmd
@@ -107,6 +107,26 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     assert found["id"] == 7 and found["players"] == players and found["winners"] == [1]
     assert store.match(7)["deals"] == [  # type: ignore[index]
         {"deal_no": 1, "result": {"reason": "out"}, "record": {}}]
+    store.close()
+
+
+def test_a_version_8_database_gets_a_rating_history_from_its_ratings(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    for migration in MIGRATIONS[:8]:
+        migration(conn)
+    conn.execute("INSERT INTO ratings VALUES ('classic', 'a:1', 27.5, 6.0, 9.5, 14, 9, 50.0)")
+    conn.execute("PRAGMA user_version = 8")
+    conn.commit()
+    conn.close()
+
+    store = SqliteStore(path)
+    # The one point known: where the rating stands, at its last update; later matches
+    # add theirs after it.
+    assert store.rating_history("a:1", "classic", 10) == [RatingPoint(14, 50.0, 27.5, 6.0)]
+    store.save_rating("classic", "a:1", 28.0, 5.9, 10.3, True, 60.0)
+    assert store.rating_history("a:1", "classic", 10) == [
+        RatingPoint(14, 50.0, 27.5, 6.0), RatingPoint(15, 60.0, 28.0, 5.9)]
     store.close()
 
 

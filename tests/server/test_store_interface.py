@@ -23,6 +23,7 @@ from pisyedili.server.store import (
     Conflict,
     LadderRow,
     LogEntry,
+    RatingPoint,
     RatingRow,
     SanctionRow,
     Store,
@@ -614,23 +615,51 @@ def test_ratings_are_saved_counted_and_laddered(store: Store) -> None:
     assert store.ratings("classic", []) == {}
     store.save_rating("classic", f"a:{ayse}", 27.0, 7.0, 6.0, True, 10.0)
     store.save_rating("classic", "bot:easy", 23.0, 7.0, 2.0, False, 10.0)
+    store.save_rating("classic", "bot:hard", 23.0, 5.0, 8.0, False, 10.0)  # easy's mu
     store.save_rating("classic", f"a:{ayse}", 28.0, 6.0, 10.0, False, 11.0)
     store.save_rating("classic", "a:999", 20.0, 8.0, -4.0, True, 11.0)  # no such account
     store.save_rating("other", f"a:{ayse}", 25.0, 8.0, 1.0, True, 11.0)
     robo = store.create_account("Robo", ["robo"], "h", 1.0, bot=True)
     store.save_rating("classic", f"a:{robo}", 24.0, 8.0, 0.0, False, 12.0)
-    assert store.ratings("classic", [f"a:{ayse}", "bot:easy", "bot:hard"]) == {
+    assert store.ratings("classic", [f"a:{ayse}", "bot:easy", "bot:wild"]) == {
         f"a:{ayse}": (28.0, 6.0), "bot:easy": (23.0, 7.0)}
-    assert store.ladder("classic", 10) == [
-        LadderRow(f"a:{ayse}", 28.0, 6.0, 10.0, 2, 1, "Ayse"),
-        LadderRow("bot:easy", 23.0, 7.0, 2.0, 1, 0, None),
+    # Settled (sigma 7 or less) by mu, ties by subject; the unsettled only with everyone,
+    # after them, however high their mu.
+    settled = [LadderRow(f"a:{ayse}", 28.0, 6.0, 10.0, 2, 1, "Ayse"),
+               LadderRow("bot:easy", 23.0, 7.0, 2.0, 1, 0, None),
+               LadderRow("bot:hard", 23.0, 5.0, 8.0, 1, 0, None)]
+    assert store.ladder("classic", 10, 7.0) == settled
+    assert store.ladder("classic", 10, 7.0, everyone=True) == [
+        *settled,
         LadderRow(f"a:{robo}", 24.0, 8.0, 0.0, 1, 0, "Robo", True),  # a bot's account
         LadderRow("a:999", 20.0, 8.0, -4.0, 1, 1, None)]
-    assert [row.subject for row in store.ladder("classic", 1)] == [f"a:{ayse}"]
-    assert store.ratings_of("bot:easy") == [RatingRow("classic", 23.0, 7.0, 2.0, 1, 0, 1)]
-    assert store.ratings_of(f"a:{ayse}") == [
+    assert [row.subject for row in store.ladder("classic", 1, 7.0)] == [f"a:{ayse}"]
+    assert [row.subject for row in store.ladder("classic", 10, 6.0)] == [
+        f"a:{ayse}", "bot:hard"]
+    # Each rating's place is the one `ladder(everyone=True)` gives it.
+    assert store.ratings_of("bot:hard", 7.0) == [RatingRow("classic", 23.0, 5.0, 8.0, 1, 0, 2)]
+    assert store.ratings_of(f"a:{robo}", 7.0)[0].above == 3
+    assert store.ratings_of("a:999", 7.0)[0].above == 4
+    assert store.ratings_of(f"a:{ayse}", 7.0) == [
         RatingRow("classic", 28.0, 6.0, 10.0, 2, 1, 0),
         RatingRow("other", 25.0, 8.0, 1.0, 1, 1, 0)]
+
+
+def test_each_rated_match_adds_a_point_to_its_rating_history(store: Store) -> None:
+    store.save_rating("classic", "a:1", 27.0, 7.0, 6.0, True, 10.0)
+    store.save_rating("other", "a:1", 24.0, 8.0, 0.0, False, 10.5)
+    store.save_rating("classic", "a:2", 20.0, 8.0, -4.0, False, 10.5)
+    store.save_rating("classic", "a:1", 28.0, 6.5, 8.5, True, 11.0)
+    store.save_rating("classic", "a:1", 26.0, 6.0, 8.0, False, 12.0)
+    assert store.rating_history("a:1", "classic", 10) == [
+        RatingPoint(1, 10.0, 27.0, 7.0), RatingPoint(2, 11.0, 28.0, 6.5),
+        RatingPoint(3, 12.0, 26.0, 6.0)]
+    assert store.rating_history("a:1", "classic", 2) == [  # the latest, oldest first
+        RatingPoint(2, 11.0, 28.0, 6.5), RatingPoint(3, 12.0, 26.0, 6.0)]
+    assert store.rating_history("a:1", "other", 10) == [RatingPoint(1, 10.5, 24.0, 8.0)]
+    assert store.rating_history("a:3", "classic", 10) == []
+    store.prune(0, now=1e9)  # matches are forgotten; ratings and their history are not
+    assert len(store.rating_history("a:1", "classic", 10)) == 3
 
 
 def test_an_accounts_matches_are_listed_newest_first(store: Store) -> None:
@@ -656,7 +685,8 @@ def test_rating_a_match_in_one_transaction_with_its_accounts(store: Store) -> No
         store.note_match_accounts(match_id, [(0, 41)], True)
         store.save_rating("classic", "a:41", 27.0, 7.0, 6.0, True, 10.0)
         raise RuntimeError("the rating update failed")
-    assert store.account_matches(41, seen_by("Nobody", 41)) == [] and store.ratings_of("a:41") == []
+    assert store.account_matches(41, seen_by("Nobody", 41)) == []
+    assert store.ratings_of("a:41", 7.0) == [] and store.rating_history("a:41", "classic", 9) == []
     assert store.match(match_id) is not None  # the match itself was kept before
 
 

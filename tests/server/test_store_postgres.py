@@ -26,10 +26,10 @@ from twisted.internet.task import Clock, deferLater
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bench.services import free_port
 from pisyedili.server.service import tap
-from pisyedili.server.store import open_store
+from pisyedili.server.store import RatingPoint, open_store
 from pisyedili.server.store.journal import CATCH_UP_SECONDS, StoreJournal
 from pisyedili.server.store.postgres import TABLES, PostgresStore
-from pisyedili.server.store.schema import SCHEMA_VERSION
+from pisyedili.server.store.schema import POSTGRES, SCHEMA_VERSION, VERSIONS
 from pisyedili.server.table.commands import Chat, Play, from_record
 from pisyedili.server.table.effects import MatchOver
 
@@ -73,6 +73,27 @@ def test_the_backup_order_names_every_table_after_those_it_references(
     assert set(TABLES) == tables and len(TABLES) == len(tables)
     for table, referenced in references:
         assert TABLES.index(referenced) < TABLES.index(table), (table, referenced)
+
+
+def test_a_version_8_database_gets_a_rating_history_from_its_ratings(
+        postgres: pg_kit.Cluster) -> None:
+    url = postgres.store()
+    with psycopg.connect(url, autocommit=True) as conn:
+        for version in VERSIONS[:8]:
+            for statement in POSTGRES.statements(version.ddl):
+                conn.execute(statement)  # (an empty store: no data step has rows to move)
+        conn.execute("CREATE TABLE store_schema (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO store_schema VALUES (8)")
+        conn.execute("INSERT INTO ratings VALUES ('classic', 'a:1', 27.5, 6.0, 9.5, 14, 9, 50.0)")
+    store = PostgresStore(url)
+    try:
+        assert store.schema_version() == SCHEMA_VERSION
+        assert store.rating_history("a:1", "classic", 10) == [RatingPoint(14, 50.0, 27.5, 6.0)]
+        store.save_rating("classic", "a:1", 28.0, 5.9, 10.3, True, 60.0)
+        assert store.rating_history("a:1", "classic", 10) == [
+            RatingPoint(14, 50.0, 27.5, 6.0), RatingPoint(15, 60.0, 28.0, 5.9)]
+    finally:
+        store.close()
 
 
 def test_the_url_shown_never_holds_the_password(postgres: pg_kit.Cluster) -> None:

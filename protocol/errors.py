@@ -87,7 +87,7 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list.", fields=("feature",)),
     ErrorCode("internal_error", "The server failed to handle the request; nothing changed "
-              "(in a cluster, maybe something did: the `table` snapshot that follows says).",
+              "(in a cluster, see the `table` snapshot that follows).",
               reconnect=True),
     ErrorCode("cluster_unavailable", "In a cluster, the state the servers share is out of "
               "reach for now; nothing changed. Try again after `retry_after` seconds "
@@ -127,10 +127,10 @@ _ERRORS: tuple[ErrorCode, ...] = (
               "process."),
     ErrorCode("no_such_invite", "No open invitation of yours has that id."),
     # Finished matches (feature `history`).
-    ErrorCode("no_such_match", "No finished match with that id that you may see: it never "
-              "finished, was forgotten, or was played at a private table you did not sit at."),
-    ErrorCode("history_unavailable", "This server keeps no finished matches now (it runs "
-              "without a store, or its store could not be opened)."),
+    ErrorCode("no_such_match", "No finished match with that id that you may see (not "
+              "finished, forgotten, or at a private table you did not sit at)."),
+    ErrorCode("history_unavailable", "This server keeps no finished matches now (no store, "
+              "or one that could not be opened)."),
     # Accounts (feature `accounts`).
     ErrorCode("accounts_unavailable", "This server keeps no accounts (it runs without a "
               "store)."),
@@ -141,10 +141,10 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("bad_login", "Wrong name, password or login token (which of them is not "
               "told)."),
     ErrorCode("too_many_logins", "Too many password attempts from your address, or one on "
-              "that account from your address is still under way; `retry_after` says how "
-              "many seconds to wait.", fields=("retry_after",)),
-    ErrorCode("server_busy", "The server is checking as many passwords as it can; try "
-              "again after `retry_after` seconds.", fields=("retry_after",)),
+              "that account from your address is still under way; wait `retry_after` "
+              "seconds.", fields=("retry_after",)),
+    ErrorCode("server_busy", "The server is checking as many passwords as it can; wait "
+              "`retry_after` seconds.", fields=("retry_after",)),
     ErrorCode("weak_password", "The new password is too short, or blank (`limit`: the "
               "fewest characters).", fields=("limit",)),
     ErrorCode("bad_password", "The new password holds a control character or a "

@@ -33,6 +33,7 @@ from .shapes import (
     OPTIONS,
     PLAYER_ID,
     RATING,
+    RATING_CHANGE_SEAT,
     RECENT_MATCH,
     REPLAY_STEP,
     REPLAY_STEP_MOVES,
@@ -142,13 +143,10 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("name", StrT(L.MAX_TABLE_NAME, text=True), "table name"),
         opt("private", BoolT(), "joined only by invite code (default false)"),
         opt("rated", BoolT(), "its matches change ratings; seats registered players and "
-                              "bots only (default false: casual); from a guest (not "
-                              "logged in), `account_required`"),
+                              "bots only (default false); a guest's is `account_required`"),
         opt("deck", StrT(STACKED_DECK_CHARS),
-            "a stacked deck, on a server whose `welcome` has `test_decks` only (elsewhere "
-            "`test_decks_off`): the cards in dealing order, separated by spaces, exactly "
-            "the table's cards (see Stacked decks); the table is then private and never "
-            "rated"),
+            "a stacked deck: the cards in dealing order, separated by spaces (see Stacked "
+            "decks)"),
         opt("bot_accounts", BoolT(), "bot accounts may sit (default true); false: a bot "
                                      "account is refused a seat (`bot_account_refused`)"),
         REQUEST_ID,
@@ -158,9 +156,10 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("code", StrT(L.MAX_CODE), "invite code (any table)"),
         opt("spectate", BoolT(), "watch only (default false)"),
         REQUEST_ID,
-    ), "Join a table by exactly one of `table` or `code` (neither: `missing_field`; both: "
-       "`bad_field`). You take the first open seat, unless you ask to spectate, no seat is "
-       "open or a match is being played: then you watch.", one_of=("table", "code"),
+    ), "Join a table by exactly one of `table` or `code` (neither: `missing_field` naming "
+       "`table`; both: `bad_field` naming `code`). You take the first open seat, unless "
+       "you ask to spectate, no seat is open or a match is being played: then you "
+       "watch.", one_of=("table", "code"),
        answer="`table`"),
     MessageSpec("play_now", _S, (
         opt("rules", StrT(7, choices=RULE_SETS), "rule set (default classic)"),
@@ -238,8 +237,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         feature="history", answer="`replay`", presence=False),
     MessageSpec("register", _S, (
         req("password", StrT(L.MAX_PASSWORD), "the password (see the password rules)"),
-        opt("bot", BoolT(), "a bot's account: a program plays under it, and everyone is "
-                            "shown so (default false); fixed for the account's life"),
+        opt("bot", BoolT(), "a bot's account, shown as one, for good (default false)"),
         REQUEST_ID,
     ), "Register the name you play under, with a password.", feature="accounts",
         answer="`account`", presence=False),
@@ -268,6 +266,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("leaderboard", _S, (
         opt("rules", StrT(7, choices=RULE_SETS), "rule set (default classic)"),
         opt("limit", IntT(1, 100), "most rows (default 20)"),
+        opt("provisional", BoolT(), "true: provisional ratings too, last"),
         REQUEST_ID,
     ), "The top of a rule set's ladder.", feature="ratings", answer="`leaderboard`",
         presence=False),
@@ -334,8 +333,8 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         opt("registered", BoolT(), "the resumed session is logged in to its name's "
                                    "account (feature `accounts`)"),
         opt("operator", BoolT(), "that account is a server operator (feature `accounts`)"),
-        opt("test_decks", BoolT(), "true on a server for testing clients, where "
-                                   "`create_table` may stack the deck (see Stacked decks)"),
+        opt("test_decks", BoolT(), "true: `create_table` may stack the deck (see Stacked "
+                                   "decks)"),
         REPLY_ID,
     ), "Accepts `hello`."),
     MessageSpec("error", _C, (
@@ -472,6 +471,13 @@ _MESSAGES: tuple[MessageSpec, ...] = (
         req("recent", ListT(RECENT_MATCH, 20), "its latest matches, newest first"),
         REPLY_ID,
     ), "A registered player's ratings and recent matches.", feature="ratings"),
+    MessageSpec("rating_change", _C, (
+        req("table", TABLE_ID, "the table's id"),
+        req("match", ID, "the kept match's id"),
+        req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        req("seats", ListT(RATING_CHANGE_SEAT, MAX_SEATS), "by seat"),
+    ), "How a rated match changed each seat's rating.",
+        feature="ratings"),
     MessageSpec("announcement", _C, (
         req("text", StrT(L.MAX_CHAT, text=True), "the announcement"),
         req("by", NAME, "the operator who sent it"),
@@ -483,9 +489,7 @@ _MESSAGES: tuple[MessageSpec, ...] = (
     MessageSpec("table_lost", _C, (
         req("table", TABLE_ID, "the table's id"),
         req("cause", StrT(13, choices=("server_gone", "seat_released")),
-            "`server_gone`: the server process that held it went away, and no other "
-            "could take it over; `seat_released`: that process could not reach yours for "
-            "longer than the grace period, and let your seat go"),
+            "why (see Running in a cluster)"),
     ), "In a cluster: you are at no table now, though you did not leave it."),
     MessageSpec("player_removed", _C, (
         req("table", TABLE_ID, "the table's id"),

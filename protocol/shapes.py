@@ -93,8 +93,7 @@ SEAT_INFO = MapT(
         req("kind", StrT(5, choices=SEAT_KINDS), "who holds the seat"),
         opt("name", NAME, "player or bot name (not for open seats)"),
         opt("player", PLAYER_ID, "the player id of a human"),
-        opt("bot", BoolT(), "kind `human` only: true when the player is a bot account, "
-                            "a program on its own connection; show it as a bot"),
+        opt("bot", BoolT(), "kind `human` only: true for a bot account; show it as a bot"),
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
         req("ready", BoolT(), "ready to start (bots always are)"),
         opt("connected", BoolT(), "human seats only: false while the player's connection "
@@ -346,11 +345,10 @@ MATCH_PLAYER = MapT(
         opt("level", StrT(6, choices=BOT_LEVELS), "a bot's level"),
         opt("bot", BoolT(), "kind `human` only: true when a bot account held the seat"),
         req("total", POINTS, "the seat's match total"),
-        opt("left_at", TIMESTAMP, "its player left mid-match (`leave_table`, or away past "
-                                  "the grace period and not back by the end), seconds "
-                                  "since 1970 (UTC): a server bot finished the seat"),
-        opt("forfeit", BoolT(), "true: a rated match, so the leaving was a forfeit: the "
-                                "seat ranked below every seat that played on"),
+        opt("left_at", TIMESTAMP, "when its player left mid-match (seconds since 1970, "
+                                  "UTC): a server bot finished the seat"),
+        opt("forfeit", BoolT(), "true: at a rated table, a forfeit (ranked below every "
+                                "seat that played on)"),
     ),
     name="match_player",
 )
@@ -376,10 +374,8 @@ DEAL_RECORD = MapT(
     (
         req("options", OPTIONS, "the deal's options, with `rules` and `players`"),
         req("dealer", SEAT, "the deal's dealer; the next seat opens (C2)"),
-        req("deck", StrT(MAX_DECK_TEXT), "the whole pack in the order it left the deck, "
-                                         "cards separated by spaces: dealt one at a time "
-                                         "from the dealer's left, then the stock from its "
-                                         "top"),
+        req("deck", StrT(MAX_DECK_TEXT), "the whole pack in dealing order, cards "
+                                         "separated by spaces (see Replaying a deal)"),
         req("seed", SEED, "seeds the reshuffles of the discards (C15, K6, K14)"),
         req("moves", ListT(MOVE, REPLAY_MOVES), "the deal's moves in order, from "
                                                 "`replay.from` on"),
@@ -410,6 +406,28 @@ REPLAY_STEP = MapT(
 
 # The named shapes messages share, each documented once in docs/protocol.md.
 RATING_VALUE = FloatT(-1000, 1000)
+SHOWN_RATING = IntT(0, 100_000)
+"""The rating players read (`display`, server/people/rating_scale.py): with mu at most
+1000 (`RATING_VALUE`) it stays under 41,000."""
+SHOWN = req("display", SHOWN_RATING, "the rating to show")
+PROVISIONAL = req("provisional", BoolT(), "show it marked provisional: `1500?`")
+RATING_POINT = MapT(
+    (
+        req("at", FloatT(0, 1e11), "when the match ended"),
+        SHOWN,
+    ),
+    name="rating_point",
+)
+RATING_CHANGE_SEAT = MapT(
+    (
+        req("seat", SEAT, "the seat"),
+        req("name", NAME, "its player, or bot level"),
+        req("before", SHOWN_RATING, "`display` before the match"),
+        req("after", SHOWN_RATING, "and after"),
+        req("provisional", BoolT(), "`after` is provisional"),
+    ),
+    name="rating_change_seat",
+)
 LADDER_ROW = MapT(
     (
         req("rank", IntT(1, L.MAX_ID), "place on the ladder, from 1"),
@@ -417,7 +435,9 @@ LADDER_ROW = MapT(
         req("kind", StrT(6, choices=("player", "bot")), "a registered player or a bot level"),
         opt("level", StrT(6, choices=BOT_LEVELS), "the bot level (kind `bot`)"),
         opt("bot", BoolT(), "kind `player` only: true for a bot account"),
-        req("rating", RATING_VALUE, "the ladder's sort key: mu - 3 sigma"),
+        SHOWN,
+        PROVISIONAL,
+        req("rating", RATING_VALUE, "mu - 3 sigma"),
         req("mu", RATING_VALUE, "OpenSkill mean skill"),
         req("sigma", FloatT(0, 1000), "OpenSkill uncertainty"),
         req("matches", COUNT, "rated matches played"),
@@ -428,6 +448,10 @@ LADDER_ROW = MapT(
 RATING = MapT(
     (
         req("rules", StrT(7, choices=RULE_SETS), "rule set"),
+        SHOWN,
+        PROVISIONAL,
+        req("history", ListT(RATING_POINT, 100), "after its last rated matches, oldest "
+                                                 "first"),
         req("rating", RATING_VALUE, "mu - 3 sigma"),
         req("mu", RATING_VALUE, "OpenSkill mean skill"),
         req("sigma", FloatT(0, 1000), "OpenSkill uncertainty"),
@@ -445,8 +469,7 @@ RECENT_MATCH = MapT(
         req("rated", BoolT(), "it changed ratings"),
         req("seat", SEAT, "the player's seat"),
         req("total", POINTS, "the player's match total"),
-        req("won", BoolT(), "the player won (or shared the win), playing to the end: "
-                            "a seat they left never counts as won"),
+        req("won", BoolT(), "the player won (or shared the win), playing to the end"),
         req("players", ListT(NAME, MAX_SEATS), "every seat's name, by seat"),
     ),
     name="recent_match",
@@ -455,6 +478,7 @@ RECENT_MATCH = MapT(
 SHAPES: dict[str, MapT | TaggedT] = {
     t.name: t
     for t in (MOVE, OPTIONS, SEAT_INFO, TABLE_INFO, TABLE_SUMMARY, YOU, MATCH_INFO,
-              SHEET_ROW, VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY, DEAL_RECORD,
-              REPLAY_STEP, LADDER_ROW, RATING, RECENT_MATCH)
+              SHEET_ROW, VIEW, MUAMELE, RESULT, EVENT, MATCH_PLAYER, MATCH_SUMMARY,
+              DEAL_RECORD, REPLAY_STEP, LADDER_ROW, RATING, RATING_POINT, RATING_CHANGE_SEAT,
+              RECENT_MATCH)
 }

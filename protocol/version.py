@@ -26,7 +26,7 @@ FEATURES: dict[str, str] = {
     "accounts": "Registered names: `register`, `login`, `logout`, `passwd` and their "
                 "answer `account`.",
     "ratings": "Ratings of registered players and bot levels: `leaderboard` and `profile` "
-               "in both directions.",
+               "in both directions, and `rating_change` after a rated match.",
     "invites": "Invitations to a table: `invite`, `answer_invite`, `invited`, "
                "`invite_ended`.",
     "moderation": "Operator requests: `kick`, `mute`, `unmute`, `ban`, `unban`, "

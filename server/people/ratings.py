@@ -15,8 +15,10 @@ the server bot that finished it scored, and an earlier leaver below a later one.
 account never counts the match as won. Otherwise a leaver would be rated for the
 bot's play, and the players who played on would lose rating to a bot. A level that
 holds several seats of one match is one subject: it takes the mean of its seats'
-updates. New subjects start at the model's defaults (mu 25, sigma 25/3); the ladder
-sorts by the conservative estimate mu - 3 sigma (`ordinal`).
+updates. New subjects start at the model's defaults (mu 25, sigma 25/3). Players read
+a rating on a chess-like scale derived from mu and sigma (`rating_scale.py`), by which
+the ladder sorts, settled ratings first; every seat is told its change
+(`rating_change`) once the match is rated, and each rating keeps its history.
 
 The update runs on the store's thread right after the match is recorded, in the same
 call (its own transaction: the match's rows commit first, so a failed rating update
@@ -33,8 +35,10 @@ from typing import Any
 from openskill.models import PlackettLuce
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from pisyedili.server.people.accounts import Account, Accounts
+from pisyedili.server.people.rating_scale import PROVISIONAL_SIGMA, display, provisional
 from pisyedili.server.store import Archive, Store, Viewer
 from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.seats import bot_name
@@ -45,6 +49,11 @@ MODEL = PlackettLuce()
 """The model with its defaults: ratings are comparable only under one set of them."""
 DEFAULT_RULES = "classic"
 RECENT = 10
+HISTORY = 100
+"""The points of a rating's history a profile shows: its latest rated matches."""
+
+Rating = tuple[float, float]
+"""(mu, sigma)."""
 
 
 def subject_of(player: dict[str, Any], accounts: dict[str, int]) -> str | None:
@@ -71,12 +80,15 @@ def ranks(match: MatchOver) -> list[float]:
 
 
 def rate(store: Store, match: MatchOver, subjects: list[str],
-         now: float) -> dict[str, tuple[float, float]]:
-    """Update the ratings of one rated match's `subjects` (by seat); the new (mu, sigma)."""
+         now: float) -> dict[str, tuple[Rating, Rating]]:
+    """Update the ratings of one rated match's `subjects` (by seat); each subject's
+    (mu, sigma) before and after."""
     rows = store.ratings(match.rules, subjects)
     teams = [[MODEL.rating(*rows.get(subject, (None, None)))] for subject in subjects]
     rated = MODEL.rate(teams, ranks=ranks(match))
-    by_subject: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    before = {subject: (team[0].mu, team[0].sigma)
+              for subject, team in zip(subjects, teams, strict=True)}
+    by_subject: dict[str, list[Rating]] = defaultdict(list)
     for subject, (new,) in zip(subjects, rated, strict=True):
         by_subject[subject].append((new.mu, new.sigma))
     won = {subjects[seat] for seat in match.winners if not left(match.players[seat])}
@@ -84,16 +96,32 @@ def rate(store: Store, match: MatchOver, subjects: list[str],
     for subject, values in by_subject.items():
         mu = sum(v[0] for v in values) / len(values)
         sigma = sum(v[1] for v in values) / len(values)
-        result[subject] = (mu, sigma)
+        result[subject] = (before[subject], (mu, sigma))
         store.save_rating(match.rules, subject, mu, sigma, mu - 3 * sigma, subject in won,
                           now)
     return result
 
 
-def record(store: Store, match: MatchOver, accounts: dict[str, int], rated: bool) -> int:
-    """Keep the match, then note its accounts and (rated) rate it; the match's id."""
+def rating_change(match: MatchOver, match_id: int, subjects: list[str],
+                  changes: dict[str, tuple[Rating, Rating]]) -> Message:
+    """The `rating_change` that tells a rated match's table how each seat's rating
+    moved, as players read it (`rating_scale`)."""
+    seats = []
+    for player, subject in zip(match.players, subjects, strict=True):
+        (mu, _), (new_mu, new_sigma) = changes[subject]
+        seats.append({"seat": player["seat"], "name": player["name"], "before": display(mu),
+                      "after": display(new_mu), "provisional": provisional(new_sigma)})
+    return {"type": "rating_change", "table": match.table_id, "match": match_id,
+            "rules": match.rules, "seats": seats}
+
+
+def record(store: Store, match: MatchOver, accounts: dict[str, int],
+           rated: bool) -> tuple[int, Message | None]:
+    """Keep the match, then note its accounts and (rated) rate it; the match's id, and
+    (rated) the `rating_change` for its table."""
     match_id = store.record_match(match)
     subjects = [subject_of(p, accounts) for p in match.players]
+    told = None
     with store.transaction():
         store.note_match_accounts(match_id, [
             (p["seat"], accounts[p["name"]])
@@ -101,17 +129,27 @@ def record(store: Store, match: MatchOver, accounts: dict[str, int], rated: bool
         if rated:
             known = [s for s in subjects if s is not None]
             if len(known) == len(subjects):
-                rate(store, match, known, match.finished_at)
+                changes = rate(store, match, known, match.finished_at)
+                told = rating_change(match, match_id, known, changes)
             else:  # cannot happen through the protocol: a guest cannot sit there
                 log.warn("match {id}: a seat had no account; not rated", id=match_id)
-    return match_id
+    return match_id, told
 
 
-def leaderboard(store: Store, rules: str, limit: int) -> list[Message]:
+def _scaled(mu: float, sigma: float) -> Message:
+    """The fields every rating on the wire has: what players read (`display`,
+    `provisional`) and the model's figures (`rating` for older clients)."""
+    return {"display": display(mu), "provisional": provisional(sigma),
+            "rating": round(mu - 3 * sigma, 3), "mu": round(mu, 3), "sigma": round(sigma, 3)}
+
+
+def leaderboard(store: Store, rules: str, limit: int,
+                everyone: bool = False) -> list[Message]:
+    """The ladder's rows: settled ratings by `display`, then (`everyone`) the
+    provisional ones."""
     out = []
-    for rank, row in enumerate(store.ladder(rules, limit), 1):
-        entry: Message = {"rank": rank, "rating": round(row.ordinal, 3),
-                          "mu": round(row.mu, 3), "sigma": round(row.sigma, 3),
+    for rank, row in enumerate(store.ladder(rules, limit, PROVISIONAL_SIGMA, everyone), 1):
+        entry: Message = {"rank": rank, **_scaled(row.mu, row.sigma),
                           "matches": row.matches, "wins": row.wins}
         if row.subject.startswith("bot:"):
             level = row.subject[4:]
@@ -129,9 +167,12 @@ def profile(store: Store, account: int, name: str, viewer: Viewer,
     """An account's ratings and kept matches as `viewer` may see them: its private
     matches count and show only for a viewer who played them too (`Store.account_matches`).
     `bot`: it is a bot's account, which the answer says."""
-    ratings = [{"rules": r.rules, "rating": round(r.ordinal, 3), "mu": round(r.mu, 3),
-                "sigma": round(r.sigma, 3), "matches": r.matches, "wins": r.wins,
-                "rank": r.above + 1} for r in store.ratings_of(f"a:{account}")]
+    subject = f"a:{account}"
+    ratings = [{"rules": r.rules, **_scaled(r.mu, r.sigma), "matches": r.matches,
+                "wins": r.wins, "rank": r.above + 1,
+                "history": [{"at": p.at, "display": display(p.mu)}
+                            for p in store.rating_history(subject, r.rules, HISTORY)]}
+               for r in store.ratings_of(subject, PROVISIONAL_SIGMA)]
     matches = wins = 0
     recent: list[Message] = []
     for m in store.account_matches(account, viewer):
@@ -155,29 +196,38 @@ class Ratings:
         self._archive = archive
         self._accounts = accounts
 
-    def on_match(self, match: MatchOver) -> Deferred[Any]:
+    def on_match(self, match: MatchOver) -> Deferred[Message | None]:
+        """Keep `match` (and rate it); what its table is to be told then: the
+        `rating_change` of a rated match, None for a casual one or a failure (logged)."""
         rated = match.rated
         seated = {}
         for p in match.players:
             account = self._accounts.find(p["name"]) if p["kind"] == "human" else None
             if account is not None and account.name == p["name"]:
                 seated[p["name"]] = account.id
+
+        def kept(done: tuple[int, Message | None]) -> Message | None:
+            log.info("store: match {id} kept (table {table}, rated={rated})",
+                     id=done[0], table=match.table_id, rated=rated)
+            return done[1]
+
+        def lost(failure: Failure) -> None:
+            log.failure("store: match at table {table} not kept", failure,
+                        table=match.table_id)
+
         d = self._archive.use(lambda store: record(store, match, seated, rated))
-        d.addCallbacks(
-            lambda match_id: log.info("store: match {id} kept (table {table}, rated={rated})",
-                                      id=match_id, table=match.table_id, rated=rated),
-            lambda f: log.failure("store: match at table {table} not kept", f,
-                                  table=match.table_id))
-        return d
+        return d.addCallbacks(kept, lost)
 
     def account(self, name: str) -> Account | None:
         """The account a `profile` asks for by name (or a look-alike of it)."""
         return self._accounts.find(name)
 
 
-def leaderboard_page(store: Store, rules: str, limit: int) -> Message:
+def leaderboard_page(store: Store, rules: str, limit: int,
+                     everyone: bool = False) -> Message:
     """The `leaderboard` answer, read on the store's thread."""
-    return {"type": "leaderboard", "rules": rules, "rows": leaderboard(store, rules, limit)}
+    return {"type": "leaderboard", "rules": rules,
+            "rows": leaderboard(store, rules, limit, everyone)}
 
 
 def profile_page(store: Store, account_id: int, name: str, viewer: Viewer,

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -224,9 +225,24 @@ class TableRunner:
     def _match_over(self, match: MatchOver) -> None:
         """A match is kept (and rated) once the journal has the command that ended it:
         a table let go meanwhile (its holder moved on, and that command with it) never
-        ended this match."""
+        ended this match. What `on_match` answers, if a Deferred message, is told to the
+        match's players and the table's members once it fires (a rated match's
+        `rating_change`)."""
         if self._on_match is not None and not self._let_go:
-            self._on_match(match)
+            told = self._on_match(match)
+            if isinstance(told, Deferred):
+                told.addCallback(self._tell_players, match)
+
+    def _tell_players(self, msg: object, match: MatchOver) -> None:
+        """Send `msg` to the sessions that held the match's seats, wherever they are
+        now, and to whoever is at the table (spectators, and players who came back)."""
+        if not isinstance(msg, dict):
+            return
+        to = {str(p["player"]) for p in match.players if p.get("player") is not None}
+        if not self._let_go and not self.core.closed:
+            to.update(self.core.members())
+        for member in sorted(to):
+            self._deliver(member, msg)
 
     def _cancel(self, key: str) -> None:
         call = self._calls.pop(key, None)

@@ -148,7 +148,7 @@ async def test_a_rated_match_rates_a_bot_account_and_the_ladder_and_history_say_
         assert server.archive is not None
         await server.archive.flush()
 
-        board = await ayse.request("leaderboard", rules="classic")
+        board = await ayse.request("leaderboard", rules="classic", provisional=True)
         rows = {row["name"]: row for row in board["rows"]}
         assert set(rows) == {"Ayşe", "Robo", "bot (easy)"}
         assert rows["Robo"]["kind"] == "player" and rows["Robo"]["bot"] is True

@@ -1,7 +1,9 @@
 """Ratings over loopback: a rated match updates the players' and the bot level's
 OpenSkill ratings exactly as the library's own `rate()` computes them from the final
-ranking (C16: the lowest total wins); a casual match leaves them alone; guests do not
-sit at rated tables."""
+ranking (C16: the lowest total wins), and tells its seats and its watchers the change
+on the scale players read; a casual match leaves them alone and tells nothing; the
+ladder shows settled ratings unless asked for the provisional ones; a profile carries
+each rating's history; guests do not sit at rated tables."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from wireclient import Msg, Server, WireClient
 
 from pisyedili.server.people import ratings
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
+from pisyedili.server.people.rating_scale import PROVISIONAL_SIGMA, display
 from pisyedili.server.store import MEMORY, Archive, open_store
 from pisyedili.server.table.effects import MatchOver
 
@@ -37,18 +40,25 @@ async def member(server: Server, name: str) -> WireClient:
 
 
 async def play_match(server: Server, host: WireClient, other: WireClient, *,
-                     rated: bool, seed: int) -> Msg:
-    """Host, other and an easy bot play one deal of classic to its end; `match_end`."""
+                     rated: bool, seed: int, watcher: WireClient | None = None) -> Msg:
+    """Host, other and an easy bot play one deal of classic to its end (`watcher`
+    watching it); `match_end`."""
     snap = await host.ok("create_table", rules="classic", seats=3, rated=rated,
                          options={"match_end": "deals:1"})
     joined = await other.ok("join_table", table=snap["table"]["id"])
     assert joined["you"]["seat"] == 1
+    if watcher is not None:
+        await watcher.ok("join_table", table=snap["table"]["id"], spectate=True)
     await host.ok("add_bot", seat=2, level="easy")
     await other.ok("ready", ready=True)
     await host.ok("start")
     rng = random.Random(seed)
     ends: list[Any] = await gatherResults([
         Deferred.fromCoroutine(play_to_match_end(c, rng)) for c in (host, other)])
+    if watcher is not None:  # told as a member of the table: it stays till then
+        if rated:
+            await watcher.wait(lambda m: m["type"] == "rating_change", consume=False)
+        await watcher.ok("leave_table")
     for client in (host, other):
         await client.ok("leave_table")
     assert server.archive is not None
@@ -71,7 +81,9 @@ async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does(
         model = PlackettLuce()
         expected = model.rate([[model.rating()] for _ in range(3)],
                               ranks=[float(t) for t in end["totals"]])
-        board = await ayse.request("leaderboard", rules="classic")
+        # One rated match settles nobody: the ladder is empty unless asked for them.
+        assert (await ayse.request("leaderboard", rules="classic"))["rows"] == []
+        board = await ayse.request("leaderboard", rules="classic", provisional=True)
         assert board["type"] == "leaderboard", board
         rows = by_name(board["rows"])
         assert set(rows) == {"Ayşe", "Mehmet", "bot (easy)"}
@@ -81,15 +93,16 @@ async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does(
             assert row["mu"] == pytest.approx(new.mu, abs=1e-3), name
             assert row["sigma"] == pytest.approx(new.sigma, abs=1e-3), name
             assert row["rating"] == pytest.approx(new.ordinal(), abs=1e-3), name
+            assert row["display"] == display(new.mu) and row["provisional"] is True, name
             assert (row["matches"], row["wins"]) == (1, int(seat in end["winners"])), name
         assert rows["bot (easy)"]["kind"] == "bot" and rows["bot (easy)"]["level"] == "easy"
         assert [r["rank"] for r in board["rows"]] == [1, 2, 3]
-        assert [r["rating"] for r in board["rows"]] == sorted(
-            (r["rating"] for r in board["rows"]), reverse=True)
+        assert [r["mu"] for r in board["rows"]] == sorted(
+            (r["mu"] for r in board["rows"]), reverse=True)
 
         # A casual match: the ratings stay; the profile counts the match all the same.
         casual_end = await play_match(server, ayse, mehmet, rated=False, seed=4)
-        after = await ayse.request("leaderboard", rules="classic")
+        after = await ayse.request("leaderboard", rules="classic", provisional=True)
         assert after["rows"] == board["rows"]
         profile = await mehmet.request("profile", name="ayşe")
         assert profile["type"] == "profile" and profile["name"] == "Ayşe"
@@ -99,8 +112,90 @@ async def test_a_rated_match_rates_players_and_the_bot_level_as_openskill_does(
         assert profile["recent"][1]["players"] == ["Ayşe", "Mehmet", "bot 3"]
         (rating,) = profile["ratings"]
         assert rating["mu"] == rows["Ayşe"]["mu"] and rating["rank"] == rows["Ayşe"]["rank"]
+        assert (rating["display"], rating["provisional"]) == (rows["Ayşe"]["display"], True)
+        assert [p["display"] for p in rating["history"]] == [rows["Ayşe"]["display"]]
+        assert all(not c.invalid for c in (ayse, mehmet))
         empty = await ayse.request("leaderboard", rules="cardiva")
         assert empty["rows"] == []
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_seat_and_watcher_is_told_each_rated_matchs_change() -> None:
+    server = await start()
+    try:
+        ayse, mehmet = await member(server, "Ayşe"), await member(server, "Mehmet")
+        watcher = await server.connect("Zeynep")  # a guest may watch a rated table
+        changes: list[list[Msg]] = []
+        for seed in (3, 4):
+            await play_match(server, ayse, mehmet, rated=True, seed=seed, watcher=watcher)
+            told = [await c.wait_type("rating_change") for c in (ayse, mehmet, watcher)]
+            assert told[0] == told[1] == told[2], told
+            changes.append(told[0]["seats"])
+        first, second = changes
+        assert [(s["seat"], s["name"]) for s in first] == [
+            (0, "Ayşe"), (1, "Mehmet"), (2, "bot 3")]
+        assert all(s["before"] == 1500 and s["provisional"] for s in first)
+        # The second match starts where the first left each seat.
+        assert [s["before"] for s in second] == [s["after"] for s in first]
+        board = await ayse.request("leaderboard", rules="classic", provisional=True)
+        shown = {r["name"]: r["display"] for r in board["rows"]}
+        # (A server bot is named by its seat at its table; its level's row by the level.)
+        assert {s["name"].replace("bot 3", "bot (easy)"): s["after"] for s in second} == shown
+        profile = await watcher.request("profile", name="Mehmet")
+        (rating,) = profile["ratings"]
+        assert [p["display"] for p in rating["history"]] == [first[1]["after"],
+                                                             second[1]["after"]]
+        assert rating["history"][0]["at"] <= rating["history"][1]["at"]
+
+        # A casual match tells nothing: by a ping's answer, which the server sends
+        # after anything the kept match could have caused, none came.
+        await play_match(server, ayse, mehmet, rated=False, seed=5, watcher=watcher)
+        for client in (ayse, mehmet, watcher):
+            start_at = len(client.received)
+            await client.ok("ping")
+            assert "rating_change" not in [m["type"] for m in client.received[start_at:]]
+        assert all(not c.invalid for c in (ayse, mehmet, watcher))
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_ladder_leaves_provisional_ratings_out_and_marks_bots(db: str) -> None:
+    server = await start(db)
+    try:
+        ayse, robo = await member(server, "Ayşe"), await server.connect("Robo")
+        assert (await robo.request("register", password=PASSWORD, bot=True))["bot"] is True
+        await member(server, "Mehmet")
+        assert server.archive is not None
+        accounts = server.factory.accounts
+        assert accounts is not None
+        subject = {name: f"a:{accounts.find(name).id}"  # type: ignore[union-attr]
+                   for name in ("Ayşe", "Robo", "Mehmet")}
+        settled, unsure = PROVISIONAL_SIGMA - 1, PROVISIONAL_SIGMA + 1
+        seeded = [(subject["Ayşe"], 26.0, settled), ("bot:hard", 31.0, settled),
+                  (subject["Robo"], 24.0, settled), (subject["Mehmet"], 40.0, unsure)]
+
+        def seed(store: Any) -> None:
+            for who, mu, sigma in seeded:
+                store.save_rating("classic", who, mu, sigma, mu - 3 * sigma, False, 1.0)
+
+        await server.archive.use(seed)
+        board = await ayse.request("leaderboard", rules="classic")
+        assert [(r["rank"], r["name"], r["kind"], r.get("bot"), r["display"],
+                 r["provisional"]) for r in board["rows"]] == [
+            (1, "bot (hard)", "bot", None, display(31.0), False),
+            (2, "Ayşe", "player", None, display(26.0), False),
+            (3, "Robo", "player", True, display(24.0), False)]
+        everyone = await ayse.request("leaderboard", rules="classic", provisional=True)
+        assert [(r["name"], r["provisional"]) for r in everyone["rows"]][3:] == [
+            ("Mehmet", True)]  # after every settled rating, however high
+        profile = await ayse.request("profile", name="Mehmet")
+        (rating,) = profile["ratings"]
+        assert (rating["display"], rating["provisional"], rating["rank"]) == (
+            display(40.0), True, 4)
+        assert not ayse.invalid
     finally:
         await server.stop()
 

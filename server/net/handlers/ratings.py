@@ -28,7 +28,9 @@ def _leaderboard(conn: Connection, s: Session, msg: Message,
     _ratings(conn)
     rules = msg.get("rules", ratings.DEFAULT_RULES)
     limit = msg.get("limit", 20)
-    answer_from_store(conn, reply, lambda store: ratings.leaderboard_page(store, rules, limit))
+    everyone = msg.get("provisional", False)
+    answer_from_store(conn, reply, lambda store: ratings.leaderboard_page(
+        store, rules, limit, everyone))
     return None
 
 

@@ -521,12 +521,16 @@ def _logout(args: list[str], ctx: Context) -> Parsed:
 def _top(args: list[str], ctx: Context) -> Parsed:
     rules = [r for r in map(typed_rules, args) if r is not None]
     counts = [a for a in args if a.isdigit() and 1 <= int(a) <= 100]
-    if len(args) != len(rules) + len(counts) or len(rules) > 1 or len(counts) > 1:
+    everyone = [a for a in args if a.lower() == "all"]
+    if len(args) != len(rules) + len(counts) + len(everyone) or max(
+            len(rules), len(counts), len(everyone)) > 1:
         return Invalid(_("Usage: {usage}", usage=usage_words(
-            f"/top [{_choices(RULE_SETS, rules_name)}] [HOW-MANY, 1-100]")))
+            f"/top [{_choices(RULE_SETS, rules_name)}] [HOW-MANY, 1-100] [all]")))
     msg: Message = {"type": "leaderboard", "rules": rules[0] if rules else RULE_SETS[0]}
     if counts:
         msg["limit"] = int(counts[0])
+    if everyone:  # provisional ratings too, after the settled ones
+        msg["provisional"] = True
     return Request(msg)
 
 
@@ -646,7 +650,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "every device)"), _logout, "account"),
     CommandSpec("passwd", "/passwd", "/passwd", N_("change your password (asks for both)"),
                 _secret("passwd", "/passwd"), "account"),
-    CommandSpec("top", "/top [RULES] [N]", "/top cardiva", N_("the rating ladder of a rule set"),
+    CommandSpec("top", "/top [RULES] [N] [all]", "/top cardiva", N_(
+                "the rating ladder of a rule set (all: provisional ratings too)"),
                 _top, "account"),
     CommandSpec("profile", "/profile NAME", "/profile Ayşe", N_("a player's ratings and "
                 "latest matches"), _named("profile", "/profile NAME"), "account"),

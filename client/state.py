@@ -217,6 +217,11 @@ class ClientState:
     def _on_profile(self, msg: Message, now: float) -> list[Fragments]:
         return render.profile_lines(msg)
 
+    def _on_rating_change(self, msg: Message, now: float) -> list[Fragments]:
+        if (self.table or {}).get("id") == msg.get("table"):  # its seats as the log names them
+            return render.rating_change_lines(msg, self.names(), self.my_seat)
+        return render.rating_change_lines(msg, {}, None, self.name)
+
     def _on_announcement(self, msg: Message, now: float) -> list[Fragments]:
         return [[("class:title", _("announcement from {name}: {text}", name=msg.get("by"),
                                    text=msg.get("text")))]]

@@ -71,6 +71,7 @@ INTEGRATION_TESTS = (
     "client/test_client_friction_tmux.py",
     "client/test_client_languages_tmux.py",
     "client/test_client_no_english_tmux.py",
+    "client/test_client_ratings_tmux.py",  # a server process, `pisyedili` in tmux
     "client/test_client_replay.py",
     "client/test_client_sessions.py",
     "client/test_client_sheet_tmux.py",  # `pisyedili play` and `replay` in tmux
@@ -114,6 +115,7 @@ INTEGRATION_TESTS = (
     "web/test_web_play.py",
     "web/test_web_sheet.py",  # Chromium
     "web/test_web_process.py",
+    "web/test_web_ratings.py",  # Chromium
     "web/test_web_reach.py",  # Chromium
     "web/test_web_sanctions.py",  # Chromium
     "web/test_web_table.py",

@@ -9,8 +9,9 @@ the picture rather than crashing the client.
 One module a screen: `text` (fragments and layout), `cards` (cards, hands, moves),
 `table` (seats, events, results, the status area), `sheet` (the score sheet), `lobby`
 (tables and finished matches), `settings` (rule sets, bot levels and names, table
-options in words), `help` (help, refusals, rules, ladder, profiles).  The names below
-are the public surface: callers import this package, not its modules.
+options in words), `help` (help, refusals, rules), `ratings` (the ladder, profiles, a
+rated match's change).  The names below are the public surface: callers import this
+package, not its modules.
 """
 
 from .cards import (
@@ -33,8 +34,6 @@ from .help import (
     REFUSALS,
     about,
     help_lines,
-    ladder_lines,
-    profile_lines,
     refusal,
     rules_lines,
     sanction,
@@ -50,6 +49,7 @@ from .lobby import (
     match_row,
     tables_count,
 )
+from .ratings import ladder_lines, profile_lines, rating_change_lines, rating_text, signed
 from .settings import (
     bot_name,
     bot_with_level,
@@ -156,6 +156,8 @@ __all__ = [
     "points_count",
     "profile_lines",
     "progress",
+    "rating_change_lines",
+    "rating_text",
     "refusal",
     "rules_lines",
     "rules_name",
@@ -167,6 +169,7 @@ __all__ = [
     "seat_names",
     "sep",
     "server_bot",
+    "signed",
     "spread",
     "status",
     "suit",

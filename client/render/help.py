@@ -1,22 +1,21 @@
-"""Help pages, refusals, the rules summary of `/rules`, the ladder and profiles."""
+"""Help pages, refusals and the rules summary of `/rules`."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from prompt_toolkit.utils import get_cwidth
 
 from pisyedili.protocol.shapes import BOT_LEVELS, RULE_SETS
 
 from .. import catalogs
-from ..i18n import CHOICES, ENGLISH, N_, _, current, date, ngettext, number
+from ..i18n import CHOICES, ENGLISH, N_, _, current, ngettext, number
 from ..parse import COMMANDS, REPLAY_COMMANDS, CommandSpec, usage_words
 from .cards import card, suit
-from .settings import level_name, options_text, rules_name, server_bot
-from .table import and_list, shown_name
+from .settings import level_name, options_text, rules_name
+from .table import and_list
 from .text import DEFAULT_LOOK, Dict, Fragments, Look, wrap
 
 HELP_TOPICS = ("moves", "table", "lobby", "replay", "account", "operator", "screen")
@@ -365,49 +364,3 @@ def rules_lines(rules: str | None, options: Dict | None) -> list[Fragments]:
         opts = options_text(options)
         lines.append([("class:dim", "  " + _("options: {options}", options=opts))])
     return lines
-
-
-def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
-    """`/top`: the rating ladder of one rule set."""
-    rows = msg.get("rows") or []
-    out: list[Fragments] = [[("class:title", _("Top {count} ({rules})", count=len(rows),
-                                               rules=rules_name(msg.get("rules"))))]]
-    if not rows:
-        return [*out, [("class:dim", "  " + _("nobody has played a rated match of it yet"))]]
-    for row in rows:
-        rank = f"{number(row['rank']):>3}"
-        rating = f"{number(row['rating'], 2):>7}"
-        out.append([("", f"  {rank}. {shown_name(row):<24} {rating}  " + _(
-            "({played} played, {won} won)", played=row["matches"], won=row["wins"]))])
-    return out
-
-
-def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
-    """`/profile NAME`: ratings, then the latest matches."""
-    out: list[Fragments] = [[("class:title", _("{name}: {matches} matches, {wins} won",
-                                               name=shown_name(msg),
-                                               matches=msg.get("matches", 0),
-                                               wins=msg.get("wins", 0)))]]
-    for r in msg.get("ratings") or []:
-        out.append([("", "  " + _("{rules}: rating {rating} (mu {mu}, sigma {sigma}), "
-                                  "#{rank}, {matches} rated", rules=rules_name(r["rules"]),
-                                  rating=number(r["rating"], 2),
-                                  mu=number(r["mu"], 2),
-                                  sigma=number(r["sigma"], 2), rank=r["rank"],
-                                  matches=r["matches"]))])
-    for m in msg.get("recent") or []:
-        others = ", ".join(server_bot(n) or n for i, n in enumerate(m["players"])
-                           if i != m["seat"])
-        fields = {"when": date(m["finished_at"]), "rules": rules_name(m["rules"]),
-                  "total": m["total"],
-                  "others": others}
-        if m["rated"]:
-            text = (_("{when} {rules} rated: won with {total} points vs {others}", **fields)
-                    if m["won"] else
-                    _("{when} {rules} rated: lost with {total} points vs {others}", **fields))
-        else:
-            text = (_("{when} {rules} casual: won with {total} points vs {others}", **fields)
-                    if m["won"] else
-                    _("{when} {rules} casual: lost with {total} points vs {others}", **fields))
-        out.append([("class:dim", "  " + text)])
-    return out

@@ -35,7 +35,8 @@ const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
 const acc = createAccount();
 const mod = createModeration();
 const replays = createReplays((msg) => wire.request(msg, { quiet: true }), () => render());
-const pages = { route: null, data: null, asked: null }; // the hash page and its reply
+const pages = { route: null, data: null, asked: null, ladderAll: false }; // the hash page and its reply
+// (`ladderAll`: the leaderboard lists provisional ratings too, after the settled ones)
 const $ = (id) => document.getElementById(id);
 const main = $("main");
 let logShown = 0;
@@ -306,6 +307,11 @@ const act = {
   ladder(rules) {
     window.location.hash = rules === "classic" ? "#ladder" : `#ladder=${rules}`;
   },
+  ladderAll(on) {
+    pages.ladderAll = on;
+    loadPage();
+    render();
+  },
   historyPage(offset) {
     loadPage(offset);
   },
@@ -571,12 +577,13 @@ function loadPage(offset = 0) {
     replays.open(route.match);
     return;
   }
-  const key = `${JSON.stringify(route)}@${offset}`; // the route read, not the hash now
+  const all = route.page === "ladder" && pages.ladderAll;
+  const key = `${JSON.stringify(route)}@${offset}${all ? "+all" : ""}`; // the route read, not the hash now
   if (pages.asked === key) return;
   pages.asked = key;
   pages.data = null;
   let msg;
-  if (route.page === "ladder") msg = { type: "leaderboard", rules: route.rules, limit: 50 };
+  if (route.page === "ladder") msg = { type: "leaderboard", rules: route.rules, limit: 50, ...(all ? { provisional: true } : {}) };
   else if (route.page === "profile") msg = { type: "profile", name: route.name };
   else msg = { type: "history", of: route.of, name: route.name, offset, limit: HISTORY_PAGE };
   if (msg.name === undefined) delete msg.name;
@@ -635,7 +642,7 @@ function render() {
       lobbyScreen(state, act, { codeError: ui.codeError }),
       h("div", { class: "lobby-side" }, accountPanel(state, acc, act), moderationPanel(acc, mod, act)));
   } else if (screen === "ladder") {
-    content = ladderPage(pages.data, pages.route.rules, act);
+    content = ladderPage(pages.data, pages.route.rules, act, pages.ladderAll);
   } else if (screen === "profile") {
     content = profilePage(pages.route.name, pages.data);
   } else if (screen === "history") {

@@ -39,6 +39,7 @@ export function createState() {
     rematch: null, // {agreed, declined}
     matchEnd: null, // {totals, winners}
     sheet: [], // the match's score sheet: a sheet_row per finished deal (docs/protocol.md)
+    ratingChange: null, // the table's last `rating_change`, shown with the match's result
     inFlight: false, // a move was sent and its update has not come
     log: [], // {seq, text, cls}
     logSeq: 0,
@@ -211,6 +212,7 @@ const HANDLERS = {
     if (before.phase !== "playing" && msg.table.phase === "playing") {
       state.matchEnd = null;
       state.rematch = null;
+      state.ratingChange = null;
     }
     for (const line of seatChanges(state, before, msg.table)) note(state, line, "dim");
   },
@@ -234,6 +236,16 @@ const HANDLERS = {
   },
   rematch(state, msg) {
     state.rematch = { agreed: msg.agreed || [], declined: msg.declined || [] };
+  },
+  rating_change(state, msg) {
+    // Told to every seat of a rated match wherever they are now: the log says it, and
+    // at that table the match's result shows it too.
+    const atTable = Boolean(state.table && state.table.id === msg.table);
+    if (atTable) state.ratingChange = msg;
+    const mine = (seat) => (atTable ? seat.seat === mySeat(state) : Boolean(state.me) && seat.name === state.me.name);
+    for (const seat of msg.seats || []) {
+      note(state, (seen) => ratingChangeText(seat, atTable ? seen : null), mine(seat) ? "good" : "");
+    }
   },
   replaced(state) {
     note(state, () => t("This session was taken over by another window or tab; this one stops."), "error");
@@ -285,6 +297,27 @@ function noteEvent(state, ev) {
   if (line) note(state, (seen) => describeEvent(seen, ev).text, line.cls);
 }
 
+/** A rating as players read it: `1523`, or `1500?` while provisional. */
+export function ratingText(value, provisional) {
+  return provisional ? t("{rating}?", { rating: value }) : num(value);
+}
+
+/** A rating's change with its sign: +23, −7, ±0. */
+export function signedChange(n) {
+  if (n > 0) return `+${num(n)}`;
+  return n < 0 ? `−${num(-n)}` : `±${num(0)}`;
+}
+
+/** One seat of a `rating_change`: "Ayşe: 1500 → 1523, +23". With `seen` (the table the
+ * match was played at, and our place at it), the seat is named as the log names it:
+ * "you", a bot by its seat, in the page's language. */
+export function ratingChangeText(seat, seen = null) {
+  const mark = seat.provisional === true;
+  return t("{name}: {before} → {after}, {change}", { name: seen ? seatName(seen, seat.seat) : seat.name,
+    before: ratingText(seat.before, mark), after: ratingText(seat.after, mark),
+    change: signedChange(seat.after - seat.before) });
+}
+
 /** Why a cluster's server let us go from our table (`table_lost.cause`). */
 export function tableLostText(cause) {
   return cause === "server_gone" ? t("The table was lost: the server that held it went away.")
@@ -294,7 +327,7 @@ export function tableLostText(cause) {
 /** Leaving a table: the lobby is what is left. */
 export function leftTable(state) {
   Object.assign(state, { table: null, you: null, view: null, match: null, moves: [],
-    deadlineAt: null, rematch: null, matchEnd: null, inFlight: false,
+    deadlineAt: null, rematch: null, matchEnd: null, ratingChange: null, inFlight: false,
     dealLog: { deal_no: null, count: 0 }, drawn: [], sheet: [] });
 }
 

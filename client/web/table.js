@@ -9,7 +9,7 @@ import { optionsText } from "./lobby.js";
 import { rulesPanel } from "./rules.js";
 import { sheetTable } from "./sheet.js";
 import {
-  dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, seatLabel, seatName, rulesName, seatsAfter, tableName, winnersText,
+  dealHeadline, hasFeature, levelName, matchProgress, mySeat, myTurn, prompt, ratingChangeText, seatLabel, seatName, rulesName, seatsAfter, tableName, winnersText,
 } from "./state.js";
 import { num, said, t, tn } from "./words.js";
 
@@ -391,12 +391,27 @@ function matchResult(state, act) {
   return h("div", { class: "panel match-result", id: "match-result", role: "region", "aria-label": t("match result") },
     h("h3", {}, winners.length ? t("Match over: {winners} won", { winners: winnersText(state, winners) }) : t("Match over")),
     h("ol", { class: "totals" }, order.map(([p, seat]) => h("li", {}, `${seatName(state, seat)}: ${num(p)}`))),
+    ratingChanges(state),
     agreed.length ? h("p", {}, t("Playing again: {names}", { names: agreed.join(", ") })) : null,
     canRematch ? h("div", { class: "buttons" },
       h("button", { type: "button", id: "rematch", class: "primary", dataset: { key: "rematch" },
         onclick: () => act.send({ type: "rematch", agree: true }) }, t("Play again")),
       h("button", { type: "button", id: "no-rematch", dataset: { key: "no-rematch" },
         onclick: () => act.send({ type: "rematch", agree: false }) }, t("No more"))) : null);
+}
+
+/** How the rated match moved each seat's rating, once the server has rated it. */
+function ratingChanges(state) {
+  const told = state.ratingChange;
+  if (!told || told.table !== state.table.id) return null;
+  const me = mySeat(state);
+  return h("div", { id: "rating-changes" },
+    h("h4", {}, t("Ratings")),
+    h("ul", { class: "rating-changes" }, told.seats.map((seat) => {
+      const change = seat.after - seat.before;
+      return h("li", { class: seat.seat === me ? "mine" : "", dataset: { seat: String(seat.seat) } },
+        h("span", { class: change > 0 ? "up" : change < 0 ? "down" : "" }, ratingChangeText(seat, state)));
+    })));
 }
 
 /** Sound and notices, off until turned on (notice.js remembers the choice). */

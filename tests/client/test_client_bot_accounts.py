@@ -9,8 +9,8 @@ from client_kit import seat, table_info
 
 from pisyedili.client import render
 from pisyedili.client.render import plain
-from pisyedili.client.render.help import ladder_lines, profile_lines
 from pisyedili.client.render.lobby import match_row
+from pisyedili.client.render.ratings import ladder_lines, profile_lines
 from pisyedili.client.replay import MatchReplay
 from pisyedili.protocol.shapes import LADDER_ROW, MATCH_SUMMARY
 
@@ -40,10 +40,12 @@ def test_finished_matches_the_ladder_and_a_profile_mark_a_bot_account() -> None:
     assert "Ayşe 12, Robo (bot) 3" in row and "won: Robo (bot)" in row
     assert MatchReplay(match, ()).names() == {0: "Ayşe", 1: "Robo (bot)"}  # its replay
 
-    rows = [{"rank": 1, "name": "Robo", "kind": "player", "bot": True, "rating": 3.5,
-             "mu": 28.0, "sigma": 8.0, "matches": 4, "wins": 3},
-            {"rank": 2, "name": "Ayşe", "kind": "player", "rating": 1.5, "mu": 26.0,
-             "sigma": 8.0, "matches": 4, "wins": 1}]
+    rows = [{"rank": 1, "name": "Robo", "kind": "player", "bot": True, "display": 1620,
+             "provisional": True, "rating": 3.5, "mu": 28.0, "sigma": 8.0, "matches": 4,
+             "wins": 3},
+            {"rank": 2, "name": "Ayşe", "kind": "player", "display": 1540,
+             "provisional": True, "rating": 1.5, "mu": 26.0, "sigma": 8.0, "matches": 4,
+             "wins": 1}]
     for r in rows:
         LADDER_ROW.check(r, "row")
     lines = [plain(f) for f in ladder_lines({"type": "leaderboard", "rules": "classic",

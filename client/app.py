@@ -351,6 +351,7 @@ class ClientApp:
     def on_message(self, msg: Message) -> None:
         kind = msg.get("type")
         was_mine = self.state.my_turn
+        self.state.width = self._size()[1]  # a deal's end lays its sheet out for it
         try:
             lines = self.state.handle(msg, self.now())
         except Exception:
@@ -589,6 +590,7 @@ class ClientApp:
             # The page fits above the status area and the prompt, as they stand now.
             rows = self._size()[0] - len(self.status_lines()) - 1
             deal = (self.state.view or {}).get("deal_no")
+            self.state.width = width
             for line in render.log_page(self.state.deal_log, int(cmd.arg or 1), rows, width,
                                         deal, look):
                 self.show(line)

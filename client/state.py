@@ -66,6 +66,9 @@ class ClientState:
     """Playing against bots on this machine: a table's invite code means nothing here."""
     next_deal_at: float | None = None
     deal_ended_at: float | None = None
+    width: int = 80
+    """The terminal's columns, as the app last measured them: a deal's end lays its
+    score sheet out for them, as `/score` does."""
     sheet: list[dict[str, Any]] = field(default_factory=list)
     """The match's score sheet, a `sheet_row` per finished deal (docs/protocol.md, "The
     score sheet"): from the snapshot, then a row at each deal's end."""
@@ -413,7 +416,7 @@ class ClientState:
             if kind == "deal_end":
                 self._add_row(e)
                 result = partial(_result_lines, e, list(self.totals), seen, self.look,
-                                 list(self.sheet))
+                                 list(self.sheet), lambda: self.width)
                 lines += result()
                 self.log_entries.append(result)
                 self.deal_ended_at = now
@@ -522,8 +525,9 @@ def _event_lines(e: Mapping[str, Any], seen: Seen, look: Look,
 
 
 def _result_lines(e: Mapping[str, Any], totals: list[Any], seen: Seen, look: Look,
-                  sheet: list[dict[str, Any]]) -> list[Fragments]:
-    """A deal's end: its result, then the sheet as it stood then."""
+                  sheet: list[dict[str, Any]], width: Callable[[], int]) -> list[Fragments]:
+    """A deal's end: its result, then the sheet as it stood then, laid out for the
+    terminal's width when drawn (`/log` draws it again, perhaps in another width)."""
     names = render.seat_names(*seen)
     return [*render.deal_result(e.get("result") or {}, totals, names, look),
-            *render.score_sheet(sheet, names, look)]
+            *render.score_sheet(sheet, names, look, width())]

@@ -14,7 +14,7 @@ from typing import Any
 from prompt_toolkit.utils import get_cwidth
 
 from ..i18n import _, number
-from .text import Dict, Fragments, Look
+from .text import Dict, Fragments, Look, wrap
 
 NAME_COLUMNS = 12
 """The widest a seat's column grows for its name: numbers need far less."""
@@ -71,28 +71,39 @@ def score_sheet(rows: Sequence[Mapping[str, Any]], names: Mapping[int, str], loo
     numbers = [max(get_cwidth(c[i]) + 1 for c in [*cells, totals]) for i in range(len(seats))]
     note_cols = max(get_cwidth(n) for n in notes)
     # Every seat's column is as wide: the widest number's, or more for the names, each
-    # shown whole up to NAME_COLUMNS if the width leaves room, else cut.
-    room = (width - 2 - first - (note_cols + 2 if note_cols else 0)) // max(len(seats), 1) - 2
+    # shown whole up to NAME_COLUMNS if the width leaves room, else cut. Where even the
+    # numbers are too wide with two spaces between the columns, one is left, and where
+    # a deal's note still does not fit after its numbers it goes on a line of its own.
+    col = max(numbers, default=1)
+    gap = 2 if first + 2 + len(seats) * (col + 2) + (note_cols + 2 if note_cols else 0) \
+        <= width else 1
+    inline = first + 2 + len(seats) * (col + gap) + gap + note_cols <= width
+    room = (width - 2 - first - (note_cols + gap if note_cols and inline else 0)) \
+        // max(len(seats), 1) - gap
     widest = max((get_cwidth(names[s]) for s in seats), default=0)
-    col = max(max(numbers, default=1), min(widest + 1, NAME_COLUMNS + 1, room))
+    col = max(col, min(widest + 1, NAME_COLUMNS + 1, room))
     cols = [col] * len(seats)
+    sep = " " * gap
     head: Fragments = [("class:dim", "  " + _pad(_("deal"), first))]
-    head += [("class:dim", "  " + _pad(_cut(names[s], cols[i] - 1) + " ", cols[i], right=True))
+    head += [("class:dim", sep + _pad(_cut(names[s], cols[i] - 1) + " ", cols[i], right=True))
              for i, s in enumerate(seats)]
     title = _("score sheet (/score; * the deal's winner)")
-    lines: list[Fragments] = [[("class:title", title)], head]
+    # Broken at spaces here, for the terminal would mark its rows as one line's.
+    lines: list[Fragments] = [*wrap([("class:title", title)], width, indent=0), head]
     for row, deal, cell, note in zip(rows, deals, cells, notes, strict=True):
         line: Fragments = [("", "  " + _pad(deal, first))]
         for i, s in enumerate(seats):
             won = row.get("winner") == s
             line.append(("class:good" if won else "",
-                         "  " + _pad(cell[i] + ("*" if won else " "), cols[i], right=True)))
-        if note:
-            line.append(("class:dim" if row.get("reason") == "stock_out" else "class:warn",
-                         "  " + note))
+                         sep + _pad(cell[i] + ("*" if won else " "), cols[i], right=True)))
+        style = "class:dim" if row.get("reason") == "stock_out" else "class:warn"
+        if note and inline:
+            line.append((style, sep + note))
         lines.append(line)
+        if note and not inline:
+            lines.append([(style, "  " + " " * first + sep + note)])
     foot: Fragments = [("class:title", "  " + _pad(_("total"), first))]
-    foot += [("class:title", "  " + _pad(totals[i] + " ", cols[i], right=True))
+    foot += [("class:title", sep + _pad(totals[i] + " ", cols[i], right=True))
              for i in range(len(seats))]
     lines.append(foot)
     return lines

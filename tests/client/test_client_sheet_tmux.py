@@ -5,11 +5,13 @@ journal, and in `pisyedili replay` (docs/protocol.md, "The score sheet")."""
 from __future__ import annotations
 
 import functools
+import re
 import uuid
 from pathlib import Path
 
 import pytest
 import replay_kit
+from prompt_toolkit.utils import get_cwidth
 from test_client_tmux import TMUX, Terminal, command, hand_on, offered, play, terminal
 
 from pisyedili.client import replay
@@ -33,9 +35,14 @@ def sheet_rows(text: str) -> list[list[str]]:
     return rows
 
 
+def shown(screen: str) -> bool:
+    """The sheet is on screen: its last line, the totals."""
+    return re.search(r"^  total ", screen, re.M) is not None
+
+
 def moved(hand: list[str], screen: str) -> bool:
     """Our move was taken: the deal ended, the turn passed, or the hand changed."""
-    return SHEET in screen or "your move:" not in screen or hand_on(screen) != hand
+    return shown(screen) or "your move:" not in screen or hand_on(screen) != hand
 
 
 def draw_out_the_deal(term: Terminal) -> str:
@@ -43,9 +50,9 @@ def draw_out_the_deal(term: Terminal) -> str:
     decision stays with the drawing seat) until the stock runs out (C15); the screen
     once the deal is over."""
     for _ in range(200):
-        screen = term.wait_for(lambda s: "your move:" in s or SHEET in s,
+        screen = term.wait_for(lambda s: "your move:" in s or shown(s),
                                "our turn or the deal's end", 60)
-        if SHEET in screen:
+        if shown(screen):
             return screen
         moves = offered(screen)
         hand = hand_on(screen)
@@ -126,3 +133,34 @@ def test_a_replay_shows_the_sheet_so_far_at_each_deals_end(terminal: Terminal,
     assert [int(c) for c in rows[3][1:4]] == totals
     terminal.type("q")
     assert terminal.exited() == "0"
+
+
+def sheet_lines(text: str) -> list[str]:
+    """The lines of the last score sheet in `text`, from its title to its totals."""
+    lines = text.splitlines()
+    end = max(i for i, line in enumerate(lines) if line.startswith("  total "))
+    start = max(i for i, line in enumerate(lines[:end]) if line.startswith("score sheet"))
+    return lines[start:end + 1]
+
+
+@pytest.mark.parametrize("columns", [40, 60])
+def test_a_deals_end_lays_the_sheet_out_for_a_narrow_terminal(
+        terminal: Terminal, columns: int) -> None:
+    """Four seats in 40 and 60 columns: no line of the sheet printed at the deal's end
+    is wider than the terminal or wrapped by it (its rows marked `|`), and each seat's
+    numbers end in one column from the first deal to the totals."""
+    terminal.start(play("--bots", "3", "--seed", "4", "--ascii"), columns, 40)
+    lines = sheet_lines(draw_out_the_deal(terminal))
+    for line in lines:
+        assert get_cwidth(line.rstrip()) <= columns and not line.startswith("|"), lines
+    rows = [line for line in lines if line.startswith("  ")]
+    assert [row.split()[0] for row in rows] == ["deal", "1", "total"], lines
+    assert rows[0].split()[1:] == ["you", "bot", "2", "bot", "3", "bot", "4"] \
+        or columns < 60, rows  # whole names where they fit
+    assert len(rows[1].split()) >= 5 and len(rows[2].split()) == 5, rows
+
+    def ends(line: str, skip: int) -> list[int]:
+        """The display column after each seat's number, `skip` numbers in (a deal's)."""
+        return [get_cwidth(line[:m.end()]) for m in re.finditer(r"\d+", line)][skip:skip + 4]
+
+    assert ends(rows[1], 1) == ends(rows[2], 0) and len(ends(rows[2], 0)) == 4, rows

@@ -6,7 +6,9 @@ under many connections (pisyedili.server.bench.load); `soak` runs it for minutes
 clients dropping and resuming (pisyedili.server.bench.soak); `flood` runs it under a flood of
 WebSocket frames and of requests over the rate (pisyedili.server.bench.flood); `takeover`
 kills a cluster's table process again and again and times its members' return
-(pisyedili.server.bench.takeover). Figures are
+(pisyedili.server.bench.takeover); `nemesis` plays on a cluster while faults are injected
+and checks what was acknowledged against what was stored
+(pisyedili.server.bench.nemesis). Figures are
 printed, never asserted:
 speed targets are judged from these numbers, not from timed tests.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-USAGE = """usage: pisyedili-bench {engine,bots,load,soak,flood,takeover} [options]
+USAGE = """usage: pisyedili-bench {engine,bots,load,soak,flood,takeover,nemesis} [options]
 
   engine   random legal play for N seconds; prints deals/s and moves/s as JSON
   bots     a tournament between two bot levels; prints win rates as a table and JSON
@@ -25,9 +27,11 @@ USAGE = """usage: pisyedili-bench {engine,bots,load,soak,flood,takeover} [option
   flood    WebSocket frame and request floods: a canary's latency, refusals' CPU; JSON
   takeover kill -9 of a cluster's table process, N times: seconds until every member
            is seated again, p50/p99; JSON
+  nemesis  a cluster played on under random faults, then checked: acknowledged moves
+           stored once and in order, sessions back; exits 1 on a violation
 
-Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak, flood, takeover) for
-the options."""
+Run `pisyedili-bench COMMAND --help` (engine, bots, load, soak, flood, takeover,
+nemesis) for the options."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,6 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pisyedili.server.bench import takeover as takeover_bench
 
         return takeover_bench.main(rest)
+    if command == "nemesis":
+        from pisyedili.server.bench import nemesis as nemesis_bench
+
+        return nemesis_bench.main(rest)
     print(f"pisyedili-bench: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -114,6 +114,7 @@ INTEGRATION_TESTS = (
     "web/test_web_scripts.py",
     "web/test_web_play.py",
     "web/test_web_sheet.py",  # Chromium
+    "web/test_web_sheet_fit.py",  # Chromium
     "web/test_web_process.py",
     "web/test_web_ratings.py",  # Chromium
     "web/test_web_reach.py",  # Chromium

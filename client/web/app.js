@@ -18,7 +18,7 @@ import { createReplays, replayPage } from "./replay.js";
 import {
   apply, atTable, createState, greet, hasFeature, leftTable, mySeat, myTurn, prompt, tableLostText,
 } from "./state.js";
-import { tableScreen, timeLeft } from "./table.js";
+import { fitResults, tableScreen, timeLeft } from "./table.js";
 import { defaultUrl, sessionStore, Wire } from "./wire.js";
 import { renderFrame } from "./page.js";
 import { loadLanguage, said, startLanguage, t, tn, useLanguage } from "./words.js";
@@ -31,7 +31,8 @@ const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
   helloName: null, // the name the connection being opened asks for in its hello
   renamed: null, // {asked, got} when the server welcomed us under another name
   codeError: null, chatError: null, prefs: notice.prefs, offline: false,
-  sheetOpen: false }; // the table's score sheet is shown
+  sheetOpen: false, // the table's score sheet is shown
+  resultClosed: false }; // the deal's result was closed (until the next deal's)
 const acc = createAccount();
 const mod = createModeration();
 const replays = createReplays((msg) => wire.request(msg, { quiet: true }), () => render());
@@ -422,6 +423,11 @@ const act = {
     ui.jack = null;
     render();
   },
+  /** The deal result's Close: the felt under it, until the next deal's result. */
+  closeResult() {
+    ui.resultClosed = true;
+    render();
+  },
   /** The table's "Score sheet" button: the sheet over the felt, or not. */
   toggleSheet() {
     ui.sheetOpen = !ui.sheetOpen;
@@ -660,6 +666,7 @@ function render() {
   body.banner = banner ? banner.dataset.kind : "none";
   replaceKeepingFocus($("banner-slot"), [banner]);
   replaceKeepingFocus(main, [content].flat());
+  fitResults();
   const slider = $("replay-slider");
   if (slider && Number(slider.value) !== replays.index) slider.value = String(replays.index);
   renderLog();
@@ -789,6 +796,7 @@ function boot() {
   document.querySelector(".layout").before(slot);
   setInterval(tick, 250);
   window.addEventListener("hashchange", onRoute);
+  window.addEventListener("resize", fitResults);
   pages.route = readRoute();
   const saved = sessionStore.load();
   const login = loginStore.load();

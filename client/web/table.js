@@ -334,7 +334,9 @@ function waitingControls(state, ui, act) {
         onclick: () => act.send({ type: "stand" }) }, t("Stand up")) : null));
 }
 
-function dealResult(state) {
+/** The deal's result: each seat's hand and points, the match's sheet so far and, under
+ * them, its buttons (`buttons`: the table's own, then Close). */
+function dealResult(state, act, buttons) {
   const v = state.view;
   if (!v || v.phase !== "over" || !v.result) return null;
   const r = v.result;
@@ -351,13 +353,16 @@ function dealResult(state) {
   const over = state.table.phase === "over" || state.matchEnd;
   return h("div", { class: "panel result", id: "deal-result", role: "region", "aria-label": t("deal result") },
     h("h3", {}, dealHeadline(state, r)),
-    h("table", { class: "scores" },
+    h("div", { class: "result-scores" }, h("table", { class: "scores" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("Seat")), h("th", { scope: "col" }, t("Hand left")),
         h("th", { scope: "col", class: "num" }, t("Points")), h("th", { scope: "col", class: "num" }, t("Total")))),
-      h("tbody", {}, rows)),
+      h("tbody", {}, rows))),
     h("h4", { class: "sheet-title" }, t("Score sheet")),
     h("div", { class: "sheet-box" }, sheetTable(state.sheet, seatNames(state), { id: "deal-sheet" })),
-    over ? null : h("p", { class: "muted" }, t("The next deal comes in a few seconds.")));
+    over ? null : h("p", { class: "muted" }, t("The next deal comes in a few seconds.")),
+    h("div", { class: "buttons" }, buttons,
+      h("button", { type: "button", class: "quiet", id: "result-close", dataset: { key: "result-close" },
+        onclick: () => act.closeResult() }, t("Close"))));
 }
 
 /** Every seat's name in seat order, as the log calls them ("you" for ours). */
@@ -373,7 +378,7 @@ function sheetButton(state, ui, act) {
     h("button", { type: "button", id: "sheet-toggle", class: "quiet toggle", "aria-expanded": ui.sheetOpen ? "true" : "false",
       "aria-controls": "score-sheet", dataset: { key: "sheet-toggle" }, onclick: () => act.toggleSheet() }, t("Score sheet")),
     ui.sheetOpen ? h("div", { class: "panel sheet-panel", id: "score-sheet", role: "region", "aria-label": t("Score sheet") },
-      sheetTable(state.sheet, seatNames(state), { id: "score-sheet-table" }),
+      h("div", { class: "sheet-box" }, sheetTable(state.sheet, seatNames(state), { id: "score-sheet-table" })),
       h("button", { type: "button", class: "quiet", id: "sheet-close", dataset: { key: "sheet-close" },
         onclick: () => act.toggleSheet() }, t("Close"))) : null);
 }
@@ -464,8 +469,13 @@ export function tableScreen(state, ui, act, now) {
   const others = me === null ? [...Array(n).keys()] : seatsAfter(n, me).slice(0, -1);
   const turnClass = myTurn(state) ? "my-turn" : "";
   // Once a deal is over its result takes the middle of the felt, and the hand (now in
-  // the result) and the move controls step aside until the next deal.
+  // the result) and the move controls step aside until the next deal. Until it is
+  // closed, the result lies over the felt, within the window (`fitResults`).
   const over = Boolean(state.view && state.view.phase === "over" && state.view.result);
+  if (!over) ui.resultClosed = false; // the next deal's result shows again
+  const shown = over && !ui.resultClosed;
+  const comeBack = heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
+    dataset: { key: "come-back" }, onclick: () => act.comeBack() }, t("I am back: take my seat")) : null;
   return h("section", { class: `table-screen ${turnClass}`, "aria-labelledby": "table-title" },
     tableHeader(state, ui, act),
     h("div", { class: "felt" },
@@ -473,17 +483,35 @@ export function tableScreen(state, ui, act, now) {
       me === null ? recentMoves(state) : null,
       h("div", { class: `opponents n${others.length}` }, others.map((s) => seatBox(state, s, now, false))),
       over ? null : centre(state),
-      matchResult(state, act),
-      dealResult(state),
+      shown ? h("div", { class: "results", id: "results" }, matchResult(state, act), dealResult(state, act, comeBack))
+        : matchResult(state, act),
       me !== null ? h("div", { class: "me" },
         seatBox(state, me, now, true),
         recentMoves(state), // by the hand: in view where the hand is, on a phone
-        heldByBot(state) ? h("button", { type: "button", id: "come-back", class: "primary",
-          dataset: { key: "come-back" }, onclick: () => act.comeBack() }, t("I am back: take my seat")) : null)
+        shown ? null : comeBack)
         : muameleSpread(state, act),
       me !== null && !over ? dock(state, ui, act) : null),
     waitingControls(state, ui, act));
 }
+
+/** A deal's result over the felt stays whole in the window: as tall as the room from
+ * the felt's top to the window's bottom (the felt grown to match, so nothing scrolls),
+ * its sheet scrolling inside. Where that room is too short (a phone, under its header)
+ * it covers the window instead. Measured, since the header above wraps with the width. */
+export function fitResults() {
+  const box = document.getElementById("results");
+  if (!box) return;
+  const felt = box.parentElement;
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+  const room = Math.floor(window.innerHeight - felt.getBoundingClientRect().top - window.scrollY - rem);
+  const pinned = room < MIN_ROOM * rem;
+  box.classList.toggle("pinned", pinned);
+  felt.style.minHeight = pinned ? "" : `${room}px`;
+}
+
+/** Rems of room the result needs over the felt: its headline, a few rows of hands and
+ * of the sheet, its buttons. */
+const MIN_ROOM = 30;
 
 /** What a move needs, together: the prompt, the muamele spread, the hand, the jack's
  * suit picker and the move controls. On a narrow screen it stays on screen (style.css,

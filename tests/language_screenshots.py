@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 TESTS = Path(__file__).resolve().parent
 sys.path[:0] = [str(TESTS), str(TESTS / "web"), str(TESTS / "client")]  # as pytest has it
@@ -28,12 +29,14 @@ OUT = TESTS.parent / "docs" / "screenshots"
 SEED = "7"
 TURNS = 3
 """Our moves made before the web page is taken, so the log has a few lines."""
+NAMES = {"tr": "Ayşe", "ru": "Ольга", "uk": "Оксана", "fa": "سارا", "th": "สมชาย"}
+"""The player, a name of the language (one server serves every page: each its own)."""
 
 
 def web_table(page: Page, url: str, lang: str) -> Path:
     page.open(url)
     page.driver.execute_script("localStorage.setItem('pisyedili.lang', arguments[0])", lang)
-    page.open(f"{url}?play=1&name=Derin&rules=classic&bots=3&level=medium")
+    page.open(f"{url}?play=1&name={quote(NAMES[lang])}&rules=classic&bots=3&level=medium")
     page.wait_screen("table")
     played = 0
     while True:
@@ -50,7 +53,7 @@ def web_table(page: Page, url: str, lang: str) -> Path:
 def terminal_table(lang: str) -> Path:
     terminal = Terminal(f"pisyedili-shots-{uuid.uuid4().hex[:8]}")
     try:
-        terminal.start([*command(), "play", "--name", "Derin", "--bots", "3", "--seed", SEED,
+        terminal.start([*command(), "play", "--name", NAMES[lang], "--bots", "3", "--seed", SEED,
                         "--lang", lang], 80, 24, env={"LC_ALL": "", "LC_MESSAGES": ""})
         i18n.set_language(lang)
         turn = i18n._("your move: ")

@@ -9,14 +9,13 @@ outside t()/tn() shows unmarked; a match in Turkish chosen by the browser's lang
 and one in Persian chosen on the page, right to left, with its digits and its setting.
 
 The page's catalogs are built from the .po files here (catalog_kit) as the install's
-build step builds them. `PISYEDILI_SCREENSHOTS=docs/screenshots` keeps the two
-matches' screenshots (web-tr.png, web-fa.png) there, for the README.
+build step builds them. The README's pictures of a table in each language are taken
+by tests/language_screenshots.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import urllib.request
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 from babel.messages.catalog import Catalog
 from browser_kit import Page, chromium, fresh_page
 from catalog_kit import LANGS, POT, WEB, build_all, extracted, po_path, pseudo, read, rule_lines
-from screenshots import save, squeeze
+from screenshots import save
 from test_web_accounts import register_in_page
 from web_fixtures import driver, page, server, viewport  # noqa: F401
 from web_kit import WebServer
@@ -256,12 +255,8 @@ def test_every_visible_text_goes_through_the_catalog(page: Page, server: WebServ
 
 
 def shoot(page: Page, tmp_path: Path, name: str) -> None:
-    """A screenshot of the page as it stands, kept (squeezed) where
-    PISYEDILI_SCREENSHOTS says, else thrown away with `tmp_path`."""
-    keep = os.environ.get("PISYEDILI_SCREENSHOTS")
-    out = save(page, name, Path(keep) if keep else tmp_path)
-    if keep:
-        squeeze(out)
+    """A screenshot of the page as it stands: the page draws whole in the language."""
+    out = save(page, name, tmp_path)
     assert out.read_bytes().startswith(b"\x89PNG")
 
 

@@ -551,6 +551,8 @@ class ClientApp:
                     self._send(self._history_request(dict(parsed.msg)))
             elif parsed.msg.get("type") == "logout":
                 self._logout(dict(parsed.msg))
+            elif parsed.msg.get("type") == "answer_invite":
+                self._answer_invite(dict(parsed.msg))
             else:
                 self._send(dict(parsed.msg))
         elif isinstance(parsed, Secret):
@@ -564,6 +566,21 @@ class ClientApp:
         elif isinstance(parsed, Local):
             self._local(parsed, armed)
         self._refresh()
+
+    def _answer_invite(self, msg: dict[str, Any]) -> None:
+        """Answer an invitation; once answered (or found over) it is ours no more. The
+        server tells the inviter, not us: we drop it on the reply."""
+        d = self._send(msg)
+        if d is None:
+            return
+
+        def answered(reply: Message | None) -> Message | None:
+            if reply is not None and (reply.get("type") != "error"
+                                      or reply.get("code") == "no_such_invite"):
+                self.state.invites.pop(msg["invite"], None)
+            return reply
+
+        d.addCallback(answered)
 
     def _local(self, cmd: Local, armed: str | None) -> None:
         look, width = self.state.look, self._size()[1]

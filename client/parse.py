@@ -45,6 +45,8 @@ class Context:
     """How many tables the lobby holds (None: unknown, or the page is all of them)."""
     lobby_page: int = 200
     """Rows per lobby page."""
+    invite: int | None = None
+    """The latest invitation we hold and have not answered, if any."""
 
 
 @dataclass(frozen=True)
@@ -286,7 +288,7 @@ class CommandSpec:
     about: str
     build: Callable[[list[str], Context], Parsed] = field(repr=False)
     topic: str = "game"
-    """The /help page that lists it: `game` (the first page), `table` or `lobby`."""
+    """The /help page that lists it: `game` (the first page), `table`, `lobby`, `invite`..."""
 
 
 def _choices(keys: Sequence[str], name: Callable[[str], str]) -> str:
@@ -340,6 +342,47 @@ def _create(args: list[str], ctx: Context) -> Parsed:
     if options:
         msg["options"] = options
     return Request(msg)
+
+
+def _play_now(args: list[str], ctx: Context) -> Parsed:
+    """`/play [RULES] [SEATS] [--rated] [--bots SECONDS]`: `play_now`."""
+    usage = Invalid(_("Usage: {usage}", usage=f"/play [{'|'.join(RULE_SETS)}] [SEATS] "
+                                              "[--rated] [--bots SECONDS]"))
+    msg: Message = {"type": "play_now"}
+    rest = list(args)
+    while rest:
+        word = rest.pop(0).lower()
+        if word in RULE_SETS and "rules" not in msg:
+            msg["rules"] = word
+        elif word.isdigit() and "seats" not in msg:
+            msg["seats"] = int(word)
+        elif word == "--rated":
+            msg["rated"] = True
+        elif word == "--bots" and rest and rest[0].isdigit():
+            msg["bots_after"] = int(rest.pop(0))
+        else:
+            return usage
+    return Request(msg)
+
+
+def _invite(args: list[str], ctx: Context) -> Parsed:
+    if len(args) != 1:
+        return Invalid(_("Usage: {usage}", usage="/invite NAME"))
+    return Request({"type": "invite", "name": args[0]})
+
+
+def _answer(accept: bool) -> Callable[[list[str], Context], Parsed]:
+    """`/accept [ID]`, `/decline [ID]`: the latest invitation, or the one numbered."""
+    def build(args: list[str], ctx: Context) -> Parsed:
+        if len(args) > 1 or (args and not args[0].lstrip("#").isdigit()):
+            return Invalid(_("Usage: {usage}", usage="/accept [ID]" if accept
+                             else "/decline [ID]"))
+        invite = int(args[0].lstrip("#")) if args else ctx.invite
+        if invite is None or invite > MAX_ID:
+            return Invalid(_("You hold no invitation to answer."))
+        return Request({"type": "answer_invite", "invite": invite, "accept": accept})
+
+    return build
 
 
 def _join(spectate: bool) -> Callable[[list[str], Context], Parsed]:
@@ -621,10 +664,18 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 _simple({"type": "start"}), "table"),
     CommandSpec("rematch", "/rematch [no]", "/rematch", N_("agree (or not) to play again"),
                 _rematch, "table"),
+    CommandSpec("invite", "/invite NAME", "/invite Ayşe", N_("invite a player to your table"),
+                _invite, "invite"),
     CommandSpec("resync", "/resync", "/resync", N_("redraw the table from a fresh snapshot"),
                 _simple({"type": "resync"}), "table"),
     CommandSpec("lobby", "/lobby [PAGE|next|prev]", "/lobby 2",
                 N_("list the tables again, or another page of them"), _lobby, "lobby"),
+    CommandSpec("play", "/play [RULES] [SEATS] [options]", "/play classic 4",
+                N_("sit at a waiting table, or open a quick one"), _play_now, "lobby"),
+    CommandSpec("accept", "/accept [ID]", "/accept 3", N_("accept the invitation to a table"),
+                _answer(True), "invite"),
+    CommandSpec("decline", "/decline [ID]", "/decline 3", N_("decline the invitation"),
+                _answer(False), "invite"),
     CommandSpec("create", "/create RULES SEATS [--private] [options]",
                 "/create classic 4 --private", N_("open a table (you host it)"), _create, "lobby"),
     CommandSpec("join", "/join TABLE|CODE", "/join 3", N_("join a table by id or invite code"),
@@ -678,7 +729,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
 _BY_NAME = {c.name: c for c in COMMANDS}
 _ALIASES = {"q": "quit", "exit": "quit", "h": "help", "?": "help", "spectate": "watch",
             "part": "leave", "chat": "say", "add": "bot", "matches": "history",
-            "scores": "score", "sheet": "score"}
+            "scores": "score", "sheet": "score", "playnow": "play", "quick": "play"}
 
 
 REPLAY_COMMANDS: tuple[tuple[tuple[str, ...], str, str], ...] = (

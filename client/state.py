@@ -72,6 +72,8 @@ class ClientState:
     sheet: list[dict[str, Any]] = field(default_factory=list)
     """The match's score sheet, a `sheet_row` per finished deal (docs/protocol.md, "The
     score sheet"): from the snapshot, then a row at each deal's end."""
+    invites: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """The invitations we hold and have not answered, by id, oldest first."""
 
     # ------------------------------------------------------------------ queries
 
@@ -93,7 +95,8 @@ class ClientState:
         return Context(hand=tuple(self.hand()), legal=tuple(self.legal),
                        my_turn=self.my_turn, at_table=self.at_table,
                        lobby_offset=self.lobby_offset, lobby_total=self.lobby_total,
-                       lobby_page=self.lobby_page)
+                       lobby_page=self.lobby_page,
+                       invite=max(self.invites) if self.invites else None)
 
     @property
     def deal_log(self) -> list[Fragments]:
@@ -353,8 +356,13 @@ class ClientState:
             low = min(self.totals)
             self.winners = [s for s, t in enumerate(self.totals) if t == low]
         self._decision(msg, now)
+        accepted = _invite_to(self.invites, (self.table or {}).get("id"))
+        if accepted is not None:
+            self.invites.pop(accepted)
         lines = render.table_summary(self.table or {}, self.my_seat, self.look,
                                      show_code=not self.offline)
+        if (self.table or {}).get("phase") == "waiting" and (self.table or {}).get("quick"):
+            lines.append([("class:dim", "  " + render.quick_note(self.table or {}))])
         return lines + self._catch_up(msg.get("deal_events"), same)
 
     def _catch_up(self, events: object, same: bool) -> list[Fragments]:
@@ -482,6 +490,21 @@ class ClientState:
         scope = "" if msg.get("scope") != "lobby" or self.at_table else _("[lobby] ")
         return [[("class:dim", scope), ("class:me", f"{who}: "), ("", str(msg.get("text", "")))]]
 
+    def _on_invited(self, msg: Message, now: float) -> list[Fragments]:
+        """An invitation: kept until answered or ended, and said with how to answer."""
+        invite = msg.get("invite")
+        if not isinstance(invite, int):
+            return []
+        self.invites[invite] = dict(msg)
+        return render.invitation(msg)
+
+    def _on_invite_ended(self, msg: Message, now: float) -> list[Fragments]:
+        """One we hold ended (no `name`), or one we sent was answered or ended."""
+        invite = msg.get("invite")
+        held = self.invites.pop(invite, None) if isinstance(invite, int) \
+            and "name" not in msg else None
+        return [render.invite_ended(msg, held)]
+
     def _on_history(self, msg: Message, now: float) -> list[Fragments]:
         return render.history(msg, self.local_history)
 
@@ -513,6 +536,12 @@ class ClientState:
             return [[("class:dim", _("You are at no table: /score shows the score sheet of "
                                      "the match at yours."))]]
         return render.score_sheet(self.sheet, self.names(), self.look, width)
+
+
+def _invite_to(invites: Mapping[int, Mapping[str, Any]], table: Any) -> int | None:
+    """The invitation we hold to `table`, which joining it (an accept) answers."""
+    return next((i for i, m in invites.items() if (m.get("table") or {}).get("id") == table),
+                None)
 
 
 Seen = tuple[Mapping[str, Any] | None, int | None]

@@ -63,7 +63,8 @@ log = Logger()
 
 Message = dict[str, Any]
 
-CLIENT_FEATURES = ("chat", "rematch", "history", "accounts", "ratings", "moderation")
+CLIENT_FEATURES = ("chat", "rematch", "history", "accounts", "ratings", "moderation",
+                   "invites")
 """The optional features these clients implement, and so ask for."""
 
 _NOT_REQUESTS = frozenset({"hello", "pong"})

@@ -71,6 +71,7 @@ INTEGRATION_TESTS = (
     "client/test_client_friction_tmux.py",
     "client/test_client_languages_tmux.py",
     "client/test_client_no_english_tmux.py",
+    "client/test_client_pairing_tmux.py",  # `pisyedili` in tmux, a server process
     "client/test_client_ratings_tmux.py",  # a server process, `pisyedili` in tmux
     "client/test_client_replay.py",
     "client/test_client_sessions.py",

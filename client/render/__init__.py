@@ -42,11 +42,14 @@ from .help import (
 from .lobby import (
     LOBBY_PAGE,
     history,
+    invitation,
+    invite_ended,
     lobby,
     lobby_pages,
     lobby_span,
     lobby_table,
     match_row,
+    quick_note,
     tables_count,
 )
 from .ratings import ladder_lines, profile_lines, rating_change_lines, rating_text, signed
@@ -134,6 +137,8 @@ __all__ = [
     "hand_lines",
     "help_lines",
     "history",
+    "invitation",
+    "invite_ended",
     "is_you",
     "ladder_lines",
     "legal_hint",
@@ -156,6 +161,7 @@ __all__ = [
     "points_count",
     "profile_lines",
     "progress",
+    "quick_note",
     "rating_change_lines",
     "rating_text",
     "refusal",

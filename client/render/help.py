@@ -18,11 +18,12 @@ from .settings import level_name, options_text, rules_name
 from .table import and_list
 from .text import DEFAULT_LOOK, Dict, Fragments, Look, wrap
 
-HELP_TOPICS = ("moves", "table", "lobby", "replay", "account", "operator", "screen")
+HELP_TOPICS = ("moves", "table", "lobby", "invite", "replay", "account", "operator", "screen")
 
 _TOPIC_NAMES = {"moves": N_("moves"), "table": N_("table"), "lobby": N_("lobby"),
-                "replay": N_("replay"), "account": N_("account"), "operator": N_("operator"),
-                "screen": N_("screen")}
+                # i18n: the help topic of play now and invitations (`/help invite`)
+                "invite": N_("invite"), "replay": N_("replay"), "account": N_("account"),
+                "operator": N_("operator"), "screen": N_("screen")}
 """Each help topic as the player reads and types it (`/help masa` is `/help table`)."""
 
 
@@ -48,6 +49,9 @@ _MOVES_HELP = (
 _CREATE_OPTIONS = N_("/create options: --name NAME, --ten reverse|bounce, --decks 1|2, "
                      "--turn SECONDS, --empty-stock end_deal|reshuffle, "
                      "--match-end deals:N|points:N, --rated")
+_PLAY_OPTIONS = N_("/play options: --rated (players with an account only), --bots SECONDS "
+                   "(how long the table you open waits before bots take its open seats; "
+                   "0: never)")
 
 
 def _rows(pairs: Sequence[tuple[str, str]], width: int) -> list[Fragments]:
@@ -129,8 +133,16 @@ def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK,
             lines += _text(_("Seats are numbered from 1. The host fills open seats with bots "
                              "and starts the match once every seat is ready."), width)
         else:
-            lines += _text(_(_CREATE_OPTIONS), width, "class:dim")
+            lines += _text(_("/help create lists its options; /help invite: play now and "
+                             "invitations."), width, "class:dim")
         return lines
+    if topic == "invite":
+        return [[("class:title", _("Play now and invitations"))],
+                *_rows(_with(["play"]) + _commands("invite"), width),
+                *_text(_("An invitation holds no seat: it ends when answered, after a "
+                         "minute, or when the table fills, starts or its inviter leaves. "
+                         "Who comes by /play or /accept is ready; a quick table starts "
+                         "once every seat is filled and ready."), width, "class:dim")]
     if topic in ("replay", "history"):
         keys = [(_(" or ").join(words) + (f" ({key})" if key else ""), _(what))
                 for words, key, what in REPLAY_COMMANDS]
@@ -163,6 +175,8 @@ def help_lines(topic: str = "", width: int = 80, look: Look = DEFAULT_LOOK,
                     width)]
     if spec.name == "create":
         lines += _text(_(_CREATE_OPTIONS), width, "class:dim")
+    if spec.name == "play":
+        lines += _text(_(_PLAY_OPTIONS), width, "class:dim")
     return lines
 
 

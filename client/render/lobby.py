@@ -8,7 +8,7 @@ from prompt_toolkit.utils import get_cwidth
 
 from pisyedili.protocol.shapes import HISTORY_PAGE
 
-from ..i18n import _, date, ngettext
+from ..i18n import N_, _, date, ngettext
 from .settings import bot_with_level, rules_name
 from .table import and_list, phase_text, shown_name, table_name
 from .text import DEFAULT_LOOK, Dict, Fragments, Look
@@ -58,6 +58,8 @@ def lobby_table(t: Dict, columns: tuple[int, int] | None = None,
         row += "  " + _("private")
     if t.get("rated"):
         row += "  " + _("rated")
+    if t.get("quick"):
+        row += "  " + _("quick")
     return [("", row)]
 
 
@@ -67,6 +69,60 @@ def _columns(tables: Sequence[Dict]) -> tuple[int, int]:
     ids = max((len(f"#{t.get('id', '?')}") for t in tables), default=0)
     names = max((get_cwidth(table_name(t)) for t in tables), default=0)
     return max(ids, 5), min(names, NAME_COLUMN)
+
+
+def quick_note(table: Dict) -> str:
+    """What a waiting quick table will do by itself (`play_now`)."""
+    left = table.get("bots_in")
+    if isinstance(left, int) and not isinstance(left, bool):
+        return ngettext("A quick table: it starts once every seat is filled; bots take the "
+                        "seats still open in {n} second.",
+                        "A quick table: it starts once every seat is filled; bots take the "
+                        "seats still open in {n} seconds.", left)
+    return _("A quick table: it starts once every seat is filled.")
+
+
+def invitation(msg: Dict) -> list[Fragments]:
+    """An invitation received, and how to answer it."""
+    row = msg.get("table") or {}
+    head = _("{name} invites you to {table} ({rules}, {taken} of {seats} seats taken).",
+             name=msg.get("from", "?"), table=table_name(row),
+             rules=row.get("rules", "?"), taken=row.get("taken", "?"),
+             seats=row.get("seats", "?"))
+    how = ngettext("/accept or /decline (#{id}; open for {n} second).",
+                   "/accept or /decline (#{id}; open for {n} seconds).",
+                   int(msg.get("expires_in", 0) or 0), id=msg.get("invite", "?"))
+    return [[("class:title", head)], [("class:dim", "  " + how)]]
+
+
+def invite_ended(msg: Dict, held: Dict | None) -> Fragments:
+    """How an invitation ended: one we sent (it names the invitee), or one we held."""
+    reason, name = str(msg.get("reason")), msg.get("name")
+    if name is not None:
+        text = _(_SENT_ENDED.get(reason, _SENT_OVER), name=name)
+        return [("class:good" if reason == "accepted" else "class:dim", text)]
+    text = _(_HELD_ENDED.get(reason, _HELD_OVER), name=(held or {}).get("from", "?"))
+    return [("class:dim", text)]
+
+
+_SENT_ENDED = {
+    "accepted": N_("{name} accepted your invitation."),
+    "declined": N_("{name} declined your invitation."),
+    "expired": N_("{name} did not answer your invitation in time."),
+    "gone": N_("{name} left the server: your invitation is over."),
+}
+"""`invite_ended` to the inviter, by reason."""
+_SENT_OVER = N_("Your invitation to {name} is over.")
+"""... for a reason this client does not know."""
+
+_HELD_ENDED = {
+    "expired": N_("The invitation from {name} expired."),
+    "withdrawn": N_("{name} withdrew the invitation: they left the table."),
+    "unavailable": N_("The invitation from {name} is over: the table filled or started."),
+}
+"""`invite_ended` to the invitee, by reason."""
+_HELD_OVER = N_("The invitation from {name} is over.")
+"""... for a reason this client does not know."""
 
 
 LOBBY_PAGE = 200

@@ -280,7 +280,7 @@ def test_the_state_knows_where_the_player_stands() -> None:
 
 
 def test_every_command_is_on_a_help_page() -> None:
-    pages = "\n".join(plain(f) for t in ("", "table", "lobby", "replay", "account",
+    pages = "\n".join(plain(f) for t in ("", "table", "lobby", "invite", "replay", "account",
                                          "operator")
                       for f in render.help_lines(t, 80))
     for c in COMMANDS:

@@ -88,7 +88,7 @@ def test_hello_first_then_the_resume_token_on_every_reconnection() -> None:
     assert hello["type"] == "hello" and hello["protocol"] == PROTOCOL_VERSION == 2
     assert hello["name"] == "tester" and "token" not in hello
     assert hello["features"] == ["chat", "rematch", "history", "accounts", "ratings",
-                                 "moderation"] == list(CLIENT_FEATURES)
+                                 "moderation", "invites"] == list(CLIENT_FEATURES)
     h.hear(welcome(id=hello["id"]))
     assert h.link.connected and h.messages[-1]["type"] == "welcome"
     h.proto.connectionLost(Failure(ConnectionError()))  # type: ignore[no-untyped-call]

@@ -110,6 +110,7 @@ INTEGRATION_TESTS = (
     "web/test_web_browser.py",
     "web/test_web_export_rules.py",
     "web/test_web_friction.py",  # Chromium
+    "web/test_web_pairing.py",  # Chromium
     "web/test_web_i18n.py",
     "web/test_web_no_english.py",
     "web/test_web_scripts.py",

@@ -10,6 +10,7 @@ import { HISTORY_PAGE, historyPage } from "./history.js";
 import { ladderPage, nameLink, profilePage } from "./ladder.js";
 import { lobbyScreen, nameScreen } from "./lobby.js";
 import { animateEvents, flights } from "./motion.js";
+import { invitesPanel } from "./pairing.js";
 import { createModeration, doneText, moderationPanel } from "./moderation.js";
 import * as notice from "./notice.js";
 import { refusalText, sanctionText } from "./refusals.js";
@@ -32,7 +33,9 @@ const ui = { jack: null, moveError: null, nameError: null, serialSeen: 0,
   renamed: null, // {asked, got} when the server welcomed us under another name
   codeError: null, chatError: null, prefs: notice.prefs, offline: false,
   sheetOpen: false, // the table's score sheet is shown
-  resultClosed: false }; // the deal's result was closed (until the next deal's)
+  resultClosed: false, // the deal's result was closed (until the next deal's)
+  inviteNote: null, // {ok, table, text}: what became of the last invitation we sent
+  inviteError: null }; // why answering an invitation was refused
 const acc = createAccount();
 const mod = createModeration();
 const replays = createReplays((msg) => wire.request(msg, { quiet: true }), () => render());
@@ -360,6 +363,32 @@ const act = {
   create(msg) {
     act.send(msg);
   },
+  playNow(msg) {
+    act.send(msg);
+  },
+  invite(name) {
+    wire.request({ type: "invite", name }, { quiet: true }).then((reply) => {
+      const table = state.table ? state.table.id : null; // said at this table only
+      ui.inviteNote = reply.type === "ok" ? { ok: true, table, text: () => t("Invitation sent to {name}.", { name }) }
+        : { ok: false, table, text: () => refusalText(reply) };
+      if (reply.type === "ok") document.getElementById("invitee").value = "";
+      render();
+    });
+  },
+  answerInvite(invite, accept) {
+    ui.inviteError = null;
+    wire.request({ type: "answer_invite", invite, accept }, { quiet: true }).then((reply) => {
+      if (reply.type === "error") {
+        ui.inviteError = () => refusalText(reply);
+        // An invitation that is over goes from the list; one refused for now stays.
+        if (reply.code === "no_such_invite") state.invites = state.invites.filter((i) => i.invite !== invite);
+      } else {
+        state.invites = state.invites.filter((i) => i.invite !== invite);
+        if (reply.type === "table") apply(state, reply, performance.now());
+      }
+      render();
+    });
+  },
   lobbyPage(offset) {
     act.send({ type: "lobby_subscribe", offset });
   },
@@ -645,7 +674,8 @@ function render() {
     }
   } else if (screen === "lobby") {
     content = h("div", { class: "lobby-page" }, renamedNote(), ratedNotice(acc, act),
-      lobbyScreen(state, act, { codeError: ui.codeError }),
+      invitesPanel(state, ui, act),
+      lobbyScreen(state, act, { codeError: ui.codeError, registered: acc.registered }),
       h("div", { class: "lobby-side" }, accountPanel(state, acc, act), moderationPanel(acc, mod, act)));
   } else if (screen === "ladder") {
     content = ladderPage(pages.data, pages.route.rules, act, pages.ladderAll);
@@ -658,7 +688,7 @@ function render() {
   } else if (atTable(state) && acc.notice) {
     content = h("div", {}, ratedNotice(acc, act), tableScreen(state, ui, act, performance.now()));
   } else {
-    content = tableScreen(state, ui, act, performance.now());
+    content = [invitesPanel(state, ui, act), tableScreen(state, ui, act, performance.now())];
   }
   const banner = state.me ? connectionBanner(state, act, performance.now()) : null;
   // While the link is down, the table's controls take no input: nothing would arrive.

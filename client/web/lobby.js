@@ -3,6 +3,7 @@
 
 import { fillNodes, h } from "./dom.js";
 import { nameLink } from "./ladder.js";
+import { playNowForm } from "./pairing.js";
 import { rulesName, tableName } from "./state.js";
 import { num, said, t, tn } from "./words.js";
 
@@ -76,6 +77,7 @@ function tableRow(row, act) {
     h("div", { class: "row-main" },
       h("strong", {}, name),
       row.rated ? h("span", { class: "tag rated", title: t("Its matches change ratings; only players with an account take its seats.") }, t("rated")) : null,
+      row.quick ? h("span", { class: "tag quick", title: t("It starts once every seat is filled and ready; bots fill it after a wait.") }, t("quick")) : null,
       h("span", { class: "muted" }, ` #${num(row.id)} · ${rulesName(row.rules)} · `,
         fillNodes(t("host {name}"), { name: row.host ? nameLink(row.host) : t("none") }))),
     h("div", { class: "row-info" },
@@ -162,7 +164,7 @@ function codeForm(act, error) {
 }
 
 /** The lobby: the table list, a page at a time, and the two ways to a table. */
-export function lobbyScreen(state, act, { codeError = null } = {}) {
+export function lobbyScreen(state, act, { codeError = null, registered = false } = {}) {
   const { tables, total, offset, page } = state.lobby;
   const pager = total > tables.length
     ? h("div", { class: "pager" },
@@ -185,5 +187,6 @@ export function lobbyScreen(state, act, { codeError = null } = {}) {
         ? h("ul", { class: "lobby-list", id: "lobby-list" }, open.map((row) => tableRow(row, act)))
         : h("p", { class: "muted", id: "lobby-empty" }, t("No tables are open. Open one below.")),
       pager),
-    h("div", { class: "panel forms-panel" }, createForm(act), codeForm(act, codeError)));
+    h("div", { class: "panel forms-panel" }, playNowForm(state, act, registered), createForm(act),
+      codeForm(act, codeError)));
 }

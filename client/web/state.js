@@ -51,6 +51,8 @@ export function createState() {
     serial: 0, // counts the decisions handed to us, so a screen can tell them apart
     dealLog: { deal_no: null, count: 0 }, // this deal's events the log has told
     drawn: [], // the cards of our last draw (marked in the hand until we play or pass)
+    invites: [], // {invite, from, table, expiresAt}: invitations we hold, oldest first
+    botsAt: null, // ms on the page clock when bots take a quick table's open seats
   };
 }
 
@@ -183,6 +185,9 @@ const HANDLERS = {
   table(state, msg, now) {
     const wasAt = state.table ? state.table.id : null;
     state.table = msg.table;
+    setBotsAt(state, msg.table, now);
+    // Joining a table we were invited to answers that invitation (an accept).
+    state.invites = state.invites.filter((i) => i.table.id !== msg.table.id);
     state.you = msg.you || youOf(msg.table, state.me);
     state.view = msg.view ?? null;
     state.match = msg.match ?? null;
@@ -204,10 +209,11 @@ const HANDLERS = {
     }
     if (Array.isArray(msg.deal_events) && state.view) catchUp(state, msg.deal_events, state.view);
   },
-  table_update(state, msg) {
+  table_update(state, msg, now) {
     if (!state.table) return;
     const before = state.table;
     state.table = msg.table;
+    setBotsAt(state, msg.table, now);
     state.you = youOf(msg.table, state.me);
     if (before.phase !== "playing" && msg.table.phase === "playing") {
       state.matchEnd = null;
@@ -246,6 +252,22 @@ const HANDLERS = {
     for (const seat of msg.seats || []) {
       note(state, (seen) => ratingChangeText(seat, atTable ? seen : null), mine(seat) ? "good" : "");
     }
+  },
+  invited(state, msg, now) {
+    state.invites.push({ invite: msg.invite, from: msg.from, table: msg.table,
+      expiresAt: now + msg.expires_in * 1000 });
+    const name = tableName(msg.table);
+    note(state, () => t("{name} invites you to {table}.", { name: msg.from, table: name }), "title");
+  },
+  invite_ended(state, msg) {
+    // To the inviter it names the invitee; to the invitee it ends one it holds.
+    if (msg.name !== undefined) {
+      note(state, () => sentEnded(msg.reason, msg.name), msg.reason === "accepted" ? "good" : "dim");
+      return;
+    }
+    const held = state.invites.find((i) => i.invite === msg.invite);
+    state.invites = state.invites.filter((i) => i.invite !== msg.invite);
+    if (held) note(state, () => heldEnded(msg.reason, held.from), "dim");
   },
   replaced(state) {
     note(state, () => t("This session was taken over by another window or tab; this one stops."), "error");
@@ -318,6 +340,32 @@ export function ratingChangeText(seat, seen = null) {
     change: signedChange(seat.after - seat.before) });
 }
 
+/** When bots take a waiting quick table's open seats (`table_info.bots_in`). */
+function setBotsAt(state, table, now) {
+  state.botsAt = typeof table.bots_in === "number" ? now + table.bots_in * 1000 : null;
+}
+
+/** How an invitation we sent ended (`invite_ended` naming the invitee). */
+function sentEnded(reason, name) {
+  switch (reason) {
+    case "accepted": return t("{name} accepted your invitation.", { name });
+    case "declined": return t("{name} declined your invitation.", { name });
+    case "expired": return t("{name} did not answer your invitation in time.", { name });
+    case "gone": return t("{name} left the server: your invitation is over.", { name });
+    default: return t("Your invitation to {name} is over.", { name });
+  }
+}
+
+/** How an invitation we held ended without our answer. */
+function heldEnded(reason, name) {
+  switch (reason) {
+    case "expired": return t("The invitation from {name} expired.", { name });
+    case "withdrawn": return t("{name} withdrew the invitation: they left the table.", { name });
+    case "unavailable": return t("The invitation from {name} is over: the table filled or started.", { name });
+    default: return t("The invitation from {name} is over.", { name });
+  }
+}
+
 /** Why a cluster's server let us go from our table (`table_lost.cause`). */
 export function tableLostText(cause) {
   return cause === "server_gone" ? t("The table was lost: the server that held it went away.")
@@ -328,7 +376,7 @@ export function tableLostText(cause) {
 export function leftTable(state) {
   Object.assign(state, { table: null, you: null, view: null, match: null, moves: [],
     deadlineAt: null, rematch: null, matchEnd: null, ratingChange: null, inFlight: false,
-    dealLog: { deal_no: null, count: 0 }, drawn: [], sheet: [] });
+    dealLog: { deal_no: null, count: 0 }, drawn: [], sheet: [], botsAt: null });
 }
 
 /** What changed at the seats, as words for the log (functions: see note). */

@@ -6,6 +6,7 @@ import { cardName, cardText, jackSuits, playable, sortHand, SUIT_SYMBOLS, suitNa
 import { cardBack, cardButton, cardView, fillNodes, h, richText, suitLabel } from "./dom.js";
 import { nameLink } from "./ladder.js";
 import { optionsText } from "./lobby.js";
+import { inviteForm, quickNote } from "./pairing.js";
 import { rulesPanel } from "./rules.js";
 import { sheetTable } from "./sheet.js";
 import {
@@ -289,7 +290,7 @@ function moveControls(state, ui, act) {
     ui.moveError ? h("p", { class: "error", role: "alert" }, said(ui.moveError)) : null);
 }
 
-function waitingControls(state, ui, act) {
+function waitingControls(state, ui, act, now) {
   const tbl = state.table;
   if (tbl.phase !== "waiting") return null;
   const me = mySeat(state);
@@ -323,7 +324,9 @@ function waitingControls(state, ui, act) {
     // Offline (`pisyedili play --web`) nobody else can come: no code to share.
     tbl.code && !ui.offline ? h("p", {}, fillNodes(tbl.private ? t("Invite code: {code} (this table is private: share the code)")
       : t("Invite code: {code}"), { code })) : null,
+    quickNote(state, now, timeLeft),
     h("ul", { class: "seat-list" }, rows),
+    inviteForm(state, ui, act),
     h("div", { class: "buttons" },
       mineInfo && !host ? h("button", { type: "button", id: "ready", class: "primary", dataset: { key: "ready" },
         "aria-pressed": mineInfo.ready ? "true" : "false",
@@ -491,7 +494,7 @@ export function tableScreen(state, ui, act, now) {
         shown ? null : comeBack)
         : muameleSpread(state, act),
       me !== null && !over ? dock(state, ui, act) : null),
-    waitingControls(state, ui, act));
+    waitingControls(state, ui, act, now));
 }
 
 /** A deal's result over the felt stays whole in the window: as tall as the room from

@@ -20,7 +20,7 @@ function exactInts(value) {
 }
 
 export const PROTOCOL = 2;
-export const FEATURES = ["chat", "rematch", "accounts", "ratings", "history", "moderation"];
+export const FEATURES = ["chat", "rematch", "accounts", "ratings", "history", "moderation", "invites"];
 const CLIENT = "pisyedili-web";
 const VERSION = "0.1.0";
 const SESSION_KEY = "pisyedili.session";

@@ -221,12 +221,13 @@ class ClientState:
         return render.ladder_lines(msg)
 
     def _on_profile(self, msg: Message, now: float) -> list[Fragments]:
-        return render.profile_lines(msg)
+        return render.profile_lines(msg, self.look)
 
     def _on_rating_change(self, msg: Message, now: float) -> list[Fragments]:
         if (self.table or {}).get("id") == msg.get("table"):  # its seats as the log names them
-            return render.rating_change_lines(msg, self.names(), self.my_seat)
-        return render.rating_change_lines(msg, {}, None, self.name)
+            return render.rating_change_lines(msg, self.names(), self.my_seat,
+                                              look=self.look)
+        return render.rating_change_lines(msg, {}, None, self.name, self.look)
 
     def _on_announcement(self, msg: Message, now: float) -> list[Fragments]:
         return [[("class:title", _("announcement from {name}: {text}", name=msg.get("by"),

@@ -15,12 +15,16 @@ from typing import Any
 from ..i18n import _, date, ngettext, number
 from .settings import level_bot, rules_name, server_bot
 from .table import shown_name
-from .text import Fragments
+from .text import DEFAULT_LOOK, Fragments, Look
 
 START = 1500
 """Where every rating starts (docs/protocol.md): the first point of a whole history."""
 SPARKS = "▁▂▃▄▅▆▇█"
 """A sparkline's eight heights, lowest first."""
+ASCII_SPARKS = "_.-~=+*#"
+"""The same eight heights where the terminal shows ASCII alone (`--ascii`)."""
+ASCII = str.maketrans({"→": "->", "−": "-", "±": "+-"})
+"""The signs of a rating's lines, in ASCII."""
 SPARK_POINTS = 40
 """A profile's sparkline shows at most this many of the latest points (one a column)."""
 
@@ -44,16 +48,25 @@ def signed(change: int) -> str:
     return "−" + number(-change) if change < 0 else "±" + number(0)
 
 
-def sparkline(values: Sequence[int], width: int = SPARK_POINTS) -> str:
+def sparkline(values: Sequence[int], width: int = SPARK_POINTS,
+              look: Look = DEFAULT_LOOK) -> str:
     """The latest `width` of `values` as a line of block heights, lowest to highest."""
+    sparks = SPARKS if look.unicode else ASCII_SPARKS
     shown = list(values)[-width:]
     if not shown:
         return ""
     low, high = min(shown), max(shown)
     if low == high:
-        return SPARKS[len(SPARKS) // 2 - 1] * len(shown)
-    top = len(SPARKS) - 1
-    return "".join(SPARKS[round((v - low) * top / (high - low))] for v in shown)
+        return sparks[len(sparks) // 2 - 1] * len(shown)
+    top = len(sparks) - 1
+    return "".join(sparks[round((v - low) * top / (high - low))] for v in shown)
+
+
+def _in(look: Look, lines: list[Fragments]) -> list[Fragments]:
+    """`lines` with their arrows and signs in ASCII where the look asks for it."""
+    if look.unicode:
+        return lines
+    return [[(style, text.translate(ASCII)) for style, text in line] for line in lines]
 
 
 def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
@@ -75,7 +88,7 @@ def ladder_lines(msg: Mapping[str, Any]) -> list[Fragments]:
     return out
 
 
-def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
+def profile_lines(msg: Mapping[str, Any], look: Look = DEFAULT_LOOK) -> list[Fragments]:
     """`/profile NAME`: ratings with their history, then the latest matches."""
     out: list[Fragments] = [[("class:title", _("{name}: {matches} matches, {wins} won",
                                                name=shown_name(msg),
@@ -94,7 +107,7 @@ def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
         # Every match of it shown: the line starts where every rating does.
         points = [START, *history] if len(history) == r.get("matches") else history
         if history:
-            out.append([("", "    "), ("class:good", sparkline(points)),
+            out.append([("", "    "), ("class:good", sparkline(points, look=look)),
                         ("class:dim", "  " + ngettext(
                             "{first} → {last}, the last {n} rated match",
                             "{first} → {last}, the last {n} rated matches", len(history),
@@ -113,11 +126,12 @@ def profile_lines(msg: Mapping[str, Any]) -> list[Fragments]:
                     if m["won"] else
                     _("{when} {rules} casual: lost with {total} points vs {others}", **fields))
         out.append([("class:dim", "  " + text)])
-    return out
+    return _in(look, out)
 
 
 def rating_change_lines(msg: Mapping[str, Any], names: Mapping[int, str],
-                        my_seat: int | None, my_name: str = "") -> list[Fragments]:
+                        my_seat: int | None, my_name: str = "",
+                        look: Look = DEFAULT_LOOK) -> list[Fragments]:
     """The end of a rated match: how each seat's rating moved (`rating_change`), the
     player's own line marked. `names`: the seats as the log calls them, at the match's
     table ("you", "bot 2"); elsewhere the server's names, and `my_name` is the player's."""
@@ -133,4 +147,4 @@ def rating_change_lines(msg: Mapping[str, Any], names: Mapping[int, str],
                  change=signed(seat["after"] - seat["before"]))
         mine = seat.get("seat") == my_seat if my_seat is not None else seat["name"] == my_name
         out.append([("class:me" if mine else "", "  " + line)])
-    return out
+    return _in(look, out)

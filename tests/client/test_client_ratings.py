@@ -21,6 +21,7 @@ from pisyedili.client.render.ratings import (
     rating_change_lines,
     sparkline,
 )
+from pisyedili.client.render.text import Look
 from pisyedili.client.state import ClientState
 from pisyedili.protocol.schema import Direction, validate
 
@@ -120,6 +121,15 @@ def test_a_sparkline_has_a_column_a_point_lowest_to_highest(values: list[int]) -
     if min(shown) < max(shown):
         assert line[shown.index(min(shown))] == SPARKS[0]
         assert line[shown.index(max(shown))] == SPARKS[-1]
+
+
+def test_in_ascii_the_profile_and_the_change_use_no_other_character() -> None:
+    ascii_only = Look(unicode=False)
+    shown = lines(profile_lines(profile(True, [1395, 1605], 2), ascii_only))
+    assert shown[2] == "    =_#  1500 -> 1605, the last 2 rated matches"
+    shown = lines(rating_change_lines(CHANGE, {}, None, look=ascii_only))
+    assert shown[2:] == ["  bot (easy): 1612 -> 1601, -11", "  Mehmet: 1550 -> 1550, +-0"]
+    assert all(line.isascii() for line in shown[2:])  # the names aside (Ayşe)
 
 
 CHANGE = {"type": "rating_change", "table": 3, "match": 88, "rules": "classic", "seats": [

@@ -82,6 +82,7 @@ from twisted.python.failure import Failure
 from pisyedili.server import metrics
 from pisyedili.server.cluster.base import ClusterAddress, unavailable
 from pisyedili.server.cluster.ownership import DeathWatch
+from pisyedili.server.interproc.messages import VERSION, encode
 
 log = Logger()
 
@@ -1167,9 +1168,11 @@ class RedisCluster:
         """One field of a hash, never expired: the others name a process that is gone
         too (one short field a start; `DEL pisyedili:names` only makes older processes
         unnamed in the logs). With when it started, and whether it drains, for
-        `pisyedili-server status`."""
+        `pisyedili-server status`, and the version of the messages it writes to the
+        others (`interproc.messages.VERSION`), for an upgrade."""
         told = json.dumps({"name": self._name, "address": self._address,
-                           "started": self._started, "draining": self._draining})
+                           "started": self._started, "draining": self._draining,
+                           "messages": VERSION})
         written: Deferred[Any] = redis.hset(self._key("names"), self._process, told)
         return written
 
@@ -1531,7 +1534,7 @@ class RedisCluster:
     def send(self, process: str, message: dict[str, Any]) -> None:
         if not self._up:  # lost, as over a link that dropped: the relay's hooks resync
             return
-        self._redis.hold(process, message)
+        self._redis.hold(process, encode(message))
 
     def listen(self, on_lobby: Heard, on_message: Heard,
                on_gone: Callable[[str], None]) -> None:
@@ -1548,7 +1551,7 @@ class RedisCluster:
         return d
 
     def tell_all(self, message: dict[str, Any]) -> None:
-        self.publish_lobby({"op": "tell", "m": message})
+        self.publish_lobby({"op": "tell", "m": encode(message)})
 
     def live_processes(self) -> Deferred[list[str]]:
         prefix = self._key("process", "")

@@ -42,6 +42,9 @@ class ProcessStatus:
     started: float | None = None
     """When it joined (Unix time); None for a process too old to say."""
     draining: bool = False
+    messages: int | None = None
+    """The version of the messages it writes to the other processes
+    (`interproc.messages.VERSION`); None for a process too old to say, version 1's."""
     tables: list[int] = field(default_factory=list)
     sessions: int = 0
 
@@ -132,6 +135,8 @@ def _named(status: ProcessStatus, told: str) -> None:
     started = fields.get("started")
     status.started = float(started) if isinstance(started, (int, float)) and started else None
     status.draining = fields.get("draining") is True
+    messages = fields.get("messages")
+    status.messages = messages if isinstance(messages, int) else None
 
 
 def _by_number(status: ProcessStatus) -> tuple[int, str]:

@@ -56,6 +56,8 @@ from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster, unavailable
 from pisyedili.server.cluster.ownership import hand_targets
+from pisyedili.server.interproc.messages import Refused
+from pisyedili.server.interproc.messages import decode as decode_message
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
@@ -201,6 +203,10 @@ class Relay:
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
         self.settled: Callable[[], Deferred[None]] | None = None
         """A sweep for tables nobody holds, fired once done (`service/takeover.py`)."""
+        self._handlers = self._handling()
+        self._acts = self._acting()
+        self._refusals: set[tuple[object, object]] = set()
+        """The kinds and versions of the messages refused here, each said once."""
 
     def attach(self, server: ServerFactory) -> None:
         self._server = server
@@ -271,22 +277,20 @@ class Relay:
 
     def _act(self, act: dict[str, Any]) -> dict[str, Any]:
         """What an act asked of this process does here, in counts."""
-        server, kind = self._server, act["k"]
+        server = self._server
         if server is None:
             return {}
-        if kind == "sanction":
-            return {"closed": self._sanction(act)}
-        if kind == "find":
-            return found_here(server, str(act["name"]))
-        if kind == "kick":
-            return kicked_elsewhere(server, act)
-        if kind == "announce":
-            return {"told": announce_here(server, act["m"])}
-        if kind == "close_table":
-            return closed_elsewhere(server, act)
-        log.warn("cluster: an act of an unknown kind {kind!r} was asked of this process",
-                 kind=kind)
-        return {}
+        return self._acts[act["k"]](server, act)
+
+    def _acting(self) -> dict[str, Callable[[ServerFactory, dict[str, Any]], dict[str, Any]]]:
+        """Each act's doing here, by kind (`interproc.messages.ACTS`)."""
+        return {
+            "sanction": lambda _, act: {"closed": self._sanction(act)},
+            "find": lambda server, act: found_here(server, str(act["name"])),
+            "kick": kicked_elsewhere,
+            "announce": lambda server, act: {"told": announce_here(server, act["m"])},
+            "close_table": closed_elsewhere,
+        }
 
     def _link_lost(self) -> None:
         """The cluster's messages stopped: the visitors here are away, as after any
@@ -992,48 +996,62 @@ class Relay:
     # -- both ----------------------------------------------------------------------------
 
     def received(self, message: dict[str, Any]) -> None:
-        """One message from another process (`Cluster.listen`)."""
+        """One message from another process (`Cluster.listen`): handled by its kind's
+        handler (`_handlers`), once it fits its schema (`interproc.messages`)."""
         metrics.RELAYED.inc()
-        kind = message["k"]
-        if kind == "req":
-            self._request(message)
-        elif kind == "cmd":
-            self._command(message)
-        elif kind == "out":
-            self._out(message["p"], message["b"])
-        elif kind == "at":
-            self._moved(message)
-        elif kind == "hand":
-            self._hand(message)
-        elif kind == "handed":
-            self._handed(message)
-        elif kind == "adopt":  # a session of a process that stops
-            self._adopt(message)
-        elif kind == "adopted":
-            self._adopted(message)
-        elif kind == "account":  # registered through another process
-            self._account_of(message)
-        elif kind == "sanction":  # a ban or mute put in force, or lifted, elsewhere
-            self._sanction(message)
-        elif kind == "kick":  # a kick made through another process, or a ban's table
-            if self._server is not None:
-                kicked_elsewhere(self._server, message)
-        elif kind == "announce":  # an operator's, made through another process
-            if self._server is not None:
-                announce_here(self._server, message["m"])
-        elif kind == "close_table":  # by an operator on another process
-            if self._server is not None:
-                closed_elsewhere(self._server, message)
-        elif kind == "homeless":
-            self._homeless(message)
-        elif kind == "ask":  # an operator's act, made through another process
-            self._ask(message)
-        elif kind == "answer":  # what another process did of one made here
-            self._answered(message)
-        elif kind == "close":
-            peer = self._peer(message["p"])
-            if peer is not None:
-                peer.close("internal_error", "the table's server closed this link")
+        try:
+            kind = decode_message(message)["k"]
+        except Refused as refused:
+            self._refused(refused)
+            return
+        self._handlers[kind](message)
+
+    def _refused(self, refused: Refused) -> None:
+        """A message this process does not read, from a process of another version
+        (or a broken one): dropped, and said once for each kind and version, since a
+        process of another version sends many."""
+        said = (refused.kind, refused.version)
+        if said in self._refusals:
+            return
+        self._refusals.add(said)
+        log.error("cluster: a message refused, {reason}: every process of a cluster must "
+                  "read the others' messages (to upgrade, see the rolling upgrade in the "
+                  "operating guide)", reason=refused.reason)
+
+    def _handling(self) -> dict[str, Callable[[dict[str, Any]], object]]:
+        """Each kind's handler here (`interproc.messages.KINDS`)."""
+        def at_server(act: Callable[[ServerFactory, dict[str, Any]], object]
+                      ) -> Callable[[dict[str, Any]], object]:
+            return lambda message: None if self._server is None \
+                else act(self._server, message)
+
+        return {
+            "req": self._request,
+            "cmd": self._command,
+            "out": lambda m: self._out(m["p"], m["b"]),
+            "at": self._moved,
+            "hand": self._hand,
+            "handed": self._handed,
+            "adopt": self._adopt,  # a session of a process that stops
+            "adopted": self._adopted,
+            "account": self._account_of,  # registered through another process
+            "sanction": self._sanction,  # a ban or mute in force, or lifted, elsewhere
+            # a kick made through another process, or a ban's table
+            "kick": at_server(kicked_elsewhere),
+            # an operator's, made through another process
+            "announce": at_server(lambda server, m: announce_here(server, m["m"])),
+            "close_table": at_server(closed_elsewhere),  # by an operator elsewhere
+            "homeless": self._homeless,
+            "ask": self._ask,  # an operator's act, made through another process
+            "answer": self._answered,  # what another process did of one made here
+            "close": self._closed,
+            "find": lambda m: None,  # (asked only: `_acts`)
+        }
+
+    def _closed(self, message: dict[str, Any]) -> None:
+        peer = self._peer(message["p"])
+        if peer is not None:
+            peer.close("internal_error", "the table's server closed this link")
 
     def _peer(self, player_id: str) -> Connection | None:
         session = self._sessions.by_id(player_id)

@@ -71,7 +71,7 @@ class RedisAt:
 
 
 def _encode(*args: object) -> bytes:
-    parts = [str(a).encode() for a in args]
+    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
     return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 

@@ -17,6 +17,7 @@ from process_output import SERVER
 from cluster.cluster_kit import Player, cluster
 from cluster.redis_kit import RedisAt
 from pisyedili.server.bench.services import free_port
+from pisyedili.server.interproc.messages import VERSION
 
 STATUS_TIMEOUT = 60.0
 DRAIN = 10
@@ -58,6 +59,7 @@ def test_status_shows_each_process_its_tables_sessions_and_drain(redis: RedisAt,
         assert [p["draining"] for p in seen.values()] == [False, False]
         assert all(p["uptime"] is not None and p["uptime"] >= 0 for p in seen.values())
         assert seen[a]["process"] != seen[b]["process"]
+        assert [p["messages"] for p in seen.values()] == [VERSION, VERSION]
 
         proc_b.send_signal(signal.SIGTERM)
         poll_until(lambda: by_port(status(redis.url)).get(b, {}).get("draining"),

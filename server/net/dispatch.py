@@ -11,6 +11,7 @@ exception is logged with its traceback and answered `internal_error`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from twisted.logger import Logger
@@ -35,6 +36,7 @@ from pisyedili.server.table.effects import Message
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
+    from pisyedili.server.people.session import Session
 
 log = Logger()
 
@@ -88,9 +90,32 @@ def require_feature(conn: Connection, kind: str) -> None:
 
 
 def handle(conn: Connection, kind: str, msg: Message, rid: int | None) -> None:
-    """Hand one valid request of a welcomed connection to its handler, and reply."""
+    """Hand one valid request of a welcomed connection to its handler here, or to the
+    process that holds its table (`Relay.takes`), and reply."""
     session = conn.session
     assert session is not None
+    relay = conn.server.relay
+
+    def elsewhere() -> bool:
+        require_feature(conn, kind)
+        return relay is not None and relay.takes(conn, session, kind, msg, rid)
+
+    _handle(conn, session, kind, msg, rid, elsewhere)
+
+
+def handle_here(conn: Connection, kind: str, msg: Message, rid: int | None) -> None:
+    """A request for a table this process holds, from a player connected to another
+    process, which checked it as `handle` does (its feature too) and sent it here
+    (`Relay`): to its handler, and reply. It never goes back to the relay."""
+    session = conn.session
+    assert session is not None
+    _handle(conn, session, kind, msg, rid, lambda: False)
+
+
+def _handle(conn: Connection, session: Session, kind: str, msg: Message, rid: int | None,
+            elsewhere: Callable[[], bool]) -> None:
+    """`msg` to its handler unless it is refused or went `elsewhere`; the reply, then
+    the table told that the player is there."""
     handler = HANDLERS.get(kind)
     if handler is None:
         conn.send_error("unknown_type", f"no request of type {kind!r}", rid)
@@ -100,9 +125,7 @@ def handle(conn: Connection, kind: str, msg: Message, rid: int | None) -> None:
     seen = at is not None and kind not in TABLE_REQUESTS \
         and MESSAGES[(Direction.TO_SERVER, kind)].presence
     try:
-        require_feature(conn, kind)
-        relay = conn.server.relay
-        if relay is not None and relay.takes(conn, session, kind, msg, rid):
+        if elsewhere():
             return  # its table is elsewhere: the reply comes from there
         answer = handler(conn, session, msg, reply)
     except ProtocolError as e:  # TableError included

@@ -465,9 +465,9 @@ class Relay:
 
     def takes(self, conn: Connection, session: Session, kind: str, msg: dict[str, Any],
               rid: int | None) -> bool:
-        """Whether this request is for a table elsewhere (then it went there)."""
-        if isinstance(conn, RelayedConnection):
-            return False  # a visitor's request is this process's own to answer
+        """Whether this request is for a table elsewhere (then it went there). Only a
+        player's home asks: a visitor's request, at the owner, goes to its handler
+        (`dispatch.handle_here`)."""
         at = self._at.get(session.player_id)
         if at is not None:
             if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):
@@ -895,7 +895,7 @@ class Relay:
         assert self._server is not None
         visit = self._visit(message)
         before = visit.session.table
-        dispatch.handle(visit.conn, message["type"], message["msg"], message["rid"])
+        dispatch.handle_here(visit.conn, message["type"], message["msg"], message["rid"])
         table = visit.session.table
         if table is not None and table is not before:
             self.cluster.send(visit.home, {"k": "at", "p": visit.session.player_id,

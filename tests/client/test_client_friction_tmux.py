@@ -18,11 +18,23 @@ __all__ = ["terminal"]  # the fixture, used by name
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 
-def logged(screen: str) -> list[str]:
-    """The last `/log` page on screen: its lines between its head and the prompt."""
+def logged(screen: str) -> list[str] | None:
+    """The last `/log` page on screen: its lines between its head and the prompt; None
+    while the page is not drawn whole (no prompt under it yet)."""
+    if "deal 1, page 1 of 1" not in screen:
+        return None
     page = screen[screen.rindex("deal 1, page 1 of 1"):].splitlines()[1:]
-    return page[:next(i for i, line in enumerate(page)
-                      if re.match(r"(your move)?>( |$)", line))]
+    end = next((i for i, line in enumerate(page) if re.match(r"(your move)?>( |$)", line)),
+               None)
+    return None if end is None else page[:end]
+
+
+def log_page(term: Terminal) -> list[str]:
+    """`/log` typed, and its page once drawn whole."""
+    term.type("/log")
+    page = logged(term.wait_for(lambda s: logged(s) is not None, "the log"))
+    assert page is not None
+    return page
 
 
 def test_after_continue_the_log_holds_the_deal_so_far(tmp_path: Path) -> None:
@@ -33,8 +45,7 @@ def test_after_continue_the_log_holds_the_deal_so_far(tmp_path: Path) -> None:
         move_once(first)
         move_once(first)
         first.wait_for(lambda s: "your move:" in s, "our turn again")
-        first.type("/log")
-        told = logged(first.wait_for(lambda s: "deal 1, page 1 of 1" in s, "the log"))
+        told = log_page(first)
         assert told[0] == "-- deal 1 -- bot 3 dealt" and len(told) >= 5, told
         first.type("/quit")
         first.type("/quit")
@@ -42,10 +53,9 @@ def test_after_continue_the_log_holds_the_deal_so_far(tmp_path: Path) -> None:
 
         later.start(play("--continue", "--ascii"), 120, 40, data_home=data)
         later.wait_for(lambda s: "your move:" in s, "the match, taken back")
-        later.type("/log")
-        after = later.wait_for(lambda s: "deal 1, page 1 of 1" in s, "the log")
-        assert "Nothing has happened" not in after
-        assert logged(after)[:len(told)] == told, "(the bots may have moved on since)"
+        after = log_page(later)
+        assert not any("Nothing has happened" in line for line in after)
+        assert after[:len(told)] == told, "(the bots may have moved on since)"
     finally:
         first.tmux("kill-server")
         later.tmux("kill-server")

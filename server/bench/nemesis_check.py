@@ -126,57 +126,65 @@ def _moves(events: list[Event], stored: Mapping[int, Sequence[StoredCommand]],
     for (table, member), moves in by_member.items():
         plays = [(seq, rec[2]) for seq, _at, rec in stored.get(table, ())
                  if rec and rec[0] == "Play" and len(rec) > 2 and str(rec[1]) == member]
-        j = 0
+        _align(moves, plays)
+        extra = {seq: m for seq, m in plays}
+        for move in moves:
+            if move.seq is not None:
+                del extra[move.seq]
         for move in moves:
             if move.ack is None:
                 continue
             acked += 1
-            k = j
-            while k < len(plays) and plays[k][1] != move.send["move"]:
-                k += 1
-            if k == len(plays):
-                elsewhere = [seq for seq, m in plays[:j] if m == move.send["move"]]
-                kind = "order" if elsewhere else "lost_ack"
-                violations.append(Violation(
-                    kind, move.ack["t"], f"table {table}: member {member}'s acknowledged "
-                    f"move {move.send['move']} (request {move.send['rid']} of "
-                    f"{move.send['who']}) is not in its record"
-                    + (" after the moves acknowledged before it" if elsewhere else ""),
-                    [move.send, move.ack]))
+            if move.seq is not None:
                 continue
-            move.seq = plays[k][0]
-            j = k + 1
-        extra = _unexplained(moves, plays)
+            elsewhere = [seq for seq, m in extra.items() if m == move.send["move"]]
+            if elsewhere:  # stored, but not where its acknowledgement puts it
+                del extra[elsewhere[0]]
+            violations.append(Violation(
+                "order" if elsewhere else "lost_ack", move.ack["t"],
+                f"table {table}: member {member}'s acknowledged move {move.send['move']} "
+                f"(request {move.send['rid']} of {move.send['who']}) is "
+                + (f"stored out of its order (seq {elsewhere[0]})" if elsewhere
+                   else "not in its record"), [move.send, move.ack]))
         if extra:
             last = max((m.send for m in moves if m.ack is not None), key=lambda e: e["t"],
                        default=moves[-1].send)
             violations.append(Violation(
                 "duplicate", last["t"], f"table {table}: member {member} has "
                 f"{len(extra)} stored moves that no move it sent accounts for (seq "
-                f"{extra[:10]})", [last]))
+                f"{sorted(extra)[:10]})", [last]))
     violations += _real_time_order(by_member)
     return acked
 
 
-def _unexplained(moves: list[_Move], plays: list[tuple[int, Any]]) -> list[int]:
-    """The stored moves of a member that none of its sends accounts for: each
-    acknowledged send has its row (matched already), and each send without an
-    acknowledgement (its reply lost with the connection, or refused) may have one, of
-    the same move, between the rows of the acknowledged sends around it."""
-    matched = {m.seq for m in moves if m.seq is not None}
-    for i, move in enumerate(moves):
-        if move.ack is not None:
-            continue
-        lower = max((m.seq for m in moves[:i] if m.seq is not None), default=-1)
-        upper = min((m.seq for m in moves[i + 1:] if m.seq is not None and m.ack),
-                    default=math.inf)
-        for seq, stored in plays:
-            if lower < seq < upper and seq not in matched \
-                    and stored == move.send["move"]:
-                matched.add(seq)
-                move.seq = seq
-                break
-    return [seq for seq, _m in plays if seq not in matched]
+def _align(moves: list[_Move], plays: list[tuple[int, Any]]) -> None:
+    """Pair a member's sends with its stored moves, in order, each at most once, the
+    same move on both sides, keeping as many acknowledged sends as can be kept and then
+    as many others (a send without an acknowledgement, its reply lost with the
+    connection or refused, may or may not be stored): a weighted longest common
+    subsequence, so that one move lost does not push the pairing of every later one
+    onto a later move that looks the same. Sets each paired send's `seq`."""
+    n, m = len(moves), len(plays)
+    score = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        want, gain = moves[i].send["move"], 1 + n * (moves[i].ack is not None)
+        row, below = score[i], score[i + 1]
+        for j in range(m - 1, -1, -1):
+            best = max(below[j], row[j + 1])
+            if plays[j][1] == want:
+                best = max(best, gain + below[j + 1])
+            row[j] = best
+    i = j = 0
+    while i < n and j < m:
+        gain = 1 + n * (moves[i].ack is not None)
+        if plays[j][1] == moves[i].send["move"] \
+                and score[i][j] == gain + score[i + 1][j + 1]:
+            moves[i].seq = plays[j][0]
+            i, j = i + 1, j + 1
+        elif score[i][j] == score[i + 1][j]:
+            i += 1
+        else:
+            j += 1
 
 
 def _real_time_order(by_member: Mapping[tuple[int, str], list[_Move]]) -> list[Violation]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pg_kit
 import pytest
-import reactor_deadline
+import reactor_kit
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", deadline=None)
@@ -36,7 +36,7 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
-reactor_deadline.install()
+reactor_kit.install()
 
 _HOME = tempfile.mkdtemp(prefix="pisyedili-tests-")
 
@@ -86,7 +86,7 @@ INTEGRATION_TESTS = (
     "protocol/test_doc.py",  # the generators, as commands
     "protocol/test_doc_client.py",
     "protocol/test_reference.py",
-    "test_reactor_deadline.py",  # pytest, as a process
+    "test_reactor_kit.py",  # pytest, as a process
     "server/test_accounts.py",
     "server/test_backup_modes.py",  # the documented pg_dump line, in a shell
     "server/test_bot_guide.py",  # the guide's bots, as processes
@@ -239,6 +239,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _reactor_wakeup_kept() -> Iterator[None]:
+    """The reactor keeps hearing of signals (SIGCHLD) after a test that ran an asyncio
+    loop in this process (reactor_kit.py)."""
+    yield from reactor_kit.wakeup_kept()
 
 
 @pytest.fixture(scope="session")

@@ -4,39 +4,11 @@ the wishes it keeps (rules, seats, rated) and two requests racing for one seat."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest_twisted
-from twisted.internet import reactor, task
-from wireclient import Server, WireClient
+from twisted.internet import task
+from wireclient import Server, WireClient, clocked, registered, with_accounts
 
-from pisyedili.server.net.limits import ServerLimits
-from pisyedili.server.people.accounts import CHEAP, AccountSettings
-from pisyedili.server.store import MEMORY, Archive, open_store
-
-QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
-"""The clock in these tests jumps far ahead: no heartbeat may close a connection."""
-
-
-async def with_accounts() -> Server:
-    """A server that keeps accounts, in memory, with argon2 at its cheapest."""
-    return await Server.start(archive=Archive(lambda: open_store(MEMORY), reactor),
-                              accounts=AccountSettings(cost=CHEAP))
-
-
-async def registered(server: Server, name: str) -> WireClient:
-    client = await server.connect(name)
-    account = await client.request("register", password="correct horse battery")
-    assert account["type"] == "account", account
-    return client
-
-
-@pytest_twisted.async_yield_fixture
-async def clocked() -> AsyncIterator[tuple[Server, task.Clock]]:
-    clock = task.Clock()
-    server = await Server.start(clock=clock, limits=QUIET)
-    yield server, clock
-    await server.stop()
+__all__ = ["clocked"]  # the fixture, used by name
 
 
 def started(client: WireClient) -> bool:

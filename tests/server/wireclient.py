@@ -9,12 +9,13 @@ against the schema, so a server message the schema refuses fails the test.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest_twisted
 from poll_kit import arrived, first_or_next
-from twisted.internet import reactor
+from twisted.internet import reactor, task
 from twisted.internet.defer import Deferred
 from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, serverFromString
 from twisted.protocols.basic import Int32StringReceiver
@@ -26,9 +27,9 @@ from pisyedili.protocol.schema import Direction, validate
 from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerFactory, ServerProtocol
-from pisyedili.server.people.accounts import AccountSettings
+from pisyedili.server.people.accounts import CHEAP, AccountSettings
 from pisyedili.server.service.tap import make_factory
-from pisyedili.server.store import Archive
+from pisyedili.server.store import MEMORY, Archive, open_store
 from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableSettings
 
@@ -294,3 +295,30 @@ class Server:
             await self.archive.close()
         bad = [(c, m) for c in self.clients for m in c.invalid]
         assert not bad, f"server sent messages the schema refuses: {bad[:3]}"
+
+
+QUIET = ServerLimits(rate=10_000, burst=10_000, ping_seconds=10_000, idle_seconds=20_000)
+"""For a clock that jumps far ahead: no heartbeat may close a connection."""
+
+
+async def with_accounts() -> Server:
+    """A server that keeps accounts, in memory, with argon2 at its cheapest."""
+    return await Server.start(archive=Archive(lambda: open_store(MEMORY), reactor),
+                              accounts=AccountSettings(cost=CHEAP))
+
+
+async def registered(server: Server, name: str) -> WireClient:
+    """A client of `server` logged in to an account of its own, just registered."""
+    client = await server.connect(name)
+    account = await client.request("register", password="correct horse battery")
+    assert account["type"] == "account", account
+    return client
+
+
+@pytest_twisted.async_yield_fixture
+async def clocked() -> AsyncIterator[tuple[Server, task.Clock]]:
+    """A server on a `task.Clock` the test moves, with `QUIET` limits."""
+    clock = task.Clock()
+    server = await Server.start(clock=clock, limits=QUIET)
+    yield server, clock
+    await server.stop()

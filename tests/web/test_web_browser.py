@@ -41,13 +41,17 @@ def seeded_server(page: Page, seed: str) -> Iterator[WebServer]:
 class TcpPlayer:
     """A blocking protocol client over TCP: 4-byte big-endian length, one msgpack map."""
 
+    FEATURES: tuple[str, ...] = ("chat", "rematch")
+    """What its `hello` asks for."""
+
     def __init__(self, port: int, name: str) -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.buffer = b""
         self.seen: list[Msg] = []
         self.moves: list[Msg] = []
         self.next_id = 1
-        self.send({"type": "hello", "protocol": 2, "name": name, "features": ["chat", "rematch"]})
+        self.send({"type": "hello", "protocol": 2, "name": name,
+                   "features": list(self.FEATURES)})
         self.welcome = self.until(lambda m: m["type"] == "welcome")
 
     def send(self, msg: Msg) -> int:

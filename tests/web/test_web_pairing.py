@@ -7,7 +7,6 @@ itself once a second player comes."""
 from __future__ import annotations
 
 import re
-import socket
 from typing import Any
 
 from browser_kit import Page
@@ -21,14 +20,7 @@ Msg = dict[str, Any]
 class Player(TcpPlayer):
     """`TcpPlayer` that takes invitations (feature `invites`)."""
 
-    def __init__(self, port: int, name: str) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buffer = b""
-        self.seen: list[Msg] = []
-        self.moves: list[Msg] = []
-        self.next_id = 1
-        self.send({"type": "hello", "protocol": 2, "name": name, "features": ["invites"]})
-        self.welcome = self.until(lambda m: m["type"] == "welcome")
+    FEATURES = ("invites",)
 
 
 def said(page: Page, selector: str) -> str:

@@ -248,6 +248,20 @@ def _reactor_wakeup_kept() -> Iterator[None]:
     yield from reactor_kit.wakeup_kept()
 
 
+@pytest.fixture
+def english() -> Iterator[None]:
+    """The client's language, a process-wide setting, English with its own digits from
+    the start to the end of a test, whatever one before it set (a module asks for it
+    with `pytestmark = pytest.mark.usefixtures("english")`)."""
+    from pisyedili.client import i18n
+
+    i18n.set_language("en")
+    i18n.set_digits("default")
+    yield
+    i18n.set_language("en")
+    i18n.set_digits("default")
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[pg_kit.Cluster | str]:
     """The session's cluster, started at its first use; or why there is none."""

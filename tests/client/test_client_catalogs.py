@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,17 +19,9 @@ from babel.messages.pofile import read_po, write_po
 
 from pisyedili.client import catalogs, i18n
 
+pytestmark = pytest.mark.usefixtures("english")  # tests/conftest.py
+
 ROOT = catalogs.ROOT
-
-
-@pytest.fixture(autouse=True)
-def english() -> Iterator[None]:
-    """Each test starts and ends in English with the language's own digits."""
-    i18n.set_language("en")
-    i18n.set_digits("default")
-    yield
-    i18n.set_language("en")
-    i18n.set_digits("default")
 
 
 def test_every_catalog_is_complete() -> None:

@@ -5,7 +5,6 @@ screens fit 80×24 in every language."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,17 +18,11 @@ from pisyedili.client import catalogs, i18n, render
 
 __all__ = ["terminal"]  # the fixture, shared with test_client_tmux
 
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+pytestmark = [pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
+              pytest.mark.usefixtures("english")]  # tests/conftest.py
 
 NO_LOCALE = {"LC_ALL": "", "LC_MESSAGES": ""}
 """The test's own locale variables must not decide for the program under test."""
-
-
-@pytest.fixture(autouse=True)
-def english() -> Iterator[None]:
-    yield
-    i18n.set_language("en")
-    i18n.set_digits("default")
 
 
 def play(*args: str) -> list[str]:

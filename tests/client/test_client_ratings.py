@@ -4,7 +4,6 @@ profile's ratings and sparkline, and a rated match's change, in English and in P
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,14 +24,9 @@ from pisyedili.client.render.text import Look
 from pisyedili.client.state import ClientState
 from pisyedili.protocol.schema import Direction, validate
 
+pytestmark = pytest.mark.usefixtures("english")  # tests/conftest.py
+
 Msg = dict[str, Any]
-
-
-@pytest.fixture(autouse=True)
-def english() -> Iterator[None]:
-    i18n.set_language("en")
-    yield
-    i18n.set_language("en")
 
 
 def row(rank: int, name: str, display: int, provisional: bool, **extra: Any) -> Msg:

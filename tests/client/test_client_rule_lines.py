@@ -5,7 +5,6 @@ carries the terminal catalog's translation of each line (client/catalogs.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,11 @@ from babel.messages.pofile import read_po
 
 from pisyedili.client import catalogs, i18n, render
 
+pytestmark = pytest.mark.usefixtures("english")  # tests/conftest.py
+
 ROOT = catalogs.ROOT
 LINES = catalogs.rule_lines()
 EVERY_LINE = [line for summary in LINES.values() for line in summary]
-
-
-@pytest.fixture(autouse=True)
-def english() -> Iterator[None]:
-    i18n.set_language("en")
-    i18n.set_digits("default")
-    yield
-    i18n.set_language("en")
-    i18n.set_digits("default")
 
 
 def template(domain: str) -> set[str]:

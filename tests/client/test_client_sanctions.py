@@ -5,7 +5,6 @@ over a real server on loopback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,16 +19,11 @@ from pisyedili.client.render import Look, plain
 from pisyedili.client.state import ClientState
 from pisyedili.client.wire import Link
 
+pytestmark = pytest.mark.usefixtures("english")  # tests/conftest.py
+
 moderated = sibling("server", "test_moderation")  # a server with an operator account
 ASCII = Look(unicode=False, color=False)
 KICKED_FROM = "127.0.0.9"
-
-
-@pytest.fixture(autouse=True)
-def english() -> Iterator[None]:
-    i18n.set_language("en")
-    yield
-    i18n.set_language("en")
 
 
 def shown(msg: Msg) -> list[str]:

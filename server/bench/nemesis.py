@@ -632,7 +632,14 @@ class Run:
             if p.proto is not None:
                 p.proto.close()
         stored = await self.quiet_journal()
+        # Stopped before their logs are read, so that the check reads all of them, as
+        # it would again from the run's folder.
+        await deferToThread(self.stop_processes)
         return self.verdict(stored, time.monotonic() - started)
+
+    def stop_processes(self) -> None:
+        for process in self.processes:
+            process.down()
 
     def start_processes(self) -> None:
         for process in self.processes:

@@ -47,6 +47,7 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from pisyedili.protocol.codec import decode
 from pisyedili.protocol.errors import ProtocolError
@@ -72,7 +73,7 @@ from pisyedili.server.net.handlers.moderation import (
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import Gathered, Sanction
 from pisyedili.server.people.session import Session, Sessions
-from pisyedili.server.store.base import SessionRow
+from pisyedili.server.store.base import SessionRow, StoreError
 from pisyedili.server.store.journal import SavedSession, token_hash
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.runner import TableRunner
@@ -95,6 +96,10 @@ HAND_SECONDS = 5.0
 """How long a stopping process waits for the live processes to say they hold the
 sessions it handed them (each answers once its journal committed the session), before
 it stops anyway: a session nobody took is left to the journal, as after a kill."""
+
+SANCTIONS_RETRY_SECONDS = 2.0
+"""How soon the sanctions are read again when the shared store could not be reached
+as the cluster came back: a ban made meanwhile is in force here once it answers."""
 
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
@@ -207,6 +212,8 @@ class Relay:
         self._acts = self._acting()
         self._refusals: set[tuple[object, object]] = set()
         """The kinds and versions of the messages refused here, each said once."""
+        self._sanctions_retry: Delayed | None = None  # the next read of them, if one failed
+        self._sanctions_failing = False  # the last read of them failed (said once)
 
     def attach(self, server: ServerFactory) -> None:
         self._server = server
@@ -318,15 +325,44 @@ class Relay:
             session = self._sessions.by_id(player_id)
             if session is not None and session.connected:
                 self._tell_owner(session, "back")
+        self._reload_sanctions()
+
+    def _reload_sanctions(self) -> None:
+        """The sanctions read from the shared store again: one put in force while the
+        cluster was out of reach was told to nobody, but kept there. A store out of
+        reach too is an outage, not a fault: said once, and read again every
+        `SANCTIONS_RETRY_SECONDS` until it answers (or the cluster goes again: its
+        return reads them then)."""
+        self._sanctions_retry = None
         moderation = self._server.moderation if self._server is not None else None
-        if moderation is not None and self.shared_store:  # what was told meanwhile
-            reloaded = moderation.reload()
-            reloaded.addCallback(self._enforce_all)
-            reloaded.addErrback(lambda f: log.failure("reading the sanctions again", f))
+        if moderation is None or not self.shared_store or self._stopping \
+                or not self.cluster.reachable:
+            return
+        reloaded = moderation.reload()
+        reloaded.addCallback(self._enforce_all)
+        reloaded.addErrback(self._sanctions_unread)
 
     def _enforce_all(self, sanctions: list[Sanction]) -> None:
+        if self._sanctions_failing:
+            log.info("the sanctions are read from the store again: {count} new in force "
+                     "here", count=len(sanctions))
+            self._sanctions_failing = False
         for sanction in sanctions:
             self._enforce(sanction)
+
+    def _sanctions_unread(self, failure: Failure) -> None:
+        if not isinstance(failure.value, StoreError):
+            log.failure("reading the sanctions again failed", failure)
+            return
+        if not self._sanctions_failing:
+            log.warn("the sanctions could not be read from the store again ({why}): a ban "
+                     "or mute made while the cluster was out of reach is not in force here "
+                     "yet; reading them again every {seconds:g} s until the store answers",
+                     why=failure.getErrorMessage(), seconds=SANCTIONS_RETRY_SECONDS)
+            self._sanctions_failing = True
+        if self._sanctions_retry is None or not self._sanctions_retry.active():
+            self._sanctions_retry = self._clock.callLater(SANCTIONS_RETRY_SECONDS,
+                                                          self._reload_sanctions)
 
     def _enforce(self, sanction: Sanction) -> int:
         """A sanction put in force by another process: a ban closes what it covers

@@ -1,6 +1,6 @@
 """`pisyedili play`: an embedded server on loopback, a table full of bots, play at once.
 
-The server is the real one (`server.tap.make_factory`), listening on
+The server is the real one (`server.service.assembly.make_factory`), listening on
 `tcp:0:interface=127.0.0.1` on the same reactor and the same asyncio loop as the
 client, so offline play exercises exactly the code a networked game does.  A small
 autopilot then types, in effect, what a host would: create the table, sit, add the
@@ -45,7 +45,7 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.net.web import make_site
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store import StoreError, default_path, open_store
 from pisyedili.server.store.archive import Archive
 from pisyedili.server.store.files import SQLITE_SIDECARS, FileInUse, FileLock, private_dir

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pisyedili.server.service import tap
+from pisyedili.server.service.server import ServerService
 
 LOOPBACK = ["127.0.0.1"]
 """The interfaces the tests browse and announce on."""
@@ -23,7 +23,7 @@ PEM = Path(__import__("twisted").__file__).parent / "test" / "server.pem"  # typ
 """Twisted's own test key and certificate, for a TLS port."""
 
 
-async def announced(service: tap.ServerService) -> tap.ServerService:
+async def announced(service: ServerService) -> ServerService:
     """`service` started, listening and announced."""
     service.startService()
     assert service.ready is not None

@@ -247,7 +247,7 @@ class ServerFactory(Factory):
         self.connections = ConnectionCounter(limits.max_connections, limits.max_per_address)
         self.protocols: set[Connection] = set()
         """Every admitted connection, over any transport."""
-        # Set by `tap.make_factory` on a server with a store.
+        # Set by `assembly.make_factory` on a server with a store.
         self.accounts: accounts.Accounts | None = None
         self.moderation: moderation.Moderation | None = None
         self.ratings: ratings.Ratings | None = None

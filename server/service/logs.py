@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, cast
 
-from twisted.logger import FileLogObserver, LogEvent, formatEvent
+from twisted.logger import FileLogObserver, ILogObserver, LogEvent, formatEvent, textFileLogObserver
 from twisted.python.failure import Failure
 
 RESERVED = ("time", "level", "message", "namespace", "failure")
@@ -91,3 +91,10 @@ class JsonLineObserver(FileLogObserver):
 
     def __init__(self, out: IO[str]) -> None:
         super().__init__(out, json_line)
+
+
+def make_observer(fmt: str, out: IO[str]) -> ILogObserver:
+    """The log observer for `--log-format`: JSON lines (`JsonLineObserver`) or Twisted's text."""
+    if fmt == "json":
+        return cast(ILogObserver, JsonLineObserver(out))
+    return cast(ILogObserver, textFileLogObserver(out))

@@ -25,7 +25,7 @@ from pisyedili.client.parse import Context, Invalid, Request, Secret, parse_inpu
 from pisyedili.client.render import Look
 from pisyedili.client.token_store import Login, ServerLogins, TokenStore
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store import MEMORY, Archive
 from pisyedili.server.store.sqlite import SqliteStore
 

@@ -41,7 +41,8 @@ from pisyedili.client.discovery import (
 )
 from pisyedili.protocol.version import SUPPORTED_VERSIONS
 from pisyedili.server.net.hello import server_version
-from pisyedili.server.service import tap
+from pisyedili.server.service.assembly import make_factory
+from pisyedili.server.service.server import ServerService
 
 # -- without a network ------------------------------------------------------------------
 
@@ -135,9 +136,9 @@ def test_none_found_says_so_and_how_else_to_play() -> None:
 # Other servers may announce on this loopback meanwhile (another test run): each test
 # looks for its own ports only.
 
-async def serving(name: str, endpoints: Sequence[str]) -> tap.ServerService:
-    return await announced(tap.ServerService(tap.make_factory(reactor, name=name), endpoints,
-                                             reactor, announce=True))
+async def serving(name: str, endpoints: Sequence[str]) -> ServerService:
+    return await announced(ServerService(make_factory(reactor, name=name), endpoints,
+                                         reactor, announce=True))
 
 
 @pytest_twisted.ensureDeferred

@@ -33,7 +33,7 @@ from pisyedili.client.offline import wire
 from pisyedili.client.parse import Context, Invalid, Local, Request, parse_input
 from pisyedili.client.render import Look, plain
 from pisyedili.server import rules as engine
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store import Archive
 from pisyedili.server.store.sqlite import SqliteStore
 from pisyedili.server.table.effects import MatchOver

@@ -33,6 +33,7 @@ from pisyedili.client.discovery import Found, browse
 from pisyedili.protocol.version import PROTOCOL_VERSION, SUPPORTED_VERSIONS
 from pisyedili.server.net.hello import server_version
 from pisyedili.server.service import tap
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.service.discovery import (
     Announcer,
     addresses_for,
@@ -40,6 +41,7 @@ from pisyedili.server.service.discovery import (
     listing_for,
     txt,
 )
+from pisyedili.server.service.server import ServerService
 
 
 def machine(*addresses: str) -> Callable[[], list[Any]]:
@@ -109,7 +111,7 @@ async def test_listings_of_real_ports(tmp_path: Path) -> None:
 
 
 def test_announcing_is_on_by_default_and_no_announce_turns_it_off() -> None:
-    def service(*argv: str) -> tap.ServerService:
+    def service(*argv: str) -> ServerService:
         options = tap.Options()
         options.parseOptions(["--listen", "tcp:0:interface=127.0.0.1", "--db", ":memory:",  # type: ignore[no-untyped-call]
                               *argv])
@@ -125,8 +127,8 @@ def test_announcing_is_on_by_default_and_no_announce_turns_it_off() -> None:
 @pytest_twisted.ensureDeferred
 async def test_a_server_is_found_with_its_txt_its_tables_update_and_it_goes_on_stop() -> None:
     name = f"Kahve.evi {os.getpid()}"  # unique: another run may announce meanwhile
-    factory = tap.make_factory(reactor, name=name)
-    service = tap.ServerService(
+    factory = make_factory(reactor, name=name)
+    service = ServerService(
         factory, ["tcp:0:interface=127.0.0.1", f"ssl:0:interface=127.0.0.1:privateKey={PEM}"],
         reactor, announce=True)
     # The real announcer, checking the table count more often than the default.
@@ -169,9 +171,9 @@ async def test_a_server_is_found_with_its_txt_its_tables_update_and_it_goes_on_s
 
 @pytest_twisted.ensureDeferred
 async def test_stopping_while_still_announcing_withdraws_the_service() -> None:
-    factory = tap.make_factory(reactor, name="Hasty")
-    service = tap.ServerService(factory, ["tcp:0:interface=127.0.0.1"], reactor,
-                                announce=True)
+    factory = make_factory(reactor, name="Hasty")
+    service = ServerService(factory, ["tcp:0:interface=127.0.0.1"], reactor,
+                            announce=True)
     service.startService()
     assert service.ready is not None
     await service.ready

@@ -17,7 +17,9 @@ from health_kit import check, health_server, ready_turns
 from process_output import BACKSTOP
 from twisted.internet.task import Clock
 
-from pisyedili.server.service.tap import ServerOptions, ServerService, make_factory
+from pisyedili.server.service.assembly import make_factory
+from pisyedili.server.service.server import ServerService
+from pisyedili.server.service.tap import ServerOptions
 from pisyedili.server.store.journal import CATCH_UP_SECONDS, StoreJournal
 from pisyedili.server.table import commands as cmd
 

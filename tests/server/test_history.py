@@ -30,7 +30,7 @@ from wireclient import Msg, Server, WireClient
 
 from pisyedili.protocol.shapes import HISTORY_PAGE, REPLAY_STEP_MOVES
 from pisyedili.server import rules as engine
-from pisyedili.server.service import tap
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store import Archive, Viewer, history, open_store
 from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore
 
@@ -45,7 +45,7 @@ async def _serve(path: str | Path, monkeypatch: pytest.MonkeyPatch,
     if opened:
         await archive.open()
     monkeypatch.setattr(wireclient, "make_factory",
-                        functools.partial(tap.make_factory, archive=archive))
+                        functools.partial(make_factory, archive=archive))
     return await Server.start(), archive
 
 

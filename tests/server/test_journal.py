@@ -31,7 +31,7 @@ from test_table_core import (
 from twisted.internet.task import Clock
 
 from pisyedili.server import rules
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store.journal import (
     CATCH_UP_SECONDS,
     StoreJournal,

@@ -24,7 +24,7 @@ from pisyedili.protocol.shapes import LOBBY_PAGE
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.people.session import Session
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableSettings
 

@@ -21,8 +21,7 @@ from twisted.python.failure import Failure
 from twisted.python.log import textFromEventDict
 
 from pisyedili.server.rules import COMPILED
-from pisyedili.server.service.logs import JsonLineObserver, iso_time
-from pisyedili.server.service.tap import make_observer
+from pisyedili.server.service.logs import JsonLineObserver, iso_time, make_observer
 
 
 class Opaque:
@@ -164,7 +163,7 @@ def test_the_server_logs_json_lines_as_a_process(runner: str, tmp_path: Path) ->
     assert not [k for r in records for k in r if k.startswith("log_")]
     [warning] = [r for r in records if r.get("seed") == 5]
     assert warning["level"] == "warn" and "PREDICTABLE" in warning["message"]
-    assert warning["namespace"] == "pisyedili.server.service.tap"
+    assert warning["namespace"] == "pisyedili.server.service.server"
     assert any(r["message"].startswith("listening on tcp:0") for r in records)
     # Once, with the engine this process runs: the bots' speed depends on it.
     [engine] = [r for r in records if "compiled" in r]

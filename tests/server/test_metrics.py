@@ -14,8 +14,8 @@ from prometheus_client import REGISTRY
 from table_kit import make_table, play_out, seated
 from twisted.internet.task import Clock
 
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.service.metrics import COLLECTOR
-from pisyedili.server.service.tap import make_factory
 from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableError

@@ -25,6 +25,8 @@ from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people.accounts import CHEAP, OPERATORS_EVERY, AccountSettings
 from pisyedili.server.service import tap
+from pisyedili.server.service.assembly import make_factory
+from pisyedili.server.service.server import ServerService
 from pisyedili.server.store import Archive
 from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.store.sqlite import SqliteStore
@@ -323,11 +325,11 @@ async def test_the_service_reads_the_operator_flags_on_its_clock(tmp_path: Path)
         store.close()
     archive = Archive(lambda: SqliteStore(path), reactor)
     clock = Clock()
-    factory = tap.make_factory(reactor, archive=archive, community_from=str(path),
-                               account_settings=AccountSettings(cost=CHEAP))
+    factory = make_factory(reactor, archive=archive, community_from=str(path),
+                           account_settings=AccountSettings(cost=CHEAP))
     accounts = factory.accounts
     assert accounts is not None
-    service = tap.ServerService(factory, [], clock, archive=archive)
+    service = ServerService(factory, [], clock, archive=archive)
     service.startService()
     try:
         # The store opens on its own thread, then the timer starts.

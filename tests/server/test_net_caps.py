@@ -17,7 +17,7 @@ from pisyedili.protocol.errors import ERRORS
 from pisyedili.server.net.limits import ServerLimits, address_key
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.service import tap
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.table.core import TableError, TableSettings
 
 

@@ -109,7 +109,7 @@ def test_shared_feature_sets_are_bounded_yet_always_right() -> None:
 
 
 def _factory() -> Any:
-    from pisyedili.server.service.tap import make_factory
+    from pisyedili.server.service.assembly import make_factory
 
     return make_factory(Clock(), name="test server", seed=1)
 

@@ -29,7 +29,7 @@ from pisyedili.server.net import connection as net
 from pisyedili.server.net import tcp
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerProtocol
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.core import TableSettings
 

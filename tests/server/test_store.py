@@ -22,6 +22,8 @@ from wireclient import Server
 
 from pisyedili.server import rules as engine
 from pisyedili.server.service import tap
+from pisyedili.server.service.assembly import make_factory
+from pisyedili.server.service.server import ServerService
 from pisyedili.server.store import DAY, Archive, RatingPoint
 from pisyedili.server.store.schema import SCHEMA_VERSION
 from pisyedili.server.store.sqlite import MIGRATIONS, SqliteStore, backup_file
@@ -241,7 +243,7 @@ async def test_a_match_over_loopback_ends_up_in_the_file(
     await archive.open()
     # The harness's own server, its factory made with the archive.
     monkeypatch.setattr(wireclient, "make_factory",
-                        functools.partial(tap.make_factory, archive=archive))
+                        functools.partial(make_factory, archive=archive))
     server = await Server.start()
     try:
         (ayse,), _ = await open_table(server, ["Ayse"], "classic", 2, bots=1,
@@ -289,8 +291,8 @@ async def test_the_service_prunes_at_start_and_then_daily(tmp_path: Path,
     path = tmp_path / "daily.sqlite3"
     archive = Archive(lambda: SqliteStore(path), reactor)
     clock = Clock()
-    service = tap.ServerService(tap.make_factory(reactor), [], clock, archive=archive,
-                                keep_days=1)
+    service = ServerService(make_factory(reactor), [], clock, archive=archive,
+                            keep_days=1)
     service.startService()
     try:
         # The store opens on its own thread.
@@ -324,9 +326,9 @@ async def test_a_store_that_cannot_open(tmp_path: Path, required: bool) -> None:
     (tmp_path / "file").write_text("")
     bad = tmp_path / "file" / "s.sqlite3"  # under a file: no folder can be made
     archive = Archive(lambda: SqliteStore(bad), reactor)
-    factory = tap.make_factory(reactor, archive=archive)
-    service = tap.ServerService(factory, [], _Stopped(), archive=archive,
-                                store_required=required)
+    factory = make_factory(reactor, archive=archive)
+    service = ServerService(factory, [], _Stopped(), archive=archive,
+                            store_required=required)
     service.startService()
     await poll_until_async(lambda: archive._closed, BACKSTOP, "the store's failure")
     assert service.failed is required

@@ -25,7 +25,7 @@ from twisted.internet.task import Clock, deferLater
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bench.services import free_port
-from pisyedili.server.service import tap
+from pisyedili.server.service import admin
 from pisyedili.server.store import RatingPoint, open_store
 from pisyedili.server.store.journal import CATCH_UP_SECONDS, StoreJournal
 from pisyedili.server.store.postgres import TABLES, PostgresStore
@@ -270,9 +270,9 @@ def test_backup_copies_into_an_empty_database_or_names_pg_dump(
         store.close()
 
     def backup(*args: str) -> None:
-        options = tap.BackupOptions()
+        options = admin.BackupOptions()
         options.parseOptions(list(args))  # type: ignore[no-untyped-call]
-        tap.backup(options)
+        admin.backup(options)
 
     with pytest.raises(SystemExit) as to_file:
         backup("--db", source, "copy.dump")
@@ -297,9 +297,9 @@ def test_operator_adds_and_lists_on_postgresql(postgres: pg_kit.Cluster,
     url = postgres.store()
 
     def operator(*args: str) -> None:
-        options = tap.OperatorOptions()
+        options = admin.OperatorOptions()
         options.parseOptions(list(args))  # type: ignore[no-untyped-call]
-        tap.operator(options, io.StringIO(PASSWORD + "\n"))
+        admin.operator(options, io.StringIO(PASSWORD + "\n"))
 
     operator("--db", url, "add", "Deniz")
     assert "Deniz: a new account, now an operator" in capsys.readouterr().out

@@ -28,7 +28,7 @@ from pisyedili.protocol.version import FEATURES, PROTOCOL_VERSION
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.tcp import ServerFactory, ServerProtocol
 from pisyedili.server.people.accounts import CHEAP, AccountSettings
-from pisyedili.server.service.tap import make_factory
+from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store import MEMORY, Archive, open_store
 from pisyedili.server.store.journal import StoreJournal
 from pisyedili.server.table.core import TableSettings

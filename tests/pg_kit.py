@@ -81,7 +81,8 @@ class LostReply:
     through; PostgreSQL runs it (and commits it, outside a transaction) and answers,
     and the relay keeps that answer back and closes both ends. The client sees its
     connection lost and cannot know the statement landed. Everything else, and every
-    connection after, is relayed as it comes."""
+    connection after, is relayed as it comes. `arm(first, second, ...)` loses one
+    answer to each marker in turn (the next is looked for once one was found)."""
 
     def __init__(self, url: str) -> None:
         target = urlsplit(url)
@@ -90,15 +91,15 @@ class LostReply:
         port = self._listener.getsockname()[1]
         self.url = target._replace(
             netloc=target.netloc.replace(f":{self._target[1]}", f":{port}")).geturl()
-        self._marker: bytes | None = None
+        self._markers: list[bytes] = []
         self._cutting: socket.socket | None = None  # the client end whose answer is lost
         self.cut = threading.Event()
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def arm(self, marker: bytes) -> None:
+    def arm(self, *markers: bytes) -> None:
         with self._lock:
-            self._marker = marker
+            self._markers = list(markers)
 
     def close(self) -> None:
         self._listener.close()
@@ -113,11 +114,15 @@ class LostReply:
             threading.Thread(target=self._requests, args=(client, server), daemon=True).start()
             threading.Thread(target=self._answers, args=(server, client), daemon=True).start()
 
+    def _answered(self, held: bytes) -> bool:
+        """Whether `held`, the answer kept back so far, is whole."""
+        return READY in held
+
     def _requests(self, client: socket.socket, server: socket.socket) -> None:
         while chunk := _read(client):
             with self._lock:
-                if self._marker is not None and self._marker in chunk:
-                    self._marker = None
+                if self._markers and self._markers[0] in chunk:
+                    self._markers.pop(0)
                     self._cutting = client  # before it goes: its answer is the one lost
             try:
                 server.sendall(chunk)
@@ -130,7 +135,7 @@ class LostReply:
         while chunk := _read(server):
             if self._cutting is client:
                 held += chunk
-                if READY in held:  # PostgreSQL is done with it: lose the answer
+                if self._answered(held):  # the server is done with it: lose the answer
                     self.cut.set()  # (before the client can see its connection go)
                     _close(client, server)
                     return

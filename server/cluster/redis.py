@@ -73,7 +73,7 @@ from typing import Any, Concatenate, ParamSpec
 
 import msgpack
 import txredisapi
-from twisted.internet.defer import Deferred, fail, gatherResults, succeed
+from twisted.internet.defer import Deferred, FirstError, fail, gatherResults, succeed
 from twisted.internet.endpoints import HostnameEndpoint
 from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
@@ -500,6 +500,8 @@ class RedisCluster:
         self._tick: LoopingCall | None = None
         self._ticked_at = 0.0  # the reactor's clock at the last tick
         self._woke_at: float | None = None  # when a pause was last seen to end
+        self._reply_timeout = min(10.0, lease)  # a reply later than this drops the link
+        self._overdue_said = False  # a reply overdue was said since the link was made
 
     @property
     def process(self) -> str:
@@ -539,7 +541,7 @@ class RedisCluster:
         self._started = self._clock.seconds()
         self._seen("process", int(number))
         # One link: this process's writes reach Redis in the order they were made.
-        link = _Link(self, self.address, min(10.0, self.lease))
+        link = _Link(self, self.address, self._reply_timeout)
         _back_off(link, self.lease)
         link.startConnecting(HostnameEndpoint(self._clock, host, port, timeout=5))
         self._redis = _Batched(link.handler, self._clock, self._channel, self._failed,
@@ -725,6 +727,7 @@ class RedisCluster:
         if not self._joined or self._up or self._stopping or not all(self._ready.values()):
             return
         self._up = True  # what follows goes on the link after the re-assertion
+        self._overdue_said = False
         now = self._clock.seconds()
         self._judge_from = now + self.lease
         written = self._reassert(now)
@@ -736,7 +739,7 @@ class RedisCluster:
                  sessions=len(self._sessions), names=len(self._names),
                  codes=len(self._codes), addresses=len(self._counts),
                  ids=dict(sorted(self._highest.items())))
-        written.addErrback(self._failed, "writing this process's keys again")
+        written.addErrback(self._reassert_failed)
         self._count_again()
         for _, back in self._link_hooks:
             back()
@@ -896,9 +899,7 @@ class RedisCluster:
         self._counting = []
         read = self._read_ids()
         read.addCallback(self._floored)
-        read.addErrback(lambda f: log.warn(
-            "the ids kept in the store could not be read again or moved on ({error}): "
-            "the ids go on above those this process knows", error=f.getErrorMessage()))
+        read.addErrback(self._not_floored)
         read.addBoth(self._counted)
 
     def _floored(self, highest: Mapping[str, int]) -> Deferred[Any] | None:
@@ -909,6 +910,14 @@ class RedisCluster:
         forwarded: list[Deferred[Any]] = []
         self._forward_ids(forwarded)
         return gatherResults(forwarded, consumeErrors=True)
+
+    def _not_floored(self, failure: Failure) -> None:
+        failure = self._unwrapped(failure)
+        if self._unreached(failure) and not self._up:
+            return  # (what was read is moved on as Redis comes back: `_reassert`)
+        log.warn("the ids kept in the store could not be read again or moved on ({error}): "
+                 "the ids go on above those this process knows",
+                 error=failure.getErrorMessage())
 
     def _counted(self, _: object) -> None:
         waiting, self._counting = self._counting or [], None
@@ -1201,15 +1210,46 @@ class RedisCluster:
         d: Deferred[Any] = self._redis.execute_command("PEXPIRE", key, ms)
         return d
 
+    def _reassert_failed(self, failure: Failure) -> None:
+        if self._unreached(failure) and not self._up:
+            log.warn("cluster: Redis at {address} went again before this process's keys "
+                     "were all written again: they are written again once it is back",
+                     address=str(self.address))
+            return
+        self._failed(failure, "writing this process's keys again")
+
     def _failed(self, failure: Failure, what: str) -> None:
-        if isinstance(failure.value, txredisapi.ConnectionError):
+        """A command that failed. Redis out of reach is an outage, said once where it is
+        noticed (`_link_down`, `_just_woke`), and a reply overdue drops the link (said
+        once); anything else is a defect: its traceback."""
+        if self._unreached(failure):
             if self._just_woke():  # (a reply overdue only because nobody read it)
                 log.warn("cluster: {what}: no reply read in time, as this process was "
                          "paused", what=what)
                 return
             if not self._up:
                 return  # Redis went away: said once, where it was noticed
-        log.failure("cluster: {what} failed", failure, what=what)
+            if isinstance(self._unwrapped(failure).value, txredisapi.TimeoutError):
+                if not self._overdue_said:
+                    self._overdue_said = True
+                    log.warn("cluster: {what}: Redis at {address} did not answer within "
+                             "{seconds:g} s: its link is dropped and made again", what=what,
+                             address=str(self.address), seconds=self._reply_timeout)
+                return
+        log.failure("cluster: {what} failed", self._unwrapped(failure), what=what)
+
+    @staticmethod
+    def _unwrapped(failure: Failure) -> Failure:
+        """The failure itself, not the `FirstError` of several commands sent together
+        (`gatherResults`) that wraps it."""
+        while isinstance(failure.value, FirstError):
+            failure = failure.value.subFailure
+        return failure
+
+    def _unreached(self, failure: Failure) -> bool:
+        """Whether `failure` says Redis was out of reach (the link lost, or a reply
+        overdue)."""
+        return isinstance(self._unwrapped(failure).value, txredisapi.ConnectionError)
 
     def _tell(self, d: Deferred[Any], what: str) -> None:
         d.addErrback(self._failed, what)
@@ -1358,7 +1398,17 @@ class RedisCluster:
         self._uncounted.discard(address)
         d: Deferred[int] = self._redis.eval(
             COUNT, [key], [self._process, delta, _ms(self.lease), self._key("process", "")])
+        d.addErrback(self._counted_here, address, count)
         return d
+
+    def _counted_here(self, failure: Failure, address: str, count: int) -> int | Failure:
+        """Redis lost before it answered a count: this process's own stands, as while
+        it is out of reach (written there again once it is back)."""
+        if not self._unreached(failure):
+            return failure
+        if count <= 0:
+            self._uncounted.add(address)
+        return max(0, count)
 
     # -- sessions and tables ------------------------------------------------------------
 

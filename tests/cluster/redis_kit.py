@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
+from pg_kit import LostReply
 from poll_kit import poll_until
 
 from pisyedili.server.bench.services import NotInstalled, RedisServer
@@ -68,6 +69,14 @@ class RedisAt:
     def hash(self, key: str) -> dict[str, str]:
         flat = self.command("HGETALL", key)
         return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+class LostRedisReply(LostReply):
+    """`pg_kit.LostReply` in front of Redis: the reply held back is lost once a line of
+    it came whole (a command's reply ends its line)."""
+
+    def _answered(self, held: bytes) -> bool:
+        return held.endswith(b"\r\n")
 
 
 def _encode(*args: object) -> bytes:

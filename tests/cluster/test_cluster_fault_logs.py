@@ -4,6 +4,7 @@ traceback in a process's log is kept for a defect."""
 
 from __future__ import annotations
 
+import re
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -11,7 +12,9 @@ import pg_kit
 from process_output import add_operator
 
 from cluster.cluster_kit import Player
+from cluster.redis_kit import LostRedisReply, RedisAt
 from cluster.test_cluster_outage import PASSWORD, redis_process, server
+from pisyedili.server.cluster.redis import PREFIX
 
 
 def test_the_sanctions_unread_as_the_store_is_away_are_read_once_it_is_back(
@@ -48,3 +51,50 @@ def test_the_sanctions_unread_as_the_store_is_away_are_read_once_it_is_back(
         closed = target.wait(lambda m: m.get("code") == "banned")
         assert closed["type"] == "error"
         assert "Traceback" not in log_b.text, log_b.text
+
+
+def test_redis_lost_again_as_the_keys_are_written_again_is_said_so(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """The process's link to Redis is cut as it renews its lease, and cut again as it
+    writes its keys again once it is back (a Redis that went again, or a network that
+    flapped). The process says Redis went again before its keys were all written, with
+    no traceback, and writes them once the link holds."""
+    relay = LostRedisReply(redis.url)
+    with ExitStack() as stack:
+        _, log = stack.enter_context(server(relay.url, tmp_path / "a.db", 0))
+        joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log.text)
+        assert joined is not None, log.text
+        lease = f"{PREFIX}process:{joined.group(1)}".encode()
+        relay.arm(lease, b"SET\r\n$%d\r\n%s" % (len(lease), lease))
+        log.wait_for(r"lost the cluster's Redis")
+        log.wait_for(r"the cluster's Redis at \S+ is back")
+        log.wait_for(r"cluster: Redis at \S+ went again before this process's keys were "
+                     r"all written again: they are written again once it is back")
+        log.wait_for(r"the cluster's Redis at \S+ is back")
+        assert relay.cut.is_set()
+        assert redis.eventually(lambda r: r.command("EXISTS", lease.decode())) == 1
+        assert "Traceback" not in log.text, log.text
+    relay.close()
+
+
+def test_a_connection_counted_as_redis_goes_is_counted_here(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """The link to Redis is cut as the process counts a new connection in the cluster
+    (the per-address cap): the connection is counted by this process alone, as while
+    Redis is away, with no traceback; it is served, and counted in Redis once the link
+    is back."""
+    relay = LostRedisReply(redis.url)
+    conns = f"{PREFIX}conns:127.0.0.1"
+    with ExitStack() as stack:
+        port, log = stack.enter_context(server(relay.url, tmp_path / "a.db", 0))
+        joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log.text)
+        assert joined is not None, log.text
+        relay.arm(conns.encode())
+        player = Player(port)
+        log.wait_for(r"lost the cluster's Redis")
+        log.wait_for(r"the cluster's Redis at \S+ is back")
+        assert relay.cut.is_set()
+        player.hello("Elif")
+        assert redis.eventually(lambda r: r.command("HGET", conns, joined.group(1))) == "1"
+        assert "Traceback" not in log.text, log.text
+    relay.close()

@@ -168,7 +168,8 @@ class Adopted(_Sent):
 
 
 class Homeless(_Sent):
-    """To every process: the session of `p` was rebuilt on the sender, its home now."""
+    """To every process: the session of `p` was rebuilt on the sender, its home now
+    (in an `ask`, each answers the table it seats `p` at, if any: `t` and `owner`)."""
 
     k: Literal["homeless"]
     v: NotRequired[int]
@@ -237,7 +238,7 @@ class Find(TypedDict):
 
 
 class Ask(_Sent):
-    """An operator's act `m` asked of one process, round `r`: it answers."""
+    """An act `m` (of `ACTS`) asked of one process, round `r`: it answers."""
 
     k: Literal["ask"]
     v: NotRequired[int]
@@ -262,8 +263,9 @@ KINDS: dict[str, type[Any]] = {
     for schema in get_args(Message)}
 """Each kind's schema, by its `k`."""
 
-ACTS = frozenset({"sanction", "find", "kick", "announce", "close_table"})
-"""The kinds an operator's `ask` may carry (`Ask.m`)."""
+ACTS = frozenset({"sanction", "find", "kick", "announce", "close_table", "homeless"})
+"""The kinds an `ask` may carry (`Ask.m`): an operator's acts, and `homeless` (which
+table seats a session rebuilt on the asker)."""
 
 def _fields(schema: type[Any]) -> tuple[dict[str, Any], frozenset[str]]:
     hints = get_type_hints(schema)

@@ -297,6 +297,7 @@ class Relay:
             "kick": kicked_elsewhere,
             "announce": lambda server, act: {"told": announce_here(server, act["m"])},
             "close_table": closed_elsewhere,
+            "homeless": lambda _, act: self._seats(str(act["p"])),
         }
 
     def _link_lost(self) -> None:
@@ -633,9 +634,9 @@ class Relay:
         On a shared store, a home that is gone is waited for (bounded: twice a lease,
         and `SETTLE_SECONDS`): once its lease ran out, the tables nobody holds are
         taken over (`settled`), after which the session is wherever its table went,
-        or, if it was at none, rebuilt here from the journal: only if its record in the
-        cluster named a process that is gone when the client came (a live home whose
-        session is away at its table may have let the record expire).
+        or, if it was at none, rebuilt here from the journal: at once if its record in
+        the cluster named a process that is gone when the client came; with no such
+        record, once no live process holds it (`_ask_live`).
 
         A session held here meanwhile (its table taken over here) resumes at once, and
         an old home that handed the session on names the process to ask next."""
@@ -677,12 +678,36 @@ class Relay:
                 await self.settled()
                 continue
             if record is None or record.get("process") == self.cluster.process:
-                return None  # no gone home named: not a session to rebuild
+                asked = await self._ask_live(str(row.player_id), hashed, conn.features)
+                if asked is None:
+                    continue  # one was silent (paused, its lease alive yet): again
+                if asked["ok"]:
+                    return self._arrived(conn, token, str(row.player_id), asked)
+                if asked.get("to"):
+                    sent_on = str(asked["to"])
+                    continue
             if await self.cluster.take_session(hashed, str(row.player_id), row.name):
                 return await self._rebuilt(conn, token, hashed, row)
             # Another process took it: it is asked next time round.
             await deferLater(cast(IReactorTime, self._clock), 0.1)
         return None
+
+    async def _ask_live(self, player_id: str, hashed: bytes, features: frozenset[str]
+                        ) -> dict[str, Any] | None:
+        """A session the journal keeps that no record in the cluster names a live home
+        for: its record ran out with its home's lease (paused, or cut off from Redis,
+        for longer than a lease), or its live home let it run out (away at a table
+        that keeps the seat longer than the grace). Each live process is asked to hand
+        it over, in turn: the first answer that hands it (`ok`) or names where it went
+        (`to`); one that says no live process holds it (then it is rebuilt here); or
+        None when one was silent (asked again: its lease runs out meanwhile)."""
+        silent = False
+        for process in await self.cluster.live_processes():
+            handed = await self._ask_hand(process, player_id, hashed, features)
+            if handed["ok"] or handed.get("to"):
+                return handed
+            silent = silent or bool(handed.get("silent"))
+        return None if silent else {"ok": False}
 
     def _arrived(self, conn: Connection, token: str, player_id: str,
                  handed: dict[str, Any]) -> Session:
@@ -711,6 +736,8 @@ class Relay:
         if row.account is not None and accounts is not None:
             known = accounts.accounts.get(row.account) or await accounts.lookup(row.name)
             account = known.id if known is not None and known.id == row.account else None
+        player_id = str(row.player_id)
+        at = None if player_id in self._visitors else await self._seated_elsewhere(player_id)
         if self._sessions.find(token) is not None:  # rebuilt here meanwhile
             return self._sessions.resume(token, conn)
         session = self._sessions.restore_one(
@@ -719,15 +746,28 @@ class Relay:
         visit = self._visitors.pop(session.player_id, None)
         if visit is not None:  # it sits at a table here: a player of this process now
             session.table = visit.session.table
-        else:  # it may sit at a table of a live process, as a visitor from its old home
-            self.cluster.tell_all({"k": "homeless", "p": session.player_id,
-                                   "from": self.cluster.process})
+        elif at is not None:  # its welcome names it, and `rejoin` says `back` there
+            self._at[player_id] = at
         log.info("session {player} of a process that is gone rebuilt here",
                  player=session.player_id)
         resumed = self._sessions.resume(token, conn)
         if resumed is not None and conn.closing:
             self._sessions.lost(resumed, conn)
         return resumed
+
+    async def _seated_elsewhere(self, player_id: str) -> tuple[int, str] | None:
+        """The table (and its process) where a session rebuilt here sits as a visitor
+        from its old home, asked of every live process (`homeless`) before its welcome,
+        which names it: a welcome without `table` says the player is at none. Out of
+        reach, each is told instead, and the one that seats it calls it home."""
+        message = {"k": "homeless", "p": player_id, "from": self.cluster.process}
+        gathered = await self.ask_all(message)
+        if not gathered.reached:
+            self.cluster.tell_all(message)
+        for answer in gathered.answers:
+            if isinstance(answer.get("t"), int) and isinstance(answer.get("owner"), str):
+                return answer["t"], answer["owner"]
+        return None
 
     async def _account_elsewhere(self, account: int, caller: Session) -> Session | None:
         """A login here into an account whose session another live process holds:
@@ -1001,6 +1041,15 @@ class Relay:
         table = visit.session.table if visit is not None else None
         if table is not None and not table.closed:
             self._at_here(message["from"], message["p"], table)
+
+    def _seats(self, player_id: str) -> dict[str, Any]:
+        """Asked by the process a visitor's session was rebuilt on (`homeless`): the
+        table here that seats it, if any. That process is its home from its `back`."""
+        visit = self._visitors.get(player_id)
+        table = visit.session.table if visit is not None else None
+        if table is None or table.closed:
+            return {}
+        return {"t": table.id, "owner": self.cluster.process}
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
         """The lobby's `on_left`: the registry lets the player go, and a visitor's

@@ -1,0 +1,53 @@
+"""A session outlives a pause of its home: a player whose process was stopped (SIGSTOP)
+past its lease resumes with its token on another process, at its table, as the
+player of a killed process does."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from contextlib import ExitStack
+from pathlib import Path
+
+import pg_kit
+from poll_kit import poll_until
+
+from cluster.cluster_kit import BACKSTOP
+from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import _one_deal_started, _resume
+from cluster.test_cluster_outage import server
+from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store.journal import token_hash
+
+
+def test_a_player_whose_home_was_paused_past_its_lease_resumes_elsewhere_at_its_table(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """Three processes on one journal: the table on C, its guest's home A. A is stopped
+    until its lease and the guest's session key (renewed with it) ran out in Redis:
+    nothing there names the guest's home any more, and C holds the guest's seat as a
+    visitor's. The guest resumes through B: welcomed with its token, its table named
+    in the welcome (C answered for it first), and the table's snapshot follows, its
+    seat connected."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0]
+                   for n in range(3))
+        _, guest, table = _one_deal_started(c, a)
+        session = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
+        assert redis.hash(session), "the guest's session is in Redis"
+        home = redis.hash(session)["process"]
+        procs[0].send_signal(signal.SIGSTOP)
+        try:
+            poll_until(lambda: redis.command("EXISTS", PREFIX + f"process:{home}") == 0
+                       and redis.command("EXISTS", session) == 0, BACKSTOP,
+                       "the paused home's lease and the guest's session key to run out")
+            guest.close()
+            back, welcome = _resume(b, guest.welcome)
+            assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+            snapshot = back.wait(lambda m: m["type"] == "table")
+            assert snapshot["table"]["id"] == table
+            assert snapshot["you"]["seat"] == 1
+            assert [s["connected"] for s in snapshot["table"]["seats"]] == [True, True]
+        finally:
+            procs[0].send_signal(signal.SIGCONT)

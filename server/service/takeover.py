@@ -82,16 +82,31 @@ def store_ids(where: str) -> Callable[[], Deferred[dict[str, int]]]:
     return lambda: deferToThread(id_floors, where)
 
 
-class _IdsRead:
+def journal_ids(where: str) -> Callable[[], Deferred[dict[str, int]]]:
+    """How `IdsRead` reads the journal's counters at `where`: on a thread, on a
+    connection of its own."""
+    def counters() -> dict[str, int]:
+        store = open_store(where)
+        try:
+            return store.journal_counters()
+        finally:
+            store.close()
+
+    return lambda: deferToThread(counters)
+
+
+class IdsRead:
     """While the cluster's Redis is away, the ids every process gave out, read from
     the shared journal every `IDS_EVERY` seconds for the cluster's counters to go on
     above: a process that dies meanwhile leaves its ids in the journal only, and Redis
     may come back empty. (When it is back the cluster reads the store's ids once more
     before it hands out any: `Cluster.count_from`.)"""
 
-    def __init__(self, where: str, cluster: Cluster, clock: Clock) -> None:
-        self._where = where
+    def __init__(self, read: Callable[[], Deferred[dict[str, int]]], cluster: Cluster,
+                 clock: Clock) -> None:
+        self._read_ids = read
         self._cluster = cluster
+        self._reading = False
         self._loop = LoopingCall(self._read)
         self._loop.clock = cast(IReactorTime, clock)
 
@@ -103,19 +118,21 @@ class _IdsRead:
         if self._loop.running:
             self._loop.stop()
 
-    def _counters(self) -> dict[str, int]:
-        store = open_store(self._where)
-        try:
-            return store.journal_counters()
-        finally:
-            store.close()
-
-    def _read(self) -> Deferred[None]:
-        read: Deferred[dict[str, int]] = deferToThread(self._counters)
-        told = read.addCallback(self._cluster.seen_ids)
-        told.addErrback(lambda f: log.warn("the journal's ids could not be read: {error}",
+    def _read(self) -> None:
+        """One read at a time, and the loop never waits on it: a loop stopped and
+        started again (Redis back, and gone again) while a slow read was under way
+        would run twice over, and once more after it stopped."""
+        if self._reading:
+            return
+        self._reading = True
+        read = self._read_ids()
+        read.addCallback(self._cluster.seen_ids)
+        read.addErrback(lambda f: log.warn("the journal's ids could not be read: {error}",
                                            error=f.getErrorMessage()))
-        return told
+        read.addBoth(self._read_done)
+
+    def _read_done(self, _: object) -> None:
+        self._reading = False
 
 
 class TakeoverFailed(Exception):
@@ -140,7 +157,7 @@ class Takeover:
         self._retry: Delayed | None = None
         self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
         self._current: list[Deferred[None]] = []  # fired once the running one ends
-        self._ids = _IdsRead(where, cluster, clock)
+        self._ids = IdsRead(journal_ids(where), cluster, clock)
 
     def start(self) -> None:
         """Joined: take what nobody holds now, and again whenever a process is gone."""

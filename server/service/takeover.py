@@ -52,7 +52,7 @@ from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.relay import Relay, RelayedConnection
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store import id_floors, open_store
-from pisyedili.server.store.base import JournalRows
+from pisyedili.server.store.base import Conflict, JournalRows, StoreError
 from pisyedili.server.store.journal import (
     Saved,
     SavedSession,
@@ -194,14 +194,17 @@ class Takeover:
         self._failing = False
 
     def _failed(self, failure: Failure) -> None:
-        """Logged once, until a sweep succeeds; tried again in `RETRY_SECONDS`. Redis out
-        of reach is an outage already logged as such, not a fault: a warning, no
-        traceback."""
+        """Logged once, until a sweep succeeds; tried again in `RETRY_SECONDS`. Redis or
+        the store out of reach is an outage, not a fault: a warning, no traceback."""
         if not self._failing:
             error = failure.value
             if isinstance(error, ProtocolError) and error.code == "cluster_unavailable":
                 log.warn("taking tables over failed; trying again every {seconds} s: "
                          "{why}", seconds=RETRY_SECONDS, why=error.message)
+            elif isinstance(error, StoreError) and not isinstance(error, Conflict):
+                log.warn("taking tables over failed; trying again every {seconds} s: the "
+                         "store could not be read ({why})", seconds=RETRY_SECONDS,
+                         why=str(error))
             else:
                 log.failure("taking tables over failed; trying again every {seconds} s",
                             failure, seconds=RETRY_SECONDS)

@@ -339,6 +339,7 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         postgres.resume()
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")
+        assert "Traceback" not in log_b.text, log_b.text  # (an outage, not a defect)
         run.go_on()
 
 

@@ -21,8 +21,10 @@ from twisted.python.failure import Failure
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.handshake import Hello
 from pisyedili.protocol.messages import announced_limits, make_welcome
+from pisyedili.server.cluster import unavailable
 from pisyedili.server.net.handlers import table_of
 from pisyedili.server.people import names
+from pisyedili.server.store.base import Conflict, StoreError
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
@@ -136,8 +138,15 @@ def _resumed_elsewhere(conn: Connection, hello: Hello, session: Session | None) 
 
 
 def _claim_failed(failure: Failure, conn: Connection, rid: int | None) -> None:
-    if isinstance(failure.value, ProtocolError):  # a refusal (the cluster out of reach)
-        error = failure.value
+    error = failure.value
+    if isinstance(error, StoreError) and not isinstance(error, Conflict):
+        # A resume that reads the shared journal while it is out of reach: an outage,
+        # refused as one (the client tries again), not a defect.
+        log.warn("hello from {address} refused for now: the store could not be read "
+                 "({why}); told cluster_unavailable, to try again", address=conn.address,
+                 why=str(error))
+        error = unavailable("this hello")
+    if isinstance(error, ProtocolError):  # a refusal (the cluster out of reach)
         conn.close(error.code, error.message, rid, **error.extra)
         return
     log.failure("hello from {address}: the cluster did not answer", failure,

@@ -9,11 +9,12 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pg_kit
+from poll_kit import poll_until
 from process_output import add_operator
 
-from cluster.cluster_kit import Player
+from cluster.cluster_kit import BACKSTOP, Player
 from cluster.redis_kit import LostRedisReply, RedisAt
-from cluster.test_cluster_outage import PASSWORD, redis_process, server
+from cluster.test_cluster_outage import PASSWORD, _hello_refused, redis_process, server
 from pisyedili.server.cluster.redis import PREFIX
 
 
@@ -98,3 +99,23 @@ def test_a_connection_counted_as_redis_goes_is_counted_here(
         assert redis.eventually(lambda r: r.command("HGET", conns, joined.group(1))) == "1"
         assert "Traceback" not in log.text, log.text
     relay.close()
+
+
+def test_a_resume_that_needs_the_store_while_it_is_away_is_refused_for_now(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """A token no process holds is looked for in the shared journal, which is out of
+    reach: the resume is refused with `cluster_unavailable` and when to try again (not
+    `internal_error`), and the process says why, with no traceback. Once the store is
+    back the same token is answered: unknown."""
+    with pg_kit.own_cluster() as postgres, ExitStack() as stack:
+        port, log = stack.enter_context(server(redis.url, postgres.store(), 0))
+        postgres.halt()
+        refused = _hello_refused(port, name="Elif", token="0" * 32)
+        assert refused["code"] == "cluster_unavailable" and refused["retry_after"] > 0, refused
+        log.wait_for(r"hello from 127\.0\.0\.1 refused for now: the store could not be "
+                     r"read \(.+\); told cluster_unavailable, to try again")
+        postgres.resume()
+        assert poll_until(lambda: _hello_refused(port, name="Elif", token="0" * 32)["code"] != (
+            "cluster_unavailable"), BACKSTOP, "the store read again")
+        assert _hello_refused(port, name="Elif", token="0" * 32)["code"] == "bad_token"
+        assert "Traceback" not in log.text, log.text

@@ -79,6 +79,14 @@ class LostRedisReply(LostReply):
         return held.endswith(b"\r\n")
 
 
+class SilentRedis(LostReply):
+    """`pg_kit.LostReply` in front of Redis that, once armed, never answers on the link
+    it found the marker on (a Redis or a network that hangs): its client gives up."""
+
+    def _answered(self, held: bytes) -> bool:
+        return False
+
+
 def _encode(*args: object) -> bytes:
     parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
     return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)

@@ -13,7 +13,7 @@ from poll_kit import poll_until
 from process_output import add_operator
 
 from cluster.cluster_kit import BACKSTOP, Player
-from cluster.redis_kit import LostRedisReply, RedisAt
+from cluster.redis_kit import LostRedisReply, RedisAt, SilentRedis
 from cluster.test_cluster_outage import PASSWORD, _hello_refused, redis_process, server
 from pisyedili.server.cluster.redis import PREFIX
 
@@ -119,3 +119,23 @@ def test_a_resume_that_needs_the_store_while_it_is_away_is_refused_for_now(
             "cluster_unavailable"), BACKSTOP, "the store read again")
         assert _hello_refused(port, name="Elif", token="0" * 32)["code"] == "bad_token"
         assert "Traceback" not in log.text, log.text
+
+
+def test_redis_silent_past_the_reply_timeout_is_said_so(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """Redis stops answering on the process's link (it hangs, or the network does):
+    past the reply timeout the process says Redis did not answer and that it makes its
+    link again, once, with no traceback, and is back once it did."""
+    relay = SilentRedis(redis.url)
+    with ExitStack() as stack:
+        _, log = stack.enter_context(server(relay.url, tmp_path / "a.db", 0))
+        joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log.text)
+        assert joined is not None, log.text
+        relay.arm(f"{PREFIX}process:{joined.group(1)}".encode())
+        log.wait_for(r"cluster: renewing the lease: Redis at \S+ did not answer within 3 "
+                     r"s: its link is dropped and made again")
+        log.wait_for(r"lost the cluster's Redis")
+        log.wait_for(r"the cluster's Redis at \S+ is back")
+        assert len(re.findall("did not answer within", log.text)) == 1, log.text
+        assert "Traceback" not in log.text, log.text
+    relay.close()

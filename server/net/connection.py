@@ -36,6 +36,7 @@ from pisyedili.protocol.messages import make_error
 from pisyedili.protocol.schema import MESSAGES, Direction, request_id, validate
 from pisyedili.server import metrics
 from pisyedili.server.clock import Delayed
+from pisyedili.server.cluster import unavailable
 from pisyedili.server.net import dispatch, hello
 from pisyedili.server.net.handlers import REQUEST_FAILED
 from pisyedili.server.net.limits import (
@@ -359,7 +360,10 @@ class Connection:
         if self._pinged or self.session is None:
             due = heard + limits.idle_seconds  # before hello the handshake timer is first
         elif now - heard >= limits.ping_seconds - DUE_SLACK:
-            self.send({"type": "ping"})
+            if self.server.journal.holding:
+                self.send_now({"type": "ping"})  # it tells nothing: it need not wait
+            else:
+                self.send({"type": "ping"})
             self._pinged = True
             due = heard + limits.idle_seconds
         else:
@@ -395,6 +399,17 @@ class Connection:
             self.send_body(body)  # it checks the output bound
         else:
             self._queue(body)
+
+    def send_now(self, msg: Message) -> None:
+        """Write one message at once, ahead of what waits for the journal: only one
+        that tells nothing the journal has yet to commit (a ping, a pong, a refusal
+        while the journal is `holding`), which may come before earlier replies."""
+        if self._closing or self.transport is None:
+            return
+        body = self._encode(msg)
+        if body is not None:
+            self._queued += len(body) + self.FRAME_OVERHEAD
+            self._flush(body)
 
     def send(self, msg: Message) -> None:
         """Queue one message, or close a client that left too much unread."""
@@ -539,6 +554,14 @@ class Connection:
                 self.send_error(e.code, e.message, rid, **e.extra)
             return
         if kind == "hello":
+            if self.server.journal.holding:  # a welcome would wait on it: refused now
+                refusal = unavailable("hello")
+                self.send_now(make_error(refusal.code, refusal.message, rid,
+                                         **refusal.extra))
+                self._close_code = refusal.code
+                self._closing = True
+                self._lose()
+                return
             try:
                 hello.answer(self, greeting)
             except Exception:  # refused like any hello: an error, then the close

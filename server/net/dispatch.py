@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 from twisted.logger import Logger
 
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.messages import make_error
 from pisyedili.protocol.schema import MESSAGES, Direction
+from pisyedili.server.cluster import unavailable
 from pisyedili.server.net.handlers import (
     REQUEST_FAILED,
     Handler,
@@ -112,6 +114,21 @@ def handle_here(conn: Connection, kind: str, msg: Message, rid: int | None) -> N
     _handle(conn, session, kind, msg, rid, lambda: False)
 
 
+def _refuse_held(conn: Connection, kind: str, rid: int | None) -> None:
+    """While the journal holds every send back (its shared store out of reach), a
+    request does nothing and is answered at once, ahead of what waits: a `ping` with
+    its `pong`, any other with `cluster_unavailable`. So no player waits in silence
+    for a store that may not come back soon, and nothing is done that a reply would
+    acknowledge before the store has it."""
+    if kind == "pong":
+        return
+    if kind == "ping":
+        conn.send_now({"type": "pong"} if rid is None else {"type": "pong", "id": rid})
+        return
+    refusal = unavailable("this request")
+    conn.send_now(make_error(refusal.code, refusal.message, rid, **refusal.extra))
+
+
 def _handle(conn: Connection, session: Session, kind: str, msg: Message, rid: int | None,
             elsewhere: Callable[[], bool]) -> None:
     """`msg` to its handler unless it is refused or went `elsewhere`; the reply, then
@@ -119,6 +136,9 @@ def _handle(conn: Connection, session: Session, kind: str, msg: Message, rid: in
     handler = HANDLERS.get(kind)
     if handler is None:
         conn.send_error("unknown_type", f"no request of type {kind!r}", rid)
+        return
+    if conn.server.journal.holding:
+        _refuse_held(conn, kind, rid)
         return
     reply = Replier(conn, rid, kind)
     at = table_of(session)

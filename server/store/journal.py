@@ -19,10 +19,17 @@ is in the store. A SQLite file is in WAL mode with `synchronous = NORMAL`: a com
 survives the process being killed at any moment (not, without an fsync per commit,
 a power cut, which may lose the last commits but never corrupts the file).
 
-A commit that fails (a full disk, a database out of reach) does not stop play: what
-waited for it is sent, and its rows are kept, with every row after them, until the
-store takes them again; then they are written, in order, and sends wait for commits
-again (`_catch_up`).
+A commit that fails (a full disk, a database out of reach) does not stop play: its
+rows are kept, with every row after them, until the store takes them again; then they
+are written, in order (`_catch_up`). What waited for them depends on whose journal it
+is. A server's own store is the only one its restart reads, so what waited is sent and
+play goes on from memory: a crash before the catch-up loses it, as the log says. A
+cluster's shared journal (`fence`) is what another process reads to take a table
+over, so nothing may be told before it is there: what waited stays held, and so does
+everything sent after it, until the catch-up has written it (`holding`); meanwhile the
+connections refuse requests at once (`cluster_unavailable`), so a player meets a clear
+refusal rather than silence, and a process killed meanwhile took with it only moves
+nobody saw acknowledged.
 """
 
 from __future__ import annotations
@@ -66,6 +73,10 @@ log = Logger()
 
 CATCH_UP_SECONDS = 2.0
 """Seconds between two tries to write what a journal that fell behind keeps."""
+
+HELD_CATCH_UP_SECONDS = 1.0
+"""The same for a journal that holds its sends back meanwhile (`holding`): each
+reply waits for it, so it tries sooner."""
 
 BEHIND_LIMIT = 200_000
 """Rows a journal that fell behind keeps at most: a move's row takes about 250 bytes
@@ -235,6 +246,13 @@ class StoreJournal:
         return self._behind is None and not self._broken
 
     @property
+    def holding(self) -> bool:
+        """Whether every send waits until the store takes the rows a failed commit left:
+        a shared journal's (`fence`) while it is behind, and for good once it gave up.
+        Requests are refused meanwhile (`server/net/dispatch.py`)."""
+        return self._holders is not None and (self._behind is not None or self._broken)
+
+    @property
     def backlog_rows(self) -> int:
         """Rows written but not committed yet: those waiting for the next commit, the
         commit in flight's, and those a failed commit left for the catch-up."""
@@ -269,7 +287,9 @@ class StoreJournal:
     # -- writing ------------------------------------------------------------------------
 
     def after_commit(self, fn: Callable[..., object], *args: Any) -> None:
-        if self._ops or self._draining or self._inflight is not None:
+        if self._broken and self._holders is not None:
+            return  # what it tells of is never written: it is never told
+        if self._ops or self._draining or self._inflight is not None or self.holding:
             self._outbox.append((fn, args))
         else:
             fn(*args)
@@ -322,16 +342,18 @@ class StoreJournal:
         if self._inflight is not None:
             return  # flushed again when the commit in flight lands
         ops, self._ops = self._ops, []
-        if self._behind is not None:  # kept for the catch-up; what waited goes now
+        if self._behind is not None:  # kept for the catch-up
             self._keep(ops)
-            self._drain()
+            if not self.holding:  # what waited goes now
+                self._drain()
             return
         if ops and self._pool is not None:
             self._send_off(ops)
             return
         if ops:
             self._commit(ops)
-        self._drain()
+        if not self.holding:
+            self._drain()
 
     def _commit(self, ops: list[JournalOp]) -> None:
         started = time.perf_counter()
@@ -377,16 +399,24 @@ class StoreJournal:
                         if id(getattr(fn, "__self__", None)) not in silenced]
 
     def _fell_behind(self, error: Exception, ops: list[JournalOp]) -> None:
-        """A full disk, a lost database: play goes on from memory, and the rows not
-        written are kept, with every row after them, to be written in order once the
-        store takes them (`_catch_up`). What waited for them is sent now: a crash
-        before the catch-up loses it (a restart would find the tables as they were)."""
+        """A full disk, a lost database: the rows not written are kept, with every row
+        after them, to be written in order once the store takes them (`_catch_up`).
+        A server's own journal sends what waited for them, and play goes on from memory:
+        a crash before the catch-up loses it (a restart would find the tables as they
+        were). A shared journal holds it, and all that follows (`holding`)."""
         if self._behind is None:
-            log.critical("the journal could not be written ({error}): play goes on, and "
-                         "what it should hold is kept here, to be written once {path} "
-                         "takes it again (tried every {seconds} s); a crash before then "
-                         "loses it", error=str(error), path=self.path,
-                         seconds=CATCH_UP_SECONDS)
+            if self._holders is not None:
+                log.critical("the journal could not be written ({error}): nothing is "
+                             "sent until {path} takes what waits for it (tried every "
+                             "{seconds} s), and requests are refused meanwhile "
+                             "(cluster_unavailable)", error=str(error), path=self.path,
+                             seconds=HELD_CATCH_UP_SECONDS)
+            else:
+                log.critical("the journal could not be written ({error}): play goes on, "
+                             "and what it should hold is kept here, to be written once "
+                             "{path} takes it again (tried every {seconds} s); a crash "
+                             "before then loses it", error=str(error), path=self.path,
+                             seconds=CATCH_UP_SECONDS)
             self._behind = []
         self._behind[:0] = ops
         self._keep([])
@@ -399,6 +429,8 @@ class StoreJournal:
         if len(self._behind) > BEHIND_LIMIT:
             self._behind = None
             self._broken = True
+            if self._holders is not None:
+                self._outbox.clear()  # held for rows that will never be written
             if self._catch_up_call is not None and self._catch_up_call.active():
                 self._catch_up_call.cancel()
             log.critical("the journal fell more than {limit} rows behind and gives up: "
@@ -410,21 +442,28 @@ class StoreJournal:
         if self._behind is None or self._closed or self._catching_up is not None:
             return
         if self._catch_up_call is None or not self._catch_up_call.active():
-            self._catch_up_call = self._clock.callLater(CATCH_UP_SECONDS, self._catch_up)
+            seconds = CATCH_UP_SECONDS if self._holders is None else HELD_CATCH_UP_SECONDS
+            self._catch_up_call = self._clock.callLater(seconds, self._catch_up)
 
     def _catch_up(self) -> None:
         """Write what is kept, in one transaction (on the journal's thread for a
-        database server; nothing waits for it), and keep up again once all of it is."""
+        database server), and keep up again once all of it is. What a shared journal
+        held waits for it; nothing else does."""
         self._catch_up_call = None
         if self._behind is None or self._closed or self._catching_up is not None:
             return
         self._keep(self._ops)
         self._ops = []
-        self._drain()
+        held = self.holding
+        if not held:
+            self._drain()
         if self._behind is None:
             return
         attempt = list(self._behind)
-        commit = _Commit(attempt, [], self._holding(attempt), again=True)
+        waiting: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
+        if held:
+            waiting, self._outbox = self._outbox, []
+        commit = _Commit(attempt, waiting, self._holding(attempt), again=True)
         self._catching_up = (attempt, commit)
         if self._pool is None:
             self._write_commit(commit)
@@ -460,17 +499,20 @@ class StoreJournal:
         if self._behind is None:
             return  # it gave up meanwhile
         if commit.error is not None:
+            self._outbox[:0] = commit.waiting  # held still, before what came meanwhile
             self._next_catch_up()
             return
         del self._behind[:len(attempt)]
         self.commits += 1
-        self._written(attempt, commit.fenced, [])
+        self._written(attempt, commit.fenced, commit.waiting, self._outbox)
+        self._drain(commit.waiting)  # what it told of is written
         if self._behind or self._ops:  # rows came while it was written
             self._catch_up()
             return
         self._behind = None
         log.info("the journal is written again: the {count} rows kept meanwhile are in "
                  "{path}", count=len(attempt), path=self.path)
+        self._drain()  # what came meanwhile waited for those rows alone
 
     def _send_off(self, ops: list[JournalOp]) -> None:
         """Commit `ops` on the journal's thread; what waits for them goes with them."""
@@ -492,10 +534,14 @@ class StoreJournal:
         else:
             self.commits += 1
             self._written(commit.ops, commit.fenced, commit.waiting, self._outbox)
-        self._drain(commit.waiting)  # what is held back meanwhile queues after the rest
+        if self.holding:  # its rows went to the catch-up, and what waited with them
+            if not self._broken:
+                self._outbox[:0] = commit.waiting
+        else:
+            self._drain(commit.waiting)  # what is held back meanwhile queues after the rest
         if self._ops:
             self.flush()
-        else:
+        elif not self.holding:
             self._drain()
 
     def _drain(self, items: list[tuple[Callable[..., object], tuple[Any, ...]]] | None = None
@@ -539,5 +585,9 @@ class StoreJournal:
                 log.critical("the journal could not write the {count} rows it kept "
                              "({error}): live tables and sessions will NOT survive this "
                              "restart", count=len(commit.ops), error=str(commit.error))
+                self._outbox.clear()  # held: what it tells of was not written
+            else:
+                self._behind = None
+                self._drain()
         self._closed = True
         self.store.close()

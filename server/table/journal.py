@@ -31,6 +31,12 @@ class Journal(Protocol):
         nothing waits): how every byte to a client waits for what it tells of."""
         ...
 
+    @property
+    def holding(self) -> bool:
+        """Whether sends wait for a store out of reach, with no end in sight: requests
+        are then refused at once, so that nobody waits for a reply in silence."""
+        ...
+
     def table_opened(self, table_id: int, at: float, setup: Setup) -> None: ...
 
     def command(self, table_id: int, at: float, command: Command) -> None: ...
@@ -55,6 +61,8 @@ class Journal(Protocol):
 class NoJournal:
     """A server that keeps nothing over a restart (`--db :memory:`, tests): writes
     nothing and holds nothing back."""
+
+    holding = False
 
     def after_commit(self, fn: Callable[..., object], *args: Any) -> None:
         fn(*args)

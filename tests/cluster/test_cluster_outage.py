@@ -14,6 +14,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgpack
 import pg_kit
 import psycopg
 import pytest
@@ -37,6 +38,7 @@ from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bench.services import RedisServer
 from pisyedili.server.cluster import ClusterAddress
 from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store import open_store
 from pisyedili.server.store.journal import token_hash
 
 PASSWORD = "a long enough password 7"
@@ -323,9 +325,7 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
     with pg_kit.own_cluster() as postgres, ExitStack() as stack:
         run = _split(stack, redis.url, postgres.store(), 29)
         log_b, table, guest = run.log_b, run.table, run.second.player
-        # No move from here on until the table is back: with PostgreSQL away, one would
-        # be acknowledged from memory alone (docs/operating.md) and lost with A.
-        run.hold()
+        run.hold()  # no move in flight: the table comes back as the players left it
         postgres.halt()
         run.procs[0].send_signal(signal.SIGKILL)
         run.procs[0].wait()
@@ -340,6 +340,86 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")
         assert "Traceback" not in log_b.text, log_b.text  # (an outage, not a defect)
+        run.go_on()
+
+
+def _hosts_turn(run: Split) -> None:
+    """Play on, both movers held, until the host on A is offered moves and nothing is
+    in flight."""
+    first, second = run.first, run.second
+    run.hold()
+    while first.offered is None:
+        _play([first, second], lambda: first.offered is not None
+              or second.offered is not None)
+        if second.offered is not None:
+            second.move(second.offered)
+            second.offered = None
+    _play([first, second], lambda: second.pending is None)
+
+
+def _reply(mover: Mover, rid: int) -> Msg:
+    """Read `mover`'s messages (acknowledgements kept) until the reply to `rid`."""
+    while True:
+        for msg in mover.player.seen:
+            if msg.get("id") == rid:
+                return msg
+        assert mover.read(), f"closed before the reply to request {rid}"
+
+
+def _stored_plays(db: str, table: int) -> dict[str, list[Msg]]:
+    """By member: the moves the table's journal holds, in their order there."""
+    store = open_store(db)
+    try:
+        commands = store.read_journal().commands
+    finally:
+        store.close()
+    plays: dict[str, list[Msg]] = {}
+    for table_id, _seq, _at, blob in commands:
+        record = msgpack.unpackb(bytes(blob))
+        if table_id == table and record[0] == "Play":
+            plays.setdefault(str(record[1]), []).append(record[2])
+    return plays
+
+
+def test_no_move_is_acknowledged_while_postgresql_is_away_and_lost_with_its_process(
+        tmp_path: Path, redis: RedisAt) -> None:
+    """The shared PostgreSQL stops mid-match, the host on the table's process A moves,
+    and A is killed (SIGKILL) before PostgreSQL is back. The move waits unanswered for
+    a journal that cannot commit it: whoever asks anything meanwhile, there or through
+    B, is refused at once (`cluster_unavailable`; a newcomer's `hello` too, and closed),
+    a ping is answered, and the move dies with A unacknowledged. Once PostgreSQL is
+    back B takes the table over, and every move either player saw acknowledged is in
+    its stored journal, once, in order; the match ends there."""
+    with pg_kit.own_cluster() as postgres, ExitStack() as stack:
+        db = postgres.store()
+        run = _split(stack, redis.url, db, 29)
+        first, second, table = run.first, run.second, run.table
+        _hosts_turn(run)
+        postgres.halt()
+        assert first.offered is not None
+        held = first.move(first.offered)
+        run.log_a.wait_for(r"the journal could not be written")
+        host, guest = first.player, second.player
+        host.send("ping")
+        pong = _reply(first, host.rid)
+        host.send("move", move=first.offered[0])
+        refusals = [_reply(first, host.rid), guest.request("resync"),
+                    _hello_refused(run.a, name="Yeni")]
+        run.procs[0].send_signal(signal.SIGKILL)
+        run.procs[0].wait()
+        postgres.resume()
+        run.log_b.wait_for(rf"took table {table} over")
+        stored = _stored_plays(db, table)
+        for mover in (first, second):
+            member = str(mover.player.welcome["player"])
+            assert stored.get(member, []) == mover.acked, \
+                f"player {member}: acknowledged {mover.acked}, stored {stored.get(member)}"
+        assert not any(m.get("id") == held for m in host.seen), "the move went unanswered"
+        assert pong["type"] == "pong"
+        for refused in refusals:
+            assert (refused["type"], refused.get("code")) == ("error", "cluster_unavailable"), \
+                refused
+            assert refused["retry_after"] > 0
         run.go_on()
 
 

@@ -34,6 +34,7 @@ from pisyedili.server import rules
 from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store.journal import (
     CATCH_UP_SECONDS,
+    HELD_CATCH_UP_SECONDS,
     StoreJournal,
     core_code,
     token_hash,
@@ -206,6 +207,48 @@ def test_a_journal_that_falls_behind_writes_what_it_kept_once_it_can(tmp_path: P
     texts = [command.text for _, command in table.commands]  # type: ignore[union-attr]
     assert texts[:2] == ["0 " + "x" * 200, "1 " + "x" * 200] and texts[-2:] == ["200", "201"]
     assert len(texts) == 202
+
+
+def test_a_shared_journal_that_falls_behind_sends_nothing_until_it_wrote_it(
+        tmp_path: Path) -> None:
+    """A cluster's journal (fenced: another process reads it to take a table over)
+    whose commit fails sends nothing that waited for it, nor anything after it, until
+    the catch-up has written its rows; meanwhile it says it is `holding`, which has
+    requests refused. Then what waited goes, in order, and sends wait for commits as
+    before."""
+    path = tmp_path / "shared.sqlite3"
+    clock = Clock()
+    journal = StoreJournal.open(path, clock)
+    journal.fence(lambda tables: [])
+    journal.table_opened(1, 0.0, {})
+    clock.advance(0)
+    conn = journal.store._conn  # type: ignore[attr-defined]  # (the store's own connection)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # full
+    other = sqlite3.connect(path)
+    sent: list[str] = []
+    for i in range(200):
+        journal.command(1, float(i), cmd.Chat("1", f"{i} " + "x" * 200))
+    journal.after_commit(sent.append, "ok")
+    assert not journal.holding
+    clock.advance(0)
+    assert journal.holding and sent == [], "nothing told of what is not written"
+    journal.after_commit(sent.append, "later")  # nothing to write: held all the same
+    journal.command(1, 200.0, cmd.Chat("1", "200"))
+    journal.after_commit(sent.append, "update")
+    clock.advance(HELD_CATCH_UP_SECONDS)  # still full
+    assert journal.holding and sent == []
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (0,)
+    conn.execute("PRAGMA max_page_count = 1073741823")  # room again
+    clock.advance(HELD_CATCH_UP_SECONDS)
+    assert other.execute("SELECT count(*) FROM table_commands").fetchone() == (201,)
+    assert sent == ["ok", "later", "update"] and not journal.holding
+    journal.command(1, 201.0, cmd.Chat("1", "201"))
+    journal.after_commit(sent.append, "kept up")
+    assert sent[-1] == "update", "a send waits for its commit again"
+    clock.advance(0)
+    assert sent[-1] == "kept up"
+    journal.close()
 
 
 class Member:

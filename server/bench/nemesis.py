@@ -95,7 +95,7 @@ RETRY_LIMIT = 5.0
 QUIET = 5.0
 """Seconds the journal must be unchanged at the end before it is read for the check:
 rows a process kept while its store was out of reach are written on its next try,
-which comes every 2 s (`journal.CATCH_UP_SECONDS`)."""
+which comes every second (`journal.HELD_CATCH_UP_SECONDS`)."""
 SETTLE_LIMIT = 90.0
 """Seconds at the end for every player to be back and every reply in."""
 TERM_LIMIT = 30.0
@@ -347,8 +347,13 @@ class Player:
         def answered(msg: Msg) -> None:
             if msg.get("type") == "ok":
                 history.add("ack", who=self.who, rid=rid)
-            else:
-                history.add("refused", who=self.who, rid=rid, code=msg.get("code"))
+                return
+            history.add("refused", who=self.who, rid=rid, code=msg.get("code"))
+            if msg.get("code") == "cluster_unavailable" and self.think is None:
+                # Nothing changed: the same move again when told, as a client would
+                # (unless the table moves on meanwhile: `decide` cancels it).
+                wait = min(RETRY_LIMIT, float(msg.get("retry_after") or 1.0))
+                self.think = self.run.reactor.callLater(wait, self.play, move)
 
         self.request("move", {"move": move}, answered)
 

@@ -29,8 +29,10 @@ from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.hello import AGREED_CACHE
 from pisyedili.server.net.limits import ConnectionCounter, ServerLimits
 from pisyedili.server.net.relay import Relay
-from pisyedili.server.people import accounts, moderation, ratings
+from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.invitations import Invitations
+from pisyedili.server.people.moderation import Moderation
+from pisyedili.server.people.ratings import Ratings
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.store import Archive
 from pisyedili.server.table.effects import Message
@@ -223,7 +225,9 @@ class ServerFactory(Factory):
 
     def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
                  clock: Clock, archive: Archive | None = None,
-                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL,
+                 accounts: Accounts | None = None, moderation: Moderation | None = None,
+                 ratings: Ratings | None = None) -> None:
         self.name = name
         self.journal = journal
         self.cluster = cluster
@@ -247,10 +251,10 @@ class ServerFactory(Factory):
         self.connections = ConnectionCounter(limits.max_connections, limits.max_per_address)
         self.protocols: set[Connection] = set()
         """Every admitted connection, over any transport."""
-        # Set by `assembly.make_factory` on a server with a store.
-        self.accounts: accounts.Accounts | None = None
-        self.moderation: moderation.Moderation | None = None
-        self.ratings: ratings.Ratings | None = None
+        self.accounts = accounts
+        """Accounts, moderation and ratings: on a server with a store, else None."""
+        self.moderation = moderation
+        self.ratings = ratings
 
     def agreed(self, requested: tuple[str, ...] | None) -> frozenset[str]:
         """The features agreed with a client that asked for `requested`: one shared set

@@ -91,8 +91,8 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     if journal is not None and (shared_journal is None or relay is None):
         restore(saved if saved is not None else journal.load(), lobby, sessions)
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
-                            journal=kept, cluster=cluster)
-    factory.accounts, factory.moderation, factory.ratings = accounts, moderation, ratings
+                            journal=kept, cluster=cluster, accounts=accounts,
+                            moderation=moderation, ratings=ratings)
     if relay is not None:
         factory.relay = relay
         relay.attach(factory)

@@ -169,12 +169,15 @@ class Relay:
     """Both sides of playing at a table of another process (module docstring)."""
 
     def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock,
-                 shared_store: bool = False) -> None:
+                 server: ServerFactory | None = None, *, shared_store: bool = False) -> None:
+        """The relay of `server`, which makes it as it is made (`ServerFactory`'s
+        `relay`): it hears the cluster from then on, and is the other processes' side of
+        the server's sessions, accounts and moderation (`_serve`)."""
         self.cluster = cluster
         self.shared_store = shared_store
         self._sessions = sessions
         self._clock = clock
-        self._server: ServerFactory | None = None
+        self._server = server
         self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
         self._waiting: dict[str, _Waiting] = {}  # home: player -> the reply awaited
         self._visitors: dict[str, _Visitor] = {}  # owner: player -> its visit
@@ -214,14 +217,16 @@ class Relay:
         """The kinds and versions of the messages refused here, each said once."""
         self._sanctions_retry: Delayed | None = None  # the next read of them, if one failed
         self._sanctions_failing = False  # the last read of them failed (said once)
+        if server is not None:
+            self._serve(server)
 
-    def attach(self, server: ServerFactory) -> None:
-        self._server = server
+    def _serve(self, server: ServerFactory) -> None:
+        """Hear the cluster's messages, and stand for the other processes where the
+        server's parts, made before it, meet them."""
         self._sessions.elsewhere = self
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
         self.cluster.watch_link(self._link_lost, self._link_back)
         if server.accounts is not None and self.shared_store:
-            server.accounts.shared = True
             server.accounts.on_registered.append(
                 lambda a: self.cluster.tell_all({"k": "account", "a": a.id, "name": a.name,
                                                  "op": a.operator, "bot": a.bot}))
@@ -1052,10 +1057,10 @@ class Relay:
         return {"t": table.id, "owner": self.cluster.process}
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
-        """The lobby's `on_left`: the registry lets the player go, and a visitor's
-        home is told it is at no table now."""
+        """The lobby's `on_left` (through `Sessions.left_table`): the registry lets the
+        player go, and a visitor's home is told it is at no table now."""
         visit = self._visitors.get(player_id)
-        self._sessions.left_table(table, player_id)
+        self._sessions.release(table, player_id)
         if visit is not None and visit.session.table is None:
             if not self.cluster.reachable:  # the word would go nowhere: told on return
                 self._untold[player_id] = visit.home

@@ -227,13 +227,14 @@ class ServerFactory(Factory):
                  clock: Clock, archive: Archive | None = None,
                  journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL,
                  accounts: Accounts | None = None, moderation: Moderation | None = None,
-                 ratings: Ratings | None = None) -> None:
+                 ratings: Ratings | None = None,
+                 relay: Callable[[ServerFactory], Relay] | None = None) -> None:
+        """`relay` makes this server's relay (in a cluster), given the server: the two
+        call each other, so the relay is made here, once the server holds its parts."""
         self.name = name
         self.journal = journal
         self.cluster = cluster
         """The processes this one serves a lobby with (`server/cluster/`)."""
-        self.relay: Relay | None = None
-        """In a cluster: how players here reach tables elsewhere (`relay.py`)."""
         self.on_joined: list[Callable[[], None]] = []
         """Called once the cluster answers, before any port listens."""
         self.archive = archive
@@ -255,6 +256,8 @@ class ServerFactory(Factory):
         """Accounts, moderation and ratings: on a server with a store, else None."""
         self.moderation = moderation
         self.ratings = ratings
+        self.relay = relay(self) if relay is not None else None
+        """In a cluster: how players here reach tables elsewhere (`relay.py`)."""
 
     def agreed(self, requested: tuple[str, ...] | None) -> frozenset[str]:
         """The features agreed with a client that asked for `requested`: one shared set

@@ -205,7 +205,8 @@ class Accounts:
 
     def __init__(self, archive: Archive, sessions: Sessions, clock: Clock,
                  settings: AccountSettings | None = None,
-                 loaded: tuple[dict[int, Account], dict[str, int]] | None = None) -> None:
+                 loaded: tuple[dict[int, Account], dict[str, int]] | None = None,
+                 *, shared: bool = False) -> None:
         self._archive = archive
         self._sessions = sessions
         self._clock = clock
@@ -227,7 +228,7 @@ class Accounts:
         self._hashing = DeferredSemaphore(max(1, self.settings.hashes))
         self.ban_check: Callable[[int], ProtocolError | None] = lambda account: None
         """Why the account may not log in now (moderation.py), or None."""
-        self.shared = False
+        self.shared = shared
         """Whether the store is the one every process of a cluster uses (`relay.py`)."""
         self.on_registered: list[Callable[[Account], None]] = []
         """Told of each account registered here (the cluster's other processes)."""

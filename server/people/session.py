@@ -60,6 +60,10 @@ class Elsewhere(Protocol):
 
     def table_id(self, session: Session) -> int | None: ...
 
+    def left_table(self, table: TableRunner, player_id: str) -> None:
+        """A table here let `player_id` go: the registry lets it go (`release`), and a
+        visitor's home is told."""
+
 
 class Session:
     """One player: a stable id, a name, a resume token and at most one table."""
@@ -435,6 +439,14 @@ class Sessions:
             self._arm_expiry(session)
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
+        """The lobby's `on_left`: in a cluster the relay's, which also tells a visitor's
+        home; else `release`."""
+        if self.elsewhere is not None:
+            self.elsewhere.left_table(table, player_id)
+        else:
+            self.release(table, player_id)
+
+    def release(self, table: TableRunner, player_id: str) -> None:
         """A table let `player_id` go; one that is away already used its grace there."""
         session = self._by_id.get(player_id)
         if session is None or session.table is not table:

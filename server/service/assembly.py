@@ -79,26 +79,27 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     accounts = moderation = ratings = None
     if archive is not None:
         registry, sanctions = read_community(community_from, clock.seconds())
-        accounts = Accounts(archive, sessions, clock, account_settings, registry)
+        accounts = Accounts(archive, sessions, clock, account_settings, registry,
+                            shared=cluster.shared and shared_journal is not None)
         moderation = Moderation(archive, accounts, clock, sanctions, limits.kick_seconds)
         ratings = Ratings(archive, accounts)
-    relay = Relay(cluster, sessions, clock, shared_store=shared_journal is not None) \
-        if cluster.shared else None
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
-                  relay.left_table if relay is not None else sessions.left_table,
+                  sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept,
                   cluster=cluster, test_decks=test_decks)
-    if journal is not None and (shared_journal is None or relay is None):
+    if journal is not None and (shared_journal is None or not cluster.shared):
         restore(saved if saved is not None else journal.load(), lobby, sessions)
+
+    def relay(server: ServerFactory) -> Relay:
+        return Relay(cluster, sessions, clock, server, shared_store=shared_journal is not None)
+
     factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
                             journal=kept, cluster=cluster, accounts=accounts,
-                            moderation=moderation, ratings=ratings)
-    if relay is not None:
-        factory.relay = relay
-        relay.attach(factory)
-        if journal is not None and shared_journal is not None:
-            factory.on_joined.append(Takeover(shared_journal, journal, lobby, sessions,
-                                              relay, cluster, clock).start)
+                            moderation=moderation, ratings=ratings,
+                            relay=relay if cluster.shared else None)
+    if factory.relay is not None and journal is not None and shared_journal is not None:
+        factory.on_joined.append(Takeover(shared_journal, journal, lobby, sessions,
+                                          factory.relay, cluster, clock).start)
     return factory
 
 

@@ -235,8 +235,6 @@ class ServerFactory(Factory):
         self.journal = journal
         self.cluster = cluster
         """The processes this one serves a lobby with (`server/cluster/`)."""
-        self.on_joined: list[Callable[[], None]] = []
-        """Called once the cluster answers, before any port listens."""
         self.archive = archive
         """Where finished matches are kept and read; None: the server keeps none, and
         does not offer the `history` feature."""

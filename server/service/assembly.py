@@ -71,7 +71,8 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     last run (`saved`, or what it reads now) is rebuilt first (`recovery.py`). With a
     shared `cluster`, ids, names and codes are claimed there (`server/cluster/`); and
     with a `shared_journal` (the `--db` every process of it uses) nothing is restored
-    here: once joined, this process takes over the tables nobody holds (`takeover.py`)."""
+    here: once joined, this process takes over the tables nobody holds (`make_service`
+    makes its `Takeover`)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     kept: Journal = journal if journal is not None else NO_JOURNAL
@@ -97,9 +98,6 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                             journal=kept, cluster=cluster, accounts=accounts,
                             moderation=moderation, ratings=ratings,
                             relay=relay if cluster.shared else None)
-    if factory.relay is not None and journal is not None and shared_journal is not None:
-        factory.on_joined.append(Takeover(shared_journal, journal, lobby, sessions,
-                                          factory.relay, cluster, clock).start)
     return factory
 
 
@@ -138,14 +136,19 @@ def make_service(options: Mapping[str, Any]) -> ServerService:
         cluster.count_from(store_ids(path))
     account_settings = AccountSettings(tls_required=bool(options["tls-logins"]),
                                        operators=frozenset(options["operators"]))
+    shared_journal = path if cluster.shared and is_url(path) else None
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
                            limits=options["limits"], settings=options["settings"],
                            archive=archive, journal=journal, saved=saved,
                            account_settings=account_settings,
                            community_from=path if journal is not None else None,
-                           cluster=cluster,
-                           shared_journal=path if cluster.shared and is_url(path) else None,
+                           cluster=cluster, shared_journal=shared_journal,
                            test_decks=bool(options["test-decks"]))
+    # On one shared journal, the tables nobody holds are taken over once joined.
+    takeover = Takeover(shared_journal, journal, factory.lobby, factory.sessions,
+                        factory.relay, cluster, cast(Clock, reactor)) \
+        if factory.relay is not None and journal is not None and shared_journal is not None \
+        else None
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,
@@ -155,7 +158,8 @@ def make_service(options: Mapping[str, Any]) -> ServerService:
                          proxies=options["proxies"], journal=journal, lock=lock,
                          health=options["health"],
                          drain_seconds=float(options["drain-seconds"]),
-                         cluster_name=str(options["cluster-name"]))
+                         cluster_name=str(options["cluster-name"]),
+                         on_joined=(takeover.start,) if takeover is not None else ())
 
 
 def lock_store(path: str, *, required: bool) -> FileLock | None:

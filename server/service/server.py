@@ -100,9 +100,12 @@ class ServerService(MultiService):
                  journal: StoreJournal | None = None,
                  lock: FileLock | None = None,
                  health: str | None = None, drain_seconds: float = 0,
-                 cluster_name: str = "") -> None:
+                 cluster_name: str = "",
+                 on_joined: Sequence[Callable[[], None]] = ()) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.factory = factory
+        self.on_joined = tuple(on_joined)
+        """Called once the cluster answers, before any port listens (a `Takeover`)."""
         self.cluster_name = cluster_name
         """`--cluster-name`: "" names the process by its host and game port."""
         self.journal = journal
@@ -225,7 +228,7 @@ class ServerService(MultiService):
 
     def _joined(self, _: object) -> None:
         if self.running:
-            for joined in self.factory.on_joined:
+            for joined in self.on_joined:
                 joined()
             for service in self:
                 if not service.running:

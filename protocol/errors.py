@@ -86,13 +86,12 @@ _ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("shutting_down", "The server is shutting down.", closes=True, reconnect=True),
     ErrorCode("feature_not_negotiated", "The request belongs to a feature that `welcome` "
               "did not list.", fields=("feature",)),
-    ErrorCode("internal_error", "The server failed to handle the request; nothing changed "
-              "(in a cluster, see the `table` snapshot that follows).",
-              reconnect=True),
-    ErrorCode("cluster_unavailable", "In a cluster, the state the servers share is out of "
-              "reach for now; nothing changed. Try again after `retry_after` seconds "
-              "([Running in a cluster](#running-in-a-cluster)).", reconnect=True,
-              fields=("retry_after",)),
+    ErrorCode("internal_error", "The server failed to handle the request; nothing "
+              "changed.", reconnect=True),
+    ErrorCode("cluster_unavailable", "In a cluster, the state the servers share, or the "
+              "process holding your table, is out of reach for now. Try again after "
+              "`retry_after` seconds ([Running in a cluster](#running-in-a-cluster) says "
+              "what changed).", reconnect=True, fields=("retry_after",)),
     # Lobby and tables.
     ErrorCode("no_such_table", "No table with that id or invite code."),
     ErrorCode("private_table", "The table is private: join it with its invite code."),

@@ -38,6 +38,7 @@ takeover calling its member home, a resume) that comes to its old home is sent o
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +53,6 @@ from twisted.python.failure import Failure
 from pisyedili.protocol.codec import decode
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
-from pisyedili.protocol.messages import make_error
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster, unavailable
@@ -427,8 +427,7 @@ class Relay:
         self._departed.add(process)
         for player_id, waiting in list(self._waiting.items()):
             if waiting.owner == process:
-                self._refuse_waiting(
-                    player_id, lambda rid: make_error("internal_error", OWNER_GONE, rid))
+                self._refuse_waiting(player_id, self._owner_away(OWNER_GONE).to_message)
         for player_id, (_, _, home) in list(self._handing.items()):
             if home == process:  # its answer will never come: the resume goes on now
                 self._handed({"p": player_id, "ok": False, "silent": True})
@@ -555,7 +554,7 @@ class Relay:
         """`_forward` to the table the player is at; refused at once while its process
         is gone and no other has said it holds the table now."""
         if owner in self._departed:
-            raise ProtocolError("internal_error", OWNER_DEPARTED)
+            raise self._owner_away(OWNER_DEPARTED)
         return self._forward(conn, session, owner, kind, msg, rid)
 
     def _forward(self, conn: Connection, session: Session, owner: str, kind: str,
@@ -580,8 +579,14 @@ class Relay:
     def _silent(self, player_id: str) -> None:
         if player_id in self._waiting:
             log.warn("no reply from the owner of player {player}'s table", player=player_id)
-            self._refuse_waiting(
-                player_id, lambda rid: make_error("internal_error", OWNER_SILENT, rid))
+            self._refuse_waiting(player_id, self._owner_away(OWNER_SILENT).to_message)
+
+    def _owner_away(self, why: str) -> ProtocolError:
+        """The refusal of a request for a table whose process went away (or is
+        silent): the cluster's own code, with the time its takeover takes (a lease)
+        to wait; a fresh snapshot of the table follows once it is taken over."""
+        return ProtocolError("cluster_unavailable", why,
+                             retry_after=max(1, math.ceil(self.cluster.lease)))
 
     def _refuse_waiting(self, player_id: str,
                         refusal: Callable[[int | None], dict[str, Any]]) -> None:

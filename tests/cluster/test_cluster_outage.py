@@ -334,8 +334,9 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         # Not sent to A, where nobody reads, for a lease (that would say "did not answer").
         refused = guest.request("resync")
         assert (refused["code"], refused["message"]) == (
-            "internal_error", "the server that held this table went away; it is being "
-                              "taken over")
+            "cluster_unavailable", "the server that held this table went away; it is "
+                                   "being taken over")
+        assert refused["retry_after"] >= 1
         postgres.resume()
         log_b.wait_for(rf"took table {table} over")
         log_b.wait_for(r"taking tables over works again")

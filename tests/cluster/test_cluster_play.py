@@ -155,7 +155,7 @@ def test_a_player_resumes_at_a_table_elsewhere_with_its_token(redis: RedisAt,
 def test_a_request_to_a_silent_process_is_answered_within_a_lease(redis: RedisAt,
                                                                   tmp_path: Path) -> None:
     """A table's process that stops (here: SIGSTOP) answers nothing: its players
-    elsewhere get `internal_error` once it is taken for gone or their request has
+    elsewhere get `cluster_unavailable` once it is taken for gone or their request has
     waited a lease, whichever comes first, and nothing waits on. (The answer comes
     while the process is still stopped: nothing else could end the wait.)"""
     with cluster(redis.url, tmp_path, 2) as [(owner, a), (_, b)]:
@@ -167,7 +167,8 @@ def test_a_request_to_a_silent_process_is_answered_within_a_lease(redis: RedisAt
         owner.send_signal(signal.SIGSTOP)
         try:
             refused = guest.request("stand")
-            assert refused["code"] == "internal_error"
+            assert refused["code"] == "cluster_unavailable", refused
+            assert refused["retry_after"] >= 1
             assert refused["message"] in (
                 "the server that holds this table did not answer",  # a lease waited
                 "the server that held this table went away as it handled this request")

@@ -543,11 +543,35 @@ class Relay:
             table_id, refusal = msg["table"], f"there is no table {msg['table']}"
         owner = None if table_id is None else \
             self.cluster.owner_of(table_id) or await self.cluster.locate(table_id)
+        if owner is None and table_id is not None and await self._taken_over(table_id):
+            owner = self.cluster.owner_of(table_id) or await self.cluster.locate(table_id)
+            if owner is None:
+                raise self._owner_away(OWNER_DEPARTED)
         if owner is None or owner == self.cluster.process:
             raise ProtocolError("no_such_table", refusal)
+        if owner in self._departed:  # nobody reads there: refused as `_forward_at` does
+            raise self._owner_away(OWNER_DEPARTED)
         if not conn.closing:
             await self._forward(conn, session, owner, "join_table", msg, rid)
         return None
+
+    async def _taken_over(self, table_id: int) -> bool:
+        """A table no process holds in the cluster that the shared journal holds open:
+        its process is gone, and a sweep (waited for here) takes it over. True when
+        the journal holds it, or cannot be read (it may): nothing says there is none."""
+        server = self._server
+        if not self.shared_store or self.settled is None or server is None \
+                or server.archive is None:
+            return False
+        try:
+            if not await server.archive.use(lambda store: store.table_open(table_id)):
+                return False
+        except StoreError as error:
+            log.warn("whether table {table} is open could not be read: {error}",
+                     table=table_id, error=str(error))
+            return True
+        await self.settled()
+        return True
 
     def _forward_at(self, conn: Connection, session: Session, owner: str, kind: str,
                     msg: dict[str, Any], rid: int | None) -> Deferred[None]:

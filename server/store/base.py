@@ -315,6 +315,11 @@ class Store(Protocol):
         of a cluster share, one whose process is gone is rebuilt on another from it."""
         ...
 
+    def table_open(self, table_id: int) -> bool:
+        """Whether the journal holds table `table_id` open: with a journal the
+        processes of a cluster share, one whose process is gone is taken over from it."""
+        ...
+
     def account_sessions(self, account: int) -> list[tuple[int, bytes]]:
         """The player id and token hash of each of the journal's sessions logged in to
         `account`, newest first (more than one: those of a process that is gone)."""

@@ -377,6 +377,11 @@ class SqlStore:
                           None if row[3] is None else int(row[3]))
 
     @guarded
+    def table_open(self, table_id: int) -> bool:
+        return self._run("SELECT 1 FROM live_tables WHERE id = ?",
+                         (table_id,)).fetchone() is not None
+
+    @guarded
     def journal_counters(self) -> dict[str, int]:
         return {str(name): int(value) for name, value in
                 self._run("SELECT name, value FROM counters").fetchall()}

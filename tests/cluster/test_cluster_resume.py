@@ -1,6 +1,7 @@
 """A session outlives a pause of its home: a player whose process was stopped (SIGSTOP)
 past its lease resumes with its token on another process, at its table, as the
-player of a killed process does."""
+player of a killed process does. A table whose process is gone is never said not to
+exist while it waits to be taken over."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from pathlib import Path
 import pg_kit
 from poll_kit import poll_until
 
-from cluster.cluster_kit import BACKSTOP
+from cluster.cluster_kit import BACKSTOP, Player
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import _one_deal_started, _resume
-from cluster.test_cluster_outage import server
+from cluster.test_cluster_outage import _split, server
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
 
@@ -51,3 +52,29 @@ def test_a_player_whose_home_was_paused_past_its_lease_resumes_elsewhere_at_its_
             assert [s["connected"] for s in snapshot["table"]["seats"]] == [True, True]
         finally:
             procs[0].send_signal(signal.SIGCONT)
+
+
+def test_a_join_of_a_table_waiting_to_be_taken_over_is_refused_for_a_while_not_denied(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """The table's process (A) is killed while PostgreSQL is away: B cannot take the
+    table over yet, and no process holds it in the cluster (its key ran out). A player
+    on B who joins it by its id is told to try again (`cluster_unavailable`, with
+    `retry_after`), not that there is no such table; once PostgreSQL is back and B
+    took the table over, the same join lets the player watch its match."""
+    with pg_kit.own_cluster() as postgres, ExitStack() as stack:
+        run = _split(stack, redis.url, postgres.store(), 29)
+        joiner = Player(run.b)
+        joiner.hello("Zeynep")
+        run.hold()  # (no move acknowledged from memory alone while the store is away)
+        postgres.halt()
+        run.procs[0].send_signal(signal.SIGKILL)
+        run.procs[0].wait()
+        run.log_b.wait_for(r"process p\d+ \(.+\) is gone, with 1 tables")
+        poll_until(lambda: redis.command("EXISTS", PREFIX + f"table:{run.table}") == 0,
+                   BACKSTOP, "the dead process's table key to run out")
+        refused = joiner.request("join_table", table=run.table)
+        assert refused["code"] == "cluster_unavailable", refused
+        assert refused["retry_after"] >= 1
+        postgres.resume()
+        run.log_b.wait_for(rf"took table {run.table} over")
+        assert joiner.ok("join_table", table=run.table)["table"]["id"] == run.table

@@ -6,7 +6,7 @@ in memory, as one server always did. What must be one across processes lives beh
 welcome an "Ali"), the invite codes, the sessions by their token's hash, which process
 holds which table, the lobby rows, and the connections per address. One process alone
 is its own cluster (`local.py`: nothing to share, every answer at once); `--cluster
-redis://...` makes it one of many (`redis.py`).
+redis://...` makes it one of many (`redis/`).
 
 The answers that decide (an id, a claim) come as Deferreds, since a shared store
 answers over the network; the writes that only tell the others (a row, a session's

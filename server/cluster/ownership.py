@@ -3,7 +3,7 @@
 A process that stops hands the sessions it homes to the live ones (`hand_targets`);
 a process that died is seen before its lease runs out, by its subscription to its own
 channel, gone with its connections to Redis (`DeathWatch`). These only decide: the
-callers read the state they need (`net/relay.py`, `redis.py`) and act on the answer,
+callers read the state they need (`net/relay.py`, `redis/`) and act on the answer,
 so each decision is tested with plain values.
 """
 

@@ -3,7 +3,7 @@ with what each holds.
 
 A one-shot, blocking read from a command line, so a plain socket and hiredis's
 reply parser rather than the server's txredisapi, which needs a running reactor.
-Only keys are read (`redis.py` describes them): a live process is a `process:P`
+Only keys are read (`redis/` describes them): a live process is a `process:P`
 lease; its name, address, start time and whether it drains are its field of
 `names`; a table's holder is its `table:ID` row's `process`, a session's its
 `session:HASH` hash's `process`.

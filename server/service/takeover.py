@@ -49,7 +49,8 @@ from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import Cluster
 from pisyedili.server.net.connection import Connection
-from pisyedili.server.net.relay import Relay, RelayedConnection
+from pisyedili.server.net.forwarding import RelayedConnection
+from pisyedili.server.net.relay import Relay
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store import id_floors, open_store
 from pisyedili.server.store.base import Conflict, JournalRows, StoreError

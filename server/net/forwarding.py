@@ -1,0 +1,381 @@
+"""A player's requests to a table of another process (`relay.py`), both ways:
+
+- at home, a request for a table elsewhere (a `join_table` naming it, or any table
+  request while the player sits there) goes to the owner as it came, already checked
+  (schema, feature, rate); the home reads nothing more from that connection until the
+  owner's reply is back, so replies keep the order of the requests;
+- at the owner, the player is a visitor: a `Session` whose peer is a `RelayedConnection`,
+  so the same handlers and the same table serve it, and each frame the table sends it
+  (the reply first, then updates, each after the owner's journal committed what it
+  tells of) goes home as the encoded body the player's connection writes as it is;
+- the home tells the owner when the connection drops or comes back; the owner tells
+  the home when the player is at the table and when the table let the player go.
+
+So every message keeps the shape and the order the protocol gives it: the owner's
+frames for one player go out on one link, in order, and are written unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server.clock import Delayed
+from pisyedili.server.cluster import unavailable
+from pisyedili.server.net import dispatch
+from pisyedili.server.net.connection import Connection
+from pisyedili.server.net.handlers import table_of
+from pisyedili.server.net.relay_state import RelayState
+from pisyedili.server.people.session import Session
+from pisyedili.server.store.base import StoreError
+from pisyedili.server.table import commands as cmd
+from pisyedili.server.table.runner import TableRunner
+
+if TYPE_CHECKING:
+    from pisyedili.server.net.tcp import ServerFactory
+
+log = Logger()
+
+OWNER_SILENT = "the server that holds this table did not answer"
+OWNER_GONE = "the server that held this table went away as it handled this request"
+OWNER_DEPARTED = "the server that held this table went away; it is being taken over"
+
+
+class _Nowhere:
+    """The transport of a relayed connection: its bytes go home through the cluster."""
+
+    bufferSize = 65536
+
+    def loseConnection(self) -> None:
+        pass
+
+    def abortConnection(self) -> None:
+        pass
+
+
+class RelayedConnection(Connection):
+    """A visitor's connection at the owner: what it writes goes to the player's home."""
+
+    FRAME_OVERHEAD = 4
+
+    def __init__(self, server: ServerFactory, relay: RelayState, home: str, player_id: str,
+                 features: frozenset[str]) -> None:
+        super().__init__(server)
+        self.transport = _Nowhere()
+        self.features = features
+        self.address = f"relayed from {home}"
+        self._relay = relay
+        self._home = home
+        self._player = player_id
+
+    def _write_body(self, body: bytes) -> None:
+        self._relay.cluster.send(self._home, {"k": "out", "p": self._player, "b": body})
+
+    def _end(self, code: str | None) -> None:
+        self._relay.cluster.send(self._home, {"k": "close", "p": self._player})
+
+
+@dataclass
+class Visitor:
+    """At the owner: a player of another process at a table here, its connection
+    here and its home."""
+
+    session: Session
+    conn: RelayedConnection
+    home: str
+
+
+@dataclass
+class Waiting:
+    """At home: the reply a request to a table elsewhere waits for, until the owner
+    is taken for silent (`timer`)."""
+
+    rid: int
+    owner: str
+    done: Deferred[None]
+    timer: Delayed
+
+
+class Forwarding(RelayState):
+    """Requests to a table of another process, at the player's home and at the
+    table's owner (module docstring)."""
+
+    # -- at home ----------------------------------------------------------------------
+
+    def table_id(self, session: Session) -> int | None:
+        """The id of the table elsewhere `session` is at, if any."""
+        at = self._at.get(session.player_id)
+        return at[0] if at is not None else None
+
+    def takes(self, conn: Connection, session: Session, kind: str, msg: dict[str, Any],
+              rid: int | None) -> bool:
+        """Whether this request is for a table elsewhere (then it went there). Only a
+        player's home asks: a visitor's request, at the owner, goes to its handler
+        (`dispatch.handle_here`)."""
+        at = self._at.get(session.player_id)
+        if at is not None:
+            if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):
+                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
+                return True
+            if kind in ("create_table", "join_table", "play_now"):
+                raise ProtocolError("already_at_table", "leave your table before "
+                                    + ("joining another" if kind == "join_table"
+                                       else "opening another"))
+            if kind in dispatch.TABLE_REQUESTS and not (
+                    kind == "chat" and msg.get("scope") == "lobby"):
+                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
+                return True
+            return False
+        if kind != "join_table" or conn.server.lobby.holds(msg.get("table"), msg.get("code")):
+            return False
+        if table_of(session) is not None:
+            raise ProtocolError("already_at_table", "leave your table before joining another")
+        conn.answer_later(Deferred.fromCoroutine(self._join_elsewhere(conn, session, msg, rid)),
+                          dispatch.Replier(conn, rid, kind))
+        return True
+
+    async def _join_elsewhere(self, conn: Connection, session: Session,
+                              msg: dict[str, Any], rid: int | None) -> dict[str, Any] | None:
+        """A `join_table` that names no table here: the table's process, found in the
+        cluster (the lobby's rows may not have heard of a new table yet), answers it."""
+        code = msg.get("code")
+        if isinstance(code, str) and code:
+            table_id = await self.cluster.code_table(code.strip().upper())
+            refusal = "no table has that invite code"
+        else:
+            table_id, refusal = msg["table"], f"there is no table {msg['table']}"
+        owner = None if table_id is None else \
+            self.cluster.owner_of(table_id) or await self.cluster.locate(table_id)
+        if owner is None and table_id is not None and await self._taken_over(table_id):
+            owner = self.cluster.owner_of(table_id) or await self.cluster.locate(table_id)
+            if owner is None:
+                raise self._owner_away(OWNER_DEPARTED)
+        if owner is None or owner == self.cluster.process:
+            raise ProtocolError("no_such_table", refusal)
+        if owner in self._departed:  # nobody reads there: refused as `_forward_at` does
+            raise self._owner_away(OWNER_DEPARTED)
+        if not conn.closing:
+            await self._forward(conn, session, owner, "join_table", msg, rid)
+        return None
+
+    async def _taken_over(self, table_id: int) -> bool:
+        """A table no process holds in the cluster that the shared journal holds open:
+        its process is gone, and a sweep (waited for here) takes it over. True when
+        the journal holds it, or cannot be read (it may): nothing says there is none."""
+        server = self._server
+        if not self.shared_store or self.settled is None or server is None \
+                or server.archive is None:
+            return False
+        try:
+            if not await server.archive.use(lambda store: store.table_open(table_id)):
+                return False
+        except StoreError as error:
+            log.warn("whether table {table} is open could not be read: {error}",
+                     table=table_id, error=str(error))
+            return True
+        await self.settled()
+        return True
+
+    def _forward_at(self, conn: Connection, session: Session, owner: str, kind: str,
+                    msg: dict[str, Any], rid: int | None) -> Deferred[None]:
+        """`_forward` to the table the player is at; refused at once while its process
+        is gone and no other has said it holds the table now."""
+        if owner in self._departed:
+            raise self._owner_away(OWNER_DEPARTED)
+        return self._forward(conn, session, owner, kind, msg, rid)
+
+    def _forward(self, conn: Connection, session: Session, owner: str, kind: str,
+                 msg: dict[str, Any], rid: int | None) -> Deferred[None]:
+        """Send the request to its table's owner: fires once its reply is here (which
+        the caller's connection waits for: nothing it sends next overtakes it)."""
+        if not self.cluster.reachable:
+            raise unavailable("a table held elsewhere")
+        self.cluster.send(owner, {
+            "k": "req", "from": self.cluster.process, "p": session.player_id,
+            "name": session.name, **self._account(session),
+            "features": sorted(conn.features), "type": kind, "msg": msg, "rid": rid})
+        done: Deferred[None] = Deferred()
+        if rid is None:  # no reply to wait for
+            done.callback(None)
+            return done
+        # An owner silent for a lease is gone: its reply is waited for that long.
+        timer = self._clock.callLater(self.cluster.lease, self._silent, session.player_id)
+        self._waiting[session.player_id] = Waiting(rid, owner, done, timer)
+        return done
+
+    def _silent(self, player_id: str) -> None:
+        if player_id in self._waiting:
+            log.warn("no reply from the owner of player {player}'s table", player=player_id)
+            self._refuse_waiting(player_id, self._owner_away(OWNER_SILENT).to_message)
+
+    def _owner_away(self, why: str) -> ProtocolError:
+        """The refusal of a request for a table whose process went away (or is
+        silent): the cluster's own code, with the time its takeover takes (a lease)
+        to wait; a fresh snapshot of the table follows once it is taken over."""
+        return ProtocolError("cluster_unavailable", why,
+                             retry_after=max(1, math.ceil(self.cluster.lease)))
+
+    def _refuse_waiting(self, player_id: str,
+                        refusal: Callable[[int | None], dict[str, Any]]) -> None:
+        """The reply the player's request waits for will not come: it gets `refusal`
+        instead, and its connection reads on."""
+        waiting = self._waiting.pop(player_id, None)
+        if waiting is None:
+            return
+        if waiting.timer.active():
+            waiting.timer.cancel()
+        session = self._sessions.by_id(player_id)
+        if session is not None:
+            session.send(refusal(waiting.rid))
+        waiting.done.callback(None)
+
+    def seen(self, session: Session) -> None:
+        """A request answered here showed the player is there: its table elsewhere
+        hears it as `Seen`, as a table here would."""
+        self._tell_owner(session, "seen")
+
+    def disconnected(self, session: Session) -> bool:
+        """`Sessions.lost` for a player at a table elsewhere: the owner's grace runs."""
+        return self._tell_owner(session, "gone")
+
+    def reconnected(self, session: Session) -> bool:
+        return self._tell_owner(session, "back")
+
+    def forgotten(self, session: Session) -> bool:
+        return self._tell_owner(session, "leave")
+
+    def _tell_owner(self, session: Session, what: str) -> bool:
+        at = self._at.get(session.player_id)
+        if at is None:
+            return False
+        if what == "leave":
+            del self._at[session.player_id]
+        self.cluster.send(at[1], {"k": "cmd", "from": self.cluster.process,
+                                  "p": session.player_id, "c": what, "name": session.name,
+                                  **self._account(session),
+                                  "features": sorted(_features(session))})
+        return True
+
+    # -- at the owner -------------------------------------------------------------------
+
+    def _request(self, message: dict[str, Any]) -> None:
+        assert self._server is not None
+        visit = self._visit(message)
+        before = visit.session.table
+        dispatch.handle_here(visit.conn, message["type"], message["msg"], message["rid"])
+        table = visit.session.table
+        if table is not None and table is not before:
+            self.cluster.send(visit.home, {"k": "at", "p": visit.session.player_id,
+                                           "t": table.id, "owner": self.cluster.process})
+        elif table is None:
+            self._drop(visit.session.player_id)
+
+    def _visit(self, message: dict[str, Any]) -> Visitor:
+        """The visitor a message speaks for, made on its first request."""
+        assert self._server is not None
+        player_id, home = message["p"], message["from"]
+        features = frozenset(message["features"])
+        visit = self._visitors.get(player_id)
+        if visit is None:
+            session = self._sessions.visit(player_id, message["name"])
+            conn = RelayedConnection(self._server, self, home, player_id, features)
+            visit = self._visitors[player_id] = Visitor(session, conn, home)
+            self.cluster.watch(home)
+        elif visit.conn.closing or visit.conn.features != features or visit.home != home:
+            if visit.home != home:  # its session resumed there
+                self.cluster.watch(home)
+            visit.conn = RelayedConnection(self._server, self, home, player_id, features)
+            visit.home = home
+        # An account id is its home store's: unless the processes share one, a visitor
+        # plays as a guest here (a rated table seats it as it seats any guest).
+        visit.session.account = self._account_of(message)
+        visit.conn.session = visit.session
+        if visit.session.peer is None or visit.session.peer is not visit.conn:
+            visit.session.peer = visit.conn
+        return visit
+
+    def _command(self, message: dict[str, Any]) -> None:
+        visit = self._visitors.get(message["p"])
+        taken = self._taken.pop(message["p"], None) if message["c"] == "back" else None
+        if visit is None and taken is not None:
+            visit = self._visit(message)  # a member of a table taken over, from its home
+            visit.session.table = taken
+        if visit is None:
+            # Let go meanwhile, its home not told (the link was down); but a process
+            # that stops lets its tables go whole, and their takers call members home.
+            if message["c"] == "back" and not self._stopping:
+                self._at_no_table(message["from"], message["p"], released=True)
+            return
+        session, table = visit.session, visit.session.table
+        what = message["c"]
+        if what == "gone":
+            session.peer = None
+            if table is not None:
+                table.handle(cmd.Disconnected(session.player_id))
+        elif what == "seen":
+            if table is not None:
+                table.handle(cmd.Seen(session.player_id))
+        elif what == "back":
+            visit = self._visit({**message, "name": session.name})
+            if table is not None:
+                table.handle(cmd.Reconnected(session.player_id))
+        elif what == "leave":
+            session.peer = None
+            if table is not None:
+                table.handle(cmd.Leave(session.player_id))
+            self._drop(session.player_id)
+
+    def _homeless(self, message: dict[str, Any]) -> None:
+        """A visitor's session, its home gone, was rebuilt on another process: that
+        is its home now, told of its table here (it says `back` as after a takeover)."""
+        visit = self._visitors.get(message["p"])
+        table = visit.session.table if visit is not None else None
+        if table is not None and not table.closed:
+            self._at_here(message["from"], message["p"], table)
+
+    def _seats(self, player_id: str) -> dict[str, Any]:
+        """Asked by the process a visitor's session was rebuilt on (`homeless`): the
+        table here that seats it, if any. That process is its home from its `back`."""
+        visit = self._visitors.get(player_id)
+        table = visit.session.table if visit is not None else None
+        if table is None or table.closed:
+            return {}
+        return {"t": table.id, "owner": self.cluster.process}
+
+    def left_table(self, table: TableRunner, player_id: str) -> None:
+        """The lobby's `on_left` (through `Sessions.left_table`): the registry lets the
+        player go, and a visitor's home is told it is at no table now."""
+        visit = self._visitors.get(player_id)
+        self._sessions.release(table, player_id)
+        if visit is not None and visit.session.table is None:
+            if not self.cluster.reachable:  # the word would go nowhere: told on return
+                self._untold[player_id] = visit.home
+            self._at_no_table(visit.home, player_id)
+            self._drop(player_id)
+
+    def let_go(self, player_id: str) -> Connection | None:
+        """A visitor at a table this process let go (another holds it now): dropped
+        without a word to its home, which the new holder tells; its connection here."""
+        self._taken.pop(player_id, None)
+        visit = self._visitors.get(player_id)
+        if visit is None:
+            return None
+        self._drop(player_id)
+        return visit.conn
+
+    def _drop(self, player_id: str) -> None:
+        visit = self._visitors.pop(player_id, None)
+        if visit is not None:
+            visit.session.table = None
+            self._sessions.forget(visit.session)
+
+
+def _features(session: Session) -> frozenset[str]:
+    peer = session.peer
+    return peer.features if isinstance(peer, Connection) else frozenset()

@@ -1,0 +1,397 @@
+"""A session that moves to another process (`relay.py`): a resume, a login, a stop.
+
+On one store for every process (`shared_store`: a PostgreSQL `--db`), account ids are
+the same everywhere: a visitor carries the account it is logged in to, a session that
+moves carries it along, and a registration is told to every process. A token whose
+session's process is gone (killed) still resumes: the process the client reached
+waits for that process's lease to run out, takes its tables over (or lets another
+take them), then hands the session over from wherever it was rebuilt, or rebuilds it
+here from the journal when it was at none of the gone process's tables (a table of a
+live process that seats it as a visitor is told its new home, `homeless`).
+
+A process told to stop (SIGTERM) hands every session it homes to a live process
+before it lets its tables go (`hand_all`): a player at a table of a live process to
+that process, the others (in the lobby, or at a table of the stopping process, whose
+taker then calls them home) to the live processes in turn. Each is taken in away, as
+after a drop, and resumes by token through any process; a resume that reaches the old
+home meanwhile is sent on to the new one. A word about a session handed on (a
+takeover calling its member home, a resume) that comes to its old home is sent on.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, cast
+
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.interfaces import IReactorTime
+from twisted.internet.task import deferLater
+from twisted.logger import Logger
+
+from pisyedili.server.cluster.ownership import hand_targets
+from pisyedili.server.net.connection import Connection
+from pisyedili.server.net.forwarding import Forwarding
+from pisyedili.server.people.session import Session
+from pisyedili.server.store.base import SessionRow
+from pisyedili.server.store.journal import SavedSession, token_hash
+
+log = Logger()
+
+HAND_SECONDS = 5.0
+"""How long a stopping process waits for the live processes to say they hold the
+sessions it handed them (each answers once its journal committed the session), before
+it stops anyway: a session nobody took is left to the journal, as after a kill."""
+
+SETTLE_SECONDS = 5.0
+"""How long past twice a lease a resume waits for its gone process's tables to be
+taken over before it gives up (`bad_token`)."""
+
+
+class Handover(Forwarding):
+    """Sessions handed from one process to another (module docstring)."""
+
+    # -- a session that resumes on another process ---------------------------------------
+
+    def resume(self, conn: Connection, token: str) -> Deferred[Session | None]:
+        """A token no session here holds: the session another process holds for it
+        moves here (None: no process holds one)."""
+        return Deferred.fromCoroutine(self._resume(conn, token))
+
+    async def _resume(self, conn: Connection, token: str) -> Session | None:
+        """The old home hands the session over (its seat stays, as a visitor's, at
+        its own table), and says which table the player is at, so the welcome names it
+        and `rejoin` reaches that table's owner as after any resume.
+
+        On a shared store, a home that is gone is waited for (bounded: twice a lease,
+        and `SETTLE_SECONDS`): once its lease ran out, the tables nobody holds are
+        taken over (`settled`), after which the session is wherever its table went,
+        or, if it was at none, rebuilt here from the journal: at once if its record in
+        the cluster named a process that is gone when the client came; with no such
+        record, once no live process holds it (`_ask_live`).
+
+        A session held here meanwhile (its table taken over here) resumes at once, and
+        an old home that handed the session on names the process to ask next."""
+        hashed = token_hash(token)
+        give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
+        swept = False
+        record: dict[str, str] | None = None  # the first the cluster had
+        sent_on: str | None = None  # where an old home said it handed the session
+        while not conn.closing and self._clock.seconds() < give_up:
+            if self._sessions.find(token) is not None:  # its table was taken over here
+                return self._sessions.resume(token, conn)
+            found = await self.cluster.find_session(hashed)
+            record = record or found
+            holder = sent_on or (
+                None if found is None else await self.cluster.session_holder(hashed))
+            sent_on = None
+            if found is not None and holder not in (None, self.cluster.process):
+                assert holder is not None
+                player_id = str(found["player"])  # (Redis hands a number back as one)
+                handed = await self._ask_hand(holder, player_id, hashed, conn.features)
+                if handed["ok"]:
+                    return self._arrived(conn, token, player_id, handed)
+                if handed.get("to"):  # handed on as its home stopped: asked there next
+                    sent_on = str(handed["to"])
+                    continue
+                if not handed.get("silent"):
+                    return None  # its home holds no such session
+                continue  # its home died as it was asked: its lease runs out meanwhile
+            if self._sessions.find(token) is not None:  # its table was taken over here
+                return self._sessions.resume(token, conn)
+            if not self.shared_store or self.settled is None or self._server is None \
+                    or self._server.archive is None:
+                return None
+            row = await self._server.archive.use(lambda store: store.saved_session(hashed))
+            if row is None:
+                return None  # forgotten, or never a session
+            if not swept:  # its home is gone: its tables go to the live processes first
+                swept = True
+                await self.settled()
+                continue
+            if record is None or record.get("process") == self.cluster.process:
+                asked = await self._ask_live(str(row.player_id), hashed, conn.features)
+                if asked is None:
+                    continue  # one was silent (paused, its lease alive yet): again
+                if asked["ok"]:
+                    return self._arrived(conn, token, str(row.player_id), asked)
+                if asked.get("to"):
+                    sent_on = str(asked["to"])
+                    continue
+            if await self.cluster.take_session(hashed, str(row.player_id), row.name):
+                return await self._rebuilt(conn, token, hashed, row)
+            # Another process took it: it is asked next time round.
+            await deferLater(cast(IReactorTime, self._clock), 0.1)
+        return None
+
+    async def _ask_live(self, player_id: str, hashed: bytes, features: frozenset[str]
+                        ) -> dict[str, Any] | None:
+        """A session the journal keeps that no record in the cluster names a live home
+        for: its record ran out with its home's lease (paused, or cut off from Redis,
+        for longer than a lease), or its live home let it run out (away at a table
+        that keeps the seat longer than the grace). Each live process is asked to hand
+        it over, in turn: the first answer that hands it (`ok`) or names where it went
+        (`to`); one that says no live process holds it (then it is rebuilt here); or
+        None when one was silent (asked again: its lease runs out meanwhile)."""
+        silent = False
+        for process in await self.cluster.live_processes():
+            handed = await self._ask_hand(process, player_id, hashed, features)
+            if handed["ok"] or handed.get("to"):
+                return handed
+            silent = silent or bool(handed.get("silent"))
+        return None if silent else {"ok": False}
+
+    def _arrived(self, conn: Connection, token: str, player_id: str,
+                 handed: dict[str, Any]) -> Session:
+        """The session another process handed over, held here from now on."""
+        session = self._sessions.adopt(player_id, handed["name"], token, conn, conn.address)
+        account = self._account_of(handed)
+        if account is not None:  # the journal's row says so too
+            session.account = account
+            self._sessions.rename(session, session.name, exact=True)
+        table_id, owner = handed["t"], str(handed.get("owner"))
+        if table_id is not None and owner == self.cluster.process:
+            visit = self._visitors.pop(player_id, None)  # back at a table of this process
+            if visit is not None:
+                session.table = visit.session.table
+        elif table_id is not None:
+            self._at[player_id] = (int(table_id), owner)
+        if conn.closing:
+            self._sessions.lost(session, conn)
+        return session
+
+    async def _rebuilt(self, conn: Connection, token: str, hashed: bytes,
+                       row: SessionRow) -> Session | None:
+        """A session at no table, of a process that is gone, as the journal kept it:
+        its player id, name and account (`take_session` made it this process's)."""
+        accounts, account = self.accounts, None
+        if row.account is not None and accounts is not None:
+            known = accounts.accounts.get(row.account) or await accounts.lookup(row.name)
+            account = known.id if known is not None and known.id == row.account else None
+        player_id = str(row.player_id)
+        at = None if player_id in self._visitors else await self._seated_elsewhere(player_id)
+        if self._sessions.find(token) is not None:  # rebuilt here meanwhile
+            return self._sessions.resume(token, conn)
+        session = self._sessions.restore_one(
+            SavedSession(row.player_id, hashed, row.name, row.address))
+        session.account = account
+        visit = self._visitors.pop(session.player_id, None)
+        if visit is not None:  # it sits at a table here: a player of this process now
+            session.table = visit.session.table
+        elif at is not None:  # its welcome names it, and `rejoin` says `back` there
+            self._at[player_id] = at
+        log.info("session {player} of a process that is gone rebuilt here",
+                 player=session.player_id)
+        resumed = self._sessions.resume(token, conn)
+        if resumed is not None and conn.closing:
+            self._sessions.lost(resumed, conn)
+        return resumed
+
+    async def _seated_elsewhere(self, player_id: str) -> tuple[int, str] | None:
+        """The table (and its process) where a session rebuilt here sits as a visitor
+        from its old home, asked of every live process (`homeless`) before its welcome,
+        which names it: a welcome without `table` says the player is at none. Out of
+        reach, each is told instead, and the one that seats it calls it home."""
+        message = {"k": "homeless", "p": player_id, "from": self.cluster.process}
+        gathered = await self.ask_all(message)
+        if not gathered.reached:
+            self.cluster.tell_all(message)
+        for answer in gathered.answers:
+            if isinstance(answer.get("t"), int) and isinstance(answer.get("owner"), str):
+                return answer["t"], answer["owner"]
+        return None
+
+    async def _account_elsewhere(self, account: int, caller: Session) -> Session | None:
+        """A login here into an account whose session another live process holds:
+        that session moves here (as a resume would move it), for the caller's
+        connection to take over (`Accounts.login`): one account, one session."""
+        peer = caller.peer
+        if self._server is None or self._server.archive is None \
+                or not isinstance(peer, Connection):
+            return None
+        found = await self._server.archive.use(lambda store: store.account_sessions(account))
+        for player, hashed in found:  # (one of a process that is gone is held by none)
+            holder = await self.cluster.session_holder(hashed)
+            if holder is None or holder == self.cluster.process or peer.closing:
+                continue
+            handed = await self._ask_hand(holder, str(player), hashed, peer.features)
+            if not handed["ok"]:
+                return None  # (a refused hand-over leaves the session where it was)
+            # Its token is replaced by the take-over: this one is never sent anywhere.
+            return self._arrived(peer, secrets.token_urlsafe(32), str(player), handed)
+        return None
+
+    def _ask_hand(self, home: str, player_id: str, hashed: bytes,
+                  features: frozenset[str]) -> Deferred[dict[str, Any]]:
+        """Ask the session's home to let it go: its answer (`ok`), or, if it is silent
+        for a lease (gone), one that says `silent`."""
+        self._handed({"p": player_id, "ok": False})  # an earlier ask is superseded
+        done: Deferred[dict[str, Any]] = Deferred()
+        timer = self._clock.callLater(self.cluster.lease, self._handed,
+                                      {"p": player_id, "ok": False, "silent": True})
+        self._handing[player_id] = (done, timer, home)
+        self.cluster.watch(home)  # its death, seen early, ends the wait (`_gone`)
+        self.cluster.send(home, {"k": "hand", "from": self.cluster.process, "p": player_id,
+                                 "h": hashed, "features": sorted(features)})
+        return done
+
+    def _handed(self, message: dict[str, Any]) -> None:
+        waiting = self._handing.pop(message["p"], None)
+        if waiting is None:
+            return
+        done, timer, _ = waiting
+        if timer.active():
+            timer.cancel()
+        done.callback(message)
+
+    def _hand(self, message: dict[str, Any]) -> None:
+        """At the old home: the session goes to the process its player resumed on; a
+        seat at a table here stays, the player a visitor from there."""
+        assert self._server is not None
+        player_id, home = message["p"], message["from"]
+        session = self._sessions.by_id(player_id)
+        if session is None and player_id in self._restoring:
+            self._restoring[player_id].append(message)  # answered once it is placed
+            return
+        if session is None and player_id in self._handed_to:
+            # Handed on already (as this process stops, or to a resume): told once that
+            # hand-over is written, so the process named has it before it is asked.
+            self._sessions.once_written(self.cluster.send, home, {
+                "k": "handed", "p": player_id, "ok": False,
+                "to": self._handed_to[player_id]})
+            return
+        if session is None or player_id in self._visitors \
+                or session.hashed_token != message["h"]:
+            self.cluster.send(home, {"k": "handed", "p": player_id, "ok": False})
+            return
+        self._sent_on(player_id, home)
+        table, at, old = session.table, self._at.pop(player_id, None), session.peer
+        self._server.lobby.unsubscribe(session)
+        self._sessions.hand_over(session)
+        if old is not None:
+            old.replaced()
+        reply: dict[str, Any] = {"k": "handed", "p": player_id, "ok": True,
+                                 "name": session.name, "t": None, **self._account(session)}
+        if table is not None:
+            visit = self._visit({"p": player_id, "from": home, "name": session.name,
+                                 **self._account(session),
+                                 "features": message["features"]})
+            visit.session.table = table
+            reply.update(t=table.id, owner=self.cluster.process)
+        elif at is not None:
+            reply.update(t=at[0], owner=at[1])
+        self._sessions.once_written(self.cluster.send, home, reply)
+
+    def _sent_on(self, player_id: str, to: str) -> None:
+        """`player_id`'s session went to `to`: for a lease, a word about it that comes
+        here is sent on there."""
+        self._handed_to[player_id] = to
+        self._clock.callLater(self.cluster.lease, self._forget_sent, player_id, to)
+
+    def _forget_sent(self, player_id: str, to: str) -> None:
+        if self._handed_to.get(player_id) == to:
+            del self._handed_to[player_id]
+
+    # -- a process that stops -----------------------------------------------------------
+
+    def hand_all(self) -> Deferred[None]:
+        """This process stops: every session it homes goes to a live process (module
+        docstring). Fires once each was taken, or `HAND_SECONDS` passed; at once with
+        the cluster out of reach, or no other process alive (the journal keeps them)."""
+        self._stopping = True
+        if not self.cluster.reachable or not self._sessions.each():
+            return succeed(None)
+        live = self.cluster.live_processes()
+        handed = live.addCallback(self._hand_each)
+        handed.addErrback(lambda f: log.warn(
+            "stopping: the sessions could not be handed to another process: {error}",
+            error=f.getErrorMessage()))
+        return handed
+
+    def _hand_each(self, live: list[str]) -> Deferred[None]:
+        sessions = self._sessions.each()
+        for session in sessions:  # their connections are closing: away from now on
+            if session.peer is not None:
+                self._sessions.lost(session, session.peer)
+        tables: dict[str, str | None] = {}
+        for session in sessions:
+            at = self._at.get(session.player_id)
+            tables[session.player_id] = at[1] if at is not None else None
+        targets = hand_targets(tables, live)
+        if not targets:
+            return succeed(None)
+        self._out_done = Deferred()
+        timer = self._clock.callLater(HAND_SECONDS, self._out_over)
+        for session in sessions:
+            self._push(session, targets[session.player_id])
+        log.info("stopping: handing {count} sessions to processes {processes}",
+                 count=len(targets), processes=sorted(set(targets.values())))
+        done = self._out_done
+        done.addBoth(lambda result: timer.cancel() if timer.active() else None)
+        return done
+
+    def _push(self, session: Session, target: str) -> None:
+        """One session handed to `target`: told it once its forgetting here is written
+        (a shared journal then holds one row of it, the new home's)."""
+        player_id, table = session.player_id, session.table
+        at = self._at.pop(player_id, None)
+        message: dict[str, Any] = {
+            "k": "adopt", "from": self.cluster.process, "p": player_id,
+            "h": session.hashed_token, "name": session.name, "address": session.address,
+            "t": None, **self._account(session)}
+        if table is not None and self.shared_store:  # its taker calls it home
+            message.update(t=table.id, owner=self.cluster.process)
+        elif at is not None:
+            message.update(t=at[0], owner=at[1])
+        self._sessions.hand_over(session)
+        self._sent_on(player_id, target)
+        self._handing_out[player_id] = (target, message)
+        self._sessions.once_written(self.cluster.send, target, message)
+
+    def _adopted(self, message: dict[str, Any]) -> None:
+        """A process answered a session handed to it: held there, or refused (it stops
+        too): then the session goes to none (the journal no longer has it here)."""
+        player_id = message["p"]
+        handing = self._handing_out.get(player_id)
+        if handing is None or handing[0] != message["from"]:
+            return
+        del self._handing_out[player_id]
+        if not message["ok"]:
+            log.warn("stopping: process {process} did not take session {player}",
+                     process=message["from"], player=player_id)
+        if not self._handing_out:
+            self._out_over()
+
+    def _out_over(self) -> None:
+        done, self._out_done = self._out_done, None
+        if self._handing_out:
+            log.warn("stopping: {count} sessions handed on were not taken in "
+                     "{seconds:g} s", count=len(self._handing_out), seconds=HAND_SECONDS,
+                     players=sorted(self._handing_out))
+        if done is not None:
+            done.callback(None)
+
+    def _adopt(self, message: dict[str, Any]) -> None:
+        """A session of a process that stops, held here from now on, away: at its table
+        here (a visitor from there until now), at a table elsewhere, or in the lobby."""
+        player_id, home = message["p"], message["from"]
+        answer = {"k": "adopted", "p": player_id, "from": self.cluster.process}
+        known = self._sessions.by_id(player_id)
+        if self._stopping or (known is not None and player_id not in self._visitors):
+            self.cluster.send(home, {**answer, "ok": False})
+            return
+        session = self._sessions.take_in(player_id, message["name"], message["h"],
+                                         message["address"])
+        account = self._account_of(message)
+        if account is not None:  # the journal's row says so too
+            session.account = account
+            self._sessions.rename(session, session.name, exact=True)
+        visit = self._visitors.pop(player_id, None)
+        taken = self._taken.pop(player_id, None)
+        if visit is not None:  # at a table of this process: its member now
+            session.table = visit.session.table
+        elif taken is not None:  # at a table taken over here
+            session.table = taken
+        elif message["t"] is not None and message["owner"] != self.cluster.process:
+            self._at[player_id] = (int(message["t"]), str(message["owner"]))
+        self._sessions.went_away(session)
+        self._sessions.once_written(self.cluster.send, home, {**answer, "ok": True})

@@ -314,6 +314,8 @@ class Forwarding(RelayState):
             return
         session, table = visit.session, visit.session.table
         what = message["c"]
+        if what != "back" and message.get("from", visit.home) != visit.home:
+            return  # a former home's word: a paused one, woken, of a session it lost
         if what == "gone":
             session.peer = None
             if table is not None:

@@ -13,12 +13,20 @@ from pathlib import Path
 import pg_kit
 from poll_kit import poll_until
 
-from cluster.cluster_kit import BACKSTOP, Player
+from cluster.cluster_kit import BACKSTOP, Msg, Player
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import _one_deal_started, _resume
 from cluster.test_cluster_outage import _split, server
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
+
+
+def _guest_connected(msg: Msg) -> bool | None:
+    """Whether a `table_update` shows the guest's seat (seat 1) connected."""
+    if msg["type"] != "table_update":
+        return None
+    connected: bool | None = msg["table"]["seats"][1].get("connected")
+    return connected
 
 
 def test_a_player_whose_home_was_paused_past_its_lease_resumes_elsewhere_at_its_table(
@@ -28,13 +36,14 @@ def test_a_player_whose_home_was_paused_past_its_lease_resumes_elsewhere_at_its_
     nothing there names the guest's home any more, and C holds the guest's seat as a
     visitor's. The guest resumes through B: welcomed with its token, its table named
     in the welcome (C answered for it first), and the table's snapshot follows, its
-    seat connected."""
+    seat connected. Woken, A finds the guest's old connection closed, and says so to
+    C, which takes no such word from a former home: the seat stays connected."""
     db = postgres.store()
     procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
-        a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0]
-                   for n in range(3))
-        _, guest, table = _one_deal_started(c, a)
+        (a, log_a), (b, _), (c, _) = (stack.enter_context(server(redis.url, db, n, procs))
+                                      for n in range(3))
+        host, guest, table = _one_deal_started(c, a)
         session = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
         assert redis.hash(session), "the guest's session is in Redis"
         home = redis.hash(session)["process"]
@@ -44,14 +53,25 @@ def test_a_player_whose_home_was_paused_past_its_lease_resumes_elsewhere_at_its_
                        and redis.command("EXISTS", session) == 0, BACKSTOP,
                        "the paused home's lease and the guest's session key to run out")
             guest.close()
+            gone = host.wait(lambda m: _guest_connected(m) is False)  # (its home gone)
+            mark = host.seen.index(gone) + 1
             back, welcome = _resume(b, guest.welcome)
             assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
             snapshot = back.wait(lambda m: m["type"] == "table")
             assert snapshot["table"]["id"] == table
             assert snapshot["you"]["seat"] == 1
             assert [s["connected"] for s in snapshot["table"]["seats"]] == [True, True]
+            host.wait(lambda m: _guest_connected(m) is True, since=mark)
+            since = len(host.seen)
         finally:
             procs[0].send_signal(signal.SIGCONT)
+        # Woken, A finds the guest's old connection closed: the table, which hears the
+        # guest's new home now, takes no word of that from A.
+        log_a.wait_for(rf"session {guest.welcome['player']} disconnected")
+        back.ok("resync")  # through B to C, after A's word there
+        host.ok("ping")  # answered by C after that
+        assert not [m for m in host.seen[since:] if _guest_connected(m) is False], \
+            "the table took the guest for gone on its woken former home's word"
 
 
 def test_a_join_of_a_table_waiting_to_be_taken_over_is_refused_for_a_while_not_denied(

@@ -139,3 +139,22 @@ def test_redis_silent_past_the_reply_timeout_is_said_so(
         assert len(re.findall("did not answer within", log.text)) == 1, log.text
         assert "Traceback" not in log.text, log.text
     relay.close()
+
+
+def test_a_link_lost_as_it_is_made_is_said_with_its_reason(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """The link to Redis is cut, and cut again as it is made (the reply to its SELECT
+    lost: Redis, or the network, went again): the process says why that link was not
+    made, tries again, and is back."""
+    relay = LostRedisReply(redis.url)
+    with ExitStack() as stack:
+        _, log = stack.enter_context(server(relay.url, tmp_path / "a.db", 0))
+        joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log.text)
+        assert joined is not None, log.text
+        relay.arm(f"{PREFIX}process:{joined.group(1)}".encode(), b"SELECT")
+        log.wait_for(r"lost the cluster's Redis")
+        log.wait_for(r"cluster: a link to Redis at \S+ was not made \(could not set "
+                     r"dbid=0: Lost connection\): trying again")
+        log.wait_for(r"the cluster's Redis at \S+ is back")
+        assert "Traceback" not in log.text, log.text
+    relay.close()

@@ -118,15 +118,20 @@ class Link(txredisapi.RedisFactory):  # type: ignore[misc]
         self.deferred.addErrback(lambda _: None)  # nobody waits on it: `up` tells
 
     def stopTrying(self) -> Deferred[Any]:
-        """txredisapi gives up for good once a connection's SELECT is refused, as by a
-        Redis still loading its data after a restart: this link tries again, with its
-        back-off, unless its cluster is stopping."""
+        """txredisapi gives up for good once a connection's SELECT fails (refused by a
+        Redis still loading its data after a restart, or lost as it went again): this
+        link tries again, with its back-off, unless its cluster is stopping
+        (`connectionError`, which comes next, says why)."""
         if self._stopping():
             stopped: Deferred[Any] = super().stopTrying()
             return stopped
-        log.warn("cluster: Redis at {address} refused a link for now (loading its "
-                 "data?): trying again", address=str(self.address))
         return succeed(None)
+
+    def connectionError(self, why: str) -> None:
+        super().connectionError(why)
+        if not self._stopping():
+            log.warn("cluster: a link to Redis at {address} was not made ({why}): trying "
+                     "again", address=str(self.address), why=why.removeprefix("Redis error: "))
 
     def addConnection(self, conn: Any) -> None:
         super().addConnection(conn)

@@ -46,6 +46,7 @@ from pisyedili.server.net.limits import (
     address_key,
 )
 from pisyedili.server.people.session import Session
+from pisyedili.server.store.base import Conflict, StoreError
 from pisyedili.server.table.effects import Message
 from pisyedili.server.token_bucket import TokenBucket
 
@@ -646,8 +647,16 @@ class Connection:
                 metrics.login_refused(reply.kind, failure.value.code)
                 reply(failure.value.to_message())
                 return
-            log.failure("request {type} from {player} failed", failure, type=reply.kind,
-                        player=player)
+            error = failure.value
+            if isinstance(error, StoreError) and not isinstance(error, Conflict):
+                # The store out of reach (PostgreSQL stopped, the network): an outage
+                # the store says as it reconnects, not a defect of this request.
+                log.warn("request {type} from {player} failed: the store could not be "
+                         "read or written ({why}); answered internal_error",
+                         type=reply.kind, player=player, why=str(error))
+            else:
+                log.failure("request {type} from {player} failed", failure,
+                            type=reply.kind, player=player)
             if not reply.sent:
                 reply(make_error("internal_error", failed))
 

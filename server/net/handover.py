@@ -70,7 +70,9 @@ class Handover(Forwarding):
         record, once no live process holds it (`_ask_live`).
 
         A session held here meanwhile (its table taken over here) resumes at once, and
-        an old home that handed the session on names the process to ask next."""
+        an old home that handed the session on names the process to ask next. A live
+        home that holds no such session while the journal keeps it is asked again
+        until its record runs out."""
         hashed = token_hash(token)
         give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
         swept = False
@@ -94,7 +96,14 @@ class Handover(Forwarding):
                     sent_on = str(handed["to"])
                     continue
                 if not handed.get("silent"):
-                    return None  # its home holds no such session
+                    if not await self._journal_keeps(hashed):
+                        return None  # its home holds no such session
+                    # Its record names a live process that let it go, with nobody taking
+                    # it (a woken one letting its tables go, whose taker called it home
+                    # there): asked again until that record runs out, then each live
+                    # process is asked (`_ask_live`) before it is rebuilt here.
+                    record = None
+                    await deferLater(cast(IReactorTime, self._clock), self.cluster.lease / 3)
                 continue  # its home died as it was asked: its lease runs out meanwhile
             if self._sessions.find(token) is not None:  # its table was taken over here
                 return self._sessions.resume(token, conn)
@@ -122,6 +131,15 @@ class Handover(Forwarding):
             # Another process took it: it is asked next time round.
             await deferLater(cast(IReactorTime, self._clock), 0.1)
         return None
+
+    async def _journal_keeps(self, hashed: bytes) -> bool:
+        """Whether the shared journal keeps the session of token hash `hashed`."""
+        server = self._server
+        if not self.shared_store or self.settled is None or server is None \
+                or server.archive is None:
+            return False
+        row = await server.archive.use(lambda store: store.saved_session(hashed))
+        return row is not None
 
     async def _ask_live(self, player_id: str, hashed: bytes, features: frozenset[str]
                         ) -> dict[str, Any] | None:

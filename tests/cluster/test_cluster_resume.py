@@ -98,3 +98,30 @@ def test_a_join_of_a_table_waiting_to_be_taken_over_is_refused_for_a_while_not_d
         postgres.resume()
         run.log_b.wait_for(rf"took table {run.table} over")
         assert joiner.ok("join_table", table=run.table)["table"]["id"] == run.table
+
+
+def test_a_session_whose_record_names_a_live_process_that_lets_it_be_resumes_once_it_ran_out(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """A player's home (A) is killed; its session's record in Redis names C, alive,
+    which does not hold it, as after a race where a woken process let a session go
+    while the process taking its table over called the session home there. A resume
+    through B asks C, which says no: the journal still keeps the session, so B asks
+    again until the record runs out, then rebuilds the session (the same player)."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0]
+                   for n in range(3))
+        player, other = Player(a), Player(c)
+        player.hello("Ayşe")
+        other.hello("Mehmet")
+        session = PREFIX + f"session:{token_hash(player.welcome['token']).hex()}"
+        live = redis.hash(PREFIX + f"session:{token_hash(other.welcome['token']).hex()}")
+        poll_until(lambda: redis.hash(session), BACKSTOP, "the session's record")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        redis.command("HSET", session, "process", live["process"])
+        redis.command("PEXPIRE", session, "2000")
+        _, welcome = _resume(b, player.welcome)
+        assert (welcome["resumed"], welcome["player"]) == (True, player.welcome["player"])
+        assert redis.hash(session)["process"] not in (live["process"], "")

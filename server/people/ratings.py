@@ -35,11 +35,11 @@ from typing import Any
 from openskill.models import PlackettLuce
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
-from twisted.python.failure import Failure
 
 from pisyedili.server.people.accounts import Account, Accounts
 from pisyedili.server.people.rating_scale import PROVISIONAL_SIGMA, display, provisional
 from pisyedili.server.store import Archive, Store, Viewer
+from pisyedili.server.store.archive import not_kept
 from pisyedili.server.table.effects import MatchOver, Message
 from pisyedili.server.table.seats import bot_name
 
@@ -211,12 +211,8 @@ class Ratings:
                      id=done[0], table=match.table_id, rated=rated)
             return done[1]
 
-        def lost(failure: Failure) -> None:
-            log.failure("store: match at table {table} not kept", failure,
-                        table=match.table_id)
-
         d = self._archive.use(lambda store: record(store, match, seated, rated))
-        return d.addCallbacks(kept, lost)
+        return d.addCallbacks(kept, lambda f: not_kept(f, match.table_id))
 
     def account(self, name: str) -> Account | None:
         """The account a `profile` asks for by name (or a look-alike of it)."""

@@ -13,12 +13,25 @@ from typing import Any, TypeVar
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
-from pisyedili.server.store.base import Store
+from pisyedili.server.store.base import Conflict, Store, StoreError
 from pisyedili.server.table.effects import MatchOver
 from pisyedili.server.worker import serial_pool
 
 log = Logger()
+
+
+def not_kept(failure: Failure, table: int) -> None:
+    """A finished match the store could not keep, said: with the store's message when
+    it could not be written (PostgreSQL out of reach: an outage, and play goes on), with
+    its traceback otherwise (a defect)."""
+    error = failure.value
+    if isinstance(error, StoreError) and not isinstance(error, Conflict):
+        log.critical("store: match at table {table} not kept: the store could not be "
+                     "written ({why})", table=table, why=str(error))
+    else:
+        log.failure("store: match at table {table} not kept", failure, table=table)
 T = TypeVar("T")
 
 
@@ -80,8 +93,7 @@ class Archive:
         d.addCallbacks(
             lambda match_id: log.info("store: match {id} kept (table {table})",
                                       id=match_id, table=match.table_id),
-            lambda f: log.failure("store: match at table {table} not kept", f,
-                                  table=match.table_id))
+            lambda f: not_kept(f, match.table_id))
         return d
 
     def prune(self, keep_days: float) -> Deferred[Any]:

@@ -423,3 +423,43 @@ def test_a_server_outlives_postgresql_going_away_and_coming_back() -> None:
         assert "Traceback" not in out.text, out.text  # (an outage, not a defect)
     with pytest.raises(psycopg.OperationalError):  # the cluster is gone with the test
         psycopg.connect(url, connect_timeout=2)
+
+
+def test_a_match_that_ends_while_postgresql_is_away_is_said_not_kept() -> None:
+    """PostgreSQL stops, and a one-deal match ends meanwhile: the table plays it out from
+    memory, and the match the store could not keep is said so, with PostgreSQL's
+    message and no traceback (an outage, not a defect)."""
+    with pg_kit.own_cluster() as cluster:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
+             "--db", cluster.store(), "--seed", "5", "--turn-seconds", "0",
+             "--bot-delay", "0", "--deal-pause", "0", "--no-announce", "--rate", "500",
+             "--burst", "500"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+        assert proc.stdout is not None
+        out = Output(proc.stdout)
+        try:
+            port = int(out.wait_for(r"listening on .*port=(\d+)").group(1))
+            client = Player(port)
+            client.answer("hello", protocol=PROTOCOL_VERSION, name="Ayşe")
+            table = client.answer("create_table", rules="classic", seats=2,
+                                  options={"match_end": "deals:1"})["table"]["id"]
+            client.answer("add_bot", seat=1, level="easy")
+            client.request("start")
+            client.play_turns(1)
+            cluster.halt()
+            while True:  # bounded by the client's read timeout, and the one deal
+                msg = client.backlog.pop(0) if client.backlog else client.recv()
+                assert msg is not None, "the server went away"
+                if any(e.get("event") == "match_end" for e in msg.get("events", ())):
+                    break
+                if "moves" in msg:
+                    client.send("move", move=msg["moves"][0])
+            out.wait_for(rf"store: match at table {table} not kept: the store could not be "
+                         r"written \(.+\)")
+            assert proc.poll() is None
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+        assert "Traceback" not in out.text, out.text

@@ -35,14 +35,28 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
+from twisted.python.failure import Failure
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.clock import Clock
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session
 from pisyedili.server.store import Archive, SanctionRow, Store
+from pisyedili.server.store.base import Conflict, StoreError
 
 log = Logger()
+
+
+def _kick_not_kept(failure: Failure) -> None:
+    """A kick the store could not keep: it holds here all the same, until it ends (or
+    this process stops). The store out of reach is an outage, said with its message;
+    anything else a defect, with its traceback."""
+    error = failure.value
+    if isinstance(error, StoreError) and not isinstance(error, Conflict):
+        log.warn("a kick could not be kept in the store ({why}): it holds in this "
+                 "process's memory until it ends", why=str(error))
+    else:
+        log.failure("keeping a kick", failure)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -226,7 +240,7 @@ class Moderation:
         self.sanctions.append(sanction)
         self._told({"op": "keep", "s": list(sanction)})
         written = self._store(_kept_out, sanction, self._clock.seconds())
-        written.addErrback(lambda f: log.failure("keeping a kick", f))
+        written.addErrback(_kick_not_kept)
         return sanction
 
     # -- helpers ----------------------------------------------------------------------

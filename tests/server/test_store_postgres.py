@@ -18,7 +18,7 @@ import psycopg
 import pytest
 import pytest_twisted
 from poll_kit import BACKSTOP, poll_until
-from process_output import SERVER, Output
+from process_output import SERVER, Output, add_operator
 from test_restart_process import Client
 from twisted.internet import reactor
 from twisted.internet.task import Clock, deferLater
@@ -312,6 +312,8 @@ def test_operator_adds_and_lists_on_postgresql(postgres: pg_kit.Cluster,
 
 # -- PostgreSQL going away under a running server ----------------------------------------
 
+OPERATOR_PASSWORD = "a long enough password 7"
+
 class Player(Client):
     """A client that plays its turns between requests: what arrives while it waits for
     a reply is read again afterwards."""
@@ -458,6 +460,41 @@ def test_a_match_that_ends_while_postgresql_is_away_is_said_not_kept() -> None:
             out.wait_for(rf"store: match at table {table} not kept: the store could not be "
                          r"written \(.+\)")
             assert proc.poll() is None
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+        assert "Traceback" not in out.text, out.text
+
+
+def test_a_kick_made_while_postgresql_is_away_holds_and_is_said_not_kept() -> None:
+    """PostgreSQL stops, and an operator kicks a player: the kick holds (the player is
+    told and closed), and what the store could not keep is said so, with PostgreSQL's
+    message and no traceback."""
+    with pg_kit.own_cluster() as cluster:
+        url = cluster.store()
+        add_operator(url, "Zeynep", OPERATOR_PASSWORD)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
+             "--db", url, "--no-announce"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
+        assert proc.stdout is not None
+        out = Output(proc.stdout)
+        try:
+            port = int(out.wait_for(r"listening on .*port=(\d+)").group(1))
+            operator, troll = Player(port), Player(port)
+            operator.answer("hello", protocol=PROTOCOL_VERSION, name="z",
+                            features=["accounts", "moderation"])
+            operator.answer("login", name="Zeynep", password=OPERATOR_PASSWORD)
+            troll.answer("hello", protocol=PROTOCOL_VERSION, name="Troll",
+                         features=["accounts"])
+            troll.answer("register", password=OPERATOR_PASSWORD)  # (kicked by account)
+            cluster.halt()
+            operator.request("kick", name="Troll")
+            kicked = troll.recv()
+            assert kicked is not None and kicked.get("code") == "kicked", kicked
+            out.wait_for(r"a kick could not be kept in the store \(.+\): it holds in this "
+                         r"process's memory until it ends")
         finally:
             proc.kill()
             proc.wait()

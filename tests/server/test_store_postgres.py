@@ -470,7 +470,7 @@ def test_a_match_that_ends_while_postgresql_is_away_is_said_not_kept() -> None:
 def test_a_kick_made_while_postgresql_is_away_holds_and_is_said_not_kept() -> None:
     """PostgreSQL stops, and an operator kicks a player: the kick holds (the player is
     told and closed), and what the store could not keep is said so, with PostgreSQL's
-    message and no traceback."""
+    message and no traceback; so is a ban of an account the store must be asked for."""
     with pg_kit.own_cluster() as cluster:
         url = cluster.store()
         add_operator(url, "Zeynep", OPERATOR_PASSWORD)
@@ -495,6 +495,11 @@ def test_a_kick_made_while_postgresql_is_away_holds_and_is_said_not_kept() -> No
             assert kicked is not None and kicked.get("code") == "kicked", kicked
             out.wait_for(r"a kick could not be kept in the store \(.+\): it holds in this "
                          r"process's memory until it ends")
+            # An account this process has not read: the store must be asked.
+            refused = operator.request("ban", name="Nobody")
+            assert refused.get("code") == "internal_error", refused
+            out.wait_for(r"the account of 'Nobody' could not be read: the store could not "
+                         r"be read \(.+\); answered internal_error")
         finally:
             proc.kill()
             proc.wait()

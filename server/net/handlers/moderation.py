@@ -24,6 +24,7 @@ from pisyedili.server.people import names
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import ALONE, Gathered, Moderation, Sanction, until
 from pisyedili.server.people.session import Session
+from pisyedili.server.store.base import Conflict, StoreError
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.effects import Message
 
@@ -276,8 +277,12 @@ async def _target(conn: Connection, accounts: Accounts, name: str) -> Target:
     if found is None:
         try:
             found = await accounts.lookup(name)
-        except Exception:
-            log.failure("reading the account of {name!r}", name=name)
+        except Exception as e:
+            if isinstance(e, StoreError) and not isinstance(e, Conflict):  # an outage
+                log.warn("the account of {name!r} could not be read: the store could not "
+                         "be read ({why}); answered internal_error", name=name, why=str(e))
+            else:
+                log.failure("reading the account of {name!r}", name=name)
             raise ProtocolError("internal_error", "the server could not read its "
                                 "accounts; nothing changed") from None
     if found is not None:

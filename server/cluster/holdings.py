@@ -1,0 +1,755 @@
+"""What one process of a cluster holds, as a state machine: events in, effects out.
+
+In the manner of `table/core.py` (and h11's `Connection`): `Holdings.handle(event)`
+changes one process's view of what it holds (its standing in the cluster, each table
+it holds with its fencing token, each session it homes) and returns what should be
+done because of it; the callers (`redis.py`, `service/takeover.py`, `net/relay.py`)
+carry the effects out with Redis, the journal and the messages between processes,
+and feed the answers back as events. No clock, no Redis, no reactor: the same events
+give the same effects, so the decisions are tested with plain values, and a model of
+Redis and of the journal drives several processes' machines through every
+interleaving (`tests/server/test_holdings.py`).
+
+Three rules make a cluster safe, and each is a transition here:
+
+- a table is written by one process at a time: a process claims it in Redis first
+  (`Claim`), counts its holder on in the journal (`CountHolder`), and only then reads
+  it back and writes it under that number (`OpenJournal`, the fencing token); a
+  commit the journal refuses (`WritesRefused`: another process counted on since) lets
+  the table go at once (`LetGo`), and nothing that waited on that commit is
+  acknowledged;
+- a process that may have been taken for dead (its lease ran out: paused, cut off)
+  claims nothing and checks every key before it renews any (`CheckKeys`); what
+  another process holds now is not written from here again (`StopRenewing`,
+  `Disown`);
+- a session has one home: it moves only when its home hands it over (`HandOver`, to a
+  resume elsewhere; `HandSession`, as its home drains), or when its home is gone and
+  one process wins it in Redis (`TakeSession`); an old home remembers where it went
+  (`SendOn`), and a draining process takes no session in (`RefuseAdopt`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pisyedili.server.cluster.ownership import hand_targets
+
+# -- states ----------------------------------------------------------------------------
+
+
+class Standing(StrEnum):
+    """This process in the cluster."""
+
+    JOINING = "joining"  # not joined yet: no lease written
+    SERVING = "serving"  # its lease renewed: what it holds is its own
+    CUT_OFF = "cut_off"  # Redis out of reach: its tables play on, nothing is claimed
+    IN_DOUBT = "in_doubt"  # its lease ran out (paused, stalled): checking its keys
+    DRAINING = "draining"  # stopping: handing its sessions on, taking nothing in
+    STOPPED = "stopped"
+
+
+class Hold(StrEnum):
+    """One table, as this process holds it."""
+
+    CLAIMING = "claiming"  # asked Redis for it
+    FENCING = "fencing"  # won in Redis; its holder being counted on in the journal
+    HELD = "held"  # written under `token`
+    DISPUTED = "disputed"  # Redis names another holder: not renewed; the journal decides
+
+
+class Home(StrEnum):
+    """One session, as this process homes it."""
+
+    HOME = "home"  # homed here
+    ASKING = "asking"  # a resume here: its home asked to hand it over
+    TAKING = "taking"  # a resume here of a session whose home is gone: asked of Redis
+    HANDED = "handed"  # handed to `to`: a word about it is sent on there
+
+
+@dataclass(frozen=True, slots=True)
+class TableHold:
+    state: Hold
+    token: int | None = None  # the journal's holder number, once counted
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHome:
+    state: Home
+    to: str | None = None  # ASKING: the process asked; HANDED: the one it went to
+
+
+# -- events: what happened --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """The lease is written: the process serves."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRenewed:
+    """A beat found the lease still this process's."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseLapsed:
+    """A beat found the lease had run out: the others may have taken this process for
+    dead, and taken over what it holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeysChecked:
+    """Every key `CheckKeys` asked about was answered (`HoldAnswered`,
+    `SessionKept`): what is still held is this process's again."""
+
+
+@dataclass(frozen=True, slots=True)
+class RedisLost:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RedisBack:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Woke:
+    """This process was paused for `gap` seconds; its lease lasts `lease`."""
+
+    gap: float
+    lease: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessGone:
+    """Another process is gone (its lease ran out, it stopped, or it died)."""
+
+    process: str
+
+
+@dataclass(frozen=True, slots=True)
+class JournalListed:
+    """The open tables of the shared journal, as a sweep read them."""
+
+    tables: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAnswered:
+    table: int
+    won: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HolderCounted:
+    """The journal counted this process on as the table's holder: `token` (None: the
+    table closed meanwhile)."""
+
+    table: int
+    token: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SweepEnded:
+    """A sweep ended (done, or failed halfway): a table it left claimed or being
+    counted is not held, and the next sweep claims it again."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreFailed:
+    """A table taken over could not be rebuilt here."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableOpened:
+    """A new table of this process: the journal's holder 0."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableClosed:
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class HoldAnswered:
+    """Redis was asked whether this process still holds `table` (`CheckKeys`): None
+    if it does, else the process that does."""
+
+    table: int
+    holder: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WritesRefused:
+    """The journal refused a commit's rows for these tables: another process counted
+    itself on as their holder since (this one was taken for dead)."""
+
+    tables: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOpened:
+    """A session homed here (a hello, a restart's, a takeover's restored member)."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionForgotten:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKept:
+    """Redis was asked whether this process still homes `player` (`CheckKeys`): None
+    if it does, else the process that took it."""
+
+    player: str
+    holder: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeArrived:
+    """A token of a session homed elsewhere resumes here. `holder`: the live process
+    Redis names for it (None: none); `gone`: Redis named a process that is gone."""
+
+    player: str
+    holder: str | None
+    gone: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HandAnswered:
+    """The home asked (`AskHand`) answered: handed (`ok`), handed already to `to`, or
+    not."""
+
+    player: str
+    ok: bool
+    to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTaken:
+    """Redis answered `TakeSession`."""
+
+    player: str
+    won: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HandAsked:
+    """Another process, where the session resumes, asks this one to hand it over."""
+
+    player: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandForgotten:
+    """A lease after a session went to `to`: no word about it comes here any more."""
+
+    player: str
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
+class DrainStarted:
+    """This process stops: `live` the other processes, `tables` the process holding
+    each homed session's table (None: none, or this one)."""
+
+    live: tuple[str, ...]
+    tables: Mapping[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptAsked:
+    """A process that stops hands a session to this one."""
+
+    player: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    pass
+
+
+Event = (Joined | LeaseRenewed | LeaseLapsed | KeysChecked | RedisLost | RedisBack | Woke
+         | ProcessGone | JournalListed | ClaimAnswered | HolderCounted | SweepEnded
+         | RestoreFailed
+         | TableOpened | TableClosed | HoldAnswered | WritesRefused | SessionOpened
+         | SessionForgotten | SessionKept | ResumeArrived | HandAnswered | SessionTaken
+         | HandAsked | HandForgotten | DrainStarted | AdoptAsked | Stopped)
+
+
+# -- effects: what to do -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """List the journal's open tables (answered by `JournalListed`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Ask Redis for a table nobody alive holds (`ClaimAnswered`)."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimLater:
+    """Tables nobody holds wait: this process may claim none now (Redis out of reach,
+    or its own lease in doubt). The sweep is tried again."""
+
+
+@dataclass(frozen=True, slots=True)
+class CountHolder:
+    """Count this process on as the table's holder in the journal (`HolderCounted`):
+    its last holder writes it no more."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenJournal:
+    """Read the table back (after `CountHolder`: everything its last holder committed
+    is in) and write it from now on under `token`."""
+
+    table: int
+    token: int
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetTable:
+    """A table claimed that closed meanwhile: its keys go."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class LetGo:
+    """The table goes from here: nothing more is written or acknowledged for it, its
+    members are hung up on (they resume at its holder)."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class StopRenewing:
+    """Another process holds the table in Redis: its keys are not renewed, written or
+    deleted from here."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseKeys:
+    """A table closed here: its keys go (only while they name this process)."""
+
+    table: int
+
+
+@dataclass(frozen=True, slots=True)
+class RenewKeys:
+    """Every key held here lives a lease more."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckKeys:
+    """Write every key held here again, each only if no other process holds it now
+    (answered by `HoldAnswered` / `SessionKept` each, then `KeysChecked`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AskHand:
+    """Ask `home` to hand the session over (answered by `HandAnswered`)."""
+
+    player: str
+    home: str
+
+
+@dataclass(frozen=True, slots=True)
+class TakeSession:
+    """Ask Redis for a session whose home is gone (answered by `SessionTaken`)."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    """The resume is welcomed here: the session is homed here."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefuseResume:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """Hand the session to `to` (its resume is there): `handed`, ok."""
+
+    player: str
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
+class SendOn:
+    """Tell `by` the session went to `to` already: `handed`, not ok, `to`."""
+
+    player: str
+    by: str
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefuseHand:
+    """Tell `by` no session of `player` is homed here: `handed`, not ok."""
+
+    player: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandSession:
+    """This process stops: hand the session to `to` (`adopt`)."""
+
+    player: str
+    to: str
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptAdopt:
+    player: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefuseAdopt:
+    player: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disown:
+    """Another process took the session over while this one was taken for dead: its
+    keys are not written from here again, and it goes from here."""
+
+    player: str
+
+
+Effect = (Sweep | Claim | ClaimLater | CountHolder | OpenJournal | ForgetTable | LetGo
+          | StopRenewing | ReleaseKeys | RenewKeys | CheckKeys | AskHand | TakeSession | Welcome
+          | RefuseResume | HandOver | SendOn | RefuseHand | HandSession | AcceptAdopt
+          | RefuseAdopt | Disown)
+
+
+_CLAIMS = frozenset({Standing.SERVING})
+"""Standings in which a table nobody holds may be claimed: not cut off (Redis would
+refuse anyway), not in doubt (what this process holds may be another's), not while
+stopping (it would only hand the table on again)."""
+
+_LEAVING = frozenset({Standing.DRAINING, Standing.STOPPED})
+
+_ADOPTS = frozenset({Standing.SERVING, Standing.CUT_OFF, Standing.IN_DOUBT})
+
+
+@dataclass
+class Holdings:
+    """One process's tables and sessions (module docstring). `handle` is the only way
+    its state changes; the rest only reads it."""
+
+    standing: Standing = Standing.JOINING
+    _tables: dict[int, TableHold] = field(default_factory=dict)
+    _sessions: dict[str, SessionHome] = field(default_factory=dict)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def table(self, table_id: int) -> TableHold | None:
+        return self._tables.get(table_id)
+
+    def token(self, table_id: int) -> int | None:
+        """The number this process writes the table under (None: it writes none)."""
+        held = self._tables.get(table_id)
+        return None if held is None or held.state not in (Hold.HELD, Hold.DISPUTED) \
+            else held.token
+
+    def writes(self, table_id: int) -> bool:
+        return self.token(table_id) is not None
+
+    def disputed(self, table_id: int) -> bool:
+        held = self._tables.get(table_id)
+        return held is not None and held.state is Hold.DISPUTED
+
+    def tables(self, *states: Hold) -> list[int]:
+        return sorted(t for t, held in self._tables.items()
+                      if not states or held.state in states)
+
+    def session(self, player: str) -> SessionHome | None:
+        return self._sessions.get(player)
+
+    def homes(self, player: str) -> bool:
+        home = self._sessions.get(player)
+        return home is not None and home.state is Home.HOME
+
+    def homed(self) -> list[str]:
+        return sorted(p for p, home in self._sessions.items() if home.state is Home.HOME)
+
+    def handed_to(self, player: str) -> str | None:
+        home = self._sessions.get(player)
+        return home.to if home is not None and home.state is Home.HANDED else None
+
+    # -- the machine -----------------------------------------------------------------
+
+    def handle(self, event: Event) -> list[Effect]:
+        """What `event` changes here, and what is to be done about it, in order."""
+        if self.standing is Standing.STOPPED:
+            return []
+        handler = _HANDLERS[type(event)]
+        return handler(self, event)
+
+    # standing
+
+    def _joined(self, _: Joined) -> list[Effect]:
+        if self.standing is Standing.JOINING:
+            self.standing = Standing.SERVING
+        return []
+
+    def _renewed(self, _: LeaseRenewed) -> list[Effect]:
+        if self.standing is Standing.IN_DOUBT:  # (a pause shorter than the lease)
+            self.standing = Standing.SERVING
+        return [RenewKeys()]
+
+    def _lapsed(self, _: LeaseLapsed) -> list[Effect]:
+        if self.standing is not Standing.DRAINING:
+            self.standing = Standing.IN_DOUBT
+        return [CheckKeys()]
+
+    def _checked(self, _: KeysChecked) -> list[Effect]:
+        if self.standing is Standing.IN_DOUBT:
+            self.standing = Standing.SERVING
+        return []
+
+    def _lost(self, _: RedisLost) -> list[Effect]:
+        if self.standing is Standing.SERVING:  # (one in doubt stays so: nothing is checked)
+            self.standing = Standing.CUT_OFF
+        return []
+
+    def _back(self, _: RedisBack) -> list[Effect]:
+        # Back, maybe empty, maybe after a lease: in doubt until every key is checked.
+        if self.standing is Standing.CUT_OFF:
+            self.standing = Standing.IN_DOUBT
+        return [CheckKeys()]
+
+    def _woke(self, event: Woke) -> list[Effect]:
+        if event.gap > event.lease and self.standing is Standing.SERVING:
+            self.standing = Standing.IN_DOUBT  # the next beat tells (`LeaseLapsed`)
+        return []
+
+    def _gone(self, _: ProcessGone) -> list[Effect]:
+        return [] if self.standing in _LEAVING else [Sweep()]
+
+    def _stopped(self, _: Stopped) -> list[Effect]:
+        self.standing = Standing.STOPPED
+        return []
+
+    # tables
+
+    def _listed(self, event: JournalListed) -> list[Effect]:
+        unheld = sorted(event.tables - self._tables.keys())
+        if self.standing not in _CLAIMS:
+            return [ClaimLater()] if unheld and self.standing not in _LEAVING else []
+        claims: list[Effect] = []
+        for table_id in unheld:
+            self._tables[table_id] = TableHold(Hold.CLAIMING)
+            claims.append(Claim(table_id))
+        return claims
+
+    def _claimed(self, event: ClaimAnswered) -> list[Effect]:
+        held = self._tables.get(event.table)
+        if held is None or held.state is not Hold.CLAIMING:
+            return []
+        if not event.won:
+            del self._tables[event.table]
+            return []
+        self._tables[event.table] = TableHold(Hold.FENCING)
+        return [CountHolder(event.table)]
+
+    def _counted(self, event: HolderCounted) -> list[Effect]:
+        held = self._tables.get(event.table)
+        if held is None or held.state is not Hold.FENCING:
+            return []
+        if event.token is None:
+            del self._tables[event.table]
+            return [ForgetTable(event.table)]
+        self._tables[event.table] = TableHold(Hold.HELD, event.token)
+        return [OpenJournal(event.table, event.token)]
+
+    def _swept(self, _: SweepEnded) -> list[Effect]:
+        for table_id in self.tables(Hold.CLAIMING, Hold.FENCING):
+            del self._tables[table_id]
+        return []
+
+    def _failed(self, event: RestoreFailed) -> list[Effect]:
+        if self._tables.pop(event.table, None) is None:
+            return []
+        return [LetGo(event.table)]
+
+    def _opened(self, event: TableOpened) -> list[Effect]:
+        self._tables[event.table] = TableHold(Hold.HELD, 0)
+        return []
+
+    def _closed(self, event: TableClosed) -> list[Effect]:
+        held = self._tables.pop(event.table, None)
+        if held is not None and held.state is Hold.DISPUTED:
+            return []  # (another process's keys: it holds the table now)
+        return [ReleaseKeys(event.table)]  # (deleted only while they name this process)
+
+    def _hold_answered(self, event: HoldAnswered) -> list[Effect]:
+        held = self._tables.get(event.table)
+        if event.holder is None:
+            return []
+        if held is None:
+            return [StopRenewing(event.table)]  # (not held here: never renewed from here)
+        if held.state not in (Hold.HELD, Hold.FENCING):
+            return []
+        # (one being counted on never opens here: `HolderCounted` finds it disputed)
+        self._tables[event.table] = TableHold(Hold.DISPUTED, held.token)
+        return [StopRenewing(event.table)]
+
+    def _refused(self, event: WritesRefused) -> list[Effect]:
+        for table_id in event.tables:
+            self._tables.pop(table_id, None)
+        return [LetGo(table_id) for table_id in sorted(event.tables)]
+
+    # sessions
+
+    def _session_opened(self, event: SessionOpened) -> list[Effect]:
+        self._sessions[event.player] = SessionHome(Home.HOME)
+        return []
+
+    def _forgotten(self, event: SessionForgotten) -> list[Effect]:
+        home = self._sessions.get(event.player)
+        if home is not None and home.state is Home.HOME:
+            del self._sessions[event.player]
+        return []
+
+    def _kept(self, event: SessionKept) -> list[Effect]:
+        if event.holder is None or not self.homes(event.player):
+            return []
+        del self._sessions[event.player]
+        return [Disown(event.player)]
+
+    def _resume(self, event: ResumeArrived) -> list[Effect]:
+        if self.homes(event.player):
+            return [Welcome(event.player)]
+        if self.standing not in _ADOPTS:
+            return [RefuseResume(event.player)]
+        if event.holder is not None:
+            self._sessions[event.player] = SessionHome(Home.ASKING, event.holder)
+            return [AskHand(event.player, event.holder)]
+        if event.gone:
+            self._sessions[event.player] = SessionHome(Home.TAKING)
+            return [TakeSession(event.player)]
+        return [RefuseResume(event.player)]
+
+    def _hand_answered(self, event: HandAnswered) -> list[Effect]:
+        home = self._sessions.get(event.player)
+        if home is None or home.state is not Home.ASKING:
+            return []
+        if event.ok:
+            self._sessions[event.player] = SessionHome(Home.HOME)
+            return [Welcome(event.player)]
+        if event.to is not None and event.to != home.to:
+            self._sessions[event.player] = SessionHome(Home.ASKING, event.to)
+            return [AskHand(event.player, event.to)]
+        del self._sessions[event.player]
+        return [RefuseResume(event.player)]
+
+    def _taken(self, event: SessionTaken) -> list[Effect]:
+        home = self._sessions.get(event.player)
+        if home is None or home.state is not Home.TAKING:
+            return []
+        if event.won:
+            self._sessions[event.player] = SessionHome(Home.HOME)
+            return [Welcome(event.player)]
+        del self._sessions[event.player]
+        return [RefuseResume(event.player)]
+
+    def _hand_asked(self, event: HandAsked) -> list[Effect]:
+        home = self._sessions.get(event.player)
+        if home is not None and home.state is Home.HOME and event.by != "":
+            self._sessions[event.player] = SessionHome(Home.HANDED, event.by)
+            return [HandOver(event.player, event.by)]
+        if home is not None and home.state is Home.HANDED and home.to is not None \
+                and home.to != event.by:
+            return [SendOn(event.player, event.by, home.to)]
+        return [RefuseHand(event.player, event.by)]
+
+    def _hand_forgotten(self, event: HandForgotten) -> list[Effect]:
+        if self.handed_to(event.player) == event.to:
+            del self._sessions[event.player]
+        return []
+
+    def _drain(self, event: DrainStarted) -> list[Effect]:
+        self.standing = Standing.DRAINING
+        homed = {player: event.tables.get(player) for player in self.homed()}
+        targets = hand_targets(homed, _others(event.live))
+        handed: list[Effect] = []
+        for player, target in sorted(targets.items()):
+            self._sessions[player] = SessionHome(Home.HANDED, target)
+            handed.append(HandSession(player, target))
+        return handed
+
+    def _adopt(self, event: AdoptAsked) -> list[Effect]:
+        if self.standing not in _ADOPTS or self.homes(event.player):
+            return [RefuseAdopt(event.player, event.by)]
+        self._sessions[event.player] = SessionHome(Home.HOME)
+        return [AcceptAdopt(event.player, event.by)]
+
+
+def _others(live: Sequence[str]) -> list[str]:
+    return sorted(set(live))
+
+
+_HANDLERS: dict[type, Callable[[Holdings, Any], list[Effect]]] = {
+    Joined: Holdings._joined,
+    LeaseRenewed: Holdings._renewed,
+    LeaseLapsed: Holdings._lapsed,
+    KeysChecked: Holdings._checked,
+    RedisLost: Holdings._lost,
+    RedisBack: Holdings._back,
+    Woke: Holdings._woke,
+    ProcessGone: Holdings._gone,
+    Stopped: Holdings._stopped,
+    JournalListed: Holdings._listed,
+    ClaimAnswered: Holdings._claimed,
+    HolderCounted: Holdings._counted,
+    SweepEnded: Holdings._swept,
+    RestoreFailed: Holdings._failed,
+    TableOpened: Holdings._opened,
+    TableClosed: Holdings._closed,
+    HoldAnswered: Holdings._hold_answered,
+    WritesRefused: Holdings._refused,
+    SessionOpened: Holdings._session_opened,
+    SessionForgotten: Holdings._forgotten,
+    SessionKept: Holdings._kept,
+    ResumeArrived: Holdings._resume,
+    HandAnswered: Holdings._hand_answered,
+    SessionTaken: Holdings._taken,
+    HandAsked: Holdings._hand_asked,
+    HandForgotten: Holdings._hand_forgotten,
+    DrainStarted: Holdings._drain,
+    AdoptAsked: Holdings._adopt,
+}

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.server.cluster.holdings import Holdings
 
 RETRY_AFTER = 5
 """Seconds a request refused for want of the shared state is told to wait: about a
@@ -71,6 +72,12 @@ class Cluster(Protocol):
     @property
     def process(self) -> str:
         """This process's name in the cluster (in the table -> process map)."""
+        ...
+
+    @property
+    def holdings(self) -> Holdings:
+        """Who holds what, as this process sees it: the state machine every decision
+        about its tables' ownership (and its fencing tokens) is taken in."""
         ...
 
     @property

@@ -12,6 +12,8 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, succeed
 
+from pisyedili.server.cluster.holdings import Holdings, Standing
+
 
 class LocalCluster:
     """The `Cluster` of a process that joined none (the default)."""
@@ -21,6 +23,9 @@ class LocalCluster:
     lease = 0.0  # nothing to renew: it ends with the process
     reachable = True  # its state is its own memory
     lease_in_doubt = False  # nobody else to take anything over
+
+    def __init__(self) -> None:
+        self.holdings = Holdings(Standing.SERVING)  # (nobody else to hold anything)
 
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         pass

@@ -47,7 +47,23 @@ from twisted.python.failure import Failure
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock, Delayed
-from pisyedili.server.cluster import Cluster
+from pisyedili.server.cluster import Cluster, unavailable
+from pisyedili.server.cluster.holdings import (
+    Claim,
+    ClaimAnswered,
+    ClaimLater,
+    CountHolder,
+    ForgetTable,
+    HolderCounted,
+    JournalListed,
+    LetGo,
+    OpenJournal,
+    ProcessGone,
+    RestoreFailed,
+    Sweep,
+    SweepEnded,
+    WritesRefused,
+)
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.forwarding import RelayedConnection
 from pisyedili.server.net.relay import Relay
@@ -140,6 +156,10 @@ class TakeoverFailed(Exception):
     """Tables of a sweep were not taken over; the next sweep tries them again."""
 
 
+class LeaseInDoubt(TakeoverFailed):
+    """This process may have been taken for dead: it claims nothing for now."""
+
+
 class Takeover:
     """Sweeps the shared journal for tables nobody holds (module docstring)."""
 
@@ -164,9 +184,15 @@ class Takeover:
         """Joined: take what nobody holds now, and again whenever a process is gone."""
         self._journal.fence(self.let_go)
         self._cluster.watch_link(self._ids.start, self._ids.stop)
-        self._relay.gone_hooks.append(lambda _: self.sweep())
+        self._relay.gone_hooks.append(self._gone)
         self._relay.settled = self.settled
         self.sweep()
+
+    def _gone(self, process: str) -> None:
+        """A process is gone: its tables are swept for, unless this one stops."""
+        for effect in self._cluster.holdings.handle(ProcessGone(process)):
+            if isinstance(effect, Sweep):
+                self.sweep()
 
     def settled(self) -> Deferred[None]:
         """Fires once a sweep that starts after this call is done (whatever it took)."""
@@ -202,6 +228,9 @@ class Takeover:
             if isinstance(error, ProtocolError) and error.code == "cluster_unavailable":
                 log.warn("taking tables over failed; trying again every {seconds} s: "
                          "{why}", seconds=RETRY_SECONDS, why=error.message)
+            elif isinstance(error, LeaseInDoubt):
+                log.warn("taking tables over waits; trying again every {seconds} s: "
+                         "{why}", seconds=RETRY_SECONDS, why=str(error))
             elif isinstance(error, StoreError) and not isinstance(error, Conflict):
                 log.warn("taking tables over failed; trying again every {seconds} s: the "
                          "store could not be read ({why})", seconds=RETRY_SECONDS,
@@ -236,30 +265,36 @@ class Takeover:
         get nothing more that waited on the journal; those of members connected here
         are then closed, to resume by token there."""
         silenced: list[Connection] = []
-        for table_id in sorted(tables):
-            runner = self._lobby.by_id(table_id)
-            if runner is None:
-                continue
+        for effect in self._cluster.holdings.handle(WritesRefused(frozenset(tables))):
+            if isinstance(effect, LetGo):
+                silenced.extend(self._let_go(effect.table))
+        return silenced
+
+    def _let_go(self, table_id: int) -> list[Connection]:
+        """`let_go`'s one table (nothing if it is not here)."""
+        silenced: list[Connection] = []
+        runner = self._lobby.by_id(table_id)
+        if runner is not None:
             self._lobby.let_go(runner)
-            for member in runner.core.members():
-                visitor = self._relay.let_go(member)
-                if visitor is not None:
-                    silenced.append(visitor)
-                    continue
-                session = self._sessions.by_id(member)
-                if session is None or session.table is not runner:
-                    continue
-                peer = session.peer
-                self._lobby.unsubscribe(session)
-                if self._relay.table_id(session) is None:
-                    self._sessions.hand_over(session, keep_row=True)
-                else:  # its home is here, and already knows its table's new holder
-                    session.table = None
-                if isinstance(peer, Connection) and not isinstance(peer, RelayedConnection):
-                    silenced.append(peer)
-                    self._clock.callLater(0, peer.close, "shutting_down",
-                                          "another server of the cluster holds your table "
-                                          "now: connect again to go on there")
+        for member in runner.core.members() if runner is not None else ():
+            visitor = self._relay.let_go(member)
+            if visitor is not None:
+                silenced.append(visitor)
+                continue
+            session = self._sessions.by_id(member)
+            if session is None or session.table is not runner:
+                continue
+            peer = session.peer
+            self._lobby.unsubscribe(session)
+            if self._relay.table_id(session) is None:
+                self._sessions.hand_over(session, keep_row=True)
+            else:  # its home is here, and already knows its table's new holder
+                session.table = None
+            if isinstance(peer, Connection) and not isinstance(peer, RelayedConnection):
+                silenced.append(peer)
+                self._clock.callLater(0, peer.close, "shutting_down",
+                                      "another server of the cluster holds your table "
+                                      "now: connect again to go on there")
         return silenced
 
     def _hold(self, tables: list[int]) -> dict[int, int]:
@@ -274,29 +309,59 @@ class Takeover:
         return {table_id: count for table_id, count in counts.items() if count is not None}
 
     async def _sweep(self) -> None:
+        """The cluster's `holdings` decide (`Claim`, `CountHolder`, `OpenJournal`); this
+        carries each step out, and tells it each answer."""
+        try:
+            await self._take_over()
+        finally:  # a table left claimed or being counted is claimed again next time
+            self._cluster.holdings.handle(SweepEnded())
+
+    async def _take_over(self) -> None:
+        holdings = self._cluster.holdings
         held = {table.id for table in self._lobby.tables()}
         rows: JournalRows = await deferToThread(self._read)
-        candidates = [t[0] for t in rows.tables if t[0] not in held]
-        taken = [t for t in candidates if await self._cluster.take(t)]
-        if not taken:
+        listed = JournalListed(frozenset(t[0] for t in rows.tables) - held)
+        counting: list[int] = []
+        for effect in holdings.handle(listed):
+            if isinstance(effect, ClaimLater):
+                if not self._cluster.reachable:
+                    raise unavailable("taking a table over")
+                raise LeaseInDoubt("this process's lease ran out (it may have been taken "
+                                   "for dead): it takes nothing over until it is renewed")
+            if isinstance(effect, Claim):
+                won = await self._cluster.take(effect.table)
+                counting.extend(then.table for then in holdings.handle(
+                    ClaimAnswered(effect.table, won)) if isinstance(then, CountHolder))
+        if not counting:
             return
-        holders = await deferToThread(self._hold, taken)
+        holders = await deferToThread(self._hold, counting)
+        tokens: dict[int, int] = {}
+        for table_id in counting:
+            for effect in holdings.handle(HolderCounted(table_id, holders.get(table_id))):
+                if isinstance(effect, OpenJournal):
+                    tokens[table_id] = effect.token
+                elif isinstance(effect, ForgetTable):
+                    self._cluster.table_closed(table_id, None)
+        if not tokens:
+            return
         # Read again once they are held: one closed since the first read is not revived,
         # and what the last holder wrote before the count moved on is in.
         rows = await deferToThread(self._read)
         next_seq: dict[int, int] = {}
-        saved = read_saved(rows, next_seq, only=holders.__contains__)
-        for table_id in set(taken) - {t.id for t in saved.tables}:
+        saved = read_saved(rows, next_seq, only=tokens.__contains__)
+        for table_id in set(tokens) - {t.id for t in saved.tables}:
             self._cluster.table_closed(table_id, None)
         by_player = {row.player_id: row for row in saved.sessions}
         failed = []
         for table in saved.tables:
-            self._journal.go_on(table.id, next_seq.get(table.id, 0), holders[table.id])
+            self._journal.go_on(table.id, next_seq.get(table.id, 0), tokens[table.id])
             try:
                 await self._rebuild(table, by_player, saved)
             except Exception:
                 log.failure("table {table} could not be taken over", table=table.id)
-                self._drop(table.id)
+                for effect in holdings.handle(RestoreFailed(table.id)):
+                    if isinstance(effect, LetGo):
+                        self._drop(effect.table)
                 failed.append(table.id)
         if failed:  # the next sweep takes them again
             raise TakeoverFailed(f"tables {failed} could not be taken over")
@@ -306,7 +371,7 @@ class Takeover:
         it (its lease no longer renewed: a sweep, this process's next or another's,
         takes it again), with any member placed at it so far."""
         if self._lobby.by_id(table_id) is not None:
-            self.let_go({table_id})
+            self._let_go(table_id)
         else:
             self._cluster.table_lost(table_id, None)
 

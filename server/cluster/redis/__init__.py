@@ -43,10 +43,10 @@ again each time Redis is back, with no id handed out until that read is in.
 A process whose lease ran out while its link stayed up (paused, a stopped VM, or
 stalled for longer than a lease) may have been taken for dead: the beat that finds
 its lease gone checks every key the same way before renewing any. What another
-process holds now is let go here (no longer renewed, written or deleted: `_elsewhere`,
-`_disowned`), and every delete, as a table closes or the process stops, is a
-compare-and-delete (`CLOSE`, `DROP_SESSION`): a key goes only while it names this
-process, so a woken process never deletes the keys of the one that took over.
+process holds now is let go here (no longer renewed, written or deleted: a table
+`disputed` in `holdings`, `_disowned` keys), and every delete, as a table closes or
+the process stops, is a compare-and-delete (`CLOSE`, `DROP_SESSION`): a key goes only
+while it names this process, so a woken process never deletes the keys of the one that took over.
 
 A process that dies is seen before its lease runs out: its kernel closes its links to
 Redis at once, and with them its subscription to its own channel. Every tick, each

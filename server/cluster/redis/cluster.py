@@ -16,6 +16,16 @@ from twisted.internet.task import LoopingCall
 from twisted.logger import Logger
 
 from pisyedili.server import metrics
+from pisyedili.server.cluster.holdings import (
+    CheckKeys,
+    DrainStarted,
+    Joined,
+    KeysChecked,
+    LeaseLapsed,
+    LeaseRenewed,
+    RenewKeys,
+    Stopped,
+)
 from pisyedili.server.cluster.redis.links import Batched, Link, Listener, back_off
 from pisyedili.server.cluster.redis.registries import Registries
 from pisyedili.server.cluster.redis.scripts import (
@@ -72,6 +82,7 @@ class RedisCluster(Registries):
         await self._subscribe()
         await self._read_rows()
         self._joined = self._up = True
+        self.holdings.handle(Joined())
         if self._address:
             self._say_name()
         before, self._before = self._before, []
@@ -141,6 +152,7 @@ class RedisCluster(Registries):
 
     def stop(self) -> Deferred[None]:
         self._stopping = True
+        self.holdings.handle(Stopped())
         if self._beat is not None and self._beat.running:
             self._beat.stop()
         if self._tick is not None and self._tick.running:
@@ -231,16 +243,24 @@ class RedisCluster(Registries):
         again (`_reassert`), and what another process took over is let go."""
         if self._redis is None or not self._up or self._stopping:
             return
-        if held or not self._leased:  # (the first beat writes the lease)
-            self._leased = True
-            self._renewed_at = self._clock.seconds()
-            process = self._key("process", self._process)
-            keys = sorted(self._live - {process})
-            for start in range(0, len(keys), RENEW_CHUNK):
-                renewed: Deferred[Any] = self._redis.link.eval(
-                    RENEW, keys[start:start + RENEW_CHUNK], [ms(self.lease)])
-                renewed.addErrback(self._failed, "renew")
-            return
+        renewed = bool(held) or not self._leased  # (the first beat writes the lease)
+        for effect in self.holdings.handle(LeaseRenewed() if renewed else LeaseLapsed()):
+            if isinstance(effect, RenewKeys):
+                self._renew_all()
+            elif isinstance(effect, CheckKeys):
+                self._check_all()
+
+    def _renew_all(self) -> None:
+        self._leased = True
+        self._renewed_at = self._clock.seconds()
+        process = self._key("process", self._process)
+        keys = sorted(self._live - {process})
+        for start in range(0, len(keys), RENEW_CHUNK):
+            renewed: Deferred[Any] = self._redis.link.eval(
+                RENEW, keys[start:start + RENEW_CHUNK], [ms(self.lease)])
+            renewed.addErrback(self._failed, "renew")
+
+    def _check_all(self) -> None:
         metrics.LEASE_MISSED.inc()
         log.critical("the lease of process {process} had run out (it was paused, or "
                      "stalled, for longer than {lease:g} s): the others may have taken it "
@@ -253,6 +273,7 @@ class RedisCluster(Registries):
     def _checked(self, _: object) -> None:
         """What another process took over is let go: what is left is ours again."""
         self._renewed_at = self._clock.seconds()
+        self.holdings.handle(KeysChecked())
 
     def _probe(self, processes: list[str] | None = None) -> None:
         """How many listen on the channels of `processes` (by default every process
@@ -392,6 +413,7 @@ class RedisCluster(Registries):
 
     def draining(self) -> None:
         self._draining = True
+        self.holdings.handle(DrainStarted((), {}))  # it takes no table over from now on
         if self._joined and self._up and self._address:
             self._tell(self._write_name(self._redis.link), "saying this process drains")
 
@@ -422,7 +444,7 @@ class RedisCluster(Registries):
     def publish_lobby(self, delta: dict[str, Any]) -> None:
         if not self._up:  # told to nobody: the others read the rows again once it is back
             return
-        if delta.get("table") in self._elsewhere:
+        if isinstance(delta.get("table"), int) and self.holdings.disputed(delta["table"]):
             return  # its row is another process's to tell now
         payload = msgpack.packb({**delta, "process": self._process}, use_bin_type=True)
         self._tell(self._redis.link.publish(self._channel("lobby"), payload), "a lobby delta")

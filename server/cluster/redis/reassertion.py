@@ -14,6 +14,14 @@ from twisted.internet.defer import Deferred, gatherResults, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.server.cluster.holdings import (
+    CheckKeys,
+    HoldAnswered,
+    KeysChecked,
+    RedisBack,
+    RedisLost,
+    StopRenewing,
+)
 from pisyedili.server.cluster.redis.scripts import (
     CLAIM,
     FORWARD,
@@ -38,6 +46,7 @@ class Reassertion(ClusterState):
             return
         self._up = False
         self._lost_at = self._clock.seconds()
+        self.holdings.handle(RedisLost())
         if self._just_woke():
             log.warn("cluster: the link to Redis at {address} was dropped, its replies "
                      "overdue after this process's pause: making it again; meanwhile "
@@ -64,7 +73,12 @@ class Reassertion(ClusterState):
         self._overdue_said = False
         now = self._clock.seconds()
         self._judge_from = now + self.lease
-        written = self._reassert(now)
+        # Back maybe empty, maybe after a lease: every key is checked as it is written.
+        written: Deferred[Any] = succeed(None)
+        for effect in self.holdings.handle(RedisBack()):
+            if isinstance(effect, CheckKeys):
+                written = self._reassert(now)
+                written.addCallback(lambda _: self.holdings.handle(KeysChecked()))
         log.info("the cluster's Redis at {address} is back after {seconds:.1f} s: this "
                  "process's lease, {tables} tables, {sessions} sessions, {names} names, "
                  "{codes} invite codes and {addresses} addresses' connections written "
@@ -158,17 +172,22 @@ class Reassertion(ClusterState):
         still held here, to `retell`, has its row as it is now published (one that
         changed meanwhile was told already; the others take a row they hold as it is
         for no change)."""
-        if took == 1:
+        holder = None if took == 1 else str(took)
+        if holder is None:
             summary = self._tables.get(table_id)
             if retell and summary is not None:
                 self.publish_lobby({"op": "add", "table": table_id,
                                     "summary": json.loads(summary)})
-            return
-        self._label(str(took)).addCallback(lambda holder: log.critical(
+        for effect in self.holdings.handle(HoldAnswered(table_id, holder)):
+            if isinstance(effect, StopRenewing):
+                self._stop_renewing(table_id, str(took))
+
+    def _stop_renewing(self, table_id: int, process: str) -> None:
+        """Another process holds the table now: its keys are left to it."""
+        self._label(process).addCallback(lambda holder: log.critical(
             "table {table} is held by process {holder} now (taken over while this "
             "process was taken for dead): this process lets it go", table=table_id,
-            holder=holder, process=str(took)))
-        self._elsewhere.add(table_id)
+            holder=holder, process=process))
         self._tables.pop(table_id, None)
         self._live.discard(self._key("table", table_id))
         for key in [k for k, table in self._codes.items() if table == str(table_id)]:

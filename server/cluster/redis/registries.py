@@ -13,6 +13,7 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from pisyedili.server.cluster.holdings import ReleaseKeys, TableClosed, TableOpened
 from pisyedili.server.cluster.redis.reassertion import Reassertion
 from pisyedili.server.cluster.redis.scripts import (
     CLAIM,
@@ -72,6 +73,7 @@ class Registries(Reassertion):
         key = self._key("table", table_id)
 
         def owning() -> Deferred[Any]:
+            self.holdings.handle(TableOpened(table_id))
             self._live.add(key)
             self._tables.setdefault(table_id, None)
             self._seen("table", table_id)
@@ -81,6 +83,7 @@ class Registries(Reassertion):
             return d
 
         def unowned(failure: Failure) -> Failure:  # the table will not open: not held
+            self.holdings.handle(TableClosed(table_id))
             self._live.discard(key)
             self._tables.pop(table_id, None)
             return failure
@@ -97,7 +100,6 @@ class Registries(Reassertion):
 
         def answered(took: object) -> bool:
             if took == 1:
-                self._elsewhere.discard(table_id)
                 self._live.add(key)
                 self._tables.setdefault(table_id, None)
                 self._seen("table", table_id)
@@ -246,11 +248,13 @@ class Registries(Reassertion):
 
     @once_joined
     def table_row(self, table_id: int, row: dict[str, Any]) -> None:
-        if table_id in self._elsewhere:
+        if self.holdings.disputed(table_id):
             return  # another process holds it now: its copy here goes at its next write
         key = self._key("table", table_id)
         fresh = key not in self._live  # a table rebuilt after a restart (`own` did the rest)
         if fresh:
+            if self.holdings.table(table_id) is None:  # (from its own file: holder 0)
+                self.holdings.handle(TableOpened(table_id))
             self._rows.pop(table_id, None)  # listed under this process's last name, maybe
             self._owners.pop(table_id, None)
         self._live.add(key)
@@ -272,14 +276,15 @@ class Registries(Reassertion):
     @once_joined
     def table_closed(self, table_id: int, code: str | None) -> None:
         keys = self._forget_table(table_id, code)
-        if not self._up or table_id in self._elsewhere:
-            return  # (another process's keys, if it holds the table now)
-        self._tell(self._redis.link.eval(CLOSE, [keys[0], self._key("tables"), *keys[1:]],
-                                    [self._process, table_id]), "closing a table")
+        for effect in self.holdings.handle(TableClosed(table_id)):
+            if isinstance(effect, ReleaseKeys) and self._up:  # (none: another's keys)
+                self._tell(self._redis.link.eval(
+                    CLOSE, [keys[0], self._key("tables"), *keys[1:]],
+                    [self._process, table_id]), "closing a table")
 
     @once_joined
     def keep_code(self, code: str, table_id: int) -> None:
-        if table_id in self._elsewhere:
+        if self.holdings.disputed(table_id):
             return  # another process holds the table now
         key = self._key("code", code)
         self._live.add(key)

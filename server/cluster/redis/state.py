@@ -16,6 +16,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.server.cluster.base import ClusterAddress, unavailable
+from pisyedili.server.cluster.holdings import Holdings, Woke
 from pisyedili.server.cluster.ownership import DeathWatch
 from pisyedili.server.cluster.redis.scripts import PREFIX
 from pisyedili.server.interproc.messages import VERSION
@@ -116,9 +117,11 @@ class ClusterState:
         self._read_ids: Callable[[], Deferred[dict[str, int]]] | None = None  # the store's
         self._counting: list[Deferred[None]] | None = None  # a read of them under way: waiters
         self._uncounted: set[str] = set()  # addresses whose last connection went meanwhile
-        # What another process holds now (it took it over while this one was taken for
-        # dead): nothing is written to it from here, though a copy lingers here for now.
-        self._elsewhere: set[int] = set()  # tables, until this process takes one again
+        # Who holds what: this process's standing, its tables with their fencing tokens,
+        # its sessions (`holdings.py`: every decision about them is taken there). A table
+        # another process took over while this one was taken for dead is `disputed`:
+        # nothing is written to it from here, though a copy lingers here for now.
+        self.holdings = Holdings()
         self._disowned: set[str] = set()  # session and name keys, until their session goes
         self._leased = False  # this process's lease was written once (it may run out since)
         self._renewed_at = 0.0  # when the lease last answered it was still ours
@@ -172,6 +175,7 @@ class ClusterState:
         gap = now - self._ticked_at
         if self._tick is not None and gap > min(PAUSE_SECONDS, 0.8 * self.lease):
             self._ticked_at, self._woke_at = now, now
+            self.holdings.handle(Woke(gap, self.lease))
             log.warn("this process was paused for {seconds:.1f} s (SIGSTOP, a debugger, "
                      "or a starved machine): Redis replies it could not read meanwhile "
                      "are overdue, and its link to Redis may be made again; the others "

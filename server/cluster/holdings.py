@@ -3,12 +3,14 @@
 In the manner of `table/core.py` (and h11's `Connection`): `Holdings.handle(event)`
 changes one process's view of what it holds (its standing in the cluster, each table
 it holds with its fencing token, each session it homes) and returns what should be
-done because of it; the callers (`redis.py`, `service/takeover.py`, `net/relay.py`)
-carry the effects out with Redis, the journal and the messages between processes,
-and feed the answers back as events. No clock, no Redis, no reactor: the same events
-give the same effects, so the decisions are tested with plain values, and a model of
-Redis and of the journal drives several processes' machines through every
-interleaving (`tests/server/test_holdings.py`).
+done because of it; the callers carry the effects out with Redis, the journal and the
+messages between processes, and feed the answers back as events: `cluster/redis/`
+(the lease, Redis lost and back, a table held elsewhere) and `service/takeover.py`
+(claims, holder counts, tables fenced). The sessions' half is the relay's to move to
+(`net/handover.py` still decides them itself). No clock, no Redis, no reactor: the
+same events give the same effects, so a model of Redis and of the journal drives
+several processes' machines through every interleaving
+(`tests/server/test_holdings.py`).
 
 Three rules make a cluster safe, and each is a transition here:
 
@@ -25,7 +27,8 @@ Three rules make a cluster safe, and each is a transition here:
 - a session has one home: it moves only when its home hands it over (`HandOver`, to a
   resume elsewhere; `HandSession`, as its home drains), or when its home is gone and
   one process wins it in Redis (`TakeSession`); an old home remembers where it went
-  (`SendOn`), and a draining process takes no session in (`RefuseAdopt`).
+  (`SendOn`), a process in doubt hands nothing over until its keys are checked, and a
+  draining process takes no session in (`RefuseAdopt`).
 """
 
 from __future__ import annotations
@@ -473,6 +476,7 @@ class Holdings:
     standing: Standing = Standing.JOINING
     _tables: dict[int, TableHold] = field(default_factory=dict)
     _sessions: dict[str, SessionHome] = field(default_factory=dict)
+    _asked: list[HandAsked] = field(default_factory=list)  # answered once out of doubt
 
     # -- reading -------------------------------------------------------------------------
 
@@ -529,6 +533,7 @@ class Holdings:
     def _renewed(self, _: LeaseRenewed) -> list[Effect]:
         if self.standing is Standing.IN_DOUBT:  # (a pause shorter than the lease)
             self.standing = Standing.SERVING
+            return [RenewKeys(), *self._out_of_doubt()]
         return [RenewKeys()]
 
     def _lapsed(self, _: LeaseLapsed) -> list[Effect]:
@@ -539,7 +544,14 @@ class Holdings:
     def _checked(self, _: KeysChecked) -> list[Effect]:
         if self.standing is Standing.IN_DOUBT:
             self.standing = Standing.SERVING
+            return self._out_of_doubt()
         return []
+
+    def _out_of_doubt(self) -> list[Effect]:
+        """The hand-overs asked while in doubt, answered now that what is still homed
+        here is known (`SessionKept` let the others' go)."""
+        asked, self._asked = self._asked, []
+        return [effect for event in asked for effect in self._hand_asked(event)]
 
     def _lost(self, _: RedisLost) -> list[Effect]:
         if self.standing is Standing.SERVING:  # (one in doubt stays so: nothing is checked)
@@ -688,6 +700,11 @@ class Holdings:
         return [RefuseResume(event.player)]
 
     def _hand_asked(self, event: HandAsked) -> list[Effect]:
+        if self.standing is Standing.IN_DOUBT:
+            # Another process may have taken the session over while this one was taken
+            # for dead: handing it on now would give it a second home.
+            self._asked.append(event)
+            return []
         home = self._sessions.get(event.player)
         if home is not None and home.state is Home.HOME and event.by != "":
             self._sessions[event.player] = SessionHome(Home.HANDED, event.by)

@@ -29,10 +29,10 @@ from typing import (
     get_type_hints,
 )
 
-VERSION = 1
-"""The version of the messages this process writes."""
+VERSION = 2
+"""The version of the messages this process writes (2 adds the kind `held`)."""
 
-SPOKEN: frozenset[int] = frozenset({1})
+SPOKEN: frozenset[int] = frozenset({1, 2})
 """The versions of the messages this process reads."""
 
 
@@ -73,6 +73,8 @@ class Req(_Account, _Sent):
     type: str
     msg: dict[str, Any]
     rid: int | None
+    n: NotRequired[int]
+    """The home's number for this request, which its reply carries back (`Out.n`)."""
 
 
 class Cmd(_Account, _Sent):
@@ -94,6 +96,20 @@ class Out(TypedDict):
     v: NotRequired[int]
     p: str
     b: bytes
+    n: NotRequired[int]
+    """This frame is the reply to request `n` (`Req.n`)."""
+
+
+class Held(_Sent):
+    """Owner to home: the reply to request `rid` (`n`) is not written yet, but this
+    process holds it (its journal, say, waits for the store): the home keeps waiting.
+    Said every third of a lease until the reply goes."""
+
+    k: Literal["held"]
+    v: NotRequired[int]
+    p: str
+    rid: int
+    n: NotRequired[int]
 
 
 class Close(TypedDict):
@@ -255,7 +271,7 @@ class Answer(_Sent):
     a: dict[str, Any]
 
 
-Message = (Req | Cmd | Out | Close | At | Hand | Handed | Adopt | Adopted | Homeless
+Message = (Req | Cmd | Out | Held | Close | At | Hand | Handed | Adopt | Adopted | Homeless
            | AccountMsg | SanctionMsg | Kick | Announce | CloseTable | Find | Ask | Answer)
 
 KINDS: dict[str, type[Any]] = {

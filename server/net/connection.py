@@ -62,6 +62,9 @@ STALLED_SECONDS = 60.0
 """Seconds a client may leave the server's output buffer full (not reading) before the
 connection is aborted: what the server buffers for one client is bounded in time (and
 in bytes, by `ServerLimits.max_output_bytes`)."""
+HELD_FRAMES = 16
+"""Frames a connection reading on behind a long answer (`wait_for`) keeps waiting
+before it stops reading: what a client can queue meanwhile stays bounded."""
 DUE_SLACK = 1e-6
 """Seconds a timer may wake before its deadline and still count as due: a float sum
 may fall short of the deadline it was computed for."""
@@ -132,7 +135,7 @@ class Connection:
     __slots__ = ("__weakref__", "_abort_call", "_admitted", "_bucket", "_clock",
                  "_close_code", "_closing", "_cork", "_handshake_call", "_heartbeat_call",
                  "_held", "_last_heard", "_lose_due", "_paused", "_pinged", "_queued",
-                 "_refused", "_stall_call", "_waiting", "address", "features",
+                 "_reads_on", "_refused", "_stall_call", "_waiting", "address", "features",
                  "server", "session")
 
     transport: Any
@@ -156,6 +159,7 @@ class Connection:
         self._paused = False
         self._queued = 0  # at least the bytes the transport still holds for this client
         self._waiting = False  # a later answer is due: later frames wait
+        self._reads_on = False  # ... read meanwhile, pings answered (`wait_for`)
         self._held: collections.deque[bytes] | None = None  # made by the first frame held
         self._close_code: str | None = None
         self._cork: list[bytes] | None = None  # bodies a request holds back (ServerProtocol)
@@ -500,15 +504,38 @@ class Connection:
         if self._closing:
             return
         if self._waiting:  # behind a later answer: replies keep the order of requests
+            if self._reads_on and self._heartbeat_answered(string):
+                return
             if self._held is None:
                 self._held = collections.deque()
             self._held.append(string)
+            if self._reads_on and len(self._held) >= HELD_FRAMES:
+                self._pause_reading()
             return
         try:
             self._receive(string)
         except Exception:  # a bug here must cost one request, not the server
             log.failure("handling a frame from {address} failed", address=self.address)
             self.send_error("internal_error", "the server failed to handle this message", None)
+
+    def _heartbeat_answered(self, string: bytes) -> bool:
+        """While reading on behind a long answer (`wait_for`): a valid `ping` within
+        the rate answered at once (its `pong` tells nothing, so it need not wait), a
+        `pong` heard; False for any other frame, which waits its turn."""
+        try:
+            msg = decode(string, CLIENT_FRAME_LIMITS)
+            if msg.get("type") not in ("ping", "pong"):
+                return False
+            validate(msg, Direction.TO_SERVER)
+        except ProtocolError:
+            return False
+        if not self._bucket.take():
+            return False  # (its turn comes, over the rate then too)
+        self._heard()
+        if msg["type"] == "ping":
+            rid = request_id(msg)
+            self.send_now({"type": "pong"} if rid is None else {"type": "pong", "id": rid})
+        return True
 
     def body_refused(self, error: ProtocolError) -> None:
         """A message the transport could not hand on as a body: answered (and counted
@@ -625,7 +652,7 @@ class Connection:
     # -- answers that come later ------------------------------------------------------
 
     def answer_later(self, answer: Deferred[Message | None], reply: Replier,
-                     failed: str = REQUEST_FAILED) -> None:
+                     failed: str = REQUEST_FAILED, reads_on: bool = False) -> None:
         """Reply with what `answer` brings once it fires, and hold this connection's
         later requests until then, so replies keep the order of the requests.
 
@@ -636,6 +663,7 @@ class Connection:
         fails with is the refusal; any other failure is logged with its traceback and
         answered `internal_error` saying `failed`, unless the reply went already. An
         `answer` that has fired already is replied to at once, holding nothing.
+        `reads_on`: as `wait_for`'s.
         """
         def answered(result: Message | None) -> None:
             if result is not None:
@@ -663,11 +691,17 @@ class Connection:
         answer.addCallbacks(answered, refused)
         answer.addErrback(lambda f: log.failure("answering {type} failed", f,
                                                 type=reply.kind))
-        self.wait_for(answer)
+        self.wait_for(answer, reads_on)
 
-    def wait_for(self, work: Deferred[Any]) -> None:
+    def wait_for(self, work: Deferred[Any], reads_on: bool = False) -> None:
         """Read nothing more until `work` fires (at once if it has), so what comes after
-        a request waits for its answer; `work`'s result is left as it was."""
+        a request waits for its answer; `work`'s result is left as it was.
+
+        `reads_on`: the answer may take as long as another process holds it (a table
+        elsewhere whose journal waits for its store), longer than the heartbeat allows a
+        silent client. So frames are read on meanwhile: a `ping` is answered and a
+        `pong` heard at once, the rest wait in order as they would in the transport,
+        which is paused once `HELD_FRAMES` of them wait."""
         fired = held = False
 
         def settled(result: object) -> object:
@@ -680,11 +714,18 @@ class Connection:
         work.addBoth(settled)
         if not fired:
             held = True
-            self._hold()
+            self._hold(reads_on)
 
-    def _hold(self) -> None:
-        """Read nothing more until `_release`: later frames wait in `_held`."""
+    def _hold(self, reads_on: bool = False) -> None:
+        """Read nothing more until `_release` (`reads_on`: nothing but pings and
+        pongs): later frames wait in `_held`."""
         self._waiting = True
+        self._reads_on = reads_on
+        if not reads_on:
+            self._pause_reading()
+
+    def _pause_reading(self) -> None:
+        self._reads_on = False
         pause = getattr(self.transport, "pauseProducing", None)
         if pause is not None:
             pause()
@@ -692,10 +733,11 @@ class Connection:
     def _release(self) -> None:
         """Read on after a later answer: the frames that waited, then the transport."""
         self._waiting = False
+        reading, self._reads_on = self._reads_on, False
         if self._closing or self.transport is None:
             self._held = None
             return
-        resume = getattr(self.transport, "resumeProducing", None)
+        resume = None if reading else getattr(self.transport, "resumeProducing", None)
         if resume is not None:
             resume()
         held = self._held

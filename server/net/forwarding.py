@@ -2,8 +2,10 @@
 
 - at home, a request for a table elsewhere (a `join_table` naming it, or any table
   request while the player sits there) goes to the owner as it came, already checked
-  (schema, feature, rate); the home reads nothing more from that connection until the
-  owner's reply is back, so replies keep the order of the requests;
+  (schema, feature, rate); the home handles nothing more from that connection until
+  the owner's reply is back (but its pings), so replies keep the order of the
+  requests. The owner may hold that reply long (its journal waits for the store): it
+  says so (`held`), and the home waits on while it lives;
 - at the owner, the player is a visitor: a `Session` whose peer is a `RelayedConnection`,
   so the same handlers and the same table serve it, and each frame the table sends it
   (the reply first, then updates, each after the owner's journal committed what it
@@ -25,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
+from pisyedili.protocol.codec import decode
 from pisyedili.protocol.errors import ProtocolError
+from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.server.clock import Delayed
 from pisyedili.server.cluster import unavailable
 from pisyedili.server.net import dispatch
@@ -46,6 +50,11 @@ OWNER_SILENT = "the server that holds this table did not answer"
 OWNER_GONE = "the server that held this table went away as it handled this request"
 OWNER_DEPARTED = "the server that held this table went away; it is being taken over"
 
+HELD_EVERY = 1 / 3
+"""How often, in leases, the owner of a table tells a visitor's home that it still
+holds the reply to its request (`held`): the home waits a lease from the last word,
+so two may go astray before it gives up on a live owner."""
+
 
 class _Nowhere:
     """The transport of a relayed connection: its bytes go home through the cluster."""
@@ -64,21 +73,22 @@ class RelayedConnection(Connection):
 
     FRAME_OVERHEAD = 4
 
-    def __init__(self, server: ServerFactory, relay: RelayState, home: str, player_id: str,
+    def __init__(self, server: ServerFactory, relay: Forwarding, home: str, player_id: str,
                  features: frozenset[str]) -> None:
         super().__init__(server)
         self.transport = _Nowhere()
         self.features = features
         self.address = f"relayed from {home}"
         self._relay = relay
-        self._home = home
+        self.home = home
         self._player = player_id
 
     def _write_body(self, body: bytes) -> None:
-        self._relay.cluster.send(self._home, {"k": "out", "p": self._player, "b": body})
+        self._relay.cluster.send(self.home, {"k": "out", "p": self._player, "b": body,
+                                             **self._relay.replied(self._player, body)})
 
     def _end(self, code: str | None) -> None:
-        self._relay.cluster.send(self._home, {"k": "close", "p": self._player})
+        self._relay.cluster.send(self.home, {"k": "close", "p": self._player})
 
 
 @dataclass
@@ -94,12 +104,26 @@ class Visitor:
 @dataclass
 class Waiting:
     """At home: the reply a request to a table elsewhere waits for, until the owner
-    is taken for silent (`timer`)."""
+    is taken for silent (`timer`: a lease from the request or the owner's last
+    `held`)."""
 
     rid: int
+    n: int  # this process's number for it (`Req.n`), which its reply carries back
     owner: str
     done: Deferred[None]
     timer: Delayed
+    held: bool = False  # the owner said it holds the reply
+
+
+@dataclass(eq=False)
+class Reply:
+    """At the owner: a visitor's request whose reply is not written yet, and the
+    timer that tells its home so (`held`) every `HELD_EVERY` of a lease meanwhile."""
+
+    conn: RelayedConnection  # where the reply goes
+    rid: int
+    n: int | None
+    timer: Delayed | None = None
 
 
 class Forwarding(RelayState):
@@ -121,7 +145,8 @@ class Forwarding(RelayState):
         at = self._at.get(session.player_id)
         if at is not None:
             if kind == "join_table" and msg.get("table") == at[0] and not msg.get("code"):
-                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
+                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid),
+                              reads_on=True)
                 return True
             if kind in ("create_table", "join_table", "play_now"):
                 raise ProtocolError("already_at_table", "leave your table before "
@@ -129,7 +154,8 @@ class Forwarding(RelayState):
                                        else "opening another"))
             if kind in dispatch.TABLE_REQUESTS and not (
                     kind == "chat" and msg.get("scope") == "lobby"):
-                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid))
+                conn.wait_for(self._forward_at(conn, session, at[1], kind, msg, rid),
+                              reads_on=True)
                 return True
             return False
         if kind != "join_table" or conn.server.lobby.holds(msg.get("table"), msg.get("code")):
@@ -137,7 +163,7 @@ class Forwarding(RelayState):
         if table_of(session) is not None:
             raise ProtocolError("already_at_table", "leave your table before joining another")
         conn.answer_later(Deferred.fromCoroutine(self._join_elsewhere(conn, session, msg, rid)),
-                          dispatch.Replier(conn, rid, kind))
+                          dispatch.Replier(conn, rid, kind), reads_on=True)
         return True
 
     async def _join_elsewhere(self, conn: Connection, session: Session,
@@ -196,18 +222,34 @@ class Forwarding(RelayState):
         the caller's connection waits for: nothing it sends next overtakes it)."""
         if not self.cluster.reachable:
             raise unavailable("a table held elsewhere")
+        self._requests += 1
         self.cluster.send(owner, {
             "k": "req", "from": self.cluster.process, "p": session.player_id,
             "name": session.name, **self._account(session),
-            "features": sorted(conn.features), "type": kind, "msg": msg, "rid": rid})
+            "features": sorted(conn.features), "type": kind, "msg": msg, "rid": rid,
+            "n": self._requests})
         done: Deferred[None] = Deferred()
         if rid is None:  # no reply to wait for
             done.callback(None)
             return done
-        # An owner silent for a lease is gone: its reply is waited for that long.
+        # An owner silent for a lease is gone: its reply is waited for a lease from the
+        # request, or from its last word that it holds it (`_held`: its journal waits
+        # for the store), while it lives (`_gone` answers for one that died).
         timer = self._clock.callLater(self.cluster.lease, self._silent, session.player_id)
-        self._waiting[session.player_id] = Waiting(rid, owner, done, timer)
+        self._waiting[session.player_id] = Waiting(rid, self._requests, owner, done, timer)
         return done
+
+    def _held(self, message: dict[str, Any]) -> None:
+        """The owner holds the reply awaited (`_still_held` there): wait a lease more."""
+        waiting = self._waiting.get(message["p"])
+        if waiting is None or waiting.owner != message["from"] \
+                or message.get("n", waiting.n) != waiting.n or message["rid"] != waiting.rid:
+            return  # (late: that request was answered)
+        if not waiting.held:
+            waiting.held = True
+            log.info("the owner of player {player}'s table holds the reply to its request; "
+                     "waiting for it", player=message["p"])
+        waiting.timer.reset(self.cluster.lease)
 
     def _silent(self, player_id: str) -> None:
         if player_id in self._waiting:
@@ -268,13 +310,58 @@ class Forwarding(RelayState):
         assert self._server is not None
         visit = self._visit(message)
         before = visit.session.table
-        dispatch.handle_here(visit.conn, message["type"], message["msg"], message["rid"])
+        player_id, rid = visit.session.player_id, message["rid"]
+        reply = None if rid is None else Reply(visit.conn, rid, message.get("n"))
+        if reply is not None:
+            self._replies.setdefault(player_id, []).append(reply)
+        dispatch.handle_here(visit.conn, message["type"], message["msg"], rid)
+        if reply is not None and reply in self._replies.get(player_id, ()):  # not written
+            reply.timer = self._clock.callLater(self.cluster.lease * HELD_EVERY,
+                                                self._still_held, player_id, reply)
         table = visit.session.table
         if table is not None and table is not before:
             self.cluster.send(visit.home, {"k": "at", "p": visit.session.player_id,
                                            "t": table.id, "owner": self.cluster.process})
         elif table is None:
             self._drop(visit.session.player_id)
+
+    def replied(self, player_id: str, body: bytes) -> dict[str, Any]:
+        """A frame for visitor `player_id` is written: if it is the reply its home
+        waits for, it is no longer held, and it carries the request's number home
+        (what the `out` adds)."""
+        replies = self._replies.get(player_id)
+        if not replies:
+            return {}
+        rid = decode(body, SERVER_FRAME_LIMITS).get("id")
+        # Replies go in the order of their requests, but a refusal while the journal
+        # holds every send overtakes those that wait on it: matched by id.
+        reply = next((reply for reply in replies if reply.rid == rid), None)
+        if reply is None:
+            return {}
+        self._forget_reply(player_id, reply)
+        return {} if reply.n is None else {"n": reply.n}
+
+    def _still_held(self, player_id: str, reply: Reply) -> None:
+        """The reply to a visitor's request is not written yet (it waits for the
+        journal, say): its home is told this process holds it, and keeps waiting. A
+        reply whose connection closed is never written: its home was told (`close`)."""
+        if reply.conn.closing:
+            self._forget_reply(player_id, reply)
+            return
+        self.cluster.send(reply.conn.home, {
+            "k": "held", "p": player_id, "rid": reply.rid, "from": self.cluster.process,
+            **({} if reply.n is None else {"n": reply.n})})
+        reply.timer = self._clock.callLater(self.cluster.lease * HELD_EVERY,
+                                            self._still_held, player_id, reply)
+
+    def _forget_reply(self, player_id: str, reply: Reply) -> None:
+        replies = self._replies.get(player_id, [])
+        if reply in replies:
+            replies.remove(reply)
+        if not replies:
+            self._replies.pop(player_id, None)
+        if reply.timer is not None and reply.timer.active():
+            reply.timer.cancel()
 
     def _visit(self, message: dict[str, Any]) -> Visitor:
         """The visitor a message speaks for, made on its first request."""
@@ -365,6 +452,8 @@ class Forwarding(RelayState):
         """A visitor at a table this process let go (another holds it now): dropped
         without a word to its home, which the new holder tells; its connection here."""
         self._taken.pop(player_id, None)
+        for reply in list(self._replies.get(player_id, ())):
+            self._forget_reply(player_id, reply)  # never written: its holder tells home
         visit = self._visitors.get(player_id)
         if visit is None:
             return None

@@ -200,6 +200,10 @@ class Relay(Handover):
             if visit.home == process:
                 self._command({"p": player_id, "c": "gone"})
         self._departed.add(process)
+        for player_id, replies in list(self._replies.items()):
+            for reply in replies:
+                if reply.conn.home == process:  # nobody waits for it there
+                    self._forget_reply(player_id, reply)
         for player_id, waiting in list(self._waiting.items()):
             if waiting.owner == process:
                 self._refuse_waiting(player_id, self._owner_away(OWNER_GONE).to_message)
@@ -294,7 +298,8 @@ class Relay(Handover):
         return {
             "req": self._request,
             "cmd": self._command,
-            "out": lambda m: self._out(m["p"], m["b"]),
+            "out": lambda m: self._out(m["p"], m["b"], m.get("n")),
+            "held": self._held,  # the owner holds the reply awaited
             "at": self._moved,
             "hand": self._hand,
             "handed": self._handed,
@@ -324,13 +329,21 @@ class Relay(Handover):
         peer = session.peer if session is not None else None
         return peer if isinstance(peer, Connection) else None
 
-    def _out(self, player_id: str, body: bytes) -> None:
-        """A frame the owner sent this player: written as it came."""
+    def _out(self, player_id: str, body: bytes, n: int | None = None) -> None:
+        """A frame the owner sent this player: written as it came, unless it is the
+        reply (`n`) to a request answered here already (its owner silent for a lease,
+        the link lost): every request gets exactly one reply."""
+        waiting = self._waiting.get(player_id)
+        if n is not None and (waiting is None or waiting.n != n):
+            log.info("a late reply to player {player}'s request dropped: it was answered "
+                     "already", player=player_id)
+            return
         peer = self._peer(player_id)
         if peer is not None:
             peer.send_body(body)
-        waiting = self._waiting.get(player_id)
-        if waiting is not None and decode(body, SERVER_FRAME_LIMITS).get("id") == waiting.rid:
+        if waiting is not None and (
+                waiting.n == n if n is not None
+                else decode(body, SERVER_FRAME_LIMITS).get("id") == waiting.rid):
             del self._waiting[player_id]
             if waiting.timer.active():
                 waiting.timer.cancel()

@@ -20,7 +20,7 @@ from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.table.runner import TableRunner
 
 if TYPE_CHECKING:
-    from pisyedili.server.net.forwarding import Visitor, Waiting
+    from pisyedili.server.net.forwarding import Reply, Visitor, Waiting
     from pisyedili.server.net.tcp import ServerFactory
 
 log = Logger()
@@ -53,7 +53,10 @@ class RelayState:
         self._server = server
         self._at: dict[str, tuple[int, str]] = {}  # home: player -> (table, owner)
         self._waiting: dict[str, Waiting] = {}  # home: player -> the reply awaited
+        self._requests = 0  # home: the requests sent to owners, which number them
         self._visitors: dict[str, Visitor] = {}  # owner: player -> its visit
+        self._replies: dict[str, list[Reply]] = {}
+        """Owner: player -> the replies to its requests not written yet, oldest first."""
         self._handing: dict[str, tuple[Deferred[dict[str, Any]], Delayed, str]] = {}
         """New home: player -> the old home's answer to a hand-over awaited, and that
         home."""

@@ -6,6 +6,7 @@ processes hold is there again and the match finishes across them."""
 from __future__ import annotations
 
 import random
+import select
 import signal
 import subprocess
 import time
@@ -18,9 +19,10 @@ import msgpack
 import pg_kit
 import psycopg
 import pytest
+from poll_kit import poll_until
 from process_output import Output, add_operator
 
-from cluster.cluster_kit import Msg, Player, log_of
+from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player, log_of
 from cluster.cluster_kit import server as cluster_server
 from cluster.redis_kit import RedisAt, own_redis
 from cluster.test_cluster_failover import (
@@ -492,3 +494,56 @@ def test_a_woken_process_leaves_the_session_row_that_another_holds_now(
                                 (player,)).fetchone()
         assert rows == (1,), "the woken process deleted the row of a session it let go"
         assert back.ok("resync")["type"] == "table", "and the host plays on at B"
+
+
+def _guests_turn(run: Split) -> None:
+    """Play on, both movers held, until the guest on B is offered moves and nothing is
+    in flight."""
+    first, second = run.first, run.second
+    run.hold()
+    while second.offered is None:
+        _play([first, second], lambda: first.offered is not None
+              or second.offered is not None)
+        if first.offered is not None:
+            first.move(first.offered)
+            first.offered = None
+    _play([first, second], lambda: first.pending is None)
+
+
+def test_a_relayed_move_held_past_the_lease_by_postgresql_gets_one_reply(
+        tmp_path: Path, redis: RedisAt) -> None:
+    """The shared PostgreSQL stops, and the guest on B moves at its table on A: A
+    takes the move and holds its reply until the journal has it, for longer than the
+    cluster's lease. B keeps waiting for that reply (A says it holds it), answering
+    the guest's pings meanwhile; once PostgreSQL is back the move is answered `ok`,
+    once, never refused for a silent owner, and stored once."""
+    with pg_kit.own_cluster() as postgres, ExitStack() as stack:
+        db = postgres.store()
+        run = _split(stack, redis.url, db, 37)
+        second, table = run.second, run.table
+        _guests_turn(run)
+        guest = second.player
+        postgres.halt()
+        assert second.offered is not None
+        held = second.move(second.offered)
+        run.log_a.wait_for(r"the journal could not be written")
+        # Pings are answered all along, for three leases (one every half second, well
+        # within the rate): the move meanwhile is not.
+        since = time.monotonic()
+        while time.monotonic() - since < 3 * LEASE:
+            guest.send("ping")
+            assert _reply(second, guest.rid)["type"] == "pong"
+            if select.select([guest.sock], [], [], 0.5)[0]:
+                assert second.read()
+            assert not any(m.get("id") == held for m in guest.seen), \
+                [m for m in guest.seen if m.get("id") == held]
+        postgres.resume()
+        assert _reply(second, held)["type"] == "ok", _reply(second, held)
+        guest.send("ping")  # whatever B sent before its pong is read by then
+        assert _reply(second, guest.rid)["type"] == "pong"
+        replies = [m for m in guest.seen if m.get("id") == held]
+        assert len(replies) == 1, replies
+        member = str(guest.welcome["player"])
+        assert poll_until(lambda: _stored_plays(db, table).get(member) == second.acked,
+                          BACKSTOP, "the guest's moves stored once each", 0.2)
+        assert "no reply from the owner" not in _log_of(run.log_b)

@@ -9,7 +9,7 @@ import msgpack
 
 from cluster.cluster_kit import Player, cluster, log_of
 from cluster.redis_kit import RedisAt
-from pisyedili.server.interproc.messages import VERSION
+from pisyedili.server.interproc.messages import SPOKEN, VERSION
 
 
 def test_a_message_of_another_version_is_refused_once_and_the_cluster_plays_on(
@@ -24,10 +24,12 @@ def test_a_message_of_another_version_is_refused_once_and_the_cluster_plays_on(
                 redis.command("PUBLISH", channel, msgpack.packb(message, use_bin_type=True))
         for proc in (proc_a, proc_b):
             log = log_of(proc)
-            log.wait_for(r"cluster: a message refused, of version 2, where this process "
-                         r"reads 1: every process of a cluster must read the others'")
+            spoken = ", ".join(map(str, sorted(SPOKEN)))
+            log.wait_for(rf"cluster: a message refused, of version {VERSION + 1}, where this "
+                         rf"process reads {spoken}: every process of a cluster must read "
+                         r"the others'")
             log.wait_for(r"cluster: a message refused, of an unknown kind 'quit'")
-            assert log.text.count("of version 2") == 1  # said once, not a message
+            assert log.text.count(f"of version {VERSION + 1}") == 1  # said once, not a message
         host, guest = Player(a), Player(b)
         host.hello("Ayşe")
         guest.hello("Bora")

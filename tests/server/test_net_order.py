@@ -14,11 +14,12 @@ import pytest
 import pytest_twisted
 from poll_kit import BACKSTOP, poll_until_async
 from twisted.internet import reactor, task
+from twisted.internet.defer import Deferred
 from twisted.logger import LogEvent, globalLogPublisher
 from wireclient import Msg, Server, WireClient
 
 from pisyedili.protocol.codec import frame
-from pisyedili.server.net.connection import Connection
+from pisyedili.server.net.connection import HELD_FRAMES, Connection
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people.accounts import CHEAP, AccountSettings, LoginLimits
 from pisyedili.server.store import Archive
@@ -186,5 +187,38 @@ async def test_a_held_connection_reads_no_more_until_it_is_answered(tmp_path: Pa
         assert [m["id"] for m in answers] == list(range(1000, 1001 + pings))
         assert answers[0]["type"] == "account"
         assert reading(conn)
+    finally:
+        await server.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_connection_waiting_on_another_process_answers_pings_and_keeps_the_rest(
+        ) -> None:
+    """A request whose answer another process holds (as the relay waits for a table
+    elsewhere whose journal waits for its store: `wait_for(..., reads_on=True)`):
+    meanwhile a ping is answered at once, the client's other requests wait their turn,
+    and past `HELD_FRAMES` of them waiting the connection reads no more; once the
+    answer comes they are answered in order."""
+    server = await Server.start()
+    try:
+        client = await server.connect("Ayşe")
+        conn = next(iter(server.factory.protocols))
+        answer: Deferred[None] = Deferred()
+        conn.wait_for(answer, reads_on=True)
+        start = len(client.received)
+        client.send_raw(frame({"type": "lobby_subscribe", "id": 601})
+                        + frame({"type": "ping", "id": 602}))
+        await client.wait_for_id(602, start)  # the pong, before the answer
+        assert not any(m.get("id") == 601 for m in client.received[start:])
+        later = [frame({"type": "lobby_unsubscribe", "id": 610 + n})
+                 for n in range(HELD_FRAMES - 1)]
+        client.send_raw(b"".join(later) + frame({"type": "ping", "id": 603}))
+        await poll_until_async(lambda: conn.transport not in cast(Any, reactor).getReaders(),
+                               BACKSTOP, "the connection to stop reading")
+        answer.callback(None)
+        await client.wait_for_id(603, start)
+        replies = [int(m["id"]) for m in client.received[start:]
+                   if m.get("id") not in (None, 602)]
+        assert replies == [601, *range(610, 610 + HELD_FRAMES - 1), 603]
     finally:
         await server.stop()

@@ -17,6 +17,13 @@ BACKSTOP = 60.0
 """Seconds any one wait may take: far beyond what a healthy process needs."""
 SERVER = "from pisyedili.server.service.tap import main; main()"
 """`pisyedili-server`, run by the interpreter the tests run on."""
+PLAY = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from pisyedili.client.cli import main; raise SystemExit(main())")
+"""`pisyedili play`, run by the interpreter the tests run on, with Ctrl-C (SIGINT) as a
+terminal gives it to the program in front. An ignored SIGINT is inherited across exec,
+and a shell that is not interactive ignores it in what it starts in the background, as
+`cmd &` in a CI script does: a suite started so would give every child an ignored Ctrl-C,
+and Twisted then installs no handler for it (it leaves a handler somebody set)."""
 
 
 class Output:

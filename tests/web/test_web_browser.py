@@ -19,7 +19,7 @@ import msgpack
 import pytest
 from browser_kit import Page, assert_headings_align, set_viewport
 from catalog_kit import BUILT, build_all
-from process_output import Output
+from process_output import PLAY, Output
 from web_fixtures import driver, page, server, viewport  # noqa: F401
 from web_kit import WebServer, served
 
@@ -483,9 +483,8 @@ def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
     import subprocess
     import sys
 
-    start = "from pisyedili.client.cli import main; raise SystemExit(main())"
     process = subprocess.Popen(
-        [sys.executable, "-c", start, "play", "--web", "--no-open", "--name", "Ayşe",
+        [sys.executable, "-c", PLAY, "play", "--web", "--no-open", "--name", "Ayşe",
          "--bots", "2", "--level", "easy", "--rules", "cardiva"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         text=True, encoding="utf-8")

@@ -17,17 +17,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import pytest_twisted
-from process_output import Output
+from process_output import PLAY, Output
 from twisted.internet.threads import deferToThread
 from ws_kit import ws_connect
 
 from pisyedili.client.cli import can_open_browser
 
-# Ctrl-C as from a terminal: SIGINT back at Python's default in the child, since an
-# ignored SIGINT is inherited across exec and an earlier test's helper processes (the
-# browser tests') may leave it ignored here; Twisted then installs no handler for it.
-START = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-         "from pisyedili.client.cli import main; raise SystemExit(main())")
 TIMEOUT = 30.0
 
 
@@ -42,7 +37,7 @@ class Played(NamedTuple):
 @contextmanager
 def playing(*args: str) -> Iterator[Played]:
     """`pisyedili play --web --no-open ARGS` in a process, interrupted and reaped on exit."""
-    process = subprocess.Popen([sys.executable, "-c", START, "play", "--web", "--no-open",
+    process = subprocess.Popen([sys.executable, "-c", PLAY, "play", "--web", "--no-open",
                                 *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, encoding="utf-8")
     assert process.stdout is not None and process.stderr is not None
@@ -118,10 +113,10 @@ async def test_play_web_leaves_out_a_level_it_was_not_given() -> None:
 
 
 def test_play_web_refuses_a_bot_count_the_rules_do_not_allow() -> None:
-    done = subprocess.run([sys.executable, "-c", START, "play", "--web", "--no-open",
+    done = subprocess.run([sys.executable, "-c", PLAY, "play", "--web", "--no-open",
                            "--bots", "9"], capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2 and "--bots must be" in done.stderr
-    done = subprocess.run([sys.executable, "-c", START, "play", "--no-open"],
+    done = subprocess.run([sys.executable, "-c", PLAY, "play", "--no-open"],
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2 and "--no-open goes with --web" in done.stderr
 

@@ -12,9 +12,8 @@ import subprocess
 import sys
 from typing import Any
 
-import pytest
 from browser_kit import Page, contrast, fresh_page, rgb, set_viewport
-from process_output import BACKSTOP, Output
+from process_output import BACKSTOP, PLAY, Output
 from test_web_browser import TcpPlayer
 from web_fixtures import driver, page, server, viewport  # noqa: F401
 from web_kit import WebServer
@@ -482,15 +481,10 @@ def test_another_tab_takes_the_seat_and_this_one_takes_it_back(
         page.driver.switch_to.window(first)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "open: in the whole suite (never alone) `play --web` has not exited within 60 s of "
-    "SIGINT; suspected, not shown: the finished-match store it shares with every other "
-    "`play` of the run (offline-matches.sqlite3)"))
 def test_the_page_stops_when_play_web_ends(page: Page) -> None:
     """`pisyedili play --web` ends: its page says the server is gone and stops trying."""
-    start = "from pisyedili.client.cli import main; raise SystemExit(main())"
     process = subprocess.Popen(
-        [sys.executable, "-c", start, "play", "--web", "--no-open", "--name", "Son",
+        [sys.executable, "-c", PLAY, "play", "--web", "--no-open", "--name", "Son",
          "--bots", "1", "--level", "easy"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         text=True, encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -225,14 +226,26 @@ def test_a_guest_at_a_rated_table_is_told_why_and_offered_a_login(
 
 
 def play_out(tcp: Player, limit: int = 2000) -> Msg:
-    """Make the first move on offer each time until the match ends; its `match_end`."""
+    """Make the first move on offer each time until the match ends; its `match_end`.
+
+    Against a bot this player moves faster than the server's rate for one connection
+    (`Limits.rate`), as a bot of a third party may: a move refused `rate_limited` is
+    sent again once the wait its refusal names is over, as docs/protocol.md asks."""
+    sent: dict[int, Msg] = {}
     for _ in range(limit):
-        msg = tcp.until(lambda m: m["type"] == "update" or (m["type"] == "table"), 30)
+        msg = tcp.until(lambda m: m["type"] in ("update", "table")
+                        or m.get("code") == "rate_limited", 30)
+        if msg["type"] == "error":
+            time.sleep(float(msg["retry_after"]))  # the server's own wait, not a guess
+            move = sent.pop(int(msg["id"]))
+            sent[tcp.send(move)] = move
+            continue
         for event in msg.get("events", []) if msg["type"] == "update" else []:
             if event["event"] == "match_end":
                 return dict(event)
         if msg.get("moves"):
-            tcp.send({"type": "move", "move": msg["moves"][0]})
+            move = {"type": "move", "move": msg["moves"][0]}
+            sent[tcp.send(move)] = move
     raise AssertionError("the match did not end")
 
 

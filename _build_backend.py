@@ -60,10 +60,14 @@ import importlib.util
 import io
 import os
 import re
+import shlex
 import shutil
 import stat
+import subprocess
 import sys
+import sysconfig
 import tarfile
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -186,6 +190,35 @@ def compile_catalogs() -> list[Path]:
     return written
 
 
+def compiler_problem() -> str | None:
+    """Why no extension module could be compiled here, or None: the C compiler setuptools
+    would use (``CC``, else this Python's own) cannot compile a file that includes
+    ``Python.h``. Checked before mypyc runs, since mypyc's type check and C generation
+    take most of a build's time and are wasted where nothing can compile their output.
+    Windows finds its compiler otherwise (setuptools looks for MSVC), so it is not
+    probed there."""
+    if os.name == "nt":
+        return None
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC")
+    if not cc:
+        return "this Python names no C compiler"
+    with tempfile.TemporaryDirectory() as folder:
+        probe = Path(folder, "probe.c")
+        probe.write_text("#include <Python.h>\nint probe(void) { return 0; }\n",
+                         encoding="utf-8")
+        try:
+            done = subprocess.run(
+                [*shlex.split(cc), "-I", sysconfig.get_paths()["include"], "-c", str(probe),
+                 "-o", str(Path(folder, "probe.o"))],
+                capture_output=True, text=True, timeout=300, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"the C compiler {cc!r} could not be run: {exc}"
+    if done.returncode != 0:
+        return (f"the C compiler {cc!r} cannot compile against this Python's headers: "
+                f"{done.stderr.strip()[-500:]}")
+    return None
+
+
 def build_wheel(
     wheel_directory: str,
     config_settings: ConfigSettings = None,
@@ -199,6 +232,8 @@ def build_wheel(
     if mode is not None:
         _compiling = True
         try:
+            if problem := compiler_problem():
+                raise SystemExit(problem)
             return str(_setuptools.build_wheel(wheel_directory, config_settings,
                                                metadata_directory))
         except (Exception, SystemExit) as exc:

@@ -128,6 +128,26 @@ process, a browser, Redis or PostgreSQL, or use a kit that does (`uses_services`
 rest are the fast tier, ``pytest -m "not integration"``, which needs no service
 (docs/development.md). tests/test_tiers.py fails when the list and the modules differ."""
 
+LONGEST_FIRST = (
+    "packaging/test_packaging_mypyc.py",
+    "web/test_web_browser.py",
+    "cluster/test_cluster_accounts.py",
+    "cluster/test_cluster_outage.py",
+    "web/test_web_table.py",
+    "client/test_client_tmux.py",
+    "cluster/test_cluster_moderation.py",
+    "cluster/test_cluster_failover.py",
+    "web/test_web_sheet_fit.py",
+    "cluster/test_cluster_bench.py",
+    "cluster/test_cluster_play.py",
+    "server/test_restart_process.py",
+)
+"""The long suite's slowest modules, slowest first, by their time in `.ci/run`'s long
+suite. The workers take whole modules (`--dist loadfile`) in collection order
+(`--no-loadscope-reorder`: by default pytest-xdist puts the modules with the most
+tests first), and these are collected first, so that the longest start at once and
+no long one is left running alone at the end while the other workers idle."""
+
 SERVICE_SIGNS = re.compile(
     r"\b(subprocess|spawnProcess|Popen|sys\.executable|selenium|webdriver|tmux"
     r"|pg_kit|redis_kit|cluster_kit|multiprocessing)\b"
@@ -208,7 +228,14 @@ def uses_services(path: Path) -> bool:
     return False
 
 
+def longest_first_rank(path: Path) -> int:
+    """Where the module at `path` comes in `LONGEST_FIRST`; after all of them if not there."""
+    relative = _relative(path)
+    return LONGEST_FIRST.index(relative) if relative in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: longest_first_rank(item.path))  # stable: the rest as found
     for item in items:
         if is_compiled_test(item.path):
             item.add_marker(pytest.mark.compiled)

@@ -4,7 +4,13 @@ conftest.INTEGRATION_TESTS, and every module listed there does."""
 
 import fnmatch
 
-from conftest import INTEGRATION_TESTS, TESTS, is_integration_test, uses_services
+from conftest import (
+    INTEGRATION_TESTS,
+    LONGEST_FIRST,
+    TESTS,
+    is_integration_test,
+    uses_services,
+)
 
 MODULES = sorted([*TESTS.glob("test_*.py"), *TESTS.glob("*/test_*.py")])
 """Every test module: those beside conftest.py and those in the folders below it."""
@@ -32,3 +38,10 @@ def test_every_pattern_of_the_integration_list_marks_a_test_module() -> None:
     modules = [p.relative_to(TESTS).as_posix() for p in MODULES]
     for pattern in INTEGRATION_TESTS:
         assert any(fnmatch.fnmatchcase(m, pattern) for m in modules), pattern
+
+
+def test_the_longest_modules_run_first_and_are_long_suite_modules() -> None:
+    for name in LONGEST_FIRST:
+        assert (TESTS / name).is_file(), f"LONGEST_FIRST names no module {name}"
+        assert is_integration_test(TESTS / name), f"{name} is not in the long suite"
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)

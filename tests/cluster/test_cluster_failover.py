@@ -36,12 +36,21 @@ from pisyedili.server.store.journal import token_hash
 
 
 def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
-    back = Player(port)
-    resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
-                           name=welcome["name"])
-    assert resumed["type"] == "welcome", resumed
-    back.welcome = resumed
-    return back, resumed
+    """Resume through the process at `port`. One that is not yet back in touch with the
+    cluster's shared state (just woken from a pause, say) refuses `cluster_unavailable`
+    for now, as docs/protocol.md says; the player asks again, as a client does."""
+    def attempt() -> tuple[Player, Msg] | None:
+        back = Player(port)
+        resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                               name=welcome["name"])
+        if resumed["type"] == "welcome":
+            back.welcome = resumed
+            return back, resumed
+        assert resumed["code"] == "cluster_unavailable", resumed
+        back.close()
+        return None
+
+    return poll_until(attempt, BACKSTOP, "the resume to be welcomed", 0.5)
 
 
 @pytest.mark.parametrize("store", ["files", "shared"])

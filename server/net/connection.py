@@ -46,7 +46,7 @@ from pisyedili.server.net.limits import (
     address_key,
 )
 from pisyedili.server.people.session import Session
-from pisyedili.server.store.base import Conflict, StoreError
+from pisyedili.server.store.base import Unreachable
 from pisyedili.server.table.effects import Message
 from pisyedili.server.token_bucket import TokenBucket
 
@@ -676,7 +676,7 @@ class Connection:
                 reply(failure.value.to_message())
                 return
             error = failure.value
-            if isinstance(error, StoreError) and not isinstance(error, Conflict):
+            if isinstance(error, Unreachable):
                 # The store out of reach (PostgreSQL stopped, the network): an outage
                 # the store says as it reconnects, not a defect of this request.
                 log.warn("request {type} from {player} failed: the store could not be "

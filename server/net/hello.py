@@ -24,7 +24,7 @@ from pisyedili.protocol.messages import announced_limits, make_welcome
 from pisyedili.server.cluster import unavailable
 from pisyedili.server.net.handlers import table_of
 from pisyedili.server.people import names
-from pisyedili.server.store.base import Conflict, StoreError
+from pisyedili.server.store.base import Unreachable
 
 if TYPE_CHECKING:
     from pisyedili.server.net.connection import Connection
@@ -139,7 +139,7 @@ def _resumed_elsewhere(conn: Connection, hello: Hello, session: Session | None) 
 
 def _claim_failed(failure: Failure, conn: Connection, rid: int | None) -> None:
     error = failure.value
-    if isinstance(error, StoreError) and not isinstance(error, Conflict):
+    if isinstance(error, Unreachable):
         # A resume that reads the shared journal while it is out of reach: an outage,
         # refused as one (the client tries again), not a defect.
         log.warn("hello from {address} refused for now: the store could not be read "

@@ -40,7 +40,7 @@ from pisyedili.server.net.handlers.moderation import (
 from pisyedili.server.net.handover import Handover
 from pisyedili.server.people.moderation import Sanction
 from pisyedili.server.people.session import Sessions
-from pisyedili.server.store.base import StoreError
+from pisyedili.server.store.base import Unreachable
 from pisyedili.server.table.runner import TableRunner
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class Relay(Handover):
             self._enforce(sanction)
 
     def _sanctions_unread(self, failure: Failure) -> None:
-        if not isinstance(failure.value, StoreError):
+        if not isinstance(failure.value, Unreachable):
             log.failure("reading the sanctions again failed", failure)
             return
         if not self._sanctions_failing:

@@ -42,7 +42,7 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session
 from pisyedili.server.store import Archive, SanctionRow, Store
-from pisyedili.server.store.base import Conflict, StoreError
+from pisyedili.server.store.base import Unreachable
 
 log = Logger()
 
@@ -52,7 +52,7 @@ def _kick_not_kept(failure: Failure) -> None:
     this process stops). The store out of reach is an outage, said with its message;
     anything else a defect, with its traceback."""
     error = failure.value
-    if isinstance(error, StoreError) and not isinstance(error, Conflict):
+    if isinstance(error, Unreachable):
         log.warn("a kick could not be kept in the store ({why}): it holds in this "
                  "process's memory until it ends", why=str(error))
     else:

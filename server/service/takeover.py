@@ -69,7 +69,7 @@ from pisyedili.server.net.forwarding import RelayedConnection
 from pisyedili.server.net.relay import Relay
 from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store import id_floors, open_store
-from pisyedili.server.store.base import Conflict, JournalRows, StoreError
+from pisyedili.server.store.base import JournalRows, Unreachable
 from pisyedili.server.store.journal import (
     Saved,
     SavedSession,
@@ -231,7 +231,7 @@ class Takeover:
             elif isinstance(error, LeaseInDoubt):
                 log.warn("taking tables over waits; trying again every {seconds} s: "
                          "{why}", seconds=RETRY_SECONDS, why=str(error))
-            elif isinstance(error, StoreError) and not isinstance(error, Conflict):
+            elif isinstance(error, Unreachable):
                 log.warn("taking tables over failed; trying again every {seconds} s: the "
                          "store could not be read ({why})", seconds=RETRY_SECONDS,
                          why=str(error))

@@ -15,7 +15,7 @@ from twisted.internet.threads import deferToThreadPool
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from pisyedili.server.store.base import Conflict, Store, StoreError
+from pisyedili.server.store.base import Store, Unreachable
 from pisyedili.server.table.effects import MatchOver
 from pisyedili.server.worker import serial_pool
 
@@ -27,7 +27,7 @@ def not_kept(failure: Failure, table: int) -> None:
     it could not be written (PostgreSQL out of reach: an outage, and play goes on), with
     its traceback otherwise (a defect)."""
     error = failure.value
-    if isinstance(error, StoreError) and not isinstance(error, Conflict):
+    if isinstance(error, Unreachable):
         log.critical("store: match at table {table} not kept: the store could not be "
                      "written ({why})", table=table, why=str(error))
     else:

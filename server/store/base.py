@@ -64,6 +64,13 @@ class StoreError(Exception):
     server): whatever the backend's own exception was, it is the cause of this one."""
 
 
+class Unreachable(StoreError):
+    """The store is out of reach: its server stopped, restarting or cut off, a connection
+    lost. An outage, which the caller says as one (no traceback) and outlives; any other
+    `StoreError` (a missing table, a full file's refusal) is a defect, said with its
+    traceback."""
+
+
 class Conflict(StoreError):
     """A write would break one of the store's uniqueness rules (a name key or a login
     token held already): the caller's request, not the store, is at fault."""

@@ -33,6 +33,7 @@ from pisyedili.server.store.base import (
     Conflict,
     JournalOp,
     StoreError,
+    Unreachable,
     is_url,
     pg_dump_command,
     public,
@@ -80,6 +81,8 @@ def _translated() -> Iterator[None]:
         yield
     except psycopg.IntegrityError as e:
         raise Conflict(reason(e)) from e
+    except (psycopg.OperationalError, psycopg.InterfaceError) as e:  # the link, the server
+        raise Unreachable(reason(e)) from e
     except psycopg.Error as e:
         raise StoreError(reason(e)) from e
 
@@ -277,7 +280,7 @@ class PostgresStore(SqlStore):
             conn.prepared_max = PREPARED_MAX
             return conn
         except psycopg.Error as e:
-            raise StoreError(f"cannot reach PostgreSQL at {host_of(self.url)}: "
+            raise Unreachable(f"cannot reach PostgreSQL at {host_of(self.url)}: "
                              f"{reason(e)}") from e
 
     def _connection(self, sql: str) -> psycopg.Connection[Any]:

@@ -24,7 +24,7 @@ from pisyedili.server.people import names
 from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.moderation import ALONE, Gathered, Moderation, Sanction, until
 from pisyedili.server.people.session import Session
-from pisyedili.server.store.base import Conflict, StoreError
+from pisyedili.server.store.base import Unreachable
 from pisyedili.server.table import commands as cmd
 from pisyedili.server.table.effects import Message
 
@@ -278,7 +278,7 @@ async def _target(conn: Connection, accounts: Accounts, name: str) -> Target:
         try:
             found = await accounts.lookup(name)
         except Exception as e:
-            if isinstance(e, StoreError) and not isinstance(e, Conflict):  # an outage
+            if isinstance(e, Unreachable):  # an outage
                 log.warn("the account of {name!r} could not be read: the store could not "
                          "be read ({why}); answered internal_error", name=name, why=str(e))
             else:

@@ -35,10 +35,9 @@ from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
 
 
-def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
-    """Resume through the process at `port`. One that is not yet back in touch with the
-    cluster's shared state (just woken from a pause, say) refuses `cluster_unavailable`
-    for now, as docs/protocol.md says; the player asks again, as a client does."""
+def _resume_refused_meanwhile(port: int, welcome: Msg, refusal: str, what: str,
+                              interval: float) -> tuple[Player, Msg]:
+    """Resume through the process at `port`, asking again while it refuses `refusal`."""
     def attempt() -> tuple[Player, Msg] | None:
         back = Player(port)
         resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
@@ -46,11 +45,19 @@ def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
         if resumed["type"] == "welcome":
             back.welcome = resumed
             return back, resumed
-        assert resumed["code"] == "cluster_unavailable", resumed
+        assert resumed["code"] == refusal, resumed
         back.close()
         return None
 
-    return poll_until(attempt, BACKSTOP, "the resume to be welcomed", 0.5)
+    return poll_until(attempt, BACKSTOP, what, interval)
+
+
+def _resume(port: int, welcome: Msg) -> tuple[Player, Msg]:
+    """Resume through the process at `port`. One that is not yet back in touch with the
+    cluster's shared state (just woken from a pause, say) refuses `cluster_unavailable`
+    for now, as docs/protocol.md says; the player asks again, as a client does."""
+    return _resume_refused_meanwhile(port, welcome, "cluster_unavailable",
+                                     "the resume to be welcomed", 0.5)
 
 
 @pytest.mark.parametrize("store", ["files", "shared"])
@@ -342,18 +349,8 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
 
 def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:
     """Resume once a process took the table over (until then the token is nobody's)."""
-    def attempt() -> tuple[Player, Msg] | None:
-        back = Player(port)
-        resumed = back.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
-                               name=welcome["name"])
-        if resumed["type"] == "welcome":
-            back.welcome = resumed
-            return back, resumed
-        assert resumed["code"] == "bad_token", resumed
-        back.close()
-        return None
-
-    return poll_until(attempt, BACKSTOP, "a process to take the table over", 0.1)
+    return _resume_refused_meanwhile(port, welcome, "bad_token",
+                                     "a process to take the table over", 0.1)
 
 
 def test_a_killed_process_is_taken_for_gone_before_its_lease_runs_out(

@@ -346,18 +346,22 @@ def test_a_process_killed_while_postgresql_is_away_has_its_table_taken_over_once
         run.go_on()
 
 
-def _hosts_turn(run: Split) -> None:
-    """Play on, both movers held, until the host on A is offered moves and nothing is
-    in flight."""
-    first, second = run.first, run.second
+def _turn_of(run: Split, mover: Mover, other: Mover) -> None:
+    """Play on, both movers held, until `mover` is offered moves and nothing of the
+    `other`'s is in flight."""
     run.hold()
-    while first.offered is None:
-        _play([first, second], lambda: first.offered is not None
-              or second.offered is not None)
-        if second.offered is not None:
-            second.move(second.offered)
-            second.offered = None
-    _play([first, second], lambda: second.pending is None)
+    while mover.offered is None:
+        _play([run.first, run.second], lambda: mover.offered is not None
+              or other.offered is not None)
+        if other.offered is not None:
+            other.move(other.offered)
+            other.offered = None
+    _play([run.first, run.second], lambda: other.pending is None)
+
+
+def _hosts_turn(run: Split) -> None:
+    """The host's turn, on A (`_turn_of`)."""
+    _turn_of(run, run.first, run.second)
 
 
 def _reply(mover: Mover, rid: int) -> Msg:
@@ -497,17 +501,8 @@ def test_a_woken_process_leaves_the_session_row_that_another_holds_now(
 
 
 def _guests_turn(run: Split) -> None:
-    """Play on, both movers held, until the guest on B is offered moves and nothing is
-    in flight."""
-    first, second = run.first, run.second
-    run.hold()
-    while second.offered is None:
-        _play([first, second], lambda: first.offered is not None
-              or second.offered is not None)
-        if first.offered is not None:
-            first.move(first.offered)
-            first.offered = None
-    _play([first, second], lambda: first.pending is None)
+    """The guest's turn, on B (`_turn_of`)."""
+    _turn_of(run, run.second, run.first)
 
 
 def test_a_relayed_move_held_past_the_lease_by_postgresql_gets_one_reply(

@@ -27,8 +27,8 @@ Three rules make a cluster safe, and each is a transition here:
 - a session has one home: it moves only when its home hands it over (`HandOver`, to a
   resume elsewhere; `HandSession`, as its home drains), or when its home is gone and
   one process wins it in Redis (`TakeSession`); an old home remembers where it went
-  (`SendOn`), a process in doubt hands nothing over until its keys are checked, and a
-  draining process takes no session in (`RefuseAdopt`).
+  (`SendOn`), a process in doubt neither hands a session over nor welcomes its resume
+  until its keys are checked, and a draining process takes no session in (`RefuseAdopt`).
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ class TableHold:
 class SessionHome:
     state: Home
     to: str | None = None  # ASKING: the process asked; HANDED: the one it went to
+    since: str | None = None  # HOME: the process that handed it here (its old home)
 
 
 # -- events: what happened --------------------------------------------------------------
@@ -445,6 +446,16 @@ class RefuseAdopt:
 
 
 @dataclass(frozen=True, slots=True)
+class RewriteSession:
+    """The session's record in Redis still names `over`, the old home that handed it
+    here (it no longer renews it, but its lease runs on): written for this process
+    in its place, only while it still names `over`."""
+
+    player: str
+    over: str
+
+
+@dataclass(frozen=True, slots=True)
 class Disown:
     """Another process took the session over while this one was taken for dead: its
     keys are not written from here again, and it goes from here."""
@@ -455,7 +466,7 @@ class Disown:
 Effect = (Sweep | Claim | ClaimLater | CountHolder | OpenJournal | ForgetTable | LetGo
           | StopRenewing | ReleaseKeys | RenewKeys | CheckKeys | AskHand | TakeSession | Welcome
           | RefuseResume | HandOver | SendOn | RefuseHand | HandSession | AcceptAdopt
-          | RefuseAdopt | Disown)
+          | RefuseAdopt | RewriteSession | Disown)
 
 
 _CLAIMS = frozenset({Standing.SERVING})
@@ -476,7 +487,7 @@ class Holdings:
     standing: Standing = Standing.JOINING
     _tables: dict[int, TableHold] = field(default_factory=dict)
     _sessions: dict[str, SessionHome] = field(default_factory=dict)
-    _asked: list[HandAsked] = field(default_factory=list)  # answered once out of doubt
+    _asked: list[HandAsked | ResumeArrived] = field(default_factory=list)  # out of doubt
 
     # -- reading -------------------------------------------------------------------------
 
@@ -548,10 +559,10 @@ class Holdings:
         return []
 
     def _out_of_doubt(self) -> list[Effect]:
-        """The hand-overs asked while in doubt, answered now that what is still homed
-        here is known (`SessionKept` let the others' go)."""
+        """The hand-overs asked, and the resumes come, while in doubt, answered now that
+        what is still homed here is known (`SessionKept` let the others' go)."""
         asked, self._asked = self._asked, []
-        return [effect for event in asked for effect in self._hand_asked(event)]
+        return [effect for event in asked for effect in self.handle(event)]
 
     def _lost(self, _: RedisLost) -> list[Effect]:
         if self.standing is Standing.SERVING:  # (one in doubt stays so: nothing is checked)
@@ -565,7 +576,8 @@ class Holdings:
         return [CheckKeys()]
 
     def _woke(self, event: Woke) -> list[Effect]:
-        if event.gap > event.lease and self.standing is Standing.SERVING:
+        if event.gap > event.lease and self.standing in (Standing.SERVING, Standing.CUT_OFF):
+            # (Redis may have come back meanwhile, empty, and gone again unseen)
             self.standing = Standing.IN_DOUBT  # the next beat tells (`LeaseLapsed`)
         return []
 
@@ -660,10 +672,16 @@ class Holdings:
     def _kept(self, event: SessionKept) -> list[Effect]:
         if event.holder is None or not self.homes(event.player):
             return []
+        if event.holder == self._sessions[event.player].since:
+            # Handed here while Redis was away: the record the old home let go of.
+            return [RewriteSession(event.player, event.holder)]
         del self._sessions[event.player]
         return [Disown(event.player)]
 
     def _resume(self, event: ResumeArrived) -> list[Effect]:
+        if self.standing is Standing.IN_DOUBT and self.homes(event.player):
+            self._asked.append(event)  # (another may have taken it over: `SessionKept`)
+            return []
         if self.homes(event.player):
             return [Welcome(event.player)]
         if self.standing not in _ADOPTS:
@@ -681,7 +699,7 @@ class Holdings:
         if home is None or home.state is not Home.ASKING:
             return []
         if event.ok:
-            self._sessions[event.player] = SessionHome(Home.HOME)
+            self._sessions[event.player] = SessionHome(Home.HOME, since=home.to)
             return [Welcome(event.player)]
         if event.to is not None and event.to != home.to:
             self._sessions[event.player] = SessionHome(Home.ASKING, event.to)
@@ -732,7 +750,7 @@ class Holdings:
     def _adopt(self, event: AdoptAsked) -> list[Effect]:
         if self.standing not in _ADOPTS or self.homes(event.player):
             return [RefuseAdopt(event.player, event.by)]
-        self._sessions[event.player] = SessionHome(Home.HOME)
+        self._sessions[event.player] = SessionHome(Home.HOME, since=event.by)
         return [AcceptAdopt(event.player, event.by)]
 
 

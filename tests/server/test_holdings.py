@@ -187,6 +187,9 @@ class Cluster(RuleBasedStateMachine):
                     self._feed(process, h.SessionKept(
                         player, self.redis.keep_session(name, player)))
                 self._feed(process, h.KeysChecked())
+            case h.RewriteSession(player, over):
+                if self.redis.sessions.get(player) == over:
+                    self.redis.sessions[player] = name
             case h.AskHand(player, home):
                 self.messages.append((home, h.HandAsked(player, name)))
             case h.TakeSession(player):

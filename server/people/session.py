@@ -204,8 +204,8 @@ class Sessions:
         session.peer = peer
         self._add(session, _Claim(names.keys(name), None, 0))
         self._live(session)
-        self._journal.session_opened(int(player_id), session.hashed_token, name, address,
-                                     self._clock.seconds())
+        self._journal.session_moved(int(player_id), session.hashed_token, name, address,
+                                    self._clock.seconds())
         return session
 
     def once_written(self, fn: Callable[..., object], *args: Any) -> None:
@@ -240,8 +240,8 @@ class Sessions:
         session = Session(player_id, name, None, address, hashed=hashed)
         self._add(session, _Claim(names.keys(name), None, 0))
         self._live(session)
-        self._journal.session_opened(int(player_id), hashed, name, address,
-                                     self._clock.seconds())
+        self._journal.session_moved(int(player_id), hashed, name, address,
+                                    self._clock.seconds())
         return session
 
     def went_away(self, session: Session) -> None:

@@ -181,6 +181,8 @@ JOURNAL_OPS = {
     "snapshot": "table_id, seq, code, core (bytes): replaces the table's last one",
     "counter": "name, value: the last id given out of a kind ('table', 'player')",
     "session_opened": "player_id, token_hash, name, address, opened_at",
+    "session_moved": "player_id, token_hash, name, address, opened_at: a session another "
+                     "process held, written by its new home over the row it may have left",
     "session_forgotten": "player_id",
     "session_changed": "player_id, token_hash, name",
     "session_account": "player_id, account (None: logged out)",

@@ -319,6 +319,10 @@ class StoreJournal:
         self._write("session_opened", player_id, token, name, address, at)
         self._write("counter", "player", player_id)
 
+    def session_moved(self, player_id: int, token: bytes, name: str, address: str,
+                      at: float) -> None:
+        self._write("session_moved", player_id, token, name, address, at)
+
     def session_forgotten(self, player_id: int) -> None:
         self._write("session_forgotten", player_id)
 

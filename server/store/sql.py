@@ -110,6 +110,11 @@ _JOURNAL_SQL = {
                "CASE WHEN excluded.value > counters.value THEN excluded.value "
                "ELSE counters.value END",
     "session_opened": "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
+    # Its old home leaves the row while its lease is in doubt (another process may
+    # have rebuilt the session from it): the same player's, taken over here.
+    "session_moved": "INSERT INTO sessions VALUES (?, ?, ?, ?, ?) ON CONFLICT (player_id) "
+                     "DO UPDATE SET token_hash = excluded.token_hash, name = excluded.name, "
+                     "address = excluded.address",
     "session_forgotten": "DELETE FROM sessions WHERE player_id = ?",
     "session_account": "INSERT INTO session_accounts VALUES (?, ?) ON CONFLICT (player_id) "
                        "DO UPDATE SET account = excluded.account",

@@ -50,6 +50,12 @@ class Journal(Protocol):
     def session_opened(self, player_id: int, token: bytes, name: str, address: str,
                        at: float) -> None: ...
 
+    def session_moved(self, player_id: int, token: bytes, name: str, address: str,
+                      at: float) -> None:
+        """A session another process held, held here from now on: its row written over
+        the one its old home may have left (`session_opened` for a new player's)."""
+        ...
+
     def session_forgotten(self, player_id: int) -> None: ...
 
     def session_changed(self, player_id: int, token: bytes, name: str,
@@ -81,6 +87,10 @@ class NoJournal:
 
     def session_opened(self, player_id: int, token: bytes, name: str, address: str,
                        at: float) -> None:
+        pass
+
+    def session_moved(self, player_id: int, token: bytes, name: str, address: str,
+                      at: float) -> None:
         pass
 
     def session_forgotten(self, player_id: int) -> None:

@@ -31,6 +31,7 @@ from test_table_core import (
 from twisted.internet.task import Clock
 
 from pisyedili.server import rules
+from pisyedili.server.people.session import Sessions
 from pisyedili.server.service.assembly import make_factory
 from pisyedili.server.store.journal import (
     CATCH_UP_SECONDS,
@@ -352,6 +353,23 @@ def test_sessions_are_kept_by_token_hash_only(tmp_path: Path) -> None:
     assert [(s.player_id, s.name) for s in saved.sessions] == [(7, "Ayşe")]
     assert saved.sessions[0].token == token_hash("secret-token")
     assert saved.last_player == 8  # forgotten, but never handed out again
+
+
+def test_a_session_moved_here_is_written_over_the_row_its_old_home_left(db: str) -> None:
+    """A session a process takes in (its old home stopping) or adopts (its player
+    resumed here) has a row in the shared journal still when its old home's lease was
+    in doubt (it may have been rebuilt elsewhere from that row): the new home writes
+    over it, refused by no key, and the row says where the player is now."""
+    hashed = token_hash("secret-token")
+    old = StoreJournal.open(db, Clock())
+    old.session_opened(7, hashed, "Ayşe", "10.0.0.1", 1.0)
+    old.close()
+    new = StoreJournal.open(db, Clock())
+    Sessions(Clock(), 60.0, new).take_in("7", "Ayşe", hashed, "10.0.0.2")
+    new.close()
+    saved = StoreJournal.open(db, Clock()).load()
+    assert [(s.player_id, s.token, s.address) for s in saved.sessions] == [
+        (7, hashed, "10.0.0.2")]
 
 
 def test_an_unreadable_command_drops_only_its_table(tmp_path: Path) -> None:

@@ -294,7 +294,8 @@ def test_a_visible_deal_is_one_deal_of_a_match_the_viewer_may_see(store: Store) 
 def test_the_journal_reads_back_what_was_written(store: Store) -> None:
     assert set(JOURNAL_OPS) == {
         "table_opened", "table_closed", "command", "snapshot", "counter",
-        "session_opened", "session_forgotten", "session_changed", "session_account"}
+        "session_opened", "session_moved", "session_forgotten", "session_changed",
+        "session_account"}
     store.write_journal([
         ("table_opened", (1, 10.0, {"name": "one", "rated": False})),
         ("counter", ("table", 1)),
@@ -313,6 +314,8 @@ def test_the_journal_reads_back_what_was_written(store: Store) -> None:
         ("session_account", (7, 41)),
         ("session_account", (8, 42)),
         ("session_account", (8, None)),  # logged out
+        ("session_moved", (9, b"t9", "Deniz", "10.0.0.3", 17.0)),  # no row yet
+        ("session_moved", (8, b"t8", "Can", "10.0.0.4", 18.0)),  # over its old home's
     ])
     rows = store.read_journal()
     assert rows.tables == [(1, 10.0, {"name": "one", "rated": False}),
@@ -320,7 +323,8 @@ def test_the_journal_reads_back_what_was_written(store: Store) -> None:
     assert rows.commands == [(1, 0, 12.0, b"\x01"), (1, 1, 13.0, b"\x02"),
                              (2, 0, 14.0, b"\x03")]
     assert rows.snapshots == [(1, 2, "code", b"core-b")]
-    assert rows.sessions == [(7, b"t7b", "Ayse K", "10.0.0.1"), (8, b"t8", "Can", "10.0.0.2")]
+    assert rows.sessions == [(7, b"t7b", "Ayse K", "10.0.0.1"), (8, b"t8", "Can", "10.0.0.4"),
+                             (9, b"t9", "Deniz", "10.0.0.3")]
     assert rows.counters == {"table": 2, "player": 8}
     assert rows.session_accounts == {7: 41}
     assert rows.rated_tables == []
@@ -330,7 +334,7 @@ def test_the_journal_reads_back_what_was_written(store: Store) -> None:
     rows = store.read_journal()
     assert [t[0] for t in rows.tables] == [2]
     assert rows.commands == [(2, 0, 14.0, b"\x03")] and rows.snapshots == []
-    assert [s[0] for s in rows.sessions] == [8] and rows.session_accounts == {}
+    assert [s[0] for s in rows.sessions] == [8, 9] and rows.session_accounts == {}
     assert rows.counters == {"table": 5, "player": 8}
 
 

@@ -135,11 +135,16 @@ class Page:
         return list(self.driver.find_elements(By.CSS_SELECTOR, selector))
 
     def wait_css(self, selector: str, timeout: float = WAIT) -> Any:
-        """The first element matching `selector`, once it is displayed."""
+        """The first element matching `selector`, once it is displayed. Found and checked
+        in one script: a page redrawn faster than two of the driver's round trips (a
+        stand-in playing for us, on a busy machine) would make every find-then-check go
+        stale, and the wait would never see an element that is there all along."""
 
         def shown(d: Any) -> Any:
-            found = self.all(selector)
-            return found[0] if found and found[0].is_displayed() else False
+            return d.execute_script(
+                "const el = document.querySelector(arguments[0]);"
+                "return el && el.checkVisibility({visibilityProperty: true}) ? el : null;",
+                selector) or False
 
         return self.wait(shown, timeout, what=selector)
 

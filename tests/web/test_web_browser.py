@@ -397,7 +397,9 @@ def test_a_dropped_connection_resumes_and_a_stand_in_gives_the_seat_back(
     # Let the time run out twice: a stand-in bot holds the seat (held_by_bot: idle).
     page.wait_css("#come-back", timeout=15)
     assert page.state("table.seats[0].held_by_bot") == "idle"
-    assert "ran out of time" in page.log_text()
+    # The client's own log, not the panel's text: the panel shows the table's latest
+    # lines, and the stand-in may have played a deal or more since on a busy machine.
+    assert page.state("log.some(e => e.text.includes('ran out of time'))")
     page.click("#come-back")  # found again: the table may have been redrawn since
     page.wait(lambda d: not page.state("table.seats[0].held_by_bot"), what="the seat back")
     assert "took the seat back" in page.log_text()

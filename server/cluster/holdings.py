@@ -82,7 +82,8 @@ class TableHold:
 class SessionHome:
     state: Home
     to: str | None = None  # ASKING: the process asked; HANDED: the one it went to
-    since: str | None = None  # HOME: the process that handed it here (its old home)
+    since: str | None = None  # HOME: the old home that handed it here while Redis was
+    # away (the record there still names it: this process's was never written)
 
 
 # -- events: what happened --------------------------------------------------------------
@@ -488,6 +489,7 @@ class Holdings:
     _tables: dict[int, TableHold] = field(default_factory=dict)
     _sessions: dict[str, SessionHome] = field(default_factory=dict)
     _asked: list[HandAsked | ResumeArrived] = field(default_factory=list)  # out of doubt
+    _leaving: bool = False  # drains: back to DRAINING, not SERVING, once out of doubt
 
     # -- reading -------------------------------------------------------------------------
 
@@ -543,18 +545,17 @@ class Holdings:
 
     def _renewed(self, _: LeaseRenewed) -> list[Effect]:
         if self.standing is Standing.IN_DOUBT:  # (a pause shorter than the lease)
-            self.standing = Standing.SERVING
+            self.standing = Standing.DRAINING if self._leaving else Standing.SERVING
             return [RenewKeys(), *self._out_of_doubt()]
         return [RenewKeys()]
 
     def _lapsed(self, _: LeaseLapsed) -> list[Effect]:
-        if self.standing is not Standing.DRAINING:
-            self.standing = Standing.IN_DOUBT
+        self.standing = Standing.IN_DOUBT
         return [CheckKeys()]
 
     def _checked(self, _: KeysChecked) -> list[Effect]:
         if self.standing is Standing.IN_DOUBT:
-            self.standing = Standing.SERVING
+            self.standing = Standing.DRAINING if self._leaving else Standing.SERVING
             return self._out_of_doubt()
         return []
 
@@ -576,13 +577,14 @@ class Holdings:
         return [CheckKeys()]
 
     def _woke(self, event: Woke) -> list[Effect]:
-        if event.gap > event.lease and self.standing in (Standing.SERVING, Standing.CUT_OFF):
+        if event.gap > event.lease and self.standing in (
+                Standing.SERVING, Standing.CUT_OFF, Standing.DRAINING):
             # (Redis may have come back meanwhile, empty, and gone again unseen)
             self.standing = Standing.IN_DOUBT  # the next beat tells (`LeaseLapsed`)
         return []
 
     def _gone(self, _: ProcessGone) -> list[Effect]:
-        return [] if self.standing in _LEAVING else [Sweep()]
+        return [] if self._leaving or self.standing in _LEAVING else [Sweep()]
 
     def _stopped(self, _: Stopped) -> list[Effect]:
         self.standing = Standing.STOPPED
@@ -593,7 +595,8 @@ class Holdings:
     def _listed(self, event: JournalListed) -> list[Effect]:
         unheld = sorted(event.tables - self._tables.keys())
         if self.standing not in _CLAIMS:
-            return [ClaimLater()] if unheld and self.standing not in _LEAVING else []
+            leaving = self._leaving or self.standing in _LEAVING
+            return [ClaimLater()] if unheld and not leaving else []
         claims: list[Effect] = []
         for table_id in unheld:
             self._tables[table_id] = TableHold(Hold.CLAIMING)
@@ -670,7 +673,10 @@ class Holdings:
         return []
 
     def _kept(self, event: SessionKept) -> list[Effect]:
-        if event.holder is None or not self.homes(event.player):
+        if not self.homes(event.player):
+            return []
+        if event.holder is None:  # written: its record is this process's from now on
+            self._sessions[event.player] = SessionHome(Home.HOME)
             return []
         if event.holder == self._sessions[event.player].since:
             # Handed here while Redis was away: the record the old home let go of.
@@ -684,7 +690,7 @@ class Holdings:
             return []
         if self.homes(event.player):
             return [Welcome(event.player)]
-        if self.standing not in _ADOPTS:
+        if self.standing not in _ADOPTS or self._leaving:
             return [RefuseResume(event.player)]
         if event.holder is not None:
             self._sessions[event.player] = SessionHome(Home.ASKING, event.holder)
@@ -699,7 +705,7 @@ class Holdings:
         if home is None or home.state is not Home.ASKING:
             return []
         if event.ok:
-            self._sessions[event.player] = SessionHome(Home.HOME, since=home.to)
+            self._sessions[event.player] = SessionHome(Home.HOME, since=self._unwritten(home.to))
             return [Welcome(event.player)]
         if event.to is not None and event.to != home.to:
             self._sessions[event.player] = SessionHome(Home.ASKING, event.to)
@@ -738,7 +744,9 @@ class Holdings:
         return []
 
     def _drain(self, event: DrainStarted) -> list[Effect]:
-        self.standing = Standing.DRAINING
+        self._leaving = True
+        if self.standing is not Standing.IN_DOUBT:
+            self.standing = Standing.DRAINING
         homed = {player: event.tables.get(player) for player in self.homed()}
         targets = hand_targets(homed, _others(event.live))
         handed: list[Effect] = []
@@ -748,10 +756,15 @@ class Holdings:
         return handed
 
     def _adopt(self, event: AdoptAsked) -> list[Effect]:
-        if self.standing not in _ADOPTS or self.homes(event.player):
+        if self.standing not in _ADOPTS or self._leaving or self.homes(event.player):
             return [RefuseAdopt(event.player, event.by)]
-        self._sessions[event.player] = SessionHome(Home.HOME, since=event.by)
+        self._sessions[event.player] = SessionHome(Home.HOME, since=self._unwritten(event.by))
         return [AcceptAdopt(event.player, event.by)]
+
+    def _unwritten(self, old_home: str | None) -> str | None:
+        """The old home of a session welcomed here, while its record cannot be written
+        (Redis away): the record still names it when Redis is back."""
+        return old_home if self.standing is Standing.CUT_OFF else None
 
 
 def _others(live: Sequence[str]) -> list[str]:

@@ -169,22 +169,32 @@ def test_sends_wait_for_the_commit_of_what_they_tell(tmp_path: Path) -> None:
     journal.close()
 
 
+def _full_journal(path: Path, clock: Clock, fenced: bool
+                  ) -> tuple[StoreJournal, sqlite3.Connection, sqlite3.Connection]:
+    """A journal at `path` (`fenced`, as a cluster's is) with table 1 open, its file
+    made full (SQLite's own limit on its pages), and 200 chat lines sent to it that the
+    file cannot take; its store's own connection, and another to read the file with."""
+    journal = StoreJournal.open(path, clock)
+    if fenced:
+        journal.fence(lambda tables: [])
+    journal.table_opened(1, 0.0, {})
+    clock.advance(0)
+    conn = journal.store._conn  # type: ignore[attr-defined]  # (the store's own connection)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # full
+    for i in range(200):
+        journal.command(1, float(i), cmd.Chat("1", f"{i} " + "x" * 200))
+    return journal, conn, sqlite3.connect(path)
+
+
 def test_a_journal_that_falls_behind_writes_what_it_kept_once_it_can(tmp_path: Path) -> None:
     """A commit fails (the file is full: SQLite's own limit on its pages), play goes on
     (what waited is sent), and the rows are kept, with the rows after them, and written
     in order once the file takes them again; then sends wait for commits again."""
     path = tmp_path / "full.sqlite3"
     clock = Clock()
-    journal = StoreJournal.open(path, clock)
-    journal.table_opened(1, 0.0, {})
-    clock.advance(0)
-    conn = journal.store._conn  # type: ignore[attr-defined]  # (the store's own connection)
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    conn.execute(f"PRAGMA max_page_count = {pages}")  # full
-    other = sqlite3.connect(path)
+    journal, conn, other = _full_journal(path, clock, fenced=False)
     sent: list[str] = []
-    for i in range(200):
-        journal.command(1, float(i), cmd.Chat("1", f"{i} " + "x" * 200))
     journal.after_commit(sent.append, "update")
     clock.advance(0)
     assert sent == ["update"], "play goes on: what waited is sent"
@@ -219,17 +229,8 @@ def test_a_shared_journal_that_falls_behind_sends_nothing_until_it_wrote_it(
     before."""
     path = tmp_path / "shared.sqlite3"
     clock = Clock()
-    journal = StoreJournal.open(path, clock)
-    journal.fence(lambda tables: [])
-    journal.table_opened(1, 0.0, {})
-    clock.advance(0)
-    conn = journal.store._conn  # type: ignore[attr-defined]  # (the store's own connection)
-    pages = conn.execute("PRAGMA page_count").fetchone()[0]
-    conn.execute(f"PRAGMA max_page_count = {pages}")  # full
-    other = sqlite3.connect(path)
+    journal, conn, other = _full_journal(path, clock, fenced=True)
     sent: list[str] = []
-    for i in range(200):
-        journal.command(1, float(i), cmd.Chat("1", f"{i} " + "x" * 200))
     journal.after_commit(sent.append, "ok")
     assert not journal.holding
     clock.advance(0)

@@ -42,9 +42,8 @@ class Run:
 
 OPT_IN = "PISYEDILI_NEMESIS"
 """The run is asked for by this variable (`=1`) until the cluster passes it: today it
-finds the faults docs/bench.md lists ("The nemesis"), one of which (acknowledged moves
-lost to a crash during a store outage) a two-minute run may or may not meet, so it
-would fail the suite by chance rather than by a change."""
+finds the faults docs/bench.md lists ("The nemesis"), which a two-minute run may or may
+not meet, so it would fail the suite by chance rather than by a change."""
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +91,9 @@ def test_no_acknowledged_move_is_lost_doubled_or_reordered_under_faults(run: Run
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "open findings of the nemesis in the cluster (seed 1): a session whose process is "
-    "killed, stopped or paused is resumed elsewhere without its table (or its token is "
-    "refused as bad_token after a pause or a Redis cut past the lease); a move relayed "
-    "to a table whose process died is answered internal_error; store and Redis outages "
-    "log tracebacks (reading the sanctions again; writing this process's keys again; an "
-    "unhandled AssertionError in a LoopingCall)"))
+    "open findings of the nemesis in the cluster (seed 1): a session resumed while its "
+    "table is being taken over is welcomed without its table (the snapshot follows); a "
+    "session whose home woke from a pause past its lease may be refused bad_token"))
 def test_every_session_comes_back_and_no_process_logs_a_traceback(run: Run) -> None:
     assert run.summary["verdict"] == "pass", f"seed {SEED}:\n{run.violations[:8000]}"
     assert run.summary["sessions_lost"] == 0

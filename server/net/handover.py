@@ -348,8 +348,10 @@ class Handover(Forwarding):
         return done
 
     def _push(self, session: Session, target: str) -> None:
-        """One session handed to `target`: told it once its forgetting here is written
-        (a shared journal then holds one row of it, the new home's)."""
+        """One session handed to `target`, told once what was written here is
+        committed. A shared journal keeps its row until `target` writes it as its own
+        (`take_in`): should `target` die before it reads the hand-over, the session is
+        the journal's, as after a kill, and its token rebuilds it on any process."""
         player_id, table = session.player_id, session.table
         at = self._at.pop(player_id, None)
         message: dict[str, Any] = {
@@ -360,14 +362,14 @@ class Handover(Forwarding):
             message.update(t=table.id, owner=self.cluster.process)
         elif at is not None:
             message.update(t=at[0], owner=at[1])
-        self._sessions.hand_over(session)
+        self._sessions.hand_over(session, keep_row=self.shared_store)
         self._sent_on(player_id, target)
         self._handing_out[player_id] = (target, message)
         self._sessions.once_written(self.cluster.send, target, message)
 
     def _adopted(self, message: dict[str, Any]) -> None:
         """A process answered a session handed to it: held there, or refused (it stops
-        too): then the session goes to none (the journal no longer has it here)."""
+        too, or died): then a shared journal's row of it is left for a resume."""
         player_id = message["p"]
         handing = self._handing_out.get(player_id)
         if handing is None or handing[0] != message["from"]:

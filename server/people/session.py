@@ -218,7 +218,8 @@ class Sessions:
         from here without touching the cluster's keys (they are the new home's) nor
         its table (the caller keeps the seat, for a visitor). `keep_row`: nor the
         shared journal's row (its table was taken over with it, by a process that
-        restored the session from that row)."""
+        restored the session from that row; or its new home writes it over as it
+        takes it in, and until then it is the journal's)."""
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pg_kit
+from poll_kit import poll_until
 
-from cluster.cluster_kit import BACKSTOP, Msg, Player, server
+from cluster.cluster_kit import BACKSTOP, Msg, Player, log_of, server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import Mover, _ends_keeping_every_ack, _resume
+from pisyedili.server.cluster.redis import PREFIX
 
 LONG = ("--cluster-lease", str(100 * BACKSTOP))
 """Given last, it wins over the kit's own --cluster-lease."""
@@ -167,3 +169,32 @@ def test_a_rolling_restart_of_three_processes_keeps_every_session_and_move(
             procs[n], ports[n] = stack.enter_context(server(redis.url, db, 3 + n, *ARGS))
         assert all(c.player.ok("ping")["type"] == "pong" for c in clients if not c.mover)
         _ends_keeping_every_ack([c.mover for c in clients if c.mover is not None], ports[0])
+
+
+def test_a_session_handed_to_a_process_that_dies_before_taking_it_in_resumes(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """A stops (SIGTERM) while B, the only other process, is paused (SIGSTOP): A hands
+    its player's session to B, which is killed before it reads the hand-over. The
+    journal still has the session's row, so its token resumes through a process
+    started afterwards: the same player, in the lobby, not a `bad_token`."""
+    db = postgres.store()
+    with ExitStack() as stack:
+        (stopping, a), (target, _) = (stack.enter_context(server(redis.url, db, n, *ARGS))
+                                      for n in range(2))
+        player = Player(a)
+        player.hello("Ayşe")
+        # (B's lease is written by its first beat, maybe after it listens)
+        poll_until(lambda: len(redis.keys(PREFIX + "process:*")) == 2, BACKSTOP,
+                   "both processes' leases")
+        target.send_signal(signal.SIGSTOP)
+        try:
+            stopping.send_signal(signal.SIGTERM)
+            log_of(stopping).wait_for(r"stopping: handing 1 sessions to processes",
+                                      BACKSTOP)
+        finally:
+            target.send_signal(signal.SIGKILL)
+            target.wait(BACKSTOP)
+        assert stopping.wait(BACKSTOP) == 0
+        _hung_up(player)
+        _, c = stack.enter_context(server(redis.url, db, 2, *ARGS))
+        _back(c, player, None)

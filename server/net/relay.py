@@ -38,8 +38,10 @@ from pisyedili.server.net.handlers.moderation import (
     tell_muted,
 )
 from pisyedili.server.net.handover import Handover
-from pisyedili.server.people.moderation import Sanction
-from pisyedili.server.people.session import Sessions
+from pisyedili.server.net.sweeps import Sweeping
+from pisyedili.server.people.accounts import Account
+from pisyedili.server.people.moderation import Gathered, Sanction
+from pisyedili.server.people.session import Session, Sessions
 from pisyedili.server.store.base import Unreachable
 from pisyedili.server.table.runner import TableRunner
 
@@ -57,30 +59,36 @@ class Relay(Handover):
     """Both sides of playing at a table of another process (module docstring)."""
 
     def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock,
-                 server: ServerFactory | None = None, *, shared_store: bool = False) -> None:
+                 server: ServerFactory | None = None, *, shared_store: bool = False,
+                 sweeps: Sweeping | None = None) -> None:
         """The relay of `server`, which makes it as it is made (`ServerFactory`'s
         `relay`): it hears the cluster from then on, and is the other processes' side of
-        the server's sessions, accounts and moderation (`_serve`)."""
-        super().__init__(cluster, sessions, clock, server, shared_store=shared_store)
+        the server's sessions, accounts and moderation (`people.processes`, which it
+        joins where the server is assembled). `sweeps`: the takeover it tells of a
+        process gone, and waits on (`service/takeover.py`)."""
+        super().__init__(cluster, sessions, clock, server, shared_store=shared_store,
+                         sweeps=sweeps)
         self._handlers = self._handling()
         self._acts = self._acting()
         if server is not None:
             self._serve(server)
 
     def _serve(self, server: ServerFactory) -> None:
-        """Hear the cluster's messages, and stand for the other processes where the
-        server's parts, made before it, meet them."""
-        self._sessions.elsewhere = self
+        """Hear the cluster's messages."""
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
         self.cluster.watch_link(self._link_lost, self._link_back)
-        if server.accounts is not None and self.shared_store:
-            server.accounts.on_registered.append(
-                lambda a: self.cluster.tell_all({"k": "account", "a": a.id, "name": a.name,
-                                                 "op": a.operator, "bot": a.bot}))
-            server.accounts.elsewhere = lambda account, caller: Deferred.fromCoroutine(
-                self._account_elsewhere(account, caller))
-        if server.moderation is not None and self.shared_store:
-            server.moderation.tell = lambda m: self.ask_all({"k": "sanction", **m})
+
+    # -- for the accounts and the moderation, on one shared store (`people.processes`) ---
+
+    def account_registered(self, account: Account) -> None:
+        self.cluster.tell_all({"k": "account", "a": account.id, "name": account.name,
+                               "op": account.operator, "bot": account.bot})
+
+    def account_session(self, account: int, caller: Session) -> Deferred[Session | None]:
+        return Deferred.fromCoroutine(self._account_elsewhere(account, caller))
+
+    def tell_sanction(self, message: dict[str, Any]) -> Deferred[Gathered]:
+        return self.ask_all({"k": "sanction", **message})
 
     def _ask(self, message: dict[str, Any]) -> None:
         """Another process asks this one to act: it does, and says what it did."""

@@ -21,6 +21,7 @@ from pisyedili.server.table.runner import TableRunner
 
 if TYPE_CHECKING:
     from pisyedili.server.net.forwarding import Reply, Visitor, Waiting
+    from pisyedili.server.net.sweeps import Sweeping
     from pisyedili.server.net.tcp import ServerFactory
 
 log = Logger()
@@ -45,7 +46,8 @@ class RelayState:
     """The state of a relay, and the parts of it both sides use."""
 
     def __init__(self, cluster: Cluster, sessions: Sessions, clock: Clock,
-                 server: ServerFactory | None = None, *, shared_store: bool = False) -> None:
+                 server: ServerFactory | None = None, *, shared_store: bool = False,
+                 sweeps: Sweeping | None = None) -> None:
         self.cluster = cluster
         self.shared_store = shared_store
         self._sessions = sessions
@@ -83,9 +85,11 @@ class RelayState:
         it is (or the process itself, woken after a pause, answers a join)."""
         self._asked: dict[int, _Asked] = {}  # an act asked of every process, by round
         self._rounds = 0
-        self.gone_hooks: list[Callable[[str], None]] = []
+        self.gone_hooks: tuple[Callable[[str], None], ...] = \
+            () if sweeps is None else (sweeps.gone,)
         """Told, after this relay, that a process is gone (`service/takeover.py`)."""
-        self.settled: Callable[[], Deferred[None]] | None = None
+        self.settled: Callable[[], Deferred[None]] | None = \
+            None if sweeps is None else sweeps.settled
         """A sweep for tables nobody holds, fired once done (`service/takeover.py`)."""
         self._refusals: set[tuple[object, object]] = set()
         """The kinds and versions of the messages refused here, each said once."""

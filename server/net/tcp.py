@@ -224,7 +224,7 @@ class ServerFactory(Factory):
     noisy = False  # no "Stopping factory <...>": the server logs what it listens on, and stops
 
     def __init__(self, name: str, lobby: Lobby, sessions: Sessions, limits: ServerLimits,
-                 clock: Clock, archive: Archive | None = None,
+                 clock: Clock, invitations: Invitations, archive: Archive | None = None,
                  journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL,
                  accounts: Accounts | None = None, moderation: Moderation | None = None,
                  ratings: Ratings | None = None,
@@ -243,8 +243,8 @@ class ServerFactory(Factory):
         self._agreed: dict[tuple[str, ...] | None, frozenset[str]] = {}
         self.lobby = lobby
         self.sessions = sessions
-        self.invitations = Invitations(clock)
-        lobby.watchers.append(self.invitations.table_changed)
+        self.invitations = invitations
+        """The open invitations: the lobby tells them of each table's change."""
         self.limits = limits
         self.clock = clock
         self.connections = ConnectionCounter(limits.max_connections, limits.max_per_address)

@@ -21,10 +21,11 @@ listens), so a `hello` is checked without waiting on the store; every change is
 written through the store's thread (`Archive.use`). The store may change beside the
 server (`pisyedili-server operator`): a login under a name the registry lacks asks the
 store, and the operator flags are read again every `OPERATORS_EVERY` seconds. In a
-cluster on one shared store (`shared`) the registry is each process's copy of it: a
-registration is told to the other processes (`on_registered`, through the cluster),
-and a login into an account whose session lives on another process brings that
-session here first (`elsewhere`), so one account still has one session.
+cluster on one shared store the registry is each process's copy of it: a
+registration is told to the other processes (`AccountsElsewhere.account_registered`,
+through the cluster), and a login into an account whose session lives on another
+process brings that session here first (`account_session`), so one account still
+has one session.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import ipaddress
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import argon2
 from twisted.internet.defer import Deferred, DeferredSemaphore
@@ -200,13 +201,28 @@ def add_account(store: Store, name: str, password_hash: str, now: float, *,
 
 # -- the reactor's side -------------------------------------------------------------------
 
+class AccountsElsewhere(Protocol):
+    """The other processes of a cluster on one shared store, as accounts reach them
+    (`net/relay.py`)."""
+
+    def account_registered(self, account: Account) -> None:
+        """An account registered here: every other process learns it."""
+
+    def account_session(self, account: int, caller: Session) -> Deferred[Session | None]:
+        """The session another process holds for `account`, moved here for `caller`'s
+        connection to take over, or None if no live process holds one."""
+
+
 class Accounts:
     """The registry of accounts and the four requests on them."""
 
     def __init__(self, archive: Archive, sessions: Sessions, clock: Clock,
                  settings: AccountSettings | None = None,
                  loaded: tuple[dict[int, Account], dict[str, int]] | None = None,
-                 *, shared: bool = False) -> None:
+                 *, ban_check: Callable[[int], ProtocolError | None] = lambda account: None,
+                 elsewhere: AccountsElsewhere | None = None) -> None:
+        """`loaded`'s name keys are the ones `sessions` keeps guests from (its
+        `reserved`: the same mapping, given to both where they are made)."""
         self._archive = archive
         self._sessions = sessions
         self._clock = clock
@@ -218,7 +234,6 @@ class Accounts:
         """The accounts flagged operator here: what `refresh_operators` compares with."""
         self._unread = False
         """Whether the last read of the operators failed (said once, not every time)."""
-        sessions.reserved = self.keys
         self._configured, self.unknown_operators = self._resolve(self.settings.operators)
         self._by_address: dict[str, TokenBucket] = {}
         self._failures: dict[str, tuple[float, float]] = {}
@@ -226,15 +241,10 @@ class Accounts:
         self._checking: dict[tuple[str, str], float] = {}
         """Per (name key, address): the check under way, and when its delay ends."""
         self._hashing = DeferredSemaphore(max(1, self.settings.hashes))
-        self.ban_check: Callable[[int], ProtocolError | None] = lambda account: None
+        self.ban_check = ban_check
         """Why the account may not log in now (moderation.py), or None."""
-        self.shared = shared
-        """Whether the store is the one every process of a cluster uses (`relay.py`)."""
-        self.on_registered: list[Callable[[Account], None]] = []
-        """Told of each account registered here (the cluster's other processes)."""
-        self.elsewhere: Callable[[int, Session], Deferred[Session | None]] | None = None
-        """The session another process holds for an account, moved here for `Session`'s
-        connection to take over (`relay.py`), or None if no live process holds one."""
+        self._elsewhere = elsewhere
+        """The other processes on the same store (`relay.py`), if there are any."""
 
     def _resolve(self, configured: frozenset[str]) -> tuple[frozenset[int], list[str]]:
         """The accounts the configured operator names (`--operator`) name now, at start,
@@ -488,8 +498,8 @@ class Accounts:
         registered = self.accounts[account] = Account(account, session.name, False, bot)
         for key in keys:
             self.keys[key] = account
-        for tell in self.on_registered:
-            tell(registered)
+        if self._elsewhere is not None:
+            self._elsewhere.account_registered(registered)
         login = await self._new_login(account)
         log.info("player {player} registered the name {name!r} as account {account} "
                  "(a bot's: {bot})", player=session.player_id, name=session.name,
@@ -561,8 +571,8 @@ class Accounts:
                 if caller.holds() is not session or session.account is not None:
                     unused, account_id = token_hash(login), account.id
                     await self._store(lambda store: store.revoke_logins(account_id, unused))
-        if self.elsewhere is not None and self.session_of(account.id) is None:
-            await self.elsewhere(account.id, session)  # (then taken over, below)
+        if self._elsewhere is not None and self.session_of(account.id) is None:
+            await self._elsewhere.account_session(account.id, session)  # (taken over below)
             if caller.holds() is not session:
                 return None
         log.info("player {player} logged in to account {account} from {address}",

@@ -31,7 +31,7 @@ import ipaddress
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
@@ -39,7 +39,6 @@ from twisted.python.failure import Failure
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.clock import Clock
-from pisyedili.server.people.accounts import Accounts
 from pisyedili.server.people.session import Session
 from pisyedili.server.store import Archive, SanctionRow, Store
 from pisyedili.server.store.base import Unreachable
@@ -162,21 +161,28 @@ def until(expires_at: float | None) -> str:
     return f"until {when:%Y-%m-%d %H:%M} UTC"
 
 
+class SanctionsElsewhere(Protocol):
+    """The other processes that share this store (`net/relay.py`)."""
+
+    def tell_sanction(self, message: dict[str, Any]) -> Deferred[Gathered]:
+        """A sanction put in force or lifted here, told to each (`heard` there): what
+        each did of it."""
+
+
 class Moderation:
     """Sanctions in force (in memory, kept in the store) and the operator requests."""
 
-    def __init__(self, archive: Archive, accounts: Accounts, clock: Clock,
+    def __init__(self, archive: Archive, clock: Clock,
                  loaded: list[Sanction] | None = None,
-                 kick_seconds: float = KICK_SECONDS) -> None:
+                 kick_seconds: float = KICK_SECONDS, *,
+                 elsewhere: SanctionsElsewhere | None = None) -> None:
+        """Its `account_banned` is what `Accounts` checks a login with."""
         self._archive = archive
-        self._accounts = accounts
         self._clock = clock
         self.kick_seconds = kick_seconds
         self.sanctions = list(loaded or ())
-        accounts.ban_check = self.account_banned
-        self.tell: Callable[[dict[str, Any]], Deferred[Gathered]] | None = None
-        """Tells the other processes that share this store of a sanction put in force
-        or lifted here (`heard` there), when there are any: what each did of it."""
+        self._elsewhere = elsewhere
+        """The other processes that share this store, when there are any."""
 
     def _active(self, kind: str) -> list[Sanction]:
         now = self._clock.seconds()
@@ -265,7 +271,8 @@ class Moderation:
                 told)
 
     def _told(self, message: dict[str, Any]) -> Deferred[Gathered]:
-        return succeed(ALONE) if self.tell is None else self.tell(message)
+        return succeed(ALONE) if self._elsewhere is None \
+            else self._elsewhere.tell_sanction(message)
 
     def lift(self, kind: str, account: int | None, player: int | None,
              network: str | None, by: str, target: str

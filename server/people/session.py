@@ -149,7 +149,9 @@ class Sessions:
     key (`names.keys`), so a new name is checked without looking at every session."""
 
     def __init__(self, clock: Clock, grace_seconds: float,
-                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL) -> None:
+                 journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL, *,
+                 elsewhere: Elsewhere | None = None,
+                 reserved: Container[str] = frozenset()) -> None:
         self._clock = clock
         self._cluster = cluster
         self._grace = grace_seconds
@@ -161,10 +163,11 @@ class Sessions:
         self._next_suffix: dict[str, int] = {}  # by held key: the first suffix to try
         self._per_address: Counter[str] = Counter()  # live sessions by opening address
         self._ids = itertools.count(1)
-        self.elsewhere: Elsewhere | None = None
+        self.elsewhere = elsewhere
         """In a cluster: the tables of other processes this registry's players are at."""
-        self.reserved: Container[str] = frozenset()
-        """Name keys no guest may take: the registered accounts' (`accounts.py`)."""
+        self.reserved = reserved
+        """Name keys no guest may take: the registered accounts' (`Accounts.keys`, which
+        grows as names are registered)."""
 
     def __len__(self) -> int:
         return len(self._by_token)

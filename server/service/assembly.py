@@ -21,11 +21,14 @@ from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import LOCAL, Cluster, open_cluster
 from pisyedili.server.net.limits import ServerLimits
 from pisyedili.server.net.relay import Relay
+from pisyedili.server.net.sweeps import Sweeps
 from pisyedili.server.net.tcp import ServerFactory
 from pisyedili.server.people import accounts as accounts_
 from pisyedili.server.people import moderation as moderation_
 from pisyedili.server.people.accounts import Accounts, AccountSettings
+from pisyedili.server.people.invitations import Invitations
 from pisyedili.server.people.moderation import Moderation
+from pisyedili.server.people.processes import OtherProcesses
 from pisyedili.server.people.ratings import Ratings
 from pisyedili.server.people.session import Sessions
 from pisyedili.server.service.recovery import restore
@@ -61,6 +64,7 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
                  community_from: str | None = None,
                  cluster: Cluster = LOCAL,
                  shared_journal: str | None = None,
+                 sweeps: Sweeps | None = None,
                  test_decks: bool = False) -> ServerFactory:
     """The whole server state (lobby, sessions, limits) behind one protocol factory.
 
@@ -72,32 +76,49 @@ def make_factory(clock: Clock, *, name: str = DEFAULT_NAME, seed: int | None = N
     shared `cluster`, ids, names and codes are claimed there (`server/cluster/`); and
     with a `shared_journal` (the `--db` every process of it uses) nothing is restored
     here: once joined, this process takes over the tables nobody holds (`make_service`
-    makes its `Takeover`)."""
+    makes its `Takeover`, which joins `sweeps`, the relay's stand-in for it)."""
     limits = limits or ServerLimits()
     settings = settings or TableSettings()
     kept: Journal = journal if journal is not None else NO_JOURNAL
-    sessions = Sessions(clock, settings.grace_seconds, kept, cluster)
+    # A cycle among the parts: the sessions, accounts and moderation reach the other
+    # processes through the relay, which is made from them (and from the server, which
+    # makes it: `ServerFactory`'s `relay`). Each is given `elsewhere`, which stands for
+    # the relay, and the relay joins it once the server made it; what the journal kept
+    # is restored after that (a relay that holds nothing yet: nobody is elsewhere).
+    elsewhere = OtherProcesses() if cluster.shared else None
+    on_shared_store = elsewhere if shared_journal is not None else None
+    registry, sanctions = read_community(community_from, clock.seconds()) \
+        if archive is not None else (None, None)
+    registry = registry or ({}, {})
+    sessions = Sessions(clock, settings.grace_seconds, kept, cluster, elsewhere=elsewhere,
+                        reserved=registry[1] if archive is not None else frozenset())
     accounts = moderation = ratings = None
     if archive is not None:
-        registry, sanctions = read_community(community_from, clock.seconds())
+        moderation = Moderation(archive, clock, sanctions, limits.kick_seconds,
+                                elsewhere=on_shared_store)
         accounts = Accounts(archive, sessions, clock, account_settings, registry,
-                            shared=cluster.shared and shared_journal is not None)
-        moderation = Moderation(archive, accounts, clock, sanctions, limits.kick_seconds)
+                            ban_check=moderation.account_banned, elsewhere=on_shared_store)
         ratings = Ratings(archive, accounts)
+    invitations = Invitations(clock)
     lobby = Lobby(clock, rng_factory(seed), settings, limits, sessions.deliver,
                   sessions.left_table,
                   on_match=ratings.on_match if ratings is not None else None, journal=kept,
-                  cluster=cluster, test_decks=test_decks)
-    if journal is not None and (shared_journal is None or not cluster.shared):
-        restore(saved if saved is not None else journal.load(), lobby, sessions)
+                  cluster=cluster, test_decks=test_decks,
+                  watchers=(invitations.table_changed,))
 
     def relay(server: ServerFactory) -> Relay:
-        return Relay(cluster, sessions, clock, server, shared_store=shared_journal is not None)
+        return Relay(cluster, sessions, clock, server, shared_store=shared_journal is not None,
+                     sweeps=sweeps)
 
-    factory = ServerFactory(name, lobby, sessions, limits, clock, archive=archive,
-                            journal=kept, cluster=cluster, accounts=accounts,
-                            moderation=moderation, ratings=ratings,
+    factory = ServerFactory(name, lobby, sessions, limits, clock, invitations,
+                            archive=archive, journal=kept, cluster=cluster,
+                            accounts=accounts, moderation=moderation, ratings=ratings,
                             relay=relay if cluster.shared else None)
+    if elsewhere is not None:
+        assert factory.relay is not None
+        elsewhere.join(factory.relay)
+    if journal is not None and (shared_journal is None or not cluster.shared):
+        restore(saved if saved is not None else journal.load(), lobby, sessions)
     return factory
 
 
@@ -137,18 +158,23 @@ def make_service(options: Mapping[str, Any]) -> ServerService:
     account_settings = AccountSettings(tls_required=bool(options["tls-logins"]),
                                        operators=frozenset(options["operators"]))
     shared_journal = path if cluster.shared and is_url(path) else None
+    # On one shared journal, the tables nobody holds are taken over once joined. The
+    # relay tells the takeover of a process gone, and waits on it; the takeover is made
+    # from the relay: `sweeps` stands for it until it joins.
+    sweeps = Sweeps() if journal is not None and shared_journal is not None else None
     factory = make_factory(cast(Clock, reactor), name=options["name"], seed=options["seed"],
                            limits=options["limits"], settings=options["settings"],
                            archive=archive, journal=journal, saved=saved,
                            account_settings=account_settings,
                            community_from=path if journal is not None else None,
-                           cluster=cluster, shared_journal=shared_journal,
+                           cluster=cluster, shared_journal=shared_journal, sweeps=sweeps,
                            test_decks=bool(options["test-decks"]))
-    # On one shared journal, the tables nobody holds are taken over once joined.
-    takeover = Takeover(shared_journal, journal, factory.lobby, factory.sessions,
-                        factory.relay, cluster, cast(Clock, reactor)) \
-        if factory.relay is not None and journal is not None and shared_journal is not None \
-        else None
+    takeover = None
+    if sweeps is not None:
+        assert journal is not None and shared_journal is not None and factory.relay is not None
+        takeover = Takeover(shared_journal, journal, factory.lobby, factory.sessions,
+                            factory.relay, cluster, cast(Clock, reactor))
+        sweeps.join(takeover)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],
                          announce=not options["no-announce"], archive=archive,

@@ -18,7 +18,7 @@ saw acknowledged is lost: the journal committed it before any byte about it left
 
 A sweep runs once this process joined (instead of the restart's own restore, which
 would rebuild every process's tables), each time a process is gone, and when a client
-resumes here a session whose process is gone (`Relay.settled`: it waits for one), and
+resumes here a session whose process is gone (the relay waits for one: `net/sweeps.py`), and
 again a little after one that failed (the database out of reach), until one succeeds.
 A table whose takeover failed half-way (Redis gone while its members were looked up)
 is let go as if another process had taken it, for the next sweep to take whole.
@@ -179,17 +179,20 @@ class Takeover:
         self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
         self._current: list[Deferred[None]] = []  # fired once the running one ends
         self._ids = IdsRead(journal_ids(where), cluster, clock)
+        self._started = False
 
     def start(self) -> None:
         """Joined: take what nobody holds now, and again whenever a process is gone."""
+        self._started = True
         self._journal.fence(self.let_go)
         self._cluster.watch_link(self._ids.start, self._ids.stop)
-        self._relay.gone_hooks.append(self._gone)
-        self._relay.settled = self.settled
         self.sweep()
 
-    def _gone(self, process: str) -> None:
-        """A process is gone: its tables are swept for, unless this one stops."""
+    def gone(self, process: str) -> None:
+        """A process is gone (the relay's word, `net/sweeps.py`): once joined, its tables
+        are swept for, unless this one stops."""
+        if not self._started:
+            return
         for effect in self._cluster.holdings.handle(ProcessGone(process)):
             if isinstance(effect, Sweep):
                 self.sweep()

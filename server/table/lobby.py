@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any, Protocol
 
@@ -139,7 +139,8 @@ class Lobby:
                  on_left: Callable[[TableRunner, MemberId], None],
                  on_match: Callable[[MatchOver], object] | None = None,
                  journal: Journal = NO_JOURNAL, cluster: Cluster = LOCAL,
-                 test_decks: bool = False) -> None:
+                 test_decks: bool = False,
+                 watchers: Sequence[Callable[[TableRunner], None]] = ()) -> None:
         self._clock = clock
         self.test_decks = test_decks
         """`create_table` may stack the deck (`--test-decks`: a server for client authors'
@@ -162,7 +163,7 @@ class Lobby:
         self._ids = itertools.count(1)
         self.pairing = Pairing(clock, self.tables)
         """`play_now`'s choice of a table, and what its quick tables do by themselves."""
-        self.watchers: list[Callable[[TableRunner], None]] = []
+        self._watchers = tuple(watchers)
         """Told of every change of a table, its close included (the invitations)."""
 
     # -- tables -------------------------------------------------------------------
@@ -419,7 +420,7 @@ class Lobby:
         if table.id in self._tables:
             self._push_row(table)
             self.pairing.changed(table)
-            for watcher in self.watchers:
+            for watcher in self._watchers:
                 watcher(table)
 
     def let_go(self, table: TableRunner) -> None:
@@ -435,7 +436,7 @@ class Lobby:
         self._journal.table_closed(table.id)
         self._cluster.table_closed(table.id, table.core.code)
         self._delta({"op": "remove", "table": table.id})
-        for watcher in self.watchers:
+        for watcher in self._watchers:
             watcher(table)
 
     def _forget(self, table: TableRunner) -> bool:

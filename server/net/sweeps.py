@@ -1,0 +1,54 @@
+"""The takeover of the tables nobody holds (`service/takeover.py`), as the relay
+reaches it: told of a process gone, and waited on by a resume or a join that needs
+a gone process's table.
+
+The takeover is made from the relay, so the relay cannot be given it: it is given a
+`Sweeps` as it is made, and the takeover joins it once it is made itself
+(`service/assembly.py`, the one place this cycle is broken).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from twisted.internet.defer import Deferred
+
+
+class Sweeping(Protocol):
+    """What the takeover does for the relay."""
+
+    def gone(self, process: str) -> None:
+        """A process is gone (told after the relay let its players go): its tables are
+        swept for."""
+
+    def settled(self) -> Deferred[None]:
+        """Fires once a sweep that starts after this call is done (whatever it took)."""
+
+
+class Sweeps:
+    """Stands for the takeover until it is made, and passes everything on to it then.
+
+    Nothing here is asked before the takeover joins: it is made with the server, before
+    the cluster is joined."""
+
+    def __init__(self) -> None:
+        self._takeover: Sweeping | None = None
+
+    def join(self, takeover: Sweeping) -> None:
+        """The takeover, made from the relay this was given to: it answers from now on."""
+        if self._takeover is not None:
+            raise RuntimeError("the takeover joined twice")
+        self._takeover = takeover
+
+    @property
+    def _joined(self) -> Sweeping:
+        if self._takeover is None:
+            raise RuntimeError("a sweep asked for before the takeover joined "
+                               "(`service/assembly.py` joins it as it makes the server)")
+        return self._takeover
+
+    def gone(self, process: str) -> None:
+        self._joined.gone(process)
+
+    def settled(self) -> Deferred[None]:
+        return self._joined.settled()

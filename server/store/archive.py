@@ -32,6 +32,21 @@ def not_kept(failure: Failure, table: int) -> None:
                      "written ({why})", table=table, why=str(error))
     else:
         log.failure("store: match at table {table} not kept", failure, table=table)
+
+
+def failed(what: str, then: str = "") -> Callable[[Failure], None]:
+    """What says that the store's `what` failed: in one line when the store was out of
+    reach (an outage, which the server outlives: `then` says what comes of it), with its
+    traceback otherwise (a defect)."""
+    def said(failure: Failure) -> None:
+        if isinstance(failure.value, Unreachable):
+            log.warn("store: {what} failed: the store could not be reached ({why}){then}",
+                     what=what, why=str(failure.value), then=f"; {then}" if then else "")
+        else:
+            log.failure("store: {what} failed", failure, what=what)
+    return said
+
+
 T = TypeVar("T")
 
 
@@ -101,7 +116,8 @@ class Archive:
         d.addCallbacks(
             lambda n: log.info("store: {n} matches older than {days} days forgotten",
                                n=n, days=keep_days) if n else None,
-            lambda f: log.failure("store: pruning failed", f))
+            failed("pruning", "the old matches are forgotten at the next pruning, in a "
+                   "day"))
         return d
 
     def flush(self) -> Deferred[Any]:
@@ -120,7 +136,7 @@ class Archive:
                 self._store.close()
 
         closing = self.call(close_store)
-        closing.addErrback(lambda f: log.failure("store: close failed", f))
+        closing.addErrback(failed("close"))
 
         def stop(_: object) -> None:
             self._pool.stop()  # the thread is idle now: joins at once

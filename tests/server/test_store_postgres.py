@@ -7,6 +7,7 @@ What every backend does alike is tests/server/test_store_interface.py's."""
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 import threading
@@ -22,11 +23,12 @@ from process_output import SERVER, Output, add_operator
 from test_restart_process import Client
 from twisted.internet import reactor
 from twisted.internet.task import Clock, deferLater
+from twisted.logger import formatEvent, globalLogPublisher
 
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.bench.services import free_port
 from pisyedili.server.service import admin
-from pisyedili.server.store import RatingPoint, open_store
+from pisyedili.server.store import Archive, RatingPoint, open_store
 from pisyedili.server.store.journal import CATCH_UP_SECONDS, StoreJournal
 from pisyedili.server.store.postgres import TABLES, PostgresStore
 from pisyedili.server.store.schema import POSTGRES, SCHEMA_VERSION, VERSIONS
@@ -505,3 +507,44 @@ def test_a_kick_made_while_postgresql_is_away_holds_and_is_said_not_kept() -> No
             proc.wait()
             proc.stdout.close()
         assert "Traceback" not in out.text, out.text
+
+
+def _store_lines(events: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+    """The archive's log lines, each with whether it carries a traceback."""
+    return [(formatEvent(e), "log_failure" in e) for e in events
+            if e.get("log_namespace") == "pisyedili.server.store.archive"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_pruning_while_postgresql_is_away_is_one_line_and_a_defect_keeps_its_traceback(
+        ) -> None:
+    """PostgreSQL stops, and the daily pruning comes meanwhile: it says so in one line,
+    with PostgreSQL's message, no traceback (an outage, which the server outlives).
+    Once it is back, a pruning that fails for another reason (its table gone) is a
+    defect, said with its traceback."""
+    events: list[dict[str, Any]] = []
+    with pg_kit.own_cluster() as cluster:
+        url = cluster.store()
+        archive = Archive(lambda: open_store(url), reactor)
+        await archive.open()
+        globalLogPublisher.addObserver(events.append)  # type: ignore[arg-type]
+        try:
+            cluster.halt()
+            await archive.prune(30)
+            [(line, traceback)] = _store_lines(events)
+            assert re.fullmatch(r"store: pruning failed: the store could not be reached "
+                                r"\(cannot reach PostgreSQL at 127\.0\.0\.1:\d+: .+\); the "
+                                r"old matches are forgotten at the next pruning, in a day",
+                                line), line
+            assert not traceback
+            cluster.resume()
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("ALTER TABLE matches RENAME TO matches_gone")
+            del events[:]
+            await archive.prune(30)
+            [(line, traceback)] = _store_lines(events)
+            assert line.startswith("store: pruning failed"), line
+            assert traceback
+        finally:
+            globalLogPublisher.removeObserver(events.append)  # type: ignore[arg-type]
+            await archive.close()

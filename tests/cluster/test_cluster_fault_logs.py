@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pg_kit
 from poll_kit import poll_until
-from process_output import add_operator
 
 from cluster.cluster_kit import BACKSTOP, Player
+from cluster.outage_kit import banned_while_redis_is_away, server
 from cluster.redis_kit import LostRedisReply, RedisAt, SilentRedis
-from cluster.test_cluster_outage import PASSWORD, _hello_refused, redis_process, server
+from cluster.test_cluster_outage import _hello_refused
 from pisyedili.server.cluster.redis import PREFIX
 
 
@@ -24,22 +24,9 @@ def test_the_sanctions_unread_as_the_store_is_away_are_read_once_it_is_back(
     tell it), then PostgreSQL stops too, and Redis comes back: that process cannot read
     the sanctions again. It says so, with no traceback, and reads them again until
     PostgreSQL is back, then closes the banned player's connection."""
-    features = ("chat", "accounts", "moderation")
-    with pg_kit.own_cluster() as postgres, ExitStack() as stack:
-        db = postgres.store()
-        add_operator(db, "Zeynep", PASSWORD)
-        redis, _ = stack.enter_context(redis_process(keep=False))
-        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.url, db, n))
-                                  for n in range(2))
-        operator, target = Player(a), Player(b)
-        operator.hello("z", features)
-        operator.ok("login", name="Zeynep", password=PASSWORD)
-        target.hello("Mehmet", features)
-        target.ok("register", password=PASSWORD)
-        redis.kill()
-        log_a.wait_for("lost the cluster's Redis")
-        log_b.wait_for("lost the cluster's Redis")
-        operator.ok("ban", name="Mehmet")
+    with pg_kit.own_cluster() as postgres, \
+            banned_while_redis_is_away(postgres.store()) as away:
+        redis, log_b, target = away.redis, away.log_b, away.target
         postgres.halt()
         redis.start()
         log_b.wait_for(r"the cluster's Redis at \S+ is back")

@@ -15,8 +15,8 @@ from pathlib import Path
 from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Player, listed
+from cluster.outage_kit import server
 from cluster.redis_kit import RedisAt
-from cluster.test_cluster_outage import server
 
 FACTORY_NOISE = re.compile(r"(Starting|Stopping) factory")
 

@@ -10,8 +10,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +21,14 @@ import pytest
 from poll_kit import poll_until
 from process_output import Output, add_operator
 
-from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player, log_of
-from cluster.cluster_kit import server as cluster_server
-from cluster.redis_kit import RedisAt, own_redis
+from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player
+from cluster.outage_kit import (
+    PASSWORD,
+    banned_while_redis_is_away,
+    redis_process,
+    server,
+)
+from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import (
     Mover,
     _ends_keeping_every_ack,
@@ -37,41 +41,9 @@ from cluster.test_cluster_failover import (
     _taken_over,
 )
 from pisyedili.protocol.version import PROTOCOL_VERSION
-from pisyedili.server.bench.services import RedisServer
-from pisyedili.server.cluster import ClusterAddress
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store import open_store
 from pisyedili.server.store.journal import token_hash
-
-PASSWORD = "a long enough password 7"
-
-GRACE = 2
-"""Seconds a member cut off by the outage keeps its seat before a stand-in plays it:
-short, so the owner's players go on meanwhile."""
-
-
-@contextmanager
-def redis_process(keep: bool) -> Iterator[tuple[RedisServer, RedisAt]]:
-    """A redis-server of this test's own, to kill and start again on its port, and a
-    way to read it."""
-    redis = own_redis(keep)
-    try:
-        yield redis, RedisAt(ClusterAddress.parse(redis.url))
-    finally:
-        redis.stop()
-
-
-@contextmanager
-def server(url: str, db: Path | str, n: int,
-           procs: list[subprocess.Popen[str]] | None = None,
-           grace: float = GRACE, extra: Sequence[str] = ()) -> Iterator[tuple[int, Output]]:
-    """One process of the cluster, its port and its log (which the test reads); the
-    process itself goes into `procs`, for a test that kills it; `extra` options too."""
-    with cluster_server(url, str(db), n, "--grace-seconds", str(grace), "--rate", "500",
-                        "--burst", "500", *extra) as (proc, port):
-        if procs is not None:
-            procs.append(proc)
-        yield port, log_of(proc)
 
 
 @dataclass
@@ -435,25 +407,10 @@ def test_a_ban_made_while_redis_is_away_holds_everywhere_once_it_is_back(
     """The other process cannot be told of a ban while Redis is away; it reads the
     sanctions from the shared store again once Redis is back, and closes what the ban
     covers."""
-    db = postgres.store()
-    password = "a long enough password 7"
-    add_operator(db, "Zeynep", password)
-    features = ("chat", "accounts", "moderation")
-    with ExitStack() as stack:
-        redis, _ = stack.enter_context(redis_process(keep=False))
-        (a, log_a), (b, log_b) = (stack.enter_context(server(redis.url, db, n))
-                                  for n in range(2))
-        operator, target = Player(a), Player(b)
-        operator.hello("z", features)
-        operator.ok("login", name="Zeynep", password=password)
-        target.hello("Mehmet", features)
-        target.ok("register", password=password)
-        redis.kill()
-        log_a.wait_for("lost the cluster's Redis")
-        log_b.wait_for("lost the cluster's Redis")
-        operator.ok("ban", name="Mehmet")
+    with banned_while_redis_is_away(postgres.store()) as away:
+        target = away.target
         assert target.ok("ping")["type"] == "pong", "B has not heard of it"
-        redis.start()
+        away.redis.start()
         closed = target.wait(lambda m: m.get("code") == "banned")
         assert closed["type"] == "error"
         assert target.recv() is None

@@ -13,8 +13,8 @@ from pathlib import Path
 from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP
+from cluster.outage_kit import server
 from cluster.redis_kit import RedisAt
-from cluster.test_cluster_outage import server
 from pisyedili.server.cluster.redis import PREFIX
 
 

@@ -14,9 +14,10 @@ import pg_kit
 from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Msg, Player
+from cluster.outage_kit import server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import _one_deal_started, _resume
-from cluster.test_cluster_outage import _split, server
+from cluster.test_cluster_outage import _split
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
 

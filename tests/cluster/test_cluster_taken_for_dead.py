@@ -14,6 +14,7 @@ import pg_kit
 import pytest
 
 from cluster.cluster_kit import BACKSTOP, Player, listed, watched_table
+from cluster.outage_kit import server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_failover import (
     Mover,
@@ -23,7 +24,6 @@ from cluster.test_cluster_failover import (
     _resume,
     _taken_over,
 )
-from cluster.test_cluster_outage import server
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.people import names
 from pisyedili.server.store.journal import token_hash

@@ -420,22 +420,34 @@ class Forwarding(RelayState):
                 table.handle(cmd.Leave(session.player_id))
             self._drop(session.player_id)
 
+    def _seated_here(self, player_id: str) -> TableRunner | None:
+        """The open table here that seats `player_id`, a player of another process: as
+        a visitor, or as a member of a table taken over here whose home has not said
+        `back` yet."""
+        visit = self._visitors.get(player_id)
+        table = visit.session.table if visit is not None else self._taken.get(player_id)
+        return table if table is not None and not table.closed else None
+
+    def _own_seat(self, player_id: str) -> TableRunner | None:
+        """`player_id`'s session is this process's own from now on: the table here
+        that seated it as another process's player (`_seated_here`), if any, is its
+        own table now."""
+        visit = self._visitors.pop(player_id, None)
+        taken = self._taken.pop(player_id, None)
+        return visit.session.table if visit is not None else taken
+
     def _homeless(self, message: dict[str, Any]) -> None:
         """A visitor's session, its home gone, was rebuilt on another process: that
         is its home now, told of its table here (it says `back` as after a takeover)."""
-        visit = self._visitors.get(message["p"])
-        table = visit.session.table if visit is not None else None
-        if table is not None and not table.closed:
+        table = self._seated_here(message["p"])
+        if table is not None:
             self._at_here(message["from"], message["p"], table)
 
     def _seats(self, player_id: str) -> dict[str, Any]:
         """Asked by the process a visitor's session was rebuilt on (`homeless`): the
         table here that seats it, if any. That process is its home from its `back`."""
-        visit = self._visitors.get(player_id)
-        table = visit.session.table if visit is not None else None
-        if table is None or table.closed:
-            return {}
-        return {"t": table.id, "owner": self.cluster.process}
+        table = self._seated_here(player_id)
+        return {} if table is None else {"t": table.id, "owner": self.cluster.process}
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
         """The lobby's `on_left` (through `Sessions.left_table`): the registry lets the

@@ -168,9 +168,7 @@ class Handover(Forwarding):
             self._sessions.rename(session, session.name, exact=True)
         table_id, owner = handed["t"], str(handed.get("owner"))
         if table_id is not None and owner == self.cluster.process:
-            visit = self._visitors.pop(player_id, None)  # back at a table of this process
-            if visit is not None:
-                session.table = visit.session.table
+            session.table = self._own_seat(player_id)  # back at a table of this process
         elif table_id is not None:
             self._at[player_id] = (int(table_id), owner)
         if conn.closing:
@@ -186,15 +184,16 @@ class Handover(Forwarding):
             known = accounts.accounts.get(row.account) or await accounts.lookup(row.name)
             account = known.id if known is not None and known.id == row.account else None
         player_id = str(row.player_id)
-        at = None if player_id in self._visitors else await self._seated_elsewhere(player_id)
+        at = None if self._seated_here(player_id) is not None \
+            else await self._seated_elsewhere(player_id)
         if self._sessions.find(token) is not None:  # rebuilt here meanwhile
             return self._sessions.resume(token, conn)
         session = self._sessions.restore_one(
             SavedSession(row.player_id, hashed, row.name, row.address))
         session.account = account
-        visit = self._visitors.pop(session.player_id, None)
-        if visit is not None:  # it sits at a table here: a player of this process now
-            session.table = visit.session.table
+        table = self._own_seat(player_id)
+        if table is not None:  # it sits at a table here: a player of this process now
+            session.table = table
         elif at is not None:  # its welcome names it, and `rejoin` says `back` there
             self._at[player_id] = at
         log.info("session {player} of a process that is gone rebuilt here",
@@ -405,12 +404,9 @@ class Handover(Forwarding):
         if account is not None:  # the journal's row says so too
             session.account = account
             self._sessions.rename(session, session.name, exact=True)
-        visit = self._visitors.pop(player_id, None)
-        taken = self._taken.pop(player_id, None)
-        if visit is not None:  # at a table of this process: its member now
-            session.table = visit.session.table
-        elif taken is not None:  # at a table taken over here
-            session.table = taken
+        table = self._own_seat(player_id)
+        if table is not None:  # at a table of this process (or one taken over here)
+            session.table = table
         elif message["t"] is not None and message["owner"] != self.cluster.process:
             self._at[player_id] = (int(message["t"]), str(message["owner"]))
         self._sessions.went_away(session)

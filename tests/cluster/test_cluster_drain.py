@@ -10,6 +10,7 @@ can keep a session, a lease later would leave the test waiting in vain."""
 from __future__ import annotations
 
 import random
+import re
 import select
 import signal
 import subprocess
@@ -23,8 +24,14 @@ from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Msg, Player, log_of, server
 from cluster.redis_kit import RedisAt
-from cluster.test_cluster_failover import Mover, _ends_keeping_every_ack, _resume
+from cluster.test_cluster_failover import (
+    Mover,
+    _ends_keeping_every_ack,
+    _one_deal_started,
+    _resume,
+)
 from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store.journal import token_hash
 
 LONG = ("--cluster-lease", str(100 * BACKSTOP))
 """Given last, it wins over the kit's own --cluster-lease."""
@@ -87,6 +94,50 @@ def test_a_stopping_process_hands_its_sessions_to_a_live_one(
         host.wait(lambda m: m["type"] == "table_update"
                   and m["table"]["seats"][1].get("ready") is True, since)
         host.ok("start")
+
+
+def _named(proc: subprocess.Popen[str]) -> str:
+    """The cluster's name for a process `server` started (its log says it)."""
+    joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log_of(proc).text)
+    assert joined is not None, log_of(proc).text
+    return joined.group(1)
+
+
+def test_a_player_handed_on_resumes_at_its_table_through_the_process_that_took_it(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """Both players of a match on C are connected to C, which stops: it hands one
+    session to A and the other to B (in turn), then lets the table go, and one of A and
+    B takes it over. The taker seats its own player, and tells the other's new home
+    that the table is here now. That other player resumes through the taker: welcomed
+    at its table, whose snapshot follows, its seat connected again. So does the first,
+    through the process that did not take the table."""
+    db = postgres.store()
+    with ExitStack() as stack:
+        live = [stack.enter_context(server(redis.url, db, n, *ARGS)) for n in range(2)]
+        stopping, c = stack.enter_context(server(redis.url, db, 2, *ARGS))
+        host, guest, table = _one_deal_started(c, c)
+        stopping.send_signal(signal.SIGTERM)
+        assert stopping.wait(BACKSTOP) == 0
+        for player in (host, guest):
+            _hung_up(player)
+        by_name = {_named(proc): (proc, port) for proc, port in live}
+
+        def holder() -> str | None:
+            name = redis.hash(f"{PREFIX}table:{table}").get("process")
+            return name if name in by_name else None
+
+        taker = poll_until(holder, BACKSTOP, "a live process to take the table over")
+        log_of(by_name[taker][0]).wait_for(rf"took table {table} over")
+        homes = {player: redis.hash(
+            f"{PREFIX}session:{token_hash(player.welcome['token']).hex()}")["process"]
+            for player in (host, guest)}
+        assert sorted(homes.values()) == sorted(by_name), homes  # one on A, one on B
+        for seat, player in enumerate((host, guest)):
+            elsewhere = next(name for name in by_name if name != homes[player])
+            back = _back(by_name[elsewhere][1], player, table)
+            snapshot = _snapshot(back)
+            assert snapshot["you"]["seat"] == seat
+            assert snapshot["table"]["seats"][seat]["connected"] is True
 
 
 @dataclass

@@ -283,7 +283,10 @@ class Handover(Forwarding):
         self._sent_on(player_id, home)
         table, at, old = session.table, self._at.pop(player_id, None), session.peer
         self._server.lobby.unsubscribe(session)
-        self._sessions.hand_over(session)
+        # A shared journal keeps its row until the new home writes it as its own: the
+        # answer may never reach it (it dies, or misses it), and its token then
+        # rebuilds the session from that row anywhere.
+        self._sessions.hand_over(session, keep_row=self.shared_store)
         if old is not None:
             old.replaced()
         reply: dict[str, Any] = {"k": "handed", "p": player_id, "ok": True,

@@ -1,0 +1,130 @@
+"""A session handed over to a resume on another process is kept by the shared journal
+until its new home has it: should that process die (or miss the answer) before it
+takes the session in, the token still resumes elsewhere, rebuilt from the journal's
+row, never refused `bad_token`.
+
+The test reads the processes' messages as Redis carries them (a subscriber of their
+channels), so each fault falls between two messages, not after a guessed delay."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import msgpack
+import pg_kit
+from poll_kit import poll_until
+
+from cluster.cluster_kit import BACKSTOP, Player, log_of, server
+from cluster.redis_kit import RedisAt
+from cluster.test_cluster_failover import _resume
+from pisyedili.protocol.version import PROTOCOL_VERSION
+from pisyedili.server.cluster.redis import PREFIX
+
+
+class Channels:
+    """A subscriber of some of the processes' channels: every message published there,
+    as the process it was sent to reads it."""
+
+    def __init__(self, redis: RedisAt, processes: list[str]) -> None:
+        address = redis.address
+        self._channels = {f"{PREFIX}{address.db}:to:{p}".encode(): p for p in processes}
+        self._sock = socket.create_connection((address.host, address.port), timeout=BACKSTOP)
+        self._stream = self._sock.makefile("rb")
+        self._sock.sendall(_command(b"SUBSCRIBE", *self._channels))
+        for _ in self._channels:
+            self._reply()  # ["subscribe", channel, count]
+
+    def wait(self, to: str, kind: str) -> dict[str, Any]:
+        """The next message of `kind` sent to process `to`."""
+        while True:
+            _, channel, payload = self._reply()
+            unpacked = msgpack.unpackb(payload, raw=False)
+            for message in unpacked if isinstance(unpacked, list) else [unpacked]:
+                if self._channels.get(channel) == to and message.get("k") == kind:
+                    return dict(message)
+
+    def _reply(self) -> Any:
+        line = self._stream.readline()
+        assert line, "Redis closed the subscription"
+        kind, rest = line[:1], line[1:-2]
+        if kind == b"*":
+            return [self._reply() for _ in range(int(rest))]
+        if kind == b"$":
+            return self._stream.read(int(rest) + 2)[:-2]
+        if kind == b":":
+            return int(rest)
+        raise AssertionError(f"unexpected {line!r}")
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def _command(*parts: bytes) -> bytes:
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+
+@contextmanager
+def _listening(redis: RedisAt, processes: list[str]) -> Iterator[Channels]:
+    channels = Channels(redis, processes)
+    try:
+        yield channels
+    finally:
+        channels.close()
+
+
+def _name(proc: subprocess.Popen[str]) -> str:
+    """The process's name in the cluster (`p1`, ...)."""
+    joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log_of(proc).text)
+    assert joined is not None, log_of(proc).text
+    return joined.group(1)
+
+
+def test_a_session_handed_to_a_resume_whose_process_dies_before_taking_it_in_resumes(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """The player's session is at A; its token resumes through B, which asks A to hand
+    it over. B is paused (SIGSTOP) once it asked, A hands the session over and says so,
+    and B is killed before it read that. The token resumes through C: the same player,
+    in the lobby, rebuilt from the journal."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        ports = []
+        for n in range(3):
+            proc, port = stack.enter_context(server(redis.url, db, n))
+            procs.append(proc)
+            ports.append(port)
+        (home, asker, _), (a, b, c) = procs, ports
+        names = [_name(proc) for proc in procs]
+        poll_until(lambda: len(redis.keys(PREFIX + "process:*")) == 3, BACKSTOP,
+                   "every process's lease")
+        player = Player(a)
+        welcome = player.hello("Ayşe")
+        heard = stack.enter_context(_listening(redis, names[:2]))
+        home.send_signal(signal.SIGSTOP)  # B's ask waits for A to read it
+        try:
+            resuming = Player(b)
+            resuming.send("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                          name=welcome["name"])
+            assert heard.wait(names[0], "hand")["p"] == str(welcome["player"])
+            asker.send_signal(signal.SIGSTOP)
+        finally:
+            home.send_signal(signal.SIGCONT)
+        try:
+            handed = heard.wait(names[1], "handed")
+            assert handed["ok"] is True, handed
+            log_of(home).wait_for(rf"session {welcome['player']} is held by another "
+                                  r"process now")
+        finally:
+            asker.send_signal(signal.SIGKILL)
+            asker.wait(BACKSTOP)
+        player.close()
+        resuming.close()
+        _, again = _resume(c, welcome)
+        assert (again["resumed"], again["player"], again["name"], again.get("table")) \
+            == (True, welcome["player"], welcome["name"], None), again

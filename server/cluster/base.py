@@ -120,6 +120,13 @@ class Cluster(Protocol):
         back, with everything this process holds written there again (`back`)."""
         ...
 
+    def watch_sessions(self, disowned: Callable[[str, bytes, str], None]) -> None:
+        """Who hears that another process took a session of this one over while this
+        one was taken for dead (paused, or cut off, past its lease): its player id,
+        token hash and the process that holds it now. It is that one's: it goes from
+        here, as after a hand-over."""
+        ...
+
     def start(self) -> Deferred[None]:
         """Join: fires once the shared state answers (fails if it cannot be reached)."""
         ...

@@ -30,6 +30,9 @@ class LocalCluster:
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         pass
 
+    def watch_sessions(self, disowned: Callable[[str, bytes, str], None]) -> None:
+        pass  # no other process to take one over
+
     def named(self, name: str, address: str) -> None:
         pass  # no other process to tell
 

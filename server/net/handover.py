@@ -34,6 +34,7 @@ from pisyedili.server.net.forwarding import Forwarding
 from pisyedili.server.people.session import Session
 from pisyedili.server.store.base import SessionRow
 from pisyedili.server.store.journal import SavedSession, token_hash
+from pisyedili.server.table import commands as cmd
 
 log = Logger()
 
@@ -300,6 +301,27 @@ class Handover(Forwarding):
         elif at is not None:
             reply.update(t=at[0], owner=at[1])
         self._sessions.once_written(self.cluster.send, home, reply)
+
+    def _disowned(self, player_id: str, hashed: bytes, holder: str) -> None:
+        """`holder` took the session over while this process was taken for dead (its
+        token resumed there): it is that one's, so it goes from here, its connection
+        hung up on to resume there. A seat at a table here stays, away until `holder`,
+        told the table, says its player is `back` (a visitor from there from then on)."""
+        session = self._sessions.by_id(player_id)
+        if self._server is None or session is None or player_id in self._visitors \
+                or session.hashed_token != hashed:
+            return
+        table, peer = session.table, session.peer
+        self._at.pop(player_id, None)
+        self._server.lobby.unsubscribe(session)
+        self._sessions.hand_over(session, keep_row=True)  # (the row is `holder`'s now)
+        if table is not None and not table.closed:
+            table.handle(cmd.Disconnected(player_id))
+            self._taken[player_id] = table
+            self._at_here(holder, player_id, table)
+        if isinstance(peer, Connection):
+            peer.close("shutting_down", "another server of the cluster holds your session "
+                       "now: connect again to go on there")
 
     def _sent_on(self, player_id: str, to: str) -> None:
         """`player_id`'s session went to `to`: for a lease, a word about it that comes

@@ -77,6 +77,7 @@ class Relay(Handover):
         """Hear the cluster's messages."""
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
         self.cluster.watch_link(self._link_lost, self._link_back)
+        self.cluster.watch_sessions(self._disowned)
 
     # -- for the accounts and the moderation, on one shared store (`people.processes`) ---
 

@@ -1,6 +1,7 @@
 """A process taken for dead that wakes (it was paused past its lease) deletes nothing
 in Redis that the process which took its table over holds now: not as it finds its
-lease had run out, nor as it stops."""
+lease had run out, nor as it stops; and a session taken over meanwhile is no longer
+homed there."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pg_kit
 import pytest
+from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Player, listed, watched_table
 from cluster.outage_kit import server
@@ -121,3 +123,38 @@ def test_a_process_woken_past_its_lease_lists_its_tables_again(
         again = told("add", len(watcher.seen))
         assert again["summary"] == added["summary"]
         assert table in listed(b)
+
+
+def test_a_process_woken_past_its_lease_lets_go_of_a_session_taken_over(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """A player in the lobby of A, which is paused (SIGSTOP) past its lease: the
+    player's token resumes through B, which rebuilds the session from the journal.
+    Woken, A finds the session B's: it hangs up on the player's old connection
+    (`shutting_down`) and keeps nothing of it, so the token resumed through A again
+    moves the session from B (its connection there is told `replaced`): one home."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, log_a), (b, _) = (stack.enter_context(server(redis.url, db, n, procs))
+                              for n in range(2))
+        player = Player(a)
+        welcome = player.hello("Ayşe")
+        held = PREFIX + f"session:{token_hash(welcome['token']).hex()}"
+        home = redis.eventually(lambda r: r.hash(held).get("process"))
+        procs[0].send_signal(signal.SIGSTOP)
+        try:
+            poll_until(lambda: redis.command("EXISTS", PREFIX + f"process:{home}") == 0,
+                       BACKSTOP, "the paused process's lease to run out")
+            there, moved = _resume(b, welcome)
+            assert (moved["resumed"], moved["player"]) == (True, welcome["player"]), moved
+        finally:
+            procs[0].send_signal(signal.SIGCONT)
+        log_a.wait_for(r"the session of player \S+ is held by process", BACKSTOP)
+        while player.recv() is not None:
+            pass
+        assert any(m.get("code") == "shutting_down" for m in player.seen), player.seen[-3:]
+        _, back = _resume(a, welcome)
+        assert (back["resumed"], back["player"]) == (True, welcome["player"]), back
+        while there.recv() is not None:
+            pass
+        assert there.seen[-1]["type"] == "replaced", there.seen[-3:]

@@ -139,6 +139,8 @@ class Reassertion(ClusterState):
                 flat = [part for pair in sorted(fields.items()) for part in pair]
                 kept: Deferred[Any] = redis.eval(
                     KEEP_SESSION, [key], [ttl, self._process, self._key("process", ""), *flat])
+                self._checks[key] = self._checks.get(key, 0) + 1
+                kept.addBoth(self._checked_one, key)
                 kept.addCallback(self._rekept, key, player_id, held)
                 written.append(kept)
         for player_id, held in sorted(names.items()):  # (names of no session here)
@@ -194,25 +196,43 @@ class Reassertion(ClusterState):
             del self._codes[key]
             self._live.discard(key)
 
-    def _rekept(self, kept: object, key: str, player_id: str,
+    def _checked_one(self, kept: object, key: str) -> tuple[object, bool] | Failure:
+        """The answer of one session's check (or its failure, as it is), and whether
+        its session left here since it was asked (maybe to come back, handed here by
+        the process it names)."""
+        left = key in self._left
+        self._checks[key] -= 1
+        if not self._checks[key]:
+            del self._checks[key]
+            self._left.discard(key)
+        return kept if isinstance(kept, Failure) else (kept, left)
+
+    def _rekept(self, answer: tuple[object, bool], key: str, player_id: str,
                 names: list[str]) -> Deferred[Any] | None:
         """`KEEP_SESSION` decides: a session another process took over while this one
         was taken for dead is that one's, its name's keys with it (the same player
-        holds them there); this process's own session has its name claimed again."""
+        holds them there), and the session goes from here (`watch_sessions`); this
+        process's own session has its name claimed again. A session that left here
+        since it was checked (and maybe came back, handed here by that process) is
+        not judged by this answer."""
+        kept, left = answer
         if kept == 1:
             return self._reclaim(player_id, names)
-        if self._sessions.get(key, {}).get("player") != player_id:
+        if left or self._sessions.get(key, {}).get("player") != player_id:
             return None  # gone from here meanwhile
         self._label(str(kept)).addCallback(lambda holder: log.warn(
             "cluster: the session of player {player} is held by process {holder} now "
-            "(taken over while this process was taken for dead): this process lets its "
-            "keys be", player=player_id, holder=holder, process=str(kept)))
+            "(taken over while this process was taken for dead): this process lets it "
+            "and its keys go", player=player_id, holder=holder, process=str(kept)))
         del self._sessions[key]
         for held in (key, *(k for k, p in self._names.items() if p == player_id)):
             self._live.discard(held)
             self._away.pop(held, None)
             self._names.pop(held, None)
             self._disowned.add(held)
+        hashed = bytes.fromhex(key.rsplit(":", 1)[1])
+        for hook in self._disowned_hooks:
+            hook(player_id, hashed, str(kept))
         return None
 
     def _reclaim(self, player_id: str, names: list[str]) -> Deferred[Any]:

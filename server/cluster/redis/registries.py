@@ -225,6 +225,8 @@ class Registries(Reassertion):
 
     def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
         moved = [self._key("session", hashed.hex()), *(self._key("name", k) for k in keys)]
+        if moved[0] in self._checks:
+            self._left.add(moved[0])
         self._live.difference_update(moved)
         self._disowned.difference_update(moved)
         for key in moved:

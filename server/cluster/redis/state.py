@@ -123,6 +123,9 @@ class ClusterState:
         # nothing is written to it from here, though a copy lingers here for now.
         self.holdings = Holdings()
         self._disowned: set[str] = set()  # session and name keys, until their session goes
+        self._checks: dict[str, int] = {}  # session key -> its checks (`_reassert`) under way
+        self._left: set[str] = set()  # of those, the keys whose session left here since
+        self._disowned_hooks: list[Callable[[str, bytes, str], None]] = []
         self._leased = False  # this process's lease was written once (it may run out since)
         self._renewed_at = 0.0  # when the lease last answered it was still ours
         # The links' life.
@@ -152,6 +155,9 @@ class ClusterState:
 
     def watch_link(self, lost: Callable[[], None], back: Callable[[], None]) -> None:
         self._link_hooks.append((lost, back))
+
+    def watch_sessions(self, disowned: Callable[[str, bytes, str], None]) -> None:
+        self._disowned_hooks.append(disowned)
 
     def _key(self, *parts: object) -> str:
         return PREFIX + ":".join(str(p) for p in parts)

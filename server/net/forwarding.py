@@ -393,6 +393,9 @@ class Forwarding(RelayState):
         if visit is None and taken is not None:
             visit = self._visit(message)  # a member of a table taken over, from its home
             visit.session.table = taken
+        if visit is None and message["p"] in self._placing:
+            self._restoring[message["p"]].append(message)  # heard once it is placed
+            return
         if visit is None:
             # Let go meanwhile, its home not told (the link was down); but a process
             # that stops lets its tables go whole, and their takers call members home.
@@ -422,10 +425,11 @@ class Forwarding(RelayState):
 
     def _seated_here(self, player_id: str) -> TableRunner | None:
         """The open table here that seats `player_id`, a player of another process: as
-        a visitor, or as a member of a table taken over here whose home has not said
-        `back` yet."""
+        a visitor, as a member of a table taken over here whose home has not said
+        `back` yet, or of one a takeover here is placing it at."""
         visit = self._visitors.get(player_id)
-        table = visit.session.table if visit is not None else self._taken.get(player_id)
+        table = visit.session.table if visit is not None \
+            else self._taken.get(player_id) or self._placing.get(player_id)
         return table if table is not None and not table.closed else None
 
     def _own_seat(self, player_id: str) -> TableRunner | None:

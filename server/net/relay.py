@@ -240,17 +240,24 @@ class Relay(Handover):
         table elsewhere."""
         self._at.pop(player_id, None)
 
-    def restoring(self, player_id: str) -> None:
-        """A takeover here holds `player_id`'s session in the cluster and places it
-        next: a hand-over asked of it meanwhile waits for that."""
+    def restoring(self, player_id: str, table: TableRunner) -> None:
+        """A takeover here places `player_id` at `table` next (its session restored
+        here, or called home where it lives): a hand-over asked of it meanwhile, and
+        its home's word, wait for that; asked where it sits (`homeless`), `table` is
+        the answer."""
         self._restoring.setdefault(player_id, [])
+        self._placing[player_id] = table
 
     def restored(self, players: list[str]) -> None:
-        """Those players are placed (or their takeover failed): the hand-overs asked of
-        them meanwhile are answered now."""
+        """Those players are placed (or their takeover failed): what was asked or said
+        of them meanwhile is handled now, in the order it came."""
         for player_id in players:
+            self._placing.pop(player_id, None)
             for message in self._restoring.pop(player_id, []):
-                self._hand(message)
+                if message["k"] == "cmd":
+                    self._command(message)
+                else:
+                    self._hand(message)
 
     def call_home(self, home: str, player_id: str, table: TableRunner) -> None:
         """A member of a table taken over here is connected to `home`: it is told the

@@ -72,8 +72,11 @@ class RelayState:
         and what it was told."""
         self._out_done: Deferred[None] | None = None
         self._restoring: dict[str, list[dict[str, Any]]] = {}
-        """Owner: player -> the hand-overs asked of it while a takeover here restores its
-        session, answered once it is placed (`restored`)."""
+        """Owner: player -> the hand-overs asked of it, and its home's word (`cmd`), while
+        a takeover here places it at its table: handled once it is placed
+        (`restored`)."""
+        self._placing: dict[str, TableRunner] = {}
+        """Owner: player -> the table a takeover here is placing it at, until placed."""
         self._taken: dict[str, TableRunner] = {}
         """Owner: player -> a table taken over here, until the player's home says back."""
         self._untold: dict[str, str] = {}

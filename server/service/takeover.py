@@ -399,18 +399,24 @@ class Takeover:
                      saved: Saved, restoring: list[MemberId]) -> None:
         """`_rebuild`'s members. One whose home is gone is restored here only if this
         process takes its session in the cluster (`take_session`): a resume on another
-        process may take it first, and that process is then its home. Until it is
-        placed, a hand-over asked of it here waits (`Relay.restoring`)."""
+        process may take it first, and that process is then its home. Until each is
+        placed (from before the first question to the cluster), a hand-over asked of it
+        here waits, and so does its home's word, and this table is where it sits to a
+        process that asks (`Relay.restoring`)."""
         homes: dict[MemberId, str] = {}
         restores: dict[MemberId, tuple[SavedSession, int | None]] = {}
+        rows: dict[MemberId, SavedSession] = {}
         for member in runner.core.members():
             row = by_player.get(int(member)) if member.isdigit() else None
-            if row is None or self._held_here(member) is not None:
-                continue
+            if row is not None and self._held_here(member) is None:
+                rows[member] = row
+                self._relay.restoring(member, runner)
+                restoring.append(member)
+        for member, row in rows.items():
+            if self._held_here(member) is not None:
+                continue  # (resumed here meanwhile)
             home = await self._cluster.session_holder(row.token)
             if home is None:
-                self._relay.restoring(member)
-                restoring.append(member)
                 if not await self._cluster.take_session(row.token, str(row.player_id),
                                                         row.name):
                     home = await self._cluster.session_holder(row.token)

@@ -1,7 +1,7 @@
 """A session outlives a pause of its home: a player whose process was stopped (SIGSTOP)
 past its lease resumes with its token on another process, at its table, as the
-player of a killed process does. A table whose process is gone is never said not to
-exist while it waits to be taken over."""
+player of a killed process does, even while its table is being taken over. A table
+whose process is gone is never said not to exist while it waits to be taken over."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Msg, Player
 from cluster.outage_kit import server
-from cluster.redis_kit import RedisAt
+from cluster.redis_kit import HeldRedis, RedisAt
+from cluster.test_cluster_drain import LONG
 from cluster.test_cluster_failover import _one_deal_started, _resume
 from cluster.test_cluster_outage import _split
 from pisyedili.server.cluster.redis import PREFIX
@@ -126,3 +127,35 @@ def test_a_session_whose_record_names_a_live_process_that_lets_it_be_resumes_onc
         _, welcome = _resume(b, player.welcome)
         assert (welcome["resumed"], welcome["player"]) == (True, player.welcome["player"])
         assert redis.hash(session)["process"] not in (live["process"], "")
+
+
+def test_a_player_rebuilt_elsewhere_while_its_table_is_being_taken_over_is_welcomed_at_it(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The table and its host's session are A's, its guest's B's; A is killed. B takes
+    the table over, and stalls there: Redis's answer to where the host's session lives
+    is held back. C, started meanwhile, rebuilds the host's session from the journal as
+    the host resumes through it, and asks every process which table seats the host: B,
+    placing that table's members, says its own. The host is welcomed at its table, and
+    once B goes on (it calls the host home to C), the snapshot follows, its seat
+    connected."""
+    db = postgres.store()
+    held = HeldRedis(redis.url)
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, _ = stack.enter_context(server(redis.url, db, 0, procs, extra=LONG))
+        b, _ = stack.enter_context(server(held.url, db, 1, procs, extra=LONG))
+        host, _, table = _one_deal_started(a, b)
+        held.arm(f"{PREFIX}session:{token_hash(host.welcome['token']).hex()}".encode())
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        try:
+            poll_until(held.cut.is_set, BACKSTOP, "B to ask where the host's session lives")
+            c, _ = stack.enter_context(server(redis.url, db, 2, procs, extra=LONG))
+            back, welcome = _resume(c, host.welcome)
+            assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+        finally:
+            held.release()
+        snapshot = back.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
+        assert snapshot["table"]["seats"][0]["connected"] is True
+    held.close()

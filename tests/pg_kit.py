@@ -147,6 +147,32 @@ class LostReply:
         _close(client, server)
 
 
+class HeldReply(LostReply):
+    """`LostReply`'s relay (in front of PostgreSQL, or of Redis) that, once armed,
+    holds back what the server answers on the link it found the marker on (that answer
+    and every one after it, since a link is answered in order) until `release()`: a
+    process stalled on one statement half-way through what it was doing. What that
+    process sends goes through meanwhile. `cut` is set once the answer is held."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def _answers(self, server: socket.socket, client: socket.socket) -> None:
+        while chunk := _read(server):
+            if self._cutting is client:
+                self.cut.set()
+                self._released.wait()
+            try:
+                client.sendall(chunk)
+            except OSError:
+                break
+        _close(client, server)
+
+
 def _read(sock: socket.socket) -> bytes:
     try:
         return sock.recv(65536)

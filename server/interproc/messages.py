@@ -185,7 +185,8 @@ class Adopted(_Sent):
 
 class Homeless(_Sent):
     """To every process: the session of `p` was rebuilt on the sender, its home now
-    (in an `ask`, each answers the table it seats `p` at, if any: `t` and `owner`)."""
+    (in an `ask`, each answers the table it seats `p` at, if any: `t` and `owner`; or
+    `taking`, while it places the members of tables it took over)."""
 
     k: Literal["homeless"]
     v: NotRequired[int]

@@ -449,9 +449,13 @@ class Forwarding(RelayState):
 
     def _seats(self, player_id: str) -> dict[str, Any]:
         """Asked by the process a visitor's session was rebuilt on (`homeless`): the
-        table here that seats it, if any. That process is its home from its `back`."""
+        table here that seats it, if any (that process is its home from its `back`);
+        or, while a takeover here has members still to place, that it may (`taking`:
+        asked again once they are placed)."""
         table = self._seated_here(player_id)
-        return {} if table is None else {"t": table.id, "owner": self.cluster.process}
+        if table is not None:
+            return {"t": table.id, "owner": self.cluster.process}
+        return {"taking": True} if self.taking() else {}
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
         """The lobby's `on_left` (through `Sessions.left_table`): the registry lets the

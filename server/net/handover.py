@@ -43,6 +43,10 @@ HAND_SECONDS = 5.0
 sessions it handed them (each answers once its journal committed the session), before
 it stops anyway: a session nobody took is left to the journal, as after a kill."""
 
+ASK_AGAIN_SECONDS = 0.2
+"""How soon the live processes are asked again which table seats a session rebuilt
+here when one of them is placing the members of tables it took over (`taking`)."""
+
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
 taken over before it gives up (`bad_token`)."""
@@ -206,17 +210,31 @@ class Handover(Forwarding):
 
     async def _seated_elsewhere(self, player_id: str) -> tuple[int, str] | None:
         """The table (and its process) where a session rebuilt here sits as a visitor
-        from its old home, asked of every live process (`homeless`) before its welcome,
-        which names it: a welcome without `table` says the player is at none. Out of
-        reach, each is told instead, and the one that seats it calls it home."""
+        from its old home, or as a member of a table taken over, asked of every live
+        process (`homeless`) before its welcome, which names it: a welcome without
+        `table` says the player is at none. A process placing the members of tables it
+        took over may seat it once it placed them (`taking`): asked again, for up to a
+        lease. Out of reach, each is told instead, and the one that seats it calls it
+        home."""
         message = {"k": "homeless", "p": player_id, "from": self.cluster.process}
-        gathered = await self.ask_all(message)
-        if not gathered.reached:
-            self.cluster.tell_all(message)
-        for answer in gathered.answers:
-            if isinstance(answer.get("t"), int) and isinstance(answer.get("owner"), str):
-                return answer["t"], answer["owner"]
-        return None
+        until = self._clock.seconds() + self.cluster.lease
+        said = False
+        while True:
+            gathered = await self.ask_all(message)
+            if not gathered.reached:
+                self.cluster.tell_all(message)
+            for answer in gathered.answers:
+                if isinstance(answer.get("t"), int) and isinstance(answer.get("owner"), str):
+                    return answer["t"], answer["owner"]
+            if not any(answer.get("taking") for answer in gathered.answers) \
+                    or self._clock.seconds() >= until:
+                return None
+            if not said:
+                said = True
+                log.info("session {player} rebuilt here waits for its welcome: another "
+                         "process is placing the members of tables it took over, and may "
+                         "seat it", player=player_id)
+            await deferLater(cast(IReactorTime, self._clock), ASK_AGAIN_SECONDS)
 
     async def _account_elsewhere(self, account: int, caller: Session) -> Session | None:
         """A login here into an account whose session another live process holds:

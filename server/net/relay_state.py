@@ -94,6 +94,9 @@ class RelayState:
         self.settled: Callable[[], Deferred[None]] | None = \
             None if sweeps is None else sweeps.settled
         """A sweep for tables nobody holds, fired once done (`service/takeover.py`)."""
+        self.taking: Callable[[], bool] = (lambda: False) if sweeps is None \
+            else sweeps.taking
+        """Whether a takeover here has members still to place (`service/takeover.py`)."""
         self._refusals: set[tuple[object, object]] = set()
         """The kinds and versions of the messages refused here, each said once."""
         self._sanctions_retry: Delayed | None = None  # the next read of them, if one failed

@@ -24,6 +24,9 @@ class Sweeping(Protocol):
     def settled(self) -> Deferred[None]:
         """Fires once a sweep that starts after this call is done (whatever it took)."""
 
+    def taking(self) -> bool:
+        """Whether tables claimed here have members not placed yet."""
+
 
 class Sweeps:
     """Stands for the takeover until it is made, and passes everything on to it then.
@@ -52,3 +55,6 @@ class Sweeps:
 
     def settled(self) -> Deferred[None]:
         return self._joined.settled()
+
+    def taking(self) -> bool:
+        return self._joined.taking()

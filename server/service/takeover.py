@@ -178,6 +178,8 @@ class Takeover:
         self._retry: Delayed | None = None
         self._next: list[Deferred[None]] = []  # fired once the next sweep to start ends
         self._current: list[Deferred[None]] = []  # fired once the running one ends
+        self._claimed: set[int] = set()
+        """Tables this sweep claimed whose members are not placed yet (`taking`)."""
         self._ids = IdsRead(journal_ids(where), cluster, clock)
         self._started = False
 
@@ -203,6 +205,11 @@ class Takeover:
         self._next.append(done)
         self.sweep()
         return done
+
+    def taking(self) -> bool:
+        """Whether this process claimed tables it has not placed the members of yet: a
+        session rebuilt elsewhere meanwhile may sit at one of them."""
+        return bool(self._claimed)
 
     def sweep(self) -> None:
         """One sweep at a time; one asked for meanwhile runs after it."""
@@ -317,6 +324,7 @@ class Takeover:
         try:
             await self._take_over()
         finally:  # a table left claimed or being counted is claimed again next time
+            self._claimed.clear()
             self._cluster.holdings.handle(SweepEnded())
 
     async def _take_over(self) -> None:
@@ -335,6 +343,7 @@ class Takeover:
                 won = await self._cluster.take(effect.table)
                 counting.extend(then.table for then in holdings.handle(
                     ClaimAnswered(effect.table, won)) if isinstance(then, CountHolder))
+                self._claimed.update(counting)
         if not counting:
             return
         holders = await deferToThread(self._hold, counting)
@@ -390,6 +399,7 @@ class Takeover:
         try:
             await self._place(runner, by_player, saved, restoring)
         finally:  # a hand-over asked meanwhile of a member restored here is answered
+            self._claimed.discard(table.id)
             self._relay.restored(restoring)
         metrics.TAKEOVERS.inc()
         log.info("took table {table} over, with {members} members",

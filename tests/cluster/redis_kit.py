@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -86,33 +85,6 @@ class SilentRedis(LostReply):
 
     def _answered(self, held: bytes) -> bool:
         return False
-
-
-class HeldRedis(LostReply):
-    """`pg_kit.LostReply` in front of Redis that, once armed, holds back what Redis
-    answers on the link it found the marker on (that answer and every one after it,
-    since Redis answers in order) until `release()`: a process stalled on one read
-    half-way through what it was doing. What that process sends goes through meanwhile
-    (its publishes reach the others). `cut` is set once the marker was found."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self._released = threading.Event()
-
-    def release(self) -> None:
-        self._released.set()
-
-    def _answers(self, server: socket.socket, client: socket.socket) -> None:
-        try:
-            while chunk := server.recv(65536):
-                if self._cutting is client:
-                    self.cut.set()
-                    self._released.wait()
-                client.sendall(chunk)
-        except OSError:
-            pass
-        for sock in (client, server):
-            sock.close()
 
 
 def _encode(*args: object) -> bytes:

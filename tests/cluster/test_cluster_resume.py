@@ -15,10 +15,11 @@ from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Msg, Player
 from cluster.outage_kit import server
-from cluster.redis_kit import HeldRedis, RedisAt
+from cluster.redis_kit import RedisAt
 from cluster.test_cluster_drain import LONG
 from cluster.test_cluster_failover import _one_deal_started, _resume
 from cluster.test_cluster_outage import _split
+from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
 
@@ -139,7 +140,7 @@ def test_a_player_rebuilt_elsewhere_while_its_table_is_being_taken_over_is_welco
     once B goes on (it calls the host home to C), the snapshot follows, its seat
     connected."""
     db = postgres.store()
-    held = HeldRedis(redis.url)
+    held = pg_kit.HeldReply(redis.url)
     procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
         a, _ = stack.enter_context(server(redis.url, db, 0, procs, extra=LONG))
@@ -158,4 +159,40 @@ def test_a_player_rebuilt_elsewhere_while_its_table_is_being_taken_over_is_welco
         snapshot = back.wait(lambda m: m["type"] == "table")
         assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
         assert snapshot["table"]["seats"][0]["connected"] is True
+    held.close()
+
+
+def test_a_player_rebuilt_elsewhere_before_its_table_s_taker_placed_anyone_is_welcomed_at_it(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The table and its host's session are A's, its guest's B's; A is killed. B claims
+    the table, and stalls as it counts itself the table's holder in the journal (the
+    answer held back): it has not read who sits there yet. C, started meanwhile,
+    rebuilds the host's session from the journal as the host resumes through it, and
+    asks every process which table seats the host: B says it is taking tables over, so
+    C asks again until B placed their members. The host is welcomed at its table, and
+    the snapshot follows."""
+    db = postgres.store()
+    held = pg_kit.HeldReply(db)
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, _ = stack.enter_context(server(redis.url, db, 0, procs, extra=LONG))
+        b, _ = stack.enter_context(server(redis.url, held.url, 1, procs, extra=LONG))
+        host, _, table = _one_deal_started(a, b)
+        held.arm(b"UPDATE live_tables SET holder = holder + 1")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        try:
+            poll_until(held.cut.is_set, BACKSTOP, "B to count itself the table's holder")
+            c, log_c = stack.enter_context(server(redis.url, db, 2, procs, extra=LONG))
+            back = Player(c)
+            back.send("hello", protocol=PROTOCOL_VERSION, token=host.welcome["token"],
+                      name=host.welcome["name"])
+            log_c.wait_for(rf"session {host.welcome['player']} rebuilt here waits for its "
+                           "welcome")
+        finally:
+            held.release()
+        welcome = back.wait(lambda m: m.get("id") == back.rid)
+        assert (welcome["type"], welcome.get("table")) == ("welcome", table), welcome
+        snapshot = back.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
     held.close()

@@ -100,6 +100,9 @@ class Takeover:
     def settled(self) -> Deferred[None]:
         return self.sweep
 
+    def taking(self) -> bool:
+        return True
+
 
 def test_the_sweeps_pass_a_process_gone_and_a_wait_on_to_the_takeover_once_it_joined() -> None:
     sweeps, takeover = Sweeps(), Takeover()
@@ -109,5 +112,6 @@ def test_the_sweeps_pass_a_process_gone_and_a_wait_on_to_the_takeover_once_it_jo
     sweeps.gone("p2")
     assert takeover.gone_told == ["p2"]
     assert sweeps.settled() is takeover.sweep
+    assert sweeps.taking() is True
     with pytest.raises(RuntimeError, match="joined twice"):
         sweeps.join(takeover)

@@ -32,7 +32,13 @@ WAIT = 20.0
 
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--force-device-scale-factor=1")
+         "--disable-dev-shm-usage", "--force-device-scale-factor=1",
+         # One renderer for our one site, kept across the tests' navigations, where by
+         # default each new page starts a renderer process of its own and loads the
+         # client into it from nothing. The page cannot tell: each test's page is a
+         # fresh visitor all the same (`fresh_page`).
+         "--process-per-site", "--disable-site-isolation-trials",
+         "--disable-features=BackForwardCache,RenderDocument,site-per-process,IsolateOrigins")
 
 
 def need_browser() -> None:

@@ -4,16 +4,16 @@ Each distinct wheel is built once a session, by pip, from an sdist made of the c
 that is how users and CI build it, and each build starts from a fresh unpacked tree, so
 nothing one build leaves in a build folder can make another pass. The compiled wheel is
 built in pip's isolated build environment, which must get mypy from the backend's
-requirements, as a user's build does. The others need nothing a fresh environment would
-add, so they build with --no-build-isolation from the environment running the tests
-(the test extra holds the build requirements: pip checks them), which saves a fresh
-environment, with setuptools and mypy installed into it, per build.
+requirements, as a user's build does (compiled_build.py, which CI runs at its start:
+the tests then check the build it left). The others need nothing a fresh environment
+would add, so they build with --no-build-isolation from the environment running the
+tests (the test extra holds the build requirements: pip checks them), which saves a
+fresh environment, with setuptools and mypy installed into it, per build.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from compiled_build import BUILT, build_compiled, env, make_sdist, pip_wheel, recorded, run
 from packaging_kit import CHECKOUT, extension_stem, load_backend
 
 # They build from the checkout whichever engine runs them: CI's pass against the
@@ -35,17 +36,6 @@ COMPILED_FILES = {"/".join(m.split(".")) for m in backend.COMPILED}
 SHARED_LIB = "/".join(backend.GROUP.split(".")) + "__mypyc"
 
 
-def _env(**changes: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PISYEDILI_MYPYC", "PYTHONPATH")}
-    env.update({k: v for k, v in changes.items() if v is not None})
-    return env
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=900, check=False)
-
-
 def _pip(python: Path | str, *args: str) -> list[str]:
     """The tests' pip, run against the environment of `python` (which needs no pip)."""
     return [sys.executable, "-m", "pip", "--python", str(python), *args]
@@ -56,18 +46,21 @@ NO_ISOLATION = ("--no-build-isolation", "--check-build-dependencies")
 
 
 class Built:
-    """One pip wheel build: its output, and the wheel's file names."""
+    """One pip wheel build in the folder `out`: its output, and the wheel's file names."""
 
-    def __init__(self, sdist: Path, out: Path, *options: str, **env: str | None) -> None:
-        self.done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", *options,
-                          "-w", str(out), str(sdist)], _env(**env), out)
-        self.output = self.done.stdout + self.done.stderr
+    def __init__(self, out: Path, done: subprocess.CompletedProcess[str]) -> None:
+        self.done = done
+        self.output = done.stdout + done.stderr
         wheels = list(out.glob("*.whl"))
         self.wheel = wheels[0] if len(wheels) == 1 else None
         self.names: list[str] = []
         if self.wheel:
             with zipfile.ZipFile(self.wheel) as z:
                 self.names = z.namelist()
+
+    @classmethod
+    def of(cls, sdist: Path, out: Path, *options: str, **changes: str | None) -> Built:
+        return cls(out, pip_wheel(sdist, out, *options, **changes))
 
     def built(self) -> Path:
         assert self.done.returncode == 0 and self.wheel, self.output[-4000:]
@@ -82,32 +75,22 @@ class Built:
 
 @pytest.fixture(scope="session")
 def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("sdist")
-    done = _run([sys.executable, "-c",
-                 "import sys, _build_backend as b; b.build_sdist(sys.argv[1])", str(out)],
-                _env(), CHECKOUT)
-    assert done.returncode == 0, done.stdout + done.stderr
-    (found,) = out.glob("pisyedili-*.tar.gz")
-    return found
-
-
-KEEP = "PISYEDILI_KEEP_COMPILED_WHEEL"
-"""A folder to leave the compiled wheel in: CI installs that wheel for its pass against
-the compiled engine instead of compiling it a second time (.ci/run)."""
+    return make_sdist(tmp_path_factory.mktemp("sdist"))
 
 
 @pytest.fixture(scope="session")
 def compiled(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    built = Built(sdist, tmp_path_factory.mktemp("compiled"), PISYEDILI_MYPYC="require")
-    keep = os.environ.get(KEEP)
-    if keep and built.wheel and built.extensions():
-        shutil.copy2(built.wheel, keep)
-    return built
+    """The compiled build: CI's, made at its start from the same checkout, or our own."""
+    kept = os.environ.get(BUILT)
+    if kept:
+        return Built(Path(kept), recorded(Path(kept)))
+    out = tmp_path_factory.mktemp("compiled")
+    return Built(out, build_compiled(sdist, out))
 
 
 @pytest.fixture(scope="session")
 def pure(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return Built(sdist, tmp_path_factory.mktemp("pure"), *NO_ISOLATION)
+    return Built.of(sdist, tmp_path_factory.mktemp("pure"), *NO_ISOLATION)
 
 
 def test_a_compiled_wheel_has_the_extensions_beside_the_sources(compiled: Built) -> None:
@@ -131,7 +114,7 @@ def test_without_the_variable_the_wheel_is_pure_python(pure: Built, compiled: Bu
 
 
 def test_without_a_compiler_the_build_warns_and_falls_back(sdist: Path, tmp_path: Path) -> None:
-    fallback = Built(sdist, tmp_path, *NO_ISOLATION, PISYEDILI_MYPYC="1", CC="/nonexistent/cc")
+    fallback = Built.of(sdist, tmp_path, *NO_ISOLATION, PISYEDILI_MYPYC="1", CC="/nonexistent/cc")
     wheel = fallback.built()
     assert "WARNING: PISYEDILI_MYPYC=1 but compiling the engine with mypyc failed" in (
         fallback.output), fallback.output[-4000:]
@@ -141,7 +124,7 @@ def test_without_a_compiler_the_build_warns_and_falls_back(sdist: Path, tmp_path
 
 def test_require_fails_the_build_without_a_compiler(sdist: Path, tmp_path: Path) -> None:
     """What CI builds with: it can never test the pure engine twice unawares."""
-    failed = Built(sdist, tmp_path, *NO_ISOLATION, PISYEDILI_MYPYC="require",
+    failed = Built.of(sdist, tmp_path, *NO_ISOLATION, PISYEDILI_MYPYC="require",
                    CC="/nonexistent/cc")
     assert failed.done.returncode != 0 and failed.wheel is None, failed.output[-4000:]
     assert "PISYEDILI_MYPYC=require and compiling with mypyc failed" in failed.output
@@ -174,11 +157,11 @@ def test_the_compiled_wheel_installed_plays_a_deal(compiled: Built, venv: Path) 
     """Installed alone (no mypy, no other package): the engine needs nothing of mypyc's.
     (The bots' modules import the protocol, which needs msgpack: the rules only here.)"""
     python = venv / "python"
-    done = _run(_pip(python, "install", "-q", "--no-deps", "--no-index",
-                     str(compiled.built())), _env(), venv)
+    done = run(_pip(python, "install", "-q", "--no-deps", "--no-index",
+                     str(compiled.built())), env(), venv)
     assert done.returncode == 0, done.stdout + done.stderr
     engine = [m for m in backend.COMPILED if m.startswith("pisyedili.server.rules.")]
-    done = _run([str(python), "-c", PLAY, *engine], _env(), venv)
+    done = run([str(python), "-c", PLAY, *engine], env(), venv)
     assert done.returncode == 0, done.stdout + done.stderr
     summary, *files = done.stdout.splitlines()
     flag, moves, _reason = summary.split()
@@ -193,16 +176,16 @@ def test_editable_installs_never_compile(sdist: Path, venv: Path) -> None:
     with tarfile.open(sdist) as tar:
         tar.extractall(venv.parent, filter="data")
     (tree,) = venv.parent.glob("pisyedili-*/")
-    done = _run(_pip(venv / "python", "install", "-v", "--no-deps", "-e", str(tree)),
-                _env(PISYEDILI_MYPYC="require"), venv)
+    done = run(_pip(venv / "python", "install", "-v", "--no-deps", "-e", str(tree)),
+                env(PISYEDILI_MYPYC="require"), venv)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PISYEDILI_MYPYC is ignored by editable installs" in done.stdout + done.stderr
     built = [p for p in tree.rglob("*") if extension_stem(p.name)]
     built += [p for p in venv.parent.rglob("pisyedili/**/*") if extension_stem(p.name)]
     assert not built, built
-    done = _run([str(venv / "python"), "-c",
+    done = run([str(venv / "python"), "-c",
                  "import pisyedili.server.rules as r; print(r.COMPILED, r.__file__)"],
-                _env(), venv)
+                env(), venv)
     assert done.stdout.split() == ["False", str(tree / "server" / "rules" / "__init__.py")], (
         done.stdout + done.stderr)
 

@@ -41,6 +41,16 @@ FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "-
          "--disable-features=BackForwardCache,RenderDocument,site-per-process,IsolateOrigins")
 
 
+SHOWN = ("const el = document.querySelector(arguments[0]);"
+         "return el && el.checkVisibility({visibilityProperty: true}) ? el : null;")
+"""The first element matching a selector if it is displayed, else null."""
+CLICK_SHOWN = ("const el = document.querySelector(arguments[0]);"
+               "if (!el || !el.checkVisibility({visibilityProperty: true}) || el.disabled)"
+               " return false;"
+               "el.click(); return true;")
+"""Click the first element matching a selector if it is displayed and enabled."""
+
+
 def need_browser() -> None:
     """Skip (fail under CI) when the system's Chromium or its driver is missing."""
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
@@ -145,24 +155,24 @@ class Page:
         in one script: a page redrawn faster than two of the driver's round trips (a
         stand-in playing for us, on a busy machine) would make every find-then-check go
         stale, and the wait would never see an element that is there all along."""
-
-        def shown(d: Any) -> Any:
-            return d.execute_script(
-                "const el = document.querySelector(arguments[0]);"
-                "return el && el.checkVisibility({visibilityProperty: true}) ? el : null;",
-                selector) or False
-
-        return self.wait(shown, timeout, what=selector)
+        return self.wait(lambda d: d.execute_script(SHOWN, selector) or False, timeout,
+                         what=selector)
 
     def click(self, selector: str) -> None:
-        """Click the first element matching `selector` once it is displayed; one redrawn
-        between being found and clicked (a reply arrives between the two) is found again."""
+        """Click the first element matching `selector` once it is displayed, with the
+        driver's click (the pointer's events, the focus). Should the page redraw it
+        between the find and the click (as `wait_css` says), it is clicked as drawn
+        then, found and clicked in one script."""
+        from selenium.common.exceptions import StaleElementReferenceException
 
         def clicked(d: Any) -> bool:
-            found = self.all(selector)
-            if not (found and found[0].is_displayed()):
+            found = d.execute_script(SHOWN, selector)
+            if not found:
                 return False
-            found[0].click()
+            try:
+                found.click()
+            except StaleElementReferenceException:
+                return bool(d.execute_script(CLICK_SHOWN, selector))
             return True
 
         self.wait(clicked, what=selector)

@@ -80,7 +80,11 @@ def main(folder: str) -> int:
     sdist_dir.mkdir(parents=True)
     done = build_compiled(make_sdist(sdist_dir), out)
     record(out, done)
-    sys.stdout.write(done.stdout[-2000:] + done.stderr[-2000:])
+    wheels = [p.name for p in out.glob("*.whl")]
+    if done.returncode == 0 and wheels:
+        sys.stdout.write(f"built {', '.join(wheels)} (pip's output: {out}/pip-output.txt)\n")
+    else:  # the tests fail on this build too, but say why here first
+        sys.stdout.write((done.stdout + done.stderr)[-4000:])
     return done.returncode
 
 

@@ -90,10 +90,6 @@ def test_no_acknowledged_move_is_lost_doubled_or_reordered_under_faults(run: Run
     assert run.summary["moves_lost"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open findings of the nemesis in the cluster (seed 1): a session resumed while its "
-    "table is being taken over is welcomed without its table (the snapshot follows); a "
-    "session whose home woke from a pause past its lease may be refused bad_token"))
 def test_every_session_comes_back_and_no_process_logs_a_traceback(run: Run) -> None:
     assert run.summary["verdict"] == "pass", f"seed {SEED}:\n{run.violations[:8000]}"
     assert run.summary["sessions_lost"] == 0

@@ -34,7 +34,7 @@ Three rules make a cluster safe, and each is a transition here:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -84,6 +84,8 @@ class SessionHome:
     to: str | None = None  # ASKING: the process asked; HANDED: the one it went to
     since: str | None = None  # HOME: the old home that handed it here while Redis was
     # away (the record there still names it: this process's was never written)
+    checked: bool = False  # HOME: homed here as `CheckKeys` asked about it; one come
+    # since (handed back, maybe, by the process the answer names) is not judged by it
 
 
 # -- events: what happened --------------------------------------------------------------
@@ -490,6 +492,9 @@ class Holdings:
     _sessions: dict[str, SessionHome] = field(default_factory=dict)
     _asked: list[HandAsked | ResumeArrived] = field(default_factory=list)  # out of doubt
     _leaving: bool = False  # drains: back to DRAINING, not SERVING, once out of doubt
+    _unchecked: bool = False  # woken past its lease, or Redis lost in doubt: a check
+    # asked before answers nothing (the next one tells)
+    _checking: bool = False  # a check asked (`CheckKeys`), not answered (`KeysChecked`)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -544,17 +549,27 @@ class Holdings:
         return []
 
     def _renewed(self, _: LeaseRenewed) -> list[Effect]:
-        if self.standing is Standing.IN_DOUBT:  # (a pause shorter than the lease)
+        if self.standing is Standing.IN_DOUBT and not self._checking:
+            # (a pause shorter than the lease; once it lapsed, only the check tells)
             self.standing = Standing.DRAINING if self._leaving else Standing.SERVING
+            self._unchecked = False
             return [RenewKeys(), *self._out_of_doubt()]
         return [RenewKeys()]
 
     def _lapsed(self, _: LeaseLapsed) -> list[Effect]:
         self.standing = Standing.IN_DOUBT
+        return self._check()
+
+    def _check(self) -> list[Effect]:
+        """Every key asked about again; each session homed now awaits its answer."""
+        for player in self.homed():
+            self._sessions[player] = replace(self._sessions[player], checked=True)
+        self._unchecked, self._checking = False, True
         return [CheckKeys()]
 
     def _checked(self, _: KeysChecked) -> list[Effect]:
-        if self.standing is Standing.IN_DOUBT:
+        self._checking = False
+        if self.standing is Standing.IN_DOUBT and not self._unchecked:
             self.standing = Standing.DRAINING if self._leaving else Standing.SERVING
             return self._out_of_doubt()
         return []
@@ -566,21 +581,24 @@ class Holdings:
         return [effect for event in asked for effect in self.handle(event)]
 
     def _lost(self, _: RedisLost) -> list[Effect]:
-        if self.standing is Standing.SERVING:  # (one in doubt stays so: nothing is checked)
+        if self.standing is Standing.SERVING:
             self.standing = Standing.CUT_OFF
+        elif self.standing is Standing.IN_DOUBT:  # stays so: the return checks again
+            self._unchecked = True
         return []
 
     def _back(self, _: RedisBack) -> list[Effect]:
         # Back, maybe empty, maybe after a lease: in doubt until every key is checked.
         if self.standing is Standing.CUT_OFF:
             self.standing = Standing.IN_DOUBT
-        return [CheckKeys()]
+        return self._check()
 
     def _woke(self, event: Woke) -> list[Effect]:
         if event.gap > event.lease and self.standing in (
-                Standing.SERVING, Standing.CUT_OFF, Standing.DRAINING):
+                Standing.SERVING, Standing.CUT_OFF, Standing.DRAINING, Standing.IN_DOUBT):
             # (Redis may have come back meanwhile, empty, and gone again unseen)
             self.standing = Standing.IN_DOUBT  # the next beat tells (`LeaseLapsed`)
+            self._unchecked = True  # (a check under way as it was paused answers nothing)
         return []
 
     def _gone(self, _: ProcessGone) -> list[Effect]:
@@ -673,8 +691,8 @@ class Holdings:
         return []
 
     def _kept(self, event: SessionKept) -> list[Effect]:
-        if not self.homes(event.player):
-            return []
+        if not self.homes(event.player) or not self._sessions[event.player].checked:
+            return []  # (gone from here since it was asked about, maybe come back)
         if event.holder is None:  # written: its record is this process's from now on
             self._sessions[event.player] = SessionHome(Home.HOME)
             return []
@@ -733,8 +751,9 @@ class Holdings:
         if home is not None and home.state is Home.HOME and event.by != "":
             self._sessions[event.player] = SessionHome(Home.HANDED, event.by)
             return [HandOver(event.player, event.by)]
-        if home is not None and home.state is Home.HANDED and home.to is not None \
-                and home.to != event.by:
+        if home is not None and home.state is Home.HANDED and home.to == event.by:
+            return [HandOver(event.player, event.by)]  # (its answer was lost: again)
+        if home is not None and home.state is Home.HANDED and home.to is not None:
             return [SendOn(event.player, event.by, home.to)]
         return [RefuseHand(event.player, event.by)]
 

@@ -4,7 +4,8 @@ process killed, paused past its lease and woken, a resume racing a takeover, a
 drain, Redis lost and back (with its data, or empty). The model carries the machines'
 effects out as `redis.py`, `takeover.py` and `relay.py` do (a claim is Redis's `TAKE`,
 a count the journal's `hold_table`, a commit refused for a stale holder number), with
-every answer that crosses a link able to come late.
+every answer that crosses a link able to come late (a check of a process's keys too:
+Redis answers at once, the process reads the answers later, in order).
 
 What must hold whatever the order: one writer per table's journal (holder numbers
 only go up, a commit under an old one is refused and its writer lets the table go),
@@ -122,14 +123,16 @@ class Cluster(RuleBasedStateMachine):
         self.claims: list[tuple[str, int]] = []  # Claim effects not answered yet
         self.counts: list[tuple[str, int]] = []  # CountHolder effects not answered yet
         self.takes: list[tuple[str, str]] = []  # TakeSession effects not answered yet
+        # Sessions' keys checked (`CheckKeys`) in Redis, their answers not read yet.
+        self.checks: list[tuple[str, list[h.Event]]] = []
         self.messages: list[tuple[str, h.Event]] = []  # between processes, in flight
         self.acked: dict[int, list[int]] = {}  # each table's acknowledged moves
         self.tokens: dict[int, int] = {}  # the last token handed out, by table
         self.players: list[str] = []
         self.rows: set[str] = set()  # the sessions the journal holds a row of
-        # Sessions handed to a process that died before it took them in: lost, as the
-        # old home let them go on its word alone (a known gap: a two-step hand-over
-        # would keep them until the new home says it has them).
+        # Sessions handed to a process that died before it took them in: Redis may name
+        # their old home for a while yet; the journal's row stays, for a resume or a
+        # takeover to rebuild them from once it runs out.
         self.handed_to_the_dead: set[str] = set()
         self.next_id = 0
         for _ in range(3):
@@ -183,10 +186,12 @@ class Cluster(RuleBasedStateMachine):
                 self.redis.leases.add(name)
                 for table in machine.tables(h.Hold.HELD):
                     self._feed(process, h.HoldAnswered(table, self.redis.hold(name, table)))
-                for player in machine.homed():
-                    self._feed(process, h.SessionKept(
-                        player, self.redis.keep_session(name, player)))
-                self._feed(process, h.KeysChecked())
+                # Redis answers each session now; the process reads the answers later,
+                # maybe after a session came back to it meanwhile.
+                answers: list[h.Event] = [
+                    h.SessionKept(player, self.redis.keep_session(name, player))
+                    for player in machine.homed()]
+                self.checks.append((name, [*answers, h.KeysChecked()]))
             case h.RewriteSession(player, over):
                 if self.redis.sessions.get(player) == over:
                     self.redis.sessions[player] = name
@@ -198,15 +203,13 @@ class Cluster(RuleBasedStateMachine):
                 self.rows.add(player)  # (its new home's journal writes it)
                 if self.redis.up:  # session_live (written again on return otherwise)
                     self.redis.sessions[player] = name
-            case h.HandOver(player, to):
-                self.rows.discard(player)  # (answered once its forgetting is written)
+            case h.HandOver(player, to):  # (the row stays: the new home writes it over)
                 self.messages.append((to, h.HandAnswered(player, True)))
             case h.SendOn(player, by, to):
                 self.messages.append((by, h.HandAnswered(player, False, to)))
             case h.RefuseHand(player, by):
                 self.messages.append((by, h.HandAnswered(player, False)))
             case h.HandSession(player, to):
-                self.rows.discard(player)
                 self.messages.append((to, h.AdoptAsked(player, name)))
             case _:
                 raise AssertionError(f"an effect the model does not carry out: {effect}")
@@ -309,6 +312,21 @@ class Cluster(RuleBasedStateMachine):
         if process.alive:
             self._feed(process, h.SessionTaken(player,
                                                self.redis.take_session(name, player)))
+
+    def _checked(self) -> list[int]:
+        """Each process's oldest check (answered in order: one link to Redis)."""
+        oldest = {name: i for i, (name, _) in reversed(list(enumerate(self.checks)))}
+        return [i for name, i in oldest.items()
+                if self._by_name(name).running or not self._by_name(name).alive]
+
+    @precondition(lambda self: self._checked())
+    @rule(data=st.data())
+    def answer_check(self, data: st.DataObject) -> None:
+        """A process reads the answers of one check of its keys (or died first)."""
+        name, answers = self.checks.pop(data.draw(st.sampled_from(sorted(self._checked()))))
+        process = self._by_name(name)
+        for event in answers if process.alive else ():
+            self._feed(process, event)
 
     def _readable(self) -> list[int]:
         return [i for i, (to, _) in enumerate(self.messages)

@@ -288,6 +288,11 @@ class Handover(Forwarding):
         if session is None and player_id in self._restoring:
             self._restoring[player_id].append(message)  # answered once it is placed
             return
+        if session is None and self._handed_to.get(player_id) == home \
+                and player_id in self._hand_answers:
+            # Handed to this very process, which asks again: it never had the answer.
+            self._sessions.once_written(self.cluster.send, home, self._hand_answers[player_id])
+            return
         if session is None and player_id in self._handed_to:
             # Handed on already (as this process stops, or to a resume): told once that
             # hand-over is written, so the process named has it before it is asked.
@@ -318,6 +323,7 @@ class Handover(Forwarding):
             reply.update(t=table.id, owner=self.cluster.process)
         elif at is not None:
             reply.update(t=at[0], owner=at[1])
+        self._hand_answers[player_id] = reply
         self._sessions.once_written(self.cluster.send, home, reply)
 
     def _disowned(self, player_id: str, hashed: bytes, holder: str) -> None:
@@ -345,11 +351,13 @@ class Handover(Forwarding):
         """`player_id`'s session went to `to`: for a lease, a word about it that comes
         here is sent on there."""
         self._handed_to[player_id] = to
+        self._hand_answers.pop(player_id, None)
         self._clock.callLater(self.cluster.lease, self._forget_sent, player_id, to)
 
     def _forget_sent(self, player_id: str, to: str) -> None:
         if self._handed_to.get(player_id) == to:
             del self._handed_to[player_id]
+            self._hand_answers.pop(player_id, None)
 
     # -- a process that stops -----------------------------------------------------------
 

@@ -65,6 +65,9 @@ class RelayState:
         self._handed_to: dict[str, str] = {}
         """Old home: player -> the process its session went to, for a lease: a word about
         it that comes here late (a takeover calling it home, a resume) is sent on."""
+        self._hand_answers: dict[str, dict[str, Any]] = {}
+        """Old home: player -> the `handed` answer of its hand-over to a resume, told
+        again if that process asks again (the answer was lost, or came too late)."""
         self._stopping = False
         """This process stops: it hands its sessions on (`hand_all`) and takes none."""
         self._handing_out: dict[str, tuple[str, dict[str, Any]]] = {}

@@ -220,7 +220,10 @@ class Forwarding(RelayState):
                  msg: dict[str, Any], rid: int | None) -> Deferred[None]:
         """Send the request to its table's owner: fires once its reply is here (which
         the caller's connection waits for: nothing it sends next overtakes it)."""
-        if not self.cluster.reachable:
+        if not self.cluster.reachable or self.cluster.lease_in_doubt:
+            # In doubt, this process may have been taken for dead and its session taken
+            # over: a request its connection held while it was paused would reach the
+            # table after the player resumed elsewhere and played on from there.
             raise unavailable("a table held elsewhere")
         self._requests += 1
         self.cluster.send(owner, {

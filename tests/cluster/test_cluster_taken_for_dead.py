@@ -23,6 +23,7 @@ from cluster.test_cluster_failover import (
     _ends_keeping_every_ack,
     _one_deal_started,
     _play,
+    _record,
     _resume,
     _taken_over,
 )
@@ -94,6 +95,48 @@ def test_a_process_woken_past_its_lease_deletes_nothing_of_the_new_holder(
         _ends_keeping_every_ack([first, second], b)
         assert not any(m.get("code") == "shutting_down" for m in guest.seen)
         assert redis.hash(PREFIX + f"table:{table}")["process"] == new_holder
+
+
+def test_a_move_held_by_a_paused_home_is_never_played_once_its_player_resumed_elsewhere(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """The guest's home (B) is paused (SIGSTOP) past its lease with the guest's move
+    unread on the guest's connection there. The guest resumes through A, the table's
+    process, which takes its session over, and waits there with its turn. Woken, B
+    reads that move, and forwards nothing while it may have been taken for dead: the
+    move is not played behind the player's back, and the same move sent through A now
+    is accepted. The match's record holds exactly the moves acknowledged."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, _), (b, log_b) = (stack.enter_context(server(redis.url, db, n, procs))
+                              for n in range(2))
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(31)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        second.hold = True
+        _play([first, second], lambda: second.offered is not None)
+        held = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
+        home = redis.eventually(lambda r: r.hash(held).get("process"))
+        assert second.offered is not None
+        stale = second.offered
+        procs[1].send_signal(signal.SIGSTOP)
+        try:
+            second.move(stale)  # into B's socket, read only once B wakes
+            sent = second.pending
+            assert sent is not None
+            poll_until(lambda: redis.command("EXISTS", PREFIX + f"process:{home}") == 0,
+                       BACKSTOP, "the paused process's lease to run out")
+            there, welcome = _resume(a, guest.welcome)
+            assert (welcome["resumed"], welcome["table"]) == (True, table), welcome
+        finally:
+            procs[1].send_signal(signal.SIGCONT)
+        log_b.wait_for(r"the session of player \S+ is held by process", BACKSTOP)
+        second.player, second.pending, second.hold = there, None, False
+        again = there.request("move", move=sent[1])
+        assert again["type"] == "ok", f"the move held by B was played meanwhile: {again}"
+        second.acked.append(sent[1])
+        _ends_keeping_every_ack([first, second], a)
+        assert len(_record(a)) == len(first.acked) + len(second.acked)
 
 
 @pytest.mark.xfail(strict=False, reason=(

@@ -69,7 +69,7 @@ def serve(argv: list[str]) -> None:
     if argv[1] == "uncounted":
         from autobahn.twisted.websocket import WebSocketServerProtocol
 
-        from pisyedili.server.net.web import WebSocketServer
+        from pisyedili.server.net.websocket import WebSocketServer
 
         for hook in ("onFrameBegin", "processControlFrame"):
             setattr(WebSocketServer, hook, getattr(WebSocketServerProtocol, hook))

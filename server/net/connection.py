@@ -1,7 +1,7 @@
 """One client connection, whatever carries it: bodies in, messages out.
 
 `Connection` holds everything between bodies in and bodies out once, for every
-transport (TCP in server/net/tcp.py, the WebSocket in server/net/web.py): admission,
+transport (TCP in server/net/tcp.py, the WebSocket in server/net/websocket.py): admission,
 the rate limit, the heartbeat, flow control, sending, closing and the per-connection
 state. A transport supplies only how a body is written and how it ends. A decoded
 `hello` goes to server/net/hello.py, every other request to server/net/dispatch.py.
@@ -128,6 +128,8 @@ class Connection:
 
     FRAME_OVERHEAD: ClassVar[int]
     """Bytes the transport adds to each body it writes (an upper bound)."""
+    TRANSPORT: ClassVar[str]
+    """The transport's name, as the metrics' `transport` label says it."""
 
     # Slots, so that a connection's own state never sits in its instance dict: Twisted
     # reads a protocol's `__dict__` on every frame, which makes the dict real, and one

@@ -72,6 +72,7 @@ class RelayedConnection(Connection):
     """A visitor's connection at the owner: what it writes goes to the player's home."""
 
     FRAME_OVERHEAD = 4
+    TRANSPORT = "relayed"
 
     def __init__(self, server: ServerFactory, relay: Forwarding, home: str, player_id: str,
                  features: frozenset[str]) -> None:

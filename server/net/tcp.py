@@ -52,6 +52,7 @@ class ServerProtocol(Connection, Int32StringReceiver):
 
     MAX_LENGTH = MAX_CLIENT_FRAME
     FRAME_OVERHEAD = LENGTH_PREFIX
+    TRANSPORT = "tcp"
 
     __slots__ = ("_batch", "_reading", "_socket")
 

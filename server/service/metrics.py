@@ -19,11 +19,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from twisted.web.resource import Resource
 
-from pisyedili.server.net.web import WebSocketConnection
 from pisyedili.server.table.core import TablePhase
 
 if TYPE_CHECKING:
-    from pisyedili.server.net.connection import Connection
     from pisyedili.server.net.tcp import ServerFactory
     from pisyedili.server.store.journal import StoreJournal
 
@@ -31,10 +29,6 @@ TRANSPORTS = ("tcp", "websocket", "relayed")
 """A connection's transport, as the `transport` label says it: TCP (with or without
 TLS), a browser's WebSocket, or a player connected to another process of the cluster,
 at a table of this one (a visitor)."""
-
-
-def transport_of(conn: Connection) -> str:
-    return "websocket" if isinstance(conn, WebSocketConnection) else "tcp"
 
 
 class ServerCollector(Collector):
@@ -59,7 +53,7 @@ class ServerCollector(Collector):
         for server, journal in list(self._servers.items()):
             connected = 0
             for conn in list(server.protocols):
-                transport = transport_of(conn)
+                transport = conn.TRANSPORT
                 connections[transport] += 1
                 if conn.session is not None:
                     sessions[transport] += 1

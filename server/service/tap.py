@@ -6,7 +6,8 @@ which does what twistd would do without daemonising: start logging in the chosen
 format, start the service, run the reactor. Listening is on Twisted endpoint strings
 (`tcp:`, `ssl:`, `unix:`, `systemd:`), so TLS and socket activation are options,
 not code; so is `--web`, which serves the browser client and the protocol over a
-WebSocket (server/net/web.py). docs/operating.md documents every option.
+WebSocket (server/net/web.py, server/net/websocket.py). docs/operating.md documents
+every option.
 
 The rest lives beside it: `assembly.py` builds the server from the parsed options,
 `server.py` is the service that runs it, `admin.py` holds the subcommands that work

@@ -38,10 +38,10 @@ from pisyedili.server.net.web import (
     HTTP_IDLE_SECONDS,
     OriginPolicy,
     Proxies,
-    WebSocketConnection,
     accepts_gzip,
     parse_origin,
 )
+from pisyedili.server.net.websocket import WebSocketConnection
 
 Msg = dict[str, Any]
 

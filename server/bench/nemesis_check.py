@@ -163,7 +163,10 @@ def _align(moves: list[_Move], plays: list[tuple[int, Any]]) -> None:
     as many others (a send without an acknowledgement, its reply lost with the
     connection or refused, may or may not be stored): a weighted longest common
     subsequence, so that one move lost does not push the pairing of every later one
-    onto a later move that looks the same. Sets each paired send's `seq`."""
+    onto a later move that looks the same. Where two pairings keep as many, an
+    acknowledged send takes the earlier stored move and a send without an answer the
+    later: a player sends a move again when it heard nothing, and a copy the table
+    refused is stored all the same (every command is). Sets each paired send's `seq`."""
     n, m = len(moves), len(plays)
     score = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
@@ -176,13 +179,17 @@ def _align(moves: list[_Move], plays: list[tuple[int, Any]]) -> None:
             row[j] = best
     i = j = 0
     while i < n and j < m:
-        gain = 1 + n * (moves[i].ack is not None)
-        if plays[j][1] == moves[i].send["move"] \
-                and score[i][j] == gain + score[i + 1][j + 1]:
+        answered = moves[i].ack is not None
+        pairs = plays[j][1] == moves[i].send["move"] \
+            and score[i][j] == 1 + n * answered + score[i + 1][j + 1]
+        if pairs and answered:
             moves[i].seq = plays[j][0]
             i, j = i + 1, j + 1
         elif score[i][j] == score[i + 1][j]:
             i += 1
+        elif pairs:
+            moves[i].seq = plays[j][0]
+            i, j = i + 1, j + 1
         else:
             j += 1
 

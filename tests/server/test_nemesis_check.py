@@ -172,6 +172,23 @@ def test_a_move_stored_before_one_acknowledged_before_it_was_sent_is_out_of_orde
     assert kinds(s.check()) == ["order"]
 
 
+def test_a_move_sent_again_unanswered_pairs_with_the_later_copy_stored() -> None:
+    """A move refused while the cluster was away, sent again and acknowledged, then
+    sent a third time with no answer (its connection dropped) and refused by the table,
+    which stores every command: the acknowledged send is the first copy stored, in its
+    order, and the third the copy after another member's moves."""
+    s = clean()
+    s.rid += 1
+    s.add("send", who="ann", rid=s.rid, table=TABLE, member=1, move=A)
+    s.add("refused", who="ann", rid=s.rid, code="cluster_unavailable")
+    s.move("ann", 1, A)
+    s.move("bob", 2, B)
+    s.rid += 1
+    s.add("send", who="ann", rid=s.rid, table=TABLE, member=1, move=A)
+    s.store(["Play", "1", A])
+    assert kinds(s.check()) == []
+
+
 def test_two_writers_of_one_table_are_found_from_its_record() -> None:
     s = clean()
     s.store(["Seen", "1"], at=1.0)  # table time goes back: another holder's clock

@@ -13,6 +13,8 @@ from typing import Protocol
 
 from twisted.internet.defer import Deferred
 
+from pisyedili.server.joined_later import JoinedLater
+
 
 class Sweeping(Protocol):
     """What the takeover does for the relay."""
@@ -28,33 +30,17 @@ class Sweeping(Protocol):
         """Whether tables claimed here have members not placed yet."""
 
 
-class Sweeps:
-    """Stands for the takeover until it is made, and passes everything on to it then.
-
-    Nothing here is asked before the takeover joins: it is made with the server, before
-    the cluster is joined."""
+class Sweeps(JoinedLater[Sweeping]):
+    """Stands for the takeover until it is made, and passes everything on to it then."""
 
     def __init__(self) -> None:
-        self._takeover: Sweeping | None = None
-
-    def join(self, takeover: Sweeping) -> None:
-        """The takeover, made from the relay this was given to: it answers from now on."""
-        if self._takeover is not None:
-            raise RuntimeError("the takeover joined twice")
-        self._takeover = takeover
-
-    @property
-    def _joined(self) -> Sweeping:
-        if self._takeover is None:
-            raise RuntimeError("a sweep asked for before the takeover joined "
-                               "(`service/assembly.py` joins it as it makes the server)")
-        return self._takeover
+        super().__init__("the takeover")
 
     def gone(self, process: str) -> None:
-        self._joined.gone(process)
+        self.joined.gone(process)
 
     def settled(self) -> Deferred[None]:
-        return self._joined.settled()
+        return self.joined.settled()
 
     def taking(self) -> bool:
-        return self._joined.taking()
+        return self.joined.taking()

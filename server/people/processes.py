@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from twisted.internet.defer import Deferred
 
+from pisyedili.server.joined_later import JoinedLater
 from pisyedili.server.people.accounts import Account, AccountsElsewhere
 from pisyedili.server.people.moderation import Gathered, SanctionsElsewhere
 from pisyedili.server.people.session import Elsewhere, Session
@@ -27,52 +28,36 @@ class Relaying(Elsewhere, AccountsElsewhere, SanctionsElsewhere, Protocol):
     """What the relay does for the sessions, accounts and moderation here."""
 
 
-class OtherProcesses:
-    """Stands for the relay until it is made, and passes everything on to it then.
-
-    Nothing here is asked before the relay joins: the server listens, and hears the
-    cluster, only once the whole graph is made."""
+class OtherProcesses(JoinedLater[Relaying]):
+    """Stands for the relay until it is made, and passes everything on to it then."""
 
     def __init__(self) -> None:
-        self._relay: Relaying | None = None
-
-    def join(self, relay: Relaying) -> None:
-        """The relay, made from the parts this was given to: it answers from now on."""
-        if self._relay is not None:
-            raise RuntimeError("the relay joined twice")
-        self._relay = relay
-
-    @property
-    def _joined(self) -> Relaying:
-        if self._relay is None:
-            raise RuntimeError("asked of the other processes before the relay joined "
-                               "(`service/assembly.py` joins it as it makes the server)")
-        return self._relay
+        super().__init__("the relay")
 
     # -- the sessions' (`session.Elsewhere`) ---------------------------------------------
 
     def disconnected(self, session: Session) -> bool:
-        return self._joined.disconnected(session)
+        return self.joined.disconnected(session)
 
     def reconnected(self, session: Session) -> bool:
-        return self._joined.reconnected(session)
+        return self.joined.reconnected(session)
 
     def forgotten(self, session: Session) -> bool:
-        return self._joined.forgotten(session)
+        return self.joined.forgotten(session)
 
     def table_id(self, session: Session) -> int | None:
-        return self._joined.table_id(session)
+        return self.joined.table_id(session)
 
     def left_table(self, table: TableRunner, player_id: str) -> None:
-        self._joined.left_table(table, player_id)
+        self.joined.left_table(table, player_id)
 
     # -- the accounts' and the moderation's ----------------------------------------------
 
     def account_registered(self, account: Account) -> None:
-        self._joined.account_registered(account)
+        self.joined.account_registered(account)
 
     def account_session(self, account: int, caller: Session) -> Deferred[Session | None]:
-        return self._joined.account_session(account, caller)
+        return self.joined.account_session(account, caller)
 
     def tell_sanction(self, message: dict[str, Any]) -> Deferred[Gathered]:
-        return self._joined.tell_sanction(message)
+        return self.joined.tell_sanction(message)

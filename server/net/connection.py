@@ -48,6 +48,7 @@ from pisyedili.server.net.limits import (
 from pisyedili.server.people.session import Session
 from pisyedili.server.store.base import Unreachable
 from pisyedili.server.table.effects import Message
+from pisyedili.server.table.journal import last_word
 from pisyedili.server.token_bucket import TokenBucket
 
 if TYPE_CHECKING:
@@ -261,6 +262,7 @@ class Connection:
             return
         self.server.journal.after_commit(self._lose)
 
+    @last_word
     def _lose(self) -> None:
         if self.transport is None:
             return
@@ -447,7 +449,7 @@ class Connection:
         if self.transport is not None:
             body = self._encode(msg)
             if body is not None:
-                self._queue(body)
+                self._queue(body, last=True)
 
     @staticmethod
     def _encode(msg: Message) -> bytes | None:
@@ -457,14 +459,21 @@ class Connection:
             log.failure("could not encode a {type} message", type=msg.get("type"))
             return None
 
-    def _queue(self, body: bytes, batched: bool = False) -> None:
+    def _queue(self, body: bytes, batched: bool = False, last: bool = False) -> None:
         """Write one frame once the journal has committed what it tells of; while a
-        request corks its frames, add it to them (they wait on the journal together)."""
+        request corks its frames, add it to them (they wait on the journal together).
+        The `last` one says why the connection closes: a fence keeps it (`last_word`)."""
         self._queued += len(body) + self.FRAME_OVERHEAD
         if self._cork is not None:
             self._cork.append(body)
             return
-        self.server.journal.after_commit(self._flush_batched if batched else self._flush, body)
+        self.server.journal.after_commit(
+            self._flush_last if last else self._flush_batched if batched else self._flush, body)
+
+    @last_word
+    def _flush_last(self, body: bytes) -> None:
+        """`_flush` of the error a hang-up sends."""
+        self._flush(body)
 
     def _flush(self, body: bytes) -> None:
         """Write one queued body to the transport, now that the journal has it."""

@@ -173,7 +173,7 @@ def make_service(options: Mapping[str, Any]) -> ServerService:
     if sweeps is not None:
         assert journal is not None and shared_journal is not None and factory.relay is not None
         takeover = Takeover(shared_journal, journal, factory.lobby, factory.sessions,
-                            factory.relay, cluster, cast(Clock, reactor))
+                            factory.relay, cluster, cast(Clock, reactor), factory.protocols)
         sweeps.join(takeover)
     return ServerService(factory, options["listen"], reactor, seed=options["seed"],
                          log_format=options["log-format"],

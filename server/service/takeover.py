@@ -34,7 +34,7 @@ hung up on and resume by token at the table's new holder.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import cast
 
 from twisted.internet.defer import Deferred
@@ -164,8 +164,10 @@ class Takeover:
     """Sweeps the shared journal for tables nobody holds (module docstring)."""
 
     def __init__(self, where: str, journal: StoreJournal, lobby: Lobby, sessions: Sessions,
-                 relay: Relay, cluster: Cluster, clock: Clock) -> None:
+                 relay: Relay, cluster: Cluster, clock: Clock,
+                 connections: Collection[Connection]) -> None:
         self._clock = clock
+        self._connections = connections  # (live: the server's open connections)
         self._where = where
         self._journal = journal
         self._lobby = lobby
@@ -292,7 +294,10 @@ class Takeover:
                 silenced.append(visitor)
                 continue
             session = self._sessions.by_id(member)
-            if session is None or session.table is not runner:
+            if session is None:
+                silenced.extend(self._hung_up(member))
+                continue
+            if session.table is not runner:
                 continue
             peer = session.peer
             self._lobby.unsubscribe(session)
@@ -306,6 +311,14 @@ class Takeover:
                                       "another server of the cluster holds your table "
                                       "now: connect again to go on there")
         return silenced
+
+    def _hung_up(self, member: str) -> list[Connection]:
+        """The connections of `member` whose session went from here before the fence
+        (taken over with its table while this process was taken for dead): hung up on
+        already, they still wait for what the refused commit tells of, a move's
+        acknowledgement among it, which they must never get (their hang-up they do)."""
+        return [conn for conn in self._connections
+                if conn.session is not None and conn.session.player_id == member]
 
     def _hold(self, tables: list[int]) -> dict[int, int]:
         """On a thread: each table's holder number in the journal, counted up, so that

@@ -63,7 +63,7 @@ from pisyedili.server.store.base import (
     is_url,
 )
 from pisyedili.server.table.commands import Command, from_record, to_record
-from pisyedili.server.table.journal import SavedTable, Setup
+from pisyedili.server.table.journal import SavedTable, Setup, is_last_word
 from pisyedili.server.worker import serial_pool
 
 if TYPE_CHECKING:
@@ -280,7 +280,8 @@ class StoreJournal:
         cut off for longer than its lease) may wake to find its tables taken over.
         Such a table's rows are not written, `on_fenced(tables)` lets the tables go,
         and what waited on those rows is never sent to the objects it returns (the
-        connections of their members): nothing acknowledges a move that was not kept."""
+        connections of their members), but their hang-ups (`last_word`): nothing
+        acknowledges a move that was not kept."""
         self._holders = {}
         self._on_fenced = on_fenced
 
@@ -400,7 +401,8 @@ class StoreJournal:
         silenced = {id(target) for target in self._on_fenced(fenced)}
         for items in waiting:
             items[:] = [(fn, args) for fn, args in items
-                        if id(getattr(fn, "__self__", None)) not in silenced]
+                        if id(getattr(fn, "__self__", None)) not in silenced
+                        or is_last_word(fn)]
 
     def _fell_behind(self, error: Exception, ops: list[JournalOp]) -> None:
         """A full disk, a lost database: the rows not written are kept, with every row

@@ -12,12 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pisyedili.server.table.commands import Command
 
 if TYPE_CHECKING:
     from pisyedili.server.table.core import TableCore
+
+Waiting = TypeVar("Waiting", bound=Callable[..., object])
+
+
+def last_word(fn: Waiting) -> Waiting:
+    """Marks a method whose calls wait on the journal (`after_commit`) as a hang-up: a
+    fence that withholds what waited for an object (`StoreJournal.fence`) keeps these,
+    so a connection hung up on before the fence still hears why, and closes."""
+    fn.last_word = True  # type: ignore[attr-defined]
+    return fn
+
+
+def is_last_word(fn: Callable[..., object]) -> bool:
+    return getattr(fn, "last_word", False) is True
 
 Setup = dict[str, Any]
 """How to build a table's core again (JSON): name, options, host, settings..."""

@@ -25,6 +25,7 @@ from cluster.cluster_kit import (
     Player,
     cluster,
     listed,
+    log_of,
     play_out,
     server,
     watched_table,
@@ -345,6 +346,48 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         _resumes(first, a, table)
         _ends_keeping_every_ack([first, second], b)
         assert owner.poll() is None, "the woken process serves on"
+
+
+def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_fenced_on(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """As above, but the woken process's commit of the move is answered only once it
+    has heard that the host's session, too, is the other process's (and hung up on
+    it): the refused commit's acknowledgement still never reaches the host, which is
+    told `shutting_down`, hung up on, and whose match ends at the new holder."""
+    db = postgres.store()
+    held = pg_kit.HeldReply(db)
+    rate = ("--rate", "500", "--burst", "500")
+    with ExitStack() as stack:
+        owner, a = stack.enter_context(server(redis.url, held.url, 0, *rate))
+        _, b = stack.enter_context(server(redis.url, db, 1, *rate))
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(29)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        first.hold = True
+        _play([first, second], lambda: first.offered is not None and first.pending is None)
+        owner.send_signal(signal.SIGSTOP)
+        try:
+            _taken_over(second)
+            # What the woken process sends PostgreSQL first: the commit of the move
+            # (by a name, once prepared: the answer on its link is held back).
+            held.arm(b"")
+            assert first.offered is not None
+            rid = first.move(first.offered)
+        finally:
+            owner.send_signal(signal.SIGCONT)
+        try:
+            poll_until(held.cut.is_set, BACKSTOP, "the move's commit to be held")
+            log_of(owner).wait_for(rf"the session of player {host.welcome['player']} is held "
+                                   "by process")
+        finally:
+            held.release()
+        said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
+        assert said.get("code") == "shutting_down", f"the paused process answered {said}"
+        assert host.recv() is None, "and hung up"
+        _resumes(first, a, table)
+        _ends_keeping_every_ack([first, second], b)
+    held.close()
 
 
 def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:

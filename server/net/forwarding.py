@@ -451,11 +451,12 @@ class Forwarding(RelayState):
         if table is not None:
             self._at_here(message["from"], message["p"], table)
 
-    def _seats(self, player_id: str) -> dict[str, Any]:
+    def _seats(self, message: dict[str, Any]) -> dict[str, Any]:
         """Asked by the process a visitor's session was rebuilt on (`homeless`): the
         table here that seats it, if any (that process is its home from its `back`);
         or, while a takeover here has members still to place, that it may (`taking`:
         asked again once they are placed)."""
+        player_id = str(message["p"])
         table = self._seated_here(player_id)
         if table is not None:
             return {"t": table.id, "owner": self.cluster.process}

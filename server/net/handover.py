@@ -347,6 +347,24 @@ class Handover(Forwarding):
             peer.close("shutting_down", "another server of the cluster holds your session "
                        "now: connect again to go on there")
 
+    def _homeless(self, message: dict[str, Any]) -> None:
+        self._rebuilt_there(message)
+        super()._homeless(message)
+
+    def _seats(self, message: dict[str, Any]) -> dict[str, Any]:
+        self._rebuilt_there(message)
+        return super()._seats(message)
+
+    def _rebuilt_there(self, message: dict[str, Any]) -> None:
+        """`homeless`: its sender took the session of `p` in the cluster and rebuilt it
+        from the journal. A copy this process holds (restored by a takeover here while
+        no live process held it, its record then written over by a woken process that
+        died next) is the sender's, as after `_disowned`: its seat here stays, and is
+        the answer, until the sender says its player is `back`."""
+        session = self._sessions.by_id(str(message["p"]))
+        if session is not None:
+            self._disowned(session.player_id, session.hashed_token, str(message["from"]))
+
     def _sent_on(self, player_id: str, to: str) -> None:
         """`player_id`'s session went to `to`: for a lease, a word about it that comes
         here is sent on there."""

@@ -112,7 +112,7 @@ class Relay(Handover):
             "kick": kicked_elsewhere,
             "announce": lambda server, act: {"told": announce_here(server, act["m"])},
             "close_table": closed_elsewhere,
-            "homeless": lambda _, act: self._seats(str(act["p"])),
+            "homeless": lambda _, act: self._seats(act),
         }
 
     def _link_lost(self) -> None:

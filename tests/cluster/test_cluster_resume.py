@@ -196,3 +196,39 @@ def test_a_player_rebuilt_elsewhere_before_its_table_s_taker_placed_anyone_is_we
         snapshot = back.wait(lambda m: m["type"] == "table")
         assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
     held.close()
+
+
+def test_a_player_rebuilt_elsewhere_whose_table_s_taker_restored_it_is_welcomed_at_it(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The table and its host's session are A's, its guest's B's; A is killed. B takes
+    the table over and restores the host's session from the journal, its own from
+    then on. The session's record in Redis is then made to name A again, as a woken A
+    writes it as it resumes the host once more, just before it is killed for good. C
+    rebuilds the host's session (its record names a gone process) as the host resumes
+    through it, and asks every process which table seats the host: B, which holds a
+    copy of the session, lets it go to C and says its table. The host is welcomed at
+    its table, and the snapshot follows, its seat connected."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, _ = stack.enter_context(server(redis.url, db, 0, procs, extra=LONG))
+        b, log_b = stack.enter_context(server(redis.url, db, 1, procs, extra=LONG))
+        host, _, table = _one_deal_started(a, b)
+        session = PREFIX + f"session:{token_hash(host.welcome['token']).hex()}"
+        home = redis.hash(session)["process"]
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        log_b.wait_for(rf"took table {table} over")
+        # B's writes go to Redis in order: once a newcomer's id is read there, the
+        # host's record B wrote as it restored the session is in.
+        Player(b).hello("Zeynep")
+        assert redis.hash(session)["process"] not in ("", home), "B holds the session"
+        redis.command("HSET", session, "process", home)  # (for a lease of A's)
+        redis.command("PEXPIRE", session, str(int(BACKSTOP * 1000)))
+        c, _ = stack.enter_context(server(redis.url, db, 2, procs, extra=LONG))
+        back, welcome = _resume(c, host.welcome)
+        assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+        snapshot = back.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
+        assert snapshot["table"]["seats"][0]["connected"] is True
+        log_b.wait_for(rf"session {host.welcome['player']} is held by another process now")

@@ -312,6 +312,10 @@ class Forwarding(RelayState):
 
     def _request(self, message: dict[str, Any]) -> None:
         assert self._server is not None
+        if self._sessions.homed_here(message["p"]):
+            # A former home's word, sent before it learnt the session moved here (or
+            # after it woke): a stand-in made for it would take the session's place.
+            return
         visit = self._visit(message)
         before = visit.session.table
         player_id, rid = visit.session.player_id, message["rid"]

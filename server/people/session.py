@@ -386,6 +386,12 @@ class Sessions:
     def by_id(self, player_id: str) -> Session | None:
         return self._by_id.get(player_id)
 
+    def homed_here(self, player_id: str) -> bool:
+        """Whether `player_id`'s session is this process's own (its token held here),
+        not a stand-in for a player of another process (`visit`)."""
+        session = self._by_id.get(player_id)
+        return session is not None and self._by_token.get(session.hashed_token) is session
+
     def named(self, name: str) -> Session | None:
         """The session here whose name looks like `name` (`names.keys`), if any."""
         return next((self._by_key[key] for key in names.keys(name) if key in self._by_key),

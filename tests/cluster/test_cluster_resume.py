@@ -5,11 +5,13 @@ whose process is gone is never said not to exist while it waits to be taken over
 
 from __future__ import annotations
 
+import random
 import signal
 import subprocess
 from contextlib import ExitStack
 from pathlib import Path
 
+import msgpack
 import pg_kit
 from poll_kit import poll_until
 
@@ -17,10 +19,16 @@ from cluster.cluster_kit import BACKSTOP, Msg, Player
 from cluster.outage_kit import server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_drain import LONG
-from cluster.test_cluster_failover import _one_deal_started, _resume
+from cluster.test_cluster_failover import (
+    Mover,
+    _ends_keeping_every_ack,
+    _one_deal_started,
+    _resume,
+)
 from cluster.test_cluster_outage import _split
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.interproc.messages import VERSION
 from pisyedili.server.store.journal import token_hash
 
 
@@ -232,3 +240,40 @@ def test_a_player_rebuilt_elsewhere_whose_table_s_taker_restored_it_is_welcomed_
         assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
         assert snapshot["table"]["seats"][0]["connected"] is True
         log_b.wait_for(rf"session {host.welcome['player']} is held by another process now")
+
+
+def test_a_former_home_s_late_request_leaves_a_session_homed_here_as_it_is(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """The guest, homed on B at A's table, resumes through A, which takes its session
+    in. A request B sent for it before it learnt that (here written into A's channel
+    as B would have) comes late to A: it is a former home's word, and A makes no
+    stand-in for the guest over its own session, which plays on at its seat."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, _), (b, _) = (stack.enter_context(server(redis.url, db, n, procs))
+                          for n in range(2))
+        host, guest, table = _one_deal_started(a, b)
+        held = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
+        owner = redis.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get("process"))
+        former = redis.eventually(lambda r: r.hash(held).get("process"))
+        assert former != owner
+        back, welcome = _resume(a, guest.welcome)
+        assert (welcome["resumed"], welcome["table"]) == (True, table), welcome
+        poll_until(lambda: redis.hash(held).get("process") == owner, BACKSTOP,
+                   "the guest's session to be homed at the table's process")
+        player = str(guest.welcome["player"])
+        late = {"k": "req", "v": VERSION, "from": former, "p": player,
+                "name": guest.welcome["name"], "features": [], "type": "chat",
+                "msg": {"type": "chat", "id": 99, "text": "late"}, "rid": 99, "n": 1}
+        heard = redis.command("PUBLISH", f"{PREFIX}{redis.address.db}:to:{owner}",
+                              msgpack.packb(late, use_bin_type=True))
+        assert heard == 1
+        # The guest at A plays the deal out as its own session, which the late request
+        # would have left to a stand-in: the updates for it would go nowhere.
+        rng = random.Random(37)
+        first, second = Mover(host, rng), Mover(back, rng)
+        offered = [m["moves"] for m in back.seen if "moves" in m and m["type"] != "error"]
+        if offered and back.seen[-1].get("moves") is not None:
+            second.move(offered[-1])
+        _ends_keeping_every_ack([first, second], a)

@@ -54,6 +54,11 @@ HELD_EVERY = 1 / 3
 """How often, in leases, the owner of a table tells a visitor's home that it still
 holds the reply to its request (`held`): the home waits a lease from the last word,
 so two may go astray before it gives up on a live owner."""
+DOUBT_POLL = 0.05
+"""Seconds between looks at whether a process in doubt of its lease knows again what it
+homes (`Forwarding._forward_when_sure`)."""
+DOUBT_WAIT = 2
+"""Leases a request waits for that before it is refused `cluster_unavailable`."""
 
 
 class _Nowhere:
@@ -221,11 +226,37 @@ class Forwarding(RelayState):
                  msg: dict[str, Any], rid: int | None) -> Deferred[None]:
         """Send the request to its table's owner: fires once its reply is here (which
         the caller's connection waits for: nothing it sends next overtakes it)."""
-        if not self.cluster.reachable or self.cluster.lease_in_doubt:
-            # In doubt, this process may have been taken for dead and its session taken
-            # over: a request its connection held while it was paused would reach the
-            # table after the player resumed elsewhere and played on from there.
+        if not self.cluster.reachable:
             raise unavailable("a table held elsewhere")
+        if self.cluster.lease_in_doubt:
+            return Deferred.fromCoroutine(
+                self._forward_when_sure(conn, session, owner, kind, msg, rid))
+        return self._send_request(conn, session, owner, kind, msg, rid)
+
+    async def _forward_when_sure(self, conn: Connection, session: Session, owner: str,
+                                 kind: str, msg: dict[str, Any], rid: int | None) -> None:
+        """`_forward` once this process knows again what it homes (its lease renewed, or
+        its keys checked). In doubt, it may have been taken for dead and the session
+        taken over: a request its connection held meanwhile (read as it woke from a
+        pause) must not reach the table after the player resumed elsewhere and played
+        on from there. One whose session went meanwhile is dropped: its player was hung
+        up on here, and plays on from its new home."""
+        waited = 0.0
+        while self.cluster.lease_in_doubt and waited < DOUBT_WAIT * self.cluster.lease:
+            looked: Deferred[None] = Deferred()
+            self._clock.callLater(DOUBT_POLL, looked.callback, None)
+            await looked
+            waited += DOUBT_POLL
+        if conn.closing or self._sessions.by_id(session.player_id) is not session:
+            return
+        if self.cluster.lease_in_doubt or not self.cluster.reachable:
+            if rid is not None:
+                session.send(unavailable("a table held elsewhere").to_message(rid))
+            return
+        await self._send_request(conn, session, owner, kind, msg, rid)
+
+    def _send_request(self, conn: Connection, session: Session, owner: str, kind: str,
+                      msg: dict[str, Any], rid: int | None) -> Deferred[None]:
         self._requests += 1
         self.cluster.send(owner, {
             "k": "req", "from": self.cluster.process, "p": session.player_id,

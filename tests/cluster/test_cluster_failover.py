@@ -235,6 +235,14 @@ def _resumes(mover: Mover, port: int, table: int) -> None:
     mover.player, mover.pending, mover.hold = back, None, False
 
 
+def _to_the_host_s_turn(first: Mover, second: Mover) -> None:
+    """Play on until four moves are acknowledged, then to the host's (`first`'s) turn,
+    its offer kept (`hold`) and nothing of its on the way."""
+    _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+    first.hold = True
+    _play([first, second], lambda: first.offered is not None and first.pending is None)
+
+
 def _ends_keeping_every_ack(movers: list[Mover], port: int) -> None:
     """Play the match out; its record, read at `port`, holds every move acknowledged."""
     _play(movers, lambda: all(m.over() for m in movers))
@@ -330,9 +338,7 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         owner, a, b, table = run.owner, run.a, run.b, run.table
         first, second = run.first, run.second
         host = first.player
-        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
-        first.hold = True
-        _play([first, second], lambda: first.offered is not None and first.pending is None)
+        _to_the_host_s_turn(first, second)
         owner.send_signal(signal.SIGSTOP)
         try:
             _taken_over(second)
@@ -363,9 +369,7 @@ def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_
         host, guest, table = _one_deal_started(a, b)
         rng = random.Random(29)
         first, second = Mover(host, rng), Mover(guest, rng)
-        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
-        first.hold = True
-        _play([first, second], lambda: first.offered is not None and first.pending is None)
+        _to_the_host_s_turn(first, second)
         owner.send_signal(signal.SIGSTOP)
         try:
             _taken_over(second)

@@ -249,10 +249,7 @@ def test_a_former_home_s_late_request_leaves_a_session_homed_here_as_it_is(
     as B would have) comes late to A: it is a former home's word, and A makes no
     stand-in for the guest over its own session, which plays on at its seat."""
     db = postgres.store()
-    procs: list[subprocess.Popen[str]] = []
-    with ExitStack() as stack:
-        (a, _), (b, _) = (stack.enter_context(server(redis.url, db, n, procs))
-                          for n in range(2))
+    with server(redis.url, db, 0) as (a, _), server(redis.url, db, 1) as (b, _):
         host, guest, table = _one_deal_started(a, b)
         held = PREFIX + f"session:{token_hash(guest.welcome['token']).hex()}"
         owner = redis.eventually(lambda r: r.hash(PREFIX + f"table:{table}").get("process"))

@@ -27,6 +27,7 @@ from cluster.test_cluster_failover import (
     _resume,
     _taken_over,
 )
+from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.people import names
 from pisyedili.server.store.journal import token_hash
@@ -201,3 +202,43 @@ def test_a_process_woken_past_its_lease_lets_go_of_a_session_taken_over(
         while there.recv() is not None:
             pass
         assert there.seen[-1]["type"] == "replaced", there.seen[-3:]
+
+
+def test_a_session_resumed_from_memory_as_its_process_wakes_keeps_its_new_home_s_record(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """A player in the lobby of A, which is paused (SIGSTOP) past its lease: the
+    player's token resumes through B, which takes the session over. The token is sent
+    to A once more while A is still stopped, so A reads it as it wakes, before it has
+    checked its keys, and resumes the copy it holds. A writes nothing of that session
+    over B's record: it finds the session B's, hangs up on that connection
+    (`shutting_down`) and keeps nothing of it; the record names B, where the token
+    resumes again."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, log_a), (b, _) = (stack.enter_context(server(redis.url, db, n, procs))
+                              for n in range(2))
+        player = Player(a)
+        welcome = player.hello("Ayşe")
+        held = PREFIX + f"session:{token_hash(welcome['token']).hex()}"
+        home = redis.eventually(lambda r: r.hash(held).get("process"))
+        procs[0].send_signal(signal.SIGSTOP)
+        try:
+            poll_until(lambda: redis.command("EXISTS", PREFIX + f"process:{home}") == 0,
+                       BACKSTOP, "the paused process's lease to run out")
+            _, moved = _resume(b, welcome)
+            assert (moved["resumed"], moved["player"]) == (True, welcome["player"]), moved
+            new_home = redis.hash(held).get("process")
+            assert new_home not in (None, home)
+            woken = Player(a)  # (the kernel takes the connection in; A reads it awake)
+            woken.send("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
+                       name=welcome["name"])
+        finally:
+            procs[0].send_signal(signal.SIGCONT)
+        log_a.wait_for(r"the session of player \S+ is held by process", BACKSTOP)
+        while woken.recv() is not None:
+            pass
+        assert any(m.get("code") == "shutting_down" for m in woken.seen), woken.seen[-3:]
+        assert redis.hash(held).get("process") == new_home, "A wrote over B's record"
+        _, again = _resume(b, welcome)
+        assert (again["resumed"], again["player"]) == (True, welcome["player"]), again

@@ -22,6 +22,7 @@ from pisyedili.server.cluster.redis.scripts import (
     DROP_SESSION,
     HOLDER,
     KEEP_CODE,
+    KEEP_SESSION,
     RELEASE,
     TAKE,
     TAKE_SESSION,
@@ -182,6 +183,7 @@ class Registries(Reassertion):
         if session in self._disowned:
             return  # another process holds it now: nothing is written here until it goes
         held = [self._key("name", key) for key in keys]
+        homed = session in self._sessions  # its record written from here already
         self._live.update([session, *held])
         fields = {"player": player_id, "name": name, "process": self._process}
         self._sessions[session] = fields
@@ -192,10 +194,29 @@ class Registries(Reassertion):
             self._seen("player", int(player_id))
         if not self._up:
             return
+        if homed:
+            self._keep_session(session, fields, player_id, held)
+            return
         self._tell(self._redis.link.hmset(session, fields), "keeping a session")
         self._tell(self._pexpire(session, ms(self.lease)), "keeping a session")
         self._tell(self._redis.link.eval(CLAIM, held, [player_id, ms(self.lease)]),
                    "keeping a name")
+
+    def _keep_session(self, session: str, fields: dict[str, str], player_id: str,
+                      held: list[str]) -> None:
+        """A session homed here written again (resumed, renamed) only if no other live
+        process holds it now, as a check after a lapsed lease does (`_rekept`): this
+        process may have been paused past its lease, and the session taken over
+        meanwhile, with the copy here resumed as it woke, before its keys were checked.
+        A session new here (opened, handed over by its home) is written as it is."""
+        flat = [part for pair in sorted(fields.items()) for part in pair]
+        kept: Deferred[Any] = self._redis.link.eval(
+            KEEP_SESSION, [session],
+            [ms(self.lease), self._process, self._key("process", ""), *flat])
+        self._checks[session] = self._checks.get(session, 0) + 1
+        kept.addBoth(self._checked_one, session)
+        kept.addCallback(self._rekept, session, player_id, held)
+        self._tell(kept, "keeping a session")
 
     @once_joined
     def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:

@@ -25,9 +25,11 @@ from twisted.internet.defer import Deferred
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.cluster.holdings import Holdings
 
-RETRY_AFTER = 5
-"""Seconds a request refused for want of the shared state is told to wait: about a
-reconnection's back-off."""
+RETRY_AFTER = 1
+"""Seconds a request refused for want of the shared state is told to wait: the shared
+state is out of reach for about that long in most outages (a link made again, Redis
+restarted, a woken process's keys checked), so a client waiting longer only comes back
+later than it could; one request a second from each waiting client is little."""
 
 
 def unavailable(what: str) -> ProtocolError:

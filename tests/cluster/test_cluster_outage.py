@@ -164,7 +164,8 @@ def test_redis_killed_mid_match_and_back(tmp_path: Path, keep: bool) -> None:
                         _hello_refused(a, name="Deniz", token=travelling["token"])):
             assert refused["type"] == "error" and refused["code"] == "cluster_unavailable", \
                 refused
-            assert refused["retry_after"] > 0
+            # Asked again within a second: Redis is back in about that long.
+            assert 0 < refused["retry_after"] <= 1, refused
         assert loner.ok("ping")["type"] == "pong"  # nothing was dropped for it
 
         redis.start()

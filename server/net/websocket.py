@@ -64,6 +64,11 @@ class WebSocketConnection(Connection):
         if self.socket.state == WebSocketProtocol.STATE_OPEN:
             # 1000 (normal): the `error` just sent says why; the reason repeats its code.
             self.socket.sendClose(WebSocketProtocol.CLOSE_STATUS_CODE_NORMAL, code)
+        if code == "rate_limited":
+            # Deaf, it would not read the client's answer to the close: the stream ends
+            # once what is queued is written, as over TCP, rather than after autobahn's
+            # close handshake timeout.
+            self.socket.dropConnection(abort=False)
 
 
 class WebSocketServer(WebSocketServerProtocol):
@@ -127,8 +132,7 @@ class WebSocketServer(WebSocketServerProtocol):
         """Parse nothing more: the connection is closed for a flood or a broken frame,
         and its client may still be sending. What arrives is dropped unread (the
         socket is still read, so the client's own close is seen at once); the close
-        handshake's answer is not waited for: the client drops the connection once it
-        reads the close, or autobahn does after `closeHandshakeTimeout`."""
+        handshake's answer is not waited for (`WebSocketConnection._end`)."""
         self._deaf = True
         self.data = b""
 

@@ -250,6 +250,7 @@ async def test_a_refused_hello_closes_as_over_tcp() -> None:
 async def test_flooding_is_rate_limited_then_closed_as_over_tcp() -> None:
     async def test(web: WebServer) -> None:
         browser = await web.ws("flood-ws")  # hello took one token
+        flooder = web.server_side(browser).socket
         tcp = await web.server.connect("flood-tcp")
         for client in (browser, tcp):
             for i in range(100, 120):
@@ -265,6 +266,9 @@ async def test_flooding_is_rate_limited_then_closed_as_over_tcp() -> None:
             err = await client.wait(lambda m: m["type"] == "error" and "closing" in m["message"])
             assert err["code"] == "rate_limited"
             await client.closed
+        # The server reads nothing more from the flooder, its answer to the close
+        # included: it ended the stream itself rather than wait for that answer.
+        assert flooder.droppedByMe and not flooder.wasCloseHandshakeTimeout
         clock.advance(1)
         await still_serves(web)
 

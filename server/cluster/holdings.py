@@ -5,8 +5,9 @@ changes one process's view of what it holds (its standing in the cluster, each t
 it holds with its fencing token, each session it homes) and returns what should be
 done because of it; the callers carry the effects out with Redis, the journal and the
 messages between processes, and feed the answers back as events: `cluster/redis/`
-(the lease, Redis lost and back, a table held elsewhere) and `service/takeover.py`
-(claims, holder counts, tables fenced). The sessions' half is the relay's to move to
+(the lease, Redis lost and back, a table held elsewhere), `service/takeover.py`
+(claims, holder counts, tables fenced) and `people/session.py` (a session homed
+here, or gone from here). The sessions' moves are the relay's to move to
 (`net/handover.py` still decides them itself). No clock, no Redis, no reactor: the
 same events give the same effects, so a model of Redis and of the journal drives
 several processes' machines through every interleaving
@@ -204,7 +205,10 @@ class WritesRefused:
 
 @dataclass(frozen=True, slots=True)
 class SessionOpened:
-    """A session homed here (a hello, a restart's, a takeover's restored member)."""
+    """A session homed here (a hello, a restart's, a takeover's restored member, one
+    welcomed or adopted). One homed here already stays as it is: its check asked
+    (`CheckKeys`) still judges it, and an old home that handed it here while Redis was
+    away is still the one its record names."""
 
     player: str
 
@@ -681,7 +685,8 @@ class Holdings:
     # sessions
 
     def _session_opened(self, event: SessionOpened) -> list[Effect]:
-        self._sessions[event.player] = SessionHome(Home.HOME)
+        if not self.homes(event.player):
+            self._sessions[event.player] = SessionHome(Home.HOME)
         return []
 
     def _forgotten(self, event: SessionForgotten) -> list[Effect]:

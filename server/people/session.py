@@ -26,6 +26,7 @@ from twisted.logger import Logger
 from pisyedili.protocol.limits import MAX_NAME
 from pisyedili.server.clock import Clock, Delayed
 from pisyedili.server.cluster import LOCAL, Cluster
+from pisyedili.server.cluster.holdings import SessionForgotten, SessionOpened
 from pisyedili.server.people import names
 from pisyedili.server.store.journal import SavedSession, token_hash
 from pisyedili.server.table.commands import Disconnected, Leave, Reconnected
@@ -192,6 +193,10 @@ class Sessions:
         return session
 
     def _add(self, session: Session, claim: _Claim) -> None:
+        """A session homed here from now on: in a cluster, its process's `holdings`
+        know it (what a hand-over of it is decided by)."""
+        if self._cluster.shared:
+            self._cluster.holdings.handle(SessionOpened(session.player_id))
         self._per_address[session.address] += 1
         self._by_token[session.hashed_token] = session
         self._by_id[session.player_id] = session
@@ -494,6 +499,8 @@ class Sessions:
         is it in the journal, if `write`); False if that was done already."""
         if self._by_token.pop(session.hashed_token, None) is None:
             return False
+        if self._cluster.shared:  # (one handed on is the new home's already there)
+            self._cluster.holdings.handle(SessionForgotten(session.player_id))
         self._per_address[session.address] -= 1
         if not self._per_address[session.address]:
             del self._per_address[session.address]

@@ -462,6 +462,31 @@ class Cluster(RuleBasedStateMachine):
         if self.redis.take_session(process.name, player):
             self._feed(process, h.SessionOpened(player))
 
+    def _homing(self) -> list[tuple[Process, str]]:
+        return [(p, player) for p in self._running() for player in self.players
+                if p.machine.homes(player)]
+
+    @precondition(lambda self: self._homing())
+    @rule(data=st.data())
+    def reconnect(self, data: st.DataObject) -> None:
+        """A session homed here is told to the cluster again (a connection resumes it,
+        it is renamed, a login takes it over): `SessionOpened` once more, maybe while
+        its check is under way."""
+        process, player = data.draw(st.sampled_from(self._homing()))
+        self._feed(process, h.SessionOpened(player))
+
+    @precondition(lambda self: self._homing())
+    @rule(data=st.data())
+    def expire_session(self, data: st.DataObject) -> None:
+        """A session's grace runs out at its home: its keys go (only while they name
+        that process), its row too unless the process is in doubt of its lease."""
+        process, player = data.draw(st.sampled_from(self._homing()))
+        self._feed(process, h.SessionForgotten(player))
+        if self.redis.up and self.redis.sessions.get(player) == process.name:  # DROP_SESSION
+            del self.redis.sessions[player]
+        if process.machine.standing is not h.Standing.IN_DOUBT:
+            self.rows.discard(player)
+
     def _waiting(self) -> list[tuple[Process, str, str]]:
         return [(p, player, home.to) for p in self._running() for player in self.players
                 if (home := p.machine.session(player)) is not None

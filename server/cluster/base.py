@@ -106,6 +106,12 @@ class Cluster(Protocol):
         journal included. False again once it renewed, or checked what it holds."""
         ...
 
+    def out_of_doubt(self) -> Deferred[None]:
+        """Fires once the lease is not in doubt (`lease_in_doubt`): at once if it is not,
+        else as it renewed, or what this process holds was checked. Cancel it to stop
+        waiting."""
+        ...
+
     def named(self, name: str, address: str) -> None:
         """What the operator calls this process (`--cluster-name`; "" for `address`)
         and where it serves (this host and its game port): stable across restarts,

@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from twisted.internet import defer
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from pisyedili.protocol.codec import decode
@@ -54,11 +56,9 @@ HELD_EVERY = 1 / 3
 """How often, in leases, the owner of a table tells a visitor's home that it still
 holds the reply to its request (`held`): the home waits a lease from the last word,
 so two may go astray before it gives up on a live owner."""
-DOUBT_POLL = 0.05
-"""Seconds between looks at whether a process in doubt of its lease knows again what it
-homes (`Forwarding._forward_when_sure`)."""
 DOUBT_WAIT = 2
-"""Leases a request waits for that before it is refused `cluster_unavailable`."""
+"""Leases a request of a process in doubt of its lease waits for it to know again what
+it homes (`Forwarding._forward_when_sure`) before it is refused `cluster_unavailable`."""
 
 
 class _Nowhere:
@@ -241,12 +241,12 @@ class Forwarding(RelayState):
         pause) must not reach the table after the player resumed elsewhere and played
         on from there. One whose session went meanwhile is dropped: its player was hung
         up on here, and plays on from its new home."""
-        waited = 0.0
-        while self.cluster.lease_in_doubt and waited < DOUBT_WAIT * self.cluster.lease:
-            looked: Deferred[None] = Deferred()
-            self._clock.callLater(DOUBT_POLL, looked.callback, None)
-            await looked
-            waited += DOUBT_POLL
+        sure = self.cluster.out_of_doubt()
+        sure.addTimeout(DOUBT_WAIT * self.cluster.lease, cast(IReactorTime, self._clock))
+        try:
+            await sure
+        except defer.TimeoutError:
+            pass  # refused below: still in doubt
         if conn.closing or self._sessions.by_id(session.player_id) is not session:
             return
         if self.cluster.lease_in_doubt or not self.cluster.reachable:

@@ -252,7 +252,7 @@ class RedisCluster(Registries):
 
     def _renew_all(self) -> None:
         self._leased = True
-        self._renewed_at = self._clock.seconds()
+        self._sure()
         process = self._key("process", self._process)
         keys = sorted(self._live - {process})
         for start in range(0, len(keys), RENEW_CHUNK):
@@ -272,7 +272,7 @@ class RedisCluster(Registries):
 
     def _checked(self, _: object) -> None:
         """What another process took over is let go: what is left is ours again."""
-        self._renewed_at = self._clock.seconds()
+        self._sure()
         self.holdings.handle(KeysChecked())
 
     def _probe(self, processes: list[str] | None = None) -> None:

@@ -126,6 +126,7 @@ class ClusterState:
         self._checks: dict[str, int] = {}  # session key -> its checks (`_reassert`) under way
         self._left: set[str] = set()  # of those, the keys whose session left here since
         self._disowned_hooks: list[Callable[[str, bytes, str], None]] = []
+        self._doubt_ends: list[Deferred[None]] = []  # `out_of_doubt`, not fired yet
         self._leased = False  # this process's lease was written once (it may run out since)
         self._renewed_at = 0.0  # when the lease last answered it was still ours
         # The links' life.
@@ -158,6 +159,21 @@ class ClusterState:
 
     def watch_sessions(self, disowned: Callable[[str, bytes, str], None]) -> None:
         self._disowned_hooks.append(disowned)
+
+    def out_of_doubt(self) -> Deferred[None]:
+        if not self.lease_in_doubt:
+            return succeed(None)
+        ends: Deferred[None] = Deferred()
+        self._doubt_ends.append(ends)
+        return ends
+
+    def _sure(self) -> None:
+        """The lease renewed, or the keys checked: whoever waited for that goes on."""
+        self._renewed_at = self._clock.seconds()
+        waiting, self._doubt_ends = self._doubt_ends, []
+        for ends in waiting:
+            if not ends.called:  # (one cancelled: its waiter gave up)
+                ends.callback(None)
 
     def _key(self, *parts: object) -> str:
         return PREFIX + ":".join(str(p) for p in parts)

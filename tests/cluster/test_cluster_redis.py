@@ -77,6 +77,32 @@ async def test_a_dropped_session_lasts_its_grace_a_connected_one_the_lease(
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_session_written_again_is_left_to_the_process_that_took_it_over(
+        redis: RedisAt) -> None:
+    """A's session is taken over by B once A's lease ran out (A was paused past it). A
+    writing it again (its copy resumed or renamed before A checked its keys) leaves
+    B's record as it is, and A lets the session go: it is told B holds it."""
+    a, b = await _joined(redis), await _joined(redis)
+    told: list[tuple[str, bytes, str]] = []
+    a.watch_sessions(lambda player, hashed, holder: told.append((player, hashed, holder)))
+    try:
+        a.session_live(b"\x01\x02", "7", "Ayşe", ("ayse",))
+        await a.next_id("sync")
+        redis.command("DEL", PREFIX + "process:p1")  # A's lease ran out
+        assert await b.take_session(b"\x01\x02", "7", "Ayşe")
+        a.session_live(b"\x01\x02", "7", "Ayşe", ("ayse",))
+        await a.next_id("sync")
+        assert redis.hash(PREFIX + "session:0102")["process"] == "p2"
+        assert told == [("7", b"\x01\x02", "p2")]
+        a.session_live(b"\x01\x02", "7", "Ayşe", ("ayse",))  # B's now: nothing written
+        await a.next_id("sync")
+        assert redis.hash(PREFIX + "session:0102")["process"] == "p2"
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@pytest_twisted.ensureDeferred
 async def test_connections_per_address_count_the_live_processes_only(
         redis: RedisAt) -> None:
     a, b = await _joined(redis), await _joined(redis)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from twisted.internet import defer
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
 log = Logger()
 
 BAD_TOKEN = "that resume token is unknown or has expired"
+
+DOUBT_WAIT = 2
+"""Leases a resume waits for that before it is refused `cluster_unavailable`."""
 
 AGREED_CACHE = 256
 """Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
@@ -75,37 +80,70 @@ def answer(conn: Connection, hello: Hello) -> None:
         conn.close(banned.code, banned.message, rid, **banned.extra)
         return
     if token is not None:
-        existing = sessions.find(token)
-        if existing is None and conn.server.relay is not None:
-            moved = conn.server.relay.resume(conn, token)  # held by another process?
-            moved.addCallback(lambda found: _resumed_elsewhere(conn, hello, found))
-            moved.addErrback(_claim_failed, conn, rid)
-            conn.wait_for(moved)
+        if sessions.find(token) is not None and conn.server.cluster.lease_in_doubt:
+            sure = Deferred.fromCoroutine(_until_sure(conn))
+            sure.addCallback(lambda _: _resume(conn, hello, token))
+            sure.addErrback(_claim_failed, conn, rid)
+            conn.wait_for(sure)
             return
-        if existing is None:
-            conn.send_error("bad_token", BAD_TOKEN, rid)
-            return
-        session = sessions.resume(token, conn)
-        assert session is not None
-        # A lobby subscription belongs to a connection: a resumed one asks again.
-        conn.server.lobby.unsubscribe(session)
-    else:
-        cap = conn.server.limits.max_sessions_per_address
-        if sessions.opened_from(conn.address) >= cap:
-            log.info("hello from {address} refused: {cap} sessions open from there",
-                     address=conn.address, cap=cap)
-            conn.close("too_many_sessions", f"this address has {cap} sessions open, "
-                       "the most allowed; a dropped one lasts until its grace period "
-                       "ends (or resume one with its token)", rid, limit=cap)
-            return
-        if conn.server.cluster.shared:
-            claimed = Deferred.fromCoroutine(_claim(conn, name))
-            claimed.addCallback(lambda got: _open_claimed(conn, hello, name, *got))
-            claimed.addErrback(_claim_failed, conn, rid)
-            conn.wait_for(claimed)
-            return
-        session = sessions.open(name, conn, conn.address)
+        resuming = _resume(conn, hello, token)
+        if resuming is not None:
+            resuming.addErrback(_claim_failed, conn, rid)
+            conn.wait_for(resuming)
+        return
+    cap = conn.server.limits.max_sessions_per_address
+    if sessions.opened_from(conn.address) >= cap:
+        log.info("hello from {address} refused: {cap} sessions open from there",
+                 address=conn.address, cap=cap)
+        conn.close("too_many_sessions", f"this address has {cap} sessions open, "
+                   "the most allowed; a dropped one lasts until its grace period "
+                   "ends (or resume one with its token)", rid, limit=cap)
+        return
+    if conn.server.cluster.shared:
+        claimed = Deferred.fromCoroutine(_claim(conn, name))
+        claimed.addCallback(lambda got: _open_claimed(conn, hello, name, *got))
+        claimed.addErrback(_claim_failed, conn, rid)
+        conn.wait_for(claimed)
+        return
+    session = sessions.open(name, conn, conn.address)
     _welcome(conn, hello, session, name)
+
+
+def _resume(conn: Connection, hello: Hello, token: str) -> Deferred[Any] | None:
+    """Welcome the session of `token` back, held here or (asked of the cluster) by
+    another process: what to wait for, if the cluster is asked."""
+    if conn.closing:
+        return None
+    sessions = conn.server.sessions
+    existing = sessions.find(token)
+    if existing is None and conn.server.relay is not None:
+        moved = conn.server.relay.resume(conn, token)  # held by another process?
+        moved.addCallback(lambda found: _resumed_elsewhere(conn, hello, found))
+        return moved
+    if existing is None:
+        conn.send_error("bad_token", BAD_TOKEN, hello.id)
+        return None
+    session = sessions.resume(token, conn)
+    assert session is not None
+    # A lobby subscription belongs to a connection: a resumed one asks again.
+    conn.server.lobby.unsubscribe(session)
+    _welcome(conn, hello, session, session.name)
+    return None
+
+
+async def _until_sure(conn: Connection) -> None:
+    """Fires once this process knows again what it homes (its lease renewed, or its
+    keys checked after a pause past its lease): until then, a session held here may
+    have been taken over elsewhere (its record and its table), and a welcome from the
+    copy here would name no table, or one it left. Refused (`cluster_unavailable`) if
+    that takes more than `DOUBT_WAIT` leases."""
+    cluster = conn.server.cluster
+    sure = cluster.out_of_doubt()
+    sure.addTimeout(DOUBT_WAIT * cluster.lease, cast(IReactorTime, conn.server.clock))
+    try:
+        await sure
+    except defer.TimeoutError:
+        raise unavailable("this hello") from None
 
 
 async def _claim(conn: Connection, name: str) -> tuple[str, str]:

@@ -204,41 +204,49 @@ def test_a_process_woken_past_its_lease_lets_go_of_a_session_taken_over(
         assert there.seen[-1]["type"] == "replaced", there.seen[-3:]
 
 
-def test_a_session_resumed_from_memory_as_its_process_wakes_keeps_its_new_home_s_record(
+def test_a_resume_read_as_its_process_wakes_is_welcomed_once_it_checked_its_keys(
         redis: RedisAt, postgres: pg_kit.Cluster) -> None:
-    """A player in the lobby of A, which is paused (SIGSTOP) past its lease: the
-    player's token resumes through B, which takes the session over. The token is sent
-    to A once more while A is still stopped, so A reads it as it wakes, before it has
-    checked its keys, and resumes the copy it holds. A writes nothing of that session
-    over B's record: it finds the session B's, hangs up on that connection
-    (`shutting_down`) and keeps nothing of it; the record names B, where the token
-    resumes again."""
+    """SIGSTOP of the table's process (A) past its lease: B takes the table over, and
+    with it the host's session. The host's token is sent to A while A is still
+    stopped, so A reads it as it wakes, in doubt of what it holds, its copy of the
+    session still there. A welcomes it only once it checked its keys: the session is
+    B's, so A has B hand it over; the welcome names the table, at B now, whose
+    snapshot follows, and the connection is not hung up. The session's record names
+    A, and the match ends with every move acknowledged."""
     db = postgres.store()
     procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
         (a, log_a), (b, _) = (stack.enter_context(server(redis.url, db, n, procs))
                               for n in range(2))
-        player = Player(a)
-        welcome = player.hello("Ayşe")
-        held = PREFIX + f"session:{token_hash(welcome['token']).hex()}"
-        home = redis.eventually(lambda r: r.hash(held).get("process"))
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(37)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _play([first, second], lambda: len(first.acked) + len(second.acked) >= 4)
+        first.hold = second.hold = True  # nothing on its way to A's copy of the table
+        _play([first, second], lambda: first.pending is None and second.pending is None)
+        held = PREFIX + f"session:{token_hash(host.welcome['token']).hex()}"
+        home = redis.hash(held).get("process")
         procs[0].send_signal(signal.SIGSTOP)
         try:
-            poll_until(lambda: redis.command("EXISTS", PREFIX + f"process:{home}") == 0,
-                       BACKSTOP, "the paused process's lease to run out")
-            _, moved = _resume(b, welcome)
-            assert (moved["resumed"], moved["player"]) == (True, welcome["player"]), moved
-            new_home = redis.hash(held).get("process")
-            assert new_home not in (None, home)
+            _taken_over(second)
+            assert redis.hash(held).get("process") not in (None, home)
             woken = Player(a)  # (the kernel takes the connection in; A reads it awake)
-            woken.send("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
-                       name=welcome["name"])
+            woken.send("hello", protocol=PROTOCOL_VERSION, token=host.welcome["token"],
+                       name=host.welcome["name"])
         finally:
             procs[0].send_signal(signal.SIGCONT)
         log_a.wait_for(r"the session of player \S+ is held by process", BACKSTOP)
-        while woken.recv() is not None:
-            pass
-        assert any(m.get("code") == "shutting_down" for m in woken.seen), woken.seen[-3:]
-        assert redis.hash(held).get("process") == new_home, "A wrote over B's record"
-        _, again = _resume(b, welcome)
-        assert (again["resumed"], again["player"]) == (True, welcome["player"]), again
+        welcome = woken.wait(lambda m: m.get("id") == woken.rid)
+        assert (welcome["type"], welcome.get("resumed"), welcome.get("table")) == (
+            "welcome", True, table), welcome
+        woken.welcome = welcome
+        snapshot = woken.wait(lambda m: m["type"] == "table" and m["table"]["id"] == table)
+        assert redis.hash(held).get("process") == home
+        first.player, first.pending, first.hold = woken, None, False
+        second.hold = False
+        if snapshot.get("moves"):  # the host's turn, offered in the snapshot read here
+            first.move(snapshot["moves"])
+        if second.offered is not None:  # the guest's turn: offered while it held
+            second.move(second.offered)
+        _ends_keeping_every_ack([first, second], b)
+        assert not any(m.get("code") == "shutting_down" for m in woken.seen)

@@ -86,6 +86,7 @@ INTEGRATION_TESTS = (
     "protocol/test_doc.py",  # the generators, as commands
     "protocol/test_doc_client.py",
     "protocol/test_reference.py",
+    "test_fork_kit.py",  # processes forked and started
     "test_reactor_kit.py",  # pytest, as a process
     "server/test_accounts.py",
     "server/test_backup_modes.py",  # the documented pg_dump line, in a shell

@@ -13,12 +13,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
+from fork_kit import popen, preloaded
+
 BACKSTOP = 60.0
 """Seconds any one wait may take: far beyond what a healthy process needs."""
-SERVER = "from pisyedili.server.service.tap import main; main()"
-"""`pisyedili-server`, run by the interpreter the tests run on."""
-PLAY = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "from pisyedili.client.cli import main; raise SystemExit(main())")
+SERVER = preloaded("from pisyedili.server.service.tap import main; main()",
+                   "pisyedili.server.service.tap")
+"""`pisyedili-server`, run by the interpreter the tests run on (forked, `fork_kit`)."""
+PLAY = preloaded("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                 "from pisyedili.client.cli import main; raise SystemExit(main())",
+                 "pisyedili.client.cli")
 """`pisyedili play`, run by the interpreter the tests run on, with Ctrl-C (SIGINT) as a
 terminal gives it to the program in front. An ignored SIGINT is inherited across exec,
 and a shell that is not interactive ignores it in what it starts in the background, as
@@ -77,8 +81,8 @@ class Output:
 def running(*argv: str) -> Iterator[tuple[subprocess.Popen[str], Output]]:
     """A real process `argv`, its output (stderr with stdout) drained all along, so it
     never blocks on it; yields it and that output, and kills it after."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, encoding="utf-8")
+    proc = popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                 text=True, encoding="utf-8")
     assert proc.stdout is not None
     try:
         yield proc, Output(proc.stdout)

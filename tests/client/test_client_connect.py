@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from fork_kit import popen, preloaded
 from process_output import Output, server_process
 from test_client_tls import make_certificate
 
@@ -28,7 +29,8 @@ from pisyedili.protocol.codec import decode, frame
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.protocol.messages import make_error
 
-CLIENT = "from pisyedili.client.cli import main; raise SystemExit(main())"
+CLIENT = preloaded("from pisyedili.client.cli import main; raise SystemExit(main())",
+                   "pisyedili.client.cli")
 BACKSTOP = 60.0
 """Seconds any one wait may take; a healthy run needs a fraction of it."""
 
@@ -48,7 +50,7 @@ class Client:
 
     def __init__(self, tmp_path: Path, *args: str) -> None:
         env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
-        self.proc = subprocess.Popen(
+        self.proc = popen(
             [sys.executable, "-c", CLIENT, *args], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
             env=env)

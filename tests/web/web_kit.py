@@ -21,7 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-START = "from pisyedili.server.service.tap import main; main()"
+from fork_kit import popen
+from process_output import SERVER
+
+START = SERVER
+"""`pisyedili-server` (forked, `fork_kit`)."""
 LOOPBACK = "tcp:0:interface=127.0.0.1"
 FAST = ("--bot-delay", "0.05", "--deal-pause", "0.2", "--grace-seconds", "5")
 """Bots, deals and dropped players at test speed; extra arguments may override them."""
@@ -99,8 +103,8 @@ def served(*extra_args: str) -> Iterator[WebServer]:
     args = [sys.executable, "-c", START, "--listen", LOOPBACK, "--web", LOOPBACK,
             "--db", ":memory:", "--no-announce", "--log-format", "json", "--name",
             "web test", *FAST, *extra_args]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, text=True, encoding="utf-8")
+    process = popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, text=True, encoding="utf-8")
     assert process.stdout is not None
     server = WebServer(process)
     reader = threading.Thread(target=server._drain, args=(process.stdout,), daemon=True)

@@ -175,3 +175,24 @@ def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
         if _startup(env if env is not None else os.environ) == server.env:
             return ForkedPopen(server, argv, **kwargs)
     return subprocess.Popen(argv, **kwargs)
+
+
+def run(argv: list[str], *, input: str | bytes | None = None,
+        capture_output: bool = False, timeout: float | None = None, check: bool = False,
+        **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    """`subprocess.run`, the process started by `popen`."""
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    with popen(argv, **kwargs) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    done = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    if check:
+        done.check_returncode()
+    return done

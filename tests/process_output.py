@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
-from fork_kit import popen, preloaded
+from fork_kit import popen, preloaded, run
 
 BACKSTOP = 60.0
 """Seconds any one wait may take: far beyond what a healthy process needs."""
@@ -113,7 +113,6 @@ def server_process(*args: str, timeout: float = BACKSTOP
 def add_operator(db: str, name: str, password: str) -> None:
     """`pisyedili-server operator --db DB add NAME`, the password typed on its stdin:
     the account is made an operator before any server opens the store."""
-    made = subprocess.run([sys.executable, "-c", SERVER, "operator", "--db", db, "add", name],
-                          input=f"{password}\n", text=True, capture_output=True, timeout=60,
-                          check=False)
+    made = run([sys.executable, "-c", SERVER, "operator", "--db", db, "add", name],
+               input=f"{password}\n", text=True, capture_output=True, timeout=60, check=False)
     assert made.returncode == 0, made.stderr

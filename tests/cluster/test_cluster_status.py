@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import fork_kit
 from poll_kit import poll_until
 from process_output import SERVER
 
@@ -25,9 +25,9 @@ DRAIN = 10
 
 
 def status(url: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", SERVER, "status", "--cluster", url,
-                           *args, "--json"], text=True, capture_output=True,
-                          timeout=STATUS_TIMEOUT, check=False)
+    done = fork_kit.run([sys.executable, "-c", SERVER, "status", "--cluster", url,
+                         *args, "--json"], text=True, capture_output=True,
+                        timeout=STATUS_TIMEOUT, check=False)
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     return report
@@ -73,9 +73,9 @@ def test_status_shows_each_process_its_tables_sessions_and_drain(redis: RedisAt,
 def test_the_table_for_people_names_every_process(redis: RedisAt, tmp_path: Path) -> None:
     with cluster(redis.url, tmp_path, 2, "--cluster-name", "web") as [(_, a), (_, b)]:
         def table() -> str | None:
-            done = subprocess.run([sys.executable, "-c", SERVER, "status", "--cluster",
-                                   redis.url], text=True, capture_output=True,
-                                  timeout=STATUS_TIMEOUT, check=False)
+            done = fork_kit.run([sys.executable, "-c", SERVER, "status", "--cluster",
+                                 redis.url], text=True, capture_output=True,
+                                timeout=STATUS_TIMEOUT, check=False)
             assert done.returncode == 0, done.stderr
             return done.stdout if f":{a}" in done.stdout and f":{b}" in done.stdout \
                 else None

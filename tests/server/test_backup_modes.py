@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fork_kit
 import pg_kit
 import pytest
 from process_output import SERVER
@@ -22,11 +23,11 @@ OPERATING = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 
 
 def _printed_command(db: str, dest: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", SERVER, "backup", "--db", db, str(dest)],
-                          capture_output=True, text=True, timeout=BACKSTOP, check=False)
+    done = fork_kit.run([sys.executable, "-c", SERVER, "backup", "--db", db, str(dest)],
+                        capture_output=True, text=True, timeout=BACKSTOP, check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     [line] = [line.strip() for line in done.stderr.splitlines() if "--file=" in line]
-    return line
+    return str(line)
 
 
 def _run_as_pasted(line: str, cwd: Path) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import fork_kit
 import pytest
 from process_output import BACKSTOP, Output
 
@@ -27,7 +28,7 @@ def recv(sock: socket.socket) -> dict[str, Any]:
 
 
 def test_serves_logs_json_and_stops_cleanly_on_sigterm() -> None:
-    proc = subprocess.Popen(
+    proc = fork_kit.popen(
         [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1",
          "--name", "Çay ocağı", "--log-format", "json", "--seed", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")
@@ -62,7 +63,7 @@ def test_exits_1_when_it_cannot_listen() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
+        done = fork_kit.run(
             [sys.executable, "-c", START, "--listen", f"tcp:{port}:interface=127.0.0.1"],
             capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
@@ -103,7 +104,7 @@ def _started_with_open_files(soft: int, hard: int, *args: str) -> tuple[int, str
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
-    proc = subprocess.Popen(
+    proc = fork_kit.popen(
         [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1",
          "--db", ":memory:", "--no-announce", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",

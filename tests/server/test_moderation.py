@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, cast
 
+import fork_kit
 import pytest
 import pytest_twisted
 from poll_kit import BACKSTOP, poll_until_async
@@ -379,8 +380,8 @@ async def test_an_operator_name_no_account_has_makes_nobody_an_operator(
 
 
 def _script(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", START, *args], input=stdin,
-                          capture_output=True, text=True, timeout=120)
+    return fork_kit.run([sys.executable, "-c", START, *args], input=stdin,
+                        capture_output=True, text=True, timeout=120)
 
 
 START = "from pisyedili.server.service.tap import main; main()"
@@ -412,7 +413,7 @@ async def test_operator_add_creates_the_account_with_a_password_from_stdin(
 
 def test_the_console_script_warns_on_stderr_of_an_operator_without_an_account(
         tmp_path: Path) -> None:
-    proc = subprocess.Popen(
+    proc = fork_kit.popen(
         [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1", "--db",
          str(tmp_path / "db.sqlite3"), "--no-announce", "--log-format", "json",
          "--operator", "Ghost"],

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import fork_kit
 from cluster.cluster_kit import Player
 from poll_kit import poll_until
 from process_output import SERVER, server_process
@@ -20,8 +21,8 @@ STATUS_TIMEOUT = 60.0
 
 
 def status(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", SERVER, "status", *args], text=True,
-                          capture_output=True, timeout=STATUS_TIMEOUT, check=False)
+    return fork_kit.run([sys.executable, "-c", SERVER, "status", *args], text=True,
+                        capture_output=True, timeout=STATUS_TIMEOUT, check=False)
 
 
 def reported(*args: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import Any, cast
 
+import fork_kit
 import msgpack
 import pg_kit
 import psycopg
@@ -247,8 +248,8 @@ def commands_in(url: str) -> int:
 
 
 def run_server(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", SERVER, *args], capture_output=True,
-                          text=True, timeout=60)
+    return fork_kit.run([sys.executable, "-c", SERVER, *args], capture_output=True,
+                        text=True, timeout=60)
 
 
 def test_a_server_that_cannot_reach_postgresql_exits_1_saying_where_and_why() -> None:
@@ -378,7 +379,7 @@ def test_a_server_outlives_postgresql_going_away_and_coming_back() -> None:
     find every move."""
     with pg_kit.own_cluster() as cluster:
         url = cluster.store()
-        proc = subprocess.Popen(
+        proc = fork_kit.popen(
             [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
              "--db", url, "--seed", "5", "--turn-seconds", "0", "--bot-delay", "0",
              "--deal-pause", "0", "--no-announce"],
@@ -434,7 +435,7 @@ def test_a_match_that_ends_while_postgresql_is_away_is_said_not_kept() -> None:
     memory, and the match the store could not keep is said so, with PostgreSQL's
     message and no traceback (an outage, not a defect)."""
     with pg_kit.own_cluster() as cluster:
-        proc = subprocess.Popen(
+        proc = fork_kit.popen(
             [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
              "--db", cluster.store(), "--seed", "5", "--turn-seconds", "0",
              "--bot-delay", "0", "--deal-pause", "0", "--no-announce", "--rate", "500",
@@ -476,7 +477,7 @@ def test_a_kick_made_while_postgresql_is_away_holds_and_is_said_not_kept() -> No
     with pg_kit.own_cluster() as cluster:
         url = cluster.store()
         add_operator(url, "Zeynep", OPERATOR_PASSWORD)
-        proc = subprocess.Popen(
+        proc = fork_kit.popen(
             [sys.executable, "-c", SERVER, "--listen", "tcp:0:interface=127.0.0.1",
              "--db", url, "--no-announce"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import fork_kit
 import msgpack
 import pytest
 from browser_kit import Page, assert_headings_align, set_viewport
@@ -485,7 +486,7 @@ def test_pisyedili_play_web_opens_a_started_table(page: Page) -> None:
     import subprocess
     import sys
 
-    process = subprocess.Popen(
+    process = fork_kit.popen(
         [sys.executable, "-c", PLAY, "play", "--web", "--no-open", "--name", "Ayşe",
          "--bots", "2", "--level", "easy", "--rules", "cardiva"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
+import fork_kit
 import pytest
 import pytest_twisted
 from process_output import PLAY, Output
@@ -37,9 +38,9 @@ class Played(NamedTuple):
 @contextmanager
 def playing(*args: str) -> Iterator[Played]:
     """`pisyedili play --web --no-open ARGS` in a process, interrupted and reaped on exit."""
-    process = subprocess.Popen([sys.executable, "-c", PLAY, "play", "--web", "--no-open",
-                                *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, text=True, encoding="utf-8")
+    process = fork_kit.popen([sys.executable, "-c", PLAY, "play", "--web", "--no-open",
+                              *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True, encoding="utf-8")
     assert process.stdout is not None and process.stderr is not None
     played = Played(process, Output(process.stdout), Output(process.stderr))
     try:
@@ -113,11 +114,11 @@ async def test_play_web_leaves_out_a_level_it_was_not_given() -> None:
 
 
 def test_play_web_refuses_a_bot_count_the_rules_do_not_allow() -> None:
-    done = subprocess.run([sys.executable, "-c", PLAY, "play", "--web", "--no-open",
-                           "--bots", "9"], capture_output=True, text=True, timeout=TIMEOUT)
+    done = fork_kit.run([sys.executable, "-c", PLAY, "play", "--web", "--no-open",
+                         "--bots", "9"], capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2 and "--bots must be" in done.stderr
-    done = subprocess.run([sys.executable, "-c", PLAY, "play", "--no-open"],
-                          capture_output=True, text=True, timeout=TIMEOUT)
+    done = fork_kit.run([sys.executable, "-c", PLAY, "play", "--no-open"],
+                        capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2 and "--no-open goes with --web" in done.stderr
 
 

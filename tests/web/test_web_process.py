@@ -10,6 +10,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import fork_kit
 import pytest
 import pytest_twisted
 from twisted.internet.threads import deferToThread
@@ -40,8 +41,8 @@ async def test_the_process_serves_the_page_and_a_websocket_beside_tcp() -> None:
     ("--web-proxy", "proxy.example.org"),  # a name, not an address
 ])
 def test_bad_web_options_are_refused_at_start(option: str, value: str) -> None:
-    done = subprocess.run([sys.executable, "-c", START, "--web", "tcp:0", option, value],
-                          capture_output=True, text=True, timeout=30)
+    done = fork_kit.run([sys.executable, "-c", START, "--web", "tcp:0", option, value],
+                        capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert option in done.stderr
 
@@ -51,7 +52,7 @@ def test_a_web_endpoint_that_cannot_listen_stops_the_server() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
+        done = fork_kit.run(
             [sys.executable, "-c", START, "--listen", "tcp:0:interface=127.0.0.1",
              "--web", f"tcp:{port}:interface=127.0.0.1", "--db", ":memory:",
              "--no-announce"], capture_output=True, text=True, timeout=30)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from typing import Any
 
+import fork_kit
 from browser_kit import Page, contrast, fresh_page, rgb, set_viewport
 from process_output import BACKSTOP, PLAY, Output
 from test_web_browser import TcpPlayer
@@ -483,7 +484,7 @@ def test_another_tab_takes_the_seat_and_this_one_takes_it_back(
 
 def test_the_page_stops_when_play_web_ends(page: Page) -> None:
     """`pisyedili play --web` ends: its page says the server is gone and stops trying."""
-    process = subprocess.Popen(
+    process = fork_kit.popen(
         [sys.executable, "-c", PLAY, "play", "--web", "--no-open", "--name", "Son",
          "--bots", "1", "--level", "easy"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

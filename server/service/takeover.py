@@ -160,6 +160,14 @@ class LeaseInDoubt(TakeoverFailed):
     """This process may have been taken for dead: it claims nothing for now."""
 
 
+def _outage(error: BaseException) -> bool:
+    """Whether `error` says the cluster's shared state or the store is out of reach, or
+    this process's lease in doubt: a fault it lives through, said without a traceback
+    (one is kept for a defect)."""
+    return isinstance(error, (LeaseInDoubt, Unreachable)) or (
+        isinstance(error, ProtocolError) and error.code == "cluster_unavailable")
+
+
 class Takeover:
     """Sweeps the shared journal for tables nobody holds (module docstring)."""
 
@@ -377,17 +385,25 @@ class Takeover:
         for table_id in set(tokens) - {t.id for t in saved.tables}:
             self._cluster.table_closed(table_id, None)
         by_player = {row.player_id: row for row in saved.sessions}
-        failed = []
+        failed: list[int] = []
+        outages: list[Exception] = []  # what cut the takeover of a table short
         for table in saved.tables:
             self._journal.go_on(table.id, next_seq.get(table.id, 0), tokens[table.id])
             try:
                 await self._rebuild(table, by_player, saved)
-            except Exception:
-                log.failure("table {table} could not be taken over", table=table.id)
+            except Exception as error:
+                if _outage(error):
+                    outages.append(error)
+                    log.warn("table {table} could not be taken over for now: {why}",
+                             table=table.id, why=str(error))
+                else:
+                    log.failure("table {table} could not be taken over", table=table.id)
                 for effect in holdings.handle(RestoreFailed(table.id)):
                     if isinstance(effect, LetGo):
                         self._drop(effect.table)
                 failed.append(table.id)
+        if failed and len(outages) == len(failed):  # said as an outage (`_failed`)
+            raise outages[0]
         if failed:  # the next sweep takes them again
             raise TakeoverFailed(f"tables {failed} could not be taken over")
 

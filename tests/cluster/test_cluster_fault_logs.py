@@ -5,6 +5,8 @@ traceback in a process's log is kept for a defect."""
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -14,8 +16,10 @@ from poll_kit import poll_until
 from cluster.cluster_kit import BACKSTOP, Player
 from cluster.outage_kit import banned_while_redis_is_away, server
 from cluster.redis_kit import LostRedisReply, RedisAt, SilentRedis
+from cluster.test_cluster_failover import _one_deal_started
 from cluster.test_cluster_outage import _hello_refused
 from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store.journal import token_hash
 
 
 def test_the_sanctions_unread_as_the_store_is_away_are_read_once_it_is_back(
@@ -144,4 +148,31 @@ def test_a_link_lost_as_it_is_made_is_said_with_its_reason(
                      r"dbid=0: Lost connection\): trying again")
         log.wait_for(r"the cluster's Redis at \S+ is back")
         assert "Traceback" not in log.text, log.text
+    relay.close()
+
+
+def test_a_takeover_cut_off_from_redis_as_it_places_a_member_is_said_so(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """kill -9 of the table's process (A): B takes the table over, and its link to Redis
+    is cut as it asks where the host's session lives (placing the members). B says
+    that table could not be taken over for now, as the outage it is, with no
+    traceback, and takes it over once the link is made again: the guest, connected to
+    B, gets the table's snapshot."""
+    relay = LostRedisReply(redis.url)
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        (a, _), (b, log_b) = (stack.enter_context(server(url, db, n, procs))
+                              for n, url in enumerate((redis.url, relay.url)))
+        host, guest, table = _one_deal_started(a, b)
+        relay.arm(f"{PREFIX}session:{token_hash(host.welcome['token']).hex()}".encode())
+        since = len(guest.seen)
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        log_b.wait_for(rf"table {table} could not be taken over for now: "
+                       r"cluster_unavailable: ")
+        log_b.wait_for(rf"took table {table} over")
+        assert relay.cut.is_set()
+        guest.wait(lambda m: m["type"] == "table" and m["table"]["id"] == table, since)
+        assert "Traceback" not in log_b.text, log_b.text
     relay.close()

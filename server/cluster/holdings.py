@@ -6,9 +6,9 @@ it holds with its fencing token, each session it homes) and returns what should 
 done because of it; the callers carry the effects out with Redis, the journal and the
 messages between processes, and feed the answers back as events: `cluster/redis/`
 (the lease, Redis lost and back, a table held elsewhere), `service/takeover.py`
-(claims, holder counts, tables fenced) and `people/session.py` (a session homed
-here, or gone from here). The sessions' moves are the relay's to move to
-(`net/handover.py` still decides them itself). No clock, no Redis, no reactor: the
+(claims, holder counts, tables fenced), `people/session.py` (a session homed here,
+or gone from here) and `net/handover.py` (a resume, a home's answer, a hand asked,
+a drain, an adoption). No clock, no Redis, no reactor: the
 same events give the same effects, so a model of Redis and of the journal drives
 several processes' machines through every interleaving
 (`tests/server/test_holdings.py`).
@@ -29,7 +29,8 @@ Three rules make a cluster safe, and each is a transition here:
   resume elsewhere; `HandSession`, as its home drains), or when its home is gone and
   one process wins it in Redis (`TakeSession`); an old home remembers where it went
   (`SendOn`), a process in doubt neither hands a session over nor welcomes its resume
-  until its keys are checked, and a draining process takes no session in (`RefuseAdopt`).
+  until its keys are checked, and a process handing its sessions on takes none in
+  (`RefuseAdopt`, `RefuseResume`).
 """
 
 from __future__ import annotations
@@ -272,9 +273,17 @@ class HandForgotten:
 
 
 @dataclass(frozen=True, slots=True)
+class Draining:
+    """This process is told to stop, and serves on a while (a balancer sends it no new
+    players): it takes no table over from now on. Sessions still come in (a resume, an
+    adoption) until it hands them on (`DrainStarted`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class DrainStarted:
-    """This process stops: `live` the other processes, `tables` the process holding
-    each homed session's table (None: none, or this one)."""
+    """This process stops: it hands the sessions it homes on and takes none in from
+    now on. `live` the other processes, `tables` the process holding each homed
+    session's table (None: none, or this one)."""
 
     live: tuple[str, ...]
     tables: Mapping[str, str | None]
@@ -298,7 +307,7 @@ Event = (Joined | LeaseRenewed | LeaseLapsed | KeysChecked | RedisLost | RedisBa
          | RestoreFailed
          | TableOpened | TableClosed | HoldAnswered | WritesRefused | SessionOpened
          | SessionForgotten | SessionKept | ResumeArrived | HandAnswered | SessionTaken
-         | HandAsked | HandForgotten | DrainStarted | AdoptAsked | Stopped)
+         | HandAsked | HandForgotten | Draining | DrainStarted | AdoptAsked | Stopped)
 
 
 # -- effects: what to do -----------------------------------------------------------------
@@ -483,7 +492,10 @@ stopping (it would only hand the table on again)."""
 
 _LEAVING = frozenset({Standing.DRAINING, Standing.STOPPED})
 
-_ADOPTS = frozenset({Standing.SERVING, Standing.CUT_OFF, Standing.IN_DOUBT})
+_ADOPTS = frozenset({Standing.SERVING, Standing.CUT_OFF, Standing.IN_DOUBT,
+                     Standing.DRAINING})
+"""Standings in which a session may come in (unless its sessions are being handed
+on: `DrainStarted`)."""
 
 
 @dataclass
@@ -496,6 +508,7 @@ class Holdings:
     _sessions: dict[str, SessionHome] = field(default_factory=dict)
     _asked: list[HandAsked | ResumeArrived] = field(default_factory=list)  # out of doubt
     _leaving: bool = False  # drains: back to DRAINING, not SERVING, once out of doubt
+    _handing: bool = False  # hands its sessions on (`DrainStarted`): takes none in
     _unchecked: bool = False  # woken past its lease, or Redis lost in doubt: a check
     # asked before answers nothing (the next one tells)
     _checking: bool = False  # a check asked (`CheckKeys`), not answered (`KeysChecked`)
@@ -531,6 +544,11 @@ class Holdings:
 
     def homed(self) -> list[str]:
         return sorted(p for p, home in self._sessions.items() if home.state is Home.HOME)
+
+    @property
+    def handing(self) -> bool:
+        """Whether this process hands its sessions on (`DrainStarted`)."""
+        return self._handing
 
     def handed_to(self, player: str) -> str | None:
         home = self._sessions.get(player)
@@ -713,7 +731,7 @@ class Holdings:
             return []
         if self.homes(event.player):
             return [Welcome(event.player)]
-        if self.standing not in _ADOPTS or self._leaving:
+        if self.standing not in _ADOPTS or self._handing:
             return [RefuseResume(event.player)]
         if event.holder is not None:
             self._sessions[event.player] = SessionHome(Home.ASKING, event.holder)
@@ -767,10 +785,15 @@ class Holdings:
             del self._sessions[event.player]
         return []
 
-    def _drain(self, event: DrainStarted) -> list[Effect]:
+    def _draining(self, _: Draining) -> list[Effect]:
         self._leaving = True
         if self.standing is not Standing.IN_DOUBT:
             self.standing = Standing.DRAINING
+        return []
+
+    def _drain(self, event: DrainStarted) -> list[Effect]:
+        self._draining(Draining())
+        self._handing = True
         homed = {player: event.tables.get(player) for player in self.homed()}
         targets = hand_targets(homed, _others(event.live))
         handed: list[Effect] = []
@@ -780,7 +803,7 @@ class Holdings:
         return handed
 
     def _adopt(self, event: AdoptAsked) -> list[Effect]:
-        if self.standing not in _ADOPTS or self._leaving or self.homes(event.player):
+        if self.standing not in _ADOPTS or self._handing or self.homes(event.player):
             return [RefuseAdopt(event.player, event.by)]
         self._sessions[event.player] = SessionHome(Home.HOME, since=self._unwritten(event.by))
         return [AcceptAdopt(event.player, event.by)]
@@ -822,6 +845,7 @@ _HANDLERS: dict[type, Callable[[Holdings, Any], list[Effect]]] = {
     SessionTaken: Holdings._taken,
     HandAsked: Holdings._hand_asked,
     HandForgotten: Holdings._hand_forgotten,
+    Draining: Holdings._draining,
     DrainStarted: Holdings._drain,
     AdoptAsked: Holdings._adopt,
 }

@@ -479,10 +479,11 @@ class Cluster(RuleBasedStateMachine):
     @rule(data=st.data())
     def expire_session(self, data: st.DataObject) -> None:
         """A session's grace runs out at its home: its keys go (only while they name
-        that process), its row too unless the process is in doubt of its lease."""
+        that process; with Redis away, renewed no more, they run out), its row too
+        unless the process is in doubt of its lease."""
         process, player = data.draw(st.sampled_from(self._homing()))
         self._feed(process, h.SessionForgotten(player))
-        if self.redis.up and self.redis.sessions.get(player) == process.name:  # DROP_SESSION
+        if self.redis.sessions.get(player) == process.name:  # DROP_SESSION
             del self.redis.sessions[player]
         if process.machine.standing is not h.Standing.IN_DOUBT:
             self.rows.discard(player)
@@ -513,16 +514,30 @@ class Cluster(RuleBasedStateMachine):
         process, player, to = data.draw(st.sampled_from(self._handed()))
         self._feed(process, h.HandForgotten(player, to))
 
-    @precondition(lambda self: len(self._serving()) > 1)
+    @precondition(lambda self: self._serving())
+    @rule(data=st.data())
+    def not_ready(self, data: st.DataObject) -> None:
+        """A process told to stop serves on a while (a balancer sends it nobody new):
+        it claims nothing, and still takes sessions in."""
+        self._feed(data.draw(st.sampled_from(self._serving())), h.Draining())
+
+    def _not_handing(self) -> list[Process]:
+        return [p for p in self._running() if p.machine.standing in (
+            h.Standing.SERVING, h.Standing.DRAINING) and not p.machine.handing]
+
+    @precondition(lambda self: self.redis.up and len(self._running()) > 1
+                  and self._not_handing())
     @rule(data=st.data())
     def drain(self, data: st.DataObject) -> None:
-        process = data.draw(st.sampled_from(self._serving()))
+        process = data.draw(st.sampled_from(self._not_handing()))
         live = tuple(sorted(self.redis.leases - {process.name}))
         self._feed(process, h.DrainStarted(live, {}))
 
     def _draining(self) -> list[Process]:
-        """Processes that drain, with no resume under way (the drain waits for those)."""
+        """Processes that hand their sessions on, with no resume under way (the drain
+        waits for those)."""
         return [p for p in self._running() if p.machine.standing is h.Standing.DRAINING
+                and p.machine.handing
                 and not any((home := p.machine.session(player)) is not None
                             and home.state in (h.Home.ASKING, h.Home.TAKING)
                             for player in self.players)]

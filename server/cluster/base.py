@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from twisted.internet.defer import Deferred
 
 from pisyedili.protocol.errors import ProtocolError
-from pisyedili.server.cluster.holdings import Holdings
+from pisyedili.server.cluster.holdings import Effect, Holdings
 
 RETRY_AFTER = 1
 """Seconds a request refused for want of the shared state is told to wait: the shared
@@ -133,6 +133,12 @@ class Cluster(Protocol):
         one was taken for dead (paused, or cut off, past its lease): its player id,
         token hash and the process that holds it now. It is that one's: it goes from
         here, as after a hand-over."""
+        ...
+
+    def watch_holdings(self, carry: Callable[[Effect], None]) -> None:
+        """Who carries out what `holdings` decide about sessions in answer to the
+        cluster's own events: a hand asked while the lease was in doubt is answered
+        (`HandOver`, `SendOn`, `RefuseHand`) once the keys are checked."""
         ...
 
     def start(self) -> Deferred[None]:

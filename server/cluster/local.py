@@ -12,7 +12,7 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, succeed
 
-from pisyedili.server.cluster.holdings import Holdings, Standing
+from pisyedili.server.cluster.holdings import Effect, Holdings, Standing
 
 
 class LocalCluster:
@@ -32,6 +32,9 @@ class LocalCluster:
 
     def watch_sessions(self, disowned: Callable[[str, bytes, str], None]) -> None:
         pass  # no other process to take one over
+
+    def watch_holdings(self, carry: Callable[[Effect], None]) -> None:
+        pass  # never in doubt: nothing waits for it
 
     def out_of_doubt(self) -> Deferred[None]:
         return succeed(None)

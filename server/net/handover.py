@@ -16,6 +16,11 @@ taker then calls them home) to the live processes in turn. Each is taken in away
 after a drop, and resumes by token through any process; a resume that reaches the old
 home meanwhile is sent on to the new one. A word about a session handed on (a
 takeover calling its member home, a resume) that comes to its old home is sent on.
+
+Who homes a session is decided by the process's `holdings` (`cluster/holdings.py`):
+this module feeds it what happened (a resume here, a home's answer, Redis's, a hand
+asked of this process, a drain, an adoption) and carries out what it says to do
+(ask a home, take a session in Redis, welcome, hand over, send on, refuse).
 """
 
 from __future__ import annotations
@@ -28,7 +33,25 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
-from pisyedili.server.cluster.ownership import hand_targets
+from pisyedili.server.cluster.holdings import (
+    AcceptAdopt,
+    AdoptAsked,
+    AskHand,
+    DrainStarted,
+    Effect,
+    Event,
+    HandAnswered,
+    HandAsked,
+    HandForgotten,
+    HandOver,
+    HandSession,
+    RefuseHand,
+    ResumeArrived,
+    SendOn,
+    SessionTaken,
+    TakeSession,
+    Welcome,
+)
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.forwarding import Forwarding
 from pisyedili.server.people.session import Session
@@ -82,25 +105,22 @@ class Handover(Forwarding):
         give_up = self._clock.seconds() + 2 * self.cluster.lease + SETTLE_SECONDS
         swept = False
         record: dict[str, str] | None = None  # the first the cluster had
-        sent_on: str | None = None  # where an old home said it handed the session
         while not conn.closing and self._clock.seconds() < give_up:
             if self._sessions.find(token) is not None:  # its table was taken over here
                 return self._sessions.resume(token, conn)
             found = await self.cluster.find_session(hashed)
             record = record or found
-            holder = sent_on or (
-                None if found is None else await self.cluster.session_holder(hashed))
-            sent_on = None
+            holder = None if found is None else await self.cluster.session_holder(hashed)
             if found is not None and holder not in (None, self.cluster.process):
                 assert holder is not None
                 player_id = str(found["player"])  # (Redis hands a number back as one)
-                handed = await self._ask_hand(holder, player_id, hashed, conn.features)
-                if handed["ok"]:
+                if self._sessions.homed_here(player_id):  # come here meanwhile (adopted),
+                    return self._sessions.resume(token, conn)  # or under another token
+                handed = await self._handed_here(ResumeArrived(player_id, holder), hashed,
+                                                 conn.features)
+                if handed is not None and handed["ok"]:
                     return self._arrived(conn, token, player_id, handed)
-                if handed.get("to"):  # handed on as its home stopped: asked there next
-                    sent_on = str(handed["to"])
-                    continue
-                if not handed.get("silent"):
+                if handed is not None and not handed.get("silent"):
                     if not await self._journal_keeps(hashed):
                         return None  # its home holds no such session
                     # Its record names a live process that let it go, with nobody taking
@@ -122,20 +142,63 @@ class Handover(Forwarding):
                 swept = True
                 await self.settled()
                 continue
+            player_id = str(row.player_id)
+            if self._sessions.homed_here(player_id):  # come here meanwhile (adopted),
+                return self._sessions.resume(token, conn)  # or under another token
             if record is None or record.get("process") == self.cluster.process:
-                asked = await self._ask_live(str(row.player_id), hashed, conn.features)
+                asked = await self._ask_live(player_id, hashed, conn.features)
                 if asked is None:
                     continue  # one was silent (paused, its lease alive yet): again
                 if asked["ok"]:
-                    return self._arrived(conn, token, str(row.player_id), asked)
-                if asked.get("to"):
-                    sent_on = str(asked["to"])
-                    continue
-            if await self.cluster.take_session(hashed, str(row.player_id), row.name):
+                    return self._arrived(conn, token, player_id, asked)
+            if await self._taken_here(player_id, hashed, row.name):
                 return await self._rebuilt(conn, token, hashed, row)
             # Another process took it: it is asked next time round.
             await deferLater(cast(IReactorTime, self._clock), 0.1)
         return None
+
+    def _decide(self, event: Event) -> list[Effect]:
+        """What this process's `holdings` make of `event` (module docstring)."""
+        return self.cluster.holdings.handle(event)
+
+    async def _handed_here(self, arrived: ResumeArrived, hashed: bytes,
+                           features: frozenset[str]) -> dict[str, Any] | None:
+        """A resume here of a session homed elsewhere, as `holdings` decide it: each
+        home they name is asked to hand it over in turn (`AskHand`: the one Redis named,
+        then the one an old home says it went to) until one does (`Welcome`: its
+        answer, `ok`) or the resume is refused (the last answer, not `ok`; `silent` if
+        that home said nothing for a lease). None: decided otherwise meanwhile (the
+        session came here another way, or a later resume of it asks in its place):
+        looked at again."""
+        effects = self._decide(arrived)
+        answer: dict[str, Any] | None = None
+        while effects:
+            effect = effects[0]
+            if isinstance(effect, AskHand):
+                answer = await self._ask_hand(effect.home, effect.player, hashed, features)
+                if answer.get("superseded"):
+                    return None
+                to = answer.get("to")
+                effects = self._decide(HandAnswered(effect.player, bool(answer["ok"]),
+                                                    str(to) if to else None))
+            elif isinstance(effect, Welcome):
+                return answer  # (None if homed here already: its own token resumes it)
+            else:  # `RefuseResume`
+                return {**(answer or {}), "ok": False}
+        return None
+
+    async def _taken_here(self, player_id: str, hashed: bytes, name: str) -> bool:
+        """A session whose home is gone, taken in Redis for this process if `holdings`
+        say so (`TakeSession`), and welcomed here if it was won (`Welcome`)."""
+        effects = self._decide(ResumeArrived(player_id, None, gone=True))
+        if not any(isinstance(effect, TakeSession) for effect in effects):
+            return False
+        won = False
+        try:
+            won = await self.cluster.take_session(hashed, player_id, name)
+        finally:  # (one that failed is not won)
+            effects = self._decide(SessionTaken(player_id, won))
+        return any(isinstance(effect, Welcome) for effect in effects)
 
     async def _journal_keeps(self, hashed: bytes) -> bool:
         """Whether the shared journal keeps the session of token hash `hashed`."""
@@ -152,13 +215,16 @@ class Handover(Forwarding):
         for: its record ran out with its home's lease (paused, or cut off from Redis,
         for longer than a lease), or its live home let it run out (away at a table
         that keeps the seat longer than the grace). Each live process is asked to hand
-        it over, in turn: the first answer that hands it (`ok`) or names where it went
-        (`to`); one that says no live process holds it (then it is rebuilt here); or
+        it over, in turn (and where one says it went): the first answer that hands it
+        (`ok`); one that says no live process holds it (then it is rebuilt here); or
         None when one was silent (asked again: its lease runs out meanwhile)."""
         silent = False
         for process in await self.cluster.live_processes():
-            handed = await self._ask_hand(process, player_id, hashed, features)
-            if handed["ok"] or handed.get("to"):
+            handed = await self._handed_here(ResumeArrived(player_id, process), hashed,
+                                             features)
+            if handed is None:
+                return None
+            if handed["ok"]:
                 return handed
             silent = silent or bool(handed.get("silent"))
         return None if silent else {"ok": False}
@@ -249,8 +315,9 @@ class Handover(Forwarding):
             holder = await self.cluster.session_holder(hashed)
             if holder is None or holder == self.cluster.process or peer.closing:
                 continue
-            handed = await self._ask_hand(holder, str(player), hashed, peer.features)
-            if not handed["ok"]:
+            handed = await self._handed_here(ResumeArrived(str(player), holder), hashed,
+                                             peer.features)
+            if handed is None or not handed["ok"]:
                 return None  # (a refused hand-over leaves the session where it was)
             # Its token is replaced by the take-over: this one is never sent anywhere.
             return self._arrived(peer, secrets.token_urlsafe(32), str(player), handed)
@@ -259,8 +326,9 @@ class Handover(Forwarding):
     def _ask_hand(self, home: str, player_id: str, hashed: bytes,
                   features: frozenset[str]) -> Deferred[dict[str, Any]]:
         """Ask the session's home to let it go: its answer (`ok`), or, if it is silent
-        for a lease (gone), one that says `silent`."""
-        self._handed({"p": player_id, "ok": False})  # an earlier ask is superseded
+        for a lease (gone), one that says `silent`; an earlier ask of it from here
+        (another resume of the same token) is answered `superseded`."""
+        self._handed({"p": player_id, "ok": False, "superseded": True})
         done: Deferred[dict[str, Any]] = Deferred()
         timer = self._clock.callLater(self.cluster.lease, self._handed,
                                       {"p": player_id, "ok": False, "silent": True})
@@ -280,29 +348,52 @@ class Handover(Forwarding):
         done.callback(message)
 
     def _hand(self, message: dict[str, Any]) -> None:
-        """At the old home: the session goes to the process its player resumed on; a
-        seat at a table here stays, the player a visitor from there."""
-        assert self._server is not None
+        """At the old home: the process its player resumed on asks for the session;
+        `holdings` decide (`HandAsked`: after the keys are checked, while the lease is
+        in doubt) and `_carry_out` answers."""
         player_id, home = message["p"], message["from"]
         session = self._sessions.by_id(player_id)
         if session is None and player_id in self._restoring:
             self._restoring[player_id].append(message)  # answered once it is placed
             return
-        if session is None and self._handed_to.get(player_id) == home \
-                and player_id in self._hand_answers:
-            # Handed to this very process, which asks again: it never had the answer.
-            self._sessions.once_written(self.cluster.send, home, self._hand_answers[player_id])
+        if session is not None and player_id not in self._visitors \
+                and session.hashed_token != message["h"]:
+            # Its token is not the one asked about (a login gave it a new one): the
+            # session of that token is nowhere.
+            self.cluster.send(home, {"k": "handed", "p": player_id, "ok": False})
             return
-        if session is None and player_id in self._handed_to:
+        self._hand_asks[player_id, home] = message
+        for effect in self._decide(HandAsked(player_id, home)):
+            self._carry_out(effect)
+
+    def _carry_out(self, effect: Effect) -> None:
+        """An answer `holdings` gave to a hand asked of this process (`_hand`), at once
+        or once its keys were checked (`Cluster.watch_holdings`)."""
+        if isinstance(effect, HandOver):
+            message = self._hand_asks.pop((effect.player, effect.to), None)
+            if message is not None:
+                self._hand_over(message)
+        elif isinstance(effect, SendOn):
             # Handed on already (as this process stops, or to a resume): told once that
             # hand-over is written, so the process named has it before it is asked.
-            self._sessions.once_written(self.cluster.send, home, {
-                "k": "handed", "p": player_id, "ok": False,
-                "to": self._handed_to[player_id]})
-            return
-        if session is None or player_id in self._visitors \
-                or session.hashed_token != message["h"]:
-            self.cluster.send(home, {"k": "handed", "p": player_id, "ok": False})
+            self._hand_asks.pop((effect.player, effect.by), None)
+            self._sessions.once_written(self.cluster.send, effect.by, {
+                "k": "handed", "p": effect.player, "ok": False, "to": effect.to})
+        elif isinstance(effect, RefuseHand):
+            self._hand_asks.pop((effect.player, effect.by), None)
+            self.cluster.send(effect.by, {"k": "handed", "p": effect.player, "ok": False})
+
+    def _hand_over(self, message: dict[str, Any]) -> None:
+        """`HandOver`: the session goes to the process its player resumed on; a seat
+        at a table here stays, the player a visitor from there. Asked again by that
+        process (its answer lost, or late), the same answer is told again."""
+        assert self._server is not None
+        player_id, home = message["p"], message["from"]
+        session = self._sessions.by_id(player_id)
+        if session is None or player_id in self._visitors:
+            again = self._hand_answers.get(player_id)
+            self._sessions.once_written(self.cluster.send, home, again or {
+                "k": "handed", "p": player_id, "ok": False, "to": home})
             return
         self._sent_on(player_id, home)
         table, at, old = session.table, self._at.pop(player_id, None), session.peer
@@ -367,14 +458,13 @@ class Handover(Forwarding):
 
     def _sent_on(self, player_id: str, to: str) -> None:
         """`player_id`'s session went to `to`: for a lease, a word about it that comes
-        here is sent on there."""
-        self._handed_to[player_id] = to
+        here is sent on there (`holdings.handed_to`)."""
         self._hand_answers.pop(player_id, None)
         self._clock.callLater(self.cluster.lease, self._forget_sent, player_id, to)
 
     def _forget_sent(self, player_id: str, to: str) -> None:
-        if self._handed_to.get(player_id) == to:
-            del self._handed_to[player_id]
+        self._decide(HandForgotten(player_id, to))
+        if self.cluster.holdings.handed_to(player_id) is None:
             self._hand_answers.pop(player_id, None)
 
     # -- a process that stops -----------------------------------------------------------
@@ -384,6 +474,7 @@ class Handover(Forwarding):
         docstring). Fires once each was taken, or `HAND_SECONDS` passed; at once with
         the cluster out of reach, or no other process alive (the journal keeps them)."""
         self._stopping = True
+        self._decide(DrainStarted((), {}))  # no session comes in from now on
         if not self.cluster.reachable or not self._sessions.each():
             return succeed(None)
         live = self.cluster.live_processes()
@@ -402,13 +493,16 @@ class Handover(Forwarding):
         for session in sessions:
             at = self._at.get(session.player_id)
             tables[session.player_id] = at[1] if at is not None else None
-        targets = hand_targets(tables, live)
+        targets = {effect.player: effect.to
+                   for effect in self._decide(DrainStarted(tuple(live), tables))
+                   if isinstance(effect, HandSession)}
         if not targets:
             return succeed(None)
         self._out_done = Deferred()
         timer = self._clock.callLater(HAND_SECONDS, self._out_over)
         for session in sessions:
-            self._push(session, targets[session.player_id])
+            if session.player_id in targets:
+                self._push(session, targets[session.player_id])
         log.info("stopping: handing {count} sessions to processes {processes}",
                  count=len(targets), processes=sorted(set(targets.values())))
         done = self._out_done
@@ -459,13 +553,15 @@ class Handover(Forwarding):
             done.callback(None)
 
     def _adopt(self, message: dict[str, Any]) -> None:
-        """A session of a process that stops, held here from now on, away: at its table
-        here (a visitor from there until now), at a table elsewhere, or in the lobby."""
+        """A session of a process that stops, held here from now on if `holdings` take
+        it in (`AcceptAdopt`; not as this process stops too, nor one homed here), away:
+        at its table here (a visitor from there until now), at a table elsewhere, or in
+        the lobby."""
         player_id, home = message["p"], message["from"]
         answer = {"k": "adopted", "p": player_id, "from": self.cluster.process}
-        known = self._sessions.by_id(player_id)
-        if self._stopping or (known is not None and player_id not in self._visitors):
-            self.cluster.send(home, {**answer, "ok": False})
+        if not any(isinstance(effect, AcceptAdopt)
+                   for effect in self._decide(AdoptAsked(player_id, home))):
+            self.cluster.send(home, {**answer, "ok": False})  # (`RefuseAdopt`)
             return
         session = self._sessions.take_in(player_id, message["name"], message["h"],
                                          message["address"])

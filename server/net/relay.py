@@ -78,6 +78,7 @@ class Relay(Handover):
         self.cluster.listen(self._lobby_delta, self.received, self._gone)
         self.cluster.watch_link(self._link_lost, self._link_back)
         self.cluster.watch_sessions(self._disowned)
+        self.cluster.watch_holdings(self._carry_out)
 
     # -- for the accounts and the moderation, on one shared store (`people.processes`) ---
 
@@ -370,8 +371,9 @@ class Relay(Handover):
         there is none: with `lost`, the player did not leave it, and is told so."""
         player_id = message["p"]
         session = self._sessions.by_id(player_id)
-        if session is None and player_id in self._handed_to:
-            self.cluster.send(self._handed_to[player_id], message)  # its home now
+        handed_to = self.cluster.holdings.handed_to(player_id)
+        if session is None and handed_to is not None:
+            self.cluster.send(handed_to, message)  # its home now
             return
         if message["t"] is not None:
             self._at[player_id] = (message["t"], message["owner"])

@@ -62,14 +62,14 @@ class RelayState:
         self._handing: dict[str, tuple[Deferred[dict[str, Any]], Delayed, str]] = {}
         """New home: player -> the old home's answer to a hand-over awaited, and that
         home."""
-        self._handed_to: dict[str, str] = {}
-        """Old home: player -> the process its session went to, for a lease: a word about
-        it that comes here late (a takeover calling it home, a resume) is sent on."""
+        self._hand_asks: dict[tuple[str, str], dict[str, Any]] = {}
+        """Old home: (player, asker) -> a hand asked of this process, until `holdings`
+        answer it (while the lease is in doubt, once the keys are checked)."""
         self._hand_answers: dict[str, dict[str, Any]] = {}
         """Old home: player -> the `handed` answer of its hand-over to a resume, told
         again if that process asks again (the answer was lost, or came too late)."""
         self._stopping = False
-        """This process stops: it hands its sessions on (`hand_all`) and takes none."""
+        """This process stops: it hands its sessions on (`hand_all`)."""
         self._handing_out: dict[str, tuple[str, dict[str, Any]]] = {}
         """Stopping: player -> the process its session was handed to, not answered yet,
         and what it was told."""

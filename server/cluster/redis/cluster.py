@@ -18,7 +18,7 @@ from twisted.logger import Logger
 from pisyedili.server import metrics
 from pisyedili.server.cluster.holdings import (
     CheckKeys,
-    DrainStarted,
+    Draining,
     Joined,
     KeysChecked,
     LeaseLapsed,
@@ -249,6 +249,8 @@ class RedisCluster(Registries):
                 self._renew_all()
             elif isinstance(effect, CheckKeys):
                 self._check_all()
+            else:
+                self._carry([effect])
 
     def _renew_all(self) -> None:
         self._leased = True
@@ -273,7 +275,7 @@ class RedisCluster(Registries):
     def _checked(self, _: object) -> None:
         """What another process took over is let go: what is left is ours again."""
         self._sure()
-        self.holdings.handle(KeysChecked())
+        self._carry(self.holdings.handle(KeysChecked()))
 
     def _probe(self, processes: list[str] | None = None) -> None:
         """How many listen on the channels of `processes` (by default every process
@@ -413,7 +415,7 @@ class RedisCluster(Registries):
 
     def draining(self) -> None:
         self._draining = True
-        self.holdings.handle(DrainStarted((), {}))  # it takes no table over from now on
+        self.holdings.handle(Draining())  # it takes no table over from now on
         if self._joined and self._up and self._address:
             self._tell(self._write_name(self._redis.link), "saying this process drains")
 

@@ -16,10 +16,13 @@ from twisted.python.failure import Failure
 
 from pisyedili.server.cluster.holdings import (
     CheckKeys,
+    Disown,
     HoldAnswered,
     KeysChecked,
     RedisBack,
     RedisLost,
+    RewriteSession,
+    SessionKept,
     StopRenewing,
 )
 from pisyedili.server.cluster.redis.scripts import (
@@ -28,6 +31,7 @@ from pisyedili.server.cluster.redis.scripts import (
     HOLD,
     KEEP,
     KEEP_SESSION,
+    REWRITE_SESSION,
     ms,
 )
 from pisyedili.server.cluster.redis.state import ClusterState, by_value
@@ -78,7 +82,7 @@ class Reassertion(ClusterState):
         for effect in self.holdings.handle(RedisBack()):
             if isinstance(effect, CheckKeys):
                 written = self._reassert(now)
-                written.addCallback(lambda _: self.holdings.handle(KeysChecked()))
+                written.addCallback(lambda _: self._carry(self.holdings.handle(KeysChecked())))
         log.info("the cluster's Redis at {address} is back after {seconds:.1f} s: this "
                  "process's lease, {tables} tables, {sessions} sessions, {names} names, "
                  "{codes} invite codes and {addresses} addresses' connections written "
@@ -209,21 +213,46 @@ class Reassertion(ClusterState):
 
     def _rekept(self, answer: tuple[object, bool], key: str, player_id: str,
                 names: list[str]) -> Deferred[Any] | None:
-        """`KEEP_SESSION` decides: a session another process took over while this one
-        was taken for dead is that one's, its name's keys with it (the same player
-        holds them there), and the session goes from here (`watch_sessions`); this
-        process's own session has its name claimed again. A session that left here
-        since it was checked (and maybe came back, handed here by that process) is
-        not judged by this answer."""
+        """`KEEP_SESSION` answers, `holdings` decide (`SessionKept`): a session another
+        process took over while this one was taken for dead is that one's (`Disown`),
+        its name's keys with it (the same player holds them there), and the session
+        goes from here (`watch_sessions`); one handed here while Redis was away, whose
+        record still names its old home, is written for this process
+        (`RewriteSession`); this process's own session has its name claimed again. A
+        session that left here since it was checked (and maybe came back, handed here
+        by that process) is not judged by this answer."""
         kept, left = answer
         if kept == 1:
+            self.holdings.handle(SessionKept(player_id, None))
             return self._reclaim(player_id, names)
         if left or self._sessions.get(key, {}).get("player") != player_id:
             return None  # gone from here meanwhile
-        self._label(str(kept)).addCallback(lambda holder: log.warn(
+        for effect in self.holdings.handle(SessionKept(player_id, str(kept))):
+            if isinstance(effect, RewriteSession):
+                return self._rewrite(key, player_id, effect.over, names)
+            if isinstance(effect, Disown):
+                self._disown(key, player_id, str(kept))
+        return None
+
+    def _rewrite(self, key: str, player_id: str, over: str,
+                 names: list[str]) -> Deferred[Any]:
+        """`RewriteSession`: the record of a session handed here while Redis was away
+        is written for this process while it still names `over`, its old home; naming
+        another, it is checked again as that one's (`SessionKept`)."""
+        fields = self._sessions.get(key, {})
+        flat = [part for pair in sorted(fields.items()) for part in pair]
+        written: Deferred[Any] = self._redis.link.eval(
+            REWRITE_SESSION, [key], [ms(self.lease), over, self._process, *flat])
+        written.addCallback(lambda holder: self._rekept(
+            (holder, False), key, player_id, names))
+        return written
+
+    def _disown(self, key: str, player_id: str, holder: str) -> None:
+        """`Disown`: the session and its keys go from here, told to the relay."""
+        self._label(holder).addCallback(lambda label: log.warn(
             "cluster: the session of player {player} is held by process {holder} now "
             "(taken over while this process was taken for dead): this process lets it "
-            "and its keys go", player=player_id, holder=holder, process=str(kept)))
+            "and its keys go", player=player_id, holder=label, process=holder))
         del self._sessions[key]
         for held in (key, *(k for k, p in self._names.items() if p == player_id)):
             self._live.discard(held)
@@ -232,8 +261,7 @@ class Reassertion(ClusterState):
             self._disowned.add(held)
         hashed = bytes.fromhex(key.rsplit(":", 1)[1])
         for hook in self._disowned_hooks:
-            hook(player_id, hashed, str(kept))
-        return None
+            hook(player_id, hashed, holder)
 
     def _reclaim(self, player_id: str, names: list[str]) -> Deferred[Any]:
         """A player's name keys claimed again, those still held here, each for what is

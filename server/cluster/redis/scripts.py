@@ -138,6 +138,17 @@ return 1
 """A session of this process written again, unless another live process holds it now
 (it took the session over while this one was taken for dead): refused, it names it."""
 
+REWRITE_SESSION = """
+local holder = redis.call('HGET', KEYS[1], 'process')
+if holder and holder ~= ARGV[2] and holder ~= ARGV[3] then return holder end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+"""A session handed to this process while Redis was away, whose record still names
+its old home (`ARGV[2]`): written for this one, unless another process holds it now
+(it took the session over meanwhile): refused, it names it."""
+
 CLOSE = """
 local holder = redis.call('HGET', KEYS[1], 'process')
 if holder and holder ~= ARGV[1] then return holder end

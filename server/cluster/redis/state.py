@@ -16,7 +16,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.server.cluster.base import ClusterAddress, unavailable
-from pisyedili.server.cluster.holdings import Holdings, Woke
+from pisyedili.server.cluster.holdings import Effect, Holdings, Woke
 from pisyedili.server.cluster.ownership import DeathWatch
 from pisyedili.server.cluster.redis.scripts import PREFIX
 from pisyedili.server.interproc.messages import VERSION
@@ -127,6 +127,7 @@ class ClusterState:
         self._left: set[str] = set()  # of those, the keys whose session left here since
         self._disowned_hooks: list[Callable[[str, bytes, str], None]] = []
         self._doubt_ends: list[Deferred[None]] = []  # `out_of_doubt`, not fired yet
+        self._carriers: list[Callable[[Effect], None]] = []  # `watch_holdings`
         self._leased = False  # this process's lease was written once (it may run out since)
         self._renewed_at = 0.0  # when the lease last answered it was still ours
         # The links' life.
@@ -159,6 +160,16 @@ class ClusterState:
 
     def watch_sessions(self, disowned: Callable[[str, bytes, str], None]) -> None:
         self._disowned_hooks.append(disowned)
+
+    def watch_holdings(self, carry: Callable[[Effect], None]) -> None:
+        self._carriers.append(carry)
+
+    def _carry(self, effects: list[Effect]) -> None:
+        """What `holdings` decided about sessions in answer to the cluster's own events,
+        for the relay to carry out."""
+        for effect in effects:
+            for carry in self._carriers:
+                carry(effect)
 
     def out_of_doubt(self) -> Deferred[None]:
         if not self.lease_in_doubt:

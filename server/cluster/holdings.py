@@ -8,10 +8,9 @@ messages between processes, and feed the answers back as events: `cluster/redis/
 (the lease, Redis lost and back, a table held elsewhere), `service/takeover.py`
 (claims, holder counts, tables fenced), `people/session.py` (a session homed here,
 or gone from here) and `net/handover.py` (a resume, a home's answer, a hand asked,
-a drain, an adoption). No clock, no Redis, no reactor: the
-same events give the same effects, so a model of Redis and of the journal drives
-several processes' machines through every interleaving
-(`tests/server/test_holdings.py`).
+a drain, an adoption). No clock, no Redis, no reactor: the same events give the same
+effects, so a model of Redis and of the journal drives several processes' machines
+through every interleaving (`tests/server/test_holdings.py`).
 
 Three rules make a cluster safe, and each is a transition here:
 

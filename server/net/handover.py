@@ -248,13 +248,24 @@ class Handover(Forwarding):
 
     async def _rebuilt(self, conn: Connection, token: str, hashed: bytes,
                        row: SessionRow) -> Session | None:
-        """A session at no table, of a process that is gone, as the journal kept it:
-        its player id, name and account (`take_session` made it this process's)."""
+        """A session of a process that is gone, as the journal kept it: its player
+        id, name and account (`take_session` made it this process's); welcomed at
+        the table that seats it, once its home's tables are taken over."""
         accounts, account = self.accounts, None
         if row.account is not None and accounts is not None:
             known = accounts.accounts.get(row.account) or await accounts.lookup(row.name)
             account = known.id if known is not None and known.id == row.account else None
         player_id = str(row.player_id)
+        if self.settled is not None:
+            # Its home's tables may not be taken over yet (the sweep before the take
+            # claimed none: its home was still listed alive, or that sweep was cut
+            # short), or a sweep here claimed them and is still placing their members.
+            # Once a sweep that starts now ends, every table this process took seats
+            # its members (the session restored at its table here, found below), and
+            # a table another process took is held there (`_seated_elsewhere`).
+            await self.settled()
+        if self._sessions.find(token) is not None:  # rebuilt here meanwhile
+            return self._sessions.resume(token, conn)
         at = None if self._seated_here(player_id) is not None \
             else await self._seated_elsewhere(player_id)
         if self._sessions.find(token) is not None:  # rebuilt here meanwhile

@@ -274,3 +274,32 @@ def test_a_former_home_s_late_request_leaves_a_session_homed_here_as_it_is(
         if offered and back.seen[-1].get("moves") is not None:
             second.move(offered[-1])
         _ends_keeping_every_ack([first, second], a)
+
+
+def test_a_player_rebuilt_where_its_table_s_takeover_was_cut_short_is_welcomed_at_it(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The table and its host's session are A's, its guest's B's; A is killed, and the
+    host resumes through B at once. B's sweeps, the one A's end started and the one
+    the resume waits for, each claim the table and are cut short as they count B its
+    holder in the journal (the answer lost): the table is not taken over yet as B
+    takes the host's session in the cluster and rebuilds it from the journal. B takes
+    the table over before the welcome, which names it, and the snapshot follows, the
+    host's seat connected."""
+    db = postgres.store()
+    lost = pg_kit.LostReply(db)
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, _ = stack.enter_context(server(redis.url, db, 0, procs, extra=LONG))
+        b, log_b = stack.enter_context(server(redis.url, lost.url, 1, procs, extra=LONG))
+        host, _, table = _one_deal_started(a, b)
+        count = b"UPDATE live_tables SET holder = holder + 1"
+        lost.arm(count, count)
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        back, welcome = _resume(b, host.welcome)
+        assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+        log_b.wait_for(rf"took table {table} over")
+        snapshot = back.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
+        assert snapshot["table"]["seats"][0]["connected"] is True
+    lost.close()

@@ -219,6 +219,15 @@ class SessionForgotten:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionWritten:
+    """A session homed here is written again (resumed, renamed) only if no other live
+    process holds it now: the answer (`SessionKept`) judges it as a check's does, since
+    it may have been taken over while this process was taken for dead."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionKept:
     """Redis was asked whether this process still homes `player` (`CheckKeys`): None
     if it does, else the process that took it."""
@@ -305,8 +314,9 @@ Event = (Joined | LeaseRenewed | LeaseLapsed | KeysChecked | RedisLost | RedisBa
          | ProcessGone | JournalListed | ClaimAnswered | HolderCounted | SweepEnded
          | RestoreFailed
          | TableOpened | TableClosed | HoldAnswered | WritesRefused | SessionOpened
-         | SessionForgotten | SessionKept | ResumeArrived | HandAnswered | SessionTaken
-         | HandAsked | HandForgotten | Draining | DrainStarted | AdoptAsked | Stopped)
+         | SessionForgotten | SessionWritten | SessionKept | ResumeArrived | HandAnswered
+         | SessionTaken | HandAsked | HandForgotten | Draining | DrainStarted | AdoptAsked
+         | Stopped)
 
 
 # -- effects: what to do -----------------------------------------------------------------
@@ -712,6 +722,12 @@ class Holdings:
             del self._sessions[event.player]
         return []
 
+    def _written(self, event: SessionWritten) -> list[Effect]:
+        home = self._sessions.get(event.player)
+        if home is not None and home.state is Home.HOME:
+            self._sessions[event.player] = replace(home, checked=True)
+        return []
+
     def _kept(self, event: SessionKept) -> list[Effect]:
         if not self.homes(event.player) or not self._sessions[event.player].checked:
             return []  # (gone from here since it was asked about, maybe come back)
@@ -838,6 +854,7 @@ _HANDLERS: dict[type, Callable[[Holdings, Any], list[Effect]]] = {
     WritesRefused: Holdings._refused,
     SessionOpened: Holdings._session_opened,
     SessionForgotten: Holdings._forgotten,
+    SessionWritten: Holdings._written,
     SessionKept: Holdings._kept,
     ResumeArrived: Holdings._resume,
     HandAnswered: Holdings._hand_answered,

@@ -12,6 +12,7 @@ from twisted.internet.defer import Deferred
 
 from cluster.redis_kit import RedisAt
 from pisyedili.server.cluster import open_cluster
+from pisyedili.server.cluster.holdings import SessionOpened
 from pisyedili.server.cluster.redis import GONE, PREFIX, RedisCluster
 
 
@@ -86,6 +87,7 @@ async def test_a_session_written_again_is_left_to_the_process_that_took_it_over(
     told: list[tuple[str, bytes, str]] = []
     a.watch_sessions(lambda player, hashed, holder: told.append((player, hashed, holder)))
     try:
+        a.holdings.handle(SessionOpened("7"))  # as the process's sessions tell it
         a.session_live(b"\x01\x02", "7", "Ayşe", ("ayse",))
         await a.next_id("sync")
         redis.command("DEL", PREFIX + "process:p1")  # A's lease ran out

@@ -123,7 +123,8 @@ class Cluster(RuleBasedStateMachine):
         self.claims: list[tuple[str, int]] = []  # Claim effects not answered yet
         self.counts: list[tuple[str, int]] = []  # CountHolder effects not answered yet
         self.takes: list[tuple[str, str]] = []  # TakeSession effects not answered yet
-        # Sessions' keys checked (`CheckKeys`) in Redis, their answers not read yet.
+        # Sessions' keys checked (`CheckKeys`) or written again (`SessionWritten`) in
+        # Redis, their answers not read yet.
         self.checks: list[tuple[str, list[h.Event]]] = []
         self.messages: list[tuple[str, h.Event]] = []  # between processes, in flight
         self.acked: dict[int, list[int]] = {}  # each table's acknowledged moves
@@ -471,9 +472,14 @@ class Cluster(RuleBasedStateMachine):
     def reconnect(self, data: st.DataObject) -> None:
         """A session homed here is told to the cluster again (a connection resumes it,
         it is renamed, a login takes it over): `SessionOpened` once more, maybe while
-        its check is under way."""
+        its check is under way, and its record written again, judged as a check is
+        (`SessionWritten`)."""
         process, player = data.draw(st.sampled_from(self._homing()))
         self._feed(process, h.SessionOpened(player))
+        if self.redis.up:  # its record written again, if no other live process holds it
+            self._feed(process, h.SessionWritten(player))
+            self.checks.append((process.name, [
+                h.SessionKept(player, self.redis.keep_session(process.name, player))]))
 
     @precondition(lambda self: self._homing())
     @rule(data=st.data())

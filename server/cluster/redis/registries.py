@@ -13,7 +13,12 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from pisyedili.server.cluster.holdings import ReleaseKeys, TableClosed, TableOpened
+from pisyedili.server.cluster.holdings import (
+    ReleaseKeys,
+    SessionWritten,
+    TableClosed,
+    TableOpened,
+)
 from pisyedili.server.cluster.redis.reassertion import Reassertion
 from pisyedili.server.cluster.redis.scripts import (
     CLAIM,
@@ -209,6 +214,7 @@ class Registries(Reassertion):
         process may have been paused past its lease, and the session taken over
         meanwhile, with the copy here resumed as it woke, before its keys were checked.
         A session new here (opened, handed over by its home) is written as it is."""
+        self.holdings.handle(SessionWritten(player_id))
         flat = [part for pair in sorted(fields.items()) for part in pair]
         kept: Deferred[Any] = self._redis.link.eval(
             KEEP_SESSION, [session],

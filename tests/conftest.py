@@ -130,17 +130,22 @@ rest are the fast tier, ``pytest -m "not integration"``, which needs no service
 (docs/development.md). tests/test_tiers.py fails when the list and the modules differ."""
 
 LONGEST_FIRST = (
+    "web/test_web_sheet_fit.py",
     "web/test_web_browser.py",
-    "cluster/test_cluster_accounts.py",
-    "cluster/test_cluster_outage.py",
     "web/test_web_table.py",
     "client/test_client_tmux.py",
-    "cluster/test_cluster_moderation.py",
+    "web/test_web_accounts.py",
+    "web/test_web_i18n.py",
+    "cluster/test_cluster_outage.py",
+    "cluster/test_cluster_accounts.py",
+    "web/test_web_ratings.py",
     "cluster/test_cluster_failover.py",
-    "web/test_web_sheet_fit.py",
+    "cluster/test_cluster_moderation.py",
+    "web/test_web_sheet.py",
     "cluster/test_cluster_bench.py",
     "cluster/test_cluster_play.py",
     "server/test_restart_process.py",
+    "packaging/test_packaging_mypyc.py",
 )
 """The long suite's slowest modules, slowest first, by their time in `.ci/run`'s long
 suite. The workers take whole modules (`--dist loadfile`) in collection order

@@ -26,7 +26,7 @@ from browser_kit import (
 from poll_kit import BACKSTOP, poll_until
 from process_output import add_operator
 from test_web_browser import TcpPlayer
-from web_fixtures import ROOMY, driver, page  # noqa: F401
+from web_fixtures import ROOMY, driver, page, shots  # noqa: F401
 from web_kit import WebServer, served
 
 from pisyedili.client.catalogs import LANGUAGES
@@ -52,11 +52,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
 @pytest.fixture(scope="module")
 def viewport() -> tuple[int, int]:
     return (1280, 900)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("screens")
 
 
 def shot(page: Page, folder: Path, name: str) -> None:

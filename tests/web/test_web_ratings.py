@@ -14,7 +14,7 @@ import pytest
 from browser_kit import Page
 from test_web_accounts import Player, register_in_page, registered_player, shot
 from test_web_i18n import html, set_field
-from web_fixtures import ROOMY, driver, page  # noqa: F401
+from web_fixtures import ROOMY, driver, page, shots  # noqa: F401
 from web_kit import WebServer, served
 
 PASSWORD = "correct horse battery"
@@ -31,11 +31,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
 @pytest.fixture(scope="module")
 def viewport() -> tuple[int, int]:
     return (1280, 900)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("screens")
 
 
 def western(text: str) -> str:

@@ -13,6 +13,7 @@ and overrides any of them by defining its own: `viewport` for another window siz
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +42,12 @@ def server() -> Iterator[WebServer]:
 def driver(viewport: tuple[int, int]) -> Iterator[Any]:
     with chromium(*viewport) as d:
         yield d
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder for the module's screenshots, to look at when a test asks for it."""
+    return tmp_path_factory.mktemp("screens")
 
 
 @pytest.fixture

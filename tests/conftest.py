@@ -21,6 +21,7 @@ import importlib
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -262,7 +263,19 @@ def _compile_our_packages() -> None:
             compileall.compile_dir(folder, quiet=2)
 
 
+def _keep_rewritten_tests() -> None:
+    """Let pytest keep each test module as it rewrote its asserts.
+
+    pytest keeps a test module rewritten for its assertion messages in __pycache__,
+    unless no bytecode is to be written (PYTHONDONTWRITEBYTECODE, as above): then each
+    pytest process (a run's, and each of its workers) rewrote every test module from
+    its source again, some 8 s of CPU each. The files are pytest's own, checked
+    against their sources as usual."""
+    sys.dont_write_bytecode = False
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _keep_rewritten_tests()
     if not hasattr(config, "workerinput"):  # once a run, before the workers start
         _compile_our_packages()
     for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):

@@ -39,8 +39,11 @@ class Output:
         threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
 
     def _pump(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
+        try:
+            for line in stream:
+                self.lines.put(line)
+        except ValueError:  # closed by its process's owner (`running`) as it was read
+            pass
         self.lines.put(None)
 
     def _next(self, deadline: float) -> str | None:

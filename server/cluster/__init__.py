@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pisyedili.server.cluster.base import Cluster, ClusterAddress, unavailable
+from pisyedili.server.cluster.base import Cluster, ClusterAddress, unavailable, until_sure
 from pisyedili.server.cluster.local import LOCAL, LocalCluster
 
 __all__ = ["LOCAL", "Cluster", "ClusterAddress", "LocalCluster", "open_cluster",
-           "unavailable"]
+           "unavailable", "until_sure"]
 
 
 def open_cluster(address: ClusterAddress, clock: object, lease: float | None = None) -> Cluster:

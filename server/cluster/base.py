@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from twisted.internet import defer
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
 
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.server.cluster.holdings import Effect, Holdings
@@ -30,6 +32,24 @@ RETRY_AFTER = 1
 state is out of reach for about that long in most outages (a link made again, Redis
 restarted, a woken process's keys checked), so a client waiting longer only comes back
 later than it could; one request a second from each waiting client is little."""
+
+
+DOUBT_WAIT = 2
+"""Leases a request or a resume read while this process is in doubt of its lease waits
+for it to know again what it homes (`until_sure`)."""
+
+
+async def until_sure(cluster: Cluster, clock: IReactorTime) -> bool:
+    """Whether this process knows again what it homes (`Cluster.out_of_doubt`) within
+    `DOUBT_WAIT` leases: until then a session held here may have been taken over
+    elsewhere, and what its copy here says or does may be stale."""
+    sure = cluster.out_of_doubt()
+    sure.addTimeout(DOUBT_WAIT * cluster.lease, clock)
+    try:
+        await sure
+    except defer.TimeoutError:
+        return False
+    return True
 
 
 def unavailable(what: str) -> ProtocolError:

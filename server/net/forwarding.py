@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
@@ -33,7 +32,7 @@ from pisyedili.protocol.codec import decode
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.server.clock import Delayed
-from pisyedili.server.cluster import unavailable
+from pisyedili.server.cluster import unavailable, until_sure
 from pisyedili.server.net import dispatch
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.handlers import table_of
@@ -56,9 +55,6 @@ HELD_EVERY = 1 / 3
 """How often, in leases, the owner of a table tells a visitor's home that it still
 holds the reply to its request (`held`): the home waits a lease from the last word,
 so two may go astray before it gives up on a live owner."""
-DOUBT_WAIT = 2
-"""Leases a request of a process in doubt of its lease waits for it to know again what
-it homes (`Forwarding._forward_when_sure`) before it is refused `cluster_unavailable`."""
 
 
 class _Nowhere:
@@ -241,12 +237,7 @@ class Forwarding(RelayState):
         pause) must not reach the table after the player resumed elsewhere and played
         on from there. One whose session went meanwhile is dropped: its player was hung
         up on here, and plays on from its new home."""
-        sure = self.cluster.out_of_doubt()
-        sure.addTimeout(DOUBT_WAIT * self.cluster.lease, cast(IReactorTime, self._clock))
-        try:
-            await sure
-        except defer.TimeoutError:
-            pass  # refused below: still in doubt
+        await until_sure(self.cluster, cast(IReactorTime, self._clock))  # else refused below
         if conn.closing or self._sessions.by_id(session.player_id) is not session:
             return
         if self.cluster.lease_in_doubt or not self.cluster.reachable:

@@ -14,7 +14,6 @@ import functools
 import importlib.metadata
 from typing import TYPE_CHECKING, Any, cast
 
-from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
@@ -23,7 +22,7 @@ from twisted.python.failure import Failure
 from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.handshake import Hello
 from pisyedili.protocol.messages import announced_limits, make_welcome
-from pisyedili.server.cluster import unavailable
+from pisyedili.server.cluster import unavailable, until_sure
 from pisyedili.server.net.handlers import table_of
 from pisyedili.server.people import names
 from pisyedili.server.store.base import Unreachable
@@ -35,9 +34,6 @@ if TYPE_CHECKING:
 log = Logger()
 
 BAD_TOKEN = "that resume token is unknown or has expired"
-
-DOUBT_WAIT = 2
-"""Leases a resume waits for that before it is refused `cluster_unavailable`."""
 
 AGREED_CACHE = 256
 """Distinct `hello.features` requests whose agreed set is kept for sharing: bounded, since
@@ -136,14 +132,9 @@ async def _until_sure(conn: Connection) -> None:
     keys checked after a pause past its lease): until then, a session held here may
     have been taken over elsewhere (its record and its table), and a welcome from the
     copy here would name no table, or one it left. Refused (`cluster_unavailable`) if
-    that takes more than `DOUBT_WAIT` leases."""
-    cluster = conn.server.cluster
-    sure = cluster.out_of_doubt()
-    sure.addTimeout(DOUBT_WAIT * cluster.lease, cast(IReactorTime, conn.server.clock))
-    try:
-        await sure
-    except defer.TimeoutError:
-        raise unavailable("this hello") from None
+    that takes more than `DOUBT_WAIT` leases (`until_sure`)."""
+    if not await until_sure(conn.server.cluster, cast(IReactorTime, conn.server.clock)):
+        raise unavailable("this hello")
 
 
 async def _claim(conn: Connection, name: str) -> tuple[str, str]:

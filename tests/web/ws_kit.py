@@ -84,6 +84,10 @@ class ClientFactory(WebSocketClientFactory):
 
     def __init__(self, url: str, origin: str | None, headers: dict[str, str]) -> None:
         super().__init__(url, origin=origin, headers=headers)  # type: ignore[no-untyped-call]
+        # Autobahn gives up on a server's answer after 5 s; a server still starting
+        # (socket activation: the socket listens before the process has imported)
+        # answers later than that on a loaded machine, and `opened` has its own limit.
+        self.setProtocolOptions(openHandshakeTimeout=TIMEOUT)  # type: ignore[no-untyped-call]
         self.wire = WebSocketWire()
         self.opened: Deferred[WebSocketWire] = Deferred()
         self.refusal = ""

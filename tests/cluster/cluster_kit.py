@@ -137,11 +137,12 @@ class Player:
 
 
 def watched_table(watching: int, hosting: int
-                  ) -> tuple[Player, int, Callable[[str, int], Msg]]:
-    """A lobby subscriber at the process on port `watching`, and the table a host opens
-    at `hosting` then (told to the subscriber: the table's first `add` is waited for);
-    `told(op, since)` is the subscriber's next `lobby_update` of `op` about the table,
-    from its `seen[since]` on."""
+                  ) -> tuple[Player, Player, int, Callable[[str, int], Msg]]:
+    """A lobby subscriber at the process on port `watching`, the host connected to
+    `hosting` (kept connected by the caller: a table whose host's grace ran out closes)
+    and the table it opens (told to the subscriber: the table's first `add` is waited
+    for); `told(op, since)` is the subscriber's next `lobby_update` of `op` about the
+    table, from its `seen[since]` on."""
     watcher = Player(watching)
     watcher.hello("Zeynep")
     watcher.ok("lobby_subscribe")
@@ -154,7 +155,7 @@ def watched_table(watching: int, hosting: int
                             and m["table"] == table, since)
 
     told("add", 0)
-    return watcher, table, told
+    return watcher, host, table, told
 
 
 def listed(port: int) -> list[int]:

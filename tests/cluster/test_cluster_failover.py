@@ -490,7 +490,7 @@ def test_a_table_taken_over_is_listed_again_where_it_was_dropped(
     an `add`, and a page read there lists it)."""
     db = postgres.store()
     with cluster(redis.url, tmp_path, 2, db=db) as [(owner, a), (_, b)]:
-        watcher, table, told = watched_table(b, a)
+        watcher, _, table, told = watched_table(b, a)
         owner.send_signal(signal.SIGKILL)
         owner.wait()
         since = len(watcher.seen)

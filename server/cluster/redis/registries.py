@@ -268,10 +268,12 @@ class Registries(Reassertion):
         return d
 
     def take_session(self, hashed: bytes, player_id: str, name: str) -> Deferred[bool]:
+        # (Asked, as each command of a resume is: a link lost, or a reply overdue, is
+        # an outage the client is told to wait out, not a failure of its hello.)
         key = self._key("session", hashed.hex())
-        d: Deferred[Any] = self._redis.link.eval(
+        d: Deferred[Any] = self._ask("a session whose home is gone", lambda: self._redis.link.eval(
             TAKE_SESSION, [key],
-            [self._process, ms(self.lease), self._key("process", ""), player_id, name])
+            [self._process, ms(self.lease), self._key("process", ""), player_id, name]))
         d.addCallback(lambda took: bool(took))
         return d
 

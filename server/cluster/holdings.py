@@ -83,8 +83,9 @@ class TableHold:
 class SessionHome:
     state: Home
     to: str | None = None  # ASKING: the process asked; HANDED: the one it went to
-    since: str | None = None  # HOME: the old home that handed it here while Redis was
-    # away (the record there still names it: this process's was never written)
+    since: str | None = None  # HOME: the old home that handed it here, until this
+    # process's record of it is written (Redis away, or a stopping home's hand-over
+    # read late): the record may still name that home
     checked: bool = False  # HOME: homed here as `CheckKeys` asked about it; one come
     # since (handed back, maybe, by the process the answer names) is not judged by it
 
@@ -735,7 +736,7 @@ class Holdings:
             self._sessions[event.player] = SessionHome(Home.HOME)
             return []
         if event.holder == self._sessions[event.player].since:
-            # Handed here while Redis was away: the record the old home let go of.
+            # Handed here, its record not written yet: the one the old home let go of.
             return [RewriteSession(event.player, event.holder)]
         del self._sessions[event.player]
         return [Disown(event.player)]
@@ -820,7 +821,9 @@ class Holdings:
     def _adopt(self, event: AdoptAsked) -> list[Effect]:
         if self.standing not in _ADOPTS or self._handing or self.homes(event.player):
             return [RefuseAdopt(event.player, event.by)]
-        self._sessions[event.player] = SessionHome(Home.HOME, since=self._unwritten(event.by))
+        # Its record is written only while it names `by` (or nobody alive): the
+        # hand-over may be read late, after another process rebuilt the session.
+        self._sessions[event.player] = SessionHome(Home.HOME, since=event.by)
         return [AcceptAdopt(event.player, event.by)]
 
     def _unwritten(self, old_home: str | None) -> str | None:

@@ -1,7 +1,8 @@
 """A session handed over to a resume on another process is kept by the shared journal
 until its new home has it: should that process die (or miss the answer) before it
 takes the session in, the token still resumes elsewhere, rebuilt from the journal's
-row, never refused `bad_token`.
+row, never refused `bad_token`. A session a stopping process hands on is its new
+home's only while no other process took it meanwhile.
 
 The test reads the processes' messages as Redis carries them (a subscriber of their
 channels), so each fault falls between two messages, not after a guessed delay."""
@@ -22,9 +23,10 @@ from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Player, log_of, server
 from cluster.redis_kit import RedisAt
-from cluster.test_cluster_failover import _resume
+from cluster.test_cluster_failover import _one_deal_started, _resume
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
+from pisyedili.server.store.journal import token_hash
 
 
 class Channels:
@@ -128,3 +130,53 @@ def test_a_session_handed_to_a_resume_whose_process_dies_before_taking_it_in_res
         _, again = _resume(c, welcome)
         assert (again["resumed"], again["player"], again["name"], again.get("table")) \
             == (True, welcome["player"], welcome["name"], None), again
+
+
+def test_a_session_handed_on_by_a_stopping_process_and_rebuilt_meanwhile_stays_its_taker_s(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """The host's table and session are A's, its guest's C's. B, to which A hands the
+    host's session as it stops (SIGTERM), is paused (SIGSTOP) before it reads that: A
+    stops anyway once B's lease runs out, C takes the table over, and the host resumes
+    through C, its session rebuilt there from the journal. B, woken, takes the session
+    handed to it in, finds C holds it in the cluster, and lets it go: a resume through
+    B is handed over by C, welcomed at its table, and the table's snapshot follows."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    ports: list[int] = []
+    with ExitStack() as stack:
+        for n in range(3):
+            proc, port = stack.enter_context(server(redis.url, db, n))
+            procs.append(proc)
+            ports.append(port)
+        poll_until(lambda: len(redis.keys(PREFIX + "process:*")) == 3, BACKSTOP,
+                   "every process's lease")
+        names = [_name(proc) for proc in procs]
+        # A stopping process hands a session at its own table to the first live one.
+        b, c = sorted((1, 2), key=lambda n: names[n])
+        home, taker, keeper = procs[0], procs[b], procs[c]
+        host, guest, table = _one_deal_started(ports[0], ports[c])
+        heard = stack.enter_context(_listening(redis, [names[0]]))
+        taker.send_signal(signal.SIGSTOP)
+        try:
+            home.send_signal(signal.SIGTERM)
+            assert home.wait(BACKSTOP) == 0
+            log_of(keeper).wait_for(rf"took table {table} over")
+            host.close()
+            back, welcome = _resume(ports[c], host.welcome)
+            assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
+        finally:
+            taker.send_signal(signal.SIGCONT)
+        player = str(welcome["player"])
+        adopted = heard.wait(names[0], "adopted")
+        assert (adopted["p"], adopted["from"], adopted["ok"]) == (player, names[b], True)
+        log_of(taker).wait_for(rf"the session of player {player} is held by process "
+                               rf"{names[c]} ")
+        record = PREFIX + f"session:{token_hash(welcome['token']).hex()}"
+        assert redis.command("HGET", record, "process") == names[c]
+        back.close()
+        again, rewelcome = _resume(ports[b], welcome)
+        assert (rewelcome["resumed"], rewelcome.get("table")) == (True, table), rewelcome
+        snapshot = again.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
+        assert snapshot["table"]["seats"][0]["connected"] is True
+        guest.close()

@@ -66,6 +66,15 @@ class RedisModel:
         self.sessions[player] = process
         return None
 
+    def rewrite_session(self, process: str, player: str, over: str) -> str | None:
+        """REWRITE_SESSION: None if written (its record named `over`, this process,
+        nobody or a process that is gone), else the live process it names."""
+        holder = self.sessions.get(player)
+        if holder != over and self._live(holder, process):
+            return holder
+        self.sessions[player] = process
+        return None
+
     def expire(self, process: str) -> None:
         """Its lease ran out (or was deleted: its death seen early)."""
         self.leases.discard(process)
@@ -194,16 +203,22 @@ class Cluster(RuleBasedStateMachine):
                     for player in machine.homed()]
                 self.checks.append((name, [*answers, h.KeysChecked()]))
             case h.RewriteSession(player, over):
-                if self.redis.sessions.get(player) == over:
-                    self.redis.sessions[player] = name
+                if self.redis.up:
+                    self.redis.rewrite_session(name, player, over)
             case h.AskHand(player, home):
                 self.messages.append((home, h.HandAsked(player, name)))
             case h.TakeSession(player):
                 self.takes.append((name, player))
-            case h.Welcome(player) | h.AcceptAdopt(player):
+            case h.Welcome(player):
                 self.rows.add(player)  # (its new home's journal writes it)
                 if self.redis.up:  # session_live (written again on return otherwise)
                     self.redis.sessions[player] = name
+            case h.AcceptAdopt(player, by):
+                self.rows.add(player)
+                if self.redis.up:  # session_live: written while its record names `by`,
+                    self._feed(process, h.SessionWritten(player))  # judged as a check is
+                    self.checks.append((name, [h.SessionKept(
+                        player, self.redis.rewrite_session(name, player, by))]))
             case h.HandOver(player, to):  # (the row stays: the new home writes it over)
                 self.messages.append((to, h.HandAnswered(player, True)))
             case h.SendOn(player, by, to):

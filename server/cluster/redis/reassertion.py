@@ -242,7 +242,8 @@ class Reassertion(ClusterState):
         fields = self._sessions.get(key, {})
         flat = [part for pair in sorted(fields.items()) for part in pair]
         written: Deferred[Any] = self._redis.link.eval(
-            REWRITE_SESSION, [key], [ms(self.lease), over, self._process, *flat])
+            REWRITE_SESSION, [key],
+            [ms(self.lease), over, self._process, self._key("process", ""), *flat])
         written.addCallback(lambda holder: self._rekept(
             (holder, False), key, player_id, names))
         return written

@@ -29,6 +29,7 @@ from pisyedili.server.cluster.redis.scripts import (
     KEEP_CODE,
     KEEP_SESSION,
     RELEASE,
+    REWRITE_SESSION,
     TAKE,
     TAKE_SESSION,
     ms,
@@ -202,8 +203,12 @@ class Registries(Reassertion):
         if homed:
             self._keep_session(session, fields, player_id, held)
             return
-        self._tell(self._redis.link.hmset(session, fields), "keeping a session")
-        self._tell(self._pexpire(session, ms(self.lease)), "keeping a session")
+        home = self.holdings.session(player_id)
+        if home is not None and home.since is not None:
+            self._take_handed(session, fields, player_id, held, home.since)
+        else:
+            self._tell(self._redis.link.hmset(session, fields), "keeping a session")
+            self._tell(self._pexpire(session, ms(self.lease)), "keeping a session")
         self._tell(self._redis.link.eval(CLAIM, held, [player_id, ms(self.lease)]),
                    "keeping a name")
 
@@ -223,6 +228,24 @@ class Registries(Reassertion):
         kept.addBoth(self._checked_one, session)
         kept.addCallback(self._rekept, session, player_id, held)
         self._tell(kept, "keeping a session")
+
+    def _take_handed(self, session: str, fields: dict[str, str], player_id: str,
+                     held: list[str], over: str) -> None:
+        """A session handed here by `over`, its old home, written for this process
+        only while its record names `over`, this process, nobody or a process that is
+        gone: the hand-over may come late (this process paused as it came, `over`
+        stopped meanwhile), after another process rebuilt the session from the journal
+        and took it in the cluster. The answer judges it as a check's does
+        (`SessionKept`): one that process holds goes from here (`Disown`)."""
+        self.holdings.handle(SessionWritten(player_id))
+        flat = [part for pair in sorted(fields.items()) for part in pair]
+        written: Deferred[Any] = self._redis.link.eval(
+            REWRITE_SESSION, [session],
+            [ms(self.lease), over, self._process, self._key("process", ""), *flat])
+        self._checks[session] = self._checks.get(session, 0) + 1
+        written.addBoth(self._checked_one, session)
+        written.addCallback(self._rekept, session, player_id, held)
+        self._tell(written, "keeping a session")
 
     @once_joined
     def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:

@@ -140,13 +140,16 @@ return 1
 
 REWRITE_SESSION = """
 local holder = redis.call('HGET', KEYS[1], 'process')
-if holder and holder ~= ARGV[2] and holder ~= ARGV[3] then return holder end
-redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+if holder and holder ~= ARGV[2] and holder ~= ARGV[3]
+    and redis.call('EXISTS', ARGV[4] .. holder) == 1 then
+  return holder
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 """
-"""A session handed to this process while Redis was away, whose record still names
-its old home (`ARGV[2]`): written for this one, unless another process holds it now
+"""A session handed to this process by its old home (`ARGV[2]`), whose record may
+still name that home: written for this one, unless another live process holds it now
 (it took the session over meanwhile): refused, it names it."""
 
 CLOSE = """

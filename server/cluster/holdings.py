@@ -26,7 +26,8 @@ Three rules make a cluster safe, and each is a transition here:
   `Disown`);
 - a session has one home: it moves only when its home hands it over (`HandOver`, to a
   resume elsewhere; `HandSession`, as its home drains), or when its home is gone and
-  one process wins it in Redis (`TakeSession`); an old home remembers where it went
+  one process wins it in Redis (`TakeSession`; a copy elsewhere yields to it,
+  `YieldSession`); an old home remembers where it went
   (`SendOn`), a process in doubt neither hands a session over nor welcomes its resume
   until its keys are checked, and a process handing its sessions on takes none in
   (`RefuseAdopt`, `RefuseResume`).
@@ -307,6 +308,15 @@ class AdoptAsked:
 
 
 @dataclass(frozen=True, slots=True)
+class RebuiltElsewhere:
+    """`by` took a session whose home is gone in the cluster and rebuilt it from the
+    journal (`homeless`)."""
+
+    player: str
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class Stopped:
     pass
 
@@ -317,7 +327,7 @@ Event = (Joined | LeaseRenewed | LeaseLapsed | KeysChecked | RedisLost | RedisBa
          | TableOpened | TableClosed | HoldAnswered | WritesRefused | SessionOpened
          | SessionForgotten | SessionWritten | SessionKept | ResumeArrived | HandAnswered
          | SessionTaken | HandAsked | HandForgotten | Draining | DrainStarted | AdoptAsked
-         | Stopped)
+         | RebuiltElsewhere | Stopped)
 
 
 # -- effects: what to do -----------------------------------------------------------------
@@ -489,10 +499,20 @@ class Disown:
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class YieldSession:
+    """The copy of the session homed here is `to`'s, which took it in the cluster: it
+    goes from here (its seat at a table here stays, away, until `to` says its player
+    is back)."""
+
+    player: str
+    to: str
+
+
 Effect = (Sweep | Claim | ClaimLater | CountHolder | OpenJournal | ForgetTable | LetGo
           | StopRenewing | ReleaseKeys | RenewKeys | CheckKeys | AskHand | TakeSession | Welcome
           | RefuseResume | HandOver | SendOn | RefuseHand | HandSession | AcceptAdopt
-          | RefuseAdopt | RewriteSession | Disown)
+          | RefuseAdopt | RewriteSession | Disown | YieldSession)
 
 
 _CLAIMS = frozenset({Standing.SERVING})
@@ -826,6 +846,15 @@ class Holdings:
         self._sessions[event.player] = SessionHome(Home.HOME, since=event.by)
         return [AcceptAdopt(event.player, event.by)]
 
+    def _rebuilt_elsewhere(self, event: RebuiltElsewhere) -> list[Effect]:
+        # `by` won the session in Redis, which gives one only while no live process
+        # holds it: a copy homed here (restored by a takeover here, its record written
+        # over since by a process that died next) is not this process's, even in doubt.
+        if not self.homes(event.player):
+            return []  # (not here, or on its way: the answer it waits for tells)
+        del self._sessions[event.player]
+        return [YieldSession(event.player, event.by)]
+
     def _unwritten(self, old_home: str | None) -> str | None:
         """The old home of a session welcomed here, while its record cannot be written
         (Redis away): the record still names it when Redis is back."""
@@ -867,4 +896,5 @@ _HANDLERS: dict[type, Callable[[Holdings, Any], list[Effect]]] = {
     Draining: Holdings._draining,
     DrainStarted: Holdings._drain,
     AdoptAsked: Holdings._adopt,
+    RebuiltElsewhere: Holdings._rebuilt_elsewhere,
 }

@@ -45,12 +45,14 @@ from pisyedili.server.cluster.holdings import (
     HandForgotten,
     HandOver,
     HandSession,
+    RebuiltElsewhere,
     RefuseHand,
     ResumeArrived,
     SendOn,
     SessionTaken,
     TakeSession,
     Welcome,
+    YieldSession,
 )
 from pisyedili.server.net.connection import Connection
 from pisyedili.server.net.forwarding import Forwarding
@@ -459,13 +461,16 @@ class Handover(Forwarding):
 
     def _rebuilt_there(self, message: dict[str, Any]) -> None:
         """`homeless`: its sender took the session of `p` in the cluster and rebuilt it
-        from the journal. A copy this process holds (restored by a takeover here while
-        no live process held it, its record then written over by a woken process that
-        died next) is the sender's, as after `_disowned`: its seat here stays, and is
-        the answer, until the sender says its player is `back`."""
-        session = self._sessions.by_id(str(message["p"]))
-        if session is not None:
-            self._disowned(session.player_id, session.hashed_token, str(message["from"]))
+        from the journal. `holdings` decide (`RebuiltElsewhere`): a copy homed here
+        (restored by a takeover here while no live process held it, its record then
+        written over by a woken process that died next) is the sender's
+        (`YieldSession`), as after `_disowned`: its seat here stays, and is the answer,
+        until the sender says its player is `back`."""
+        for effect in self._decide(RebuiltElsewhere(str(message["p"]), str(message["from"]))):
+            if isinstance(effect, YieldSession):
+                session = self._sessions.by_id(effect.player)
+                if session is not None:
+                    self._disowned(effect.player, session.hashed_token, effect.to)
 
     def _sent_on(self, player_id: str, to: str) -> None:
         """`player_id`'s session went to `to`: for a lease, a word about it that comes

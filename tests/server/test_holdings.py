@@ -188,7 +188,7 @@ class Cluster(RuleBasedStateMachine):
                     del self.redis.tables[table]
                 process.memory.pop(table, None)
             case h.StopRenewing() | h.RenewKeys() | h.ClaimLater() | h.Disown() | h.RefuseResume() \
-                    | h.RefuseAdopt():
+                    | h.RefuseAdopt() | h.YieldSession():
                 pass
             case h.CheckKeys():
                 if not self.redis.up:
@@ -325,9 +325,14 @@ class Cluster(RuleBasedStateMachine):
     def answer_take(self, data: st.DataObject) -> None:
         name, player = self.takes.pop(data.draw(st.integers(0, len(self.takes) - 1)))
         process = self._by_name(name)
-        if process.alive:
-            self._feed(process, h.SessionTaken(player,
-                                               self.redis.take_session(name, player)))
+        if not process.alive:
+            return
+        won = self.redis.take_session(name, player)
+        self._feed(process, h.SessionTaken(player, won))
+        if won and process.machine.homes(player):  # rebuilt: `homeless` to the others
+            self.messages.extend((other.name, h.RebuiltElsewhere(player, name))
+                                 for other in self.processes
+                                 if other.alive and other is not process)
 
     def _checked(self) -> list[int]:
         """Each process's oldest check (answered in order: one link to Redis)."""
@@ -624,3 +629,19 @@ class Cluster(RuleBasedStateMachine):
 Cluster.TestCase.settings = settings(max_examples=300, stateful_step_count=50,
                                      deadline=None, derandomize=True, database=None)
 TestHoldings = Cluster.TestCase
+
+
+def test_a_copy_of_a_session_rebuilt_elsewhere_yields_to_it() -> None:
+    """`homeless`: the process that won the session in Redis is its home; a copy homed
+    here goes (in doubt too), and one on its way here is left to its answer."""
+    machine = h.Holdings()
+    machine.handle(h.Joined())
+    machine.handle(h.SessionOpened("7"))
+    machine.handle(h.LeaseLapsed())
+    assert machine.handle(h.RebuiltElsewhere("7", "p2")) == [h.YieldSession("7", "p2")]
+    assert machine.session("7") is None
+    assert machine.handle(h.RebuiltElsewhere("7", "p2")) == []
+    machine.handle(h.KeysChecked())
+    assert machine.handle(h.ResumeArrived("8", "p3")) == [h.AskHand("8", "p3")]
+    assert machine.handle(h.RebuiltElsewhere("8", "p2")) == []
+    assert machine.handle(h.HandAnswered("8", True)) == [h.Welcome("8")]

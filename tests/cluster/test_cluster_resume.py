@@ -5,7 +5,6 @@ whose process is gone is never said not to exist while it waits to be taken over
 
 from __future__ import annotations
 
-import hashlib
 import random
 import signal
 import subprocess
@@ -19,7 +18,6 @@ from poll_kit import poll_until
 from cluster.cluster_kit import BACKSTOP, Msg, Player
 from cluster.outage_kit import server
 from cluster.redis_kit import RedisAt
-from cluster.stall_kit import stalling
 from cluster.test_cluster_drain import LONG
 from cluster.test_cluster_failover import (
     Mover,
@@ -311,30 +309,32 @@ def test_a_player_rebuilt_where_its_table_s_takeover_was_cut_short_is_welcomed_a
 def test_a_resume_whose_session_take_is_never_answered_is_told_to_try_again(
         redis: RedisAt, postgres: pg_kit.Cluster) -> None:
     """A player in the lobby of A, which is killed: its token resumes through B, which
-    takes the session in Redis for itself (its home is gone). That command's reply
-    never comes (B's link to Redis stalls on it, as when B is paused with it on its
-    way): the resume is refused `cluster_unavailable`, to be tried again, not
+    takes the session in Redis for itself (its home is gone). Redis does so, but its
+    answer does not reach B in time (held back on B's link, as when B is paused with
+    it unread): the resume is refused `cluster_unavailable`, to be tried again, not
     `internal_error`, which a client takes for its session lost; tried again, it is
     welcomed, the same player."""
     db = postgres.store()
+    held = pg_kit.HeldReply(redis.url)
     procs: list[subprocess.Popen[str]] = []
-    script = TAKE_SESSION.encode()
     with ExitStack() as stack:
-        url, stall = stack.enter_context(
-            stalling(redis, script, hashlib.sha1(script).hexdigest().encode()))
         a, _ = stack.enter_context(server(redis.url, db, 0, procs))
-        b, _ = stack.enter_context(server(url, db, 1, procs))
+        b, _ = stack.enter_context(server(held.url, db, 1, procs))
         player = Player(a)
         welcome = player.hello("Ayşe")
         session = PREFIX + f"session:{token_hash(welcome['token']).hex()}"
         poll_until(lambda: redis.hash(session), BACKSTOP, "the session's record")
         procs[0].send_signal(signal.SIGKILL)
         procs[0].wait()
-        stall.arm()
-        first = Player(b)
-        refused = first.request("hello", protocol=PROTOCOL_VERSION, token=welcome["token"],
-                                name=welcome["name"])
-        assert stall.stalled.is_set(), refused
-        assert refused["code"] == "cluster_unavailable", refused
+        held.arm(TAKE_SESSION.encode())
+        try:
+            first = Player(b)
+            refused = first.request("hello", protocol=PROTOCOL_VERSION,
+                                    token=welcome["token"], name=welcome["name"])
+            assert held.cut.is_set(), refused
+            assert refused["code"] == "cluster_unavailable", refused
+        finally:
+            held.release()
         _, back = _resume(b, welcome)
         assert (back["resumed"], back["player"]) == (True, welcome["player"]), back
+    held.close()

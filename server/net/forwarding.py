@@ -465,10 +465,12 @@ class Forwarding(RelayState):
     def _own_seat(self, player_id: str) -> TableRunner | None:
         """`player_id`'s session is this process's own from now on: the table here
         that seated it as another process's player (`_seated_here`), if any, is its
-        own table now."""
+        own table now; so is one a takeover here is placing it at (which finds it
+        here once it places its members)."""
         visit = self._visitors.pop(player_id, None)
         taken = self._taken.pop(player_id, None)
-        return visit.session.table if visit is not None else taken
+        table = visit.session.table if visit is not None else taken
+        return table or self._placing.get(player_id)
 
     def _homeless(self, message: dict[str, Any]) -> None:
         """A visitor's session, its home gone, was rebuilt on another process: that

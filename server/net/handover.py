@@ -366,8 +366,13 @@ class Handover(Forwarding):
         in doubt) and `_carry_out` answers."""
         player_id, home = message["p"], message["from"]
         session = self._sessions.by_id(player_id)
-        if session is None and player_id in self._restoring:
-            self._restoring[player_id].append(message)  # answered once it is placed
+        if player_id in self._restoring:
+            # A takeover here is placing it at its table: answered once it is placed,
+            # so the answer names that table (and the seat stays, a visitor's).
+            log.info("session {player}, asked for by process {process}, is handed over "
+                     "once the takeover here placed it at its table", player=player_id,
+                     process=home)
+            self._restoring[player_id].append(message)
             return
         if session is not None and player_id not in self._visitors \
                 and session.hashed_token != message["h"]:

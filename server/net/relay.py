@@ -242,10 +242,10 @@ class Relay(Handover):
         self._at.pop(player_id, None)
 
     def restoring(self, player_id: str, table: TableRunner) -> None:
-        """A takeover here places `player_id` at `table` next (its session restored
-        here, or called home where it lives): a hand-over asked of it meanwhile, and
-        its home's word, wait for that; asked where it sits (`homeless`), `table` is
-        the answer."""
+        """A takeover here places `player_id` at `table` next (its session held or
+        restored here, or called home where it lives): a hand-over asked of it
+        meanwhile, and its home's word, wait for that; asked where it sits
+        (`homeless`), `table` is the answer."""
         self._restoring.setdefault(player_id, [])
         self._placing[player_id] = table
 

@@ -441,14 +441,18 @@ class Takeover:
         process may take it first, and that process is then its home. Until each is
         placed (from before the first question to the cluster), a hand-over asked of it
         here waits, and so does its home's word, and this table is where it sits to a
-        process that asks (`Relay.restoring`)."""
+        process that asks (`Relay.restoring`); a member held here is handed to a
+        resume elsewhere only once it is placed too, so the hand-over names this
+        table."""
         homes: dict[MemberId, str] = {}
         restores: dict[MemberId, tuple[SavedSession, int | None]] = {}
         rows: dict[MemberId, SavedSession] = {}
         for member in runner.core.members():
             row = by_player.get(int(member)) if member.isdigit() else None
-            if row is not None and self._held_here(member) is None:
+            held = self._held_here(member) is not None
+            if row is not None and not held:
                 rows[member] = row
+            if held or row is not None:  # (one held here: a resume elsewhere waits too)
                 self._relay.restoring(member, runner)
                 restoring.append(member)
         for member, row in rows.items():

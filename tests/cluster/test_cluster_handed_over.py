@@ -180,3 +180,48 @@ def test_a_session_handed_on_by_a_stopping_process_and_rebuilt_meanwhile_stays_i
         assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
         assert snapshot["table"]["seats"][0]["connected"] is True
         guest.close()
+
+
+def test_a_session_asked_for_while_a_takeover_places_it_is_handed_over_at_its_table(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """A stops (SIGTERM) and hands its host's session to B, whose sweep takes the host's
+    table over (C, where the guest plays, is paused meanwhile and takes nothing). As
+    B places the table's members (Redis's answer about the guest held back), the host
+    resumes through C, which asks B for the session: B hands it over once the table
+    seats it, as a table of its own, and the table's snapshot follows the welcome."""
+    db = postgres.store()
+    held = pg_kit.HeldReply(redis.url)
+    with ExitStack() as stack:
+        home, a = stack.enter_context(server(redis.url, db, 0))
+        taker, _ = stack.enter_context(server(held.url, db, 1))
+        keeper, c = stack.enter_context(server(redis.url, db, 2))
+        poll_until(lambda: len(redis.keys(PREFIX + "process:*")) == 3, BACKSTOP,
+                   "every process's lease")
+        names = [_name(proc) for proc in (home, taker, keeper)]
+        # A stopping process hands a session at its own table to the first live one.
+        assert names[1] < names[2], names
+        host, guest, table = _one_deal_started(a, c)
+        player = host.welcome["player"]
+        held.arm(f"session:{token_hash(guest.welcome['token']).hex()}".encode())
+        keeper.send_signal(signal.SIGSTOP)
+        try:
+            home.send_signal(signal.SIGTERM)
+            assert home.wait(BACKSTOP) == 0
+            poll_until(held.cut.is_set, BACKSTOP, "the taker's question about the guest")
+        finally:
+            keeper.send_signal(signal.SIGCONT)
+        try:
+            host.close()
+            back = Player(c)
+            back.send("hello", protocol=PROTOCOL_VERSION, token=host.welcome["token"],
+                      name=host.welcome["name"])
+            log_of(taker).wait_for(rf"session {player}(, asked for by| is held by another)")
+        finally:
+            held.release()
+        welcome = back.wait(lambda m: m.get("id") == back.rid)
+        assert (welcome["type"], welcome.get("table")) == ("welcome", table), welcome
+        snapshot = back.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
+        assert snapshot["table"]["seats"][0]["connected"] is True
+        guest.close()
+    held.close()

@@ -226,8 +226,12 @@ class Cluster(Protocol):
         """Its connection dropped: the session and its name last `grace` seconds more."""
         ...
 
-    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
-        """Forgotten (or its token replaced): its keys are free again."""
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...],
+                     forgotten: Callable[[], None] | None = None) -> None:
+        """Forgotten (or its token replaced): its keys are free again. `forgotten` is
+        called then, unless another process homes the session now (its record names
+        that one): the copy here was stale, and the shared journal's row of the session
+        is that process's, to be kept."""
         ...
 
     def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:

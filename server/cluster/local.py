@@ -88,8 +88,10 @@ class LocalCluster:
     def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
         pass
 
-    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
-        pass
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...],
+                     forgotten: Callable[[], None] | None = None) -> None:
+        if forgotten is not None:  # (no other process)
+            forgotten()
 
     def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
         pass

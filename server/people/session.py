@@ -19,6 +19,7 @@ import secrets
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Container, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from twisted.logger import Logger
@@ -488,8 +489,12 @@ class Sessions:
         if session.expiry is not None and session.expiry.active():
             session.expiry.cancel()
         session.expiry = None
-        if self._unlist(session):  # once only
-            self._cluster.session_gone(session.hashed_token, session.player_id, ())
+        if self._unlist(session, write=False):  # once only
+            # Its journal row goes only if no other process homes the session now: a
+            # copy here may be stale (rebuilt for a client that hung up as the process
+            # taking its table over restored it), and that process needs the row.
+            self._cluster.session_gone(session.hashed_token, session.player_id, (),
+                                       forgotten=partial(self._forget_row, session.player_id))
         self._by_id.pop(session.player_id, None)
         self._release(session)
         log.info("session {player} expired", player=session.player_id)
@@ -504,12 +509,19 @@ class Sessions:
         self._per_address[session.address] -= 1
         if not self._per_address[session.address]:
             del self._per_address[session.address]
-        if write and not self._cluster.lease_in_doubt:
-            self._journal.session_forgotten(int(session.player_id))
-        elif write:  # another process may have restored it from its row and hold it now
-            log.info("session {player} expired while this process's lease is in doubt: "
-                     "its row stays in the journal", player=session.player_id)
+        if write:
+            self._forget_row(session.player_id)
         return True
+
+    def _forget_row(self, player_id: str) -> None:
+        """The journal's row of a session forgotten here goes, unless this process's
+        lease is in doubt: another process may have restored the session from its row
+        and hold it now."""
+        if not self._cluster.lease_in_doubt:
+            self._journal.session_forgotten(int(player_id))
+        else:
+            log.info("session {player} expired while this process's lease is in doubt: "
+                     "its row stays in the journal", player=player_id)
 
     def each(self) -> list[Session]:
         return list(self._by_token.values())

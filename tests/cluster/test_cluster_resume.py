@@ -16,7 +16,7 @@ import pg_kit
 from poll_kit import poll_until
 
 from cluster.cluster_kit import BACKSTOP, Msg, Player
-from cluster.outage_kit import server
+from cluster.outage_kit import GRACE, server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_drain import LONG
 from cluster.test_cluster_failover import (
@@ -338,3 +338,34 @@ def test_a_resume_whose_session_take_is_never_answered_is_told_to_try_again(
         _, back = _resume(b, welcome)
         assert (back["resumed"], back["player"]) == (True, welcome["player"]), back
     held.close()
+
+
+def test_a_copy_of_a_session_another_process_homes_forgets_it_keeping_its_journal_row(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """A player's session at B, its client gone, is a stale copy: its record in Redis
+    is made to name A, as when A's takeover restored the session while B rebuilt it
+    from the journal for a client that had hung up. B forgets its copy as its grace
+    ends, and leaves the session's row in the shared journal: A's. A is killed, and
+    the player's token still resumes, rebuilt from that row, not `bad_token`."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, _ = stack.enter_context(server(redis.url, db, 0, procs))
+        b, log_b = stack.enter_context(server(redis.url, db, 1, procs))
+        there = Player(a).hello("Zeynep")
+        player = Player(b)
+        welcome = player.hello("Ayşe")
+        key = PREFIX + f"session:{token_hash(welcome['token']).hex()}"
+        other = redis.eventually(lambda r: r.hash(
+            PREFIX + f"session:{token_hash(there['token']).hex()}").get("process"))
+        assert redis.eventually(lambda r: r.hash(key).get("process")) != other
+        player.close()
+        poll_until(lambda: 0 < redis.command("PTTL", key) <= GRACE * 1000, BACKSTOP,
+                   "B to keep the away session for its grace only")
+        redis.command("HSET", key, "process", other)
+        redis.command("PEXPIRE", key, str(int(BACKSTOP * 1000)))
+        log_b.wait_for(rf"session {welcome['player']} expired")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        _, back = _resume(b, welcome)
+        assert (back["resumed"], back["player"]) == (True, welcome["player"]), back

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from peer_kit import Peer
 from twisted.internet import task
 
@@ -71,8 +73,10 @@ class TellingCluster(LocalCluster):
     def __init__(self) -> None:
         self.told: list[tuple[str, object]] = []
 
-    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...],
+                     forgotten: Callable[[], None] | None = None) -> None:
         self.told.append(("gone", player_id))
+        super().session_gone(hashed, player_id, keys, forgotten)
 
     def release_name(self, player_id: str, keys: tuple[str, ...]) -> None:
         self.told.append(("release", keys))

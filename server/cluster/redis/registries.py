@@ -261,7 +261,8 @@ class Registries(Reassertion):
                 self._tell(self._pexpire(key, ms(grace)), "keeping an away session")
 
     @once_joined
-    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...]) -> None:
+    def session_gone(self, hashed: bytes, player_id: str, keys: tuple[str, ...],
+                     forgotten: Callable[[], None] | None = None) -> None:
         session = self._key("session", hashed.hex())
         self._live.discard(session)
         self._sessions.pop(session, None)
@@ -269,8 +270,14 @@ class Registries(Reassertion):
         if session in self._disowned:  # another process's now
             self._disowned.discard(session)
         elif self._up:
-            self._tell(self._redis.link.eval(DROP_SESSION, [session], [self._process, player_id]),
-                       "forgetting a session")
+            dropped: Deferred[Any] = self._redis.link.eval(
+                DROP_SESSION, [session], [self._process, player_id])
+            if forgotten is not None:
+                dropped.addCallbacks(_unless_held_elsewhere, _forgotten_anyway,
+                                     callbackArgs=(forgotten,), errbackArgs=(forgotten,))
+            self._tell(dropped, "forgetting a session")
+        elif forgotten is not None:  # (Redis away: nothing tells another holds it)
+            forgotten()
         self.release_name(player_id, keys)
 
     def session_moved(self, hashed: bytes, keys: tuple[str, ...]) -> None:
@@ -380,3 +387,16 @@ class Registries(Reassertion):
 
     def count_from(self, read: Callable[[], Deferred[dict[str, int]]]) -> None:
         self._read_ids = read
+
+
+def _unless_held_elsewhere(dropped: object, forgotten: Callable[[], None]) -> None:
+    """`DROP_SESSION` answered: 0 if the record names another process (it homes the
+    session: the copy here was stale)."""
+    if dropped != 0:
+        forgotten()
+
+
+def _forgotten_anyway(failure: Failure, forgotten: Callable[[], None]) -> Failure:
+    """No answer (Redis lost on the way): forgotten as when Redis is away."""
+    forgotten()
+    return failure

@@ -25,6 +25,7 @@ from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock
 from pisyedili.server.cluster import Cluster, unavailable
+from pisyedili.server.cluster.holdings import Hold
 from pisyedili.server.interproc.messages import Refused
 from pisyedili.server.interproc.messages import decode as decode_message
 from pisyedili.server.net.connection import Connection
@@ -366,6 +367,20 @@ class Relay(Handover):
                 waiting.timer.cancel()
             waiting.done.callback(None)
 
+    def _holds_seat(self, session: Session | None, message: dict[str, Any]) -> bool:
+        """Whether `session` sits at the table `message` places elsewhere, and this
+        process writes that table now, sure of its lease: a process woken past its
+        lease, back in touch with the cluster before the journal's fence made it let
+        its copy go, says its visitors sit there (`_link_back`). Its word must not send
+        the player's requests to that copy. In doubt, this process may be the stale
+        one: the word is taken."""
+        table = session.table if session is not None else None
+        if table is None or table.closed or table.id != message["t"] \
+                or message["owner"] == self.cluster.process or self.cluster.lease_in_doubt:
+            return False
+        held = self.cluster.holdings.table(table.id)  # (not one Redis says is another's)
+        return held is not None and held.state is Hold.HELD
+
     def _moved(self, message: dict[str, Any]) -> None:
         """The table a player here sits at is elsewhere now (`t`, its `owner`), or
         there is none: with `lost`, the player did not leave it, and is told so."""
@@ -374,6 +389,12 @@ class Relay(Handover):
         handed_to = self.cluster.holdings.handed_to(player_id)
         if session is None and handed_to is not None:
             self.cluster.send(handed_to, message)  # its home now
+            return
+        if message["t"] is not None and self._holds_seat(session, message):
+            log.info("player {player} sits at table {table}, which this process holds: "
+                     "process {process}'s word that it holds it is stale (it was taken "
+                     "for dead, and has not let its copy go yet)", player=player_id,
+                     table=message["t"], process=message["owner"])
             return
         if message["t"] is not None:
             self._at[player_id] = (message["t"], message["owner"])

@@ -13,6 +13,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgpack
 import pg_kit
 import psycopg
 import pytest
@@ -30,7 +31,7 @@ from cluster.cluster_kit import (
     server,
     watched_table,
 )
-from cluster.redis_kit import RedisAt
+from cluster.redis_kit import LostRedisReply, RedisAt
 from pisyedili.protocol.version import PROTOCOL_VERSION
 from pisyedili.server.cluster.redis import PREFIX
 from pisyedili.server.store.journal import token_hash
@@ -373,9 +374,11 @@ def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_
         owner.send_signal(signal.SIGSTOP)
         try:
             _taken_over(second)
-            # What the woken process sends PostgreSQL first: the commit of the move
-            # (by a name, once prepared: the answer on its link is held back).
-            held.arm(b"")
+            # The woken process's commit of the move, known by the move's stored
+            # record (a `Play` command, msgpack, bound as it is): the answer on its link
+            # is held back. Not what it sends first: a link to Redis made again as it
+            # wakes has it read the journal's ids, on a link of their own.
+            held.arm(msgpack.packb("Play"))
             assert first.offered is not None
             rid = first.move(first.offered)
         finally:
@@ -392,6 +395,52 @@ def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_
         _resumes(first, a, table)
         _ends_keeping_every_ack([first, second], b)
     held.close()
+
+
+def test_a_woken_process_s_word_of_a_table_taken_over_moves_none_of_its_players(
+        redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
+    """The table's process is paused past its lease, and the guest's own process takes
+    the table over; the host's move goes into the paused process's socket. Woken, that
+    process finds its link to Redis lost (the reply to what it asks first is lost) and
+    makes it again while its commit of the move waits (its answer held back): back in
+    touch before the journal's fence let it know the table is no longer its, it tells
+    the guest's process that the guest sits at its copy. The taker holds that table
+    itself: the guest stays at it, never told its table is lost, and the match ends
+    there (the host, hung up on, resumes there too) with every move acknowledged in
+    its record."""
+    db = postgres.store()
+    held = pg_kit.HeldReply(db)
+    lost = LostRedisReply(redis.url)
+    rate = ("--rate", "500", "--burst", "500")
+    with ExitStack() as stack:
+        owner, a = stack.enter_context(server(lost.url, held.url, 0, *rate))
+        _, b = stack.enter_context(server(redis.url, db, 1, *rate))
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(31)
+        first, second = Mover(host, rng), Mover(guest, rng)
+        _to_the_host_s_turn(first, second)
+        owner.send_signal(signal.SIGSTOP)
+        try:
+            _taken_over(second)
+            held.arm(msgpack.packb("Play"))  # the commit of the move (see above)
+            lost.arm(b"")  # what the woken process asks Redis first goes unanswered
+            assert first.offered is not None
+            rid = first.move(first.offered)
+        finally:
+            owner.send_signal(signal.SIGCONT)
+        try:
+            poll_until(held.cut.is_set, BACKSTOP, "the move's commit to be held")
+            log_of(owner).wait_for(r"the cluster's Redis at \S+ is back")
+        finally:
+            held.release()
+        said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
+        assert said.get("code") == "shutting_down", f"the paused process answered {said}"
+        _resumes(first, b, table)
+        _ends_keeping_every_ack([first, second], b)
+        lost_tables = [m for m in guest.seen if m["type"] == "table_lost"]
+        assert not lost_tables, f"the guest was told its table is lost: {lost_tables}"
+    held.close()
+    lost.close()
 
 
 def _resume_when_taken(port: int, welcome: Msg) -> tuple[Player, Msg]:

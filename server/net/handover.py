@@ -33,6 +33,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.internet.task import deferLater
 from twisted.logger import Logger
 
+from pisyedili.server.cluster import unavailable
 from pisyedili.server.cluster.holdings import (
     AcceptAdopt,
     AdoptAsked,
@@ -74,7 +75,8 @@ here when one of them is placing the members of tables it took over (`taking`)."
 
 SETTLE_SECONDS = 5.0
 """How long past twice a lease a resume waits for its gone process's tables to be
-taken over before it gives up (`bad_token`)."""
+taken over before it gives up: `cluster_unavailable` (to try again) while the shared
+journal keeps the session, else `bad_token`."""
 
 
 class Handover(Forwarding):
@@ -157,6 +159,11 @@ class Handover(Forwarding):
                 return await self._rebuilt(conn, token, hashed, row)
             # Another process took it: it is asked next time round.
             await deferLater(cast(IReactorTime, self._clock), 0.1)
+        if not conn.closing and await self._journal_keeps(hashed):
+            # Not placed within the wait (a record naming a live process that lets it
+            # be lasts its grace; faults one after another), yet not lost: the client
+            # tries again, rather than give up a session the journal keeps.
+            raise unavailable("this resume")
         return None
 
     def _decide(self, event: Event) -> list[Effect]:

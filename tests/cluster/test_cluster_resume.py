@@ -15,7 +15,7 @@ import msgpack
 import pg_kit
 from poll_kit import poll_until
 
-from cluster.cluster_kit import BACKSTOP, Msg, Player
+from cluster.cluster_kit import BACKSTOP, LEASE, Msg, Player
 from cluster.outage_kit import GRACE, server
 from cluster.redis_kit import RedisAt
 from cluster.test_cluster_drain import LONG
@@ -369,3 +369,34 @@ def test_a_copy_of_a_session_another_process_homes_forgets_it_keeping_its_journa
         procs[0].wait()
         _, back = _resume(b, welcome)
         assert (back["resumed"], back["player"]) == (True, welcome["player"]), back
+
+
+def test_a_resume_that_outlasts_its_wait_while_the_journal_keeps_the_session_is_retried(
+        redis: RedisAt, postgres: pg_kit.Cluster) -> None:
+    """A player's home (A) is killed; its session's record in Redis names C, alive,
+    which does not hold it, and lasts longer than a resume waits (as an away session's
+    record lasts its grace). A resume through B asks C, which says no, and asks again
+    until its wait is over: the journal still keeps the session, so the player is told
+    to try again (`cluster_unavailable`), not that its token is unknown; tried again
+    once the record ran out, it is welcomed, the same player."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0]
+                   for n in range(3))
+        player, other = Player(a), Player(c)
+        player.hello("Ayşe")
+        other.hello("Mehmet")
+        session = PREFIX + f"session:{token_hash(player.welcome['token']).hex()}"
+        live = redis.hash(PREFIX + f"session:{token_hash(other.welcome['token']).hex()}")
+        poll_until(lambda: redis.hash(session), BACKSTOP, "the session's record")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait()
+        redis.command("HSET", session, "process", live["process"])
+        redis.command("PEXPIRE", session, str(int((4 * LEASE + 5) * 1000)))
+        first = Player(b)
+        refused = first.request("hello", protocol=PROTOCOL_VERSION,
+                                token=player.welcome["token"], name=player.welcome["name"])
+        assert refused["code"] == "cluster_unavailable", refused
+        _, welcome = _resume(b, player.welcome)
+        assert (welcome["resumed"], welcome["player"]) == (True, player.welcome["player"])

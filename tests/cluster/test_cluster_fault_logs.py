@@ -176,3 +176,38 @@ def test_a_takeover_cut_off_from_redis_as_it_places_a_member_is_said_so(
         guest.wait(lambda m: m["type"] == "table" and m["table"]["id"] == table, since)
         assert "Traceback" not in log_b.text, log_b.text
     relay.close()
+
+
+def test_a_process_stopped_as_it_reads_the_lobby_again_says_no_traceback(
+        redis: RedisAt, tmp_path: Path) -> None:
+    """A's link to Redis is cut as it renews its lease and made again; a lease later A
+    reads the lobby's rows again (a table of B's among them), and is told to stop
+    (SIGTERM) while Redis's answer is held back. It leaves the cluster (its lease key
+    goes), then reads that answer: it gives the reading up, and stops with no
+    traceback."""
+    lost = LostRedisReply(redis.url)
+    held = pg_kit.HeldReply(lost.url)
+    procs: list[subprocess.Popen[str]] = []
+    with ExitStack() as stack:
+        _, log = stack.enter_context(server(held.url, tmp_path / "a.db", 0, procs))
+        b, _ = stack.enter_context(server(redis.url, tmp_path / "b.db", 1))
+        joined = re.search(r"joined the cluster at \S+ as process (p\d+)", log.text)
+        assert joined is not None, log.text
+        lease = f"{PREFIX}process:{joined.group(1)}"
+        host = Player(b)
+        host.hello("Ayşe")
+        host.ok("create_table", rules="classic", seats=2)  # a row to read again
+        lost.arm(lease.encode())
+        log.wait_for(r"the cluster's Redis at \S+ is back")
+        held.arm(b"SMEMBERS")
+        try:
+            poll_until(held.cut.is_set, BACKSTOP, "the lobby's rows read again")
+            procs[0].send_signal(signal.SIGTERM)
+            poll_until(lambda: redis.command("EXISTS", lease) == 0, BACKSTOP,
+                       "A to leave the cluster")
+        finally:
+            held.release()
+        assert procs[0].wait(BACKSTOP) == 0
+        assert "Traceback" not in log.rest(), log.text
+    held.close()
+    lost.close()

@@ -347,16 +347,24 @@ class Reassertion(ClusterState):
             self._tell(reading, "reading the lobby again")
 
     async def _reread_rows(self) -> None:
+        """`_reread`'s reading, given up once Redis is out of reach or this process
+        stops as it reads (its link goes: the next return of Redis reads them again)."""
         found: dict[int, tuple[dict[str, Any], str]] = {}
         for table_id in sorted(int(i) for i in await self._redis.link.smembers(
                 self._key("tables"))):
+            if not self._up:
+                return
             row = await self._redis.link.hgetall(self._key("table", table_id))
             if row and "summary" in row and row["process"] != self._process:
                 found[table_id] = (json.loads(row["summary"]), str(row["process"]))
         vanished = sorted(set(self._rows) - set(found))
         for owner in sorted({self._owners.get(t, "") for t in vanished} - {""}):
+            if not self._up:
+                return
             # A process that did not come back is gone (its tables may be taken over).
             self._alive(await self._redis.link.exists(self._key("process", owner)), owner)
+        if not self._up:
+            return
         for table_id in vanished:
             if table_id in self._rows:  # closed meanwhile by a process still alive
                 self._lobby_heard({"op": "remove", "table": table_id,

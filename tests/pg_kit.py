@@ -128,7 +128,7 @@ class LostReply:
                 server.sendall(chunk)
             except OSError:
                 break
-        _close(client, server)
+        close_all(client, server)
 
     def _answers(self, server: socket.socket, client: socket.socket) -> None:
         held = b""
@@ -137,14 +137,14 @@ class LostReply:
                 held += chunk
                 if self._answered(held):  # the server is done with it: lose the answer
                     self.cut.set()  # (before the client can see its connection go)
-                    _close(client, server)
+                    close_all(client, server)
                     return
                 continue
             try:
                 client.sendall(chunk)
             except OSError:
                 break
-        _close(client, server)
+        close_all(client, server)
 
 
 class HeldReply(LostReply):
@@ -170,7 +170,7 @@ class HeldReply(LostReply):
                 client.sendall(chunk)
             except OSError:
                 break
-        _close(client, server)
+        close_all(client, server)
 
 
 def _read(sock: socket.socket) -> bytes:
@@ -180,7 +180,7 @@ def _read(sock: socket.socket) -> bytes:
         return b""
 
 
-def _close(*socks: socket.socket) -> None:
+def close_all(*socks: socket.socket) -> None:
     for sock in socks:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)

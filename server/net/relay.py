@@ -21,6 +21,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from pisyedili.protocol.codec import decode
+from pisyedili.protocol.errors import ProtocolError
 from pisyedili.protocol.limits import SERVER_FRAME_LIMITS
 from pisyedili.server import metrics
 from pisyedili.server.clock import Clock
@@ -130,20 +131,48 @@ class Relay(Handover):
 
     def _link_back(self) -> None:
         """They flow again: each side says so for the players between them (whichever
-        side came back last is heard), and every such player gets a fresh snapshot. A
-        visitor let go meanwhile has its home told it is at no table (which the home
-        also hears in answer to its `back`, if it came back last)."""
+        side came back last is heard), and every such player gets a fresh snapshot;
+        at home, from the table's holder as Redis says (`_held_at`). A visitor let go
+        meanwhile has its home told it is at no table (which the home also hears in
+        answer to its `back`, if it came back last)."""
         for player_id, visit in list(self._visitors.items()):
             if visit.session.table is not None:
                 self._at_here(visit.home, player_id, visit.session.table)
         for player_id, home in self._untold.items():
             self._at_no_table(home, player_id, released=True)
         self._untold.clear()
-        for player_id in list(self._at):
-            session = self._sessions.by_id(player_id)
-            if session is not None and session.connected:
-                self._tell_owner(session, "back")
+        for player_id, at in list(self._at.items()):
+            found = self.cluster.locate(at[0])
+            found.addCallback(self._held_at, player_id, at)
+            found.addErrback(self._holder_unread, player_id, at)
         self._reload_sanctions()
+
+    def _held_at(self, owner: str | None, player_id: str, at: tuple[int, str]) -> None:
+        """Where the table `player_id` sits at elsewhere is held, as Redis says once the
+        links are back: its new holder's word (`at`) went to nobody while they were
+        down, so after a takeover meanwhile the player's `back` and requests would go
+        to a process that no longer holds the table, its snapshot never coming. The
+        player's `back` goes to the holder (to the one last heard of while none
+        holds it: a takeover under way tells where it is once done)."""
+        if self._at.get(player_id) != at:
+            return  # (a word came meanwhile, and was heeded)
+        if owner is not None and owner not in (at[1], self.cluster.process):
+            log.info("player {player}'s table {table} is held by process {owner}, not by "
+                     "process {was} as this process last heard: its requests go there",
+                     player=player_id, table=at[0], owner=owner, was=at[1])
+            self._moved({"p": player_id, "t": at[0], "owner": owner, "back": True})
+            return
+        session = self._sessions.by_id(player_id)
+        if session is not None and session.connected:
+            self._tell_owner(session, "back")
+
+    def _holder_unread(self, failure: Failure, player_id: str, at: tuple[int, str]) -> None:
+        """Redis went again before it said: the player's `back` goes where it was
+        last heard to be (its return reads it again)."""
+        if not isinstance(failure.value, ProtocolError):
+            log.failure("reading where player {player}'s table is held failed", failure,
+                        player=player_id)
+        self._held_at(None, player_id, at)
 
     def _reload_sanctions(self) -> None:
         """The sanctions read from the shared store again: one put in force while the

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
-from pg_kit import LostReply
+from pg_kit import LostReply, close_all
 from poll_kit import poll_until
 
 from pisyedili.server.bench.services import NotInstalled, RedisServer
@@ -85,6 +86,36 @@ class SilentRedis(LostReply):
 
     def _answered(self, held: bytes) -> bool:
         return False
+
+
+class SeveredRedis(LostReply):
+    """`pg_kit.LostReply`'s relay in front of Redis, to cut one process off from it:
+    `sever()` closes every link it carries and every one made after, until `heal()`
+    (a network cut between that process and Redis, the others unaware)."""
+
+    def __init__(self, url: str) -> None:
+        self._links: list[socket.socket] = []
+        self._severed = threading.Event()
+        super().__init__(url)
+
+    def sever(self) -> None:
+        with self._lock:
+            self._severed.set()
+            links, self._links = self._links, []
+        close_all(*links)
+
+    def heal(self) -> None:
+        self._severed.clear()
+
+    def _requests(self, client: socket.socket, server: socket.socket) -> None:
+        with self._lock:
+            severed = self._severed.is_set()
+            if not severed:
+                self._links += [client, server]
+        if severed:
+            close_all(client, server)
+            return
+        super()._requests(client, server)
 
 
 def _encode(*args: object) -> bytes:

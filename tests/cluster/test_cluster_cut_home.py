@@ -28,7 +28,8 @@ def test_a_home_cut_off_as_its_player_s_table_is_taken_over_finds_the_new_holder
     off from Redis, then A is killed (-9); the third player's request finds nobody
     listening at A, and C takes the table over at once. Its word to B, that the table
     is C's now, reaches nobody. B's links are made again: B reads the table's holder
-    in Redis, the guest gets the table's snapshot, and its move is played at C."""
+    in Redis, the guest gets the table's snapshot, and a move it is offered there is
+    accepted."""
     relay = SeveredRedis(redis.url)
     db = postgres.store()
     procs: list[subprocess.Popen[str]] = []

@@ -5,6 +5,7 @@ at its cheapest cost through the explicit setting (never mocked)."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -534,7 +535,19 @@ async def test_hashes_in_flight_are_bounded_and_the_rest_told_server_busy() -> N
         attempts = [guest.request("login", name=f"nobody {n}", password=PASSWORD)
                     for n, guest in enumerate(guests[:6])]
         await delay_begun(server, count=6)
-        clock.advance(10)
+        # Each check asks the store for its name after the delay, and those answers
+        # come one by one: a hash begun meanwhile would end and free its place before
+        # the last check is admitted. The hashes' thread pool is kept busy until all
+        # six were admitted or refused, so none ends in between.
+        pool, hold = reactor.getThreadPool(), threading.Event()
+        for _ in range(pool.max):
+            reactor.callInThread(hold.wait, BACKSTOP)
+        try:
+            clock.advance(10)
+            await poll_until_async(lambda: sum(a.called for a in attempts) == 3, BACKSTOP,
+                                   lambda: "three checks refused at once")
+        finally:
+            hold.set()
         answers = [await attempt for attempt in attempts]
         assert sorted(a["code"] for a in answers) == ["bad_login"] * 3 + ["server_busy"] * 3
         assert all(a["retry_after"] > 0 for a in answers if a["code"] == "server_busy")

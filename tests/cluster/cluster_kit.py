@@ -132,6 +132,12 @@ class Player:
                 return msg
         raise AssertionError("closed before the message awaited")
 
+    def seated_again(self, table: int, seat: int = 0) -> None:
+        """The snapshot a resumed player gets next: `table`, at `seat`, shown connected."""
+        snapshot = self.wait(lambda m: m["type"] == "table")
+        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, seat), snapshot
+        assert snapshot["table"]["seats"][seat]["connected"] is True, snapshot
+
     def close(self) -> None:
         self.sock.close()
 

@@ -275,6 +275,20 @@ def _one_deal_across(redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path,
         yield Across(owner, a, b, table, Mover(host, rng), Mover(guest, rng))
 
 
+@contextmanager
+def _one_deal_held_back(redis: RedisAt, db: str, held: pg_kit.HeldReply, seed: int,
+                        owner_redis: str | None = None) -> Iterator[Across]:
+    """As `_one_deal_across`, the table's process reaching PostgreSQL through `held`
+    (and Redis at `owner_redis`, where given), so that a test can hold its answers."""
+    rate = ("--rate", "500", "--burst", "500")
+    with ExitStack() as stack:
+        owner, a = stack.enter_context(server(owner_redis or redis.url, held.url, 0, *rate))
+        _, b = stack.enter_context(server(redis.url, db, 1, *rate))
+        host, guest, table = _one_deal_started(a, b)
+        rng = random.Random(seed)
+        yield Across(owner, a, b, table, Mover(host, rng), Mover(guest, rng))
+
+
 def test_a_table_lives_on_when_its_process_is_killed(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """kill -9 of the table's process mid-match: the other process takes the table
@@ -363,13 +377,10 @@ def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_
     told `shutting_down`, hung up on, and whose match ends at the new holder."""
     db = postgres.store()
     held = pg_kit.HeldReply(db)
-    rate = ("--rate", "500", "--burst", "500")
-    with ExitStack() as stack:
-        owner, a = stack.enter_context(server(redis.url, held.url, 0, *rate))
-        _, b = stack.enter_context(server(redis.url, db, 1, *rate))
-        host, guest, table = _one_deal_started(a, b)
-        rng = random.Random(29)
-        first, second = Mover(host, rng), Mover(guest, rng)
+    with _one_deal_held_back(redis, db, held, 29) as run:
+        owner, a, b, table, first, second = (run.owner, run.a, run.b, run.table,
+                                             run.first, run.second)
+        host = first.player
         _to_the_host_s_turn(first, second)
         owner.send_signal(signal.SIGSTOP)
         try:
@@ -411,13 +422,9 @@ def test_a_woken_process_s_word_of_a_table_taken_over_moves_none_of_its_players(
     db = postgres.store()
     held = pg_kit.HeldReply(db)
     lost = LostRedisReply(redis.url)
-    rate = ("--rate", "500", "--burst", "500")
-    with ExitStack() as stack:
-        owner, a = stack.enter_context(server(lost.url, held.url, 0, *rate))
-        _, b = stack.enter_context(server(redis.url, db, 1, *rate))
-        host, guest, table = _one_deal_started(a, b)
-        rng = random.Random(31)
-        first, second = Mover(host, rng), Mover(guest, rng)
+    with _one_deal_held_back(redis, db, held, 31, owner_redis=lost.url) as run:
+        owner, b, table, first, second = run.owner, run.b, run.table, run.first, run.second
+        host, guest = first.player, second.player
         _to_the_host_s_turn(first, second)
         owner.send_signal(signal.SIGSTOP)
         try:

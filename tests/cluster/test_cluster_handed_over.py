@@ -176,9 +176,7 @@ def test_a_session_handed_on_by_a_stopping_process_and_rebuilt_meanwhile_stays_i
         back.close()
         again, rewelcome = _resume(ports[b], welcome)
         assert (rewelcome["resumed"], rewelcome.get("table")) == (True, table), rewelcome
-        snapshot = again.wait(lambda m: m["type"] == "table")
-        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
-        assert snapshot["table"]["seats"][0]["connected"] is True
+        again.seated_again(table)
         guest.close()
 
 
@@ -220,8 +218,6 @@ def test_a_session_asked_for_while_a_takeover_places_it_is_handed_over_at_its_ta
             held.release()
         welcome = back.wait(lambda m: m.get("id") == back.rid)
         assert (welcome["type"], welcome.get("table")) == ("welcome", table), welcome
-        snapshot = back.wait(lambda m: m["type"] == "table")
-        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
-        assert snapshot["table"]["seats"][0]["connected"] is True
+        back.seated_again(table)
         guest.close()
     held.close()

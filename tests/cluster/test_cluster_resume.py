@@ -112,6 +112,30 @@ def test_a_join_of_a_table_waiting_to_be_taken_over_is_refused_for_a_while_not_d
         assert joiner.ok("join_table", table=run.table)["table"]["id"] == run.table
 
 
+def _home_killed_its_record_naming_another(
+        redis: RedisAt, postgres: pg_kit.Cluster, stack: ExitStack, expires_ms: int
+) -> tuple[int, Player, str, dict[str, str]]:
+    """Three processes (A, B, C) and a player at home in A's lobby, A killed; the
+    session's record in Redis made to name C, alive, which does not hold it, for
+    `expires_ms` more: as after a race where a woken process let a session go while the
+    process taking its table over called the session home there. B's port, the
+    player, its record's key and C's own player's record."""
+    db = postgres.store()
+    procs: list[subprocess.Popen[str]] = []
+    a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0] for n in range(3))
+    player, other = Player(a), Player(c)
+    player.hello("Ayşe")
+    other.hello("Mehmet")
+    session = PREFIX + f"session:{token_hash(player.welcome['token']).hex()}"
+    live = redis.hash(PREFIX + f"session:{token_hash(other.welcome['token']).hex()}")
+    poll_until(lambda: redis.hash(session), BACKSTOP, "the session's record")
+    procs[0].send_signal(signal.SIGKILL)
+    procs[0].wait()
+    redis.command("HSET", session, "process", live["process"])
+    redis.command("PEXPIRE", session, str(expires_ms))
+    return b, player, session, live
+
+
 def test_a_session_whose_record_names_a_live_process_that_lets_it_be_resumes_once_it_ran_out(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """A player's home (A) is killed; its session's record in Redis names C, alive,
@@ -119,21 +143,9 @@ def test_a_session_whose_record_names_a_live_process_that_lets_it_be_resumes_onc
     while the process taking its table over called the session home there. A resume
     through B asks C, which says no: the journal still keeps the session, so B asks
     again until the record runs out, then rebuilds the session (the same player)."""
-    db = postgres.store()
-    procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
-        a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0]
-                   for n in range(3))
-        player, other = Player(a), Player(c)
-        player.hello("Ayşe")
-        other.hello("Mehmet")
-        session = PREFIX + f"session:{token_hash(player.welcome['token']).hex()}"
-        live = redis.hash(PREFIX + f"session:{token_hash(other.welcome['token']).hex()}")
-        poll_until(lambda: redis.hash(session), BACKSTOP, "the session's record")
-        procs[0].send_signal(signal.SIGKILL)
-        procs[0].wait()
-        redis.command("HSET", session, "process", live["process"])
-        redis.command("PEXPIRE", session, "2000")
+        b, player, session, live = _home_killed_its_record_naming_another(
+            redis, postgres, stack, expires_ms=2000)
         _, welcome = _resume(b, player.welcome)
         assert (welcome["resumed"], welcome["player"]) == (True, player.welcome["player"])
         assert redis.hash(session)["process"] not in (live["process"], "")
@@ -165,9 +177,7 @@ def test_a_player_rebuilt_elsewhere_while_its_table_is_being_taken_over_is_welco
             assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
         finally:
             held.release()
-        snapshot = back.wait(lambda m: m["type"] == "table")
-        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
-        assert snapshot["table"]["seats"][0]["connected"] is True
+        back.seated_again(table)
     held.close()
 
 
@@ -237,9 +247,7 @@ def test_a_player_rebuilt_elsewhere_whose_table_s_taker_restored_it_is_welcomed_
         c, _ = stack.enter_context(server(redis.url, db, 2, procs, extra=LONG))
         back, welcome = _resume(c, host.welcome)
         assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
-        snapshot = back.wait(lambda m: m["type"] == "table")
-        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
-        assert snapshot["table"]["seats"][0]["connected"] is True
+        back.seated_again(table)
         log_b.wait_for(rf"session {host.welcome['player']} is held by another process now")
 
 
@@ -300,9 +308,7 @@ def test_a_player_rebuilt_where_its_table_s_takeover_was_cut_short_is_welcomed_a
         back, welcome = _resume(b, host.welcome)
         assert (welcome["resumed"], welcome.get("table")) == (True, table), welcome
         log_b.wait_for(rf"took table {table} over")
-        snapshot = back.wait(lambda m: m["type"] == "table")
-        assert (snapshot["table"]["id"], snapshot["you"]["seat"]) == (table, 0)
-        assert snapshot["table"]["seats"][0]["connected"] is True
+        back.seated_again(table)
     lost.close()
 
 
@@ -379,21 +385,9 @@ def test_a_resume_that_outlasts_its_wait_while_the_journal_keeps_the_session_is_
     until its wait is over: the journal still keeps the session, so the player is told
     to try again (`cluster_unavailable`), not that its token is unknown; tried again
     once the record ran out, it is welcomed, the same player."""
-    db = postgres.store()
-    procs: list[subprocess.Popen[str]] = []
     with ExitStack() as stack:
-        a, b, c = (stack.enter_context(server(redis.url, db, n, procs))[0]
-                   for n in range(3))
-        player, other = Player(a), Player(c)
-        player.hello("Ayşe")
-        other.hello("Mehmet")
-        session = PREFIX + f"session:{token_hash(player.welcome['token']).hex()}"
-        live = redis.hash(PREFIX + f"session:{token_hash(other.welcome['token']).hex()}")
-        poll_until(lambda: redis.hash(session), BACKSTOP, "the session's record")
-        procs[0].send_signal(signal.SIGKILL)
-        procs[0].wait()
-        redis.command("HSET", session, "process", live["process"])
-        redis.command("PEXPIRE", session, str(int((4 * LEASE + 5) * 1000)))
+        b, player, _, _ = _home_killed_its_record_naming_another(
+            redis, postgres, stack, expires_ms=int((4 * LEASE + 5) * 1000))
         first = Player(b)
         refused = first.request("hello", protocol=PROTOCOL_VERSION,
                                 token=player.welcome["token"], name=player.welcome["name"])

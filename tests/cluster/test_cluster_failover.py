@@ -369,6 +369,36 @@ def test_a_process_paused_past_its_lease_wakes_fenced_and_acks_nothing_lost(
         assert owner.poll() is None, "the woken process serves on"
 
 
+def _move_held_past_a_pause(run: Across, held: pg_kit.HeldReply, woken: str,
+                            also: Callable[[], None] = lambda: None) -> None:
+    """The table's process paused past its lease and its table taken over, the host's
+    move goes into its socket; woken, its commit of the move is held back (`held`) until
+    it logged `woken`. The host is told `shutting_down`, never the move's ack. `also`
+    arms more faults before the move."""
+    first, host = run.first, run.first.player
+    _to_the_host_s_turn(first, run.second)
+    run.owner.send_signal(signal.SIGSTOP)
+    try:
+        _taken_over(run.second)
+        # The woken process's commit of the move, known by the move's stored record (a
+        # `Play` command, msgpack, bound as it is): the answer on its link is held back.
+        # Not what it sends first: a link to Redis made again as it wakes has it read
+        # the journal's ids, on a link of their own.
+        held.arm(msgpack.packb("Play"))
+        also()
+        assert first.offered is not None
+        rid = first.move(first.offered)
+    finally:
+        run.owner.send_signal(signal.SIGCONT)
+    try:
+        poll_until(held.cut.is_set, BACKSTOP, "the move's commit to be held")
+        log_of(run.owner).wait_for(woken)
+    finally:
+        held.release()
+    said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
+    assert said.get("code") == "shutting_down", f"the paused process answered {said}"
+
+
 def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_fenced_on(
         redis: RedisAt, postgres: pg_kit.Cluster, tmp_path: Path) -> None:
     """As above, but the woken process's commit of the move is answered only once it
@@ -378,30 +408,10 @@ def test_a_woken_process_that_let_its_player_go_first_still_acks_no_move_it_was_
     db = postgres.store()
     held = pg_kit.HeldReply(db)
     with _one_deal_held_back(redis, db, held, 29) as run:
-        owner, a, b, table, first, second = (run.owner, run.a, run.b, run.table,
-                                             run.first, run.second)
+        a, b, table, first, second = run.a, run.b, run.table, run.first, run.second
         host = first.player
-        _to_the_host_s_turn(first, second)
-        owner.send_signal(signal.SIGSTOP)
-        try:
-            _taken_over(second)
-            # The woken process's commit of the move, known by the move's stored
-            # record (a `Play` command, msgpack, bound as it is): the answer on its link
-            # is held back. Not what it sends first: a link to Redis made again as it
-            # wakes has it read the journal's ids, on a link of their own.
-            held.arm(msgpack.packb("Play"))
-            assert first.offered is not None
-            rid = first.move(first.offered)
-        finally:
-            owner.send_signal(signal.SIGCONT)
-        try:
-            poll_until(held.cut.is_set, BACKSTOP, "the move's commit to be held")
-            log_of(owner).wait_for(rf"the session of player {host.welcome['player']} is held "
-                                   "by process")
-        finally:
-            held.release()
-        said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
-        assert said.get("code") == "shutting_down", f"the paused process answered {said}"
+        _move_held_past_a_pause(
+            run, held, rf"the session of player {host.welcome['player']} is held by process")
         assert host.recv() is None, "and hung up"
         _resumes(first, a, table)
         _ends_keeping_every_ack([first, second], b)
@@ -423,25 +433,11 @@ def test_a_woken_process_s_word_of_a_table_taken_over_moves_none_of_its_players(
     held = pg_kit.HeldReply(db)
     lost = LostRedisReply(redis.url)
     with _one_deal_held_back(redis, db, held, 31, owner_redis=lost.url) as run:
-        owner, b, table, first, second = run.owner, run.b, run.table, run.first, run.second
-        host, guest = first.player, second.player
-        _to_the_host_s_turn(first, second)
-        owner.send_signal(signal.SIGSTOP)
-        try:
-            _taken_over(second)
-            held.arm(msgpack.packb("Play"))  # the commit of the move (see above)
-            lost.arm(b"")  # what the woken process asks Redis first goes unanswered
-            assert first.offered is not None
-            rid = first.move(first.offered)
-        finally:
-            owner.send_signal(signal.SIGCONT)
-        try:
-            poll_until(held.cut.is_set, BACKSTOP, "the move's commit to be held")
-            log_of(owner).wait_for(r"the cluster's Redis at \S+ is back")
-        finally:
-            held.release()
-        said = host.wait(lambda m: m.get("id") == rid or m.get("code") == "shutting_down")
-        assert said.get("code") == "shutting_down", f"the paused process answered {said}"
+        b, table, first, second = run.b, run.table, run.first, run.second
+        guest = second.player
+        # What the woken process asks Redis first goes unanswered.
+        _move_held_past_a_pause(run, held, r"the cluster's Redis at \S+ is back",
+                                also=lambda: lost.arm(b""))
         _resumes(first, b, table)
         _ends_keeping_every_ack([first, second], b)
         lost_tables = [m for m in guest.seen if m["type"] == "table_lost"]

@@ -239,13 +239,19 @@ class Reassertion(ClusterState):
         """`RewriteSession`: the record of a session handed here while Redis was away
         is written for this process while it still names `over`, its old home; naming
         another, it is checked again as that one's (`SessionKept`)."""
-        fields = self._sessions.get(key, {})
+        written = self._rewrite_session(key, over, self._sessions.get(key, {}))
+        written.addCallback(lambda holder: self._rekept(
+            (holder, False), key, player_id, names))
+        return written
+
+    def _rewrite_session(self, key: str, over: str, fields: dict[str, str]) -> Deferred[Any]:
+        """`REWRITE_SESSION`: the record `key` written with `fields` for this process
+        while it names `over` (the session's old home), this process, nobody or a
+        process that is gone; else the live process it names."""
         flat = [part for pair in sorted(fields.items()) for part in pair]
         written: Deferred[Any] = self._redis.link.eval(
             REWRITE_SESSION, [key],
             [ms(self.lease), over, self._process, self._key("process", ""), *flat])
-        written.addCallback(lambda holder: self._rekept(
-            (holder, False), key, player_id, names))
         return written
 
     def _disown(self, key: str, player_id: str, holder: str) -> None:

@@ -29,7 +29,6 @@ from pisyedili.server.cluster.redis.scripts import (
     KEEP_CODE,
     KEEP_SESSION,
     RELEASE,
-    REWRITE_SESSION,
     TAKE,
     TAKE_SESSION,
     ms,
@@ -204,8 +203,8 @@ class Registries(Reassertion):
             self._keep_session(session, fields, player_id, held)
             return
         home = self.holdings.session(player_id)
-        if home is not None and home.since is not None:
-            self._take_handed(session, fields, player_id, held, home.since)
+        if home is not None and home.since is not None:  # (a session new here otherwise)
+            self._keep_session(session, fields, player_id, held, over=home.since)
         else:
             self._tell(self._redis.link.hmset(session, fields), "keeping a session")
             self._tell(self._pexpire(session, ms(self.lease)), "keeping a session")
@@ -213,39 +212,29 @@ class Registries(Reassertion):
                    "keeping a name")
 
     def _keep_session(self, session: str, fields: dict[str, str], player_id: str,
-                      held: list[str]) -> None:
+                      held: list[str], over: str | None = None) -> None:
         """A session homed here written again (resumed, renamed) only if no other live
         process holds it now, as a check after a lapsed lease does (`_rekept`): this
         process may have been paused past its lease, and the session taken over
         meanwhile, with the copy here resumed as it woke, before its keys were checked.
-        A session new here (opened, handed over by its home) is written as it is."""
+        One handed here by `over`, its old home, is written only while its record names
+        `over`, this process, nobody or a process that is gone: the hand-over may come
+        late (this process paused as it came, `over` stopped meanwhile), after another
+        process rebuilt the session from the journal and took it in the cluster. Either
+        answer is judged as a check's is (`SessionKept`): a session another process
+        holds goes from here (`Disown`)."""
         self.holdings.handle(SessionWritten(player_id))
-        flat = [part for pair in sorted(fields.items()) for part in pair]
-        kept: Deferred[Any] = self._redis.link.eval(
-            KEEP_SESSION, [session],
-            [ms(self.lease), self._process, self._key("process", ""), *flat])
+        if over is None:
+            flat = [part for pair in sorted(fields.items()) for part in pair]
+            kept: Deferred[Any] = self._redis.link.eval(
+                KEEP_SESSION, [session],
+                [ms(self.lease), self._process, self._key("process", ""), *flat])
+        else:
+            kept = self._rewrite_session(session, over, fields)
         self._checks[session] = self._checks.get(session, 0) + 1
         kept.addBoth(self._checked_one, session)
         kept.addCallback(self._rekept, session, player_id, held)
         self._tell(kept, "keeping a session")
-
-    def _take_handed(self, session: str, fields: dict[str, str], player_id: str,
-                     held: list[str], over: str) -> None:
-        """A session handed here by `over`, its old home, written for this process
-        only while its record names `over`, this process, nobody or a process that is
-        gone: the hand-over may come late (this process paused as it came, `over`
-        stopped meanwhile), after another process rebuilt the session from the journal
-        and took it in the cluster. The answer judges it as a check's does
-        (`SessionKept`): one that process holds goes from here (`Disown`)."""
-        self.holdings.handle(SessionWritten(player_id))
-        flat = [part for pair in sorted(fields.items()) for part in pair]
-        written: Deferred[Any] = self._redis.link.eval(
-            REWRITE_SESSION, [session],
-            [ms(self.lease), over, self._process, self._key("process", ""), *flat])
-        self._checks[session] = self._checks.get(session, 0) + 1
-        written.addBoth(self._checked_one, session)
-        written.addCallback(self._rekept, session, player_id, held)
-        self._tell(written, "keeping a session")
 
     @once_joined
     def session_away(self, hashed: bytes, keys: tuple[str, ...], grace: float) -> None:
